@@ -1,0 +1,66 @@
+# The book's commands. A fresh machine needs only Python 3.11+, make and git:
+# everything else is installed from the package registries into .venv.
+#
+#   make book    install, then build the website into _build/html (warnings are errors)
+#   make test    install the test tools, then run every test (lnlib, explorers, notebooks, strict build)
+#   make lab     open the chapters in JupyterLab with live widgets
+#   make serve   serve the built website on http://127.0.0.1:8000
+#   make bench   measure explorer latency, build time and test time
+#   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+# Optional: an extra package spec for the independent PyTorch reference, e.g. TORCH_SPEC=torch
+TORCH_SPEC ?=
+PIP_FLAGS ?= --disable-pip-version-check --quiet
+
+export PATH := $(BIN):$(PATH)
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: book test test-python test-notebooks test-build lab serve bench notebooks clean
+
+$(VENV)/.book-installed: requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
+	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
+	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-test.txt
+	touch $@
+
+book: $(VENV)/.book-installed
+	rm -rf _build/html _build/jupyter_execute
+	$(BIN)/jupyter-book build . --all --warningiserror --keep-going
+
+test: $(VENV)/.test-installed
+	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
+	$(MAKE) test-python test-notebooks test-build
+
+test-python: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -n 2 tests
+
+test-notebooks: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env -p no:randomly chapters
+
+test-build: book
+
+lab: $(VENV)/.book-installed
+	$(BIN)/python -m pip install $(PIP_FLAGS) "jupyterlab>=4.1"
+	$(BIN)/jupyter lab chapters/
+
+serve:
+	@test -f _build/html/index.html || $(MAKE) book
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html 8000
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/run.py
+
+notebooks: $(VENV)/.book-installed
+	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace chapters/*.ipynb
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis

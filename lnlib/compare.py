@@ -1,0 +1,69 @@
+"""Side-by-side comparison of two computations, in the style of Karpathy's backprop-ninja notebook.
+
+Every chapter that checks one computation against another (a formula against
+``lnlib``, a closed form against finite differences, numpy against PyTorch)
+prints one line per check with :func:`compare`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Comparison", "compare"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome of :func:`compare`: its fields, and its one-line summary as ``str()``."""
+
+    name: str
+    exact: bool
+    close: bool
+    max_abs_diff: float
+
+    def _ipython_display_(self) -> None:
+        """Show nothing: :func:`compare` has printed the line already, so a cell ending in compare(...) prints it once."""
+
+    def __str__(self) -> str:
+        return f"{self.name:<24} | exact: {str(self.exact):5} | allclose: {str(self.close):5} | max abs diff: {self.max_abs_diff:.2e}"
+
+
+def compare(name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-8, show: bool = True) -> Comparison:
+    """Compare `ours` with `reference` and print one line: exact, allclose, max abs difference.
+
+    Parameters
+    ----------
+    name : str
+        What is compared, e.g. ``"dx"``.
+    ours, reference : array_like
+        Arrays of the same shape.
+    rtol, atol : float
+        Tolerances for :func:`numpy.allclose`.
+    show : bool, default True
+        Print the line.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ (a silent broadcast would hide a bug).
+    """
+    ours = np.asarray(ours)
+    reference = np.asarray(reference)
+    if ours.shape != reference.shape:
+        raise ValueError(f"{name}: shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape.")
+    diff = np.abs(ours.astype(np.float64) - reference.astype(np.float64))
+    result = Comparison(
+        name=name,
+        exact=bool(np.array_equal(ours, reference)),
+        close=bool(np.allclose(ours, reference, rtol=rtol, atol=atol)),
+        max_abs_diff=float(diff.max()) if diff.size else 0.0,
+    )
+    if show:
+        print(result)
+    return result

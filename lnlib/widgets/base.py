@@ -1,0 +1,84 @@
+"""The explorer convention shared by every chapter (DESIGN.md, "Widgets").
+
+An explorer is an ``ipywidgets.VBox`` holding ordinary value controls, a
+figure rendered to PNG, a one-line readout and a note. Changing any control's
+``.value`` recomputes the display synchronously, so tests and readers can
+drive it without a browser. A degenerate or invalid setting shows a note
+instead of raising: a reader never sees a traceback.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+
+__all__ = ["Explorer", "slider"]
+
+#: The errors lnlib raises for settings a reader can reach; shown as a note, never as a traceback.
+READER_ERRORS = (ValueError, TypeError, ArithmeticError)
+
+
+def slider(description: str, value: float, low: float, high: float, step: float = 0.1) -> widgets.FloatSlider:
+    """A float slider that updates on every move (``continuous_update``) with a readable width."""
+    return widgets.FloatSlider(
+        value=value, min=low, max=high, step=step, description=description, continuous_update=True, readout_format=".2f",
+        style={"description_width": "initial"}, layout=widgets.Layout(width="320px"),
+    )
+
+
+class Explorer(widgets.VBox):
+    """Base class of every ``*_explorer``: controls, a figure, a readout and a note.
+
+    Subclasses pass a :class:`~lnlib.plots.render.FastRenderer` for their
+    figure and implement :meth:`compute`, which takes the control values,
+    updates the figure's artists in place and returns
+    ``(readout_html, note, result)``.
+
+    Attributes
+    ----------
+    controls : dict of str to ipywidgets.ValueWidget
+        The controls, by name; set their ``.value`` to drive the explorer.
+    image : ipywidgets.Image
+        The figure as PNG; its ``.value`` changes when the figure does.
+    readout : ipywidgets.HTML
+        The numbers behind the figure, in one or two lines.
+    note : ipywidgets.HTML
+        Empty, or a note on a degenerate or invalid setting.
+    result : dict
+        The numbers computed by the last update, for tests and curious readers.
+    """
+
+    def __init__(self, title: str, controls: dict, renderer):
+        self.controls = controls
+        self.renderer = renderer
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.readout = widgets.HTML()
+        self.note = widgets.HTML()
+        self.result: dict = {}
+        header = widgets.HTML(f"<b>{html.escape(title)}</b>")
+        super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self.image, self.readout, self.note])
+        for control in controls.values():
+            control.observe(self._on_change, names="value")
+        self.refresh()
+
+    def _on_change(self, _change) -> None:
+        self.refresh()
+
+    def values(self) -> dict:
+        """The current value of every control, by name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def refresh(self) -> None:
+        """Recompute and redraw from the current control values."""
+        try:
+            readout, note, self.result = self.compute(**self.values())
+        except READER_ERRORS as exc:
+            readout, note, self.result = "", f"This setting has no answer: {exc}", {}
+        self.readout.value = readout
+        self.note.value = f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
+        self.image.value = self.renderer.png()
+
+    def compute(self, **values):  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError

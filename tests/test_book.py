@@ -1,0 +1,127 @@
+"""The book's structure: the table of contents, the chapter template, and the notebooks' committed state.
+
+These checks keep the promises of DESIGN.md that nbval and the build cannot see:
+every chapter follows the template, every explorer has a static companion and
+is hidden on the website, every figure has alt text, every glued number exists.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+import lnlib.widgets
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+TEMPLATE_HEADINGS = ["The documents' worked example", "The idea", "Explore", "Exercises", "Summary"]
+EXPLORER_CALL = re.compile(r"\b(\w+_explorer)\(")
+GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}`([\w-]+)")
+GLUE_DEFINITION = re.compile(r"""glue\(\s*["']([\w-]+)["']""")
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return files
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def code_cells(nb):
+    return [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+
+
+def tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def test_every_toc_entry_exists():
+    for name in toc_files():
+        assert any((ROOT / f"{name}{suffix}").exists() for suffix in (".md", ".ipynb")), f"_toc.yml lists {name}, which does not exist"
+
+
+def test_every_chapter_is_in_the_toc_in_numbered_order():
+    listed = [name for name in toc_files() if name.startswith("chapters/")]
+    assert sorted(listed) == [f"chapters/{path.stem}" for path in CHAPTERS], "a chapter notebook is missing from _toc.yml (or the reverse)"
+    assert listed == sorted(listed), "chapters must appear in _toc.yml in their numbered reading order"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_is_committed_executed_top_to_bottom(path):
+    nb = load(path)
+    counts = [cell["execution_count"] for cell in code_cells(nb) if source(cell).strip()]
+    assert counts == list(range(1, len(counts) + 1)), f"{path.name}: run it top to bottom in a fresh kernel (make notebooks)"
+    for cell in code_cells(nb):
+        assert all(out["output_type"] != "error" for out in cell["outputs"]), f"{path.name}: a stored output is an error"
+        for out in cell["outputs"]:
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), f"{path.name}: stderr output (a warning?) in:\n{source(cell)}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_follows_the_template(path):
+    nb = load(path)
+    markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert re.match(r"# .+", markdown), f"{path.name}: the first markdown line must be the chapter title"
+    assert "**Goal.**" in markdown, f"{path.name}: no Goal paragraph"
+    positions = [markdown.find(f"## {heading}") for heading in TEMPLATE_HEADINGS]
+    for heading, position in zip(TEMPLATE_HEADINGS, positions):
+        assert position >= 0, f"{path.name}: missing section '## {heading}'"
+    assert positions == sorted(positions), f"{path.name}: sections out of template order"
+    assert "{admonition} Check the claim" in markdown, f"{path.name}: no 'Check the claim' box"
+    exercise_checks = [c for c in code_cells(nb) if "check(" in source(c) and "hide-cell" not in tags(c)]
+    solutions = [c for c in code_cells(nb) if "hide-cell" in tags(c)]
+    assert 2 <= len(exercise_checks) <= 4, f"{path.name}: needs 2 to 4 exercises with a check cell"
+    assert len(solutions) >= len(exercise_checks), f"{path.name}: every exercise needs a hidden (hide-cell) solution"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_explorers_are_hidden_on_the_website_and_have_a_companion(path):
+    cells = load(path)["cells"]
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code" or not EXPLORER_CALL.search(source(cell)):
+            continue
+        assert {"remove-output", "nbval-ignore-output"} <= set(tags(cell)), f"{path.name}: the explorer cell must be tagged remove-output and nbval-ignore-output"
+        later_figures = [c for c in cells[index + 1 :] if c["cell_type"] == "code" and any("image/png" in o.get("data", {}) for o in c["outputs"])]
+        assert later_figures, f"{path.name}: the explorer has no static companion figure after it"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_ignored_outputs_are_only_live_explorers(path):
+    for cell in code_cells(load(path)):
+        if "nbval-ignore-output" in tags(cell):
+            assert EXPLORER_CALL.search(source(cell)), f"{path.name}: nbval-ignore-output on a cell that shows no explorer:\n{source(cell)}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_figure_has_alt_text(path):
+    for cell in code_cells(load(path)):
+        has_figure = any("image/png" in out.get("data", {}) for out in cell["outputs"])
+        if has_figure and "remove-output" not in tags(cell):
+            alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
+            assert len(alt) > 20, f"{path.name}: a figure without alt text (cell metadata mystnb.image.alt):\n{source(cell)}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_glued_number_in_the_prose_is_computed_in_the_chapter(path):
+    nb = load(path)
+    used = {key for c in nb["cells"] if c["cell_type"] == "markdown" for key in GLUE_REFERENCE.findall(source(c))}
+    defined = {key for c in code_cells(nb) for key in GLUE_DEFINITION.findall(source(c))}
+    assert used <= defined, f"{path.name}: glued in prose but never computed: {sorted(used - defined)}"
+
+
+def test_every_explorer_is_used_in_a_chapter():
+    text = "\n".join(source(c) for path in CHAPTERS for c in load(path)["cells"])
+    for name in lnlib.widgets.__all__:
+        if name.endswith("_explorer"):
+            assert f"{name}(" in text, f"{name} is in lnlib.widgets but no chapter shows it"

@@ -1,0 +1,103 @@
+"""Every explorer in lnlib.widgets, driven as a reader would: each control moved, the display must follow.
+
+For each ``*_explorer`` listed in ``lnlib.widgets.__all__``: build it with its
+defaults, move every control through its extremes, middle and options, and
+check that (1) nothing raised, (2) the figure or the readout changed whenever
+the value changed, and (3) a failing setting shows a note rather than a
+traceback. Chapter-specific tests check that the numbers shown are right.
+"""
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+import lnlib.widgets
+from lnlib import layer_norm  # noqa: F401  (imported so a broken core fails here too)
+
+EXPLORERS = sorted(name for name in lnlib.widgets.__all__ if name.endswith("_explorer"))
+
+
+SELECTIONS = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.SelectionSlider)
+
+
+def option_values(control):
+    """The positions a reader can reach that are most likely to break something: extremes, middle, every option."""
+    if isinstance(control, widgets.FloatLogSlider):
+        low, high = control.min, control.max
+        return [control.base**low, control.base**high, control.base ** ((low + high) / 2)]
+    if isinstance(control, (widgets.FloatSlider, widgets.IntSlider)):
+        middle = (control.min + control.max) / 2
+        return [control.min, control.max, int(middle) if isinstance(control, widgets.IntSlider) else middle]
+    if isinstance(control, SELECTIONS):
+        return [option[1] if isinstance(option, tuple) else option for option in control.options]
+    if isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
+        return [not control.value, control.value]
+    raise AssertionError(f"no test positions for control {type(control).__name__}; add it to option_values")
+
+
+def display(explorer):
+    return explorer.image.value, explorer.readout.value, explorer.note.value
+
+
+def test_there_are_explorers():
+    assert "mean_explorer" in EXPLORERS
+
+
+@pytest.mark.parametrize("name", EXPLORERS)
+def test_every_control_changes_the_display(name):
+    explorer = getattr(lnlib.widgets, name)()
+    assert isinstance(explorer, widgets.Box)
+    assert explorer.controls, f"{name} has no controls"
+    assert explorer.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert explorer.readout.value, f"{name} shows no readout at its defaults"
+    assert not explorer.note.value.startswith("<span") or "no answer" not in explorer.note.value, f"{name} fails at its defaults"
+    for control_name, control in explorer.controls.items():
+        for value in option_values(control):
+            before_value = control.value
+            before = display(explorer)
+            control.value = value
+            after = display(explorer)
+            assert after[0][:8] == b"\x89PNG\r\n\x1a\n", f"{name}.{control_name}={value!r} shows no figure"
+            assert after[1] or after[2], f"{name}.{control_name}={value!r} shows neither a readout nor a note"
+            if control.value != before_value:
+                assert after[:2] != before[:2], f"{name}: moving {control_name} from {before_value!r} to {value!r} changed nothing on screen"
+
+
+@pytest.mark.parametrize("name", EXPLORERS)
+def test_all_controls_at_extremes_together_show_no_traceback(name):
+    """Every control at its minimum, then every one at its maximum: an explorer must answer with a figure and text."""
+    explorer = getattr(lnlib.widgets, name)()
+    for pick in (0, -1):
+        for control in explorer.controls.values():
+            control.value = option_values(control)[pick]
+        image, readout, note = display(explorer)
+        assert image[:8] == b"\x89PNG\r\n\x1a\n"
+        assert readout or note
+
+
+# --- the mean explorer: the numbers shown are the right ones ------------------------------
+
+
+def test_mean_explorer_shows_the_mean_of_the_sliders():
+    explorer = lnlib.widgets.mean_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    assert explorer.result["mean"] == 2.5
+    assert "<b>2.5</b>" in explorer.readout.value
+    explorer.controls["x4"].value = 8.0
+    assert explorer.result["mean"] == pytest.approx(3.5)
+    np.testing.assert_allclose(explorer.result["centred"], [-2.5, -1.5, -0.5, 4.5])
+    assert "<b>3.5</b>" in explorer.readout.value
+    assert explorer.note.value == ""
+
+
+def test_mean_explorer_notes_a_constant_vector():
+    explorer = lnlib.widgets.mean_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    for control in explorer.controls.values():
+        control.value = 3.0
+    assert "All entries are equal" in explorer.note.value
+    np.testing.assert_array_equal(explorer.result["centred"], 0.0)
+
+
+@pytest.mark.parametrize("values", [[1.0], list(range(9)), [1.0, 20.0]])
+def test_mean_explorer_refuses_bad_starting_values(values):
+    with pytest.raises(ValueError, match="mean_explorer|starting values"):
+        lnlib.widgets.mean_explorer(values=values)
