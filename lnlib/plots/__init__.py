@@ -1,11 +1,11 @@
 """Figures for the book: pure functions, data in and Figure out.
 
-Each chapter's figures live in a module named after the chapter; the style
-(palette, figure factory, PNG rendering) in :mod:`lnlib.plots.style`.
+Each chapter's figures live in a module named after the chapter (``lnlib.plots.mean``, ...),
+imported from there; the shared style (palette, figure factory) is in :mod:`lnlib.plots.style`
+and fast explorer rendering in :mod:`lnlib.plots.render`.
 """
 
-from .mean import MeanPanels, mean_companion, mean_figure
 from .render import FastRenderer
 from .style import PALETTE, new_figure
 
-__all__ = ["PALETTE", "FastRenderer", "MeanPanels", "mean_companion", "mean_figure", "new_figure"]
+__all__ = ["PALETTE", "FastRenderer", "new_figure"]
