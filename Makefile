@@ -16,7 +16,6 @@ TORCH_SPEC ?=
 PIP_FLAGS ?= --disable-pip-version-check --quiet
 
 export PATH := $(BIN):$(PATH)
-export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: book test test-python test-notebooks test-build lab serve bench notebooks clean
