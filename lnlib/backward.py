@@ -1,0 +1,214 @@
+r"""The backward pass of Layer Normalization, in closed form, and a finite-difference check.
+
+With :math:`\hat x = (x - \mu)/s`, :math:`s = \sqrt{\sigma^2 + \varepsilon}`,
+:math:`y = \gamma \hat x + \beta` and an upstream gradient :math:`dy = \partial L / \partial y`,
+
+.. math::
+
+    d\hat x = \gamma\, dy, \qquad
+    dx = \frac{1}{s}\Big(d\hat x - \operatorname{mean}(d\hat x) - \hat x\,\operatorname{mean}(d\hat x\,\hat x)\Big),
+
+    d\gamma = \sum_{\text{other axes}} dy\,\hat x, \qquad
+    d\beta = \sum_{\text{other axes}} dy,
+
+where the means run over the normalized axes. The chapter "Gradients through
+LayerNorm" derives these formulas with sympy (:mod:`lnlib.symbolic`) and checks
+them against finite differences (:func:`numerical_gradient`) and PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .core import layer_norm_steps
+from .validation import as_float_array, as_parameter, normalized_shape
+
+__all__ = ["layer_norm_backward", "layer_norm_jacobian", "numerical_gradient", "relative_error"]
+
+
+def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1):
+    """Gradients of LayerNorm with respect to x, gamma and beta (chapter "Gradients through LayerNorm").
+
+    Parameters
+    ----------
+    dy : array_like
+        Upstream gradient dL/dy, of the shape of `x`.
+    x : array_like
+        The forward pass's input, any shape with at least one axis.
+    gamma : array_like, optional
+        Per-feature scale, of the shape of the normalized axes. Default: 1.
+        (beta does not enter any gradient, so it is not a parameter here.)
+    eps : float, default 1e-5
+        As in the forward pass, inside the square root.
+    axis : int or tuple of int, default -1
+        The normalized axes, as in :func:`lnlib.layer_norm`.
+
+    Returns
+    -------
+    dx : ndarray
+        dL/dx, the shape and dtype of `x`.
+    dgamma, dbeta : ndarray
+        dL/dgamma and dL/dbeta, the shape of the normalized axes: the sums of
+        ``dy * xhat`` and ``dy`` over every other axis. They are returned even
+        when `gamma` is None (then they are the gradients at gamma = 1, beta = 0).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
+        and when `dy` is not a finite real array of the shape of `x`.
+
+    Examples
+    --------
+    >>> dx, dgamma, dbeta = layer_norm_backward([1.0, 0.0, 0.0, 0.0], [2.0, 4.0, 6.0, 8.0], eps=0)
+    >>> dx.round(4)
+    array([ 0.1342, -0.1789, -0.0447,  0.0894])
+    >>> dbeta
+    array([1., 0., 0., 0.])
+    """
+    steps = layer_norm_steps(x, gamma, eps=eps, axis=axis)
+    dy = _as_upstream(dy, steps.x)
+    axes = steps.axes
+    others = tuple(a for a in range(steps.x.ndim) if a not in axes)
+    dgamma = (dy * steps.xhat).sum(axis=others)
+    dbeta = dy.sum(axis=others)
+    scale = as_parameter(gamma, "gamma", normalized_shape(steps.x, axes), axes, steps.x.ndim, steps.x.dtype)
+    dxhat = dy if scale is None else dy * scale
+    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
+    mean_dxhat_xhat = (dxhat * steps.xhat).mean(axis=axes, keepdims=True)
+    dx = (dxhat - mean_dxhat - steps.xhat * mean_dxhat_xhat) / steps.std
+    return dx, dgamma, dbeta
+
+
+def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
+    r"""The H x H Jacobian dy_i/dx_j of LayerNorm for one normalized vector (chapter "Gradients through LayerNorm").
+
+    .. math::
+
+        \frac{\partial y_i}{\partial x_j} = \frac{\gamma_i}{s}\Big(\delta_{ij} - \frac1H - \frac{\hat x_i \hat x_j}{H}\Big)
+
+    Parameters
+    ----------
+    x : array_like
+        One normalized slice: `axis` must cover every axis of `x` (a vector of
+        shape (H,) with the default ``axis=-1``). Several axes are flattened in
+        C order, so H = ``x.size``.
+    gamma : array_like, optional
+        Per-feature scale of the shape of `x`. Default: 1.
+    eps : float, default 1e-5
+        As in the forward pass.
+    axis : int or tuple of int, default -1
+
+    Returns
+    -------
+    ndarray of shape (H, H)
+        Row i is the gradient of y_i; ``dy @ J`` is the backward pass's dx.
+
+    Raises
+    ------
+    ValueError
+        If `axis` leaves an axis of `x` out (a batch has one Jacobian per slice;
+        call this once per slice), or as :func:`lnlib.layer_norm_steps`.
+
+    Examples
+    --------
+    >>> layer_norm_jacobian([-1.0, 1.0], eps=0)
+    array([[0., 0.],
+           [0., 0.]])
+    """
+    steps = layer_norm_steps(x, gamma, eps=eps, axis=axis)
+    if len(steps.axes) != steps.x.ndim:
+        raise ValueError(
+            f"layer_norm_jacobian takes one normalized slice, so axis must cover every axis of x; "
+            f"x has shape {steps.x.shape} and axis={axis!r} normalizes only axes {steps.axes}. "
+            "Pass one slice (e.g. x[i]) at a time."
+        )
+    xhat = steps.xhat.ravel()
+    size = xhat.size
+    scale = np.ones_like(xhat) if gamma is None else as_float_array(gamma, "gamma").astype(xhat.dtype).ravel()
+    inner = np.eye(size, dtype=xhat.dtype) - 1.0 / size - np.outer(xhat, xhat) / size
+    return scale[:, None] * inner / steps.std.ravel()[0]
+
+
+def numerical_gradient(f: Callable[[np.ndarray], np.ndarray], x, dy, *, step: float = 1e-6) -> np.ndarray:
+    """Central-difference gradient of ``L(x) = sum(dy * f(x))`` with respect to x (chapter "Gradients through LayerNorm").
+
+    Works for any function of one array, such as ``lambda x: layer_norm(x, g, b)``
+    or ``lambda w: block_forward(x, w)``: it perturbs each entry of `x` by
+    ``+-step`` in float64 and takes ``(L(x + step) - L(x - step)) / (2 step)``,
+    whose error is O(step**2) plus rounding of about ``1e-16 / step``.
+
+    Parameters
+    ----------
+    f : callable
+        Maps an array of the shape of `x` to an array of the shape of `dy`.
+    x : array_like
+        Where to take the gradient; converted to float64.
+    dy : array_like
+        Upstream gradient, of the shape of ``f(x)``.
+    step : float, default 1e-6
+        The perturbation, > 0.
+
+    Returns
+    -------
+    ndarray
+        float64, the shape of `x`.
+
+    Raises
+    ------
+    ValueError
+        If `step` is not a positive finite number, or `dy` does not have the shape of ``f(x)``.
+
+    Examples
+    --------
+    >>> numerical_gradient(lambda v: v**2, [1.0, 3.0], [1.0, 1.0]).round(6)
+    array([2., 6.])
+    """
+    x = as_float_array(x, "x").astype(np.float64)
+    if not (np.isfinite(step) and step > 0):
+        raise ValueError(f"step must be a positive finite number such as 1e-6; got {step!r}.")
+    dy = _as_upstream(dy, np.asarray(f(x), dtype=np.float64))
+    grad = np.empty_like(x)
+    probe = x.copy()
+    for index in np.ndindex(x.shape):
+        probe[index] = x[index] + step
+        upper = float(np.sum(dy * f(probe)))
+        probe[index] = x[index] - step
+        lower = float(np.sum(dy * f(probe)))
+        probe[index] = x[index]
+        grad[index] = (upper - lower) / (2 * step)
+    return grad
+
+
+def relative_error(ours, reference) -> float:
+    """``max|ours - reference| / max|reference|``: the error relative to the gradient's scale (chapter "Gradients through LayerNorm").
+
+    An elementwise relative error blows up on entries that are nearly zero
+    (and a LayerNorm gradient always has some), so the difference is measured
+    against the largest entry of the reference instead. Returns 0.0 when both
+    are zero, and infinity when only the reference is.
+
+    Examples
+    --------
+    >>> round(relative_error([1.0, 2.001], [1.0, 2.0]), 6)
+    0.0005
+    """
+    ours = np.asarray(ours, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    if ours.shape != reference.shape:
+        raise ValueError(f"shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape.")
+    diff = float(np.max(np.abs(ours - reference), initial=0.0))
+    scale = float(np.max(np.abs(reference), initial=0.0))
+    if scale == 0.0:
+        return 0.0 if diff == 0.0 else float("inf")
+    return diff / scale
+
+
+def _as_upstream(dy, out: np.ndarray) -> np.ndarray:
+    """Check an upstream gradient: finite, real, the shape of `out`, cast to its dtype."""
+    dy = as_float_array(dy, "dy")
+    if dy.shape != out.shape:
+        raise ValueError(f"dy must have the shape of the forward output, {out.shape}; got shape {dy.shape}.")
+    return dy.astype(out.dtype, copy=False)
