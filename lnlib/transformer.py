@@ -1,0 +1,386 @@
+r"""A tiny transformer in numpy, post-norm or pre-norm, with a hand-written backward pass.
+
+One layer is two residual sub-layers, single-head self-attention and a
+two-layer ReLU feed-forward network (FFN), arranged in one of two ways
+(Xiong et al., 2020):
+
+.. math::
+
+    \text{post-norm:}\quad x' = \mathrm{LN}(x + \mathrm{Attn}(x)), \qquad x_{l+1} = \mathrm{LN}(x' + \mathrm{FFN}(x'))
+
+    \text{pre-norm:}\quad x' = x + \mathrm{Attn}(\mathrm{LN}(x)), \qquad x_{l+1} = x' + \mathrm{FFN}(\mathrm{LN}(x'))
+
+and a pre-norm stack ends with one more LayerNorm. Weights are Xavier-normal,
+with no biases, and every LayerNorm has gamma = 1, beta = 0, as at
+initialization. Every piece has a forward function that returns its output and
+a cache, and a backward function that takes the upstream gradient and the
+cache; LayerNorm's backward is :func:`lnlib.backward.layer_norm_backward`.
+The chapter "Pre-norm vs post-norm" explains the model and uses
+:func:`init_profile` to measure the residual stream and the weight gradients at
+initialization.
+
+Shapes: activations are ``(batch, tokens, width)``; a layer's weights are a
+dict with ``Wq, Wk, Wv, Wo`` (width x width) and ``W1`` (width x ffn_width),
+``W2`` (ffn_width x width).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .backward import layer_norm_backward
+from .core import layer_norm
+from .validation import as_float_array
+
+__all__ = [
+    "PLACEMENTS",
+    "InitProfile",
+    "attention_backward",
+    "attention_forward",
+    "block_backward",
+    "block_forward",
+    "ffn_backward",
+    "ffn_forward",
+    "init_layer",
+    "init_profile",
+    "init_stack",
+    "mse_loss",
+    "softmax",
+    "softmax_backward",
+    "stack_backward",
+    "stack_forward",
+]
+
+#: The two places a LayerNorm can sit in a residual sub-layer.
+PLACEMENTS = ("post", "pre")
+
+ATTENTION_WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
+FFN_WEIGHTS = ("W1", "W2")
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
+    return int(value)
+
+
+def _placement(value) -> str:
+    if value not in PLACEMENTS:
+        raise ValueError(f"placement must be 'post' or 'pre'; got {value!r}.")
+    return value
+
+
+def _activations(x, width: int | None = None) -> np.ndarray:
+    """Check a (batch, tokens, width) activation array."""
+    x = as_float_array(x, "x")
+    if x.ndim != 3:
+        raise ValueError(f"x must have shape (batch, tokens, width); got shape {x.shape}.")
+    if width is not None and x.shape[-1] != width:
+        raise ValueError(f"x has width {x.shape[-1]}, but the weights expect width {width}.")
+    return x
+
+
+# --- initialization ---------------------------------------------------------------------------
+
+
+def xavier_normal(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
+    """A fan_in x fan_out matrix with N(0, 2 / (fan_in + fan_out)) entries (Glorot & Bengio's Xavier-normal)."""
+    return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
+
+
+def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = None) -> dict[str, np.ndarray]:
+    """Xavier-normal weights of one layer (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    width : int
+        d, the width of the residual stream.
+    ffn_width : int, optional
+        The FFN's hidden width. Default: `width`, the setting of Xiong et al.'s analysis.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``Wq, Wk, Wv, Wo, W1, W2``.
+    """
+    width = _positive_int(width, "width")
+    ffn_width = width if ffn_width is None else _positive_int(ffn_width, "ffn_width")
+    weights = {name: xavier_normal(rng, width, width) for name in ATTENTION_WEIGHTS}
+    weights["W1"] = xavier_normal(rng, width, ffn_width)
+    weights["W2"] = xavier_normal(rng, ffn_width, width)
+    return weights
+
+
+def init_stack(depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm vs post-norm")."""
+    depth = _positive_int(depth, "depth")
+    rng = np.random.default_rng(seed)
+    return [init_layer(rng, width, ffn_width) for _ in range(depth)]
+
+
+# --- softmax and attention --------------------------------------------------------------------
+
+
+def softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax along `axis`, shifted by the maximum so that exp never overflows (chapter "Pre-norm vs post-norm")."""
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_backward(da: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
+    r"""Gradient through softmax: :math:`ds = a \odot (da - \sum_j da_j a_j)`, given the output `a`."""
+    return a * (da - (da * a).sum(axis=axis, keepdims=True))
+
+
+def attention_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
+    r"""Single-head scaled dot-product self-attention, :math:`\mathrm{softmax}(QK^\top/\sqrt d)\,V\,W_o` (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    x : array_like, shape (batch, tokens, width)
+    w : dict
+        Holds ``Wq, Wk, Wv, Wo``, each width x width.
+
+    Returns
+    -------
+    out : ndarray, the shape of `x`
+    cache : tuple
+        What :func:`attention_backward` needs.
+    """
+    x = _activations(x, w["Wq"].shape[0])
+    q, k, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
+    a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1]))
+    context = a @ v
+    return context @ w["Wo"], (x, q, k, v, a, context)
+
+
+def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
+    """Gradients of :func:`attention_forward` with respect to its input and its four weights.
+
+    Returns
+    -------
+    dx : ndarray
+    grads : dict
+        ``Wq, Wk, Wv, Wo``, summed over the batch and the tokens.
+    """
+    x, q, k, v, a, context = cache
+    scale = 1.0 / np.sqrt(x.shape[-1])
+    grads = {"Wo": _weight_grad(context, dout)}
+    dcontext = dout @ w["Wo"].T
+    da = dcontext @ v.transpose(0, 2, 1)
+    dv = a.transpose(0, 2, 1) @ dcontext
+    ds = softmax_backward(da, a) * scale
+    dq = ds @ k
+    dk = ds.transpose(0, 2, 1) @ q
+    grads.update(Wq=_weight_grad(x, dq), Wk=_weight_grad(x, dk), Wv=_weight_grad(x, dv))
+    dx = dq @ w["Wq"].T + dk @ w["Wk"].T + dv @ w["Wv"].T
+    return dx, grads
+
+
+def _weight_grad(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
+    """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs."""
+    return np.einsum("bti,bto->io", inputs, doutputs)
+
+
+# --- feed-forward -----------------------------------------------------------------------------
+
+
+def ffn_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
+    r"""The two-layer ReLU feed-forward network, :math:`\max(0, x W_1)\, W_2` (chapter "Pre-norm vs post-norm")."""
+    x = _activations(x, w["W1"].shape[0])
+    h = x @ w["W1"]
+    r = np.maximum(h, 0.0)
+    return r @ w["W2"], (x, h, r)
+
+
+def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
+    """Gradients of :func:`ffn_forward` with respect to its input and ``W1, W2``."""
+    x, h, r = cache
+    dr = dout @ w["W2"].T
+    dh = dr * (h > 0)
+    return dh @ w["W1"].T, {"W1": _weight_grad(x, dh), "W2": _weight_grad(r, dout)}
+
+
+# --- residual sub-layers, blocks, stacks ------------------------------------------------------
+
+
+def _sublayer_forward(x: np.ndarray, f_forward, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
+    """post: LN(x + F(x)); pre: x + F(LN(x))."""
+    if placement == "post":
+        f_out, f_cache = f_forward(x, w)
+        z = x + f_out
+        return layer_norm(z), (z, f_cache)
+    f_out, f_cache = f_forward(layer_norm(x), w)
+    return x + f_out, (x, f_cache)
+
+
+def _sublayer_backward(dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str) -> tuple[np.ndarray, dict]:
+    """The residual adds the identity path's gradient to the branch's."""
+    if placement == "post":
+        z, f_cache = cache
+        dz = layer_norm_backward(dy, z)[0]
+        df, grads = f_backward(dz, f_cache, w)
+        return dz + df, grads
+    x, f_cache = cache
+    dnormed, grads = f_backward(dy, f_cache, w)
+    return dy + layer_norm_backward(dnormed, x)[0], grads
+
+
+def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
+    """One transformer layer: an attention sub-layer, then an FFN sub-layer (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    x : array_like, shape (batch, tokens, width)
+    w : dict
+        One layer's weights, as from :func:`init_layer`.
+    placement : {"post", "pre"}
+
+    Returns
+    -------
+    out : ndarray, the shape of `x`
+    cache : tuple
+        What :func:`block_backward` needs.
+    """
+    placement = _placement(placement)
+    x = _activations(x, w["Wq"].shape[0])
+    middle, attn_cache = _sublayer_forward(x, attention_forward, w, placement)
+    out, ffn_cache = _sublayer_forward(middle, ffn_forward, w, placement)
+    return out, (attn_cache, ffn_cache)
+
+
+def block_backward(dout: np.ndarray, cache: tuple, w: dict, placement: str) -> tuple[np.ndarray, dict]:
+    """Gradients of :func:`block_forward` with respect to its input and the layer's six weights."""
+    attn_cache, ffn_cache = cache
+    dmiddle, grads = _sublayer_backward(dout, ffn_cache, ffn_backward, w, placement)
+    dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, attention_backward, w, placement)
+    return dx, {**attn_grads, **grads}
+
+
+def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, list[np.ndarray], list[tuple]]:
+    """A stack of layers; a pre-norm stack ends with a final LayerNorm (chapter "Pre-norm vs post-norm").
+
+    Returns
+    -------
+    out : ndarray
+        The stack's output (after the final LayerNorm for pre-norm).
+    states : list of ndarray
+        The residual stream x_0 (the input), x_1, ..., x_L after each layer,
+        before any final LayerNorm.
+    caches : list of tuple
+        One per layer, for :func:`stack_backward`.
+    """
+    placement = _placement(placement)
+    states, caches = [_activations(x, weights[0]["Wq"].shape[0])], []
+    for w in weights:
+        out, cache = block_forward(states[-1], w, placement)
+        states.append(out)
+        caches.append(cache)
+    out = layer_norm(states[-1]) if placement == "pre" else states[-1]
+    return out, states, caches
+
+
+def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[dict], placement: str) -> tuple[np.ndarray, list[dict]]:
+    """Gradients of :func:`stack_forward`: with respect to the input, and every layer's weights (bottom first)."""
+    grad = layer_norm_backward(dout, states[-1])[0] if placement == "pre" else dout
+    grads = []
+    for w, cache in zip(reversed(weights), reversed(caches)):
+        grad, layer_grads = block_backward(grad, cache, w, placement)
+        grads.append(layer_grads)
+    return grad, grads[::-1]
+
+
+def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
+    r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y."""
+    count = y.shape[0] * y.shape[1]
+    diff = y - target
+    return 0.5 * float(np.sum(diff * diff)) / count, diff / count
+
+
+# --- the experiment of the chapter ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InitProfile:
+    """Residual-stream norms and weight-gradient norms at initialization, one row per seed.
+
+    Attributes
+    ----------
+    placement : str
+    depth, width, tokens, batch : int
+    stream_sq : ndarray, shape (seeds, depth + 1)
+        Mean over tokens of ||x_l||^2 / width for l = 0 (the input) .. depth.
+    grad_norm : dict of str to ndarray, each (seeds, depth)
+        The Frobenius norm of each weight's loss gradient, per layer (bottom first).
+    """
+
+    placement: str
+    depth: int
+    width: int
+    tokens: int
+    batch: int
+    stream_sq: np.ndarray
+    grad_norm: dict
+
+    def mean(self, weight: str = "W2") -> np.ndarray:
+        """Per-layer gradient norm of `weight`, averaged over the seeds."""
+        return self.grad_norm[weight].mean(axis=0)
+
+    def spread(self, weight: str = "W2") -> np.ndarray:
+        """Per-layer standard deviation of `weight`'s gradient norm across the seeds."""
+        return self.grad_norm[weight].std(axis=0)
+
+
+def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, tokens: int = 8, batch: int = 4,
+                 ffn_width: int | None = None, first_seed: int = 0) -> InitProfile:
+    """Measure one stack at initialization over several seeds (chapter "Pre-norm vs post-norm").
+
+    For each seed: fresh Xavier weights, a fresh batch of inputs and targets
+    with N(0, 1) entries, one forward pass and one backward pass of
+    :func:`mse_loss`. The gradient norms are those of this one batch's
+    gradient (the norm is taken per seed, then the seeds are summarized),
+    which is the quantity Xiong et al.'s Theorem 1 bounds.
+
+    Parameters
+    ----------
+    depth, width : int
+        L layers of width d.
+    placement : {"post", "pre"}
+    seeds : int, default 8
+        Independent repetitions (weights and data).
+    tokens, batch : int
+        Sequence length and number of sequences per batch.
+    ffn_width : int, optional
+        Default: `width`.
+    first_seed : int, default 0
+        Seed s uses ``np.random.default_rng(first_seed + s)``.
+
+    Returns
+    -------
+    InitProfile
+    """
+    placement = _placement(placement)
+    depth, width = _positive_int(depth, "depth"), _positive_int(width, "width")
+    seeds, tokens, batch = _positive_int(seeds, "seeds"), _positive_int(tokens, "tokens"), _positive_int(batch, "batch")
+    names = ATTENTION_WEIGHTS + FFN_WEIGHTS
+    stream_sq = np.empty((seeds, depth + 1))
+    grad_norm = {name: np.empty((seeds, depth)) for name in names}
+    for s in range(seeds):
+        rng = np.random.default_rng(first_seed + s)
+        weights = [init_layer(rng, width, ffn_width) for _ in range(depth)]
+        x = rng.normal(size=(batch, tokens, width))
+        target = rng.normal(size=(batch, tokens, width))
+        out, states, caches = stack_forward(x, weights, placement)
+        _, dout = mse_loss(out, target)
+        _, grads = stack_backward(dout, states, caches, weights, placement)
+        stream_sq[s] = [np.mean(np.sum(h * h, axis=-1)) / width for h in states]
+        for name in names:
+            grad_norm[name][s] = [np.linalg.norm(g[name]) for g in grads]
+    return InitProfile(placement, depth, width, tokens, batch, stream_sq, grad_norm)
