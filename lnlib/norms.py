@@ -1,0 +1,380 @@
+r"""LayerNorm's family: batch, instance, group and RMS normalization (chapter "LayerNorm and its family").
+
+Every member standardizes a tensor over some set of entries that *share statistics*
+and then applies a per-feature (per-channel) gain and bias:
+
+.. math::
+
+    \hat x = \frac{x - \mu_S}{\sqrt{\sigma^2_S + \varepsilon}}, \qquad y = \gamma \hat x + \beta ,
+
+where :math:`S` is the set of entries the entry belongs to. The members differ only in
+:math:`S`. For an image tensor of shape (N, C, H, W), in the picture of Wu & He (2018):
+
+- batch norm: one channel over the whole batch and all positions, axes (N, H, W);
+- layer norm: one sample, all channels and positions, axes (C, H, W);
+- instance norm: one sample and one channel, over its positions, axes (H, W);
+- group norm: one sample and a group of C/G consecutive channels, over their positions;
+- RMS norm: the axes of layer norm, but without subtracting the mean:
+  :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`.
+
+As in :mod:`lnlib.core`, variances are biased (divide by the set's size) and
+:math:`\varepsilon` sits inside the square root; inputs are checked by
+:mod:`lnlib.validation`, so bad inputs get the same clear errors everywhere.
+Batch norm also keeps running statistics for inference (:class:`RunningStats`),
+updated like PyTorch's ``momentum`` rule.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .core import layer_norm
+from .validation import as_float_array, as_parameter, check_eps, check_nonzero_spread, normalized_axes, normalized_shape
+
+__all__ = [
+    "METHODS",
+    "RunningStats",
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "normalize",
+    "rms_norm",
+    "statistic_ids",
+]
+
+#: The members of the family that :func:`normalize` and :func:`statistic_ids` know, by name.
+METHODS = ("batch", "layer", "instance", "group", "rms")
+
+
+def _standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: bool = True) -> np.ndarray:
+    """``(x - mean) / sqrt(var + eps)`` over `axes` (``x / sqrt(mean(x**2) + eps)`` without centring)."""
+    normalized_shape(x, axes)
+    mean = x.mean(axis=axes, keepdims=True) if centre else 0.0
+    centred = x - mean
+    spread = (centred * centred).mean(axis=axes, keepdims=True)
+    check_nonzero_spread(spread, eps, "variance" if centre else "mean square")
+    return centred / np.sqrt(spread + x.dtype.type(eps))
+
+
+def _affine(xhat: np.ndarray, gamma, beta, param_axes: tuple[int, ...]) -> np.ndarray:
+    """Apply a per-feature gain and bias whose shape is that of `param_axes` of `xhat`."""
+    shape = tuple(xhat.shape[a] for a in param_axes)
+    gamma = as_parameter(gamma, "gamma", shape, param_axes, xhat.ndim, xhat.dtype)
+    beta = as_parameter(beta, "beta", shape, param_axes, xhat.ndim, xhat.dtype)
+    y = xhat if gamma is None else xhat * gamma
+    return y if beta is None else y + beta
+
+
+def _other_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+    return tuple(a for a in range(ndim) if a not in axes)
+
+
+def _channels_first(x, name: str, min_ndim: int) -> np.ndarray:
+    """Check that `x` has the (N, C, *spatial) layout with at least `min_ndim` axes."""
+    x = as_float_array(x, "x")
+    if x.ndim < min_ndim:
+        spatial = "" if min_ndim == 2 else ", with at least one spatial axis"
+        raise ValueError(f"{name} expects an input of shape (N, C, *spatial){spatial}; got shape {x.shape}.")
+    return x
+
+
+@dataclass
+class RunningStats:
+    """Batch norm's running mean and variance, used instead of batch statistics at inference.
+
+    Updated in place by :func:`batch_norm` in training mode, as PyTorch does:
+    ``running = (1 - momentum) * running + momentum * batch_statistic``, where the
+    variance that enters is the *unbiased* batch variance (divide by n - 1), while
+    the normalization itself uses the biased one. The chapter "LayerNorm and its
+    family" shows the gap between training and inference that this creates.
+
+    Attributes
+    ----------
+    mean, var : ndarray
+        One value per feature (the shape of the axes batch norm keeps).
+    momentum : float
+        Weight of the newest batch, in (0, 1].
+    updates : int
+        How many training batches have been folded in.
+    """
+
+    mean: np.ndarray
+    var: np.ndarray
+    momentum: float = 0.1
+    updates: int = 0
+
+    @classmethod
+    def start(cls, shape, *, momentum: float = 0.1) -> "RunningStats":
+        """Fresh statistics, mean 0 and variance 1, as PyTorch initializes them.
+
+        Raises
+        ------
+        ValueError
+            If `momentum` is not in (0, 1].
+        """
+        if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real) or not 0 < momentum <= 1:
+            raise ValueError(f"momentum must be a number in (0, 1], such as 0.1; got {momentum!r}.")
+        shape = tuple(int(s) for s in np.atleast_1d(shape))
+        return cls(mean=np.zeros(shape), var=np.ones(shape), momentum=float(momentum))
+
+    def update(self, batch_mean: np.ndarray, batch_var: np.ndarray, count: int) -> None:
+        """Fold in one batch's mean and biased variance over `count` values per feature."""
+        unbiased = batch_var * (count / (count - 1))
+        self.mean = (1 - self.momentum) * self.mean + self.momentum * batch_mean
+        self.var = (1 - self.momentum) * self.var + self.momentum * unbiased
+        self.updates += 1
+
+
+def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: RunningStats | None = None, training: bool = True) -> np.ndarray:
+    """Batch normalization (chapter "LayerNorm and its family").
+
+    In training mode each feature is standardized with the mean and biased
+    variance of the current batch, over `axis`; if `running` is given, it is
+    updated in place. In inference mode (``training=False``) the stored running
+    statistics are used instead, so one sample's output no longer depends on
+    the others in its batch.
+
+    Parameters
+    ----------
+    x : array_like
+        Input, e.g. (N, D) for a dense layer or (N, C, H, W) for a convolution.
+    gamma, beta : array_like, optional
+        Per-feature scale and shift, of the shape of the axes *not* in `axis`
+        ((D,) or (C,)). Default: 1 and 0.
+    eps : float, default 1e-5
+        Added to the variance inside the square root.
+    axis : int or tuple of int, default 0
+        The axes that share statistics: 0 for (N, D); ``(0, 2, 3)`` for (N, C, H, W).
+    running : RunningStats, optional
+        Running statistics: updated in training mode, required in inference mode.
+    training : bool, default True
+        Batch statistics (True) or running statistics (False).
+
+    Returns
+    -------
+    ndarray
+        Same shape and floating dtype as `x`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For the input errors of :func:`lnlib.layer_norm`; in training mode, when
+        each feature has only one value (a batch of one sample in a dense layer);
+        in inference mode, without running statistics or with ones of the wrong shape.
+
+    Examples
+    --------
+    >>> batch_norm([[1.0, 10.0], [3.0, 30.0]], eps=0.0)
+    array([[-1., -1.],
+           [ 1.,  1.]])
+    """
+    x = as_float_array(x, "x")
+    eps = check_eps(eps)
+    axes = normalized_axes(axis, x.ndim)
+    kept = _other_axes(axes, x.ndim)
+    count = int(np.prod(normalized_shape(x, axes)))
+    kept_shape = tuple(x.shape[a] for a in kept)
+    if running is not None and (running.mean.shape != kept_shape or running.var.shape != kept_shape):
+        raise ValueError(f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}.")
+    if training:
+        if count == 1:
+            raise ValueError(
+                f"batch norm in training mode needs more than one value per feature to estimate a variance; the axes {axes} of "
+                f"shape {x.shape} hold one. Use a larger batch, or training=False with running statistics."
+            )
+        xhat = _standardize(x, axes, eps)
+        if running is not None:
+            running.update(x.mean(axis=axes), x.var(axis=axes), count)
+    else:
+        if running is None:
+            raise ValueError("batch norm in inference mode (training=False) needs running statistics: pass running=RunningStats(...).")
+        shape = [1] * x.ndim
+        for a in kept:
+            shape[a] = x.shape[a]
+        mean = running.mean.reshape(shape).astype(x.dtype)
+        var = running.var.reshape(shape).astype(x.dtype)
+        check_nonzero_spread(var, eps, "running variance")
+        xhat = (x - mean) / np.sqrt(var + x.dtype.type(eps))
+    return _affine(xhat, gamma, beta, kept)
+
+
+def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
+    """Instance normalization: each channel of each sample over its positions (chapter "LayerNorm and its family").
+
+    Parameters
+    ----------
+    x : array_like
+        Input of shape (N, C, *spatial) with at least one spatial axis.
+    gamma, beta : array_like, optional
+        Per-channel scale and shift, shape (C,).
+    eps : float, default 1e-5
+
+    Raises
+    ------
+    TypeError, ValueError
+        For the input errors of :func:`lnlib.layer_norm`, or an input without a spatial axis.
+
+    Examples
+    --------
+    >>> instance_norm([[[1.0, 3.0], [0.0, 10.0]]], eps=0.0)
+    array([[[-1.,  1.],
+            [-1.,  1.]]])
+    """
+    x = _channels_first(x, "instance_norm", 3)
+    eps = check_eps(eps)
+    return _affine(_standardize(x, tuple(range(2, x.ndim)), eps), gamma, beta, (1,))
+
+
+def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
+    """Group normalization: each group of C/G channels of each sample, over those channels and positions.
+
+    ``groups=1`` is layer norm over (C, *spatial); ``groups=C`` is instance norm
+    (chapter "LayerNorm and its family").
+
+    Parameters
+    ----------
+    x : array_like
+        Input of shape (N, C, *spatial).
+    groups : int
+        G, the number of groups; must divide C.
+    gamma, beta : array_like, optional
+        Per-channel scale and shift, shape (C,).
+    eps : float, default 1e-5
+
+    Raises
+    ------
+    TypeError
+        If `groups` is not an integer (or for the input errors of :func:`lnlib.layer_norm`).
+    ValueError
+        If `groups` is not a divisor of C (or for the input errors of :func:`lnlib.layer_norm`).
+
+    Examples
+    --------
+    >>> group_norm([[1.0, 3.0, 0.0, 10.0]], groups=2, eps=0.0)
+    array([[-1.,  1., -1.,  1.]])
+    """
+    x = _channels_first(x, "group_norm", 2)
+    eps = check_eps(eps)
+    channels = x.shape[1]
+    if isinstance(groups, bool) or not isinstance(groups, numbers.Integral):
+        raise TypeError(f"groups must be an int that divides the {channels} channels; got {groups!r}.")
+    if groups < 1 or channels % groups:
+        divisors = [g for g in range(1, channels + 1) if channels % g == 0]
+        raise ValueError(f"groups must divide the number of channels C = {channels}, i.e. be one of {divisors}; got {groups}.")
+    grouped = x.reshape(x.shape[0], int(groups), channels // int(groups), *x.shape[2:])
+    xhat = _standardize(grouped, tuple(range(2, grouped.ndim)), eps).reshape(x.shape)
+    return _affine(xhat, gamma, beta, (1,))
+
+
+def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
+    r"""RMS normalization, :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}` (chapter "LayerNorm and its family").
+
+    Zhang & Sennrich (2019): layer norm without the mean (and without beta).
+    It equals ``layer_norm(x, gamma)`` when every normalized slice has mean zero.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of any shape.
+    gamma : array_like, optional
+        Per-feature scale, of the shape of the normalized axes.
+    eps : float, default 1e-6
+        Added to the mean square inside the square root.
+    axis : int or tuple of int, default -1
+        The axes that share one root mean square.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For the input errors of :func:`lnlib.layer_norm`; with ``eps=0``, an
+        all-zero slice (mean square 0) is refused.
+
+    Examples
+    --------
+    >>> rms_norm([3.0, -4.0, 0.0, 0.0], eps=0.0)
+    array([ 1.2, -1.6,  0. ,  0. ])
+    """
+    x = as_float_array(x, "x")
+    eps = check_eps(eps)
+    axes = normalized_axes(axis, x.ndim)
+    return _affine(_standardize(x, axes, eps, centre=False), gamma, None, axes)
+
+
+def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarray:
+    """Apply one family member, by name, to an (N, C, *spatial) tensor in training mode.
+
+    The explorer of the chapter "LayerNorm and its family" calls this with the
+    method chosen in its dropdown. Layer and RMS norm take all of (C, *spatial).
+
+    Parameters
+    ----------
+    x : array_like
+        Input of shape (N, C, *spatial).
+    method : str
+        One of :data:`METHODS`.
+    groups : int, default 1
+        For ``method="group"`` only.
+    eps : float, default 1e-5
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, and the errors of the chosen norm.
+    """
+    x = _channels_first(x, "normalize", 2)
+    trailing = tuple(range(1, x.ndim))
+    if method == "batch":
+        return batch_norm(x, eps=eps, axis=(0, *range(2, x.ndim)))
+    if method == "layer":
+        return layer_norm(x, eps=eps, axis=trailing)
+    if method == "instance":
+        return instance_norm(x, eps=eps)
+    if method == "group":
+        return group_norm(x, groups, eps=eps)
+    if method == "rms":
+        return rms_norm(x, eps=eps, axis=trailing)
+    raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
+
+
+def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
+    """Label every entry of an (N, C, *spatial) tensor with the statistics set it belongs to.
+
+    Two entries share a mean and variance exactly when they carry the same label:
+    the picture of Wu & He (2018) drawn in the chapter "LayerNorm and its family".
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (N, C, *spatial).
+    method : str
+        One of :data:`METHODS`.
+    groups : int, default 1
+        For ``method="group"``; must divide C.
+
+    Returns
+    -------
+    ndarray of int, of shape `shape`
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, fewer than two axes, or groups that do not divide C.
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2:
+        raise ValueError(f"statistic_ids expects a shape (N, C, *spatial); got {shape}.")
+    n, c = np.indices(shape)[:2]
+    if method == "batch":
+        return c
+    if method in ("layer", "rms"):
+        return n
+    if method == "instance":
+        return n * shape[1] + c
+    if method == "group":
+        if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1 or shape[1] % groups:
+            raise ValueError(f"groups must divide the number of channels C = {shape[1]}; got {groups!r}.")
+        return n * groups + c // (shape[1] // groups)
+    raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
