@@ -1,0 +1,161 @@
+r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`lnlib.core`.
+
+The standard LayerNorm (Ba, Kiros & Hinton 2016; PyTorch, Flax, Keras) divides
+the centred input by :math:`\sqrt{\sigma^2 + \varepsilon}` with the *biased*
+variance (divide by H). Two departures appear in well-read sources:
+
+- ``eps`` added to the standard deviation, :math:`(x - \mu) / (\sigma + \varepsilon)`,
+  as in one source document's worked example (:func:`layer_norm_eps_outside_sqrt`);
+- the Annotated Transformer's module, which also uses the *unbiased* standard
+  deviation (divide by H - 1), the default of ``torch.std``
+  (:func:`annotated_transformer_layer_norm`).
+
+The chapters "The variance" and "Epsilon" compare them with the standard one,
+and the chapter "Fact check" reuses them. :data:`FRAMEWORK_EPS` holds the
+frameworks' default epsilons.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+
+from .validation import as_float_array, as_parameter, check_eps, check_nonzero_spread, normalized_axes, normalized_shape
+
+__all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm"]
+
+#: Default ``eps`` of each framework's LayerNorm (chapter "Epsilon"), from their documentation:
+#: ``torch.nn.LayerNorm``, ``flax.linen.LayerNorm``, ``keras.layers.LayerNormalization``.
+FRAMEWORK_EPS = MappingProxyType({"PyTorch": 1e-5, "Flax": 1e-6, "Keras": 1e-3})
+
+
+def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = False) -> np.ndarray:
+    r"""The variance over `axis`, divided by H (LayerNorm's) or, only if asked, by H - 1 (chapter "The variance").
+
+    .. math::
+
+        \sigma^2 = \frac{1}{H}\sum_i (x_i - \mu)^2 \quad\text{(default)}, \qquad
+        s^2 = \frac{1}{H - 1}\sum_i (x_i - \mu)^2 \quad\text{(unbiased=True)}
+
+    Parameters
+    ----------
+    x : array_like
+        Input with at least one axis; integers are promoted to float64.
+    unbiased : bool, default False
+        False: divide by H, as LayerNorm, ``numpy.var`` and ``torch.nn.LayerNorm`` do.
+        True: divide by H - 1, as ``torch.var`` and ``torch.std`` do by default
+        (Bessel's correction); used here only to show that difference.
+    axis : int or tuple of int, default -1
+        The axes the variance is taken over.
+    keepdims : bool, default False
+        Keep the reduced axes with size 1, so the result broadcasts against `x`.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`lnlib.core.layer_norm` for bad inputs; ValueError also when
+        ``unbiased=True`` and the axes hold a single value (H - 1 = 0).
+
+    Examples
+    --------
+    >>> sample_variance([1.0, 0.0, 0.0, 0.0])
+    array(0.1875)
+    >>> sample_variance([1.0, 0.0, 0.0, 0.0], unbiased=True)
+    array(0.25)
+    """
+    x, axes, size = _checked_input(x, axis)
+    if unbiased and size < 2:
+        raise ValueError(f"the unbiased variance divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold {size}.")
+    centred = x - x.mean(axis=axes, keepdims=True)
+    total = (centred * centred).sum(axis=axes, keepdims=keepdims)
+    return np.asarray(total / x.dtype.type(size - 1 if unbiased else size))
+
+
+def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
+    r"""LayerNorm with eps added to the standard deviation: ``gamma * (x - mean) / (sqrt(var) + eps) + beta`` (chapter "Epsilon").
+
+    Not what any framework computes (they divide by :math:`\sqrt{\sigma^2 + \varepsilon}`);
+    one source document does this in its worked example. The two agree when
+    :math:`\sigma^2 \gg \varepsilon` and part ways for near-constant inputs.
+
+    Parameters, returns and errors as in :func:`lnlib.core.layer_norm`
+    (biased variance, ``eps >= 0``).
+
+    Examples
+    --------
+    >>> layer_norm_eps_outside_sqrt([1.0, 1.001, 0.999, 1.0], eps=1e-5).round(3)
+    array([ 0.   ,  1.394, -1.394,  0.   ])
+    """
+    x, gamma, beta, eps, axes = _checked_layer_norm_args(x, gamma, beta, eps, axis)
+    centred = x - x.mean(axis=axes, keepdims=True)
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    check_nonzero_spread(var, eps)
+    return _scale_shift(centred / (np.sqrt(var) + x.dtype.type(eps)), gamma, beta)
+
+
+def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
+    r"""The Annotated Transformer's LayerNorm: ``a_2 * (x - mean) / (std + eps) + b_2`` with the unbiased std (chapter "The variance").
+
+    The module in Rush's *The Annotated Transformer* computes
+    ``x.std(-1, keepdim=True)``, whose PyTorch default divides by H - 1, and
+    adds ``eps`` (default 1e-6) to the standard deviation. ``torch.nn.LayerNorm``
+    divides by H and puts eps inside the square root, so for small H the two
+    outputs differ by the factor :math:`\sqrt{(H-1)/H}`.
+
+    Parameters
+    ----------
+    x : array_like
+        Input with at least one axis.
+    a_2, b_2 : array_like, optional
+        The module's gain and bias (gamma and beta), of the shape of the normalized axes.
+    eps : float, default 1e-6
+        Added to the unbiased standard deviation; finite and >= 0.
+    axis : int or tuple of int, default -1
+        The normalized axes.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`lnlib.core.layer_norm`; ValueError also for a single value per
+        slice (the unbiased std divides by H - 1 = 0).
+
+    Examples
+    --------
+    >>> annotated_transformer_layer_norm([1.0, 0.0, 0.0, 0.0], eps=0.0)
+    array([ 1.5, -0.5, -0.5, -0.5])
+    """
+    x, a_2, b_2, eps, axes = _checked_layer_norm_args(x, a_2, b_2, eps, axis, names=("a_2", "b_2"))
+    var = sample_variance(x, unbiased=True, axis=axes, keepdims=True)
+    check_nonzero_spread(var, eps)
+    centred = x - x.mean(axis=axes, keepdims=True)
+    return _scale_shift(centred / (np.sqrt(var) + x.dtype.type(eps)), a_2, b_2)
+
+
+def _checked_input(x, axis):
+    x = as_float_array(x, "x")
+    axes = normalized_axes(axis, x.ndim)
+    size = int(np.prod(normalized_shape(x, axes)))
+    return x, axes, size
+
+
+def _checked_layer_norm_args(x, gamma, beta, eps, axis, names=("gamma", "beta")):
+    x, axes, _ = _checked_input(x, axis)
+    eps = check_eps(eps)
+    shape = normalized_shape(x, axes)
+    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, x.dtype)
+    beta = as_parameter(beta, names[1], shape, axes, x.ndim, x.dtype)
+    return x, gamma, beta, eps, axes
+
+
+def _scale_shift(xhat, gamma, beta):
+    y = xhat if gamma is None else xhat * gamma
+    return y if beta is None else y + beta
