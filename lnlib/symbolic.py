@@ -1,0 +1,219 @@
+r"""LayerNorm's forward and backward pass derived with sympy, for a vector of H symbols.
+
+The chapter "Gradients through LayerNorm" uses this module to derive the
+gradient three ways and prove they agree symbolically:
+
+1. **directly**: build :math:`L = \sum_i dy_i\, y_i` as one expression in
+   :math:`x_1, \dots, x_H` and let sympy differentiate it;
+2. **by the chain rule, node by node** (:func:`chain_rule`): backpropagate
+   through :math:`y \to \hat x \to (\sigma^2, \mu) \to x`, each local
+   derivative taken by sympy on the node's own definition;
+3. **the closed form** :math:`dx = (d\hat x - \operatorname{mean}(d\hat x) - \hat x\,\operatorname{mean}(d\hat x\,\hat x))/s`.
+
+:func:`equal` simplifies a difference to zero, which is a proof, not a sampled
+check; :func:`numeric_backward` turns the derived gradient into a numpy
+function to compare with :func:`lnlib.backward.layer_norm_backward`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+
+__all__ = [
+    "Symbols",
+    "Forward",
+    "make_symbols",
+    "forward",
+    "direct_gradient",
+    "chain_rule",
+    "substitute_statistics",
+    "closed_form_gradient",
+    "jacobian",
+    "closed_form_jacobian",
+    "source_jacobian_diagonal",
+    "equal",
+    "numeric_backward",
+]
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """The symbols of one LayerNorm of width H (chapter "Gradients through LayerNorm").
+
+    ``x``, ``gamma``, ``beta``, ``dy`` are tuples of H real symbols (dy is the
+    upstream gradient dL/dy); ``eps`` is a positive symbol; ``mean`` and
+    ``var`` stand for the statistics as nodes of the computation graph.
+    """
+
+    H: int
+    x: tuple
+    gamma: tuple
+    beta: tuple
+    dy: tuple
+    eps: sp.Symbol
+    mean: sp.Symbol
+    var: sp.Symbol
+
+
+@dataclass(frozen=True)
+class Forward:
+    """The forward pass as sympy expressions in the inputs x (chapter "Gradients through LayerNorm")."""
+
+    mean: sp.Expr
+    var: sp.Expr
+    std: sp.Expr
+    xhat: tuple
+    y: tuple
+    loss: sp.Expr
+
+
+def make_symbols(H: int = 3) -> Symbols:
+    """Symbols x_1..x_H, gamma_i, beta_i, dy_i, eps, mu, sigma^2 for a LayerNorm of width `H`.
+
+    Raises
+    ------
+    ValueError
+        If `H` is not an integer from 2 to 6 (one value has no spread; beyond 6
+        the simplification gets slow).
+    """
+    if isinstance(H, bool) or not isinstance(H, (int, np.integer)) or not 2 <= H <= 6:
+        raise ValueError(f"H must be an integer from 2 to 6 (the symbolic derivation is for a short vector); got {H!r}.")
+    H = int(H)
+
+    def vector(name):
+        return tuple(sp.symbols(f"{name}_1:{H + 1}", real=True))
+
+    return Symbols(
+        H=H, x=vector("x"), gamma=vector("gamma"), beta=vector("beta"), dy=vector("dy"),
+        eps=sp.Symbol("epsilon", positive=True), mean=sp.Symbol("mu", real=True), var=sp.Symbol("sigma^2", nonnegative=True),
+    )
+
+
+def forward(sym: Symbols) -> Forward:
+    r"""LayerNorm from its definition, and the loss :math:`L = \sum_i dy_i y_i` whose gradient is the backward pass."""
+    mean = sum(sym.x) / sym.H
+    var = sum((xi - mean) ** 2 for xi in sym.x) / sym.H
+    std = sp.sqrt(var + sym.eps)
+    xhat = tuple((xi - mean) / std for xi in sym.x)
+    y = tuple(g * xh + b for g, xh, b in zip(sym.gamma, xhat, sym.beta))
+    loss = sum(d * yi for d, yi in zip(sym.dy, y))
+    return Forward(mean=mean, var=var, std=std, xhat=xhat, y=y, loss=loss)
+
+
+def direct_gradient(sym: Symbols) -> tuple:
+    """dL/dx_j for every j, by differentiating the whole forward expression (sympy applies the chain rule)."""
+    loss = forward(sym).loss
+    return tuple(sp.diff(loss, xj) for xj in sym.x)
+
+
+def chain_rule(sym: Symbols) -> dict:
+    r"""Backpropagate node by node through :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L`.
+
+    Every local derivative is taken by sympy on the node's own definition, with
+    the statistics kept as the symbols ``sym.mean`` and ``sym.var``:
+    :math:`\hat x_i = (x_i - \mu)/\sqrt{\sigma^2 + \varepsilon}`,
+    :math:`\sigma^2 = \frac1H\sum_i (x_i - \mu)^2`, :math:`\mu = \frac1H\sum_i x_i`.
+
+    Returns
+    -------
+    dict
+        ``dbeta``, ``dgamma``, ``dxhat`` (tuples over i), ``dvar``, ``dmean``
+        (scalars), ``dx`` (tuple over j), each in terms of x, mu, sigma^2 and the
+        parameters. Substitute the statistics with :func:`substitute_statistics`.
+    """
+    mu, var, eps = sym.mean, sym.var, sym.eps
+    xhat = [(xi - mu) / sp.sqrt(var + eps) for xi in sym.x]
+    var_node = sum((xi - mu) ** 2 for xi in sym.x) / sym.H
+    mean_node = sum(sym.x) / sym.H
+    xhat_s = sp.symbols(f"xhat_1:{sym.H + 1}", real=True)
+    loss = sum(d * (g * xh + b) for d, g, xh, b in zip(sym.dy, sym.gamma, xhat_s, sym.beta))
+
+    dbeta = tuple(sp.diff(loss, b) for b in sym.beta)
+    dgamma = tuple(sp.diff(loss, g).subs(dict(zip(xhat_s, xhat))) for g in sym.gamma)
+    dxhat = tuple(sp.diff(loss, xh) for xh in xhat_s)
+    dvar = sum(d * sp.diff(xh, var) for d, xh in zip(dxhat, xhat))
+    dmean = sum(d * sp.diff(xh, mu) for d, xh in zip(dxhat, xhat)) + dvar * sp.diff(var_node, mu)
+    dx = tuple(
+        sum(d * sp.diff(xh, xj) for d, xh in zip(dxhat, xhat)) + dvar * sp.diff(var_node, xj) + dmean * sp.diff(mean_node, xj)
+        for xj in sym.x
+    )
+    return {"dbeta": dbeta, "dgamma": dgamma, "dxhat": dxhat, "dvar": dvar, "dmean": dmean, "dx": dx}
+
+
+def substitute_statistics(sym: Symbols, expr):
+    """Replace the graph nodes mu and sigma^2 by their definitions in x (for one expression or a tuple)."""
+    fwd = forward(sym)
+    values = {sym.mean: fwd.mean, sym.var: fwd.var}
+    if isinstance(expr, tuple):
+        return tuple(e.subs(values) for e in expr)
+    return expr.subs(values)
+
+
+def closed_form_gradient(sym: Symbols) -> tuple:
+    r"""The closed form :math:`(d\hat x_j - \operatorname{mean}(d\hat x) - \hat x_j \operatorname{mean}(d\hat x\,\hat x))/s` in x."""
+    fwd = forward(sym)
+    dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
+    mean_dxhat = sum(dxhat) / sym.H
+    mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
+    return tuple((d - mean_dxhat - xh * mean_dxhat_xhat) / fwd.std for d, xh in zip(dxhat, fwd.xhat))
+
+
+def jacobian(sym: Symbols) -> sp.Matrix:
+    """The H x H matrix dy_i/dx_j, differentiated from the forward expressions."""
+    y = forward(sym).y
+    return sp.Matrix(sym.H, sym.H, lambda i, j: sp.diff(y[i], sym.x[j]))
+
+
+def closed_form_jacobian(sym: Symbols) -> sp.Matrix:
+    r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)`."""
+    fwd = forward(sym)
+    H = sym.H
+    return sp.Matrix(H, H, lambda i, j: sym.gamma[i] / fwd.std * (sp.KroneckerDelta(i, j) - sp.Rational(1, H) - fwd.xhat[i] * fwd.xhat[j] / H))
+
+
+def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
+    r"""The formula of source document 003, "Gradient Flow Analysis", for feature `i` (0-based), as written there.
+
+    .. math::
+
+        \frac{\partial \mathrm{LN}(x)}{\partial x_i} = \frac{\gamma}{\sigma}\Big(1 - \frac1H
+        - \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)\Big)
+
+    with :math:`\sigma = \sqrt{\sigma^2 + \varepsilon}` and :math:`\gamma = \gamma_i`. The chapter
+    shows it is wrong: :math:`\sum_j (x_j - \mu) = 0`, so its last term vanishes identically.
+    """
+    fwd = forward(sym)
+    centred_sum = sum(xj - fwd.mean for xj in sym.x)
+    return sym.gamma[i] / fwd.std * (1 - sp.Rational(1, sym.H) - (sym.x[i] - fwd.mean) / fwd.std**2 * centred_sum / sym.H)
+
+
+def equal(a, b) -> bool:
+    """True when every ``a_k - b_k`` simplifies to exactly 0: a symbolic proof that the expressions agree.
+
+    `a` and `b` are sympy expressions, or equal-length tuples or matrices of them.
+    """
+    pairs = zip(_flat(a), _flat(b))
+    return all(sp.simplify(p - q) == 0 for p, q in pairs)
+
+
+def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
+    """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx`` for numpy vectors of length H."""
+    args = [*sym.dy, *sym.x, *sym.gamma, sym.eps]
+    compiled = sp.lambdify(args, list(gradient), modules="numpy")
+
+    def backward(dy, x, gamma, eps):
+        return np.array(compiled(*np.asarray(dy, float), *np.asarray(x, float), *np.asarray(gamma, float), float(eps)))
+
+    return backward
+
+
+def _flat(value) -> list:
+    if isinstance(value, sp.MatrixBase):
+        return list(value)
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    return [value]
