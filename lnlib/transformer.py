@@ -42,12 +42,14 @@ __all__ = [
     "attention_forward",
     "block_backward",
     "block_forward",
+    "depth_sweep",
     "ffn_backward",
     "ffn_forward",
     "init_layer",
     "init_profile",
     "init_stack",
     "mse_loss",
+    "profile_grid",
     "softmax",
     "softmax_backward",
     "stack_backward",
@@ -384,3 +386,27 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
         for name in names:
             grad_norm[name][s] = [np.linalg.norm(g[name]) for g in grads]
     return InitProfile(placement, depth, width, tokens, batch, stream_sq, grad_norm)
+
+
+def depth_sweep(depths, width: int, placement: str, *, seeds: int = 8, weight: str = "W2", **kwargs) -> np.ndarray:
+    """One batch's gradient norm of the last layer's `weight`, per seed and depth (chapter "Pre-norm vs post-norm").
+
+    Returns
+    -------
+    ndarray of shape (seeds, len(depths))
+        Column j is the top layer of a ``depths[j]``-layer stack; other
+        keyword arguments go to :func:`init_profile`.
+    """
+    return np.column_stack([init_profile(depth, width, placement, seeds=seeds, **kwargs).grad_norm[weight][:, -1] for depth in depths])
+
+
+def profile_grid(depths, widths, *, seeds: int = 4, **kwargs) -> dict:
+    """:func:`init_profile` for every placement, depth and width: what the chapter's explorer shows.
+
+    Returns
+    -------
+    dict
+        ``(placement, depth, width) -> InitProfile``.
+    """
+    return {(placement, depth, width): init_profile(depth, width, placement, seeds=seeds, **kwargs)
+            for placement in PLACEMENTS for depth in depths for width in widths}

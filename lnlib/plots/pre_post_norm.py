@@ -1,0 +1,209 @@
+"""Figures for the chapter "Pre-norm vs post-norm": the two blocks, and Xiong et al.'s three findings on our model."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Polygon
+
+from .style import PALETTE, new_figure
+
+__all__ = [
+    "COLOURS",
+    "ProfilePanels",
+    "block_diagrams",
+    "depth_figure",
+    "layer_figure",
+    "profile_companion",
+    "profile_figure",
+    "stream_figure",
+]
+
+#: One colour per placement, used by every figure of the chapter.
+COLOURS = {"post": PALETTE["mean"], "pre": PALETTE["input"]}
+LABELS = {"post": "post-norm", "pre": "pre-norm"}
+BOX_COLOURS = {"norm": PALETTE["output"], "sub": PALETTE["reference"], "io": "white", "add": "white"}
+
+POST_STEPS = [("$x_l$", "io"), ("Attention", "sub"), ("+", "add"), ("LayerNorm", "norm"), ("FFN", "sub"), ("+", "add"), ("LayerNorm", "norm"), ("$x_{l+1}$", "io")]
+PRE_STEPS = [("$x_l$", "io"), ("LayerNorm", "norm"), ("Attention", "sub"), ("+", "add"), ("LayerNorm", "norm"), ("FFN", "sub"), ("+", "add"), ("$x_{l+1}$", "io")]
+
+
+def _draw_flow(ax, steps, skips, title):
+    """Boxes from bottom to top, arrows between them, and residual (skip) arrows on the left."""
+    heights = np.arange(len(steps)) * 1.0
+    for (label, kind), y in zip(steps, heights):
+        if kind == "add":
+            ax.add_patch(FancyBboxPatch((-0.18, y - 0.18), 0.36, 0.36, boxstyle="circle,pad=0", fc="white", ec=PALETTE["neutral"]))
+        elif kind != "io":
+            ax.add_patch(FancyBboxPatch((-0.9, y - 0.28), 1.8, 0.56, boxstyle="round,pad=0.02", fc=BOX_COLOURS[kind], ec=PALETTE["neutral"], alpha=0.9))
+        ax.text(0, y, label, ha="center", va="center", fontsize=10)
+    for low, high in zip(heights[:-1], heights[1:]):
+        ax.add_patch(FancyArrowPatch((0, low + 0.3), (0, high - 0.3), arrowstyle="-|>", mutation_scale=10, color=PALETTE["neutral"]))
+    for start, end in skips:
+        path = [(0, heights[start] + 0.35), (-1.4, heights[start] + 0.35), (-1.4, heights[end]), (-0.2, heights[end])]
+        ax.plot(*zip(*path[:-1]), color=PALETTE["positive"], lw=2)
+        ax.add_patch(FancyArrowPatch(path[-2], path[-1], arrowstyle="-|>", mutation_scale=10, color=PALETTE["positive"], lw=2))
+    ax.set(xlim=(-1.8, 1.2), ylim=(-0.6, heights[-1] + 0.6), title=title)
+    ax.axis("off")
+
+
+def block_diagrams():
+    """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
+    fig, (left, right) = new_figure(1, 2, figsize=(7.0, 5.2))
+    _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm (original Transformer, BERT)\nLayerNorm on the residual stream")
+    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3, LLaMA)\nLayerNorm only on the branch")
+    right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
+    return fig
+
+
+def _errorbars(ax, x, rows, placement, **kwargs):
+    """Mean over seeds (rows) with +-1 standard deviation error bars."""
+    ax.errorbar(x, rows.mean(axis=0), yerr=rows.std(axis=0), color=COLOURS[placement], marker="o", ms=4, capsize=3, label=LABELS[placement], **kwargs)
+
+
+def stream_figure(profiles: dict):
+    """Finding 1: E||x_l||^2 / d across layers for each placement, with Lemma 2's band for pre-norm.
+
+    Parameters
+    ----------
+    profiles : dict of str to lnlib.transformer.InitProfile
+        One profile per placement, of the same depth.
+    """
+    fig, ax = new_figure(figsize=(6.4, 3.4))
+    depth = next(iter(profiles.values())).depth
+    layers = np.arange(depth + 1)
+    ax.fill_between(layers, 1 + layers / 2, 1 + 1.5 * layers, color=COLOURS["pre"], alpha=0.12, label="Lemma 2: between $1 + l/2$ and $1 + 3l/2$")
+    for placement, profile in profiles.items():
+        _errorbars(ax, layers, profile.stream_sq, placement)
+    ax.set(xlabel="layer l (the residual stream after l layers)", ylabel="$\\|x_l\\|^2 / d$ (mean over tokens)")
+    ax.legend(loc="upper left")
+    return fig
+
+
+def depth_figure(depths, last_grads: dict):
+    """Finding 2: the last layer's ||dL/dW2|| against depth L, and the same times sqrt(L).
+
+    Parameters
+    ----------
+    depths : sequence of int
+    last_grads : dict of str to ndarray of shape (seeds, len(depths))
+        Per placement, one batch's gradient norm per seed and depth.
+    """
+    depths = np.asarray(depths)
+    fig, (left, right) = new_figure(1, 2, figsize=(7.5, 3.2))
+    for placement, rows in last_grads.items():
+        _errorbars(left, depths, rows, placement)
+        _errorbars(right, depths, rows * np.sqrt(depths), placement)
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(depths, [str(d) for d in depths])
+        ax.set_xlabel("depth L (number of layers)")
+    left.set_yscale("log")
+    left.set(ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$, last layer", title="gradient of the last FFN weight")
+    right.set(ylabel="gradient norm $\\times \\sqrt{L}$", title="times $\\sqrt{L}$: flat means $\\propto 1/\\sqrt{L}$")
+    right.set_ylim(bottom=0)
+    left.legend()
+    return fig
+
+
+def layer_figure(profiles: dict, weights=("W1", "W2")):
+    """Finding 3: per-layer gradient norms of the FFN weights at initialization, one panel per weight."""
+    fig, axes = new_figure(1, len(weights), figsize=(3.8 * len(weights), 3.2), sharey=True)
+    depth = next(iter(profiles.values())).depth
+    layers = np.arange(1, depth + 1)
+    for ax, weight in zip(np.atleast_1d(axes), weights):
+        for placement, profile in profiles.items():
+            _errorbars(ax, layers, profile.grad_norm[weight], placement)
+        ax.set(xlabel="layer index l (1 = bottom)", title=f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer")
+    np.atleast_1d(axes)[0].set_ylabel("gradient norm (mean ± sd over seeds)")
+    np.atleast_1d(axes)[0].legend()
+    return fig
+
+
+class ProfilePanels:
+    """The explorer's two panels, redrawn in place: the stream norm per layer, and the W2 gradient norm per layer.
+
+    Parameters
+    ----------
+    ax_stream, ax_grad : matplotlib Axes
+    max_depth : int
+        The largest depth shown; fixes the x-axes.
+    stream_max : float
+        Fixes the stream panel's y-axis.
+    grad_range : (float, float)
+        Fixes the gradient panel's (logarithmic) y-axis.
+    """
+
+    def __init__(self, ax_stream, ax_grad, max_depth: int, stream_max: float, grad_range):
+        self.band = Polygon(np.zeros((4, 2)), closed=True, color=COLOURS["pre"], alpha=0.12, label="Lemma 2 band (pre-norm)")
+        ax_stream.add_patch(self.band)
+        (self.stream,) = ax_stream.plot([], [], "o-", ms=3, lw=2)
+        self.grad_bandfill = Polygon(np.ones((4, 2)), closed=True, alpha=0.2)
+        ax_grad.add_patch(self.grad_bandfill)
+        (self.grad,) = ax_grad.plot([], [], "o-", ms=3, lw=2)
+        ax_stream.set(xlim=(-0.5, max_depth + 0.5), ylim=(0, stream_max), xlabel="layer l", ylabel="$\\|x_l\\|^2 / d$",
+                      title="residual stream after l layers")
+        ax_grad.set(xlim=(0.5, max_depth + 0.5), yscale="log", ylim=grad_range, xlabel="layer index l (1 = bottom)",
+                    ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer (mean ± sd)")
+        ax_stream.legend(loc="upper left")
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [self.band, self.stream, self.grad_bandfill, self.grad]
+
+    def update(self, profile) -> None:
+        """Show one :class:`lnlib.transformer.InitProfile`."""
+        colour = COLOURS[profile.placement]
+        layers = np.arange(profile.depth + 1)
+        self.stream.set_data(layers, profile.stream_sq.mean(axis=0))
+        self.stream.set_color(colour)
+        upper = 1 + 1.5 * layers if profile.placement == "pre" else np.ones_like(layers)
+        lower = 1 + layers / 2 if profile.placement == "pre" else np.ones_like(layers)
+        self.band.set_xy(np.column_stack([np.r_[layers, layers[::-1]], np.r_[lower, upper[::-1]]]))
+        index = np.arange(1, profile.depth + 1)
+        mean, spread = profile.mean("W2"), profile.spread("W2")
+        self.grad.set_data(index, mean)
+        self.grad.set_color(colour)
+        floor = np.maximum(mean - spread, mean / 10)
+        self.grad_bandfill.set_xy(np.column_stack([np.r_[index, index[::-1]], np.r_[floor, (mean + spread)[::-1]]]))
+        self.grad_bandfill.set_color(colour)
+
+
+def profile_figure(profile, *, max_depth: int, stream_max: float, grad_range, managed: bool = True):
+    """The explorer's figure for one profile.
+
+    Returns
+    -------
+    (Figure, ProfilePanels)
+    """
+    fig, (left, right) = new_figure(1, 2, figsize=(8.0, 3.2), managed=managed)
+    panels = ProfilePanels(left, right, max_depth, stream_max, grad_range)
+    panels.update(profile)
+    return fig, panels
+
+
+def profile_companion(grid: dict, depths, width: int):
+    """Small multiples standing in for the explorer: for each depth, the stream norm (top) and the W2 gradient per layer (bottom), both placements.
+
+    Parameters
+    ----------
+    grid : dict
+        ``(placement, depth, width) -> InitProfile``, as from :func:`lnlib.transformer.profile_grid`.
+    depths : sequence of int
+        One column per depth.
+    width : int
+    """
+    fig, axes = new_figure(2, len(depths), figsize=(2.9 * len(depths), 5.0), sharey="row")
+    for column, depth in enumerate(depths):
+        top, bottom = axes[0, column], axes[1, column]
+        for placement in COLOURS:
+            profile = grid[(placement, depth, width)]
+            top.plot(np.arange(depth + 1), profile.stream_sq.mean(axis=0), "o-", ms=3, color=COLOURS[placement], label=LABELS[placement])
+            bottom.errorbar(np.arange(1, depth + 1), profile.mean("W2"), yerr=profile.spread("W2"), color=COLOURS[placement], marker="o", ms=3, capsize=2)
+        top.set(title=f"L = {depth}, d = {width}", xlabel="layer l")
+        bottom.set(xlabel="layer index l", yscale="log")
+    axes[0, 0].set_ylabel("$\\|x_l\\|^2 / d$")
+    axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
+    axes[0, 0].legend(loc="upper left")
+    return fig
+
