@@ -1,0 +1,154 @@
+"""Figures for the chapter "Computing it right: numerics": how wrong each variance algorithm is, and what that does to LayerNorm."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .style import PALETTE, new_figure
+
+__all__ = ["METHOD_STYLE", "ErrorPanels", "error_vs_shift_figure", "output_scatter_figure", "numerics_companion"]
+
+#: Colour, marker and label of each variance algorithm, shared by every figure of the chapter.
+METHOD_STYLE = {
+    "one_pass": {"color": PALETTE["mean"], "marker": "o", "label": "one-pass E[x²] − E[x]²"},
+    "two_pass": {"color": PALETTE["input"], "marker": "s", "label": "two-pass"},
+    "welford": {"color": PALETTE["positive"], "marker": "^", "label": "Welford + Chan merge"},
+}
+#: Where errors are drawn: a floor for exact results, and a ceiling row for inf / NaN.
+ERROR_FLOOR, ERROR_CEILING = 1e-17, 1e4
+SHIFT_LIMITS = (0.8, 1.25e5)
+
+
+def _plottable(errors) -> np.ndarray:
+    """Errors clipped to the axes: exact results at the floor, inf (overflow or NaN) on the ceiling row."""
+    errors = np.asarray(errors, dtype=np.float64)
+    return np.where(np.isinf(errors), ERROR_CEILING, np.clip(errors, ERROR_FLOOR, ERROR_CEILING))
+
+
+def _error_axes(ax, ylabel: str, band: str = "wrong by 100 % or more") -> None:
+    ax.set(xscale="log", yscale="log", xlim=SHIFT_LIMITS, ylim=(ERROR_FLOOR / 3, ERROR_CEILING * 30), xlabel="shift: mean / standard deviation", ylabel=ylabel)
+    ax.axhspan(1.0, ERROR_CEILING / 3, color=PALETTE["highlight"], alpha=0.25, lw=0)
+    ax.axhline(ERROR_CEILING, color=PALETTE["neutral"], lw=0.8, ls=":")
+    ax.text(SHIFT_LIMITS[0] * 1.1, ERROR_CEILING * 2, "inf / NaN", fontsize=8, va="bottom")
+    ax.text(SHIFT_LIMITS[0] * 1.1, 2.0, band, fontsize=8, va="bottom")
+
+
+class ErrorPanels:
+    """Two panels redrawn in place: variance relative error and LayerNorm output error against the shift.
+
+    Each panel has one curve per method (a whole sweep) and one marker per
+    method at the current shift, with a vertical line there. The axes limits
+    are fixed, so an explorer only moves artists.
+    """
+
+    def __init__(self, ax_variance, ax_output):
+        self.curves, self.markers = {}, {}
+        panels = (
+            ("variance_error", ax_variance, "relative error of the variance", "wrong by 100 % or more"),
+            ("output_error", ax_output, "max |y − y_exact| of LayerNorm", "error as large as the output"),
+        )
+        for key, ax, ylabel, band in panels:
+            _error_axes(ax, ylabel, band)
+            for method, style in METHOD_STYLE.items():
+                (self.curves[key, method],) = ax.plot([], [], color=style["color"], lw=1.5, label=style["label"])
+                (self.markers[key, method],) = ax.plot([], [], style["marker"], color=style["color"], ms=9, mec="black")
+        self.cursors = [ax.axvline(1.0, color=PALETTE["neutral"], lw=1, ls="--") for ax in (ax_variance, ax_output)]
+        ax_variance.set_title("the variance")
+        ax_output.set_title("the LayerNorm output (no clamp)")
+        ax_variance.legend(loc="center left", fontsize=8)
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`show_sweep` and :meth:`show_point` change."""
+        return [*self.curves.values(), *self.markers.values(), *self.cursors]
+
+    def show_sweep(self, sweep) -> None:
+        """Draw the curves of an :class:`lnlib.numerics.ErrorSweep`."""
+        for (key, method), line in self.curves.items():
+            line.set_data(sweep.shifts, _plottable(getattr(sweep, key)[method]))
+
+    def show_point(self, shift: float, errors) -> None:
+        """Put the markers at `shift`; `errors` is an :class:`lnlib.numerics.ShiftErrors`, or None to hide them."""
+        for cursor in self.cursors:
+            cursor.set_xdata([shift, shift])
+        for (key, method), marker in self.markers.items():
+            marker.set_data(([shift], _plottable([getattr(errors, key)[method]])) if errors is not None else ([], []))
+
+
+def error_vs_shift_figure(sweeps, guides: dict[str, float]):
+    """Relative error of the variance against the shift, one panel per dtype, with the error laws as guides.
+
+    Parameters
+    ----------
+    sweeps : sequence of lnlib.numerics.ErrorSweep
+        One per dtype (a panel each).
+    guides : dict of str to float
+        The unit roundoff u of each dtype, by name: dashed lines show u·κ²
+        (one-pass) and u·κ (Welford), with κ the shift.
+    """
+    fig, axes = new_figure(1, len(sweeps), figsize=(4.2 * len(sweeps), 3.6), sharey=True)
+    for ax, sweep in zip(np.atleast_1d(axes), sweeps):
+        _error_axes(ax, "relative error of the variance")
+        kappa = np.logspace(0, 5, 50)
+        u = guides[sweep.dtype]
+        ax.plot(kappa, np.clip(u * kappa**2, None, ERROR_CEILING / 3), color=METHOD_STYLE["one_pass"]["color"], ls="--", lw=1, label="u·κ²")
+        ax.plot(kappa, u * kappa, color=METHOD_STYLE["welford"]["color"], ls="--", lw=1, label="u·κ")
+        for method, style in METHOD_STYLE.items():
+            ax.plot(sweep.shifts, _plottable(sweep.variance_error[method]), marker=style["marker"], ms=4, color=style["color"], label=style["label"])
+        ax.set_title(f"{sweep.dtype} (u = {u:.1e})")
+    np.atleast_1d(axes)[0].legend(loc="lower right", fontsize=7)
+    return fig
+
+
+def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
+    """Each method's LayerNorm output against the exact one, one panel per method; NaN outputs are counted in the title.
+
+    Parameters
+    ----------
+    y_exact : ndarray
+        The exact output.
+    outputs : dict of str to ndarray
+        The computed outputs, by method name (keys of :data:`METHOD_STYLE`).
+    title : str
+        The figure's title (the setting).
+    """
+    fig, axes = new_figure(1, len(outputs), figsize=(3.2 * len(outputs), 3.2))
+    finite_all = np.concatenate([np.ravel(y[np.isfinite(y)]) for y in outputs.values()] + [np.ravel(y_exact)])
+    limit = float(np.max(np.abs(finite_all))) * 1.1
+    for ax, (method, y) in zip(np.atleast_1d(axes), outputs.items()):
+        style = METHOD_STYLE[method]
+        ax.plot([-limit, limit], [-limit, limit], color=PALETTE["neutral"], lw=0.8, ls=":")
+        ax.plot(np.ravel(y_exact), np.ravel(y), style["marker"], color=style["color"], ms=3)
+        nan_count = int(np.sum(~np.isfinite(y)))
+        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{nan_count} NaN outputs")
+    np.atleast_1d(axes)[0].set_ylabel("computed output")
+    fig.suptitle(title)
+    return fig
+
+
+def numerics_companion(sweeps, shift: float, points):
+    """Small multiples of the explorer: one column per dtype, both error panels, markers at one shift.
+
+    The static stand-in for :func:`lnlib.widgets.numerics_explorer` on the website.
+
+    Parameters
+    ----------
+    sweeps : sequence of lnlib.numerics.ErrorSweep
+        One per dtype.
+    shift : float
+        Where the markers sit.
+    points : sequence of lnlib.numerics.ShiftErrors or None
+        The errors at `shift` for each dtype (None where the dtype cannot hold the data).
+    """
+    fig, axes = new_figure(2, len(sweeps), figsize=(3.6 * len(sweeps), 6.0), sharex=True, sharey=True)
+    for column, (sweep, point) in enumerate(zip(sweeps, points)):
+        panels = ErrorPanels(axes[0, column], axes[1, column])
+        panels.show_sweep(sweep)
+        panels.show_point(shift, point)
+        axes[0, column].set_title(f"{sweep.dtype}: the variance")
+        axes[1, column].set_title(f"{sweep.dtype}: the output")
+        if column:
+            axes[0, column].get_legend().remove()
+            for ax in axes[:, column]:
+                ax.set_ylabel("")
+    return fig
