@@ -18,6 +18,7 @@ them against finite differences (:func:`numerical_gradient`) and PyTorch.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -25,7 +26,72 @@ import numpy as np
 from .core import layer_norm_steps
 from .validation import as_float_array, as_parameter, normalized_shape
 
-__all__ = ["layer_norm_backward", "layer_norm_jacobian", "numerical_gradient", "relative_error"]
+__all__ = ["BackwardParts", "backward_parts", "layer_norm_backward", "layer_norm_jacobian", "numerical_gradient", "relative_error"]
+
+
+@dataclass(frozen=True)
+class BackwardParts:
+    r"""The pieces of the closed-form backward pass (chapter "Gradients through LayerNorm").
+
+    The input reaches :math:`\hat x` along three paths of the computation graph,
+    and dx is the sum of one term per path:
+    ``dx = direct + through_mean + through_var``, with ``direct = dxhat / s``,
+    ``through_mean = -mean(dxhat) / s`` and ``through_var = -xhat * mean(dxhat * xhat) / s``.
+    Statistics keep the normalized axes with size 1, as in :class:`lnlib.LayerNormSteps`.
+
+    Attributes
+    ----------
+    xhat, std : ndarray
+        From the forward pass; ``std`` is s = sqrt(var + eps).
+    dxhat : ndarray
+        ``gamma * dy``, the gradient with respect to xhat.
+    mean_dxhat, mean_dxhat_xhat : ndarray
+        The two means the closed form subtracts.
+    direct, through_mean, through_var : ndarray
+        The three terms of dx, each of the shape of x.
+    dx, dgamma, dbeta : ndarray
+        As returned by :func:`layer_norm_backward`.
+    """
+
+    xhat: np.ndarray
+    std: np.ndarray
+    dxhat: np.ndarray
+    mean_dxhat: np.ndarray
+    mean_dxhat_xhat: np.ndarray
+    direct: np.ndarray
+    through_mean: np.ndarray
+    through_var: np.ndarray
+    dx: np.ndarray
+    dgamma: np.ndarray
+    dbeta: np.ndarray
+
+
+def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1) -> BackwardParts:
+    """The closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm").
+
+    Parameters, errors and the meaning of the results as in :func:`layer_norm_backward`.
+
+    Returns
+    -------
+    BackwardParts
+    """
+    steps = layer_norm_steps(x, gamma, eps=eps, axis=axis)
+    dy = _as_upstream(dy, steps.x)
+    axes = steps.axes
+    others = tuple(a for a in range(steps.x.ndim) if a not in axes)
+    scale = as_parameter(gamma, "gamma", normalized_shape(steps.x, axes), axes, steps.x.ndim, steps.x.dtype)
+    dxhat = dy if scale is None else dy * scale
+    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
+    mean_dxhat_xhat = (dxhat * steps.xhat).mean(axis=axes, keepdims=True)
+    direct = dxhat / steps.std
+    through_mean = np.broadcast_to(-mean_dxhat / steps.std, steps.x.shape)
+    through_var = -steps.xhat * mean_dxhat_xhat / steps.std
+    return BackwardParts(
+        xhat=steps.xhat, std=steps.std, dxhat=dxhat, mean_dxhat=mean_dxhat, mean_dxhat_xhat=mean_dxhat_xhat,
+        direct=direct, through_mean=through_mean, through_var=through_var,
+        dx=(dxhat - mean_dxhat - steps.xhat * mean_dxhat_xhat) / steps.std,
+        dgamma=(dy * steps.xhat).sum(axis=others), dbeta=dy.sum(axis=others),
+    )
 
 
 def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1):
@@ -68,18 +134,8 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1):
     >>> dbeta
     array([1., 0., 0., 0.])
     """
-    steps = layer_norm_steps(x, gamma, eps=eps, axis=axis)
-    dy = _as_upstream(dy, steps.x)
-    axes = steps.axes
-    others = tuple(a for a in range(steps.x.ndim) if a not in axes)
-    dgamma = (dy * steps.xhat).sum(axis=others)
-    dbeta = dy.sum(axis=others)
-    scale = as_parameter(gamma, "gamma", normalized_shape(steps.x, axes), axes, steps.x.ndim, steps.x.dtype)
-    dxhat = dy if scale is None else dy * scale
-    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
-    mean_dxhat_xhat = (dxhat * steps.xhat).mean(axis=axes, keepdims=True)
-    dx = (dxhat - mean_dxhat - steps.xhat * mean_dxhat_xhat) / steps.std
-    return dx, dgamma, dbeta
+    parts = backward_parts(dy, x, gamma, eps=eps, axis=axis)
+    return parts.dx, parts.dgamma, parts.dbeta
 
 
 def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:

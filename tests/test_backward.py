@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm, layer_norm_steps
-from lnlib.backward import layer_norm_backward, layer_norm_jacobian, numerical_gradient, relative_error
+from lnlib.backward import backward_parts, layer_norm_backward, layer_norm_jacobian, numerical_gradient, relative_error
 
 # (shape, axis): leading batch axes, a tuple of trailing axes, a non-trailing axis, a middle axis
 CASES = [
@@ -227,3 +227,22 @@ def test_relative_error_is_measured_against_the_reference_scale():
     assert relative_error([1.0], [0.0]) == float("inf")
     with pytest.raises(ValueError, match="shapes differ"):
         relative_error([1.0, 2.0], [1.0])
+
+
+@pytest.mark.parametrize("shape, axis", CASES)
+def test_the_three_path_terms_add_up_to_dx_and_match_the_chain_rule(shape, axis):
+    # The three paths from x to xhat, each term written from its own local derivatives:
+    #   direct:  dxhat_j * d(xhat_j)/d(x_j) at fixed mu, var              = dxhat_j / s
+    #   via mu:  (sum_i dxhat_i * (-1/s)) * d(mu)/d(x_j) = ... * (1/H)    = -mean(dxhat) / s
+    #   via var: (sum_i dxhat_i * (x_i - mu) * (-1/2) s^-3) * 2 (x_j - mu) / H
+    x, gamma, _, dy = random_problem(shape, axis, seed=15)
+    parts = backward_parts(dy, x, gamma, eps=1e-2, axis=axis)
+    steps = layer_norm_steps(x, eps=1e-2, axis=axis)
+    axes, size = steps.axes, steps.size
+    centred = x - steps.mean
+    dxhat = dy * broadcast(gamma, x.ndim, axes)
+    dvar = (dxhat * centred).sum(axis=axes, keepdims=True) * -0.5 * steps.std**-3
+    np.testing.assert_allclose(parts.direct, dxhat / steps.std, rtol=1e-12)
+    np.testing.assert_allclose(parts.through_mean, np.broadcast_to(-dxhat.sum(axis=axes, keepdims=True) / steps.std / size, x.shape), rtol=1e-12)
+    np.testing.assert_allclose(parts.through_var, dvar * 2 * centred / size, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(parts.direct + parts.through_mean + parts.through_var, parts.dx, rtol=1e-10, atol=1e-13)
