@@ -1,0 +1,185 @@
+r"""Figures for the chapter "Epsilon": how ε shrinks the output, inside the square root and added to σ.
+
+For an input with (biased) variance :math:`\sigma^2`, the normalized values have
+standard deviation :math:`\sqrt{\sigma^2 / (\sigma^2 + \varepsilon)}` when ε sits inside the
+square root (every framework) and :math:`\sigma / (\sigma + \varepsilon)` when ε is added to σ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .style import PALETTE, new_figure
+
+__all__ = ["std_inside", "std_outside", "OutputBars", "StdCurves", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
+
+#: Fixed ε axis of the curves: 1e-10 to 1.
+EPS_GRID = np.logspace(-10, 0, 241)
+FRAMEWORK_COLOURS = ("mean", "positive", "negative", "highlight")
+
+
+def std_inside(variance, eps):
+    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² + ε))."""
+    return np.sqrt(variance / (variance + eps))
+
+
+def std_outside(variance, eps):
+    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε)."""
+    sigma = np.sqrt(variance)
+    return sigma / (sigma + eps)
+
+
+class OutputBars:
+    """The normalized values of one vector, ε inside the square root against ε added to σ, beside the ε = 0 values.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    size : int
+        H, the number of entries.
+    limit : float
+        Fixed half-height of the value axis (the largest |x̂| reachable, e.g. sqrt(H - 1)).
+    """
+
+    def __init__(self, ax, size: int, limit: float):
+        index = np.arange(1, size + 1)
+        self.inside = ax.bar(index - 0.2, np.zeros(size), width=0.4, color=PALETTE["output"], label="ε inside √ (frameworks)")
+        self.outside = ax.bar(index + 0.2, np.zeros(size), width=0.4, color=PALETTE["reference"], label="ε added to σ")
+        (self.exact,) = ax.plot(index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0")
+        ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
+        ax.set(xlabel="feature index i", ylabel="normalized value $\\hat{x}_i$", xticks=index, ylim=(-1.15 * limit, 1.15 * limit))
+        ax.set_title("the normalized vector, three ways")
+        ax.legend(loc="upper right", fontsize=8)
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [*self.inside, *self.outside, self.exact]
+
+    def update(self, exact, inside, outside) -> None:
+        """Show the normalized values without ε (`exact`), with ε inside the root, and with ε added to σ."""
+        for bars, heights in ((self.inside, inside), (self.outside, outside)):
+            for bar, height in zip(bars, heights):
+                bar.set_height(height)
+        self.exact.set_ydata(exact)
+
+
+class StdCurves:
+    """The output's standard deviation against ε (log scale) for one input variance, both placements of ε.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    framework_eps : dict of str to float, optional
+        Defaults to mark as vertical lines, e.g. ``lnlib.variants.FRAMEWORK_EPS``.
+    """
+
+    def __init__(self, ax, framework_eps=None):
+        (self.inside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["output"], lw=2, label="ε inside √")
+        (self.outside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["reference"], lw=2, ls="--", label="ε added to σ")
+        (self.variance_mark,) = ax.plot([], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²")
+        for (name, eps), colour in zip((framework_eps or {}).items(), FRAMEWORK_COLOURS):
+            ax.axvline(eps, color=PALETTE[colour], lw=1, ls=":")
+            ax.text(eps, 1.0, name, transform=ax.get_xaxis_transform(), fontsize=7, ha="center", va="bottom", color=PALETTE["neutral"])
+        ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12))
+        ax.legend(loc="lower left", fontsize=8)
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [self.inside, self.outside, self.variance_mark]
+
+    def update(self, variance: float) -> None:
+        """Redraw both curves for an input of (biased) variance `variance`."""
+        self.inside.set_ydata(std_inside(variance, EPS_GRID))
+        self.outside.set_ydata(std_outside(variance, EPS_GRID))
+        self.variance_mark.set_data([variance], [std_inside(variance, variance)])
+
+
+class EpsilonMarker:
+    """The current ε on a :class:`StdCurves` panel: a vertical line and the two outputs' standard deviations."""
+
+    def __init__(self, ax):
+        self.line = ax.axvline(1e-5, color=PALETTE["neutral"], lw=1.5)
+        (self.dots,) = ax.plot([1e-5, 1e-5], [1.0, 1.0], "o", color=PALETTE["neutral"], ms=6)
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [self.line, self.dots]
+
+    def update(self, eps: float, std_in: float, std_out: float) -> None:
+        """Move the marker to `eps`, with dots at the two standard deviations."""
+        self.line.set_xdata([eps, eps])
+        self.dots.set_data([eps, eps], [std_in, std_out])
+
+
+def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
+    """The explorer's figure (chapter "Epsilon"): the normalized vector three ways, and the output std against ε.
+
+    Parameters
+    ----------
+    pattern : array_like
+        The direction of the input's spread (its deviations are ``s * pattern``); fixes the bar limits.
+    framework_eps : dict of str to float, optional
+        Framework defaults marked on the ε axis.
+    managed : bool, default True
+        False for a free-standing figure (explorers).
+
+    Returns
+    -------
+    (Figure, OutputBars, StdCurves, EpsilonMarker)
+    """
+    pattern = np.asarray(pattern, dtype=float)
+    centred = pattern - pattern.mean()
+    limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
+    fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.3), managed=managed)
+    bars = OutputBars(left, pattern.size, limit)
+    curves = StdCurves(right, framework_eps)
+    right.set_title("std of the output against ε; black: the current ε", pad=14)
+    return fig, bars, curves, EpsilonMarker(right)
+
+
+def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
+    """Small multiples of :class:`StdCurves`, one per input variance (chapter "Epsilon").
+
+    The static stand-in for :func:`lnlib.widgets.epsilon_explorer` on the website: each
+    panel sweeps ε over ten decades for one input spread, with the framework defaults marked.
+
+    Parameters
+    ----------
+    variances : dict of str to float
+        Title of each panel and the input's (biased) variance σ² it shows.
+    framework_eps : dict of str to float, optional
+        Framework defaults marked on the ε axis.
+    """
+    fig, axes = new_figure(1, len(variances), figsize=(2.9 * len(variances), 3.0), sharey=True)
+    for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
+        StdCurves(ax, framework_eps).update(variance)
+        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=14)
+        ax.set_ylabel("")
+        ax.legend().set_visible(ax is np.atleast_1d(axes)[0])
+    np.atleast_1d(axes)[0].set_ylabel("std of the output $\\hat{x}$")
+    return fig
+
+
+def output_variance_figure(framework_eps: dict[str, float], variances=np.logspace(-10, 2, 241)):
+    """The output variance σ² / (σ² + ε) against the input variance σ², one curve per framework default ε (chapter "Epsilon").
+
+    Parameters
+    ----------
+    framework_eps : dict of str to float
+        Name and ε of each curve, e.g. ``lnlib.variants.FRAMEWORK_EPS``.
+    variances : array_like
+        Input variances to plot (log-spaced).
+    """
+    variances = np.asarray(variances, dtype=float)
+    fig, ax = new_figure(figsize=(6.4, 3.2))
+    for (name, eps), colour in zip(framework_eps.items(), FRAMEWORK_COLOURS):
+        ax.semilogx(variances, variances / (variances + eps), color=PALETTE[colour], lw=2, label=f"{name}, ε = {eps:g}")
+        ax.plot([eps], [0.5], "o", color=PALETTE[colour])
+    ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
+    ax.set(xlabel="input variance σ² (log scale)", ylabel="output variance σ² / (σ² + ε)",
+           title="LayerNorm's output variance is 1 only when σ² ≫ ε (dots: σ² = ε gives 1/2)")
+    ax.legend(loc="upper left")
+    return fig

@@ -1,0 +1,121 @@
+"""The explorers of the chapters "The variance" and "Epsilon" show the right numbers, and their figures draw them.
+
+Expected values come from hand arithmetic (written out) or from a second formula.
+"""
+
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+
+from lnlib.plots.epsilon import epsilon_companion, output_variance_figure, std_inside, std_outside
+from lnlib.plots.variance import bessel_figure, variance_companion, variance_figure
+from lnlib.variants import FRAMEWORK_EPS
+from lnlib.widgets import epsilon_explorer, variance_explorer
+
+matplotlib.use("Agg")
+
+
+# --- the variance explorer ------------------------------------------------------------------
+
+
+def test_variance_explorer_shows_the_documents_example():
+    explorer = variance_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    # squares 2.25, 0.25, 0.25, 2.25; sum 5; 5 / 4 = 1.25; sqrt(1.25) = 1.118...
+    np.testing.assert_allclose(explorer.result["squares"], [2.25, 0.25, 0.25, 2.25])
+    assert explorer.result["variance"] == pytest.approx(1.25)
+    assert explorer.result["std"] == pytest.approx(math.sqrt(1.25))
+    assert "<b>1.25</b>" in explorer.readout.value and "<b>1.118</b>" in explorer.readout.value
+
+
+def test_variance_explorer_divisor_switches_to_h_minus_one():
+    explorer = variance_explorer(values=[1.0, 0.0, 0.0, 0.0])
+    assert explorer.result["variance"] == pytest.approx(0.75 / 4)  # squares sum to 3/4 (see test_variants)
+    explorer.controls["divisor"].value = True
+    assert explorer.result["variance"] == pytest.approx(0.75 / 3)
+    assert "s² = sum / 3" in explorer.readout.value
+
+
+def test_variance_explorer_squares_are_drawn_with_the_deviations_as_sides():
+    explorer = variance_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    explorer.controls["x4"].value = 5.0  # mean 2.75, deviations -1.75, -0.75, 0.25, 2.25
+    _, squares = explorer.panels
+    sides = [square.get_width() for square in squares.squares]
+    np.testing.assert_allclose(sides, [1.75, 0.75, 0.25, 2.25])
+    assert [s.get_height() for s in squares.squares] == pytest.approx(sides)
+    # the dashed square's area is the mean of the areas: (3.0625 + 0.5625 + 0.0625 + 5.0625) / 4 = 2.1875
+    assert squares.average.get_width() ** 2 == pytest.approx(2.1875)
+
+
+def test_variance_explorer_notes_a_constant_vector():
+    explorer = variance_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    for name in ("x1", "x2", "x3", "x4"):
+        explorer.controls[name].value = 3.0
+    assert "All entries are equal" in explorer.note.value
+    assert explorer.result["variance"] == 0.0
+
+
+@pytest.mark.parametrize(("values", "kwargs"), [([1.0], {}), (list(range(9)), {"high": 10.0}), ([1.0, 20.0], {}), ([1.0, 2.0], {"low": 3.0, "high": 3.0})])
+def test_variance_explorer_refuses_bad_arguments(values, kwargs):
+    with pytest.raises(ValueError, match="variance_explorer|starting values"):
+        variance_explorer(values=values, **kwargs)
+
+
+# --- the epsilon explorer -------------------------------------------------------------------
+
+
+def test_epsilon_explorer_default_is_the_near_constant_input():
+    explorer = epsilon_explorer()
+    np.testing.assert_allclose(explorer.result["x"], [1.0, 1.001, 0.999, 1.0])
+    # deviations 0, 1e-3, -1e-3, 0: variance 2e-6 / 4 = 5e-7, smaller than eps = 1e-5
+    assert explorer.result["variance"] == pytest.approx(5e-7, rel=1e-9)
+    assert explorer.result["output_variance"] == pytest.approx(5e-7 / (5e-7 + 1e-5), rel=1e-6)
+    assert explorer.result["std_outside"] == pytest.approx(math.sqrt(5e-7) / (math.sqrt(5e-7) + 1e-5), rel=1e-6)
+    assert "ε ≥ σ²" in explorer.note.value
+
+
+def test_epsilon_explorer_large_spread_is_standardized():
+    explorer = epsilon_explorer(eps=1e-5, spread=1.0)
+    # variance 2 / 4 = 0.5, so the output variance is 0.5 / 0.50001
+    assert explorer.result["output_variance"] == pytest.approx(0.5 / 0.50001, rel=1e-9)
+    np.testing.assert_allclose(explorer.result["exact"], [0.0, math.sqrt(2), -math.sqrt(2), 0.0], atol=1e-12)
+    assert explorer.note.value == ""
+
+
+def test_epsilon_explorer_eps_slider_moves_the_outputs():
+    explorer = epsilon_explorer(eps=1e-10, spread=1e-3)
+    small = explorer.result["inside"].copy()
+    explorer.controls["eps"].value = 1e-2
+    assert np.all(np.abs(explorer.result["inside"]) <= np.abs(small))
+    assert explorer.marker.line.get_xdata()[0] == pytest.approx(1e-2)
+
+
+@pytest.mark.parametrize("kwargs", [{"eps": 0.0}, {"eps": 2.0}, {"spread": 0.0}, {"spread": 100.0}])
+def test_epsilon_explorer_refuses_out_of_range_starts(kwargs):
+    with pytest.raises(ValueError, match="epsilon_explorer"):
+        epsilon_explorer(**kwargs)
+
+
+# --- figures ---------------------------------------------------------------------------------
+
+
+def test_std_formulas_agree_with_their_definitions():
+    # sigma^2 = eps: inside gives sqrt(1/2); sigma = eps: outside gives 1/2
+    assert std_inside(1e-4, 1e-4) == pytest.approx(math.sqrt(0.5))
+    assert std_outside(1e-4, 1e-2) == pytest.approx(0.5)
+
+
+def test_figures_are_built_with_labelled_axes():
+    figures = [
+        variance_figure([1.0, 2.0, 3.0, 4.0])[0],
+        variance_companion({"a": [1, 2, 3, 4], "b": [0, 0, 0, 4], "c": [5, 6, 7, 8]}),
+        bessel_figure(np.arange(2, 100)),
+        epsilon_companion({"wide": 0.5, "narrow": 5e-7}, framework_eps=FRAMEWORK_EPS),
+        output_variance_figure(FRAMEWORK_EPS),
+    ]
+    for figure in figures:
+        for ax in figure.axes:
+            if ax.get_visible():
+                assert ax.get_xlabel(), "an axis without an x label"
+        matplotlib.pyplot.close(figure)
