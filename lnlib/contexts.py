@@ -1,0 +1,140 @@
+"""Where LayerNorm's input comes from, and which of its elements share one mean and variance.
+
+A feed-forward layer hands LayerNorm a ``(batch, features)`` array, a recurrent
+layer a ``(batch, hidden)`` array at every time step, and a transformer a
+``(batch, sequence, hidden)`` array. The normalization decides which axes a
+mean and variance are taken *over*; every other index gets its own pair of
+statistics. :func:`statistic_groups` labels each element by the slice it
+shares statistics with, which is what the chapter "The input x" colours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validation import normalized_axes
+
+__all__ = ["Context", "CONTEXTS", "NORMALIZATIONS", "reduction_axes", "statistic_groups"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """A layer that feeds LayerNorm, with the names of its input's axes (chapter "The input x").
+
+    Attributes
+    ----------
+    name : str
+        "feed-forward", "recurrent" or "transformer".
+    axis_names : tuple of str
+        One name per axis of the input, e.g. ``("batch", "sequence", "hidden")``.
+    source : str
+        What x is in that layer, in a few words.
+    """
+
+    name: str
+    axis_names: tuple[str, ...]
+    source: str
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes of the input."""
+        return len(self.axis_names)
+
+
+#: The three contexts of the source documents, by name.
+CONTEXTS = {
+    "feed-forward": Context("feed-forward", ("batch", "features"), "x = W h + b, one vector per sample"),
+    "recurrent": Context("recurrent", ("batch", "hidden"), "the summed inputs of the hidden state at one time step"),
+    "transformer": Context("transformer", ("batch", "sequence", "hidden"), "the residual stream, one vector per token"),
+}
+
+#: The normalizations the chapter compares, by name: what each reduces over.
+NORMALIZATIONS = {
+    "LayerNorm": "the last axis (axis=-1)",
+    "LayerNorm over the last two axes": "the last two axes (axis=(-2, -1))",
+    "BatchNorm": "every axis but the last",
+}
+
+
+def reduction_axes(normalization: str, ndim: int) -> tuple[int, ...]:
+    """The axes `normalization` takes its mean and variance over, for an input of `ndim` axes (chapter "The input x").
+
+    Parameters
+    ----------
+    normalization : str
+        A key of :data:`NORMALIZATIONS`.
+    ndim : int
+        The number of axes of the input, at least 2 (a batch of vectors).
+
+    Returns
+    -------
+    tuple of int
+        Non-negative, sorted: ``(ndim - 1,)`` for LayerNorm, ``(ndim - 2, ndim - 1)``
+        for LayerNorm over the last two axes, ``(0, ..., ndim - 2)`` for BatchNorm.
+
+    Raises
+    ------
+    ValueError
+        For an unknown normalization or fewer than 2 axes.
+
+    Examples
+    --------
+    >>> reduction_axes("LayerNorm", 3), reduction_axes("BatchNorm", 3)
+    ((2,), (0, 1))
+    """
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {sorted(NORMALIZATIONS)}; got {normalization!r}.")
+    if ndim < 2:
+        raise ValueError(f"the input needs at least 2 axes (a batch of vectors); got {ndim}.")
+    if normalization == "LayerNorm":
+        return (ndim - 1,)
+    if normalization == "BatchNorm":
+        return tuple(range(ndim - 1))
+    return (ndim - 2, ndim - 1)
+
+
+def statistic_groups(shape, axis) -> np.ndarray:
+    """Label every element of an array of `shape` by the slice whose mean and variance it shares (chapter "The input x").
+
+    Elements that differ only along the reduced `axis` share one mean and one
+    variance; elements that differ along any other axis do not. The labels run
+    0, 1, 2, ... in C order over the kept axes.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The input's shape; every size at least 1.
+    axis : int or tuple of int
+        The axes the statistics are taken over, as in :func:`lnlib.layer_norm`.
+
+    Returns
+    -------
+    ndarray of int, of `shape`
+        ``groups.max() + 1`` is the number of means computed; each label occurs
+        ``prod(shape[a] for a in axis)`` times.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad `axis` (as :func:`lnlib.validation.normalized_axes`) or a size below 1.
+
+    Examples
+    --------
+    >>> statistic_groups((2, 3), -1)
+    array([[0, 0, 0],
+           [1, 1, 1]])
+    >>> statistic_groups((2, 3), 0)
+    array([[0, 1, 2],
+           [0, 1, 2]])
+    """
+    shape = tuple(int(n) for n in shape)
+    if not shape or min(shape) < 1:
+        raise ValueError(f"shape must be a non-empty tuple of sizes >= 1; got {shape}.")
+    axes = normalized_axes(axis, len(shape))
+    kept = [a for a in range(len(shape)) if a not in axes]
+    index = np.indices(shape)
+    if not kept:
+        return np.zeros(shape, dtype=int)
+    return np.ravel_multi_index(tuple(index[a] for a in kept), tuple(shape[a] for a in kept))

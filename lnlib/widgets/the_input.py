@@ -1,0 +1,111 @@
+"""The explorer of the chapter "The input x": pick a context, a shape and a normalization; see which elements share statistics."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..contexts import CONTEXTS, NORMALIZATIONS, reduction_axes, statistic_groups
+from ..plots.render import FastRenderer
+from ..plots.style import new_figure
+from ..plots.the_input import GroupsPanel
+from .base import Explorer
+
+__all__ = ["input_explorer"]
+
+
+def _int_slider(description: str, value: int, low: int, high: int) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=low, max=high, description=description, continuous_update=True,
+                             style={"description_width": "initial"}, layout=widgets.Layout(width="260px"))
+
+
+def _dropdown(description: str, options, value: str) -> widgets.Dropdown:
+    return widgets.Dropdown(options=list(options), value=value, description=description, style={"description_width": "initial"})
+
+
+def _pytorch_call(normalization: str, shape: tuple[int, ...]) -> str:
+    """The PyTorch module that computes the same statistics."""
+    if normalization == "LayerNorm":
+        return f"nn.LayerNorm({shape[-1]})"
+    if normalization == "BatchNorm":
+        return f"nn.BatchNorm1d({shape[-1]})" + (" on x.transpose(1, 2)" if len(shape) == 3 else "")
+    return f"nn.LayerNorm({shape[-2:]})"
+
+
+def _note(normalization: str, shape: tuple[int, ...], group_size: int) -> str:
+    if group_size == 1:
+        return ("Each mean is taken over a single value, so every variance is 0 and the normalized output is all zeros: "
+                "nothing is left to learn from (PyTorch's BatchNorm refuses a batch of one in training).")
+    if normalization == "LayerNorm over the last two axes" and len(shape) == 2:
+        return ("In a 2-D input the last two axes include the batch: every sample shares one mean, so a sample's output "
+                "depends on the others. That is not LayerNorm any more.")
+    return ""
+
+
+class InputExplorer(Explorer):
+    """Choose where x comes from and its shape; the squares that share one mean and variance get one colour."""
+
+    def __init__(self, context: str, normalization: str, batch: int, length: int, features: int):
+        controls = {
+            "context": _dropdown("context", CONTEXTS, context),
+            "normalization": _dropdown("normalization", NORMALIZATIONS, normalization),
+            "batch": _int_slider("batch B", batch, 1, 4),
+            "length": _int_slider("sequence length T (transformer)", length, 1, 5),
+            "features": _int_slider("features / hidden H", features, 1, 8),
+        }
+        figure, ax = new_figure(figsize=(8.5, 2.8), managed=False)
+        self.panel = GroupsPanel(ax)
+        super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
+
+    def compute(self, context, normalization, batch, length, features):
+        ctx = CONTEXTS[context]
+        shape = (batch, length, features) if ctx.ndim == 3 else (batch, features)
+        axes = reduction_axes(normalization, len(shape))
+        groups = statistic_groups(shape, axes)
+        count = int(groups.max()) + 1
+        size = groups.size // count
+        over = ", ".join(ctx.axis_names[a] for a in axes)
+        self.panel.update(groups, ctx.axis_names, f"{context}: x of shape {shape}, {normalization}")
+        unused = "" if ctx.ndim == 3 else f" (T = {length} is unused: a {context} layer gives one vector per sample)"
+        readout = (
+            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}.<br>"
+            f"{normalization} averages over <b>{over}</b> (axis={axes if len(axes) > 1 else axes[0]}): "
+            f"<b>{count}</b> mean(s) and variance(s), each over <b>{size}</b> values. PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
+        )
+        return readout, _note(normalization, shape, size), {"shape": shape, "axes": axes, "groups": groups, "count": count, "size": size}
+
+
+def input_explorer(context: str = "transformer", normalization: str = "LayerNorm", *, batch: int = 2, length: int = 3,
+                   features: int = 4) -> InputExplorer:
+    """Explorer for the chapter "The input x": context, normalization and shape; the statistic groups in colour.
+
+    Parameters
+    ----------
+    context : str, default "transformer"
+        A key of :data:`lnlib.contexts.CONTEXTS`.
+    normalization : str, default "LayerNorm"
+        A key of :data:`lnlib.contexts.NORMALIZATIONS`.
+    batch : int, default 2
+        1 to 4 samples.
+    length : int, default 3
+        1 to 5 tokens (used by the transformer context).
+    features : int, default 4
+        1 to 8 features (hidden units).
+
+    Returns
+    -------
+    InputExplorer
+        An ``ipywidgets.VBox``; its ``controls`` are ``context``, ``normalization``, ``batch``, ``length``, ``features``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown context or normalization, or a size outside its slider's range.
+    """
+    if context not in CONTEXTS:
+        raise ValueError(f"context must be one of {list(CONTEXTS)}; got {context!r}.")
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {list(NORMALIZATIONS)}; got {normalization!r}.")
+    for name, value, high in (("batch", batch, 4), ("length", length, 5), ("features", features, 8)):
+        if not (isinstance(value, int) and 1 <= value <= high):
+            raise ValueError(f"{name} must be an int from 1 to {high}; got {value!r}.")
+    return InputExplorer(context, normalization, batch, length, features)
