@@ -42,6 +42,7 @@ __all__ = [
     "instance_norm",
     "normalize",
     "rms_norm",
+    "axis_ids",
     "statistic_ids",
 ]
 
@@ -339,6 +340,26 @@ def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarr
     raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
 
 
+def axis_ids(shape, axes) -> np.ndarray:
+    """Label every entry of a tensor of `shape` with the statistics set it belongs to when `axes` share statistics.
+
+    Entries share a set exactly when they agree on every axis *not* in `axes`;
+    the label is that index, flattened. For a (batch, sequence, hidden) tensor,
+    ``axes=-1`` gives layer norm's sets (one per token) and ``axes=(0, 1)``
+    batch norm's (one per hidden feature): the chapter "LayerNorm and its family" draws both.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an axis that is not an int or is out of range.
+    """
+    shape = tuple(int(s) for s in shape)
+    kept = _other_axes(normalized_axes(axes, len(shape)), len(shape))
+    index = np.indices(shape)
+    kept_shape = tuple(shape[a] for a in kept)
+    return np.ravel_multi_index(tuple(index[a] for a in kept), kept_shape) if kept else np.zeros(shape, dtype=int)
+
+
 def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
     """Label every entry of an (N, C, *spatial) tensor with the statistics set it belongs to.
 
@@ -366,15 +387,16 @@ def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
     shape = tuple(int(s) for s in shape)
     if len(shape) < 2:
         raise ValueError(f"statistic_ids expects a shape (N, C, *spatial); got {shape}.")
-    n, c = np.indices(shape)[:2]
     if method == "batch":
-        return c
+        return axis_ids(shape, (0, *range(2, len(shape))))
     if method in ("layer", "rms"):
-        return n
+        return axis_ids(shape, tuple(range(1, len(shape))))
     if method == "instance":
+        n, c = np.indices(shape)[:2]
         return n * shape[1] + c
     if method == "group":
         if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1 or shape[1] % groups:
             raise ValueError(f"groups must divide the number of channels C = {shape[1]}; got {groups!r}.")
+        n, c = np.indices(shape)[:2]
         return n * groups + c // (shape[1] // groups)
     raise ValueError(f"method must be one of {METHODS}; got {method!r}.")

@@ -5,7 +5,7 @@ import pytest
 
 from lnlib import layer_norm
 from lnlib.batch_dependence import batch_effects
-from lnlib.norms import RunningStats, batch_norm, group_norm, instance_norm, normalize, rms_norm, statistic_ids
+from lnlib.norms import RunningStats, axis_ids, batch_norm, group_norm, instance_norm, normalize, rms_norm, statistic_ids
 
 
 def standardize_by_loops(x, ids, eps):
@@ -171,3 +171,11 @@ def test_rms_norm_matches_torch(torch):
         module.weight.copy_(torch.from_numpy(gamma))
         theirs = module(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(rms_norm(x, gamma), theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_axis_ids_for_a_sequence_tensor():
+    # (batch, sequence, hidden): layer norm's sets are tokens, batch norm's are hidden features
+    x = np.random.default_rng(6).normal(size=(2, 3, 4))
+    np.testing.assert_allclose(layer_norm(x), standardize_by_loops(x, axis_ids(x.shape, -1), 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(batch_norm(x, axis=(0, 1)), standardize_by_loops(x, axis_ids(x.shape, (0, 1)), 1e-5), rtol=1e-12)
+    assert len(np.unique(axis_ids(x.shape, -1))) == 2 * 3 and len(np.unique(axis_ids(x.shape, (0, 1)))) == 4
