@@ -1,0 +1,172 @@
+"""Figures for the chapter "The complete examples": the computation diagram, the steps of an example, and a distribution before and after."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import Rectangle
+
+from ..core import layer_norm_steps
+from .style import PALETTE, new_figure
+
+__all__ = ["STEP_TITLES", "computation_diagram", "StepPanels", "steps_figure", "steps_companion", "before_after_figure"]
+
+#: The panels of a step-by-step figure: the input, then the documents' four steps.
+STEP_TITLES = ("input x", "1. mean μ (dashed)", "2. (x − μ)², mean σ²", "3. normalize x̂", "4. scale, shift y")
+
+# The computation graph: node -> (x, y, label), left to right in the order of computation.
+_NODES = {
+    "x": (0.0, 1, "input x"),
+    "mean": (1.2, 2, "mean\nμ = mean(x)"),
+    "centre": (2.4, 1, "subtract\nx − μ"),
+    "var": (3.7, 2, "variance\nσ² = mean((x − μ)²)"),
+    "eps": (5.0, 2, "add ε\nσ² + ε"),
+    "sqrt": (6.2, 2, "square root\n√(σ² + ε)"),
+    "divide": (7.5, 1, "divide\nx̂ = (x − μ) / √(σ² + ε)"),
+    "scale": (9.0, 1, "scale\nγ ⊙ x̂"),
+    "shift": (10.3, 1, "shift\ny = γ ⊙ x̂ + β"),
+}
+_EDGES = [("x", "mean"), ("x", "centre"), ("mean", "centre"), ("centre", "var"), ("var", "eps"), ("eps", "sqrt"),
+          ("centre", "divide"), ("sqrt", "divide"), ("divide", "scale"), ("scale", "shift")]
+_PARAMETERS = {"scale": "γ (per feature)", "shift": "β (per feature)", "eps": "ε (a constant)"}
+
+
+def computation_diagram(values: dict | None = None):
+    """The whole LayerNorm computation as a graph of boxes and arrows (chapter "The complete examples").
+
+    Drawn with matplotlib, so the website needs no diagram service. The
+    variance box takes the *centred* values x − μ: the variance needs the mean.
+
+    Parameters
+    ----------
+    values : dict of str to str, optional
+        Text added under a node's label (keys: ``x, mean, centre, var, eps, sqrt, divide, scale, shift``),
+        e.g. the numbers of one worked example.
+    """
+    values = values or {}
+    fig, ax = new_figure(figsize=(11.0, 3.4))
+    ax.set(xlim=(-0.7, 11.0), ylim=(0.4, 3.0))
+    ax.axis("off")
+    boxes = {}
+    for name, (col, row, label) in _NODES.items():
+        text = label + (f"\n{values[name]}" if name in values else "")
+        colour = PALETTE["output"] if name in ("scale", "shift") else PALETTE["reference"]
+        boxes[name] = ax.text(col, row, text, ha="center", va="center", fontsize=8, zorder=3,
+                              bbox={"boxstyle": "round,pad=0.4", "facecolor": colour, "alpha": 0.35, "edgecolor": PALETTE["neutral"]})
+    arrow = {"arrowstyle": "-|>", "mutation_scale": 12, "shrinkA": 2, "shrinkB": 2}
+    for name, label in _PARAMETERS.items():
+        col, row, _ = _NODES[name]
+        source = ax.text(col, row + 0.7, label, ha="center", va="center", fontsize=8, color=PALETTE["mean"])
+        ax.annotate("", xy=(col, row), xytext=(col, row + 0.7),
+                    arrowprops=arrow | {"color": PALETTE["mean"], "patchA": None, "patchB": boxes[name].get_bbox_patch()})
+        source.set_zorder(3)
+    for start, end in _EDGES:
+        (c0, r0, _), (c1, r1, _) = _NODES[start], _NODES[end]
+        ax.annotate("", xy=(c1, r1), xytext=(c0, r0),
+                    arrowprops=arrow | {"color": PALETTE["neutral"], "patchA": boxes[start].get_bbox_patch(), "patchB": boxes[end].get_bbox_patch()})
+    ax.set_title("LayerNorm, one vector at a time: blue boxes are fixed arithmetic, orange boxes use the learned parameters")
+    return fig
+
+
+class StepPanels:
+    """One row of five panels, the input and the documents' four steps, each shown or hidden by :meth:`show`.
+
+    Every sample (row of the input) is drawn as dots over the feature index,
+    one colour per sample (blue, then green), with its mean, its variance or
+    the zero line as a dashed line (vermillion, then purple) where the step
+    has one. The axes limits are fixed per example, so stepping
+    through only toggles artists.
+
+    Parameters
+    ----------
+    axes : sequence of 5 matplotlib Axes
+    x : array_like, shape (H,) or (S, H)
+        The example: one vector or a batch of S samples.
+    gamma, beta : array_like, optional
+        Per-feature parameters (default 1 and 0, the initialisation).
+    eps : float, default 1e-5
+    """
+
+    def __init__(self, axes, x, gamma=None, beta=None, *, eps: float = 1e-5):
+        self.steps = layer_norm_steps(np.atleast_2d(x), gamma, beta, eps=eps)
+        s = self.steps
+        marker = {"ms": 7} if s.size <= 16 else {"ms": 2}
+        index = np.arange(1, s.size + 1)
+        layers = [s.x, s.x, (s.x - s.mean) ** 2, s.xhat, s.y]
+        guides = [None, s.mean, s.var, np.zeros_like(s.mean), None]
+        self.panels: list[list] = []
+        for ax, title, values, guide in zip(axes, STEP_TITLES, layers, guides):
+            artists = []
+            for row, colour, guide_colour in zip(range(values.shape[0]), (PALETTE["input"], PALETTE["positive"]), (PALETTE["mean"], PALETTE["negative"])):
+                artists += ax.plot(index, values[row], "o", color=colour, **marker)
+                if guide is not None:
+                    artists.append(ax.axhline(guide[row, 0], color=guide_colour, lw=2, ls="--", zorder=4))
+            ax.set(title=title, xlabel="feature i")
+            if s.size <= 16:
+                ax.set_xticks(index)
+            ax.margins(y=0.15)
+            self.panels.append(artists)
+        axes[0].set_ylabel("value")
+        self.frame = Rectangle((0, 0), 1, 1, fill=False, edgecolor=PALETTE["output"], lw=3, transform=axes[0].transAxes, clip_on=False, in_layout=False)
+        axes[0].add_artist(self.frame)
+        self.axes = axes
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`show` changes."""
+        return [a for panel in self.panels for a in panel] + [self.frame]
+
+    def show(self, step: int) -> None:
+        """Show the panels up to `step` (0 = the input only, 4 = all), and frame the current one."""
+        for number, panel in enumerate(self.panels):
+            for artist in panel:
+                artist.set_visible(number <= step)
+        self.frame.set_transform(self.axes[step].transAxes)
+
+
+def steps_figure(x, gamma=None, beta=None, *, eps: float = 1e-5, step: int = 4, managed: bool = True):
+    """The input and the four steps of LayerNorm for one example, revealed up to `step`.
+
+    Returns
+    -------
+    (Figure, StepPanels)
+    """
+    fig, axes = new_figure(1, 5, figsize=(10.0, 2.6), managed=managed)
+    panels = StepPanels(axes, x, gamma, beta, eps=eps)
+    panels.show(step)
+    return fig, panels
+
+
+def steps_companion(examples: dict):
+    """Every step of every example, one row per example: the static stand-in for
+    :func:`lnlib.widgets.complete_examples_explorer` on the website.
+
+    Parameters
+    ----------
+    examples : dict of str to array_like
+        Row label and input (one vector or a batch).
+    """
+    fig, axes = new_figure(len(examples), 5, figsize=(10.0, 2.4 * len(examples)))
+    for row, (label, x) in zip(np.atleast_2d(axes), examples.items()):
+        panels = StepPanels(row, x)
+        panels.frame.set_visible(False)
+        row[0].set_ylabel(f"{label}\nvalue")
+    return fig
+
+
+def before_after_figure(x, y, *, bins: int = 40):
+    """Histograms of a vector's entries before and after LayerNorm, with mean and standard deviation marked.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (H,)
+        The input and the output.
+    """
+    fig, axes = new_figure(1, 2, figsize=(8.0, 3.0))
+    for ax, values, colour, title in zip(axes, (np.asarray(x), np.asarray(y)), (PALETTE["input"], PALETTE["output"]), ("before: x", "after: y = LayerNorm(x)")):
+        mu, sd = values.mean(), values.std()
+        ax.hist(values, bins=bins, color=colour, alpha=0.85)
+        ax.axvline(mu, color=PALETTE["neutral"], lw=2, label=f"mean {round(mu, 3) + 0.0:.3f}")  # + 0.0 turns a rounded -0.0 into 0.0
+        ax.axvspan(mu - sd, mu + sd, color=PALETTE["reference"], alpha=0.2, label=f"± std {sd:.3f}")
+        ax.set(title=title, xlabel="value of an entry", ylabel="number of entries")
+        ax.legend(loc="upper right", fontsize=8)
+    return fig

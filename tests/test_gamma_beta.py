@@ -1,0 +1,145 @@
+"""Chapter "Scale γ and shift β": lnlib.affine and the gamma_beta explorer, checked by hand, by sympy and against PyTorch."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from lnlib import layer_norm
+from lnlib.affine import best_shared_scale_shift, gpt2_parameter_counts, identity_parameters, train_scale_shift
+from lnlib.widgets import gamma_beta_explorer
+from lnlib.worked_examples import documents_embedding
+
+# --- undoing the normalization ---------------------------------------------------------------
+
+
+def test_identity_parameters_give_back_the_input_by_hand():
+    # [2, 4, 6, 8]: mean 5, variance (9 + 1 + 1 + 9) / 4 = 5, so gamma = sqrt(5 + eps), beta = 5.
+    gamma, beta = identity_parameters([2.0, 4.0, 6.0, 8.0], eps=1e-5)
+    np.testing.assert_allclose(gamma, np.full(4, np.sqrt(5.00001)), rtol=1e-15)
+    np.testing.assert_allclose(beta, np.full(4, 5.0), rtol=1e-15)
+    np.testing.assert_allclose(layer_norm([2.0, 4.0, 6.0, 8.0], gamma, beta), [2.0, 4.0, 6.0, 8.0], rtol=1e-14)
+
+
+def test_identity_needs_the_epsilon_inside_the_root_sympy():
+    x, mu, var, eps = sp.symbols("x mu sigma2 epsilon", positive=True)
+    xhat = (x - mu) / sp.sqrt(var + eps)
+    assert sp.simplify(sp.sqrt(var + eps) * xhat + mu - x) == 0
+    miss = sp.simplify(sp.sqrt(var) * xhat + mu - x)
+    assert miss != 0 and sp.simplify(miss.subs(eps, 0)) == 0
+
+
+def test_gamma_equal_sigma_misses_by_the_factor_sigma_over_root():
+    x = np.array([2.0, 4.0, 6.0, 8.0])
+    y = layer_norm(x, np.full(4, np.sqrt(5.0)), np.full(4, 5.0), eps=1e-5)
+    np.testing.assert_allclose(y - 5.0, (x - 5.0) * np.sqrt(5.0) / np.sqrt(5.00001), rtol=1e-14)
+
+
+def test_identity_parameters_refuse_a_batch():
+    with pytest.raises(ValueError, match="one vector"):
+        identity_parameters([[1.0, 2.0], [3.0, 5.0]])
+
+
+# --- per-slot parameters cannot learn anything per sample -------------------------------------
+
+
+def _data(seed=0, n=256):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4)) * rng.uniform(0.5, 3, size=(n, 1)) + rng.normal(size=(n, 1))
+    xhat = layer_norm(x)
+    gamma, beta = np.array([2.0, 0.5, 1.0, -1.0]), np.array([1.0, -1.0, 0.0, 0.5])
+    return xhat, xhat * gamma + beta, gamma, beta
+
+
+def test_per_feature_parameters_learn_the_target():
+    xhat, target, gamma, beta = _data()
+    fit = train_scale_shift(xhat, target, per="feature")
+    np.testing.assert_allclose(fit.gamma, gamma, atol=1e-6)
+    np.testing.assert_allclose(fit.beta, beta, atol=1e-6)
+    assert fit.final_loss < 1e-10
+
+
+def test_per_slot_parameters_all_drift_to_the_best_shared_pair():
+    xhat, target, _, _ = _data()
+    fit = train_scale_shift(xhat, target, per="slot", batch_size=8)
+    g, b = best_shared_scale_shift(xhat, target)
+    assert fit.gamma.shape == (8,)
+    np.testing.assert_allclose(fit.gamma, g, atol=0.08)
+    np.testing.assert_allclose(fit.beta, b, atol=0.08)
+    best_loss = np.mean((g * xhat + b - target) ** 2)
+    assert fit.final_loss > 0.9 * best_loss > 0.5
+
+
+def test_best_shared_pair_is_numpy_polyfit():
+    xhat, target, _, _ = _data(seed=3)
+    slope, intercept = np.polyfit(xhat.ravel(), target.ravel(), 1)
+    np.testing.assert_allclose(best_shared_scale_shift(xhat, target), (slope, intercept), rtol=1e-10)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"per": "sample"}, "per must be"), ({"batch_size": 0}, "positive integer"), ({"batch_size": 300}, "at most")])
+def test_train_scale_shift_refuses_bad_settings(kwargs, match):
+    xhat, target, _, _ = _data()
+    with pytest.raises(ValueError, match=match):
+        train_scale_shift(xhat, target, **kwargs)
+
+
+# --- how many parameters -----------------------------------------------------------------------
+
+
+def test_gpt2_small_layer_norm_count_by_hand():
+    counts = gpt2_parameter_counts()
+    # 12 blocks with ln_1 and ln_2, plus ln_f: 25 LayerNorms of 768 weights and 768 biases.
+    assert counts["layer_norms"] == 25
+    assert counts["layer_norm"] == 25 * (768 + 768) == 38_400
+
+
+def test_gpt2_small_total_matches_torch_modules(torch):
+    nn, meta = torch.nn, {"device": "meta"}  # shapes only: no memory for 124M numbers
+    d, layers = 768, 12
+
+    def block():
+        return nn.Sequential(nn.LayerNorm(d, **meta), nn.Linear(d, 3 * d, **meta), nn.Linear(d, d, **meta),
+                             nn.LayerNorm(d, **meta), nn.Linear(d, 4 * d, **meta), nn.Linear(4 * d, d, **meta))
+
+    model = nn.ModuleList([nn.Embedding(50257, d, **meta), nn.Embedding(1024, d, **meta), nn.LayerNorm(d, **meta)] + [block() for _ in range(layers)])
+    total = sum(p.numel() for p in model.parameters())
+    norms = sum(p.numel() for m in model.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters())
+    counts = gpt2_parameter_counts()
+    assert counts["total"] == total
+    assert counts["layer_norm"] == norms
+
+
+def test_gpt2_counts_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="d_model must be a positive integer"):
+        gpt2_parameter_counts(d_model=0)
+
+
+# --- the explorer shows the right numbers ------------------------------------------------------
+
+
+def test_explorer_starts_as_pure_normalization():
+    explorer = gamma_beta_explorer()
+    np.testing.assert_allclose(explorer.result["y_small"], [-3, -1, 1, 3] / np.sqrt(5.00001), rtol=1e-12)
+    assert "-1.342" in explorer.readout.value and explorer.note.value == ""
+
+
+def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
+    explorer = gamma_beta_explorer(gamma=(2.0, -1.0, 0.5, 1.0), beta=(1.0, -2.0, 0.0, 3.0))
+    x = documents_embedding()
+    xhat_groups = np.split((x - x.mean()) / np.sqrt(x.var() + 1e-5), 4)
+    for k, (g, b) in enumerate(zip((2.0, -1.0, 0.5, 1.0), (1.0, -2.0, 0.0, 3.0))):
+        assert explorer.result["group_means"][k] == pytest.approx(b + g * xhat_groups[k].mean(), abs=1e-4)
+        assert explorer.result["group_stds"][k] == pytest.approx(abs(g) * xhat_groups[k].std(), rel=1e-4)
+    np.testing.assert_allclose(explorer.result["y_small"][0], 2.0 * (-3 / np.sqrt(5.00001)) + 1.0, rtol=1e-12)
+
+
+def test_explorer_notes_a_zero_gamma():
+    explorer = gamma_beta_explorer()
+    explorer.controls["gamma3"].value = 0.0
+    assert "γ = 0 for feature 3" in explorer.note.value
+    assert explorer.result["y_small"][2] == 0.0
+
+
+@pytest.mark.parametrize("kwargs", [{"gamma": (1.0, 1.0)}, {"beta": (0.0, 0.0, 0.0, 9.0)}])
+def test_explorer_refuses_bad_starting_values(kwargs):
+    with pytest.raises(ValueError, match="gamma_beta_explorer|starting values"):
+        gamma_beta_explorer(**kwargs)
