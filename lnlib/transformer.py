@@ -42,6 +42,8 @@ __all__ = [
     "attention_forward",
     "block_backward",
     "block_forward",
+    "check_placement",
+    "check_positive_int",
     "depth_sweep",
     "ffn_backward",
     "ffn_forward",
@@ -66,13 +68,15 @@ FFN_WEIGHTS = ("W1", "W2")
 # --- checks -----------------------------------------------------------------------------------
 
 
-def _positive_int(value, name: str) -> int:
+def check_positive_int(value, name: str) -> int:
+    """Return `value` as an int after checking it is a positive integer (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}.")
     return int(value)
 
 
-def _placement(value) -> str:
+def check_placement(value) -> str:
+    """Return `value` after checking it is 'post' or 'pre'."""
     if value not in PLACEMENTS:
         raise ValueError(f"placement must be 'post' or 'pre'; got {value!r}.")
     return value
@@ -112,8 +116,8 @@ def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = Non
     dict of str to ndarray
         ``Wq, Wk, Wv, Wo, W1, W2``.
     """
-    width = _positive_int(width, "width")
-    ffn_width = width if ffn_width is None else _positive_int(ffn_width, "ffn_width")
+    width = check_positive_int(width, "width")
+    ffn_width = width if ffn_width is None else check_positive_int(ffn_width, "ffn_width")
     weights = {name: xavier_normal(rng, width, width) for name in ATTENTION_WEIGHTS}
     weights["W1"] = xavier_normal(rng, width, ffn_width)
     weights["W2"] = xavier_normal(rng, ffn_width, width)
@@ -122,7 +126,7 @@ def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = Non
 
 def init_stack(depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0) -> list[dict[str, np.ndarray]]:
     """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm vs post-norm")."""
-    depth = _positive_int(depth, "depth")
+    depth = check_positive_int(depth, "depth")
     rng = np.random.default_rng(seed)
     return [init_layer(rng, width, ffn_width) for _ in range(depth)]
 
@@ -188,7 +192,7 @@ def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndar
 
 def _weight_grad(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
     """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs."""
-    return np.einsum("bti,bto->io", inputs, doutputs)
+    return inputs.reshape(-1, inputs.shape[-1]).T @ doutputs.reshape(-1, doutputs.shape[-1])
 
 
 # --- feed-forward -----------------------------------------------------------------------------
@@ -251,7 +255,7 @@ def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
     cache : tuple
         What :func:`block_backward` needs.
     """
-    placement = _placement(placement)
+    placement = check_placement(placement)
     x = _activations(x, w["Wq"].shape[0])
     middle, attn_cache = _sublayer_forward(x, attention_forward, w, placement)
     out, ffn_cache = _sublayer_forward(middle, ffn_forward, w, placement)
@@ -279,7 +283,7 @@ def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, l
     caches : list of tuple
         One per layer, for :func:`stack_backward`.
     """
-    placement = _placement(placement)
+    placement = check_placement(placement)
     states, caches = [_activations(x, weights[0]["Wq"].shape[0])], []
     for w in weights:
         out, cache = block_forward(states[-1], w, placement)
@@ -289,14 +293,23 @@ def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, l
     return out, states, caches
 
 
-def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[dict], placement: str) -> tuple[np.ndarray, list[dict]]:
-    """Gradients of :func:`stack_forward`: with respect to the input, and every layer's weights (bottom first)."""
-    grad = layer_norm_backward(dout, states[-1])[0] if placement == "pre" else dout
+def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[dict], placement: str) -> tuple[list[np.ndarray], list[dict]]:
+    """Gradients of :func:`stack_forward` (chapter "Pre-norm vs post-norm").
+
+    Returns
+    -------
+    stream_grads : list of ndarray
+        dL/dx_l for every state of the residual stream, x_0 (the input) to x_L.
+    grads : list of dict
+        Every layer's weight gradients, bottom layer first.
+    """
+    stream_grads = [layer_norm_backward(dout, states[-1])[0] if placement == "pre" else dout]
     grads = []
     for w, cache in zip(reversed(weights), reversed(caches)):
-        grad, layer_grads = block_backward(grad, cache, w, placement)
+        grad, layer_grads = block_backward(stream_grads[-1], cache, w, placement)
+        stream_grads.append(grad)
         grads.append(layer_grads)
-    return grad, grads[::-1]
+    return stream_grads[::-1], grads[::-1]
 
 
 def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
@@ -321,6 +334,8 @@ class InitProfile:
         Mean over tokens of ||x_l||^2 / width for l = 0 (the input) .. depth.
     grad_norm : dict of str to ndarray, each (seeds, depth)
         The Frobenius norm of each weight's loss gradient, per layer (bottom first).
+    stream_grad : ndarray, shape (seeds, depth + 1)
+        The Frobenius norm of dL/dx_l over the batch, for l = 0 .. depth.
     """
 
     placement: str
@@ -330,6 +345,7 @@ class InitProfile:
     batch: int
     stream_sq: np.ndarray
     grad_norm: dict
+    stream_grad: np.ndarray
 
     def mean(self, weight: str = "W2") -> np.ndarray:
         """Per-layer gradient norm of `weight`, averaged over the seeds."""
@@ -341,14 +357,17 @@ class InitProfile:
 
 
 def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, tokens: int = 8, batch: int = 4,
-                 ffn_width: int | None = None, first_seed: int = 0) -> InitProfile:
+                 batches: int = 1, ffn_width: int | None = None, first_seed: int = 0) -> InitProfile:
     """Measure one stack at initialization over several seeds (chapter "Pre-norm vs post-norm").
 
-    For each seed: fresh Xavier weights, a fresh batch of inputs and targets
-    with N(0, 1) entries, one forward pass and one backward pass of
-    :func:`mse_loss`. The gradient norms are those of this one batch's
-    gradient (the norm is taken per seed, then the seeds are summarized),
-    which is the quantity Xiong et al.'s Theorem 1 bounds.
+    For each seed: fresh Xavier weights, then a fresh batch of inputs and
+    targets with N(0, 1) entries, one forward pass and one backward pass of
+    :func:`mse_loss`. With ``batches=1`` the gradient norms are those of this
+    one batch's gradient (the norm is taken per seed, then the seeds are
+    summarized), the quantity Xiong et al.'s Theorem 1 bounds. With
+    ``batches > 1`` the gradient is averaged over that many batches (same
+    weights) before its norm is taken, and the stream statistics are averaged
+    over the batches.
 
     Parameters
     ----------
@@ -359,6 +378,8 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
         Independent repetitions (weights and data).
     tokens, batch : int
         Sequence length and number of sequences per batch.
+    batches : int, default 1
+        Batches whose gradients are averaged before the norm is taken.
     ffn_width : int, optional
         Default: `width`.
     first_seed : int, default 0
@@ -368,24 +389,38 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
     -------
     InitProfile
     """
-    placement = _placement(placement)
-    depth, width = _positive_int(depth, "depth"), _positive_int(width, "width")
-    seeds, tokens, batch = _positive_int(seeds, "seeds"), _positive_int(tokens, "tokens"), _positive_int(batch, "batch")
+    placement = check_placement(placement)
+    depth, width = check_positive_int(depth, "depth"), check_positive_int(width, "width")
+    seeds, tokens, batch = check_positive_int(seeds, "seeds"), check_positive_int(tokens, "tokens"), check_positive_int(batch, "batch")
+    batches = check_positive_int(batches, "batches")
     names = ATTENTION_WEIGHTS + FFN_WEIGHTS
-    stream_sq = np.empty((seeds, depth + 1))
+    stream_sq, stream_grad = np.zeros((seeds, depth + 1)), np.zeros((seeds, depth + 1))
     grad_norm = {name: np.empty((seeds, depth)) for name in names}
     for s in range(seeds):
         rng = np.random.default_rng(first_seed + s)
         weights = [init_layer(rng, width, ffn_width) for _ in range(depth)]
-        x = rng.normal(size=(batch, tokens, width))
-        target = rng.normal(size=(batch, tokens, width))
-        out, states, caches = stack_forward(x, weights, placement)
-        _, dout = mse_loss(out, target)
-        _, grads = stack_backward(dout, states, caches, weights, placement)
-        stream_sq[s] = [np.mean(np.sum(h * h, axis=-1)) / width for h in states]
+        total = [{name: np.zeros_like(w[name]) for name in names} for w in weights]
+        for _ in range(batches):
+            states, stream_grads, grads = _one_batch(rng, weights, placement, batch, tokens)
+            stream_sq[s] += [np.mean(np.sum(h * h, axis=-1)) / width / batches for h in states]
+            stream_grad[s] += [np.linalg.norm(g) / batches for g in stream_grads]
+            for layer_total, layer_grads in zip(total, grads):
+                for name in names:
+                    layer_total[name] += layer_grads[name] / batches
         for name in names:
-            grad_norm[name][s] = [np.linalg.norm(g[name]) for g in grads]
-    return InitProfile(placement, depth, width, tokens, batch, stream_sq, grad_norm)
+            grad_norm[name][s] = [np.linalg.norm(g[name]) for g in total]
+    return InitProfile(placement, depth, width, tokens, batch, stream_sq, grad_norm, stream_grad)
+
+
+def _one_batch(rng: np.random.Generator, weights: list[dict], placement: str, batch: int, tokens: int):
+    """Draw inputs and targets with N(0, 1) entries; return the stream states, their gradients and the weight gradients."""
+    width = weights[0]["Wq"].shape[0]
+    x = rng.normal(size=(batch, tokens, width))
+    target = rng.normal(size=(batch, tokens, width))
+    out, states, caches = stack_forward(x, weights, placement)
+    _, dout = mse_loss(out, target)
+    stream_grads, grads = stack_backward(dout, states, caches, weights, placement)
+    return states, stream_grads, grads
 
 
 def depth_sweep(depths, width: int, placement: str, *, seeds: int = 8, weight: str = "W2", **kwargs) -> np.ndarray:

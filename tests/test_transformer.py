@@ -88,8 +88,9 @@ def test_stack_backward_matches_finite_differences_through_three_layers_and_the_
 
     out, states, caches = stack_forward(x, weights, placement)
     _, dout = mse_loss(out, target)
-    dx, grads = stack_backward(dout, states, caches, weights, placement)
-    assert relative_error(dx, numerical_gradient(lambda v: loss_of(v, weights), x, np.ones(1))) < 1e-6
+    stream_grads, grads = stack_backward(dout, states, caches, weights, placement)
+    assert len(stream_grads) == 4
+    assert relative_error(stream_grads[0], numerical_gradient(lambda v: loss_of(v, weights), x, np.ones(1))) < 1e-6
     for layer in (0, 2):
         for name in ("Wq", "W2"):
             def with_weight(m, layer=layer, name=name):
@@ -227,3 +228,16 @@ def test_forward_rejects_wrong_shapes():
         ffn_forward(np.ones((1, 2, 3)), w)
     with pytest.raises(ValueError, match="NaN"):
         attention_forward(np.full((1, 2, 4), np.nan), w)
+
+
+def test_init_profile_averages_gradients_over_batches_before_the_norm():
+    """batches=2 must equal averaging two hand-drawn batches' gradients (same rng order: weights, then x, target per batch)."""
+    profile = init_profile(2, 4, "pre", seeds=1, batches=2, tokens=3, batch=2)
+    rng = np.random.default_rng(0)
+    weights = [init_layer(rng, 4) for _ in range(2)]
+    total = np.zeros_like(weights[1]["W2"])
+    for _ in range(2):
+        x, target = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
+        out, states, caches = stack_forward(x, weights, "pre")
+        total += stack_backward(mse_loss(out, target)[1], states, caches, weights, "pre")[1][1]["W2"] / 2
+    assert profile.grad_norm["W2"][0, 1] == pytest.approx(np.linalg.norm(total))

@@ -16,6 +16,7 @@ __all__ = [
     "profile_companion",
     "profile_figure",
     "stream_figure",
+    "training_figure",
 ]
 
 #: One colour per placement, used by every figure of the chapter.
@@ -207,3 +208,20 @@ def profile_companion(grid: dict, depths, width: int):
     axes[0, 0].legend(loc="upper left")
     return fig
 
+
+
+def training_figure(runs: dict):
+    """Training-loss curves: colour by placement, solid with warm-up, dashed without.
+
+    Parameters
+    ----------
+    runs : dict
+        ``(placement, warmup_steps) -> losses per step``, as from :func:`lnlib.training.train`.
+    """
+    fig, ax = new_figure(figsize=(6.4, 3.2))
+    for (placement, warmup), losses in runs.items():
+        label = f"{LABELS[placement]}, " + (f"{warmup}-step warm-up" if warmup else "no warm-up")
+        ax.plot(np.arange(1, len(losses) + 1), losses, "-" if warmup else "--", color=COLOURS[placement], label=label)
+    ax.set(xlabel="training step", ylabel="training loss (half squared error per token)")
+    ax.legend()
+    return fig
