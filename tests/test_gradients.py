@@ -1,0 +1,74 @@
+"""The chapter "Gradients through LayerNorm": its explorer shows the right numbers, and its figures' data are right."""
+
+import numpy as np
+import pytest
+
+import lnlib.widgets
+from lnlib import layer_norm
+from lnlib.backward import numerical_gradient, relative_error
+from lnlib.plots.gradients import scaled_pieces
+
+
+def test_explorer_shows_the_finite_difference_gradient_at_its_defaults():
+    explorer = lnlib.widgets.gradients_explorer(x=[2.0, 4.0, 6.0, 8.0], dy=[1.5, -0.5, 0.0, 0.5])
+    numeric = numerical_gradient(lambda v: layer_norm(v, eps=0), [2.0, 4.0, 6.0, 8.0], [1.5, -0.5, 0.0, 0.5])
+    assert relative_error(explorer.result["dx"], numeric) < 1e-6
+    assert explorer.result["std"] == pytest.approx(np.sqrt(5.0))  # var of 2, 4, 6, 8 is (9 + 1 + 1 + 9) / 4 = 5
+    shown = ", ".join(f"{v:.3g}" for v in numeric)
+    assert f"dx = [{shown}]" in explorer.readout.value
+    assert "Σ dx = 0 " in explorer.readout.value and "dx · x̂ = 0 " in explorer.readout.value
+    assert explorer.note.value == ""
+
+
+def test_explorer_jacobian_follows_the_sliders():
+    explorer = lnlib.widgets.gradients_explorer()
+    explorer.controls["x2"].value = -3.0
+    x = np.array([2.0, -3.0, 6.0, 8.0])
+    rows = [numerical_gradient(lambda v: layer_norm(v, eps=0), x, np.eye(4)[i]) for i in range(4)]
+    assert relative_error(explorer.result["jacobian"], np.array(rows)) < 1e-6
+
+
+def test_explorer_shows_what_eps_leaves_along_xhat():
+    # sum_j dx_j xhat_j = H m eps / ((var + eps) s) with m = mean(dy xhat), gamma = 1 (see test_backward.py)
+    explorer = lnlib.widgets.gradients_explorer(x=[0.0, 0.5, 1.0, 1.5], dy=[1.0, 0.0, 0.0, 0.0])
+    explorer.controls["eps"].value = 1.0
+    var, s = 0.3125, np.sqrt(1.3125)  # var of 0, .5, 1, 1.5 = (2.25 + .25 + .25 + 2.25) / 16
+    xhat = (np.array([0.0, 0.5, 1.0, 1.5]) - 0.75) / s
+    expected = 4 * (xhat[0] / 4) * 1.0 / ((var + 1.0) * s)
+    assert explorer.result["dx_dot_xhat"] == pytest.approx(expected, rel=1e-12)
+    assert f"dx · x̂ = {expected:.3g}" in explorer.readout.value
+    assert "ε is larger than the variance" in explorer.note.value
+
+
+def test_explorer_notes_a_constant_input():
+    explorer = lnlib.widgets.gradients_explorer()
+    for name in ("x1", "x2", "x3", "x4"):
+        explorer.controls[name].value = 3.0
+    assert explorer.result == {"defined": False}
+    assert "LayerNorm is undefined here" in explorer.note.value
+    explorer.controls["eps"].value = 0.01
+    dy = np.array([1.5, -0.5, 0.0, 0.5])
+    np.testing.assert_allclose(explorer.result["dx"], (dy - dy.mean()) / 0.1, rtol=1e-12)  # xhat = 0, s = sqrt(0.01)
+    assert "x̂ = 0" in explorer.note.value
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [({"x": [1.0, 2.0], "dy": [1.0]}, "same length"), ({"x": [20.0, 1.0], "dy": [0.0, 1.0]}, "must lie in"),
+     ({"eps": 0.5}, "eps must be one of"), ({"gamma": [1.0, 2.0]}, "gamma must have one value per feature")],
+)
+def test_explorer_refuses_bad_starting_values(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        lnlib.widgets.gradients_explorer(**kwargs)
+
+
+def test_term_panel_limit_bounds_every_term():
+    # The explorer fixes the terms axis at sqrt(H) * max|dy|; no reachable setting may leave it.
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        x = rng.uniform(-10, 10, size=4) * rng.choice([1e-3, 1.0])
+        dy = rng.uniform(-2, 2, size=4)
+        eps = float(rng.choice([0.0, 1e-5, 1e-2, 1.0]))
+        _, terms, scaled_dx, _, _ = scaled_pieces(x, dy, eps=eps)
+        biggest = max(np.abs(scaled_dx).max(), *(np.abs(t).max() for t in terms.values()))
+        assert biggest <= 2.0 * np.sqrt(4) + 1e-12
