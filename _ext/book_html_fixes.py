@@ -1,0 +1,37 @@
+"""Two fixes to the HTML that Jupyter Book 1.x and its theme produce, so every page loads with a clean console.
+
+1. Jupyter Book registers sphinx-thebe's and sphinx-togglebutton's inline scripts twice; the second
+   ``const THEBE_JS_URL`` is a JavaScript SyntaxError on every page. We drop exact duplicate scripts.
+2. On a reader's first visit (empty localStorage) pydata-sphinx-theme logs "Got invalid theme mode"
+   (pydata/pydata-sphinx-theme#1635): its head script sets an empty mode. ``theme-mode.js`` sets the
+   default instead, before the theme reads it.
+
+The browser tests (tests/browser) fail on any console error, so a regression here is caught.
+"""
+
+from __future__ import annotations
+
+
+def _script_key(script):
+    attributes = getattr(script, "attributes", {}) or {}
+    filename = getattr(script, "filename", script) or ""  # inline scripts come with None or ""
+    return str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items()))
+
+
+def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    scripts[:] = unique
+
+
+def setup(app):
+    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    app.add_js_file("theme-mode.js", priority=100)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

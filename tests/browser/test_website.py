@@ -1,0 +1,132 @@
+"""The built website, in a real browser, with every non-loopback request blocked.
+
+For every page in the table of contents: it loads without JavaScript errors and without needing
+anything from outside this machine; MathJax has typeset every formula; every image loads and has
+alt text; no dead widget is shown and every explorer's static companion is in its place; every
+internal link and citation resolves. A full-page screenshot of each page is saved under
+tests/artifacts/screenshots for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlparse
+
+import pytest
+import yaml
+
+from .conftest import ROOT, SITE
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [entry["file"] for part in toc.get("parts", []) for entry in part["chapters"]]
+    return files
+
+
+def has_explorer(page: str) -> bool:
+    notebook = ROOT / f"{page}.ipynb"
+    if not notebook.exists():
+        return False
+    cells = json.loads(notebook.read_text())["cells"]
+    return any(re.search(r"\b\w+_explorer\(", "".join(c["source"])) for c in cells if c["cell_type"] == "code")
+
+
+PAGES = toc_pages()
+WAIT_FOR_MATHJAX = """async () => {
+    if (!document.querySelector('.math')) return 'no math';
+    for (let i = 0; i < 200 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)
+        await new Promise(r => setTimeout(r, 50));
+    if (!(window.MathJax && MathJax.startup)) return 'MathJax never loaded';
+    await MathJax.startup.promise;
+    return 'typeset';
+}"""
+PAGE_FACTS = """() => {
+    const article = document.querySelector('article') || document.body;
+    const maths = [...document.querySelectorAll('.math')];
+    return {
+        text: article.innerText,
+        untypeset: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
+        images: [...article.querySelectorAll('img')].map(i => ({src: i.getAttribute('src'), alt: i.getAttribute('alt') || '', ok: i.complete && i.naturalWidth > 0})),
+        widgets: article.querySelectorAll('input[type=range], .widget-slider, .jupyter-widgets, .widget-area').length,
+        exploreImages: document.querySelectorAll('section#explore img').length,
+    };
+}"""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_fully_offline(page, offline, site_url, artifacts):
+    browser_page = offline.context.new_page()
+    errors: list[str] = []
+    browser_page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    browser_page.on("pageerror", lambda exc: errors.append(str(exc)))
+    response = browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
+    assert response is not None and response.ok, f"{page}: HTTP {response.status if response else 'no response'}"
+    math_state = browser_page.evaluate(WAIT_FOR_MATHJAX)
+    facts = browser_page.evaluate(PAGE_FACTS)
+    browser_page.screenshot(path=str(artifacts / f"{page.replace('/', '__')}.png"), full_page=True)
+
+    assert offline.blocked == [], f"{page}: the page asked for outside resources: {offline.blocked}"
+    assert errors == [], f"{page}: JavaScript console errors: {errors}"
+    assert math_state in ("typeset", "no math"), f"{page}: {math_state}"
+    assert facts["untypeset"] == [], f"{page}: formulas MathJax did not typeset: {facts['untypeset']}"
+    for raw in ("$$", "{glue", "{cite}", "{doc}"):
+        assert raw not in facts["text"], f"{page}: raw markup {raw!r} left in the page text"
+    for image in facts["images"]:
+        assert image["ok"], f"{page}: image {image['src']} did not load"
+        assert len(image["alt"]) >= 10, f"{page}: image {image['src']} has no useful alt text ({image['alt']!r})"
+    assert facts["widgets"] == 0, f"{page}: shows {facts['widgets']} widget element(s), which cannot move without a kernel"
+    assert not re.search(r"\b(VBox|HBox|\w+Explorer)\(", facts["text"]), f"{page}: a widget's text repr is shown instead of a figure"
+    if has_explorer(page):
+        assert facts["exploreImages"] >= 1, f"{page}: the Explore section has no static companion figure"
+
+
+class LinkCollector(HTMLParser):
+    """Collects link targets and element ids from one HTML page."""
+
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+
+
+def parse(path: Path) -> LinkCollector:
+    collector = LinkCollector()
+    collector.feed(path.read_text(encoding="utf-8"))
+    return collector
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_internal_links_and_citations_resolve(page, site_url):
+    source = SITE / f"{page}.html"
+    base = f"{site_url}/{page}.html"
+    broken = []
+    for href in parse(source).links:
+        absolute = urljoin(base, href)
+        if urlparse(absolute).netloc != urlparse(site_url).netloc:
+            continue  # an outside link: not ours to check offline
+        target, fragment = urldefrag(absolute)
+        path = SITE / urlparse(target).path.lstrip("/")
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.exists():
+            broken.append(f"{href} (no file {path.relative_to(SITE)})")
+        elif fragment and path.suffix == ".html" and fragment not in parse(path).ids:
+            broken.append(f"{href} (no element #{fragment})")
+    assert broken == [], f"{page}: broken internal links: {broken}"
+
+
+def test_citations_reach_the_bibliography(site_url):
+    intro = parse(SITE / "intro.html")
+    citations = [href for href in intro.links if href.startswith("bibliography.html#")]
+    assert citations, "the landing page cites the papers it builds on; their links must lead to the bibliography"
