@@ -9,6 +9,7 @@ input as one block per sample, one row per token.
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgb
 
 from ..contexts import reduction_axes, statistic_groups
@@ -34,60 +35,60 @@ def _canvas(groups: np.ndarray) -> np.ndarray:
 class GroupsPanel:
     """One axes that shows an input's elements as squares coloured by statistic group, redrawable in place.
 
-    The picture is a fixed-size raster (an image whose pixels this class paints),
-    so an explorer can change the input's shape without the axes moving: cells
-    shrink to fit, and the labels are text artists that move with them.
+    The squares are one collection whose polygons and colours :meth:`update`
+    replaces, inside a fixed box of `box` cells, so an explorer can change the
+    input's shape without the axes moving: the squares rescale to fit.
 
     Parameters
     ----------
     ax : matplotlib Axes
-    raster : (int, int)
-        Height and width of the picture in pixels.
+    box : (int, int)
+        Rows and columns of squares the picture must fit in.
+    sample_labels : bool, default True
+        Label each sample's block of a 3-D input ("sample 1", ...). The explorer
+        leaves them out (text is the slowest thing to draw) and says it in the axis label.
     """
 
-    CELL_MAX = 32  # pixels per square at most
-    BORDER = 2     # white pixels between squares
-
-    def __init__(self, ax, raster=(160, 640)):
-        self.height, self.width = raster
-        self.image = ax.imshow(np.ones((self.height, self.width, 3)), interpolation="nearest", extent=(0, self.width, self.height, 0))
+    def __init__(self, ax, box=(5, 35), sample_labels: bool = True):
+        self.rows, self.cols = box
+        self.cells = PolyCollection([], edgecolors="white", linewidths=1.5)
+        ax.add_collection(self.cells)
+        ax.set_xlim(-1.0, self.cols + 0.2)
+        ax.set_ylim(self.rows + 1.6, -0.2)
+        ax.set_aspect("equal")
         ax.set_axis_off()
-        text = {"ha": "center", "fontsize": 9}
-        self.labels = [ax.text(0, 0, "", va="top", **text) for _ in range(8)]
-        self.xlabel = ax.text(0, self.height + 16, "", va="top", **text)
-        self.ylabel = ax.text(-6, self.height / 2, "", va="center", rotation=90, ha="right", fontsize=9)
-        self.title = ax.text(self.width / 2, -6, "", va="bottom", **text)
-        ax.set_xlim(-20, self.width)
-        ax.set_ylim(self.height + 32, -24)
+        self.labels = [ax.text(0, 0, "", ha="center", va="top", fontsize=8) for _ in range(4 if sample_labels else 0)]
+        self.xlabel = ax.text(0, 0, "", ha="center", va="top", fontsize=9)
+        self.ylabel = ax.text(0, 0, "", ha="right", va="center", rotation=90, fontsize=9)
 
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.image, *self.labels, self.xlabel, self.ylabel, self.title]
+        return [self.cells, *self.labels, self.xlabel, self.ylabel]
 
-    def update(self, groups, axis_names, title: str = "") -> None:
+    def update(self, groups, axis_names) -> None:
         """Show `groups` (2-D or 3-D labels from :func:`lnlib.contexts.statistic_groups`) with its axis names."""
         groups = np.asarray(groups)
         canvas = _canvas(groups)
         rows, cols = canvas.shape
-        cell = int(min(self.CELL_MAX, self.height // rows, self.width // cols))
-        left = (self.width - cols * cell) // 2
-        raster = np.ones((self.height, self.width, 3))
-        for (r, c), value in np.ndenumerate(canvas):
-            if not np.isnan(value):
-                y, x = r * cell, left + c * cell
-                raster[y:y + cell - self.BORDER, x:x + cell - self.BORDER] = GROUP_RGB[int(value) % len(GROUP_RGB)]
-        self.image.set_data(raster)
-        block = groups.shape[-1] + 1
+        size = min(self.rows / rows, self.cols / cols, 2.0)
+        left = (self.cols - cols * size) / 2
+        where = np.argwhere(~np.isnan(canvas))
+        corners = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
+        self.cells.set_verts([(left + c * size, r * size) + corners * size for r, c in where])
+        self.cells.set_facecolor([GROUP_RGB[int(canvas[r, c]) % len(GROUP_RGB)] for r, c in where])
+        bottom = rows * size
+        three_d = groups.ndim == 3
+        block = (groups.shape[-1] + 1) * size
         for b, label in enumerate(self.labels):
-            label.set_visible(groups.ndim == 3 and b < groups.shape[0])
+            label.set_visible(three_d and b < groups.shape[0])
             label.set_text(f"sample {b + 1}")
-            label.set_position((left + (b * block + (block - 1) / 2) * cell, rows * cell + 2))
-        self.xlabel.set_text(f"{axis_names[-1]} →" + ("  (one block per sample)" if groups.ndim == 3 else ""))
-        self.xlabel.set_position((self.width / 2, rows * cell + (16 if groups.ndim == 3 else 4)))
+            label.set_position((left + b * block + (block - size) / 2, bottom + 0.15))
+        blocks = f"  (blocks: samples 1 to {groups.shape[0]})" if three_d and not self.labels else ""
+        self.xlabel.set_text(f"{axis_names[-1]} →{blocks}")
+        self.xlabel.set_position((left + cols * size / 2, bottom + (0.8 if three_d and self.labels else 0.15)))
         self.ylabel.set_text(f"← {axis_names[-2]}")
-        self.ylabel.set_position((left - 6, rows * cell / 2))
-        self.title.set_text(title)
+        self.ylabel.set_position((left - 0.15, bottom / 2))
 
 
 def _title(normalization: str, groups: np.ndarray) -> str:
@@ -119,13 +120,13 @@ def groups_figure(shape, axis_names, normalizations=("LayerNorm", "BatchNorm"), 
     return fig
 
 
-def _draw(ax, shape, axis_names, normalization: str) -> GroupsPanel:
+def _draw(ax, shape, axis_names, normalization: str):
     """A panel sized to the input, showing `normalization`'s groups."""
-    rows, cols = _canvas(np.zeros(shape)).shape
-    panel = GroupsPanel(ax, (rows * GroupsPanel.CELL_MAX, cols * GroupsPanel.CELL_MAX))
+    panel = GroupsPanel(ax, _canvas(np.zeros(shape)).shape)
     groups = statistic_groups(shape, reduction_axes(normalization, len(shape)))
-    panel.update(groups, axis_names, _title(normalization, groups))
-    return panel
+    panel.update(groups, axis_names)
+    ax.set_title(_title(normalization, groups))
+    return ax
 
 
 def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the last two axes", "BatchNorm")):
@@ -144,6 +145,6 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     axes = np.atleast_2d(axes)
     for row, (label, (axis_names, shape)) in zip(axes, cases.items()):
         for ax, normalization in zip(row, normalizations):
-            panel = _draw(ax, shape, axis_names, normalization)
-            panel.title.set_text(f"{label} {shape}\n{panel.title.get_text()}")
+            _draw(ax, shape, axis_names, normalization)
+            ax.set_title(f"{label} {shape}\n{ax.get_title()}")
     return fig

@@ -52,8 +52,8 @@ class InputExplorer(Explorer):
             "length": _int_slider("sequence length T (transformer)", length, 1, 5),
             "features": _int_slider("features / hidden H", features, 1, 8),
         }
-        figure, ax = new_figure(figsize=(8.5, 2.8), managed=False)
-        self.panel = GroupsPanel(ax)
+        figure, ax = new_figure(figsize=(8.0, 2.0), managed=False)
+        self.panel = GroupsPanel(ax, sample_labels=False)
         super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
 
     def compute(self, context, normalization, batch, length, features):
@@ -64,7 +64,7 @@ class InputExplorer(Explorer):
         count = int(groups.max()) + 1
         size = groups.size // count
         over = ", ".join(ctx.axis_names[a] for a in axes)
-        self.panel.update(groups, ctx.axis_names, f"{context}: x of shape {shape}, {normalization}")
+        self.panel.update(groups, ctx.axis_names)
         unused = "" if ctx.ndim == 3 else f" (T = {length} is unused: a {context} layer gives one vector per sample)"
         readout = (
             f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}.<br>"
