@@ -17,7 +17,7 @@ import numpy as np
 
 from .validation import as_float_array
 
-__all__ = ["EMBEDDING_MEAN", "EMBEDDING_SHOWN", "EMBEDDING_SIZE", "EMBEDDING_STD", "documents_batch", "documents_token", "documents_embedding", "vector_with_moments"]
+__all__ = ["EMBEDDING_MEAN", "EMBEDDING_SHOWN", "EMBEDDING_SIZE", "EMBEDDING_STD", "documents_batch", "documents_token", "documents_embedding", "vector_with_moments", "describe_step"]
 
 #: The entries of the 512-d embedding the document prints, by (0-based) index: x1, x2, x3 and x512.
 EMBEDDING_SHOWN = MappingProxyType({0: 0.146, 1: 0.108, 2: 0.192, 511: 0.11})
@@ -95,3 +95,38 @@ def vector_with_moments(size: int, mean: float, std: float, *, pinned=None, seed
     out[index] = values
     out[free] = free_mean + np.sqrt(spread_left / free.size) * z
     return out
+
+
+def describe_step(steps, step: int, *, decimals: int = 4) -> list[str]:
+    """The numbers of one step of a worked example as text, one line per sample (chapter "The complete examples").
+
+    Parameters
+    ----------
+    steps : lnlib.LayerNormSteps
+        The forward pass of a vector or a batch (normalized over the last axis).
+    step : int
+        0 the input, 1 the mean, 2 the variance and divisor, 3 the normalized x-hat, 4 the output y.
+    decimals : int, default 4
+        Decimals of the vectors and the mean; the variance and divisor get two more.
+        Long vectors show their first three entries and their last, as the documents print them.
+    """
+    if step not in range(5):
+        raise ValueError(f"step must be an integer from 0 to 4; got {step!r}.")
+    d = decimals
+    x, mean, var, std, xhat, y = (np.atleast_2d(a) for a in (steps.x, steps.mean, steps.var, steps.std, steps.xhat, steps.y))
+    lines = []
+    for n in range(x.shape[0]):
+        text = [
+            f"x = {_vector(x[n], d)}",
+            f"μ = {mean[n, 0]:.{d}f}",
+            f"σ² = {var[n, 0]:.{d + 2}f}, σ = {np.sqrt(var[n, 0]):.{d + 2}f}, √(σ² + ε) = {std[n, 0]:.{d + 2}f}",
+            f"x̂ = (x − μ) / √(σ² + ε) = {_vector(xhat[n], d)}",
+            f"y = γ ⊙ x̂ + β = {_vector(y[n], d)}",
+        ][step]
+        lines.append((f"sample {n + 1}: " if x.shape[0] > 1 else "") + text)
+    return lines
+
+
+def _vector(values, decimals: int) -> str:
+    shown = [f"{v:.{decimals}f}" for v in values] if values.size <= 8 else [*(f"{v:.{decimals}f}" for v in values[:3]), "…", f"{values[-1]:.{decimals}f}"]
+    return "[" + ", ".join(shown) + "]"

@@ -79,3 +79,15 @@ def test_explorer_steps_reveal_panels_and_switching_examples_changes_the_picture
 def test_explorer_refuses_bad_settings(kwargs):
     with pytest.raises(ValueError):
         complete_examples_explorer(**kwargs)
+
+
+def test_describe_step_prints_the_documents_rounding():
+    from lnlib import layer_norm_steps
+    from lnlib.worked_examples import describe_step
+
+    steps = layer_norm_steps(documents_embedding())
+    # sigma = 0.048 exactly, sqrt(0.048**2 + 1e-5) = sqrt(0.002314) = 0.048104...
+    assert describe_step(steps, 2, decimals=3) == ["σ² = 0.00230, σ = 0.04800, √(σ² + ε) = 0.04810"]
+    assert describe_step(steps, 0, decimals=3) == ["x = [0.146, 0.108, 0.192, …, 0.110]"]
+    with pytest.raises(ValueError, match="step must be"):
+        describe_step(steps, 5)

@@ -46,8 +46,9 @@ def per_feature_figure(xhat_tokens, gamma, beta):
         right.axvline(beta[i], color=colour, ls=":", lw=1.2)
     left.set(title="x̂: every feature has mean 0, spread 1", xlabel="value of the feature", ylabel="number of tokens")
     right.set(title="y = γ x̂ + β: feature i centred on βᵢ, spread |γᵢ|", xlabel="value of the feature")
-    left.legend(loc="upper left", fontsize=8)
-    right.legend(loc="upper left", fontsize=8)
+    left.set_ylim(top=1.5 * left.get_ylim()[1])  # headroom for the legends
+    left.legend(loc="upper left", fontsize=7, ncols=2)
+    right.legend(loc="upper left", fontsize=7, ncols=2)
     return fig
 
 

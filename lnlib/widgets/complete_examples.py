@@ -5,11 +5,10 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
-import numpy as np
 
 from ..plots.complete_examples import STEP_TITLES, steps_figure
 from ..plots.render import FastRenderer
-from ..worked_examples import documents_batch, documents_embedding, documents_token
+from ..worked_examples import describe_step, documents_batch, documents_embedding, documents_token
 from .base import Explorer
 
 __all__ = ["complete_examples_explorer"]
@@ -18,25 +17,11 @@ __all__ = ["complete_examples_explorer"]
 EXAMPLES = {"2×4 batch": documents_batch, "token [2, 4, 6, 8]": documents_token, "512-d embedding": documents_embedding}
 
 
-def _fmt(values) -> str:
-    """Numbers of one sample, all of them when few, else the first three and the last (as the documents print them)."""
-    values = np.ravel(values)
-    shown = [f"{v:.4f}" for v in values] if values.size <= 8 else [*(f"{v:.4f}" for v in values[:3]), "…", f"{values[-1]:.4f}"]
-    return "[" + ", ".join(shown) + "]"
-
-
 def step_readout(steps, step: int) -> str:
     """The numbers of one step of a worked example, one line per sample (HTML)."""
-    lines = []
-    for n in range(steps.x.shape[0]):
-        s = f"sample {n + 1}: " if steps.x.shape[0] > 1 else ""
-        lines.append(s + [
-            f"x = {_fmt(steps.x[n])}",
-            f"μ = {steps.mean[n, 0]:.4f}",
-            f"σ² = {steps.var[n, 0]:.6f}, √(σ² + ε) = {steps.std[n, 0]:.5f}",
-            f"x̂ = (x − μ) / √(σ² + ε) = {_fmt(steps.xhat[n])}",
-            f"y = γ ⊙ x̂ + β = {_fmt(steps.y[n])} (γ = 1, β = 0: y = x̂)",
-        ][step])
+    lines = describe_step(steps, step)
+    if step == 4:
+        lines.append("(γ = 1 and β = 0, their initial values: y = x̂)")
     return f"<b>{html.escape(STEP_TITLES[step])}</b><br>" + "<br>".join(html.escape(line) for line in lines)
 
 
