@@ -155,9 +155,12 @@ def sphere_figure(inputs, eps: float = 0.0):
     """
     inputs = np.asarray(inputs, dtype=float)
     images = layer_norm(inputs, eps=eps)
-    fig, axes = new_figure(1, 2, figsize=(8.5, 4.0))
+    fig, axes = new_figure(1, 2, figsize=(9.5, 4.0))
     axes[0].remove()
     ax3d = fig.add_subplot(1, 2, 1, projection="3d")
+    fig.set_layout_engine("none")  # placed by hand: the constrained layout clips a 3-D z label
+    ax3d.set_position((0.03, 0.04, 0.42, 0.86))
+    axes[1].set_position((0.49, 0.13, 0.3, 0.77))
     _draw_sphere_3d(ax3d, inputs, images)
     points, targets = plane_coordinates(inputs), plane_coordinates(images)
     limit = 1.1 * max(RADIUS, np.abs(points).max())
@@ -169,7 +172,7 @@ def sphere_figure(inputs, eps: float = 0.0):
     plane.xhat.set_data(targets[:, 0], targets[:, 1])
     plane.xhat.set_markersize(9)
     axes[1].set_title("the same, face on: every x̂ is on the circle")
-    axes[1].legend(loc="lower left", fontsize=8)
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     return fig
 
 
@@ -186,6 +189,7 @@ def _draw_sphere_3d(ax, inputs, images) -> None:
     ax.set(xlabel="$x_1$", ylabel="$x_2$", zlabel="$x_3$", title="inputs in R³ and their images x̂")
     ax.legend(loc="upper left", fontsize=8)
     ax.view_init(elev=25, azim=-135)
+    ax.locator_params(nbins=4)
 
 
 def _disk(u, v, radius):
@@ -213,4 +217,6 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
         ax.set(xlabel="", ylabel="")
     for ax in axes[len(examples):]:
         ax.remove()
+    fig.supxlabel("coordinate along $u_1$ in the plane $x_1 + x_2 + x_3 = 0$")
+    fig.supylabel("coordinate along $u_2$")
     return fig
