@@ -26,7 +26,7 @@ from .backward import layer_norm_backward
 from .core import layer_norm
 from .validation import as_float_array
 
-__all__ = ["ACTIVATIONS", "StackRun", "random_stack", "run_stack", "rms"]
+__all__ = ["ACTIVATIONS", "StackRun", "random_stack", "run_stack", "scale_profiles", "rms"]
 
 #: The nonlinearities a stack can use.
 ACTIVATIONS = ("tanh", "relu")
@@ -145,6 +145,69 @@ def run_stack(x, weights, upstream, *, layer_norm_on: bool = False, activation: 
         For non-finite or non-numeric arrays, shapes that do not fit together,
         or an unknown activation.
     """
+    x, weights, upstream = _checked(x, weights, upstream, activation)
+    hs, zs, slopes = _forward(x, weights, layer_norm_on, activation, eps)
+    weight_grads, activation_grads = [], [upstream]
+    for w, z, slope, h_in in zip(weights[::-1], zs[::-1], slopes[::-1], hs[-2::-1]):
+        du = activation_grads[-1] * slope
+        dz = layer_norm_backward(du, z, eps=eps)[0] if layer_norm_on else du
+        weight_grads.append(h_in.T @ dz)
+        activation_grads.append(dz @ w.T)
+    return StackRun(activations=tuple(hs), activation_grads=tuple(activation_grads[::-1]), weight_grads=tuple(weight_grads[::-1]))
+
+
+def scale_profiles(x, weights, upstream, depths, *, layer_norm_on: bool = False, activation: str = "tanh", eps: float = 1e-5):
+    """Activation and gradient scale per layer for stacks of several depths at once (chapter "Why normalize?").
+
+    A stack of depth d is the first d layers of `weights`, with the loss
+    ``sum(upstream * h_d)`` on top; its numbers equal those of
+    ``run_stack(x, weights[:d], upstream)``. The forward pass is shared by all
+    depths, and the backward passes run together, one LayerNorm backward call
+    per layer for all depths: this is how the chapter's explorer precomputes
+    every setting.
+
+    Parameters
+    ----------
+    x, weights, upstream, layer_norm_on, activation, eps :
+        As in :func:`run_stack`.
+    depths : iterable of int
+        Depths from 1 to ``len(weights)``.
+
+    Returns
+    -------
+    activation_rms : ndarray of shape (len(weights) + 1,)
+        RMS of h_0 to h_L for the full stack; a depth-d stack shows the first d + 1.
+    gradient_rms : dict of int to ndarray
+        For each depth d, the RMS of dL/dh_0 to dL/dh_d, shape (d + 1,).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`run_stack`, and for a depth outside 1 to ``len(weights)``.
+    """
+    x, weights, upstream = _checked(x, weights, upstream, activation)
+    depths = sorted({_positive_int(d, "depth") for d in depths}, reverse=True)
+    if not depths or depths[0] > len(weights):
+        raise ValueError(f"depths must be between 1 and the number of layers, {len(weights)}; got {depths}.")
+    hs, zs, slopes = _forward(x, weights, layer_norm_on, activation, eps)
+    gradient_rms = {d: np.empty(d + 1) for d in depths}
+    active, signal = [], np.empty((0, *x.shape))
+    for layer in range(depths[0], 0, -1):
+        if layer in gradient_rms:  # a stack of this depth starts its backward pass here
+            active.append(layer)
+            signal = np.concatenate([signal, upstream[None]])
+            gradient_rms[layer][layer] = rms(upstream)
+        du = signal * slopes[layer - 1]
+        z = np.broadcast_to(zs[layer - 1], du.shape)
+        dz = layer_norm_backward(du, z, eps=eps)[0] if layer_norm_on else du
+        signal = dz @ weights[layer - 1].T
+        for depth, grad in zip(active, signal):
+            gradient_rms[depth][layer - 1] = rms(grad)
+    return np.array([rms(h) for h in hs]), gradient_rms
+
+
+def _checked(x, weights, upstream, activation: str):
+    """Validate the inputs of a stack and return them as float arrays."""
     x = as_float_array(x, "x")
     weights = as_float_array(weights, "weights")
     upstream = as_float_array(upstream, "upstream")
@@ -154,6 +217,11 @@ def run_stack(x, weights, upstream, *, layer_norm_on: bool = False, activation: 
         raise ValueError(f"upstream must have the shape of x, {x.shape}; got {upstream.shape}.")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}; got {activation!r}.")
+    return x, weights, upstream
+
+
+def _forward(x, weights, layer_norm_on: bool, activation: str, eps: float):
+    """Activations h_0..h_L, pre-normalization z_1..z_L and slopes phi'(u_1)..phi'(u_L)."""
     hs, zs, slopes = [x], [], []
     for w in weights:
         z = hs[-1] @ w
@@ -161,10 +229,4 @@ def run_stack(x, weights, upstream, *, layer_norm_on: bool = False, activation: 
         zs.append(z)
         slopes.append(slope)
         hs.append(h)
-    weight_grads, activation_grads = [], [upstream]
-    for w, z, slope, h_in in zip(weights[::-1], zs[::-1], slopes[::-1], hs[-2::-1]):
-        du = activation_grads[-1] * slope
-        dz = layer_norm_backward(du, z, eps=eps)[0] if layer_norm_on else du
-        weight_grads.append(h_in.T @ dz)
-        activation_grads.append(dz @ w.T)
-    return StackRun(activations=tuple(hs), activation_grads=tuple(activation_grads[::-1]), weight_grads=tuple(weight_grads[::-1]))
+    return hs, zs, slopes

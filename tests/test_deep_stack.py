@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from lnlib.backward import numerical_gradient, relative_error
-from lnlib.deep_stack import random_stack, rms, run_stack
+from lnlib.deep_stack import random_stack, rms, run_stack, scale_profiles
 
 SETTINGS = [(ln, act) for ln in (False, True) for act in ("tanh", "relu")]
 
@@ -104,3 +104,21 @@ def test_run_stack_refuses_bad_input(kwargs, message):
 def test_random_stack_refuses_bad_sizes(depth):
     with pytest.raises(ValueError, match="depth must be a positive int"):
         random_stack(depth)
+
+
+@pytest.mark.parametrize("layer_norm_on, activation", SETTINGS)
+def test_scale_profiles_equal_separate_runs_of_each_depth(layer_norm_on, activation):
+    x, weights, upstream = random_stack(12, 8, 4, seed=4)
+    weights = 1.6 * weights
+    act, grads = scale_profiles(x, weights, upstream, [1, 5, 12], layer_norm_on=layer_norm_on, activation=activation)
+    assert sorted(grads) == [1, 5, 12]
+    for depth, grad in grads.items():
+        run = run_stack(x, weights[:depth], upstream, layer_norm_on=layer_norm_on, activation=activation)
+        np.testing.assert_allclose(act[: depth + 1], run.activation_rms, rtol=1e-12)
+        np.testing.assert_allclose(grad, run.gradient_rms, rtol=1e-10)
+
+
+def test_scale_profiles_refuse_a_depth_beyond_the_stack():
+    x, weights, upstream = tiny()
+    with pytest.raises(ValueError, match="depths must be between 1"):
+        scale_profiles(x, weights, upstream, [4])

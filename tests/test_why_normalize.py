@@ -1,0 +1,59 @@
+"""The chapter "Why normalize?": the numbers its explorer shows, recomputed independently, and its fixed chart range."""
+
+import numpy as np
+import pytest
+
+from lnlib.deep_stack import random_stack, run_stack
+from lnlib.plots.why_normalize import EXPLORER_YLIM
+from lnlib.widgets import why_normalize_explorer
+from lnlib.widgets.why_normalize import DEPTHS, WEIGHT_SCALES
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return why_normalize_explorer()
+
+
+def separate_run(depth, a, layer_norm, activation):
+    """The same stack, run on its own with run_stack (not the explorer's batched precomputation)."""
+    x, weights, upstream = random_stack(50, 64, 32, seed=0)
+    return run_stack(x, a * weights[:depth], upstream, layer_norm_on=layer_norm, activation=activation)
+
+
+@pytest.mark.parametrize("depth, a, layer_norm, activation", [(20, 2.0, False, "relu"), (50, 0.5, True, "tanh"), (1, np.sqrt(2), False, "tanh")])
+def test_explorer_shows_the_scales_of_a_separate_run(explorer, depth, a, layer_norm, activation):
+    for name, value in (("depth", depth), ("weight_scale", a), ("layer_norm", layer_norm), ("activation", activation)):
+        explorer.controls[name].value = value
+    run = separate_run(depth, a, layer_norm, activation)
+    np.testing.assert_allclose(explorer.result["activation_rms"], run.activation_rms, rtol=1e-10)
+    np.testing.assert_allclose(explorer.result["gradient_rms"], run.gradient_rms, rtol=1e-10)
+    assert f"<b>{run.activation_rms[-1]:.3g}</b> after the last layer" in explorer.readout.value
+    assert f"<b>{run.gradient_rms[0]:.3g}</b> at the input" in explorer.readout.value
+
+
+def test_relu_without_layer_norm_grows_by_a_over_sqrt2_per_layer(explorer):
+    """A ReLU halves the mean square of a symmetric input, so each layer multiplies the scale by about a / sqrt(2)."""
+    for name, value in (("depth", 50), ("weight_scale", 3.0), ("layer_norm", False), ("activation", "relu")):
+        explorer.controls[name].value = value
+    act = explorer.result["activation_rms"]
+    per_layer = (act[-1] / act[1]) ** (1 / 49)
+    assert per_layer == pytest.approx(3.0 / np.sqrt(2), rel=0.05)
+
+
+def test_every_setting_stays_on_the_chart(explorer):
+    low, high = EXPLORER_YLIM
+    for act, grads in explorer.profiles.values():
+        values = np.concatenate([act, *grads.values()])
+        assert low < values.min() and values.max() < high
+
+
+def test_explorer_offers_the_documented_settings(explorer):
+    assert tuple(explorer.controls["depth"].options) == DEPTHS
+    assert [v for _, v in explorer.controls["weight_scale"].options] == list(WEIGHT_SCALES.values())
+    assert len(explorer.profiles) == len(WEIGHT_SCALES) * 2 * 2
+
+
+@pytest.mark.parametrize("kwargs", [{"depth": 7}, {"weight_scale": 1.1}, {"activation": "gelu"}])
+def test_explorer_refuses_settings_it_has_not_precomputed(kwargs):
+    with pytest.raises(ValueError):
+        why_normalize_explorer(**kwargs)
