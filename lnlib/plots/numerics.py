@@ -38,7 +38,8 @@ class ErrorPanels:
 
     Each panel has one curve per method (a whole sweep) and one marker per
     method at the current shift, with a vertical line there. The axes limits
-    are fixed, so an explorer only moves artists.
+    are fixed, so an explorer only moves artists (a full redraw of log axes
+    costs over 100 ms; redrawing six curves and markers costs a few).
     """
 
     def __init__(self, ax_variance, ax_output):
@@ -55,7 +56,7 @@ class ErrorPanels:
         self.cursors = [ax.axvline(1.0, color=PALETTE["neutral"], lw=1, ls="--") for ax in (ax_variance, ax_output)]
         ax_variance.set_title("the variance")
         ax_output.set_title("the LayerNorm output (no clamp)")
-        ax_variance.legend(loc="center left", fontsize=8)
+        ax_variance.legend(loc="lower right", fontsize=8)
 
     @property
     def artists(self) -> list:
@@ -103,6 +104,10 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
 def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
     """Each method's LayerNorm output against the exact one, one panel per method; NaN outputs are counted in the title.
 
+    Each panel has its own (square) scale, wide enough for its finite points,
+    so a method that is off by a factor of 300 and one that is right are both
+    readable; the dotted diagonal is perfect agreement.
+
     Parameters
     ----------
     y_exact : ndarray
@@ -112,15 +117,14 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
     title : str
         The figure's title (the setting).
     """
-    fig, axes = new_figure(1, len(outputs), figsize=(3.2 * len(outputs), 3.2))
-    finite_all = np.concatenate([np.ravel(y[np.isfinite(y)]) for y in outputs.values()] + [np.ravel(y_exact)])
-    limit = float(np.max(np.abs(finite_all))) * 1.1
+    fig, axes = new_figure(1, len(outputs), figsize=(3.2 * len(outputs), 3.3))
     for ax, (method, y) in zip(np.atleast_1d(axes), outputs.items()):
         style = METHOD_STYLE[method]
+        finite = np.isfinite(y)
+        limit = 1.1 * max(float(np.max(np.abs(y[finite]), initial=0.0)), float(np.max(np.abs(y_exact))))
         ax.plot([-limit, limit], [-limit, limit], color=PALETTE["neutral"], lw=0.8, ls=":")
         ax.plot(np.ravel(y_exact), np.ravel(y), style["marker"], color=style["color"], ms=3)
-        nan_count = int(np.sum(~np.isfinite(y)))
-        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{nan_count} NaN outputs")
+        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{int(np.sum(~finite))} NaN outputs")
     np.atleast_1d(axes)[0].set_ylabel("computed output")
     fig.suptitle(title)
     return fig

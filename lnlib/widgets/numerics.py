@@ -63,7 +63,7 @@ class NumericsExplorer(Explorer):
         }
         for name in DTYPES:  # precompute every curve, so a dtype change only redraws
             sweep_for(name)
-        figure, (left, right) = new_figure(1, 2, figsize=(9.0, 3.6), managed=False, sharex=True)
+        figure, (left, right) = new_figure(1, 2, figsize=(8.4, 3.4), managed=False, sharex=True)
         self.panels = ErrorPanels(left, right)
         self.shown_dtype = None
         super().__init__("Catastrophic cancellation: shift the data, pick a precision", controls, FastRenderer(figure, self.panels.artists))
