@@ -4,7 +4,7 @@ A feed-forward layer hands LayerNorm a ``(batch, features)`` array, a recurrent
 layer a ``(batch, hidden)`` array at every time step, and a transformer a
 ``(batch, sequence, hidden)`` array. The normalization decides which axes a
 mean and variance are taken *over*; every other index gets its own pair of
-statistics. :func:`statistic_groups` labels each element by the slice it
+statistics. :func:`lnlib.norms.axis_ids` labels each element by the slice it
 shares statistics with, which is what the chapter "The input x" colours.
 """
 
@@ -12,11 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from .validation import normalized_axes
-
-__all__ = ["Context", "CONTEXTS", "NORMALIZATIONS", "reduction_axes", "statistic_groups"]
+__all__ = ["Context", "CONTEXTS", "NORMALIZATIONS", "reduction_axes"]
 
 
 @dataclass(frozen=True)
@@ -93,48 +89,3 @@ def reduction_axes(normalization: str, ndim: int) -> tuple[int, ...]:
     if normalization == "BatchNorm":
         return tuple(range(ndim - 1))
     return (ndim - 2, ndim - 1)
-
-
-def statistic_groups(shape, axis) -> np.ndarray:
-    """Label every element of an array of `shape` by the slice whose mean and variance it shares (chapter "The input x").
-
-    Elements that differ only along the reduced `axis` share one mean and one
-    variance; elements that differ along any other axis do not. The labels run
-    0, 1, 2, ... in C order over the kept axes.
-
-    Parameters
-    ----------
-    shape : tuple of int
-        The input's shape; every size at least 1.
-    axis : int or tuple of int
-        The axes the statistics are taken over, as in :func:`lnlib.layer_norm`.
-
-    Returns
-    -------
-    ndarray of int, of `shape`
-        ``groups.max() + 1`` is the number of means computed; each label occurs
-        ``prod(shape[a] for a in axis)`` times.
-
-    Raises
-    ------
-    TypeError, ValueError
-        For a bad `axis` (as :func:`lnlib.validation.normalized_axes`) or a size below 1.
-
-    Examples
-    --------
-    >>> statistic_groups((2, 3), -1)
-    array([[0, 0, 0],
-           [1, 1, 1]])
-    >>> statistic_groups((2, 3), 0)
-    array([[0, 1, 2],
-           [0, 1, 2]])
-    """
-    shape = tuple(int(n) for n in shape)
-    if not shape or min(shape) < 1:
-        raise ValueError(f"shape must be a non-empty tuple of sizes >= 1; got {shape}.")
-    axes = normalized_axes(axis, len(shape))
-    kept = [a for a in range(len(shape)) if a not in axes]
-    index = np.indices(shape)
-    if not kept:
-        return np.zeros(shape, dtype=int)
-    return np.ravel_multi_index(tuple(index[a] for a in kept), tuple(shape[a] for a in kept))

@@ -12,7 +12,8 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgb
 
-from ..contexts import reduction_axes, statistic_groups
+from ..contexts import reduction_axes
+from ..norms import axis_ids
 from .style import PALETTE, new_figure
 
 __all__ = ["GroupsPanel", "groups_figure", "groups_companion"]
@@ -67,7 +68,7 @@ class GroupsPanel:
         return [self.cells, *self.labels, self.xlabel, self.ylabel]
 
     def update(self, groups, axis_names) -> None:
-        """Show `groups` (2-D or 3-D labels from :func:`lnlib.contexts.statistic_groups`) with its axis names."""
+        """Show `groups` (2-D or 3-D labels from :func:`lnlib.norms.axis_ids`) with its axis names."""
         groups = np.asarray(groups)
         canvas = _canvas(groups)
         rows, cols = canvas.shape
@@ -123,7 +124,7 @@ def groups_figure(shape, axis_names, normalizations=("LayerNorm", "BatchNorm"), 
 def _draw(ax, shape, axis_names, normalization: str):
     """A panel sized to the input, showing `normalization`'s groups."""
     panel = GroupsPanel(ax, _canvas(np.zeros(shape)).shape)
-    groups = statistic_groups(shape, reduction_axes(normalization, len(shape)))
+    groups = axis_ids(shape, reduction_axes(normalization, len(shape)))
     panel.update(groups, axis_names)
     ax.set_title(_title(normalization, groups))
     return ax

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..contexts import CONTEXTS, NORMALIZATIONS, reduction_axes, statistic_groups
+from ..contexts import CONTEXTS, NORMALIZATIONS, reduction_axes
+from ..norms import axis_ids
 from ..plots.render import FastRenderer
 from ..plots.style import new_figure
 from ..plots.the_input import GroupsPanel
@@ -60,7 +61,7 @@ class InputExplorer(Explorer):
         ctx = CONTEXTS[context]
         shape = (batch, length, features) if ctx.ndim == 3 else (batch, features)
         axes = reduction_axes(normalization, len(shape))
-        groups = statistic_groups(shape, axes)
+        groups = axis_ids(shape, axes)
         count = int(groups.max()) + 1
         size = groups.size // count
         over = ", ".join(ctx.axis_names[a] for a in axes)
