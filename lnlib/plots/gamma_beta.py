@@ -78,7 +78,7 @@ class GammaBetaPanels:
         index = np.arange(1, k + 1)
         colours = GROUP_COLOURS[:k]
         ax_small.bar(index, self.xhat_small, width=0.8, fill=False, edgecolor=PALETTE["neutral"], ls="--", label="x̂ (before)")
-        self.bars = ax_small.bar(index, self.xhat_small, width=0.5, color=colours, alpha=0.85, label="y = γ x̂ + β")
+        self.bars = ax_small.bar(index, self.xhat_small, width=0.5, color=colours, label="y = γ x̂ + β")
         (self.beta_marks,) = ax_small.plot(index, np.zeros(k), "_", ms=22, mew=2.5, color=PALETTE["neutral"], label="βᵢ")
         ax_small.axhline(0, color=PALETTE["neutral"], lw=0.8)
         ax_small.set(xticks=index, xlim=(0.4, k + 0.6), ylim=(-small_limit, small_limit), xlabel="feature i", ylabel="value",
@@ -88,7 +88,7 @@ class GammaBetaPanels:
         outline, _ = np.histogram(self.xhat_wide, bins=self.edges)
         ax_wide.stairs(outline, self.edges, color=PALETTE["neutral"], ls="--", lw=1.2, label="x̂ (before)")
         block = self.xhat_wide.size // k
-        self.stacks = [ax_wide.stairs(np.zeros(80), self.edges, fill=True, color=c, alpha=0.8, label=f"features {i * block + 1}-{(i + 1) * block}")
+        self.stacks = [ax_wide.stairs(np.zeros(80), self.edges, fill=True, color=c, label=f"features {i * block + 1}-{(i + 1) * block}")
                        for i, c in enumerate(colours)]
         ax_wide.set(xlim=(-wide_limit, wide_limit), ylim=(0, 2.5 * outline.max()), xlabel="value", ylabel="number of features",
                     title=f"a {self.xhat_wide.size}-vector: histogram of y by feature group")
@@ -122,7 +122,7 @@ def gamma_beta_figure(xhat_small, xhat_wide, gamma, beta, *, limits=(6.0, 12.0),
     -------
     (Figure, GammaBetaPanels)
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(8.4, 3.0), managed=managed, gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, (left, right) = new_figure(1, 2, figsize=(7.6, 2.8), managed=managed, gridspec_kw={"width_ratios": [1, 1.6]})
     panels = GammaBetaPanels(left, right, xhat_small, xhat_wide, limits)
     panels.update(gamma, beta)
     return fig, panels
