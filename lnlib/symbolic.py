@@ -30,6 +30,7 @@ __all__ = [
     "forward",
     "direct_gradient",
     "chain_rule",
+    "to_latex",
     "substitute_statistics",
     "closed_form_gradient",
     "jacobian",
@@ -117,31 +118,68 @@ def chain_rule(sym: Symbols) -> dict:
     the statistics kept as the symbols ``sym.mean`` and ``sym.var``:
     :math:`\hat x_i = (x_i - \mu)/\sqrt{\sigma^2 + \varepsilon}`,
     :math:`\sigma^2 = \frac1H\sum_i (x_i - \mu)^2`, :math:`\mu = \frac1H\sum_i x_i`.
+    Each step is first written with the upstream gradients as symbols
+    (``local``: what one node of an autograd engine computes), then the
+    upstream values are substituted in, from the loss back to x.
 
     Returns
     -------
     dict
-        ``dbeta``, ``dgamma``, ``dxhat`` (tuples over i), ``dvar``, ``dmean``
-        (scalars), ``dx`` (tuple over j), each in terms of x, mu, sigma^2 and the
-        parameters. Substitute the statistics with :func:`substitute_statistics`.
+        ``local``: the steps ``dvar``, ``dmean`` and ``dx`` (a tuple over j) in terms of
+        the gradient symbols ``upstream`` (``dxhat`` tuple, ``dvar``, ``dmean``); render
+        them with :func:`to_latex`. And, with the upstream values substituted:
+        ``dbeta``, ``dgamma``, ``dxhat`` (tuples over i), ``dvar``, ``dmean`` and
+        ``dx`` (tuple over j), in terms of x, mu, sigma^2 and the parameters;
+        :func:`substitute_statistics` replaces mu and sigma^2 by their definitions.
     """
-    mu, var, eps = sym.mean, sym.var, sym.eps
-    xhat = [(xi - mu) / sp.sqrt(var + eps) for xi in sym.x]
+    mu, var = sym.mean, sym.var
+    xhat = [(xi - mu) / sp.sqrt(var + sym.eps) for xi in sym.x]
     var_node = sum((xi - mu) ** 2 for xi in sym.x) / sym.H
     mean_node = sum(sym.x) / sym.H
+    up = _gradient_symbols(sym.H)
     xhat_s = sp.symbols(f"xhat_1:{sym.H + 1}", real=True)
     loss = sum(d * (g * xh + b) for d, g, xh, b in zip(sym.dy, sym.gamma, xhat_s, sym.beta))
 
-    dbeta = tuple(sp.diff(loss, b) for b in sym.beta)
-    dgamma = tuple(sp.diff(loss, g).subs(dict(zip(xhat_s, xhat))) for g in sym.gamma)
+    local = {
+        "dvar": sum(g * sp.diff(xh, var) for g, xh in zip(up["dxhat"], xhat)),
+        "dmean": sum(g * sp.diff(xh, mu) for g, xh in zip(up["dxhat"], xhat)) + up["dvar"] * sp.diff(var_node, mu),
+        "dx": tuple(
+            sum(g * sp.diff(xh, xj) for g, xh in zip(up["dxhat"], xhat)) + up["dvar"] * sp.diff(var_node, xj) + up["dmean"] * sp.diff(mean_node, xj)
+            for xj in sym.x
+        ),
+    }
     dxhat = tuple(sp.diff(loss, xh) for xh in xhat_s)
-    dvar = sum(d * sp.diff(xh, var) for d, xh in zip(dxhat, xhat))
-    dmean = sum(d * sp.diff(xh, mu) for d, xh in zip(dxhat, xhat)) + dvar * sp.diff(var_node, mu)
-    dx = tuple(
-        sum(d * sp.diff(xh, xj) for d, xh in zip(dxhat, xhat)) + dvar * sp.diff(var_node, xj) + dmean * sp.diff(mean_node, xj)
-        for xj in sym.x
-    )
-    return {"dbeta": dbeta, "dgamma": dgamma, "dxhat": dxhat, "dvar": dvar, "dmean": dmean, "dx": dx}
+    values = dict(zip(up["dxhat"], dxhat))
+    values[up["dvar"]] = local["dvar"].subs(values)
+    values[up["dmean"]] = local["dmean"].subs(values)
+    return {
+        "local": local,
+        "upstream": up,
+        "dbeta": tuple(sp.diff(loss, b) for b in sym.beta),
+        "dgamma": tuple(sp.diff(loss, g).subs(dict(zip(xhat_s, xhat))) for g in sym.gamma),
+        "dxhat": dxhat,
+        "dvar": values[up["dvar"]],
+        "dmean": values[up["dmean"]],
+        "dx": tuple(e.subs(values) for e in local["dx"]),
+    }
+
+
+def _gradient_symbols(H: int) -> dict:
+    """Symbols for the upstream gradients dL/dxhat_i, dL/dsigma^2 and dL/dmu."""
+    return {"dxhat": tuple(sp.symbols(f"g_xhat_1:{H + 1}", real=True)), "dvar": sp.Symbol("g_var", real=True), "dmean": sp.Symbol("g_mean", real=True)}
+
+
+def to_latex(expr) -> str:
+    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat x_i`, :math:`d\sigma^2`, :math:`d\mu`."""
+    names = {}
+    for symbol in expr.free_symbols:
+        if symbol.name.startswith("g_xhat_"):
+            names[symbol] = rf"d\hat x_{{{symbol.name.removeprefix('g_xhat_')}}}"
+        elif symbol.name == "g_var":
+            names[symbol] = r"d\sigma^2"
+        elif symbol.name == "g_mean":
+            names[symbol] = r"d\mu"
+    return sp.latex(expr, symbol_names=names)
 
 
 def substitute_statistics(sym: Symbols, expr):

@@ -15,7 +15,7 @@ PATH_COLOURS = {"direct": PALETTE["reference"], "through_mean": PALETTE["mean"],
 PATH_LABELS = {"direct": "direct: $d\\hat x_j$", "through_mean": "via μ: $-\\mathrm{mean}(d\\hat x)$", "through_var": "via σ²: $-\\hat x_j\\,\\mathrm{mean}(d\\hat x\\,\\hat x)$"}
 JACOBIAN_CMAP = "PuOr"  # diverging and colour-blind safe
 
-_NODES = {"x": (0.0, 0.0), "μ": (1.4, 1.0), "σ²": (2.8, 1.0), "x̂": (4.2, 0.0), "y": (5.6, 0.0), "L": (7.0, 0.0), "γ": (4.9, 1.0), "β": (4.9, -1.0)}
+_NODES = {"x": (0.0, 0.0), "μ": (1.5, 0.75), "σ²": (2.9, 1.55), "x̂": (4.2, 0.0), "y": (5.6, 0.0), "L": (7.0, 0.0), "γ": (4.9, 1.0), "β": (4.9, -1.0)}
 _EDGES = [("x", "μ", "through_mean"), ("μ", "σ²", "zero"), ("x", "σ²", "through_var"), ("μ", "x̂", "through_mean"),
           ("σ²", "x̂", "through_var"), ("x", "x̂", "direct"), ("x̂", "y", None), ("γ", "y", None), ("β", "y", None), ("y", "L", None)]
 
@@ -33,16 +33,16 @@ def computation_graph_figure():
         ax.annotate("", xy=_NODES[end], xytext=_NODES[start],
                     arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 1.2 if path == "zero" else 2.2, "shrinkA": 14, "shrinkB": 14,
                                 "linestyle": "--" if path == "zero" else "-",
-                                "connectionstyle": "arc3,rad=-0.25" if (start, end) == ("x", "σ²") else "arc3"})
+                                "connectionstyle": "arc3,rad=-0.3" if (start, end) == ("x", "σ²") else "arc3"})
     for name, (px, py) in _NODES.items():
         parameter = name in ("γ", "β")
         ax.text(px, py, name, ha="center", va="center", fontsize=13,
                 bbox={"boxstyle": "circle", "fc": PALETTE["highlight"] if parameter else "white", "ec": PALETTE["neutral"]})
-    ax.text(2.1, 1.35, "∂σ²/∂μ = −(2/H)·Σ(xᵢ−μ) = 0", ha="center", fontsize=8)
     for path, label in PATH_LABELS.items():
         ax.plot([], [], color=PATH_COLOURS[path], lw=2.2, label=f"path {label}")
+    ax.plot([], [], color=PALETTE["neutral"], lw=1.2, ls="--", label="μ → σ²: ∂σ²/∂μ = −(2/H)·Σᵢ(xᵢ − μ) = 0, adds nothing")
     ax.legend(loc="lower left", fontsize=8, title="x reaches x̂ three ways; dx sums one term per path (× 1/s)", title_fontsize=8)
-    ax.set(xlim=(-0.6, 7.6), ylim=(-2.6, 1.6), xticks=[], yticks=[], title="forward: left to right; backward: right to left, along every arrow")
+    ax.set(xlim=(-0.6, 7.6), ylim=(-2.6, 2.0), xticks=[], yticks=[], title="forward: left to right; backward: right to left, along every arrow")
     ax.grid(False)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -186,23 +186,24 @@ def gradients_companion(examples: dict, gamma=None):
         Title of each column and the setting it shows.
     """
     fig, axes = new_figure(2, len(examples), figsize=(2.9 * len(examples), 5.4))
-    limit = max(8.0, *(np.abs(scaled_pieces(x, dy, gamma, eps=eps)[2]).max() for x, dy, eps in examples.values()))
-    for column, (title, (x, dy, eps)) in enumerate(examples.items()):
-        xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
+    pieces = {title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()}
+    limit = 1.15 * max(max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values())
+    for column, (title, (_, terms, scaled_dx, scaled_jac, _)) in enumerate(pieces.items()):
         ax_terms, ax_jac = axes[0, column], axes[1, column]
-        index = np.arange(1, len(x) + 1)
+        index = np.arange(1, len(scaled_dx) + 1)
         for offset, path in zip((-0.22, 0.0, 0.22), PATH_COLOURS):
             ax_terms.bar(index + offset, terms[path], 0.22, color=PATH_COLOURS[path], label=PATH_LABELS[path])
         ax_terms.plot(index, scaled_dx, "o", color=PALETTE["neutral"], ms=7, label="sum: $s\\,dx_j$")
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_terms.set(title=title, xticks=index, xlabel="feature i", ylim=(-limit, limit))
-        ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-1, vmax=1)
-        ticks = np.arange(len(x))
+        image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-1, vmax=1)
+        ticks = np.arange(len(scaled_dx))
         ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input feature j")
         ax_jac.grid(False)
     axes[0, 0].set_ylabel("term × s")
     axes[1, 0].set_ylabel("s·J: output feature i")
     axes[0, 0].legend(loc="lower left", fontsize=6)
+    fig.colorbar(image, ax=axes[1, :], shrink=0.8, label="s·J entry")
     return fig
 
 
