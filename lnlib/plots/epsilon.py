@@ -78,10 +78,13 @@ class StdCurves:
         (self.inside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["output"], lw=2, label="ε inside √")
         (self.outside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["reference"], lw=2, ls="--", label="ε added to σ")
         (self.variance_mark,) = ax.plot([], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²")
-        for (name, eps), colour in zip((framework_eps or {}).items(), FRAMEWORK_COLOURS):
+        for k, ((name, eps), colour) in enumerate(zip((framework_eps or {}).items(), FRAMEWORK_COLOURS)):
             ax.axvline(eps, color=PALETTE[colour], lw=1, ls=":")
-            ax.text(eps, 1.0, name, transform=ax.get_xaxis_transform(), fontsize=7, ha="center", va="bottom", color=PALETTE["neutral"])
-        ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12))
+            # staggered heights, so labels of neighbouring defaults (1e-6, 1e-5) do not overlap
+            ax.text(eps, 1.01 + 0.08 * (k % 2), name, transform=ax.get_xaxis_transform(), fontsize=7, ha="center", va="bottom",
+                    color=PALETTE["neutral"])
+        ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12),
+               xticks=[1e-9, 1e-6, 1e-3, 1.0])
         ax.legend(loc="lower left", fontsize=8)
 
     @property
@@ -136,7 +139,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.3), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
-    right.set_title("std of the output against ε; black: the current ε", pad=14)
+    right.set_title("std of the output against ε; black: the current ε", pad=30)
     return fig, bars, curves, EpsilonMarker(right)
 
 
@@ -156,7 +159,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     fig, axes = new_figure(1, len(variances), figsize=(2.9 * len(variances), 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
-        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=14)
+        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=30)
         ax.set_ylabel("")
         ax.legend().set_visible(ax is np.atleast_1d(axes)[0])
     np.atleast_1d(axes)[0].set_ylabel("std of the output $\\hat{x}$")

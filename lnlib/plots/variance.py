@@ -108,6 +108,15 @@ class SquaresPanel:
         symbol = "s²" if unbiased else "σ²"
         self.label.set_text(f"dashed: {symbol} = sum / {divisor} = {variance:.3g}")
 
+    def extent(self) -> tuple[float, float]:
+        """Width and height of what is drawn now, to fit static figures to their data."""
+        shapes = [*self.squares, self.average]
+        return max(r.get_x() + r.get_width() for r in shapes), max(r.get_height() for r in shapes)
+
+    def fit(self, width: float, height: float) -> None:
+        """Set the limits to hold a drawing of `width` by `height`, with room for the label."""
+        self.average.axes.set(xlim=(-GAP, width + GAP), ylim=(0.0, height * 1.45))
+
 
 def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: bool = True):
     """The spread of `x` (dots, mean, μ ± σ) and its squared deviations as squares (chapter "The variance").
@@ -117,7 +126,7 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
     x : array_like
         A small vector (2 to 8 entries).
     value_range : (float, float), optional
-        Fixed limits for the values (an explorer's slider range). Default: the range of `x`, padded.
+        Fixed limits for the values (an explorer's slider range). Default: fit both panels to `x`.
     unbiased : bool, default False
         Average the squares over H - 1 instead of H.
     managed : bool, default True
@@ -128,13 +137,16 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
     (Figure, (SpreadPanel, SquaresPanel))
     """
     x = np.asarray(x, dtype=float)
-    if value_range is None:
+    fitted = value_range is None
+    if fitted:
         pad = max(np.ptp(x), 1.0) * 0.25
         value_range = (x.min() - pad, x.max() + pad)
     fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.2), managed=managed, width_ratios=(1, 1.6))
     panels = (SpreadPanel(left, x.size, value_range), SquaresPanel(right, x.size, value_range[1] - value_range[0]))
     for panel in panels:
         panel.update(x, unbiased)
+    if fitted:
+        panels[1].fit(*panels[1].extent())
     return fig, panels
 
 
@@ -156,16 +168,14 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
     nrows = -(-len(vectors) // ncols)
     fig, axes = new_figure(nrows, ncols, figsize=(4.2 * ncols, 2.3 * nrows))
     axes = np.atleast_1d(axes).ravel()
-    widths, heights = [], []
+    panels = []
     for ax, title, x in zip(axes, examples, vectors):
-        panel = SquaresPanel(ax, x.size, float(np.ptp(x)) or 1.0)
-        panel.update(x, unbiased)
-        deviations = np.abs(x - x.mean())
-        widths.append(deviations.sum() + (x.size + 1) * GAP + np.sqrt(np.sum(deviations**2) / _divisor(x.size, unbiased)))
-        heights.append(max(deviations.max(), np.sqrt(np.sum(deviations**2) / _divisor(x.size, unbiased))))
+        panels.append(SquaresPanel(ax, x.size, float(np.ptp(x)) or 1.0))
+        panels[-1].update(x, unbiased)
         ax.set_title(f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]", fontsize=9)
-    for ax in axes[: len(vectors)]:  # one scale for all panels, so areas compare across them
-        ax.set(xlim=(-GAP, max(widths) + GAP), ylim=(0.0, max(heights) * 1.45))
+    widths, heights = zip(*(panel.extent() for panel in panels))
+    for panel in panels:  # one scale for all panels, so areas compare across them
+        panel.fit(max(widths), max(heights))
     for ax in axes[len(vectors):]:
         ax.set_visible(False)
     return fig
