@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.colors import ListedColormap
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import to_rgba
 from matplotlib.patches import Patch
 
 from ..norms import normalize, statistic_ids
@@ -20,7 +21,7 @@ __all__ = [
 ]
 
 #: Cell colours of a sharing grid: outside the batch, two alternating shades for the other sets, the marked set.
-SHARING_COLOURS = ListedColormap(["#FFFFFF", "#E3E3E3", "#C4C4C4", PALETTE["input"]])
+CELL_COLOURS = np.array([to_rgba(c) for c in ("#F7F7F7", "#E3E3E3", "#C4C4C4", PALETTE["input"])])
 OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
 
 
@@ -29,7 +30,7 @@ class SharingPanel:
 
     Entries in the same statistics set as the marked entry (a dot) are blue; the
     other sets alternate between two greys, so their borders show; blocks
-    outside the batch are white. This is the picture of Wu & He (2018),
+    outside the batch are pale grey. This is the picture of Wu & He (2018),
     unfolded into the plane.
 
     Parameters
@@ -44,12 +45,16 @@ class SharingPanel:
     def __init__(self, ax, blocks: int, rows: int, cols: int, *, block_label="sample", row_label="channel c", col_label="position"):
         self.blocks, self.rows, self.cols = blocks, rows, cols
         self.width = cols + 1
-        canvas = np.full((rows, blocks * self.width - 1), np.nan)
-        self.image = ax.imshow(canvas, cmap=SHARING_COLOURS, vmin=-0.5, vmax=3.5, interpolation="nearest", aspect="equal")
+        n, r, c = (a.ravel() for a in np.indices((blocks, rows, cols)))
+        left, top = n * self.width + c - 0.5, r - 0.5
+        squares = np.stack([np.stack([left, top], 1), np.stack([left + 1, top], 1), np.stack([left + 1, top + 1], 1), np.stack([left, top + 1], 1)], 1)
+        self.cells = PolyCollection(squares, edgecolors="white", linewidths=0.5)
+        ax.add_collection(self.cells)
         (self.anchor,) = ax.plot([], [], "o", color=PALETTE["neutral"], ms=4)
-        centres = [n * self.width + (cols - 1) / 2 for n in range(blocks)]
-        ax.set_xticks(centres, [f"{n + 1}" for n in range(blocks)])
-        ax.set_yticks(range(rows), [f"{r + 1}" for r in range(rows)])
+        centres = [k * self.width + (cols - 1) / 2 for k in range(blocks)]
+        ax.set_xticks(centres, [f"{k + 1}" for k in range(blocks)])
+        ax.set_yticks(range(rows), [f"{k + 1}" for k in range(rows)])
+        ax.set(xlim=(-0.5, blocks * self.width - 1.5), ylim=(rows - 0.5, -0.5), aspect="equal")
         ax.set_xlabel(f"{block_label} (each block: {col_label} across)")
         ax.set_ylabel(row_label)
         ax.grid(False)
@@ -60,17 +65,15 @@ class SharingPanel:
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.image, self.anchor]
+        return [self.cells, self.anchor]
 
     def update(self, ids, anchor=(0, 0, 0)) -> None:
         """Colour the grid from statistics labels `ids` of shape (active blocks, rows, cols); later blocks are outside the batch."""
         ids = np.asarray(ids)
-        cells = np.full((self.blocks, self.rows, self.cols), OUTSIDE, dtype=float)
+        cells = np.full((self.blocks, self.rows, self.cols), OUTSIDE)
         cells[: len(ids)] = np.where(ids % 2 == 0, SHADE_A, SHADE_B)
         cells[: len(ids)][ids == ids[anchor]] = MARKED
-        canvas = np.full((self.rows, self.blocks, self.width), np.nan)
-        canvas[:, :, : self.cols] = cells.transpose(1, 0, 2)
-        self.image.set_data(canvas.reshape(self.rows, -1)[:, :-1])
+        self.cells.set_facecolor(CELL_COLOURS[cells.ravel()])
         n, r, c = anchor
         self.anchor.set_data([n * self.width + c], [r])
 

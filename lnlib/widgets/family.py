@@ -42,10 +42,10 @@ class FamilyExplorer(Explorer):
             "groups": widgets.SelectionSlider(options=divisors, value=groups, description="groups G", continuous_update=True),
         }
         self.full_batch = {(m, g): normalize(x, m, groups=g)[0] for m in NAMES for g in divisors}
-        figure, (grid_ax, out_ax) = new_figure(1, 2, figsize=(9.0, 2.8), managed=False, width_ratios=[2.2, 1])
+        figure, (grid_ax, out_ax) = new_figure(1, 2, figsize=(8.5, 2.6), managed=False, width_ratios=[2.2, 1])
         self.grid = SharingPanel(grid_ax, samples, channels, positions)
         self.output = OutputPanel(out_ax, channels, positions)
-        grid_ax.set_title("blue: the entries that share μ and σ with the dot; white: not in the batch", loc="left")
+        grid_ax.set_title("blue: shares μ and σ with the dot; pale: not in the batch", loc="left")
         out_ax.set_title("sample 1 after normalization", loc="left")
         super().__init__("LayerNorm's family: who shares statistics?", controls, FastRenderer(figure, self.grid.artists + self.output.artists))
 
