@@ -7,7 +7,9 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
+from lnlib import layer_norm
 from lnlib.plots.normalizing import normalizing_companion, normalizing_figure, plane_limit, sphere_figure
+from lnlib.variants import layer_norm_eps_outside_sqrt
 from lnlib.widgets.normalizing import normalizing_explorer
 
 
@@ -87,3 +89,23 @@ def test_sphere_figure_puts_every_image_on_the_circle():
 def test_companion_has_one_panel_per_example():
     fig = normalizing_companion({"a": ([1, 2, 3], 0.0), "b": ([2, 2, 2], 1e-5), "c": ([-1, -2, -3], 0.0), "d": ([1, 2, 3], 1.0)})
     assert [ax.get_title() for ax in fig.axes] == ["a", "b", "c", "d"]
+
+
+# --- the documents' numbers that the chapter corrects ------------------------------------------
+
+
+def test_the_step_by_step_document_cut_off_its_outer_entries_instead_of_rounding():
+    # By hand: 1.5 / sqrt(1.25) = 1.5 / 1.1180340 = 1.3416408, which rounds to 1.342 (the document prints 1.341).
+    assert round(1.5 / 1.1180340, 3) == 1.342
+    for variant in (layer_norm, layer_norm_eps_outside_sqrt):
+        assert variant([1.0, 2.0, 3.0, 4.0], eps=1e-5).round(3).tolist() == [-1.342, -0.447, 0.447, 1.342]
+
+
+def test_the_two_samples_give_identical_xhat_and_the_token_only_nearly():
+    sample_1, sample_2 = layer_norm([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], eps=1e-5)
+    np.testing.assert_array_equal(sample_1, sample_2)
+    token = layer_norm([2.0, 4.0, 6.0, 8.0], eps=1e-5)
+    # Token = 2 x sample 1, so its x̂ is sample 1's with eps / 4: (x - mu) / sqrt(1.25 + 2.5e-6) instead of sqrt(1.25 + 1e-5).
+    expected = np.array([-1.5, -0.5, 0.5, 1.5]) / np.sqrt(1.25 + 2.5e-6)
+    np.testing.assert_allclose(token, expected, rtol=1e-14)
+    assert 1e-6 < np.max(np.abs(token - sample_1)) < 1e-5
