@@ -89,8 +89,8 @@ def _bar_verts(centres, heights, width: float) -> list:
 class GradientPanels:
     """Three panels redrawn in place: the input, the three terms of s*dx, and the heatmap of s*J.
 
-    Each group of bars is one ``PolyCollection`` and the heatmap one
-    ``QuadMesh``, so an update redraws a handful of artists.
+    The input's bars are one ``PolyCollection``, the three terms' bars another,
+    and the heatmap one ``QuadMesh``, so an update redraws five artists.
 
     Parameters
     ----------
@@ -119,11 +119,12 @@ class GradientPanels:
         ax_input.set(xlabel="feature i", ylabel="value", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(min(low, -2.0) * 1.05, max(high, 2.0) * 1.05),
                      title="input x and x̂")
         ax_input.legend(loc="upper left", fontsize=8)
-        self.term_bars = {}
-        for offset, path in zip((-self.WIDTH, 0.0, self.WIDTH), PATH_COLOURS):
-            bars = PolyCollection(_bar_verts(self.index + offset, zeros, self.WIDTH), facecolors=PATH_COLOURS[path], label=PATH_LABELS[path])
-            ax_terms.add_collection(bars)
-            self.term_bars[path] = (bars, offset)
+        self.offsets = dict(zip(PATH_COLOURS, (-self.WIDTH, 0.0, self.WIDTH)))
+        self.term_bars = PolyCollection(self._term_verts({path: zeros for path in PATH_COLOURS}),
+                                        facecolors=[colour for colour in PATH_COLOURS.values() for _ in range(size)])
+        ax_terms.add_collection(self.term_bars)
+        for path, colour in PATH_COLOURS.items():
+            ax_terms.fill_between([], [], color=colour, label=PATH_LABELS[path])
         (self.dx_points,) = ax_terms.plot(self.index, zeros, "o", color=PALETTE["neutral"], ms=8, label="sum: $s\\,dx_j$")
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_terms.set(xlabel="feature i", ylabel="term × s  (s = √(σ²+ε))", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(-term_limit, term_limit),
@@ -139,14 +140,17 @@ class GradientPanels:
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.input_bars, self.xhat_points, *(bars for bars, _ in self.term_bars.values()), self.dx_points, self.heatmap]
+        return [self.input_bars, self.xhat_points, self.term_bars, self.dx_points, self.heatmap]
+
+    def _term_verts(self, terms: dict) -> list:
+        """The bars of all three terms, path by path, as one list of polygons."""
+        return [vert for path, offset in self.offsets.items() for vert in _bar_verts(self.index + offset, terms[path], self.WIDTH)]
 
     def update(self, x, xhat, terms: dict, scaled_dx, scaled_jacobian) -> None:
         """Redraw for input `x`, its `xhat`, the three `terms` of s*dx (by path), their sum and s*J."""
         self.input_bars.set_verts(_bar_verts(self.index, x, 0.7))
         self.xhat_points.set_ydata(xhat)
-        for path, (bars, offset) in self.term_bars.items():
-            bars.set_verts(_bar_verts(self.index + offset, terms[path], self.WIDTH))
+        self.term_bars.set_verts(self._term_verts(terms))
         self.dx_points.set_ydata(scaled_dx)
         self.heatmap.set_array(np.asarray(scaled_jacobian).ravel())
 
@@ -168,7 +172,7 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
     """
     x = np.asarray(x, dtype=float)
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))
-    fig, axes = new_figure(1, 3, figsize=(10.0, 3.1), managed=managed)
+    fig, axes = new_figure(1, 3, figsize=(9.0, 2.9), managed=managed)
     panels = GradientPanels(*axes, x.size, value_range, term_limit, jac_limit)
     xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
     panels.update(x, xhat, terms, scaled_dx, scaled_jac)
