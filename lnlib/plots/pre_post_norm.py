@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Polygon
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from .style import PALETTE, new_figure
 
@@ -33,10 +34,10 @@ def _draw_flow(ax, steps, skips, title):
     heights = np.arange(len(steps)) * 1.0
     for (label, kind), y in zip(steps, heights):
         if kind == "add":
-            ax.add_patch(FancyBboxPatch((-0.18, y - 0.18), 0.36, 0.36, boxstyle="circle,pad=0", fc="white", ec=PALETTE["neutral"]))
+            ax.plot(0, y, "o", ms=16, mfc="white", mec=PALETTE["neutral"], zorder=3)
         elif kind != "io":
             ax.add_patch(FancyBboxPatch((-0.9, y - 0.28), 1.8, 0.56, boxstyle="round,pad=0.02", fc=BOX_COLOURS[kind], ec=PALETTE["neutral"], alpha=0.9))
-        ax.text(0, y, label, ha="center", va="center", fontsize=10)
+        ax.text(0, y, label, ha="center", va="center", fontsize=10, zorder=4)
     for low, high in zip(heights[:-1], heights[1:]):
         ax.add_patch(FancyArrowPatch((0, low + 0.3), (0, high - 0.3), arrowstyle="-|>", mutation_scale=10, color=PALETTE["neutral"]))
     for start, end in skips:
@@ -54,6 +55,14 @@ def block_diagrams():
     _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3, LLaMA)\nLayerNorm only on the branch")
     right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
     return fig
+
+
+def _plain_log_axis(ax) -> None:
+    """A logarithmic y-axis with ticks at 1, 1.5, 2, 3, 5, 7, 10, ... labelled as plain numbers."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _errorbars(ax, x, rows, placement, **kwargs):
@@ -98,7 +107,7 @@ def depth_figure(depths, last_grads: dict):
         ax.set_xscale("log", base=2)
         ax.set_xticks(depths, [str(d) for d in depths])
         ax.set_xlabel("depth L (number of layers)")
-    left.set_yscale("log")
+    _plain_log_axis(left)
     left.set(ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$, last layer", title="gradient of the last FFN weight")
     right.set(ylabel="gradient norm $\\times \\sqrt{L}$", title="times $\\sqrt{L}$: flat means $\\propto 1/\\sqrt{L}$")
     right.set_ylim(bottom=0)
@@ -143,7 +152,8 @@ class ProfilePanels:
         (self.grad,) = ax_grad.plot([], [], "o-", ms=3, lw=2)
         ax_stream.set(xlim=(-0.5, max_depth + 0.5), ylim=(0, stream_max), xlabel="layer l", ylabel="$\\|x_l\\|^2 / d$",
                       title="residual stream after l layers")
-        ax_grad.set(xlim=(0.5, max_depth + 0.5), yscale="log", ylim=grad_range, xlabel="layer index l (1 = bottom)",
+        _plain_log_axis(ax_grad)
+        ax_grad.set(xlim=(0.5, max_depth + 0.5), ylim=grad_range, xlabel="layer index l (1 = bottom)",
                     ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer (mean ± sd)")
         ax_stream.legend(loc="upper left")
 
@@ -202,7 +212,10 @@ def profile_companion(grid: dict, depths, width: int):
             top.plot(np.arange(depth + 1), profile.stream_sq.mean(axis=0), "o-", ms=3, color=COLOURS[placement], label=LABELS[placement])
             bottom.errorbar(np.arange(1, depth + 1), profile.mean("W2"), yerr=profile.spread("W2"), color=COLOURS[placement], marker="o", ms=3, capsize=2)
         top.set(title=f"L = {depth}, d = {width}", xlabel="layer l")
-        bottom.set(xlabel="layer index l", yscale="log")
+        for ax in (top, bottom):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        bottom.set(xlabel="layer index l")
+        _plain_log_axis(bottom)
     axes[0, 0].set_ylabel("$\\|x_l\\|^2 / d$")
     axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
     axes[0, 0].legend(loc="upper left")
