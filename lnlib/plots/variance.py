@@ -18,6 +18,12 @@ def _divisor(size: int, unbiased: bool) -> int:
     return size - 1 if unbiased else size
 
 
+def _variance_label(x, unbiased: bool) -> str:
+    """'σ² = sum / H = value' (or s² and H - 1) for titles."""
+    divisor = _divisor(x.size, unbiased)
+    return f"{'s²' if unbiased else 'σ²'} = sum / {divisor} = {np.sum((x - x.mean()) ** 2) / divisor:.3g}"
+
+
 class SpreadPanel:
     """The entries as dots, their mean as a line, the deviations as segments and the band μ ± σ.
 
@@ -78,19 +84,18 @@ class SquaresPanel:
     def __init__(self, ax, size: int, span: float):
         self.squares = [ax.add_patch(Rectangle((0.0, 0.0), 0.0, 0.0, alpha=0.75, lw=1, ec="white")) for _ in range(size)]
         self.average = ax.add_patch(Rectangle((0.0, 0.0), 0.0, 0.0, fill=False, ec=PALETTE["mean"], lw=2, ls="--"))
-        self.label = ax.text(0.98, 0.97, "", color=PALETTE["mean"], ha="right", va="top", fontsize=9, transform=ax.transAxes)
         # Entries within a range of width `span`: one deviation is at most span (H - 1) / H, their sum at most
         # H span / 2 (half the entries at each end), the side of the average square at most span / 2 sqrt(H / (H - 1)).
         tallest = span * (size - 1) / size
         width = size * span / 2 + (size + 1) * GAP + span / 2 * np.sqrt(size / (size - 1))
         ax.set(xlim=(-GAP, width + GAP), ylim=(0.0, max(tallest, span / 2 * np.sqrt(size / (size - 1))) * 1.25), aspect="equal",
                xlabel="side = |deviation| (value units)", ylabel="side (value units)")
-        ax.set_title("squared deviations as areas; dashed: their average")
+        ax.set_title("squared deviations as areas;\ndashed: their average (area = variance)")
 
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [*self.squares, self.average, self.label]
+        return [*self.squares, self.average]
 
     def update(self, x, unbiased: bool = False) -> None:
         """Redraw for the vector `x`."""
@@ -101,12 +106,8 @@ class SquaresPanel:
             square.set_bounds(left, 0.0, abs(d), abs(d))
             square.set_facecolor(PALETTE["positive"] if d >= 0 else PALETTE["negative"])
             left += abs(d) + GAP
-        divisor = _divisor(x.size, unbiased)
-        variance = np.sum(deviations**2) / divisor
-        side = np.sqrt(variance)
+        side = np.sqrt(np.sum(deviations**2) / _divisor(x.size, unbiased))
         self.average.set_bounds(left + GAP, 0.0, side, side)
-        symbol = "s²" if unbiased else "σ²"
-        self.label.set_text(f"dashed: {symbol} = sum / {divisor} = {variance:.3g}")
 
     def extent(self) -> tuple[float, float]:
         """Width and height of what is drawn now, to fit static figures to their data."""
@@ -114,8 +115,8 @@ class SquaresPanel:
         return max(r.get_x() + r.get_width() for r in shapes), max(r.get_height() for r in shapes)
 
     def fit(self, width: float, height: float) -> None:
-        """Set the limits to hold a drawing of `width` by `height`, with room for the label."""
-        self.average.axes.set(xlim=(-GAP, width + GAP), ylim=(0.0, height * 1.45))
+        """Set the limits to hold a drawing of `width` by `height`."""
+        self.average.axes.set(xlim=(-GAP, width + GAP), ylim=(0.0, height * 1.15))
 
 
 def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: bool = True):
@@ -147,6 +148,7 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
         panel.update(x, unbiased)
     if fitted:
         panels[1].fit(*panels[1].extent())
+        right.set_title(f"squared deviations as areas;\ndashed: their average, {_variance_label(x, unbiased)}")
     return fig, panels
 
 
@@ -172,7 +174,7 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
     for ax, title, x in zip(axes, examples, vectors):
         panels.append(SquaresPanel(ax, x.size, float(np.ptp(x)) or 1.0))
         panels[-1].update(x, unbiased)
-        ax.set_title(f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]", fontsize=9)
+        ax.set_title(f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]\ndashed: {_variance_label(x, unbiased)}", fontsize=9)
     widths, heights = zip(*(panel.extent() for panel in panels))
     for panel in panels:  # one scale for all panels, so areas compare across them
         panel.fit(max(widths), max(heights))
