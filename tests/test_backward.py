@@ -246,3 +246,33 @@ def test_the_three_path_terms_add_up_to_dx_and_match_the_chain_rule(shape, axis)
     np.testing.assert_allclose(parts.through_mean, np.broadcast_to(-dxhat.sum(axis=axes, keepdims=True) / steps.std / size, x.shape), rtol=1e-12)
     np.testing.assert_allclose(parts.through_var, dvar * 2 * centred / size, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(parts.direct + parts.through_mean + parts.through_var, parts.dx, rtol=1e-10, atol=1e-13)
+
+
+# --- random shapes, axes and eps ------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def problems(draw):
+    """A random shape (1 to 3 axes of 2 to 5), a random non-empty set of normalized axes, a random eps."""
+    shape = tuple(draw(st.lists(st.integers(2, 5), min_size=1, max_size=3)))
+    axes = tuple(sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    eps = draw(st.sampled_from([0.0, 1e-8, 1e-5, 1e-2, 1.0]))
+    return shape, axes, eps, draw(st.integers(0, 2**16))
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_random_shapes_axes_and_eps_match_finite_differences_to_1e_6(problem):
+    shape, axes, eps, seed = problem
+    x, gamma, beta, dy = random_problem(shape, axes, seed)
+    dx, dgamma, _ = layer_norm_backward(dy, x, gamma, eps=eps, axis=axes)
+    numeric = numerical_gradient(lambda v: layer_norm(v, gamma, beta, eps=eps, axis=axes), x, dy)
+    numeric_gamma = numerical_gradient(lambda g: layer_norm(x, g, beta, eps=eps, axis=axes), gamma, dy)
+    # Relative to the gradient's size, or to its natural scale max|gamma dy| / s when it is (nearly) zero:
+    # with H = 2 and eps = 0 the output is always (-1, 1) and the true dx is exactly 0.
+    natural = np.abs(gamma).max() * np.abs(dy).max() / layer_norm_steps(x, eps=eps, axis=axes).std.min()
+    assert np.abs(dx - numeric).max() < 1e-6 * max(np.abs(numeric).max(), natural)
+    assert relative_error(dgamma, numeric_gamma) < 1e-6
