@@ -47,7 +47,7 @@ class GroupsPanel:
         Rows and columns of squares the picture must fit in.
     sample_labels : bool, default True
         Label each sample's block of a 3-D input ("sample 1", ...). The explorer
-        leaves them out (text is the slowest thing to draw) and says it in the axis label.
+        leaves them out (text is the slowest thing to draw) and says it in its readout.
     """
 
     def __init__(self, ax, box=(5, 35), sample_labels: bool = True):
@@ -85,8 +85,7 @@ class GroupsPanel:
             label.set_visible(three_d and b < groups.shape[0])
             label.set_text(f"sample {b + 1}")
             label.set_position((left + b * block + (block - size) / 2, bottom + 0.15))
-        blocks = f"  (blocks: samples 1 to {groups.shape[0]})" if three_d and not self.labels else ""
-        self.xlabel.set_text(f"{axis_names[-1]} →{blocks}")
+        self.xlabel.set_text(f"{axis_names[-1]} →")
         self.xlabel.set_position((left + cols * size / 2, bottom + (0.8 if three_d and self.labels else 0.15)))
         self.ylabel.set_text(f"← {axis_names[-2]}")
         self.ylabel.set_position((left - 0.15, bottom / 2))

@@ -53,7 +53,7 @@ class InputExplorer(Explorer):
             "length": _int_slider("sequence length T (transformer)", length, 1, 5),
             "features": _int_slider("features / hidden H", features, 1, 8),
         }
-        figure, ax = new_figure(figsize=(8.0, 2.0), managed=False)
+        figure, ax = new_figure(figsize=(7.0, 1.8), managed=False)
         self.panel = GroupsPanel(ax, sample_labels=False)
         super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
 
@@ -66,9 +66,10 @@ class InputExplorer(Explorer):
         size = groups.size // count
         over = ", ".join(ctx.axis_names[a] for a in axes)
         self.panel.update(groups, ctx.axis_names)
+        layout = f" Blocks left to right: samples 1 to {batch}; rows: tokens." if ctx.ndim == 3 else " Rows: samples."
         unused = "" if ctx.ndim == 3 else f" (T = {length} is unused: a {context} layer gives one vector per sample)"
         readout = (
-            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}.<br>"
+            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}.{layout}<br>"
             f"{normalization} averages over <b>{over}</b> (axis={axes if len(axes) > 1 else axes[0]}): "
             f"<b>{count}</b> mean(s) and variance(s), each over <b>{size}</b> values. PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
         )
