@@ -28,7 +28,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     """Histograms over many tokens of each feature, before and after the scale and shift.
 
     Left: every feature of x-hat has mean 0 and spread 1 across tokens. Right:
-    feature i of y = gamma * x-hat + beta is centred on beta_i with spread |gamma_i|.
+    feature i of y = gamma * x-hat + beta is centred on beta_i with spread abs(gamma_i).
 
     Parameters
     ----------
