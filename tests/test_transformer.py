@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from lnlib.backward import numerical_gradient, relative_error
+from lnlib import layer_norm
+from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
 from lnlib.transformer import (
     PLACEMENTS,
     attention_backward,
@@ -56,6 +57,12 @@ def test_softmax_backward_matches_finite_differences():
     rng = np.random.default_rng(1)
     s, da = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
     assert relative_error(softmax_backward(da, softmax(s)), numerical_gradient(softmax, s, da)) < 1e-7
+
+
+def test_layer_norm_backward_on_transformer_activations_matches_finite_differences():
+    """The LayerNorm backward the blocks call (lnlib.backward), on a (batch, tokens, width) activation, normalized per token."""
+    x, _, dy = small_case(seed=9)
+    assert relative_error(layer_norm_backward(dy, x)[0], numerical_gradient(layer_norm, x, dy)) < 1e-6
 
 
 def test_attention_backward_matches_finite_differences():
