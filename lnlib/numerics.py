@@ -62,7 +62,9 @@ class WelfordState:
     Attributes
     ----------
     count : ndarray
-        How many values were seen (in the working dtype, as a kernel keeps it).
+        How many values were seen, kept exactly (float64 integers), as a kernel
+        keeps an integer counter; the factors derived from it are rounded to
+        the working dtype where they meet the data.
     mean : ndarray
         Their mean.
     m2 : ndarray
@@ -75,8 +77,8 @@ class WelfordState:
 
     @property
     def variance(self) -> np.ndarray:
-        """The biased variance ``m2 / count``."""
-        return self.m2 / self.count
+        """The biased variance ``m2 / count``, in the dtype of ``m2``."""
+        return self.m2 / np.asarray(self.count).astype(np.result_type(self.m2))
 
 
 def check_method(method) -> str:
@@ -163,11 +165,11 @@ def chan_merge(a: WelfordState, b: WelfordState) -> WelfordState:
     :math:`M_2 = M_{2,a} + M_{2,b} + \delta^2 n_a n_b / n`.
     Every operation runs in the dtype of the states.
     """
+    dtype = np.result_type(a.mean, b.mean)
     count = a.count + b.count
     delta = b.mean - a.mean
-    weight = b.count / count
-    mean = a.mean + delta * weight
-    m2 = a.m2 + b.m2 + delta * delta * (a.count * weight)
+    mean = a.mean + delta * np.asarray(b.count / count).astype(dtype)
+    m2 = a.m2 + b.m2 + delta * delta * np.asarray(a.count * b.count / count).astype(dtype)
     return WelfordState(count, mean, m2)
 
 
@@ -178,15 +180,14 @@ def _welford_lanes(rows: np.ndarray, lanes: int) -> WelfordState:
     padded = np.concatenate([rows, np.zeros((*rows.shape[:-1], steps * lanes - size), rows.dtype)], axis=-1)
     padded = padded.reshape(*rows.shape[:-1], steps, lanes)
     active = (np.arange(steps * lanes) < size).reshape(steps, lanes)
-    one = rows.dtype.type(1)
-    count = np.zeros((*rows.shape[:-1], lanes), rows.dtype)
-    mean = np.zeros_like(count)
-    m2 = np.zeros_like(count)
+    count = np.zeros((*rows.shape[:-1], lanes))
+    mean = np.zeros(count.shape, rows.dtype)
+    m2 = np.zeros_like(mean)
     for step in range(steps):
         value, on = padded[..., step, :], active[step]
-        count = np.where(on, count + one, count)
+        count = np.where(on, count + 1, count)
         delta = value - mean
-        mean = np.where(on, mean + delta / count, mean)
+        mean = np.where(on, mean + delta / count.astype(rows.dtype), mean)
         m2 = np.where(on, m2 + delta * (value - mean), m2)
     return WelfordState(count, mean, m2)
 

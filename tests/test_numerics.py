@@ -327,3 +327,13 @@ def test_explorer_refuses_bad_starting_values():
         numerics_explorer(shift=0.5)
     with pytest.raises(ValueError, match="dtype"):
         numerics_explorer(dtype="int8")
+
+
+def test_welford_counts_stay_exact_beyond_float16_integers():
+    # float16 holds integers exactly only up to 2048; above 4096 its numbers are 4 apart, so 5001 is not one.
+    # A kernel's counter is an integer: the count must be exact even when the data are float16.
+    x = np.random.default_rng(5).normal(size=5001) + 3.0
+    state = welford(x, dtype="float16")
+    assert state.count == 5001
+    assert state.mean.dtype == np.float16
+    assert float(state.variance) == pytest.approx(float(float64_two_pass(x.astype(np.float16))), rel=2e-2)
