@@ -14,9 +14,10 @@ Three ways to compute the biased variance :math:`\sigma^2 = \frac{1}{H}\sum_i (x
     several lanes whose partial results are combined with the merge of Chan,
     Golub & LeVeque (1983), the way a GPU kernel's threads combine theirs.
 
-Every operation runs in the dtype asked for (float16, float32 or float64):
-sums are accumulated in that dtype by a pairwise tree, as a GPU block
-reduction does, so the rounding errors are those of that precision. The exact
+Every operation on the data runs in the dtype asked for (float16, float32 or
+float64): sums are accumulated in that dtype by a pairwise tree, as a GPU block
+reduction does, so the rounding errors are those of that precision. Only
+Welford's counters are kept as exact integers, as a kernel's counters are. The exact
 reference :func:`exact_variance` uses :func:`math.fsum`.
 """
 
@@ -163,7 +164,9 @@ def chan_merge(a: WelfordState, b: WelfordState) -> WelfordState:
     With :math:`\delta = \bar x_b - \bar x_a` and :math:`n = n_a + n_b`:
     :math:`\bar x = \bar x_a + \delta\, n_b / n` and
     :math:`M_2 = M_{2,a} + M_{2,b} + \delta^2 n_a n_b / n`.
-    Every operation runs in the dtype of the states.
+    The counts are exact integers; the factors :math:`n_b / n` and
+    :math:`n_a n_b / n` are rounded to the dtype of the means, and every
+    operation on means and :math:`M_2` runs in that dtype.
     """
     dtype = np.result_type(a.mean, b.mean)
     count = a.count + b.count
