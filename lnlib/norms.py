@@ -74,7 +74,7 @@ def _other_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
 
 
 def _channels_first(x, name: str, min_ndim: int) -> np.ndarray:
-    """Check that `x` has the (N, C, *spatial) layout with at least `min_ndim` axes."""
+    """Check that `x` has the ``(N, C, *spatial)`` layout with at least `min_ndim` axes."""
     x = as_float_array(x, "x")
     if x.ndim < min_ndim:
         spatial = "" if min_ndim == 2 else ", with at least one spatial axis"
@@ -94,8 +94,10 @@ class RunningStats:
 
     Attributes
     ----------
-    mean, var : ndarray
-        One value per feature (the shape of the axes batch norm keeps).
+    mean : ndarray
+        Running mean, one value per feature (the shape of the axes batch norm keeps).
+    var : ndarray
+        Running unbiased variance, of the same shape.
     momentum : float
         Weight of the newest batch, in (0, 1].
     updates : int
@@ -208,7 +210,7 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     Parameters
     ----------
     x : array_like
-        Input of shape (N, C, *spatial) with at least one spatial axis.
+        Input of shape ``(N, C, *spatial)`` with at least one spatial axis.
     gamma, beta : array_like, optional
         Per-channel scale and shift, shape (C,).
     eps : float, default 1e-5
@@ -232,13 +234,13 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
 def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     """Group normalization: each group of C/G channels of each sample, over those channels and positions.
 
-    ``groups=1`` is layer norm over (C, *spatial); ``groups=C`` is instance norm
+    ``groups=1`` is layer norm over ``(C, *spatial)``; ``groups=C`` is instance norm
     (chapter "LayerNorm and its family").
 
     Parameters
     ----------
     x : array_like
-        Input of shape (N, C, *spatial).
+        Input of shape ``(N, C, *spatial)``.
     groups : int
         G, the number of groups; must divide C.
     gamma, beta : array_like, optional
@@ -305,15 +307,15 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
 
 
 def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarray:
-    """Apply one family member, by name, to an (N, C, *spatial) tensor in training mode.
+    """Apply one family member, by name, to an ``(N, C, *spatial)`` tensor in training mode.
 
     The explorer of the chapter "LayerNorm and its family" calls this with the
-    method chosen in its dropdown. Layer and RMS norm take all of (C, *spatial).
+    method chosen in its dropdown. Layer and RMS norm take all of ``(C, *spatial)``.
 
     Parameters
     ----------
     x : array_like
-        Input of shape (N, C, *spatial).
+        Input of shape ``(N, C, *spatial)``.
     method : str
         One of :data:`METHODS`.
     groups : int, default 1
@@ -361,7 +363,7 @@ def axis_ids(shape, axes) -> np.ndarray:
 
 
 def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
-    """Label every entry of an (N, C, *spatial) tensor with the statistics set it belongs to.
+    """Label every entry of an ``(N, C, *spatial)`` tensor with the statistics set it belongs to.
 
     Two entries share a mean and variance exactly when they carry the same label:
     the picture of Wu & He (2018) drawn in the chapter "LayerNorm and its family".
@@ -369,7 +371,7 @@ def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
     Parameters
     ----------
     shape : tuple of int
-        (N, C, *spatial).
+        ``(N, C, *spatial)``.
     method : str
         One of :data:`METHODS`.
     groups : int, default 1
