@@ -223,18 +223,35 @@ def profile_companion(grid: dict, depths, width: int):
 
 
 
-def training_figure(runs: dict):
-    """Training-loss curves: colour by placement, solid with warm-up, dashed without.
+def training_figure(runs: dict, shown: float):
+    """A short training run: loss curves at one learning rate (left) and the final loss at every rate (right).
+
+    Colour by placement; solid lines and filled bars with warm-up, dashed lines and hatched bars without.
 
     Parameters
     ----------
     runs : dict
-        ``(placement, warmup_steps) -> losses per step``, as from :func:`lnlib.training.train`.
+        ``learning rate -> {(placement, warmup_steps): losses per step}``, as from :func:`lnlib.training.train`.
+    shown : float
+        The learning rate whose curves the left panel shows.
     """
-    fig, ax = new_figure(figsize=(6.4, 3.2))
-    for (placement, warmup), losses in runs.items():
+    fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.4), gridspec_kw={"width_ratios": [3, 2]})
+    rates = sorted(runs)
+    keys = list(runs[shown])
+    for (placement, warmup), losses in runs[shown].items():
         label = f"{LABELS[placement]}, " + (f"{warmup}-step warm-up" if warmup else "no warm-up")
-        ax.plot(np.arange(1, len(losses) + 1), losses, "-" if warmup else "--", color=COLOURS[placement], label=label)
-    ax.set(xlabel="training step", ylabel="training loss (half squared error per token)")
-    ax.legend()
+        left.plot(np.arange(1, len(losses) + 1), losses, "-" if warmup else "--", color=COLOURS[placement], label=label)
+    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g}")
+    left.legend(fontsize=8)
+    width = 0.8 / len(keys)
+    for k, (placement, warmup) in enumerate(keys):
+        finals = [runs[lr][(placement, warmup)][-10:].mean() for lr in rates]
+        right.bar(np.arange(len(rates)) + (k - (len(keys) - 1) / 2) * width, finals, width, color=COLOURS[placement],
+                  hatch=None if warmup else "//", edgecolor="white", alpha=1.0 if warmup else 0.6)
+    start = runs[shown][keys[0]][0]
+    right.axhline(start, color=PALETTE["neutral"], lw=1, ls=":", label="starting loss")
+    right.set(xticks=np.arange(len(rates)), xticklabels=[f"{lr:g}" for lr in rates], xlabel="learning rate",
+              ylabel="mean loss over the last 10 steps", title=f"after {len(runs[shown][keys[0]])} steps (hatched: no warm-up)")
+    right.set_ylim(0, 1.15 * start)
+    right.legend(loc="upper left", fontsize=8)
     return fig
