@@ -38,7 +38,7 @@ class OutputBars:
     size : int
         H, the number of entries.
     limit : float
-        Fixed half-height of the value axis (the largest |x̂| reachable, e.g. sqrt(H - 1)).
+        Fixed half-height of the value axis (the largest ``abs(x̂)`` reachable, e.g. sqrt(H - 1)).
     """
 
     def __init__(self, ax, size: int, limit: float):

@@ -67,7 +67,7 @@ class SpreadPanel:
 
 
 class SquaresPanel:
-    """Each squared deviation as a square of side |x_i - μ|, in a row, then the average square of area σ².
+    """Each squared deviation as a square of side ``abs(x_i - μ)``, in a row, then the average square of area σ².
 
     The axes have equal aspect, so areas are true areas: the dashed square's
     area is the sum of the coloured areas divided by H (or by H - 1).
