@@ -8,6 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
 from lnlib.variants import FRAMEWORK_EPS, annotated_transformer_layer_norm, layer_norm_eps_outside_sqrt, sample_variance
@@ -192,3 +195,27 @@ def test_eps_outside_matches_torch_formula(torch):
 
 def test_pytorch_default_eps(torch):
     assert torch.nn.LayerNorm(4).eps == FRAMEWORK_EPS["PyTorch"]
+
+
+# --- properties for every input (hypothesis) -----------------------------------------------
+
+vectors = hnp.arrays(np.float64, st.integers(2, 12), elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=150, deadline=None)
+@given(vectors, st.floats(-1e2, 1e2), st.floats(-1e3, 1e3))
+def test_variance_scales_with_the_square_and_ignores_shifts(x, scale, shift):
+    base = float(sample_variance(x))
+    for unbiased in (False, True):
+        expected = (scale**2) * float(sample_variance(x, unbiased=unbiased))
+        got = float(sample_variance(scale * x + shift, unbiased=unbiased))
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9 * (1 + scale**2) * (1 + np.abs(x).max() + abs(shift)) ** 2)
+    assert base >= 0.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(vectors, st.sampled_from([1e-8, 1e-5, 1e-2]))
+def test_output_std_with_eps_added_to_sigma_is_sigma_over_sigma_plus_eps(x, eps):
+    assume(x.std() > 1e-3)
+    sigma = x.std()
+    np.testing.assert_allclose(layer_norm_eps_outside_sqrt(x, eps=eps).std(), sigma / (sigma + eps), rtol=1e-9)
