@@ -100,10 +100,10 @@ class GradientPanels:
     value_range : (float, float)
         The range of the input (the explorer's slider range), for fixed limits.
     term_limit : float
-        Fixed limit of the terms panel; |s * dx| and each term stay below it
+        Fixed limit of the terms panel; ``abs(s * dx)`` and each term stay below it
         for upstream gradients in the explorer's range.
     jac_limit : float
-        Colour limit of the heatmap (max |gamma|; |s * J_ij| <= |gamma_i|).
+        Colour limit of the heatmap, ``max(abs(gamma))``, since ``abs(s * J[i, j]) <= abs(gamma[i])``.
     """
 
     WIDTH = 0.22
