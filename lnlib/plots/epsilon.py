@@ -14,7 +14,7 @@ from .style import PALETTE, new_figure
 __all__ = ["std_inside", "std_outside", "OutputBars", "StdCurves", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
 
 #: Fixed ε axis of the curves: 1e-10 to 1.
-EPS_GRID = np.logspace(-10, 0, 241)
+EPS_GRID = np.logspace(-10, 0, 161)
 FRAMEWORK_COLOURS = ("mean", "positive", "negative", "highlight")
 
 
@@ -49,7 +49,7 @@ class OutputBars:
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax.set(xlabel="feature index i", ylabel="normalized value $\\hat{x}_i$", xticks=index, ylim=(-1.15 * limit, 1.15 * limit))
         ax.set_title("the normalized vector, three ways")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="lower left", fontsize=8)
 
     @property
     def artists(self) -> list:
@@ -136,7 +136,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     pattern = np.asarray(pattern, dtype=float)
     centred = pattern - pattern.mean()
     limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
-    fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.3), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(8.4, 3.2), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
     right.set_title("std of the output against ε; black: the current ε", pad=30)
