@@ -57,6 +57,8 @@ class Explorer(widgets.VBox):
         self.readout = widgets.HTML()
         self.note = widgets.HTML()
         self.result: dict = {}
+        for part, css_class in ((self.image, "lnlib-figure"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note")):
+            part.add_class(css_class)  # stable hooks for the browser tests (tests/browser/test_lab.py)
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
         super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self.image, self.readout, self.note])
         for control in controls.values():
