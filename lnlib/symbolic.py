@@ -23,6 +23,8 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
+from .validation import as_float_array, check_eps
+
 __all__ = [
     "Symbols",
     "Forward",
@@ -244,7 +246,11 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
     compiled = sp.lambdify(args, list(gradient), modules="numpy")
 
     def backward(dy, x, gamma, eps):
-        return np.array(compiled(*np.asarray(dy, float), *np.asarray(x, float), *np.asarray(gamma, float), float(eps)))
+        vectors = [as_float_array(value, name) for value, name in ((dy, "dy"), (x, "x"), (gamma, "gamma"))]
+        for value, name in zip(vectors, ("dy", "x", "gamma")):
+            if value.shape != (sym.H,):
+                raise ValueError(f"{name} must be a vector of shape ({sym.H},), the width this gradient was derived for; got shape {value.shape}.")
+        return np.array(compiled(*vectors[0], *vectors[1], *vectors[2], check_eps(eps)))
 
     return backward
 

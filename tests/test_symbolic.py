@@ -78,3 +78,12 @@ def test_lambdified_gradient_matches_numpy_backward(sym):
 def test_make_symbols_refuses_bad_widths(H):
     with pytest.raises(ValueError, match="H must be an integer from 2 to 6"):
         symbolic.make_symbols(H)
+
+
+def test_lambdified_gradient_refuses_the_wrong_width():
+    sym = symbolic.make_symbols(3)
+    backward = symbolic.numeric_backward(sym, symbolic.direct_gradient(sym))
+    with pytest.raises(ValueError, match=r"x must be a vector of shape \(3,\)"):
+        backward(np.ones(3), np.arange(4.0), np.ones(3), 1e-5)
+    with pytest.raises(ValueError, match="eps must be >= 0"):
+        backward(np.ones(3), np.arange(3.0), np.ones(3), -1.0)
