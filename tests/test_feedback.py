@@ -1,0 +1,49 @@
+"""lnlib.compare and lnlib.exercises: the helpers that tell a reader whether two results agree."""
+
+import re
+
+import numpy as np
+import pytest
+
+from lnlib import compare
+from lnlib.exercises import check
+
+
+def test_compare_reports_exact_close_and_difference(capsys):
+    result = compare("dx", np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    assert (result.exact, result.close) == (False, True)
+    assert result.max_abs_diff == pytest.approx(1e-9, rel=1e-6)
+    line = capsys.readouterr().out
+    assert line.startswith("dx") and "exact: False" in line and "allclose: True" in line and "1.00e-09" in line
+
+
+def test_compare_exact_and_not_close(capsys):
+    assert compare("same", [1, 2], [1, 2], show=False).exact
+    far = compare("far", [0.0, 1.0], [0.0, 1.1], show=False)
+    assert not far.close and far.max_abs_diff == pytest.approx(0.1)
+    assert capsys.readouterr().out == ""
+
+
+def test_compare_refuses_shapes_that_would_broadcast():
+    with pytest.raises(ValueError, match=r"shapes differ, \(2, 1\) \(ours\) against \(2,\)"):
+        compare("mu", np.zeros((2, 1)), np.zeros(2))
+
+
+@pytest.mark.parametrize(
+    "answer, expected, words",
+    [
+        (None, 1.0, "Not answered yet"),
+        (np.array([1.0, 2.0]), np.array([1.0, 2.0]), "Correct!"),
+        (np.array([1.0, 2.0]), np.array([[1.0, 2.0]]), r"expected shape \(1, 2\), got shape \(2,\)"),
+        (np.array([1.0, 2.5]), np.array([1.0, 2.0]), "largest difference from the expected answer is 0.5"),
+        ("two", 2.0, "expected a number"),
+        (False, False, "Correct!"),
+        (0, False, "yes/no"),
+        (True, False, "yes/no"),
+        (np.array([1.0, 2.0 + 1e-12]), np.array([1.0, 2.0]), "Correct!"),
+    ],
+)
+def test_check_gives_the_right_feedback(answer, expected, words, capsys):
+    check(answer, expected)
+    printed = capsys.readouterr().out
+    assert re.search(words, printed), printed
