@@ -30,8 +30,11 @@ def check(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str
         print("Not answered yet: replace None with your answer and run this cell again.")
         return False
     if isinstance(expected, (bool, np.bool_)):
-        right = bool(answer) == bool(expected) and isinstance(answer, (bool, np.bool_))
-        print("Correct!" if right else f"Not quite: the answer is a yes/no (True/False) question. {hint}".rstrip())
+        if not isinstance(answer, (bool, np.bool_)):
+            print(f"Not quite: answer with True or False; got {answer!r}.")
+            return False
+        right = bool(answer) == bool(expected)
+        print("Correct!" if right else f"Not quite. {hint}".rstrip())
         return right
     try:
         got = np.asarray(answer, dtype=np.float64)

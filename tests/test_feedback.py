@@ -38,8 +38,8 @@ def test_compare_refuses_shapes_that_would_broadcast():
         (np.array([1.0, 2.5]), np.array([1.0, 2.0]), "largest difference from the expected answer is 0.5"),
         ("two", 2.0, "expected a number"),
         (False, False, "Correct!"),
-        (0, False, "yes/no"),
-        (True, False, "yes/no"),
+        (0, False, "answer with True or False; got 0"),
+        (True, False, "Not quite."),
         (np.array([1.0, 2.0 + 1e-12]), np.array([1.0, 2.0]), "Correct!"),
     ],
 )
