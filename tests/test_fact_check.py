@@ -1,0 +1,388 @@
+"""Every verdict of the chapter "Fact check" as an assertion that fails if the verdict is wrong.
+
+One test per claim of :data:`lnlib.claims.CLAIMS`, named ``test_<key>``. Expected
+values are derived independently of the code under test: hand arithmetic written
+out here, sympy, a second formula, finite differences, or PyTorch. Monte Carlo
+checks state their sample size and seed and allow 4 standard errors.
+"""
+
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import lnlib.widgets
+from lnlib import layer_norm
+from lnlib.backward import layer_norm_backward, layer_norm_jacobian, numerical_gradient
+from lnlib.claims import CLAIMS, VERDICTS, Claim, claim, claims_table
+from lnlib.fact_check import (
+    GRID_SIZES,
+    Measurement,
+    batch_norm_future_leak,
+    draw_inputs,
+    entropy_under_layer_norm,
+    eps_placement_gap,
+    exchangeable_second_moments,
+    feature_correlation,
+    gamma_gradient_by_source_rule,
+    gamma_step_ratios,
+    input_scale_gradient_factor,
+    jacobian_rank,
+    moment_grid,
+    normal_fourth_moment,
+    normal_fourth_moment_symbolic,
+    output_covariances,
+    output_feature_moments,
+    weight_scale_gradient_ratio,
+    xhat_moment,
+    xhat_pair_covariance,
+)
+from lnlib.symbolic import closed_form_jacobian, jacobian, make_symbols, source_jacobian_diagonal
+from lnlib.transformer import depth_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+Z = 4.0  # Monte Carlo tolerance, in standard errors
+
+
+def manual_xhat(x, eps=0.0):
+    """x̂ written out with numpy, independent of lnlib."""
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps)
+
+
+# --- the registry ---------------------------------------------------------------------------------
+
+
+def test_every_claim_has_a_test():
+    tests = {name for name, _ in inspect.getmembers(sys.modules[__name__], inspect.isfunction) if name.startswith("test_")}
+    missing = [c.key for c in CLAIMS if f"test_{c.key}" not in tests]
+    assert not missing, f"claims without a test backing their verdict: {missing}"
+
+
+def test_claims_link_existing_chapters_and_valid_verdicts():
+    for item in CLAIMS:
+        assert item.verdict in VERDICTS
+        for chapter in item.chapters:
+            assert (ROOT / "chapters" / f"{chapter}.ipynb").exists(), f"{item.key} links {chapter}, which does not exist"
+    table = claims_table()
+    assert table.count("\n") == len(CLAIMS) + 1
+    assert "{doc}`../chapters/06_normalizing`" in table
+
+
+def test_a_claim_with_an_unknown_verdict_or_source_is_refused():
+    with pytest.raises(ValueError, match="verdict"):
+        Claim("k", "q", "003", "probably", "c", "fc-statistics")
+    with pytest.raises(ValueError, match="source"):
+        Claim("k", "q", "999", "true", "c", "fc-statistics")
+    with pytest.raises(KeyError, match="known"):
+        claim("no such claim")
+
+
+def test_measurement_z_score():
+    assert Measurement("m", 1.2, 1.0, 0.1, 10, 0).z == pytest.approx(2.0)
+    assert Measurement("m", 1.0, 1.0).z == 0.0
+    assert Measurement("m", 0.5, 1.0).z == -np.inf
+
+
+def test_bad_inputs_get_clear_errors():
+    with pytest.raises(ValueError, match="distribution"):
+        draw_inputs("cauchy", 4, 10)
+    with pytest.raises(ValueError, match="at least 2"):
+        draw_inputs("normal", 1, 10)
+    with pytest.raises(TypeError, match="integer"):
+        draw_inputs("normal", 4.5, 10)
+    with pytest.raises(ValueError, match="order"):
+        xhat_moment(5, 4)
+
+
+# --- definitions ----------------------------------------------------------------------------------
+
+
+def test_mean_removes_scale():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    centred = x - x.mean()
+    assert not np.allclose(10 * x - (10 * x).mean(), centred)          # centring keeps the scale (×10)
+    np.testing.assert_allclose(layer_norm(10 * x, eps=0.0), layer_norm(x, eps=0.0))  # dividing by σ removes it
+
+
+def test_invariance_affine():
+    x = np.random.default_rng(0).normal(size=6)
+    b = np.random.default_rng(1).normal(size=6)
+    assert np.abs(layer_norm(x + b, eps=0.0) - layer_norm(x, eps=0.0)).max() > 0.1      # a general vector b: false
+    np.testing.assert_allclose(layer_norm(-2 * x, eps=0.0), -layer_norm(x, eps=0.0))    # a < 0 flips the sign
+    np.testing.assert_allclose(layer_norm(3 * x + 7.0, eps=0.0), layer_norm(x, eps=0.0))  # a > 0, constant b: true
+    a, eps = 1e-3, 1e-5
+    np.testing.assert_allclose(layer_norm(a * x, eps=eps), layer_norm(x, eps=eps / a**2))  # ε > 0: ε/a² effectively
+
+
+def test_standardizes_mean0_var1():
+    x = np.array([1.0, 1.001, 0.999, 1.0])
+    eps = 1e-5
+    var = (0 + 1e-6 + 1e-6 + 0) / 4                                   # by hand: 5e-7
+    xhat = layer_norm(x, eps=eps)
+    assert abs(xhat.mean()) < 1e-12
+    assert xhat.var() == pytest.approx(var / (var + eps))             # 0.0476, far from 1
+    y = layer_norm(x, np.full(4, 2.0), np.full(4, 1.0), eps=0.0)
+    assert y.mean() == pytest.approx(1.0) and y.var() == pytest.approx(4.0)  # after γ = 2, β = 1: mean 1, variance 4
+
+
+def test_eps_outside_sqrt():
+    x, eps = [1.0, 1.001, 0.999, 1.0], 1e-5
+    sigma = np.sqrt(5e-7)                                              # hand arithmetic as above
+    expected = 0.001 / (sigma + eps) - 0.001 / np.sqrt(sigma**2 + eps)
+    assert eps_placement_gap(x, eps=eps) == pytest.approx(expected, rel=1e-6)
+    assert expected > 1.0
+    assert eps_placement_gap([1.0, 2.0, 3.0, 4.0], eps=eps) < 1e-5     # invisible on the documents' example
+
+
+def test_gamma_per_sample():
+    batch = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 9.0], [0.0, 1.0, 0.0, 2.0]])
+    with pytest.raises(ValueError, match="shape of the normalized axes"):
+        layer_norm(batch, gamma=np.ones(3))                            # one γ per sample is refused
+    per_slot = np.array([1.0, 2.0, 3.0])[:, None]                      # the document's reading: γ_n by position
+    same_example_twice = manual_xhat(np.stack([batch[0], batch[0], batch[0]])) * per_slot
+    assert not np.allclose(same_example_twice[0], same_example_twice[1])  # the same input, a different output per slot
+
+
+def test_gamma_per_sample_torch(torch):
+    module = torch.nn.LayerNorm(4)
+    assert tuple(module.weight.shape) == (4,) and tuple(module.bias.shape) == (4,)
+
+
+def test_bn_not_in_transformers():
+    bn_change, ln_change = batch_norm_future_leak()
+    assert bn_change > 1e-3   # batch norm over (batch, tokens): the last token changes the first token's output
+    assert ln_change == 0.0   # layer norm: each token on its own
+
+
+# --- statistics -----------------------------------------------------------------------------------
+
+
+def test_cov_xhat():
+    moments = exchangeable_second_moments()
+    H, r = moments["H"], moments["r"]
+    assert sp.simplify(moments["b"].subs(r, 1) + 1 / (H - 1)) == 0                  # derived: −1/(H − 1) for ε = 0
+    assert sp.simplify(moments["a"] + (H - 1) * moments["b"]) == 0                  # Σ x̂ = 0 holds in expectation
+    for size in (3, 4, 8):
+        m = xhat_pair_covariance(size, samples=20000, seed=size)
+        assert abs(m.z) < Z, str(m)
+    with_eps = xhat_pair_covariance(4, samples=20000, seed=1, eps=0.5)              # ε > 0: −E[r]/(H − 1)
+    x = draw_inputs("normal", 4, 20000, 1)
+    var = x.var(axis=1)
+    assert with_eps.measured == pytest.approx(-np.mean(var / (var + 0.5)) / 3, abs=Z * with_eps.stderr)
+    unequal = xhat_pair_covariance(4, distribution="unequal", samples=20000, seed=2)
+    assert abs(unequal.z) > 20, str(unequal)                                       # not exchangeable: the claim fails
+
+
+def test_cov_scaling():
+    x = draw_inputs("unequal", 5, 2000, 3)                                          # any inputs, exchangeable or not
+    gamma, beta = np.array([1.0, -2.0, 0.5, 3.0, 1.5]), np.arange(5.0)
+    xhat = manual_xhat(x, eps=1e-5)
+    np.testing.assert_allclose(np.cov(gamma * xhat + beta, rowvar=False), np.outer(gamma, gamma) * np.cov(xhat, rowvar=False), atol=1e-12)
+
+
+def test_cov_output_formula():
+    gamma = np.array([1.0, 2.0, 0.5, 1.5])
+    H = gamma.size
+    c = output_covariances(gamma, samples=40000, seed=4)
+    np.testing.assert_allclose(np.diag(c.measured), gamma**2, rtol=0.05)           # E[x̂²] = 1, so Var(y_i) = γ_i²
+    off = ~np.eye(H, dtype=bool)
+    np.testing.assert_allclose(c.measured[off], (-np.outer(gamma, gamma) / (H - 1))[off], atol=0.05)
+    np.testing.assert_allclose(c.exact / c.document, H**2 / (H - 1))               # the document is 16/3 times too small
+    assert np.abs(c.measured - c.document).max() > 2.0
+
+
+def test_moments_first_two():
+    m1 = xhat_moment(1, 6, samples=20000, seed=5)
+    assert abs(m1.z) < Z or m1.stderr < 1e-12                                       # Σ x̂ = 0 per sample
+    m2 = xhat_moment(2, 6, samples=2000, seed=5)
+    assert m2.measured == pytest.approx(1.0, abs=1e-12)                             # Σ x̂² = H per sample (ε = 0)
+    with_eps = xhat_moment(2, 6, samples=2000, seed=5, eps=0.5)
+    var = draw_inputs("normal", 6, 2000, 5).var(axis=1)
+    assert with_eps.measured == pytest.approx(np.mean(var / (var + 0.5)))           # E[σ²/(σ²+ε)], below 1
+    unequal = xhat_moment(1, 6, distribution="unequal", samples=20000, seed=5)
+    assert abs(unequal.z) > 20                                                      # feature 1 of unequal inputs: mean ≠ 0
+
+
+def test_moments_three_four():
+    derived = normal_fourth_moment_symbolic()
+    H = derived["H"]
+    assert derived["second"] == 1
+    assert derived["fourth"].subs(H, 2) == 1 and derived["fourth"].subs(H, 4) == sp.Rational(9, 5)  # by hand: 3·1/3, 3·3/5
+    assert sp.limit(derived["fourth"], H, sp.oo) == 3
+    assert xhat_moment(4, 2, samples=500).measured == pytest.approx(1.0)           # H = 2: x̂ = ±1 exactly
+    m = xhat_moment(4, 4, samples=20000, seed=6)
+    assert abs(m.measured - normal_fourth_moment(4)) < Z * m.stderr and m.measured < 2.0
+    assert abs(xhat_moment(3, 64, samples=4000, seed=6).z) < Z                      # symmetric inputs: 0
+    skewed = xhat_moment(3, 256, distribution="exponential", samples=2000, seed=6)
+    assert skewed.measured > 1.5                                                    # exponential inputs: skewness 2
+
+
+def test_output_mean_var():
+    gamma, beta = np.array([1.0, 2.0, 0.5, 1.5]), np.array([0.0, 1.0, 2.0, 3.0])
+    n = 40000
+    m = output_feature_moments(gamma, beta, samples=n, seed=7)
+    assert np.all(np.abs(m.feature_mean - beta) < Z * gamma / np.sqrt(n))         # per feature: E[y_i] = β_i
+    np.testing.assert_allclose(m.feature_var, gamma**2, rtol=0.05)                 # and Var(y_i) = γ_i²
+    assert m.sample_mean.std() > 0.1                                                # per sample: varies unless γ is constant
+    constant = output_feature_moments(np.full(4, 2.0), beta, samples=100, seed=7)
+    np.testing.assert_allclose(constant.sample_mean, beta.mean())                  # constant γ: exactly mean(β)
+    with_eps = output_feature_moments(gamma, beta, samples=n, seed=7, eps=1.0)
+    assert np.all(with_eps.feature_var < 0.8 * gamma**2)                            # ε > 0: smaller than γ²
+
+
+def test_normality():
+    uniform = xhat_moment(4, 256, distribution="uniform", samples=4000, seed=8)
+    assert abs(uniform.measured - 9 / 5) < 0.05                                     # the uniform's kurtosis, 9/5, not 3
+    assert uniform.z < -100
+    H = 16
+    spike = layer_norm(np.eye(H)[0], eps=0.0)
+    assert spike.max() == pytest.approx(np.sqrt(H - 1))                             # bounded by √(H−1): never exactly normal
+
+
+def test_decorrelation():
+    size = 8
+    before, after = feature_correlation(np.full(size, 2.0), samples=20000, seed=9)   # a factor shared equally
+    assert before.measured == pytest.approx(4 / 5, abs=Z * before.stderr)          # ℓ²/(ℓ² + 1) by hand
+    assert after.measured == pytest.approx(-1 / (size - 1), abs=Z * after.stderr)   # only −1/(H−1) is left
+    _, kept = feature_correlation(np.r_[2.0, 2.0, np.zeros(size - 2)], samples=20000, seed=9)
+    assert kept.measured > 0.3                                                      # a factor of two features survives
+    indep_before, indep_after = feature_correlation(np.zeros(size), samples=20000, seed=9)
+    assert abs(indep_after.measured) > abs(indep_before.measured) + 0.1             # independent features become correlated
+
+
+# --- gradients ------------------------------------------------------------------------------------
+
+
+def test_gradient_formula():
+    sym = make_symbols(3)
+    document = source_jacobian_diagonal(sym, 0)
+    s = sp.sqrt(sum((xi - sum(sym.x) / 3) ** 2 for xi in sym.x) / 3 + sym.eps)
+    assert sp.simplify(document - sym.gamma[0] / s * sp.Rational(2, 3)) == 0        # collapses to γ/s · (1 − 1/H)
+    assert sp.simplify(jacobian(sym)[0, 0] - closed_form_jacobian(sym)[0, 0]) == 0
+    x, eps = np.array([2.0, 4.0, 6.0, 8.0]), 1e-5
+    J = layer_norm_jacobian(x, eps=eps)
+    finite = np.array([numerical_gradient(lambda v: layer_norm(v, eps=eps), x, np.eye(4)[i]) for i in range(4)])
+    np.testing.assert_allclose(J, finite, atol=1e-6)
+    document_value = (1 - 1 / 4) / np.sqrt(5.0 + eps)                                # σ² = 5 by hand
+    assert np.abs(np.diag(J) - document_value).max() > 0.1
+
+
+def test_gradient_scale_alpha():
+    x = np.array([2.0, 4.0, 6.0, 8.0])
+    assert input_scale_gradient_factor(x, 2.0).measured == pytest.approx(0.5)       # α > 0, ε = 0: 1/α
+    negative = input_scale_gradient_factor(x, -2.0)
+    assert negative.measured == pytest.approx(0.5) and negative.claimed == pytest.approx(-0.5)  # 1/|α|: sign wrong
+    tiny = input_scale_gradient_factor(x, 1e-3, eps=1e-5)
+    assert tiny.measured < 0.7 * tiny.claimed                                       # saturates when α²σ² ~ ε
+
+
+def test_update_rule_sum():
+    rng = np.random.default_rng(10)
+    x, dy = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    document, true = gamma_gradient_by_source_rule(x, dy)
+    assert document.shape == (5,) and true.shape == (4,)                            # one number per sample, not per feature
+    finite = numerical_gradient(lambda g: layer_norm(x, g), np.ones(4), dy)
+    np.testing.assert_allclose(true, finite, atol=1e-6)
+    assert document.sum() == pytest.approx(true.sum())                              # it is the gradient of ONE shared scalar γ
+    assert np.ptp(true) > 0.1                                                       # but each feature's γ_i has its own
+
+
+# --- optimization ---------------------------------------------------------------------------------
+
+
+def test_constant_gradient_depth():
+    grads = depth_sweep([2, 16], 32, "pre", seeds=2).mean(axis=0)
+    assert grads[1] / grads[0] < 0.7     # pre-norm: the last layer's gradient shrinks with depth (Xiong et al.: ~ 1/√L)
+
+
+def test_natural_gradient():
+    assert claim("natural_gradient").verdict == "not checkable as stated"
+    m = weight_scale_gradient_ratio(3.0)
+    assert m.measured == pytest.approx(1 / 3)                                       # what Ba et al. do show: 1/c
+
+
+def test_convergence_gamma():
+    rng = np.random.default_rng(0)                                                  # the same draws as gamma_step_ratios
+    xhat = manual_xhat(rng.normal(size=(64, 4)))
+    curvature = (xhat**2).mean(axis=0)
+    for lr in (0.5, 3.0):
+        ratios = gamma_step_ratios(lr, seed=0)
+        factors = np.abs(1 - lr * curvature)
+        assert np.all((ratios >= factors.min() - 1e-9) & (ratios <= factors.max() + 1e-9))
+    assert np.all(gamma_step_ratios(0.5) < 1)                                       # small η: a contraction
+    unstable = gamma_step_ratios(2.5 / curvature.max())
+    assert unstable[-1] == pytest.approx(2.5 - 1, abs=1e-3)                         # η > 2/λ_max: steps grow by |1 − ηλ_max|
+    assert np.any(gamma_step_ratios(0.5, batch=4) > 1)                              # mini-batches: no contraction
+
+
+def test_internal_covariate_shift():
+    rng = np.random.default_rng(11)
+    X, W = rng.normal(loc=1.0, size=(500, 6)), rng.normal(size=(6, 8))             # inputs with a mean, as after a ReLU
+    before, after = layer_norm(X @ W, eps=0.0), layer_norm(X @ (W + 0.3 * rng.normal(size=W.shape)), eps=0.0)
+    np.testing.assert_allclose(after.mean(axis=1), 0.0, atol=1e-12)                 # each sample's mean is pinned...
+    assert np.abs(after.mean(axis=0) - before.mean(axis=0)).max() > 0.05           # ...each feature's distribution still moves
+
+
+# --- information ----------------------------------------------------------------------------------
+
+
+def test_entropy_reduction():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    assert jacobian_rank(x) == x.size - 2                                          # LN(x) fills only an (H−2)-dim set
+    collapse = entropy_under_layer_norm([x, 2 * x + 1, x[::-1]])
+    by_hand = -(2 / 3 * np.log2(2 / 3) + 1 / 3 * np.log2(1 / 3))                  # x and 2x + 1 merge: probabilities 2/3, 1/3
+    assert collapse == pytest.approx((np.log2(3), by_hand))
+    distinct = entropy_under_layer_norm([x, 5 * x[::-1], x[[1, 0, 2, 3]] + 3])     # none normalized, all images distinct
+    assert distinct[0] == pytest.approx(np.log2(3)) and distinct[1] == pytest.approx(distinct[0])  # equality: the 'iff' fails
+
+
+def test_information_bottleneck():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    support = [x, x[[1, 0, 2, 3]]]                                                 # differ only in features 1 and 2
+    h_xhat = entropy_under_layer_norm(support)[1]
+    assert entropy_under_layer_norm(support, np.array([1.0, -2.0, 0.5, 3.0]))[1] == pytest.approx(h_xhat)  # all γ ≠ 0: equality
+    assert h_xhat == pytest.approx(1.0)
+    assert entropy_under_layer_norm(support, np.array([0.0, 0.0, 1.0, 1.0]))[1] == pytest.approx(0.0)      # zeros in γ: a real loss
+
+
+def test_mi_gradient():
+    rng = np.random.default_rng(12)
+    x, dy = rng.normal(size=(50, 4)), rng.normal(size=(50, 4))
+    right_side = (manual_xhat(x, eps=1e-5) * dy).mean(axis=0)                       # E[x̂ ∂L/∂y], per feature
+    np.testing.assert_allclose(right_side, layer_norm_backward(dy, x)[1] / 50)      # = ∂E[L]/∂γ_i
+    support = [x[0], x[1], x[2]]
+    assert entropy_under_layer_norm(support, np.full(4, 1.0))[1] == entropy_under_layer_norm(support, np.full(4, 2.0))[1]
+    assert np.abs(right_side).max() > 0.01                                          # I(X;Y) does not move, the right side is not 0
+
+
+# --- the explorer ---------------------------------------------------------------------------------
+
+
+def test_fact_check_explorer_shows_the_grid_numbers():
+    explorer = lnlib.widgets.fact_check_explorer(distribution="normal", size=4)
+    k = GRID_SIZES.index(4)
+    x = np.random.default_rng(0 + k).normal(size=(4000, 4))                        # the grid's draw, redone by hand
+    xhat = manual_xhat(x)
+    cov = np.mean((xhat[:, 0] - xhat[:, 0].mean()) * (xhat[:, 1] - xhat[:, 1].mean()))
+    assert explorer.result["cov"] == pytest.approx(cov)
+    assert explorer.result["fourth"] == pytest.approx(np.mean(xhat[:, 0] ** 4))
+    assert explorer.result["cov_claimed"] == pytest.approx(-1 / 3)
+    assert f"<b>{cov:.3f}</b>" in explorer.readout.value
+    explorer.controls["size"].value = 2
+    assert explorer.result["cov"] == pytest.approx(-1.0, abs=1e-3) and explorer.result["fourth"] == pytest.approx(1.0)
+    assert "exactly" in explorer.note.value
+    explorer.controls["size"].value = 64
+    explorer.controls["distribution"].value = "unequal"
+    assert "not exchangeable" in explorer.note.value
+
+
+def test_fact_check_explorer_refuses_settings_off_the_grid():
+    with pytest.raises(ValueError, match="fact_check_explorer"):
+        lnlib.widgets.fact_check_explorer(size=5)
+    with pytest.raises(ValueError, match="grid holds"):
+        moment_grid(sizes=(2, 4), samples=10).index("normal", 8)
