@@ -7,6 +7,8 @@ does not, as Xiong et al. (2020) report for real translation models.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .core import layer_norm
@@ -19,7 +21,7 @@ ADAM = (0.9, 0.98, 1e-9)
 
 
 def mean_token_task(rng: np.random.Generator, batch: int, tokens: int, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """A toy task that needs attention: every token must output the layer-normalized mean of its sequence.
+    """A toy task that needs attention: every token must output the layer-normalized mean of its sequence (chapter "Pre-norm vs post-norm").
 
     Returns
     -------
@@ -31,7 +33,7 @@ def mean_token_task(rng: np.random.Generator, batch: int, tokens: int, width: in
 
 
 def warmup_rate(step: int, lr: float, warmup: int) -> float:
-    """The learning rate at `step` (counting from 1): a linear ramp over the first `warmup` steps, then constant."""
+    """The learning rate at `step` (counting from 1): a linear ramp over the first `warmup` steps, then constant (chapter "Pre-norm vs post-norm")."""
     return lr * min(1.0, step / warmup) if warmup > 0 else lr
 
 
@@ -59,7 +61,7 @@ def train(placement: str, *, lr: float, warmup: int = 0, steps: int = 100, depth
     """
     placement = check_placement(placement)
     steps = check_positive_int(steps, "steps")
-    if not (np.isfinite(lr) and lr > 0):
+    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not (np.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be a positive finite number such as 1e-3; got {lr!r}.")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be a whole number of steps >= 0; got {warmup!r}.")

@@ -56,6 +56,7 @@ __all__ = [
     "softmax_backward",
     "stack_backward",
     "stack_forward",
+    "xavier_normal",
 ]
 
 #: The two places a LayerNorm can sit in a residual sub-layer.
@@ -69,14 +70,14 @@ FFN_WEIGHTS = ("W1", "W2")
 
 
 def check_positive_int(value, name: str) -> int:
-    """Return `value` as an int after checking it is a positive integer (not a bool)."""
+    """Return `value` as an int after checking it is a positive integer, not a bool (the settings of chapter "Pre-norm vs post-norm")."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}.")
     return int(value)
 
 
 def check_placement(value) -> str:
-    """Return `value` after checking it is 'post' or 'pre'."""
+    """Return `value` after checking it is 'post' or 'pre' (the placements of chapter "Pre-norm vs post-norm")."""
     if value not in PLACEMENTS:
         raise ValueError(f"placement must be 'post' or 'pre'; got {value!r}.")
     return value
@@ -96,7 +97,7 @@ def _activations(x, width: int | None = None) -> np.ndarray:
 
 
 def xavier_normal(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
-    """A fan_in x fan_out matrix with N(0, 2 / (fan_in + fan_out)) entries (Glorot & Bengio's Xavier-normal)."""
+    """A fan_in x fan_out matrix with N(0, 2 / (fan_in + fan_out)) entries, Glorot & Bengio's Xavier-normal (chapter "Pre-norm vs post-norm")."""
     return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
 
 
@@ -141,7 +142,7 @@ def softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def softmax_backward(da: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
-    r"""Gradient through softmax: :math:`ds = a \odot (da - \sum_j da_j a_j)`, given the output `a`."""
+    r"""Gradient through softmax: :math:`ds = a \odot (da - \sum_j da_j a_j)`, given the output `a` (chapter "Pre-norm vs post-norm")."""
     return a * (da - (da * a).sum(axis=axis, keepdims=True))
 
 
@@ -168,7 +169,7 @@ def attention_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
 
 
 def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
-    """Gradients of :func:`attention_forward` with respect to its input and its four weights.
+    """Gradients of :func:`attention_forward` with respect to its input and its four weights (chapter "Pre-norm vs post-norm").
 
     Returns
     -------
@@ -207,7 +208,7 @@ def ffn_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
 
 
 def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
-    """Gradients of :func:`ffn_forward` with respect to its input and ``W1, W2``."""
+    """Gradients of :func:`ffn_forward` with respect to its input and ``W1, W2`` (chapter "Pre-norm vs post-norm")."""
     x, h, r = cache
     dr = dout @ w["W2"].T
     dh = dr * (h > 0)
@@ -263,7 +264,7 @@ def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
 
 
 def block_backward(dout: np.ndarray, cache: tuple, w: dict, placement: str) -> tuple[np.ndarray, dict]:
-    """Gradients of :func:`block_forward` with respect to its input and the layer's six weights."""
+    """Gradients of :func:`block_forward` with respect to its input and the layer's six weights (chapter "Pre-norm vs post-norm")."""
     attn_cache, ffn_cache = cache
     dmiddle, grads = _sublayer_backward(dout, ffn_cache, ffn_backward, w, placement)
     dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, attention_backward, w, placement)
@@ -313,7 +314,7 @@ def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[d
 
 
 def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
-    r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y."""
+    r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y (chapter "Pre-norm vs post-norm")."""
     count = y.shape[0] * y.shape[1]
     diff = y - target
     return 0.5 * float(np.sum(diff * diff)) / count, diff / count

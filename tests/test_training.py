@@ -28,7 +28,7 @@ def test_training_is_reproducible_and_learns():
     assert losses[0] == frozen[0]  # the same weights and data before the first update
 
 
-@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "lr must be"), ({"lr": 1e-3, "warmup": -1}, "warmup must be"),
+@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "lr must be"), ({"lr": "fast"}, "lr must be"), ({"lr": 1e-3, "warmup": -1}, "warmup must be"),
                                              ({"lr": 1e-3, "steps": 0}, "steps must be")])
 def test_train_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -11,6 +11,7 @@ from lnlib.transformer import (
     attention_forward,
     block_backward,
     block_forward,
+    depth_sweep,
     ffn_backward,
     ffn_forward,
     init_layer,
@@ -198,6 +199,12 @@ def last_layer_slope(placement, depths=(2, 4, 8, 16, 32), seeds=6):
     """Log-log slope of the mean (over seeds) of one batch's ||dL/dW2|| in the last layer, against depth L."""
     norms = [init_profile(depth, 32, placement, seeds=seeds).grad_norm["W2"][:, -1].mean() for depth in depths]
     return np.polyfit(np.log(depths), np.log(norms), 1)[0]
+
+
+def test_depth_sweep_takes_the_top_layer_of_each_stack():
+    sweep = depth_sweep([1, 3], 8, "post", seeds=2, weight="W1")
+    for column, depth in enumerate([1, 3]):
+        np.testing.assert_array_equal(sweep[:, column], init_profile(depth, 8, "post", seeds=2).grad_norm["W1"][:, depth - 1])
 
 
 def test_finding_2_last_layer_gradient_is_depth_independent_for_post_norm():
