@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check"]
+__all__ = ["check", "feedback"]
 
 
-def check(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "") -> bool:
-    """Print feedback on an exercise answer and return whether it is right.
+def check(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "") -> None:
+    """Print :func:`feedback` on an exercise answer (it returns nothing, so the cell shows one line)."""
+    print(feedback(answer, expected, rtol=rtol, atol=atol, hint=hint))
+
+
+def feedback(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "") -> str:
+    """The feedback line on an exercise answer: not answered, wrong kind or shape, off by how much, or correct.
 
     Parameters
     ----------
@@ -24,30 +29,27 @@ def check(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str
     rtol, atol : float
         Tolerances for numeric answers.
     hint : str
-        Shown when the answer is wrong.
+        Added when the answer is wrong.
+
+    Returns
+    -------
+    str
+        Starts with "Correct!" exactly when the answer is right.
     """
     if answer is None:
-        print("Not answered yet: replace None with your answer and run this cell again.")
-        return False
+        return "Not answered yet: replace None with your answer and run this cell again."
     if isinstance(expected, (bool, np.bool_)):
         if not isinstance(answer, (bool, np.bool_)):
-            print(f"Not quite: answer with True or False; got {answer!r}.")
-            return False
-        right = bool(answer) == bool(expected)
-        print("Correct!" if right else f"Not quite. {hint}".rstrip())
-        return right
+            return f"Not quite: answer with True or False; got {answer!r}."
+        return "Correct!" if bool(answer) == bool(expected) else f"Not quite. {hint}".rstrip()
     try:
         got = np.asarray(answer, dtype=np.float64)
     except (TypeError, ValueError):
-        print(f"Not quite: expected a number or an array of numbers, got {type(answer).__name__}.")
-        return False
+        return f"Not quite: expected a number or an array of numbers, got {type(answer).__name__}."
     want = np.asarray(expected, dtype=np.float64)
     if got.shape != want.shape:
-        print(f"Not quite: expected shape {want.shape}, got shape {got.shape}. {hint}".rstrip())
-        return False
+        return f"Not quite: expected shape {want.shape}, got shape {got.shape}. {hint}".rstrip()
     if np.allclose(got, want, rtol=rtol, atol=atol):
-        print("Correct!")
-        return True
+        return "Correct!"
     worst = float(np.max(np.abs(got - want)))
-    print(f"Not quite: the largest difference from the expected answer is {worst:.3g}. {hint}".rstrip())
-    return False
+    return f"Not quite: the largest difference from the expected answer is {worst:.3g}. {hint}".rstrip()
