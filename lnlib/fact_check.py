@@ -288,7 +288,7 @@ def discrete_entropy(rows, *, decimals: int = 9) -> float:
     rows = np.round(np.asarray(rows, dtype=float), decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
     _, counts = np.unique(rows, axis=0, return_counts=True)
     p = counts / counts.sum()
-    return float(-(p * np.log2(p)).sum())
+    return float(-(p * np.log2(p)).sum()) + 0.0  # + 0.0: one outcome gives 0.0, not -0.0
 
 
 def entropy_under_layer_norm(support, gamma=None) -> tuple[float, float]:

@@ -105,7 +105,7 @@ def moments_companion(grid, settings):
         d, k = grid.index(name, size)
         ax.plot(z, _normal_density(z), color=PALETTE["reference"], lw=3)
         ax.step(centres, np.minimum(grid.density[d, k], 1.19), where="mid", color=COLOURS[name], lw=2)
-        ax.set(title=f"{LABELS[name]}, H = {size}\nE[x̂⁴] = {grid.fourth[d, k]:.2f}, cov = {grid.cov[d, k]:.2f}", ylim=(0, 1.2), xlim=(-4, 4))
+        ax.set(title=f"{LABELS[name]}, H = {size}\nE[x̂⁴] = {grid.fourth[d, k]:.2f}, cov = {round(grid.cov[d, k], 2) + 0.0:.2f}", ylim=(0, 1.2), xlim=(-4, 4))
     for ax in axes[-1]:
         ax.set_xlabel("x̂₁")
     for ax in axes[:, 0]:
