@@ -67,12 +67,16 @@ def test_input_explorer_shows_the_group_counts():
 def test_input_explorer_notes_degenerate_settings():
     explorer = input_explorer(context="feed-forward", normalization="BatchNorm", batch=1)
     assert explorer.result["size"] == 1 and "single value" in explorer.note.value
+    assert "refuses a batch of one" in explorer.note.value
     explorer.controls["batch"].value = 3
     assert explorer.note.value == ""
     explorer.controls["normalization"].value = "LayerNorm over the last two axes"
     assert explorer.result["count"] == 1 and "not LayerNorm any more" in explorer.note.value
     explorer.controls["length"].value = 4  # unused by a feed-forward layer, and the readout says so
     assert "T = 4 is unused" in explorer.readout.value
+    explorer.controls["normalization"].value = "LayerNorm"
+    explorer.controls["features"].value = 1
+    assert explorer.result["size"] == 1 and "outputs beta whatever the input" in explorer.note.value
 
 
 @pytest.mark.parametrize("kwargs", [{"context": "convolution"}, {"normalization": "RMSNorm"}, {"batch": 0}, {"features": 9}])

@@ -34,8 +34,9 @@ def _pytorch_call(normalization: str, shape: tuple[int, ...]) -> str:
 
 def _note(normalization: str, shape: tuple[int, ...], group_size: int) -> str:
     if group_size == 1:
-        return ("Each mean is taken over a single value, so every variance is 0 and the normalized output is all zeros: "
-                "nothing is left to learn from (PyTorch's BatchNorm refuses a batch of one in training).")
+        why = ("PyTorch's BatchNorm refuses a batch of one in training" if normalization == "BatchNorm"
+               else "a LayerNorm over one feature outputs beta whatever the input")
+        return f"Each mean is taken over a single value, so every variance is 0 and the normalized output is all zeros ({why})."
     if normalization == "LayerNorm over the last two axes" and len(shape) == 2:
         return ("In a 2-D input the last two axes include the batch: every sample shares one mean, so a sample's output "
                 "depends on the others. That is not LayerNorm any more.")
