@@ -31,8 +31,14 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-test.txt
 	touch $@
 
+# Every build starts from an empty cache and runs every chapter in a fresh kernel, two at a time
+# (jupyter-cache's parallel executor); the build then takes the outputs from that cache. A chapter
+# that fails there is run again by the build itself, which stops on the error (raise_on_error).
+CACHE := _build/.jupyter_cache
 book: $(VENV)/.book-installed
-	rm -rf _build/html _build/jupyter_execute
+	rm -rf _build
+	yes | $(BIN)/jcache notebook --cache-path $(CACHE) add chapters/*.ipynb > /dev/null
+	$(BIN)/jcache project --cache-path $(CACHE) execute --executor local-parallel --timeout 600
 	$(BIN)/jupyter-book build . --all --warningiserror --keep-going
 
 test: $(VENV)/.test-installed
@@ -43,7 +49,7 @@ test-python: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 tests --ignore=tests/browser
 
 test-notebooks: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env -p no:randomly chapters
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
 
 test-build: book
 
