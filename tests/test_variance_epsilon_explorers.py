@@ -1,4 +1,4 @@
-"""The explorers of the chapters "The variance" and "Epsilon" show the right numbers, and their figures draw them.
+"""The explorers of the chapters "The mean", "The variance" and "Epsilon" show the right numbers, and their figures draw them.
 
 Expected values come from hand arithmetic (written out) or from a second formula.
 """
@@ -12,7 +12,7 @@ import pytest
 from lnlib.plots.epsilon import epsilon_companion, output_variance_figure, std_inside, std_outside
 from lnlib.plots.variance import bessel_figure, variance_companion, variance_figure
 from lnlib.variants import FRAMEWORK_EPS
-from lnlib.widgets import epsilon_explorer, variance_explorer
+from lnlib.widgets import epsilon_explorer, mean_explorer, variance_explorer
 
 matplotlib.use("Agg")
 
@@ -56,10 +56,22 @@ def test_variance_explorer_notes_a_constant_vector():
     assert explorer.result["variance"] == 0.0
 
 
-@pytest.mark.parametrize(("values", "kwargs"), [([1.0], {}), (list(range(9)), {"high": 10.0}), ([1.0, 20.0], {}), ([1.0, 2.0], {"low": 3.0, "high": 3.0})])
-def test_variance_explorer_refuses_bad_arguments(values, kwargs):
-    with pytest.raises(ValueError, match="variance_explorer|starting values"):
-        variance_explorer(values=values, **kwargs)
+@pytest.mark.parametrize(("values", "kwargs", "problem"), [
+    ([1.0], {}, "2 to 8"),
+    (list(range(9)), {"high": 10.0}, "2 to 8"),
+    ([1.0, 20.0], {}, "must lie in"),
+    ([1.0, 2.0], {"low": 3.0, "high": 3.0}, "low < high"),
+])
+@pytest.mark.parametrize("factory", [mean_explorer, variance_explorer])
+def test_slider_per_entry_explorers_refuse_bad_arguments(factory, values, kwargs, problem):
+    with pytest.raises(ValueError, match=f"{factory.__name__}.*{problem}"):
+        factory(values=values, **kwargs)
+
+
+def test_mean_explorer_readout_shows_an_outlier_centred_value_in_full():
+    explorer = mean_explorer(values=[-5.0, 10.0, 10.0, 10.0])
+    # mean (−5 + 30) / 4 = 6.25; centred −11.25 and three times 3.75
+    assert "[-11.25, 3.75, 3.75, 3.75]" in explorer.readout.value
 
 
 # --- the epsilon explorer -------------------------------------------------------------------

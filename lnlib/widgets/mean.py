@@ -8,14 +8,14 @@ from ..plots.mean import mean_figure
 from ..plots.render import FastRenderer
 from .base import Explorer, slider
 
-__all__ = ["mean_explorer"]
+__all__ = ["mean_explorer", "entry_sliders", "checked_entries"]
 
 
 class MeanExplorer(Explorer):
     """Drag the entries of a small vector; the mean line and the centred values follow."""
 
     def __init__(self, values, low: float, high: float):
-        controls = {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
+        controls = entry_sliders(values, low, high)
         figure, self.panels = mean_figure(values, value_range=(low, high), managed=False)
         super().__init__("The mean: drag the entries", controls, FastRenderer(figure, self.panels.artists))
 
@@ -26,7 +26,7 @@ class MeanExplorer(Explorer):
         self.panels.update(x)
         readout = (
             f"μ = ({' + '.join(f'{v:g}' for v in x)}) / {x.size} = <b>{mu:.4g}</b>; "
-            f"centred values x − μ = [{', '.join(f'{c:.3g}' for c in centred)}], sum = {centred.sum():.2g}"
+            f"centred values x − μ = [{', '.join(f'{c:.4g}' for c in centred)}], sum = {centred.sum():.2g}"
         )
         note = ""
         if np.ptp(x) == 0:
@@ -52,11 +52,30 @@ def mean_explorer(values=(1.0, 2.0, 3.0, 4.0), *, low: float = -5.0, high: float
     Raises
     ------
     ValueError
-        If there are fewer than 2 or more than 8 entries, or one lies outside [low, high].
+        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >= high.
+    """
+    return MeanExplorer(checked_entries("mean_explorer", values, low, high), low, high)
+
+
+def entry_sliders(values, low: float, high: float) -> dict:
+    """One slider per entry, named ``x1``, ``x2``, ... (the explorers of the chapters "The mean" and "The variance")."""
+    return {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
+
+
+def checked_entries(explorer: str, values, low: float, high: float) -> list[float]:
+    """The starting entries of a slider-per-entry explorer as floats (chapters "The mean" and "The variance").
+
+    Raises
+    ------
+    ValueError
+        Naming `explorer`, if there are fewer than 2 or more than 8 entries, if
+        low >= high, or if an entry lies outside [low, high].
     """
     values = [float(v) for v in values]
     if not 2 <= len(values) <= 8:
-        raise ValueError(f"mean_explorer takes 2 to 8 starting values; got {len(values)}.")
+        raise ValueError(f"{explorer} takes 2 to 8 starting values; got {len(values)}.")
+    if not low < high:
+        raise ValueError(f"{explorer} needs low < high; got low={low}, high={high}.")
     if not all(low <= v <= high for v in values):
-        raise ValueError(f"starting values must lie in [{low}, {high}]; got {values}.")
-    return MeanExplorer(values, low, high)
+        raise ValueError(f"{explorer}: starting values must lie in [{low}, {high}]; got {values}.")
+    return values

@@ -8,7 +8,8 @@ import numpy as np
 from ..plots.render import FastRenderer
 from ..plots.variance import variance_figure
 from ..variants import sample_variance
-from .base import Explorer, slider
+from .base import Explorer
+from .mean import checked_entries, entry_sliders
 
 __all__ = ["variance_explorer"]
 
@@ -20,7 +21,7 @@ class VarianceExplorer(Explorer):
     """Drag the entries; the deviations' squares, their average area σ² and the band μ ± σ follow."""
 
     def __init__(self, values, low: float, high: float):
-        controls = {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
+        controls = entry_sliders(values, low, high)
         controls["divisor"] = widgets.Dropdown(options=DIVISORS, value=False, description="divide by")
         figure, self.panels = variance_figure(values, value_range=(low, high), managed=False)
         dynamic = [artist for panel in self.panels for artist in panel.artists]
@@ -64,11 +65,4 @@ def variance_explorer(values=(1.0, 2.0, 3.0, 4.0), *, low: float = 0.0, high: fl
     ValueError
         If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >= high.
     """
-    values = [float(v) for v in values]
-    if not 2 <= len(values) <= 8:
-        raise ValueError(f"variance_explorer takes 2 to 8 starting values; got {len(values)}.")
-    if not low < high:
-        raise ValueError(f"variance_explorer needs low < high; got low={low}, high={high}.")
-    if not all(low <= v <= high for v in values):
-        raise ValueError(f"starting values must lie in [{low}, {high}]; got {values}.")
-    return VarianceExplorer(values, low, high)
+    return VarianceExplorer(checked_entries("variance_explorer", values, low, high), low, high)
