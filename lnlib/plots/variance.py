@@ -89,7 +89,7 @@ class SquaresPanel:
         tallest = span * (size - 1) / size
         width = size * span / 2 + (size + 1) * GAP + span / 2 * np.sqrt(size / (size - 1))
         ax.set(xlim=(-GAP, width + GAP), ylim=(0.0, max(tallest, span / 2 * np.sqrt(size / (size - 1))) * 1.25), aspect="equal",
-               xlabel="side = |deviation| (value units)", ylabel="side (value units)")
+               xlabel="the squares side by side (value units)", ylabel="side $|x_i - \\mu|$")
         ax.set_title("squared deviations as areas;\ndashed: their average (area = variance)")
 
     @property
@@ -168,7 +168,7 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
     """
     vectors = [np.asarray(v, dtype=float) for v in examples.values()]
     nrows = -(-len(vectors) // ncols)
-    fig, axes = new_figure(nrows, ncols, figsize=(4.2 * ncols, 2.3 * nrows))
+    fig, axes = new_figure(nrows, ncols, figsize=(4.2 * ncols, 1.9 * nrows))
     axes = np.atleast_1d(axes).ravel()
     panels = []
     for ax, title, x in zip(axes, examples, vectors):
