@@ -79,7 +79,7 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
 def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
     r"""LayerNorm with eps added to the standard deviation: ``gamma * (x - mean) / (sqrt(var) + eps) + beta`` (chapter "Epsilon").
 
-    Not what any framework computes (they divide by :math:`\sqrt{\sigma^2 + \varepsilon}`);
+    Not what PyTorch, Flax or Keras compute (they divide by :math:`\sqrt{\sigma^2 + \varepsilon}`);
     one source document does this in its worked example. The two agree when
     :math:`\sigma^2 \gg \varepsilon` and part ways for near-constant inputs.
 

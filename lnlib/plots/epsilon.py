@@ -2,7 +2,7 @@ r"""Figures for the chapter "Epsilon": how ε shrinks the output, inside the squ
 
 For an input with (biased) variance :math:`\sigma^2`, the normalized values have
 standard deviation :math:`\sqrt{\sigma^2 / (\sigma^2 + \varepsilon)}` when ε sits inside the
-square root (every framework) and :math:`\sigma / (\sigma + \varepsilon)` when ε is added to σ.
+square root (PyTorch, Flax, Keras) and :math:`\sigma / (\sigma + \varepsilon)` when ε is added to σ.
 """
 
 from __future__ import annotations
