@@ -83,7 +83,8 @@ class GammaBetaPanels:
         ax_small.axhline(0, color=PALETTE["neutral"], lw=0.8)
         ax_small.set(xticks=index, xlim=(0.4, k + 0.6), ylim=(-small_limit, small_limit), xlabel="feature i", ylabel="value",
                      title="a small vector, feature by feature")
-        ax_small.legend(loc="lower right", fontsize=7, markerscale=0.5)
+        # Below the axes: inside, the moving bars would be drawn over it.
+        ax_small.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=3, fontsize=7, markerscale=0.5)
         self.edges = np.linspace(-wide_limit, wide_limit, 81)
         outline, _ = np.histogram(self.xhat_wide, bins=self.edges)
         ax_wide.stairs(outline, self.edges, color=PALETTE["neutral"], ls="--", lw=1.2, label="x̂ (before)")
@@ -145,8 +146,10 @@ def gamma_beta_companion(xhat_wide, settings: dict):
     edges = np.linspace(-6, 6, 61)
     for ax, (title, (gamma, beta)) in zip(np.atleast_1d(axes), settings.items()):
         y = grouped(gamma, xhat_wide.size) * xhat_wide + grouped(beta, xhat_wide.size)
-        ax.hist(xhat_wide, bins=edges, histtype="step", ls="--", color=PALETTE["neutral"])
-        ax.hist(y, bins=edges, color=PALETTE["output"], alpha=0.85)
+        ax.hist(xhat_wide, bins=edges, histtype="step", ls="--", color=PALETTE["neutral"], label="x̂ (before)")
+        ax.hist(y, bins=edges, color=PALETTE["output"], alpha=0.85, label="y = γ x̂ + β")
         ax.set(title=f"{title}\nmean {round(y.mean(), 2) + 0.0:.2f}, variance {y.var():.2f}", xlabel="value")
-    np.atleast_1d(axes)[0].set_ylabel("number of features")
+    first = np.atleast_1d(axes)[0]
+    first.set_ylabel("number of features")
+    first.legend(loc="upper left", fontsize=7)
     return fig
