@@ -217,6 +217,7 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
         ax.set(xlabel="", ylabel="")
     for ax in axes[len(examples):]:
         ax.remove()
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3, fontsize=9)
     fig.supxlabel("coordinate along $u_1$ in the plane $x_1 + x_2 + x_3 = 0$")
     fig.supylabel("coordinate along $u_2$")
     return fig
