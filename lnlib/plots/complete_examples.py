@@ -34,7 +34,8 @@ def computation_diagram(values: dict | None = None):
     """The whole LayerNorm computation as a graph of boxes and arrows (chapter "The complete examples").
 
     Drawn with matplotlib, so the website needs no diagram service. The
-    variance box takes the *centred* values x − μ: the variance needs the mean.
+    variance box takes the *centred* values x − μ: the two-pass order of the
+    definition (a one-pass variance, mean(x²) − μ², would take x directly).
 
     Parameters
     ----------
@@ -106,6 +107,8 @@ class StepPanels:
             ax.margins(y=0.15)
             self.panels.append(artists)
         axes[0].set_ylabel("value")
+        if s.x.shape[0] > 1:
+            axes[0].legend(self.panels[0], [f"sample {n + 1}" for n in range(s.x.shape[0])], loc="lower right", fontsize=7)
         self.frame = Rectangle((0, 0), 1, 1, fill=False, edgecolor=PALETTE["output"], lw=3, transform=axes[0].transAxes, clip_on=False, in_layout=False)
         axes[0].add_artist(self.frame)
         self.axes = axes
