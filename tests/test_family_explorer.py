@@ -34,6 +34,16 @@ def test_the_marked_set_has_the_right_size_and_statistics(method, batch, groups,
     assert f"with {size} entries" in explorer.readout.value
 
 
+def test_rms_norm_readout_shows_the_root_mean_square_it_divides_by():
+    # RMS norm never uses mu or sigma: the readout must show sqrt(mean(x**2)) over all of sample 1
+    explorer = family_explorer(method="rms", batch=2)
+    sample = family_tensor()[0]
+    rms = float(np.sqrt(sum(float(v) ** 2 for v in sample.ravel()) / sample.size))
+    assert explorer.result["set_rms"] == pytest.approx(rms)
+    assert f"RMS = {rms:.3f}" in explorer.readout.value and "μ =" not in explorer.readout.value
+    np.testing.assert_allclose(explorer.result["y"][0], sample / np.sqrt(rms**2 + 1e-5), rtol=1e-12)
+
+
 def test_batch_norm_output_of_sample_1_is_its_channel_standardized_over_the_batch():
     explorer = family_explorer(method="batch", batch=3)
     x = family_tensor()[:3]

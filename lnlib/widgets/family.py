@@ -45,7 +45,7 @@ class FamilyExplorer(Explorer):
         figure, (grid_ax, out_ax) = new_figure(1, 2, figsize=(8.5, 2.6), managed=False, width_ratios=[2.2, 1])
         self.grid = SharingPanel(grid_ax, samples, channels, positions)
         self.output = OutputPanel(out_ax, channels, positions)
-        grid_ax.set_title("blue: shares μ and σ with the dot; pale: not in the batch", loc="left")
+        grid_ax.set_title("blue: shares statistics with the dot; pale: not in the batch", loc="left")
         out_ax.set_title("sample 1 after normalization", loc="left")
         super().__init__("LayerNorm's family: who shares statistics?", controls, FastRenderer(figure, self.grid.artists + self.output.artists))
 
@@ -57,13 +57,15 @@ class FamilyExplorer(Explorer):
         self.output.update(y[0])
         shared = batch_x[ids == ids[0, 0, 0]]
         change = float(np.max(np.abs(y[0] - self.full_batch[method, groups])))
+        rms = float(np.sqrt(np.mean(shared * shared)))
+        statistics = f"RMS = {rms:.3f}" if method == "rms" else f"μ = {shared.mean():.3f}, σ = {shared.std():.3f}"
         readout = (
             f"<b>{NAMES[method]}</b>{f' with G = {groups}' if method == 'group' else ''}, batch of {batch}: "
-            f"the dot shares its statistics with {shared.size} entries (μ = {shared.mean():.3f}, σ = {shared.std():.3f}). "
+            f"the dot shares its statistics with {shared.size} entries ({statistics}). "
             f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
             + ("" if method == "group" else f" (G = {groups} matters only for group norm.)")
         )
-        return readout, self._note(method, batch, groups, len(self.x[0])), {"ids": ids, "y": y, "set_size": shared.size, "set_mean": shared.mean(), "set_std": shared.std(), "change": change}
+        return readout, self._note(method, batch, groups, len(self.x[0])), {"ids": ids, "y": y, "set_size": shared.size, "set_mean": shared.mean(), "set_std": shared.std(), "set_rms": rms, "change": change}
 
     @staticmethod
     def _note(method, batch, groups, channels) -> str:
