@@ -25,6 +25,15 @@ CELL_COLOURS = np.array([to_rgba(c) for c in ("#F7F7F7", "#E3E3E3", "#C4C4C4", P
 OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
 
 
+def _legend_handles(with_outside: bool) -> list:
+    """Legend patches for a sharing grid: the marked set, the other sets, and (optionally) blocks outside the batch."""
+    handles = [Patch(color=CELL_COLOURS[MARKED], label="share statistics with the dot"),
+               Patch(color=CELL_COLOURS[SHADE_B], label="other sets (alternating shades)")]
+    if with_outside:
+        handles.append(Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor="#C4C4C4", label="not in the batch"))
+    return handles
+
+
 class SharingPanel:
     """A tensor drawn as side-by-side blocks (one per sample), each a grid of rows by columns.
 
@@ -126,10 +135,7 @@ def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_
     for ax, (title, ids) in zip(np.atleast_1d(axes), panels.items()):
         SharingPanel(ax, blocks, rows, cols, block_label=block_label, row_label=row_label, col_label=col_label).update(ids)
         ax.set_title(title, loc="left")
-    np.atleast_1d(axes)[0].legend(
-        handles=[Patch(color=PALETTE["input"], label="share μ and σ with the dot"), Patch(color="#C4C4C4", label="other sets (alternating shades)")],
-        loc="lower right", bbox_to_anchor=(1.0, 1.15), ncol=2, fontsize=8,
-    )
+    np.atleast_1d(axes)[0].legend(handles=_legend_handles(False), loc="lower right", bbox_to_anchor=(1.0, 1.15), ncol=2, fontsize=8)
     return fig
 
 
@@ -214,14 +220,16 @@ def family_companion(x, settings):
         (method, batch size, groups) for each row of panels.
     """
     blocks, rows, cols = x.shape
-    fig, axes = new_figure(len(settings), 2, figsize=(9.0, 1.5 * len(settings) + 0.4), width_ratios=[2.2, 1])
+    fig, axes = new_figure(len(settings), 2, figsize=(9.0, 1.6 * len(settings) + 0.7), width_ratios=[2.2, 1])
     for (grid_ax, out_ax), (method, batch, groups) in zip(axes, settings):
         batch_x = x[:batch]
         SharingPanel(grid_ax, blocks, rows, cols, col_label="position").update(statistic_ids(batch_x.shape, method, groups=groups))
         OutputPanel(out_ax, rows, cols).update(normalize(batch_x, method, groups=groups)[0])
+        out_ax.set_ylabel("output y")
         label = {"group": f"group norm, G = {groups}", "batch": f"batch norm, batch of {batch}", "rms": "RMS norm"}.get(method, f"{method} norm")
         grid_ax.set_title(label, loc="left")
         for ax in (grid_ax, out_ax):
             if ax is not axes[-1][0] and ax is not axes[-1][1]:
                 ax.set_xlabel("")
+    fig.legend(handles=_legend_handles(True), loc="outside upper left", ncol=3, fontsize=8)
     return fig
