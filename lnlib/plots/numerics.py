@@ -85,7 +85,7 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         One per dtype (a panel each).
     guides : dict of str to float
         The unit roundoff u of each dtype, by name: dashed lines show u·κ²
-        (one-pass) and u·κ (Welford), with κ the shift.
+        (one-pass), u·κ (Welford) and (u·κ)² (two-pass's second-order term), with κ the shift.
     """
     fig, axes = new_figure(1, len(sweeps), figsize=(4.2 * len(sweeps), 3.6), sharey=True)
     for ax, sweep in zip(np.atleast_1d(axes), sweeps):
@@ -94,6 +94,7 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         u = guides[sweep.dtype]
         ax.plot(kappa, np.clip(u * kappa**2, None, ERROR_CEILING / 3), color=METHOD_STYLE["one_pass"]["color"], ls="--", lw=1, label="u·κ²")
         ax.plot(kappa, u * kappa, color=METHOD_STYLE["welford"]["color"], ls="--", lw=1, label="u·κ")
+        ax.plot(kappa, (u * kappa) ** 2, color=METHOD_STYLE["two_pass"]["color"], ls="--", lw=1, label="(u·κ)²")
         for method, style in METHOD_STYLE.items():
             ax.plot(sweep.shifts, _plottable(sweep.variance_error[method]), marker=style["marker"], ms=4, color=style["color"], label=style["label"])
         ax.set_title(f"{sweep.dtype} (u = {u:.1e})")
