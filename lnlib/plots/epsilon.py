@@ -11,7 +11,7 @@ import numpy as np
 
 from .style import PALETTE, new_figure
 
-__all__ = ["std_inside", "std_outside", "OutputBars", "StdCurves", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
+__all__ = ["std_inside", "std_outside", "OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
 
 #: Fixed ε axis of the curves: 1e-10 to 1.
 EPS_GRID = np.logspace(-10, 0, 161)
@@ -19,18 +19,38 @@ FRAMEWORK_COLOURS = ("mean", "positive", "negative", "highlight")
 
 
 def std_inside(variance, eps):
-    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² + ε))."""
+    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² + ε)) (chapter "Epsilon").
+
+    Parameters
+    ----------
+    variance, eps : float or ndarray
+        The input's biased variance σ² and ε (broadcast against each other).
+
+    Returns
+    -------
+    float or ndarray
+    """
     return np.sqrt(variance / (variance + eps))
 
 
 def std_outside(variance, eps):
-    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε)."""
+    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε) (chapter "Epsilon").
+
+    Parameters
+    ----------
+    variance, eps : float or ndarray
+        The input's biased variance σ² and ε (broadcast against each other).
+
+    Returns
+    -------
+    float or ndarray
+    """
     sigma = np.sqrt(variance)
     return sigma / (sigma + eps)
 
 
 class OutputBars:
-    """The normalized values of one vector, ε inside the square root against ε added to σ, beside the ε = 0 values.
+    """The normalized values of one vector, ε inside the square root against ε added to σ, beside the ε = 0 values (chapter "Epsilon").
 
     Parameters
     ----------
@@ -65,7 +85,7 @@ class OutputBars:
 
 
 class StdCurves:
-    """The output's standard deviation against ε (log scale) for one input variance, both placements of ε.
+    """The output's standard deviation against ε (log scale) for one input variance, both placements of ε (chapter "Epsilon").
 
     Parameters
     ----------
@@ -100,7 +120,13 @@ class StdCurves:
 
 
 class EpsilonMarker:
-    """The current ε on a :class:`StdCurves` panel: a vertical line and the two outputs' standard deviations."""
+    """The current ε on a :class:`StdCurves` panel: a vertical line and the two outputs' standard deviations (chapter "Epsilon").
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        The :class:`StdCurves` panel.
+    """
 
     def __init__(self, ax):
         self.line = ax.axvline(1e-5, color=PALETTE["neutral"], lw=1.5)
@@ -155,6 +181,10 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
         Title of each panel and the input's (biased) variance σ² it shows.
     framework_eps : dict of str to float, optional
         Framework defaults marked on the ε axis.
+
+    Returns
+    -------
+    Figure
     """
     fig, axes = new_figure(1, len(variances), figsize=(2.9 * len(variances), 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
@@ -175,11 +205,15 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
         Name and ε of each curve, e.g. ``lnlib.variants.FRAMEWORK_EPS``.
     variances : array_like
         Input variances to plot (log-spaced).
+
+    Returns
+    -------
+    Figure
     """
     variances = np.asarray(variances, dtype=float)
     fig, ax = new_figure(figsize=(6.4, 3.2))
     for (name, eps), colour in zip(framework_eps.items(), FRAMEWORK_COLOURS):
-        ax.semilogx(variances, variances / (variances + eps), color=PALETTE[colour], lw=2, label=f"{name}, ε = {eps:g}")
+        ax.semilogx(variances, variances / (variances + eps), color=PALETTE[colour], lw=2, label=f"{name}, ε = {eps:.0e}")
         ax.plot([eps], [0.5], "o", color=PALETTE[colour])
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
     ax.set(xlabel="input variance σ² (log scale)", ylabel="output variance σ² / (σ² + ε)",

@@ -11,7 +11,7 @@ __all__ = ["MeanPanels", "mean_figure", "mean_companion"]
 
 
 class MeanPanels:
-    """Two panels that can be redrawn in place: the entries with their mean, and the centred values.
+    """Two panels that can be redrawn in place: the entries with their mean, and the centred values (chapter "The mean").
 
     Left: each entry x_i as a dot, the mean as a horizontal line, and the
     deviation x_i - mu as a segment (green above the mean, purple below).
@@ -92,7 +92,7 @@ def mean_figure(x, *, value_range=None, managed: bool = True):
 
 
 def mean_companion(examples: dict[str, list[float]]):
-    """Small multiples of :func:`mean_figure`'s left panel, one per example vector.
+    """Small multiples of :func:`mean_figure`'s left panel, one per example vector (chapter "The mean").
 
     The static stand-in for :func:`lnlib.widgets.mean_explorer` on the website.
 
@@ -100,6 +100,10 @@ def mean_companion(examples: dict[str, list[float]]):
     ----------
     examples : dict of str to list of float
         Title of each panel and the vector it shows.
+
+    Returns
+    -------
+    Figure
     """
     fig, axes = new_figure(1, len(examples), figsize=(2.6 * len(examples), 2.8), sharey=True)
     for ax, (title, x) in zip(np.atleast_1d(axes), examples.items()):

@@ -25,7 +25,7 @@ def _variance_label(x, unbiased: bool) -> str:
 
 
 class SpreadPanel:
-    """The entries as dots, their mean as a line, the deviations as segments and the band μ ± σ.
+    """The entries as dots, their mean as a line, the deviations as segments and the band μ ± σ (chapter "The variance").
 
     Parameters
     ----------
@@ -67,7 +67,7 @@ class SpreadPanel:
 
 
 class SquaresPanel:
-    """Each squared deviation as a square of side ``abs(x_i - μ)``, in a row, then the average square of area σ².
+    """Each squared deviation as a square of side ``abs(x_i - μ)``, in a row, then the average square of area σ² (chapter "The variance").
 
     The axes have equal aspect, so areas are true areas: the dashed square's
     area is the sum of the coloured areas divided by H (or by H - 1).
@@ -165,6 +165,10 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
         Average over H - 1 instead of H.
     ncols : int, default 2
         Panels per row.
+
+    Returns
+    -------
+    Figure
     """
     vectors = [np.asarray(v, dtype=float) for v in examples.values()]
     nrows = -(-len(vectors) // ncols)
@@ -195,6 +199,10 @@ def bessel_figure(sizes, *, marked=(4, 512)):
         The values of H to plot (>= 2).
     marked : tuple of int
         Values of H to mark and label.
+
+    Returns
+    -------
+    Figure
     """
     sizes = np.asarray(sizes, dtype=float)
     fig, ax = new_figure(figsize=(6.4, 3.0))

@@ -19,7 +19,7 @@ CENTRE = 1.0
 
 
 def log_slider(description: str, value: float, low_exponent: float, high_exponent: float) -> widgets.FloatLogSlider:
-    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]``, updating on every move."""
+    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]``, updating on every move (chapter "Epsilon")."""
     return widgets.FloatLogSlider(
         value=value, base=10, min=low_exponent, max=high_exponent, step=0.1, description=description, continuous_update=True,
         readout_format=".1e", style={"description_width": "initial"}, layout=widgets.Layout(width="360px"),
