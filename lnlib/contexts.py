@@ -41,7 +41,7 @@ class Context:
 
 #: The three contexts of the source documents, by name.
 CONTEXTS = {
-    "feed-forward": Context("feed-forward", ("batch", "features"), "x = W h + b, one vector per sample"),
+    "feed-forward": Context("feed-forward", ("batch", "features"), "the output W h + b of a linear map, one vector per sample"),
     "recurrent": Context("recurrent", ("batch", "hidden"), "the summed inputs of the hidden state at one time step"),
     "transformer": Context("transformer", ("batch", "sequence", "hidden"), "the residual stream, one vector per token"),
 }

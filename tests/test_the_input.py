@@ -62,11 +62,17 @@ def test_input_explorer_shows_the_group_counts():
     explorer.controls["length"].value = 5
     assert explorer.result["shape"] == (2, 5, 4) and explorer.result["size"] == 2 * 5
     assert explorer.note.value == ""
+    # the figure carries no axis names of its own; the readout says which axis is which
+    assert "blocks: batch, rows: sequence, columns: hidden" in explorer.readout.value
+    explorer.controls["context"].value = "feed-forward"
+    assert "In the figure, rows: batch, columns: features" in explorer.readout.value
+    assert "x = the output W h + b" in explorer.readout.value
 
 
 def test_input_explorer_notes_degenerate_settings():
     explorer = input_explorer(context="feed-forward", normalization="BatchNorm", batch=1)
     assert explorer.result["size"] == 1 and "single value" in explorer.note.value
+    assert "each over <b>1</b> value." in explorer.readout.value
     assert "refuses a batch of one" in explorer.note.value
     explorer.controls["batch"].value = 3
     assert explorer.note.value == ""

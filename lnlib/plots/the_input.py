@@ -45,27 +45,29 @@ class GroupsPanel:
     ax : matplotlib Axes
     box : (int, int)
         Rows and columns of squares the picture must fit in.
-    sample_labels : bool, default True
-        Label each sample's block of a 3-D input ("sample 1", ...). The explorer
-        leaves them out (text is the slowest thing to draw) and says it in its readout.
+    labels : bool, default True
+        Name the last two axes next to the squares ("hidden →", "← sequence") and
+        label each sample's block of a 3-D input ("sample 1", ...). The explorer
+        leaves all text out (text is the slowest thing to redraw) and names the
+        axes in its readout instead.
     """
 
-    def __init__(self, ax, box=(5, 35), sample_labels: bool = True):
+    def __init__(self, ax, box=(5, 35), labels: bool = True):
         self.rows, self.cols = box
         self.cells = PolyCollection([], edgecolors="white", linewidths=1.5)
         ax.add_collection(self.cells)
-        ax.set_xlim(-1.0, self.cols + 0.2)
-        ax.set_ylim(self.rows + 1.6, -0.2)
+        ax.set_xlim(-1.0 if labels else -0.2, self.cols + 0.2)
+        ax.set_ylim(self.rows + (1.6 if labels else 0.2), -0.2)
         ax.set_aspect("equal")
         ax.set_axis_off()
-        self.labels = [ax.text(0, 0, "", ha="center", va="top", fontsize=8) for _ in range(4 if sample_labels else 0)]
-        self.xlabel = ax.text(0, 0, "", ha="center", va="top", fontsize=9)
-        self.ylabel = ax.text(0, 0, "", ha="right", va="center", rotation=90, fontsize=9)
+        self.labels = [ax.text(0, 0, "", ha="center", va="top", fontsize=8) for _ in range(4 if labels else 0)]
+        self.axis_labels = [ax.text(0, 0, "", ha=ha, va=va, rotation=rotation, fontsize=9)
+                            for ha, va, rotation in (("center", "top", 0), ("right", "center", 90))] if labels else []
 
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.cells, *self.labels, self.xlabel, self.ylabel]
+        return [self.cells, *self.labels, *self.axis_labels]
 
     def update(self, groups, axis_names) -> None:
         """Show `groups` (2-D or 3-D labels from :func:`lnlib.norms.axis_ids`) with its axis names."""
@@ -85,10 +87,12 @@ class GroupsPanel:
             label.set_visible(three_d and b < groups.shape[0])
             label.set_text(f"sample {b + 1}")
             label.set_position((left + b * block + (block - size) / 2, bottom + 0.15))
-        self.xlabel.set_text(f"{axis_names[-1]} →")
-        self.xlabel.set_position((left + cols * size / 2, bottom + (0.8 if three_d and self.labels else 0.15)))
-        self.ylabel.set_text(f"← {axis_names[-2]}")
-        self.ylabel.set_position((left - 0.15, bottom / 2))
+        if self.axis_labels:
+            xlabel, ylabel = self.axis_labels
+            xlabel.set_text(f"{axis_names[-1]} →")
+            xlabel.set_position((left + cols * size / 2, bottom + (0.8 if three_d else 0.15)))
+            ylabel.set_text(f"← {axis_names[-2]}")
+            ylabel.set_position((left - 0.15, bottom / 2))
 
 
 def _title(normalization: str, groups: np.ndarray) -> str:

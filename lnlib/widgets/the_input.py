@@ -43,6 +43,12 @@ def _note(normalization: str, shape: tuple[int, ...], group_size: int) -> str:
     return ""
 
 
+def _layout(axis_names: tuple[str, ...]) -> str:
+    """Which axis the figure's rows, columns and blocks show, in words."""
+    blocks = f"blocks: {axis_names[0]}, " if len(axis_names) == 3 else ""
+    return f"In the figure, {blocks}rows: {axis_names[-2]}, columns: {axis_names[-1]}."
+
+
 class InputExplorer(Explorer):
     """Choose where x comes from and its shape; the squares that share one mean and variance get one colour."""
 
@@ -54,8 +60,11 @@ class InputExplorer(Explorer):
             "length": _int_slider("sequence length T (transformer)", length, 1, 5),
             "features": _int_slider("features / hidden H", features, 1, 8),
         }
-        figure, ax = new_figure(figsize=(7.0, 1.8), managed=False)
-        self.panel = GroupsPanel(ax, sample_labels=False)
+        figure, ax = new_figure(figsize=(7.0, 1.6), managed=False)
+        # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.
+        ax.set_title("squares of one colour share one mean and one variance\n"
+                     "columns: the last axis; rows: the axis before it; a 3-D input has one block per sample")
+        self.panel = GroupsPanel(ax, labels=False)
         super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
 
     def compute(self, context, normalization, batch, length, features):
@@ -67,12 +76,12 @@ class InputExplorer(Explorer):
         size = groups.size // count
         over = ", ".join(ctx.axis_names[a] for a in axes)
         self.panel.update(groups, ctx.axis_names)
-        layout = f" Blocks left to right: samples 1 to {batch}; rows: tokens." if ctx.ndim == 3 else " Rows: samples."
         unused = "" if ctx.ndim == 3 else f" (T = {length} is unused: a {context} layer gives one vector per sample)"
         readout = (
-            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}.{layout}<br>"
+            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}. {_layout(ctx.axis_names)}<br>"
             f"{normalization} averages over <b>{over}</b> (axis={axes if len(axes) > 1 else axes[0]}): "
-            f"<b>{count}</b> mean(s) and variance(s), each over <b>{size}</b> values. PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
+            f"<b>{count}</b> mean(s) and variance(s), each over <b>{size}</b> value{'s' if size > 1 else ''}. "
+            f"PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
         )
         return readout, _note(normalization, shape, size), {"shape": shape, "axes": axes, "groups": groups, "count": count, "size": size}
 
