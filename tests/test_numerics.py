@@ -60,6 +60,15 @@ def test_documents_example_shifted_breaks_only_one_pass_in_float32():
     assert abs(float(variance(x, method="one_pass", dtype="float32")) - 1.25) >= 1.0
 
 
+def test_documents_example_shifted_one_pass_is_zero_by_hand():
+    # float32 keeps 24 significant bits: numbers in [2**26, 2**27) are 8 apart, in [2**27, 2**28) 16, in [2**28, 2**29) 32.
+    # squares 100020001, 100040004, 100060009, 100080016 round (ties to even) to 100020000, 100040000, 100060008, 100080016;
+    # tree sum: 200060000 (exact), 200140024 -> 200140032 (tie, even); 400200032 (exact); / 4 = 100050008 = E[x^2].
+    # mean: 40010 / 4 = 10002.5 exactly; mean**2 = 100050006.25 -> 100050008. E[x^2] - mean**2 = 0, where the truth is 1.25.
+    x = np.array([10001.0, 10002.0, 10003.0, 10004.0])
+    assert variance(x, method="one_pass", dtype="float32") == np.float32(0.0)
+
+
 # --- accuracy against independent references -----------------------------------------------
 
 
