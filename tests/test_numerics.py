@@ -329,6 +329,17 @@ def test_explorer_dtype_changes_the_curves_and_notes_float16_limits():
     assert explorer.result == {}
 
 
+def test_explorer_names_the_methods_that_overflow_in_float16():
+    # at shift 300: sum of x ~ 256 * 300 = 76800 and sum of x**2 ~ 256 * 9e4 both exceed float16's 65504,
+    # while Welford's running mean stays near 300
+    from lnlib.widgets import numerics_explorer
+
+    explorer = numerics_explorer(shift=300.0, dtype="float16")
+    assert "Overflow or NaN in one-pass E[x²] − E[x]² and two-pass:" in explorer.note.value
+    assert "Welford" not in explorer.note.value
+    assert np.isfinite(explorer.result["errors"].variance_error["welford"])
+
+
 def test_explorer_refuses_bad_starting_values():
     from lnlib.widgets import numerics_explorer
 

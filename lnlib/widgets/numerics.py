@@ -46,9 +46,9 @@ def _note(errors) -> str:
             f"The one-pass variance is negative in {errors.negative['one_pass']} of {errors.rows} rows: sqrt(var + eps) is NaN there "
             "unless the variance is clamped at 0 first (as Flax does)."
         )
-    overflowed = [m for m in METHODS if np.isinf(errors.variance_error[m])]
+    overflowed = [METHOD_STYLE[m]["label"] for m in METHODS if np.isinf(errors.variance_error[m])]
     if overflowed:
-        notes.append(f"Overflow or NaN in {', '.join(overflowed)}: a sum left {errors.dtype}'s range (float16 stops at 65504).")
+        notes.append(f"Overflow or NaN in {' and '.join(overflowed)}: a sum left {errors.dtype}'s range (float16 stops at 65504).")
     return " ".join(notes)
 
 
