@@ -235,13 +235,22 @@ def welford(x, *, axis=-1, dtype=None, lanes: int = WELFORD_LANES) -> WelfordSta
     WelfordState
         Arrays of the input's shape without the reduced axes.
 
+    Raises
+    ------
+    TypeError
+        If `lanes` is not an integer (or for the input errors of :func:`variance`).
+    ValueError
+        If `lanes` is below 1 (or for the input errors of :func:`variance`).
+
     Examples
     --------
     >>> welford([1.0, 2.0, 3.0, 4.0]).variance
     np.float64(1.25)
     """
-    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or lanes < 1:
-        raise ValueError(f"lanes must be a positive integer; got {lanes!r}.")
+    if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)):
+        raise TypeError(f"lanes must be a positive integer, such as 32 (a warp); got {lanes!r}.")
+    if lanes < 1:
+        raise ValueError(f"lanes must be a positive integer, such as 32 (a warp); got {lanes!r}.")
     rows, _ = _rows(x, axis, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return _merge_lanes(_welford_lanes(rows, min(int(lanes), rows.shape[-1])))

@@ -261,6 +261,8 @@ def test_values_too_large_for_the_dtype_are_refused():
 def test_bad_lanes_and_zero_reference():
     with pytest.raises(ValueError, match="lanes"):
         welford(UNIT, lanes=0)
+    with pytest.raises(TypeError, match="lanes"):
+        welford(UNIT, lanes=2.5)
     with pytest.raises(ValueError, match="positive"):
         relative_error([1.0], [0.0])
 
