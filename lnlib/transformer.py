@@ -50,6 +50,7 @@ __all__ = [
     "init_layer",
     "init_profile",
     "init_stack",
+    "loss_gradient_norm",
     "mse_loss",
     "profile_grid",
     "softmax",
@@ -315,9 +316,32 @@ def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[d
 
 def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
     r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y (chapter "Pre-norm vs post-norm")."""
+    target = as_float_array(target, "target")
+    if target.shape != y.shape:
+        raise ValueError(f"target must have the shape of the output, {y.shape}; got shape {target.shape}.")
     count = y.shape[0] * y.shape[1]
     diff = y - target
     return 0.5 * float(np.sum(diff * diff)) / count, diff / count
+
+
+def loss_gradient_norm(x, target, weights: list[dict], placement: str) -> float:
+    """The Frobenius norm of all weight gradients of :func:`mse_loss` for one batch (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    x, target : array_like, shape (batch, tokens, width)
+    weights : list of dict
+        One dict per layer, as from :func:`init_stack`.
+    placement : {"post", "pre"}
+
+    Returns
+    -------
+    float
+        The square root of the sum of squares of every entry of every layer's six weight gradients.
+    """
+    out, states, caches = stack_forward(x, weights, placement)
+    _, grads = stack_backward(mse_loss(out, target)[1], states, caches, weights, placement)
+    return float(np.sqrt(sum(np.sum(g * g) for layer in grads for g in layer.values())))
 
 
 # --- the experiment of the chapter ------------------------------------------------------------
@@ -325,7 +349,7 @@ def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
 
 @dataclass(frozen=True)
 class InitProfile:
-    """Residual-stream norms and weight-gradient norms at initialization, one row per seed.
+    """Residual-stream norms and weight-gradient norms at initialization, one row per seed (chapter "Pre-norm vs post-norm").
 
     Attributes
     ----------
@@ -437,7 +461,7 @@ def depth_sweep(depths, width: int, placement: str, *, seeds: int = 8, weight: s
 
 
 def profile_grid(depths, widths, *, seeds: int = 4, **kwargs) -> dict:
-    """:func:`init_profile` for every placement, depth and width: what the chapter's explorer shows.
+    """:func:`init_profile` for every placement, depth and width: what the explorer of chapter "Pre-norm vs post-norm" shows.
 
     Returns
     -------

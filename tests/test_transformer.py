@@ -17,6 +17,7 @@ from lnlib.transformer import (
     init_layer,
     init_profile,
     init_stack,
+    loss_gradient_norm,
     mse_loss,
     softmax,
     softmax_backward,
@@ -112,6 +113,40 @@ def test_mse_loss_by_hand():
     loss, dy = mse_loss(y, target)
     assert loss == pytest.approx(0.5 * (1 + 4 + 0 + 4) / 2)  # half the squared error, per token (2 tokens)
     np.testing.assert_allclose(dy, -target / 2)
+
+
+def test_mse_loss_rejects_a_target_of_another_shape():
+    with pytest.raises(ValueError, match="target must have the shape of the output"):
+        mse_loss(np.zeros((1, 2, 2)), np.zeros((1, 1, 2)))
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_loss_gradient_norm_is_the_norm_of_every_weight_gradient(placement):
+    """Against the stack's own gradients, with the squares summed weight by weight in a different order."""
+    rng = np.random.default_rng(12)
+    weights = init_stack(2, 4, ffn_width=5, seed=12)
+    x, target = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
+    out, states, caches = stack_forward(x, weights, placement)
+    grads = stack_backward(mse_loss(out, target)[1], states, caches, weights, placement)[1]
+    squares = [np.linalg.norm(layer[name]) ** 2 for name in WEIGHT_NAMES for layer in grads]
+    assert loss_gradient_norm(x, target, weights, placement) == pytest.approx(np.sqrt(sum(squares)))
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_gradient_for_a_zero_target_vanishes_because_the_output_has_a_fixed_norm(placement):
+    """The chapter's claim that, with random targets, the gradient at initialization is pure noise.
+
+    The gradient is linear in the target, so its mean over N(0, 1) targets is the gradient for target 0,
+    that of 1/2 ||y||^2 per token. Both placements end in a LayerNorm with gamma = 1, so
+    ||y||^2 = d var / (var + eps) for every token: nearly constant, and its gradient is of order eps / var,
+    where one random target's gradient is of order 1. (A pre-norm stack without its final LayerNorm
+    would fail this.)"""
+    weights = init_stack(4, 16, seed=10)
+    x, target = np.random.default_rng(11).normal(size=(2, 2, 8, 16))
+    noise = loss_gradient_norm(x, target, weights, placement)
+    assert loss_gradient_norm(x, np.zeros_like(target), weights, placement) < 1e-3 * noise
+    # linear in t: g(-t) = 2 g(0) - g(t), so with g(0) ~ 0 the targets t and -t give gradients of the same size
+    assert loss_gradient_norm(x, -target, weights, placement) == pytest.approx(noise, rel=1e-3)
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
