@@ -18,7 +18,9 @@ def test_explorer_shows_a_fresh_measurement(explorer):
     profile = init_profile(8, 32, "pre", seeds=SEEDS)
     np.testing.assert_allclose(explorer.result["stream"], profile.stream_sq.mean(axis=0))
     np.testing.assert_allclose(explorer.result["grad"], profile.grad_norm["W2"].mean(axis=0))
-    assert f"<b>{profile.stream_sq[:, -1].mean():.2f}</b>" in explorer.readout.value
+    grads = profile.grad_norm["W2"].mean(axis=0)
+    for shown in (f"{profile.stream_sq[:, -1].mean():.2f}", f"{grads[-1]:.3g}", f"{grads[-1] / grads[0]:.2f}"):
+        assert f"<b>{shown}</b>" in explorer.readout.value
 
 
 def test_explorer_follows_placement_and_depth(explorer):

@@ -21,12 +21,12 @@ SEEDS = 4
 
 @lru_cache(maxsize=1)
 def explorer_grid() -> dict:
-    """Every profile the explorer can show, measured once per session (about two seconds)."""
+    """Every profile the explorer of chapter "Pre-norm vs post-norm" can show, measured once per session (a few seconds)."""
     return profile_grid(DEPTHS, WIDTHS, seeds=SEEDS)
 
 
 class PrePostNormExplorer(Explorer):
-    """Pick a depth, a width and a placement; the stream norm and the per-layer gradients follow."""
+    """Pick a depth, a width and a placement; the stream norm and the per-layer gradients follow (chapter "Pre-norm vs post-norm")."""
 
     def __init__(self, depth: int, width: int, placement: str):
         self.grid = explorer_grid()
@@ -57,7 +57,8 @@ class PrePostNormExplorer(Explorer):
         )
         note = ""
         if depth == min(DEPTHS):
-            note = "With two layers both placements look alike: the differences build up with depth."
+            note = ("With two layers the placements differ little: pre-norm's stream has had only two layers to grow and the "
+                    "gradients barely tilt; the differences build up with depth.")
         return readout, note, result
 
 
