@@ -84,6 +84,9 @@ def test_epsilon_explorer_default_is_the_near_constant_input():
     assert explorer.result["variance"] == pytest.approx(5e-7, rel=1e-9)
     assert explorer.result["output_variance"] == pytest.approx(5e-7 / (5e-7 + 1e-5), rel=1e-6)
     assert explorer.result["std_outside"] == pytest.approx(math.sqrt(5e-7) / (math.sqrt(5e-7) + 1e-5), rel=1e-6)
+    # the readout shows the same two numbers (0.04762 and 0.9861)
+    assert f"<b>{5e-7 / (5e-7 + 1e-5):.4g}</b>" in explorer.readout.value
+    assert f"<b>{math.sqrt(5e-7) / (math.sqrt(5e-7) + 1e-5):.4g}</b>" in explorer.readout.value
     assert "ε ≥ σ²" in explorer.note.value
 
 
