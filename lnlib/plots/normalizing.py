@@ -131,7 +131,7 @@ def normalizing_figure(x, eps: float = 0.0, *, value_range=(-3.0, 3.0), managed:
     fig, (left, right) = new_figure(1, 2, figsize=(6.8, 3.2), managed=managed, width_ratios=(1.5, 1.0))
     plane = PlaneView(left, plane_limit(*value_range))
     left.set_title("plane x₁ + x₂ + x₃ = 0, seen along (1, 1, 1)")
-    left.legend(loc="lower left", fontsize=8)
+    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=7)  # outside: the moving dot would cover it
     entries = EntriesView(right, value_range)
     x = np.asarray(x, dtype=float)
     plane.update(x, eps)
