@@ -14,6 +14,7 @@ __all__ = ["PATH_COLOURS", "GradientPanels", "computation_graph_figure", "jacobi
 PATH_COLOURS = {"direct": PALETTE["reference"], "through_mean": PALETTE["mean"], "through_var": PALETTE["negative"]}
 PATH_LABELS = {"direct": "direct: $d\\hat x_j$", "through_mean": "via μ: $-\\mathrm{mean}(d\\hat x)$", "through_var": "via σ²: $-\\hat x_j\\,\\mathrm{mean}(d\\hat x\\,\\hat x)$"}
 JACOBIAN_CMAP = "PuOr"  # diverging and colour-blind safe
+JACOBIAN_TITLE = r"$s\,\partial y_i/\partial x_j$"
 
 _NODES = {"x": (0.0, 0.0), "μ": (1.5, 0.75), "σ²": (2.9, 1.55), "x̂": (4.2, 0.0), "y": (5.6, 0.0), "L": (7.0, 0.0), "γ": (4.9, 1.0), "β": (4.9, -1.0)}
 _EDGES = [("x", "μ", "through_mean"), ("μ", "σ²", "zero"), ("x", "σ²", "through_var"), ("μ", "x̂", "through_mean"),
@@ -70,14 +71,14 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
         ax_map.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
     ticks = np.arange(x.size)
     ax_map.set(xticks=ticks, yticks=ticks, xticklabels=ticks + 1, yticklabels=ticks + 1, xlabel="input feature j", ylabel="output feature i",
-               title="s · ∂y_i/∂x_j")
+               title=JACOBIAN_TITLE)
     ax_map.grid(False)
     fig.colorbar(image, ax=ax_map, shrink=0.8)
     eigenvalues = np.sort(np.linalg.eigvals(scaled).real)
     ax_eig.stem(np.arange(1, x.size + 1), eigenvalues, linefmt=PALETTE["input"], markerfmt="o", basefmt=" ")
     ax_eig.axhline(0.0, color=PALETTE["neutral"], lw=1)
     ax_eig.set(xlabel="eigenvalue number (sorted)", ylabel="eigenvalue of s·J", xticks=np.arange(1, x.size + 1), ylim=(-0.15, 1.2 * max(1.0, eigenvalues.max())),
-               title="two zeros: along 1 and along x̂")
+               title="two zeros: along (1, …, 1) and along x̂")
     return fig
 
 
@@ -118,7 +119,6 @@ class GradientPanels:
         low, high = value_range
         ax_input.set(xlabel="feature i", ylabel="value", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(min(low, -2.0) * 1.05, max(high, 2.0) * 1.05),
                      title="input x and x̂")
-        ax_input.legend(loc="upper left", fontsize=8)
         self.offsets = dict(zip(PATH_COLOURS, (-self.WIDTH, 0.0, self.WIDTH)))
         self.term_bars = PolyCollection(self._term_verts({path: zeros for path in PATH_COLOURS}),
                                         facecolors=[colour for colour in PATH_COLOURS.values() for _ in range(size)])
@@ -128,11 +128,13 @@ class GradientPanels:
         (self.dx_points,) = ax_terms.plot(self.index, zeros, "o", color=PALETTE["neutral"], ms=8, label="sum: $s\\,dx_j$")
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_terms.set(xlabel="feature i", ylabel="term × s  (s = √(σ²+ε))", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(-term_limit, term_limit),
-                     title="dx = sum of three terms, / s")
-        ax_terms.legend(loc="lower left", fontsize=7, ncol=2)
+                     title="s·dx: three terms and their sum")
+        # One legend below the panels: inside them, the moving bars would be drawn over it.
+        handles = [h for ax in (ax_input, ax_terms) for h in ax.get_legend_handles_labels()[0]]
+        ax_input.figure.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
         edges = np.arange(size + 1) + 0.5
         self.heatmap = ax_jac.pcolormesh(edges, edges, np.zeros((size, size)), cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
-        ax_jac.set(xticks=self.index, yticks=self.index, xlabel="input feature j", ylabel="output feature i", title="s · ∂y_i/∂x_j", aspect="equal")
+        ax_jac.set(xticks=self.index, yticks=self.index, xlabel="input feature j", ylabel="output feature i", title=JACOBIAN_TITLE, aspect="equal")
         ax_jac.invert_yaxis()
         ax_jac.grid(False)
         ax_jac.figure.colorbar(self.heatmap, ax=ax_jac, shrink=0.8)
@@ -172,7 +174,7 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
     """
     x = np.asarray(x, dtype=float)
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))
-    fig, axes = new_figure(1, 3, figsize=(9.0, 2.9), managed=managed)
+    fig, axes = new_figure(1, 3, figsize=(9.0, 3.2), managed=managed)
     panels = GradientPanels(*axes, x.size, value_range, term_limit, jac_limit)
     xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
     panels.update(x, xhat, terms, scaled_dx, scaled_jac)
@@ -189,7 +191,7 @@ def gradients_companion(examples: dict, gamma=None):
     examples : dict of str to (x, dy, eps)
         Title of each column and the setting it shows.
     """
-    fig, axes = new_figure(2, len(examples), figsize=(2.9 * len(examples), 5.4))
+    fig, axes = new_figure(2, len(examples), figsize=(2.9 * len(examples), 5.8))
     pieces = {title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()}
     limit = 1.15 * max(max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values())
     for column, (title, (_, terms, scaled_dx, scaled_jac, _)) in enumerate(pieces.items()):
@@ -206,7 +208,7 @@ def gradients_companion(examples: dict, gamma=None):
         ax_jac.grid(False)
     axes[0, 0].set_ylabel("term × s")
     axes[1, 0].set_ylabel("s·J: output feature i")
-    axes[0, 0].legend(loc="lower left", fontsize=6)
+    fig.legend(handles=axes[0, 0].get_legend_handles_labels()[0], loc="outside upper center", ncol=4, fontsize=8)
     fig.colorbar(image, ax=axes[1, :], shrink=0.8, label="s·J entry")
     return fig
 
