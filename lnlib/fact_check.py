@@ -336,7 +336,7 @@ def input_scale_gradient_factor(x, alpha: float, *, eps: float = 0.0, seed: int 
     r"""The factor k with grad at αx = k · grad at x, against the document's 1/α (chapter "Fact check").
 
     The upstream gradient dy is one fixed random vector; k is the least-squares
-    fit of :math:`dL/dx|_{\alpha x}` on :math:`dL/dx|_x`. For ε = 0 the exact answer is 1/|α|.
+    fit of the gradient at :math:`\alpha x` on the gradient at :math:`x`. For ε = 0 the exact answer is :math:`1/\lvert\alpha\rvert`.
     """
     x = np.asarray(x, dtype=float)
     dy = np.random.default_rng(seed).normal(size=x.shape)
@@ -383,7 +383,7 @@ def gamma_step_ratios(lr: float, *, steps: int = 30, size: int = 4, samples: int
     Fits :math:`y = \gamma \odot \hat x` to targets by mean squared error, with
     full-batch steps (``batch=None``) or mini-batches of `batch` samples.
     Full batch, the loss is a quadratic with curvature :math:`\lambda_i = \operatorname{mean}_n \hat x_{n,i}^2`
-    per feature, so every ratio lies between the smallest and largest :math:`|1 - \eta\lambda_i|`:
+    per feature, so every ratio lies between the smallest and largest :math:`\lvert 1 - \eta\lambda_i\rvert`:
     a contraction only when :math:`\eta < 2/\max\lambda_i`.
     """
     rng = np.random.default_rng(seed)
@@ -421,7 +421,7 @@ def batch_norm_future_leak(*, tokens: int = 6, width: int = 8, batch: int = 4, s
 
 
 def eps_placement_gap(x, *, eps: float = 1e-5) -> float:
-    """Largest |LN with ε added to σ − LN with ε inside the square root| on `x` (chapter "Fact check")."""
+    """Largest absolute difference on `x` between LN with ε added to σ and LN with ε inside the square root (chapter "Fact check")."""
     return float(np.abs(layer_norm_eps_outside_sqrt(x, eps=eps) - layer_norm(x, eps=eps)).max())
 
 
