@@ -3,6 +3,10 @@
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy import stats
 
 from lnlib import layer_norm
 from lnlib.affine import best_shared_scale_shift, gpt2_parameter_counts, identity_parameters, train_scale_shift
@@ -143,3 +147,24 @@ def test_explorer_notes_a_zero_gamma():
 def test_explorer_refuses_bad_starting_values(kwargs):
     with pytest.raises(ValueError, match="gamma_beta_explorer|starting values"):
         gamma_beta_explorer(**kwargs)
+
+
+# --- the flat-topped histograms of the chapter's four-feature tokens ---------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 32).flatmap(lambda h: hnp.arrays(np.float64, h, elements=st.floats(-1e3, 1e3))), st.sampled_from([0.0, 1e-5, 1.0]))
+def test_no_normalized_entry_exceeds_root_h_minus_one(x, eps):
+    # x̂_i = -(sum of the other H-1 entries), so by Cauchy-Schwarz x̂_i² <= (H-1)(sum x̂² - x̂_i²) <= (H-1)(H - x̂_i²),
+    # i.e. x̂_i² <= H - 1 (sum x̂² = H σ²/(σ² + ε) <= H).
+    assume(np.std(x) > 1e-3)
+    assert np.abs(layer_norm(x, eps=eps)).max() <= np.sqrt(x.size - 1) * (1 + 1e-12)
+
+
+def test_four_gaussian_features_normalize_to_a_uniform_entry_and_five_do_not():
+    # For H = 4 the squared standardized residual x̂_i²/3 is Beta(1/2, 1), i.e. |x̂_i|/√3 is uniform on [0, 1].
+    rng = np.random.default_rng(0)
+    four = layer_norm(rng.normal(size=(20000, 4)), eps=0)[:, 0]
+    five = layer_norm(rng.normal(size=(20000, 5)), eps=0)[:, 0]
+    assert stats.kstest(four, stats.uniform(-np.sqrt(3), 2 * np.sqrt(3)).cdf).pvalue > 0.01
+    assert stats.kstest(five, stats.uniform(-2, 4).cdf).pvalue < 1e-6
