@@ -22,7 +22,7 @@ __all__ = ["ScaleShiftFit", "identity_parameters", "best_shared_scale_shift", "t
 
 
 def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
-    r"""The per-feature ``gamma`` and ``beta`` that make LayerNorm give back the vector `x` itself.
+    r"""The per-feature ``gamma`` and ``beta`` that make LayerNorm give back the vector `x` itself (chapter "Scale γ and shift β").
 
     :math:`\gamma_i = \sqrt{\sigma^2 + \varepsilon}` and :math:`\beta_i = \mu` for every
     feature i. With :math:`\gamma_i = \sigma` instead, the output misses `x` by
@@ -55,7 +55,7 @@ def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray
 
 
 def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
-    """The single scale and shift, shared by every entry, that fit `target` best in least squares.
+    """The single scale and shift, shared by every entry, that fit `target` best in least squares (chapter "Scale γ and shift β").
 
     A straight-line fit of all entries of `target` against all entries of `xhat`.
 
@@ -77,7 +77,7 @@ def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class ScaleShiftFit:
-    """The result of :func:`train_scale_shift`.
+    """The result of :func:`train_scale_shift` (chapter "Scale γ and shift β").
 
     Attributes
     ----------
@@ -149,7 +149,7 @@ def train_scale_shift(xhat, target, *, per: str = "feature", batch_size: int = 8
 
 
 def gpt2_parameter_counts(d_model: int = 768, n_layers: int = 12, vocab_size: int = 50257, n_positions: int = 1024) -> dict[str, int]:
-    """Parameter counts of a GPT-2-style model, and how many of them are LayerNorm's.
+    """Parameter counts of a GPT-2-style model, and how many of them are LayerNorm's (chapter "Scale γ and shift β").
 
     GPT-2 (Radford et al. 2019) has two LayerNorms per block (before the
     attention and before the MLP) and one after the last block, each with

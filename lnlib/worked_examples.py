@@ -26,17 +26,17 @@ EMBEDDING_SIZE, EMBEDDING_MEAN, EMBEDDING_STD = 512, 0.135, 0.048
 
 
 def documents_batch() -> np.ndarray:
-    """The documents' batch of two samples with four features each, shape (2, 4)."""
+    """The documents' batch of two samples with four features each, shape (2, 4) (chapter "The complete examples")."""
     return np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
 
 
 def documents_token() -> np.ndarray:
-    """The walkthrough document's single token embedding ``[2, 4, 6, 8]``, shape (4,)."""
+    """The walkthrough document's single token embedding ``[2, 4, 6, 8]``, shape (4,) (chapter "The complete examples")."""
     return np.array([2.0, 4.0, 6.0, 8.0])
 
 
 def documents_embedding(seed: int = 0) -> np.ndarray:
-    """A 512-vector with the document's four printed entries, mean 0.135 and standard deviation 0.048.
+    """A 512-vector with the document's four printed entries, mean 0.135 and standard deviation 0.048 (chapter "The complete examples").
 
     The other 508 entries are seeded Gaussian draws, shifted and scaled so that
     the whole vector has exactly the document's mean and (biased) standard
@@ -55,7 +55,7 @@ def documents_embedding(seed: int = 0) -> np.ndarray:
 
 
 def vector_with_moments(size: int, mean: float, std: float, *, pinned=None, seed: int = 0) -> np.ndarray:
-    """A seeded random vector with exactly the given mean and biased standard deviation.
+    """A seeded random vector with exactly the given mean and biased standard deviation (chapter "The complete examples").
 
     Parameters
     ----------

@@ -69,7 +69,7 @@ def computation_diagram(values: dict | None = None):
 
 
 class StepPanels:
-    """One row of five panels, the input and the documents' four steps, each shown or hidden by :meth:`show`.
+    """One row of five panels, the input and the documents' four steps, each shown or hidden by :meth:`show` (chapter "The complete examples").
 
     Every sample (row of the input) is drawn as dots over the feature index,
     one colour per sample (blue, then green), with its mean, its variance or
@@ -127,7 +127,7 @@ class StepPanels:
 
 
 def steps_figure(x, gamma=None, beta=None, *, eps: float = 1e-5, step: int = 4, managed: bool = True):
-    """The input and the four steps of LayerNorm for one example, revealed up to `step`.
+    """The input and the four steps of LayerNorm for one example, revealed up to `step` (chapter "The complete examples").
 
     Returns
     -------
@@ -141,7 +141,7 @@ def steps_figure(x, gamma=None, beta=None, *, eps: float = 1e-5, step: int = 4, 
 
 def steps_companion(examples: dict):
     """Every step of every example, one row per example: the static stand-in for
-    :func:`lnlib.widgets.complete_examples_explorer` on the website.
+    :func:`lnlib.widgets.complete_examples_explorer` on the website (chapter "The complete examples").
 
     Parameters
     ----------
@@ -157,7 +157,7 @@ def steps_companion(examples: dict):
 
 
 def before_after_figure(x, y, *, bins: int = 40):
-    """Histograms of a vector's entries before and after LayerNorm, with mean and standard deviation marked.
+    """Histograms of a vector's entries before and after LayerNorm, with mean and standard deviation marked (chapter "The complete examples").
 
     Parameters
     ----------

@@ -13,7 +13,7 @@ GROUP_COLOURS = (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE
 
 
 def grouped(values, size: int) -> np.ndarray:
-    """Repeat each of the k `values` over a block of ``size // k`` consecutive features (`size` must divide evenly).
+    """Repeat each of the k `values` over a block of ``size // k`` consecutive features (`size` must divide evenly; chapter "Scale γ and shift β").
 
     The wide vector of the explorer has 512 features but only four sliders per
     parameter: features 1-128 take the first value, 129-256 the second, and so on.
@@ -25,7 +25,7 @@ def grouped(values, size: int) -> np.ndarray:
 
 
 def per_feature_figure(xhat_tokens, gamma, beta):
-    """Histograms over many tokens of each feature, before and after the scale and shift.
+    """Histograms over many tokens of each feature, before and after the scale and shift (chapter "Scale γ and shift β").
 
     Left: every feature of x-hat has mean 0 and spread 1 across tokens. Right:
     feature i of y = gamma * x-hat + beta is centred on beta_i with spread abs(gamma_i).
@@ -53,7 +53,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
 
 
 class GammaBetaPanels:
-    """The explorer's two panels, redrawn in place by :meth:`update`.
+    """The explorer's two panels, redrawn in place by :meth:`update` (chapter "Scale γ and shift β").
 
     Left: a small vector's x-hat (hollow bars) and y (filled bars), one colour
     per feature, with each beta_i marked. Right: the histogram of a wide
@@ -130,7 +130,7 @@ def gamma_beta_figure(xhat_small, xhat_wide, gamma, beta, *, limits=(6.0, 12.0),
 
 
 def gamma_beta_companion(xhat_wide, settings: dict):
-    """Small multiples: the histogram of a wide vector's y for a few settings of gamma and beta.
+    """Small multiples: the histogram of a wide vector's y for a few settings of gamma and beta (chapter "Scale γ and shift β").
 
     The static stand-in for :func:`lnlib.widgets.gamma_beta_explorer` on the website.
 

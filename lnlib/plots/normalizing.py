@@ -23,7 +23,7 @@ AXIS_LABELS = ("$x_1$", "$x_2$", "$x_3$")
 
 
 def plane_limit(low: float, high: float) -> float:
-    """Half-width of a plane view that holds the projection of every x in the cube [low, high]³, and the circle.
+    """Half-width of a plane view that holds the projection of every x in the cube [low, high]³, and the circle (chapter "Normalizing").
 
     The longest projection of a cube point is at a corner such as (high, low, low): its centred
     vector is (2d, -d, -d)/3 with d = high - low, of length d·√(2/3).
@@ -32,7 +32,7 @@ def plane_limit(low: float, high: float) -> float:
 
 
 class PlaneView:
-    """The plane x + y + z = 0 face on, with the circle of radius √3, redrawn in place for each input.
+    """The plane x + y + z = 0 face on, with the circle of radius √3, redrawn in place for each input (chapter "Normalizing").
 
     Static: the circle, and the directions of the three coordinate axes as seen in the plane
     (the projections of e1, e2, e3, 120° apart). Dynamic: the projection of x (a blue dot),
@@ -79,7 +79,7 @@ class PlaneView:
 
 
 class EntriesView:
-    """The entries of x and of x̂ side by side as bars, with fixed limits, redrawn in place.
+    """The entries of x and of x̂ side by side as bars, with fixed limits, redrawn in place (chapter "Normalizing").
 
     Parameters
     ----------
@@ -186,7 +186,9 @@ def _draw_sphere_3d(ax, inputs, images) -> None:
     ax.plot(*(np.outer([-1, 1], np.ones(SIZE)) * reach / np.sqrt(SIZE)).T, color=PALETTE["mean"], lw=1.5, label="direction (1, 1, 1)")
     ax.scatter(*inputs.T, color=PALETTE["input"], s=14, depthshade=False, label="inputs x")
     ax.scatter(*images.T, color=PALETTE["output"], s=30, marker="*", depthshade=False, label="images x̂")
-    ax.set(xlabel="$x_1$", ylabel="$x_2$", zlabel="$x_3$", title="inputs in R³ and their images x̂")
+    ax.set(xlabel="$x_1$", ylabel="$x_2$", title="inputs in R³ and their images x̂")
+    ax.zaxis.set_rotate_label(False)  # upright: rotated, the subscript 3 reads like an ε
+    ax.set_zlabel("$x_3$", rotation=0)
     ax.legend(loc="upper left", fontsize=8)
     ax.view_init(elev=25, azim=-135)
     ax.locator_params(nbins=4)
