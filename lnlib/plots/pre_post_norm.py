@@ -52,7 +52,7 @@ def block_diagrams():
     """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
     fig, (left, right) = new_figure(1, 2, figsize=(7.0, 5.2))
     _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm (original Transformer, BERT)\nLayerNorm on the residual stream")
-    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3, LLaMA)\nLayerNorm only on the branch")
+    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3; LLaMA with RMSNorm)\nLayerNorm only on the branch")
     right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
     return fig
 
