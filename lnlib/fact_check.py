@@ -48,6 +48,7 @@ __all__ = [
     "gamma_step_ratios",
     "batch_norm_future_leak",
     "eps_placement_gap",
+    "shift_after_update",
     "GRID_SIZES",
     "MomentGrid",
     "moment_grid",
@@ -423,6 +424,27 @@ def batch_norm_future_leak(*, tokens: int = 6, width: int = 8, batch: int = 4, s
 def eps_placement_gap(x, *, eps: float = 1e-5) -> float:
     """Largest absolute difference on `x` between LN with ε added to σ and LN with ε inside the square root (chapter "Fact check")."""
     return float(np.abs(layer_norm_eps_outside_sqrt(x, eps=eps) - layer_norm(x, eps=eps)).max())
+
+
+def shift_after_update(*, samples: int = 500, inputs: int = 6, width: int = 8, step: float = 0.3, seed: int = 11) -> tuple[float, float]:
+    """What LayerNorm pins and what still moves when a layer's weights change (chapter "Fact check").
+
+    Inputs with mean 1 (as after a ReLU) go through a random linear layer and
+    LayerNorm (ε = 0), before and after adding ``step`` times random noise to
+    the weights.
+
+    Returns
+    -------
+    (sample_mean, feature_shift) : float, float
+        The largest per-sample mean over the features after the update (0 up to
+        rounding: pinned), and the largest change of a feature's mean over the
+        samples (the "covariate shift" the next layer sees).
+    """
+    rng = np.random.default_rng(seed)
+    X, W = rng.normal(loc=1.0, size=(samples, inputs)), rng.normal(size=(inputs, width))
+    before = layer_norm(X @ W, eps=0.0)
+    after = layer_norm(X @ (W + step * rng.normal(size=W.shape)), eps=0.0)
+    return float(np.abs(after.mean(axis=1)).max()), float(np.abs(after.mean(axis=0) - before.mean(axis=0)).max())
 
 
 #: Feature counts H of :func:`moment_grid` (the explorer's slider positions).
