@@ -29,6 +29,7 @@ def test_explorer_shows_the_scales_of_a_separate_run(explorer, depth, a, layer_n
     np.testing.assert_allclose(explorer.result["gradient_rms"], run.gradient_rms, rtol=1e-10)
     assert f"<b>{run.activation_rms[-1]:.3g}</b> after the last layer" in explorer.readout.value
     assert f"<b>{run.gradient_rms[0]:.3g}</b> at the input" in explorer.readout.value
+    assert f"a = {'√2' if a == np.sqrt(2) else f'{a:g}'}," in explorer.readout.value
     per_layer = (run.gradient_rms[0] / run.gradient_rms[-1]) ** (1 / depth)  # geometric mean factor over the depth layers
     assert f"× {per_layer:.3f} per layer on the way down" in explorer.readout.value
 

@@ -80,7 +80,7 @@ class InputExplorer(Explorer):
         readout = (
             f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}. {_layout(ctx.axis_names)}<br>"
             f"{normalization} averages over <b>{over}</b> (axis={axes if len(axes) > 1 else axes[0]}): "
-            f"<b>{count}</b> mean(s) and variance(s), each over <b>{size}</b> value{'s' if size > 1 else ''}. "
+            f"<b>{count}</b> {'means and variances' if count > 1 else 'mean and variance'}, each over <b>{size}</b> value{'s' if size > 1 else ''}. "
             f"PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
         )
         return readout, _note(normalization, shape, size), {"shape": shape, "axes": axes, "groups": groups, "count": count, "size": size}

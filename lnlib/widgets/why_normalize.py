@@ -16,6 +16,7 @@ __all__ = ["why_normalize_explorer"]
 #: The depths and weight scales the sliders offer; every combination is precomputed.
 DEPTHS = (1, 2, 3, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
 WEIGHT_SCALES = {"0.5": 0.5, "0.75": 0.75, "1": 1.0, "1.25": 1.25, "√2": float(np.sqrt(2)), "1.75": 1.75, "2": 2.0, "2.5": 2.5, "3": 3.0}
+SCALE_LABELS = {value: label for label, value in WEIGHT_SCALES.items()}
 
 
 def _selection(description: str, options, value) -> widgets.SelectionSlider:
@@ -52,7 +53,7 @@ class WhyNormalizeExplorer(Explorer):
         act, grad = activation_rms[: depth + 1], gradient_rms[depth]
         self.panels.update(act, grad, layer_norm, activation)
         readout = (
-            f"{activation}, a = {weight_scale:.2f}, {'with' if layer_norm else 'without'} LayerNorm, {depth} layer(s): "
+            f"{activation}, a = {SCALE_LABELS[weight_scale]}, {'with' if layer_norm else 'without'} LayerNorm, {depth} layer(s): "
             f"activation scale {act[0]:.3g} at the input, <b>{act[-1]:.3g}</b> after the last layer; "
             f"gradient scale {grad[-1]:.3g} at the top, <b>{grad[0]:.3g}</b> at the input "
             f"(× {(grad[0] / grad[-1]) ** (1 / depth):.3f} per layer on the way down)."
