@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
+from lnlib import layer_norm_steps
 from lnlib.widgets import complete_examples_explorer
-from lnlib.worked_examples import EMBEDDING_SHOWN, documents_batch, documents_embedding, documents_token, vector_with_moments
+from lnlib.worked_examples import EMBEDDING_SHOWN, describe_step, documents_batch, documents_embedding, documents_token, vector_with_moments
 
 
 def test_embedding_has_the_documents_entries_and_statistics():
@@ -82,9 +83,6 @@ def test_explorer_refuses_bad_settings(kwargs):
 
 
 def test_describe_step_prints_the_documents_rounding():
-    from lnlib import layer_norm_steps
-    from lnlib.worked_examples import describe_step
-
     steps = layer_norm_steps(documents_embedding())
     # sigma = 0.048 exactly, sqrt(0.048**2 + 1e-5) = sqrt(0.002314) = 0.048104...
     assert describe_step(steps, 2, decimals=3) == ["σ² = 0.00230, σ = 0.04800, √(σ² + ε) = 0.04810"]
