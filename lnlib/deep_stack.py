@@ -74,7 +74,9 @@ def rms(a) -> float:
 
 
 def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive int; got {value!r} of type {type(value).__name__}.")
+    if value < 1:
         raise ValueError(f"{name} must be a positive int; got {value!r}.")
     return int(value)
 
@@ -101,6 +103,13 @@ def random_stack(depth: int = 50, width: int = 64, batch: int = 32, *, seed: int
         Standard normal entries divided by sqrt(width).
     upstream : ndarray of shape (batch, width)
         Standard normal :math:`g = \\partial L/\\partial h_L`.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an int.
+    ValueError
+        If a size is below 1.
     """
     depth, width, batch = (_positive_int(v, n) for v, n in ((depth, "depth"), (width, "width"), (batch, "batch")))
     rng = np.random.default_rng(seed)

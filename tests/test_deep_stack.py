@@ -100,9 +100,9 @@ def test_run_stack_refuses_bad_input(kwargs, message):
         run_stack(args.pop("x"), args.pop("weights"), args.pop("upstream"), **args)
 
 
-@pytest.mark.parametrize("depth", [0, -1, 2.5, True])
-def test_random_stack_refuses_bad_sizes(depth):
-    with pytest.raises(ValueError, match="depth must be a positive int"):
+@pytest.mark.parametrize("depth, error", [(0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_random_stack_refuses_bad_sizes(depth, error):
+    with pytest.raises(error, match="depth must be a positive int"):
         random_stack(depth)
 
 
