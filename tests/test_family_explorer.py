@@ -52,6 +52,9 @@ def test_batch_norm_output_of_sample_1_is_its_channel_standardized_over_the_batc
     full = np.array([(family_tensor()[0, c] - family_tensor()[:, c].mean()) / np.sqrt(family_tensor()[:, c].var() + 1e-5) for c in range(4)])
     assert explorer.result["change"] == pytest.approx(np.abs(expected - full).max())
     assert explorer.result["change"] > 0.05
+    # the panel draws both: dots for this batch, rings for the full batch (clipped to the axis's [-4, 4])
+    np.testing.assert_allclose(explorer.output.points.get_ydata(), np.clip(expected.ravel(), -4, 4))
+    np.testing.assert_allclose(explorer.output.reference.get_ydata(), np.clip(full.ravel(), -4, 4))
 
 
 @pytest.mark.parametrize("method", ["layer", "instance", "group", "rms"])

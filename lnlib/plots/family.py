@@ -90,6 +90,9 @@ class SharingPanel:
 class OutputPanel:
     """One sample's normalized output, entry by entry, channel after channel, on fixed axes.
 
+    Filled dots are the output in the current batch; hollow rings, the output of
+    the same sample in the full batch, so a batch-dependent method shows the gap.
+
     Parameters
     ----------
     ax : matplotlib Axes
@@ -102,7 +105,8 @@ class OutputPanel:
     def __init__(self, ax, rows: int, cols: int, limit: float = 4.0):
         self.index = np.arange(rows * cols)
         self.limit = limit
-        (self.points,) = ax.plot(self.index, np.zeros(self.index.size), "o", color=PALETTE["output"], ms=6)
+        (self.reference,) = ax.plot(self.index, np.zeros(self.index.size), "o", mfc="none", mec=PALETTE["neutral"], ms=9, label="in the full batch")
+        (self.points,) = ax.plot(self.index, np.zeros(self.index.size), "o", color=PALETTE["output"], ms=6, label="in this batch")
         ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
         for boundary in range(1, rows):
             ax.axvline(boundary * cols - 0.5, color=PALETTE["neutral"], lw=0.6, ls=":")
@@ -112,11 +116,12 @@ class OutputPanel:
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.points]
+        return [self.reference, self.points]
 
-    def update(self, y) -> None:
-        """Show the output `y` of one sample (any shape with rows * cols entries), clipped to the axis."""
+    def update(self, y, reference) -> None:
+        """Show the output `y` of one sample and its `reference` (the full-batch output), clipped to the axis."""
         self.points.set_ydata(np.clip(np.ravel(y), -self.limit, self.limit))
+        self.reference.set_ydata(np.clip(np.ravel(reference), -self.limit, self.limit))
 
 
 def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_label="position (H·W)", block_label="sample n"):
@@ -224,12 +229,12 @@ def family_companion(x, settings):
     for (grid_ax, out_ax), (method, batch, groups) in zip(axes, settings):
         batch_x = x[:batch]
         SharingPanel(grid_ax, blocks, rows, cols, col_label="position").update(statistic_ids(batch_x.shape, method, groups=groups))
-        OutputPanel(out_ax, rows, cols).update(normalize(batch_x, method, groups=groups)[0])
+        OutputPanel(out_ax, rows, cols).update(normalize(batch_x, method, groups=groups)[0], normalize(x, method, groups=groups)[0])
         out_ax.set_ylabel("output y")
         label = {"group": f"group norm, G = {groups}", "batch": f"batch norm, batch of {batch}", "rms": "RMS norm"}.get(method, f"{method} norm")
         grid_ax.set_title(label, loc="left")
         for ax in (grid_ax, out_ax):
             if ax is not axes[-1][0] and ax is not axes[-1][1]:
                 ax.set_xlabel("")
-    fig.legend(handles=_legend_handles(True), loc="outside upper left", ncol=3, fontsize=8)
+    fig.legend(handles=_legend_handles(True) + axes[0][1].get_legend_handles_labels()[0], loc="outside upper left", ncol=5, fontsize=8)
     return fig

@@ -47,6 +47,7 @@ class FamilyExplorer(Explorer):
         self.output = OutputPanel(out_ax, channels, positions)
         grid_ax.set_title("blue: shares statistics with the dot; pale: not in the batch", loc="left")
         out_ax.set_title("sample 1 after normalization", loc="left")
+        out_ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), fontsize=7, ncol=2, frameon=False)
         super().__init__("LayerNorm's family: who shares statistics?", controls, FastRenderer(figure, self.grid.artists + self.output.artists))
 
     def compute(self, method, batch, groups):
@@ -54,7 +55,7 @@ class FamilyExplorer(Explorer):
         ids = statistic_ids(batch_x.shape, method, groups=groups)
         y = normalize(batch_x, method, groups=groups)
         self.grid.update(ids)
-        self.output.update(y[0])
+        self.output.update(y[0], self.full_batch[method, groups])
         shared = batch_x[ids == ids[0, 0, 0]]
         change = float(np.max(np.abs(y[0] - self.full_batch[method, groups])))
         rms = float(np.sqrt(np.mean(shared * shared)))
