@@ -34,7 +34,7 @@ def _canvas(groups: np.ndarray) -> np.ndarray:
 
 
 class GroupsPanel:
-    """One axes that shows an input's elements as squares coloured by statistic group, redrawable in place.
+    """An input's elements as squares coloured by statistic group, redrawable in place (chapter "The input x").
 
     The squares are one collection whose polygons and colours :meth:`update`
     replaces, inside a fixed box of `box` cells, so an explorer can change the

@@ -13,7 +13,7 @@ EXPLORER_YLIM = (1e-25, 1e18)
 
 
 def stack_style(layer_norm_on: bool, activation: str) -> dict:
-    """Line style of a stack: blue with LayerNorm, vermillion without; solid for ReLU, dashed for tanh."""
+    """Line style of a stack: blue with LayerNorm, vermillion without; solid for ReLU, dashed for tanh (chapter "Why normalize?")."""
     return {"color": PALETTE["input"] if layer_norm_on else PALETTE["mean"], "ls": "-" if activation == "relu" else "--", "lw": 2}
 
 
@@ -27,7 +27,7 @@ def _setup(ax_act, ax_grad, depth: int) -> None:
 
 
 class ScalePanels:
-    """Two panels redrawn in place: activation scale and gradient scale per layer of one stack.
+    """Two panels redrawn in place: activation scale and gradient scale per layer of one stack (chapter "Why normalize?").
 
     Parameters
     ----------

@@ -50,7 +50,7 @@ def _layout(axis_names: tuple[str, ...]) -> str:
 
 
 class InputExplorer(Explorer):
-    """Choose where x comes from and its shape; the squares that share one mean and variance get one colour."""
+    """Choose where x comes from and its shape; the squares that share one mean and variance get one colour (chapter "The input x")."""
 
     def __init__(self, context: str, normalization: str, batch: int, length: int, features: int):
         controls = {

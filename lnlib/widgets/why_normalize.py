@@ -34,7 +34,7 @@ def _precompute() -> dict:
 
 
 class WhyNormalizeExplorer(Explorer):
-    """A seeded stack of up to 50 random layers (width 64, batch 32); move the controls and watch the scales."""
+    """A seeded stack of up to 50 random layers (width 64, batch 32); move the controls and watch the scales (chapter "Why normalize?")."""
 
     def __init__(self, depth: int, weight_scale: float, layer_norm: bool, activation: str):
         self.profiles = _precompute()
