@@ -83,7 +83,7 @@ def vector_with_moments(size: int, mean: float, std: float, *, pinned=None, seed
     index = np.array(sorted(pinned), dtype=int)
     if index.size and not (0 <= index.min() and index.max() < size):
         raise ValueError(f"pinned indices must lie in [0, {size - 1}]; got {sorted(pinned)}.")
-    values = as_float_array([pinned[i] for i in index] or [mean], "pinned values")[: index.size]
+    values = as_float_array([pinned[i] for i in index], "pinned values") if index.size else np.empty(0)
     free = np.setdiff1d(np.arange(size), index)
     free_mean = (size * mean - values.sum()) / free.size
     spread_left = size * std**2 - np.sum((values - mean) ** 2) - free.size * (free_mean - mean) ** 2
