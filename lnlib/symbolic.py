@@ -32,6 +32,7 @@ __all__ = [
     "forward",
     "direct_gradient",
     "chain_rule",
+    "in_normalized_variables",
     "to_latex",
     "substitute_statistics",
     "closed_form_gradient",
@@ -164,6 +165,35 @@ def chain_rule(sym: Symbols) -> dict:
         "dmean": values[up["dmean"]],
         "dx": tuple(e.subs(values) for e in local["dx"]),
     }
+
+
+def in_normalized_variables(sym: Symbols) -> dict:
+    r"""The chain rule's local steps rewritten in :math:`\hat x` and :math:`s`, where the closed form appears (chapter "Gradients through LayerNorm").
+
+    Substitutes :math:`x_i = \mu + s\,\hat x_i` and :math:`\sigma^2 = s^2 - \varepsilon`
+    (with :math:`s > 0`) into the steps of :func:`chain_rule`, and uses
+    :math:`\sum_i \hat x_i = 0`, which is what makes the path from :math:`\mu`
+    through :math:`\sigma^2` vanish. Each gradient is then expressed in the
+    upstream gradient symbols :math:`d\hat x_i` (render with :func:`to_latex`).
+
+    Returns
+    -------
+    dict
+        ``s`` and ``xhat`` (the new symbols), ``dvar``, ``dmean`` and ``dx``
+        (a tuple over j), each expanded.
+    """
+    steps = chain_rule(sym)
+    local, up = steps["local"], steps["upstream"]
+    s = sp.Symbol("s", positive=True)
+    xhat = tuple(sp.symbols(f"xhat_1:{sym.H + 1}", real=True))
+    normalize = {**{xi: sym.mean + s * h for xi, h in zip(sym.x, xhat)}, sym.var: s**2 - sym.eps}
+
+    def rewrite(expr):
+        return sp.expand(sp.factor_terms(expr.subs(normalize)).subs(sum(xhat), 0))
+
+    dvar, dmean = rewrite(local["dvar"]), rewrite(local["dmean"])
+    dx = tuple(rewrite(e.subs({up["dmean"]: dmean, up["dvar"]: dvar})) for e in local["dx"])
+    return {"s": s, "xhat": xhat, "dvar": dvar, "dmean": dmean, "dx": dx}
 
 
 def _gradient_symbols(H: int) -> dict:

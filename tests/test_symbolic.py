@@ -44,6 +44,18 @@ def test_the_mean_path_through_the_variance_vanishes(sym, derivation):
     assert symbolic.equal(symbolic.substitute_statistics(sym, steps["dmean"]), symbolic.substitute_statistics(sym, dmean_without_var_path))
 
 
+def test_in_normalized_variables_the_chain_rule_reads_as_the_closed_form(sym):
+    # Written by hand in xhat and s: dvar = -sum(dxhat xhat) / (2 s^2), dmu = -sum(dxhat) / s,
+    # dx_j = (dxhat_j - mean(dxhat) - xhat_j mean(dxhat xhat)) / s.
+    normal = symbolic.in_normalized_variables(sym)
+    s, xhat, g = normal["s"], normal["xhat"], symbolic.chain_rule(sym)["upstream"]["dxhat"]
+    H = sym.H
+    assert symbolic.equal(normal["dvar"], -sum(gi * h for gi, h in zip(g, xhat)) / (2 * s**2))
+    assert symbolic.equal(normal["dmean"], -sum(g) / s)
+    closed = tuple((gj - sum(g) / H - hj * sum(gi * h for gi, h in zip(g, xhat)) / H) / s for gj, hj in zip(g, xhat))
+    assert symbolic.equal(normal["dx"], closed)
+
+
 def test_jacobian_equals_its_closed_form_symbolically(sym):
     assert symbolic.equal(symbolic.jacobian(sym), symbolic.closed_form_jacobian(sym))
 
