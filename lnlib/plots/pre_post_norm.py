@@ -163,7 +163,7 @@ class ProfilePanels:
         return [self.band, self.stream, self.grad_bandfill, self.grad]
 
     def update(self, profile) -> None:
-        """Show one :class:`lnlib.transformer.InitProfile`."""
+        """Show one :class:`lnlib.transformer.InitProfile`; the spread band's lower edge stops at a tenth of the mean, as the axis is logarithmic."""
         colour = COLOURS[profile.placement]
         layers = np.arange(profile.depth + 1)
         self.stream.set_data(layers, profile.stream_sq.mean(axis=0))
@@ -220,7 +220,6 @@ def profile_companion(grid: dict, depths, width: int):
     axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
     axes[0, 0].legend(loc="upper left")
     return fig
-
 
 
 def training_figure(runs: dict, shown: float):
