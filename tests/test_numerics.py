@@ -5,6 +5,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
 from lnlib.kernel_traffic import FUSED_WELFORD_LAYER_NORM, NAIVE_LAYER_NORM, KernelStep, memory_traffic
@@ -359,3 +362,20 @@ def test_welford_counts_stay_exact_beyond_float16_integers():
     assert state.count == 5001
     assert state.mean.dtype == np.float16
     assert float(state.variance) == pytest.approx(float(float64_two_pass(x.astype(np.float16))), rel=2e-2)
+
+
+# --- the table's claim: Welford's M2 cannot go negative, even after rounding ----------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hnp.arrays(np.float64, st.integers(1, 70), elements=st.floats(-1.0, 1.0)),
+    st.floats(0.0, 1e4),
+    st.sampled_from(["float16", "float32"]),
+    st.integers(1, 8),
+)
+def test_welford_m2_is_never_negative(noise, shift, dtype, lanes):
+    # each update adds delta * (x - new mean), two numbers of one sign (the new mean lies between the old mean and x,
+    # and rounding is monotonic); Chan's merge adds only non-negative terms. One-pass has no such guarantee.
+    state = welford(noise * 1e-3 + shift, dtype=dtype, lanes=lanes)
+    assert state.m2 >= 0
