@@ -60,3 +60,18 @@ def test_explorer_offers_the_documented_settings(explorer):
 def test_explorer_refuses_settings_it_has_not_precomputed(kwargs):
     with pytest.raises(ValueError):
         why_normalize_explorer(**kwargs)
+
+
+@pytest.mark.parametrize("a, layer_norm, expected", [(3.0, False, "overflows to inf"), (0.5, False, "round to 0"), (3.0, True, None)])
+def test_explorer_notes_scales_beyond_half_precision(explorer, a, layer_norm, expected):
+    """float16 holds magnitudes from about 6e-8 to 65504; a 50-layer stack without LayerNorm leaves that range."""
+    for name, value in (("depth", 50), ("weight_scale", a), ("layer_norm", layer_norm), ("activation", "relu")):
+        explorer.controls[name].value = value
+    run = separate_run(50, a, layer_norm, "relu")
+    scales = np.concatenate([run.activation_rms, run.gradient_rms])
+    outside = scales.max() > 65504 or scales.min() < 2.0**-24  # float16: largest finite, smallest subnormal
+    assert outside == (expected is not None)
+    if expected:
+        assert expected in explorer.note.value
+    else:
+        assert explorer.note.value == ""

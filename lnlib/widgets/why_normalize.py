@@ -17,6 +17,18 @@ __all__ = ["why_normalize_explorer"]
 DEPTHS = (1, 2, 3, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
 WEIGHT_SCALES = {"0.5": 0.5, "0.75": 0.75, "1": 1.0, "1.25": 1.25, "√2": float(np.sqrt(2)), "1.75": 1.75, "2": 2.0, "2.5": 2.5, "3": 3.0}
 SCALE_LABELS = {value: label for label, value in WEIGHT_SCALES.items()}
+FLOAT16 = np.finfo(np.float16)
+
+
+def _note(scales) -> str:
+    """What a half-precision run would make of these scales: a scale beyond float16's range is not a curiosity."""
+    if scales.max() > FLOAT16.max:  # the RMS bounds the largest entry from below, so some entry overflows
+        return (f"A scale passes {float(FLOAT16.max):g}, the largest float16 number: "
+                "in half precision, common in training, this stack overflows to inf.")
+    if scales.min() < FLOAT16.smallest_subnormal:
+        return (f"A scale falls below {float(FLOAT16.smallest_subnormal):.1e}, the smallest positive float16 number: "
+                "in half precision, typical entries there round to 0.")
+    return ""
 
 
 def _selection(description: str, options, value) -> widgets.SelectionSlider:
@@ -58,7 +70,7 @@ class WhyNormalizeExplorer(Explorer):
             f"gradient scale {grad[-1]:.3g} at the top, <b>{grad[0]:.3g}</b> at the input "
             f"(× {(grad[0] / grad[-1]) ** (1 / depth):.3f} per layer on the way down)."
         )
-        return readout, "", {"activation_rms": act, "gradient_rms": grad}
+        return readout, _note(np.concatenate([act, grad])), {"activation_rms": act, "gradient_rms": grad}
 
 
 def why_normalize_explorer(depth: int = 20, weight_scale: float = 2.0, layer_norm: bool = False, activation: str = "relu") -> WhyNormalizeExplorer:
