@@ -76,7 +76,7 @@ class Forward:
 
 
 def make_symbols(H: int = 3) -> Symbols:
-    """Symbols x_1..x_H, gamma_i, beta_i, dy_i, eps, mu, sigma^2 for a LayerNorm of width `H`.
+    """Symbols x_1..x_H, gamma_i, beta_i, dy_i, eps, mu, sigma^2 for a LayerNorm of width `H` (chapter "Gradients through LayerNorm").
 
     Raises
     ------
@@ -98,7 +98,7 @@ def make_symbols(H: int = 3) -> Symbols:
 
 
 def forward(sym: Symbols) -> Forward:
-    r"""LayerNorm from its definition, and the loss :math:`L = \sum_i dy_i y_i` whose gradient is the backward pass."""
+    r"""LayerNorm from its definition, and the loss :math:`L = \sum_i dy_i y_i` whose gradient is the backward pass (chapter "Gradients through LayerNorm")."""
     mean = sum(sym.x) / sym.H
     var = sum((xi - mean) ** 2 for xi in sym.x) / sym.H
     std = sp.sqrt(var + sym.eps)
@@ -109,13 +109,13 @@ def forward(sym: Symbols) -> Forward:
 
 
 def direct_gradient(sym: Symbols) -> tuple:
-    """dL/dx_j for every j, by differentiating the whole forward expression (sympy applies the chain rule)."""
+    """dL/dx_j for every j, by differentiating the whole forward expression (sympy applies the chain rule) (chapter "Gradients through LayerNorm")."""
     loss = forward(sym).loss
     return tuple(sp.diff(loss, xj) for xj in sym.x)
 
 
 def chain_rule(sym: Symbols) -> dict:
-    r"""Backpropagate node by node through :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L`.
+    r"""Backpropagate node by node through :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L` (chapter "Gradients through LayerNorm").
 
     Every local derivative is taken by sympy on the node's own definition, with
     the statistics kept as the symbols ``sym.mean`` and ``sym.var``:
@@ -202,7 +202,7 @@ def _gradient_symbols(H: int) -> dict:
 
 
 def to_latex(expr) -> str:
-    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat x_i`, :math:`d\sigma^2`, :math:`d\mu`."""
+    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat x_i`, :math:`d\sigma^2`, :math:`d\mu` (chapter "Gradients through LayerNorm")."""
     names = {}
     for symbol in expr.free_symbols:
         if symbol.name.startswith("g_xhat_"):
@@ -215,7 +215,7 @@ def to_latex(expr) -> str:
 
 
 def substitute_statistics(sym: Symbols, expr):
-    """Replace the graph nodes mu and sigma^2 by their definitions in x (for one expression or a tuple)."""
+    """Replace the graph nodes mu and sigma^2 by their definitions in x, in one expression or a tuple (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     values = {sym.mean: fwd.mean, sym.var: fwd.var}
     if isinstance(expr, tuple):
@@ -224,7 +224,7 @@ def substitute_statistics(sym: Symbols, expr):
 
 
 def closed_form_gradient(sym: Symbols) -> tuple:
-    r"""The closed form :math:`(d\hat x_j - \operatorname{mean}(d\hat x) - \hat x_j \operatorname{mean}(d\hat x\,\hat x))/s` in x."""
+    r"""The closed form :math:`(d\hat x_j - \operatorname{mean}(d\hat x) - \hat x_j \operatorname{mean}(d\hat x\,\hat x))/s` in x (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
     mean_dxhat = sum(dxhat) / sym.H
@@ -233,20 +233,20 @@ def closed_form_gradient(sym: Symbols) -> tuple:
 
 
 def jacobian(sym: Symbols) -> sp.Matrix:
-    """The H x H matrix dy_i/dx_j, differentiated from the forward expressions."""
+    """The H x H matrix dy_i/dx_j, differentiated from the forward expressions (chapter "Gradients through LayerNorm")."""
     y = forward(sym).y
     return sp.Matrix(sym.H, sym.H, lambda i, j: sp.diff(y[i], sym.x[j]))
 
 
 def closed_form_jacobian(sym: Symbols) -> sp.Matrix:
-    r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)`."""
+    r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)` (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     H = sym.H
     return sp.Matrix(H, H, lambda i, j: sym.gamma[i] / fwd.std * (sp.KroneckerDelta(i, j) - sp.Rational(1, H) - fwd.xhat[i] * fwd.xhat[j] / H))
 
 
 def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
-    r"""The formula of source document 003, "Gradient Flow Analysis", for feature `i` (0-based), as written there.
+    r"""The formula of source document 003, "Gradient Flow Analysis", for feature `i` (0-based), as written there (chapter "Gradients through LayerNorm").
 
     .. math::
 
@@ -262,13 +262,18 @@ def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
 
 
 def equal(a, b) -> bool:
-    """True when every ``a_k - b_k`` simplifies to exactly 0: a symbolic proof that the expressions agree.
+    """True when every ``a_k - b_k`` simplifies to exactly 0: a symbolic proof that the expressions agree (chapter "Gradients through LayerNorm").
 
     `a` and `b` are sympy expressions, or equal-length tuples or matrices of them.
     Each difference is first put over one denominator with its numerator
     expanded (an exact rewriting, and several times faster than
     :func:`sympy.simplify`); only a difference that does not vanish there gets
     the full ``simplify``. False means sympy found no proof.
+
+    Raises
+    ------
+    ValueError
+        If `a` and `b` hold different numbers of expressions.
     """
     left, right = _flat(a), _flat(b)
     if len(left) != len(right):
@@ -282,7 +287,11 @@ def _is_zero(difference) -> bool:
 
 
 def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
-    """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx`` for numpy vectors of length H."""
+    """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx`` for numpy vectors of length H (chapter "Gradients through LayerNorm").
+
+    The returned function raises ValueError when a vector is not of shape (H,)
+    or eps is negative, through :mod:`lnlib.validation`.
+    """
     args = [*sym.dy, *sym.x, *sym.gamma, sym.eps]
     compiled = sp.lambdify(args, list(gradient), modules="numpy")
 

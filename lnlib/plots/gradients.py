@@ -22,7 +22,7 @@ _EDGES = [("x", "μ", "through_mean"), ("μ", "σ²", "zero"), ("x", "σ²", "th
 
 
 def computation_graph_figure():
-    """LayerNorm's computation graph, x to the loss L, with the three paths from x to xhat coloured.
+    """LayerNorm's computation graph, x to the loss L, with the three paths from x to xhat coloured (chapter "Gradients through LayerNorm").
 
     Returns
     -------
@@ -51,7 +51,7 @@ def computation_graph_figure():
 
 
 def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
-    """Heatmap of the Jacobian s*J of LayerNorm at one vector, and the eigenvalues that explain it.
+    """Heatmap of the Jacobian s*J of LayerNorm at one vector, and the eigenvalues that explain it (chapter "Gradients through LayerNorm").
 
     Left: the entries of ``s * dy_i/dx_j`` (s = sqrt(var + eps)), written in each
     cell. Right: the eigenvalues of ``s * J`` (gamma = 1: a projection when
@@ -88,7 +88,7 @@ def _bar_verts(centres, heights, width: float) -> list:
 
 
 class GradientPanels:
-    """Three panels redrawn in place: the input, the three terms of s*dx, and the heatmap of s*J.
+    """Three panels redrawn in place: the input, the three terms of s*dx, and the heatmap of s*J (chapter "Gradients through LayerNorm").
 
     The input's bars are one ``PolyCollection``, the three terms' bars another,
     and the heatmap one ``QuadMesh``, so an update redraws five artists.
@@ -158,7 +158,7 @@ class GradientPanels:
 
 
 def scaled_pieces(x, dy, gamma=None, *, eps: float):
-    """xhat, the three terms of s*dx by path, s*dx, s*J and s for one vector: what :class:`GradientPanels` shows."""
+    """xhat, the three terms of s*dx by path, s*dx, s*J and s for one vector: what :class:`GradientPanels` shows (chapter "Gradients through LayerNorm")."""
     parts = backward_parts(dy, x, gamma, eps=eps)
     std = parts.std.item()
     terms = {path: getattr(parts, path) * std for path in PATH_COLOURS}
@@ -166,7 +166,7 @@ def scaled_pieces(x, dy, gamma=None, *, eps: float):
 
 
 def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 5.0), term_limit: float = 8.0, managed: bool = True):
-    """The explorer's picture: input and xhat, the three terms of dx (times s), and the heatmap of s*J.
+    """The explorer's picture: input and xhat, the three terms of dx (times s), and the heatmap of s*J (chapter "Gradients through LayerNorm").
 
     Returns
     -------
@@ -182,7 +182,7 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
 
 
 def gradients_companion(examples: dict, gamma=None):
-    """Small multiples of the explorer: for each example, the three terms of s*dx (top) and s*J (bottom).
+    """Small multiples of the explorer: for each example, the three terms of s*dx (top) and s*J (bottom) (chapter "Gradients through LayerNorm").
 
     The static stand-in for :func:`lnlib.widgets.gradients_explorer` on the website.
 
@@ -214,7 +214,7 @@ def gradients_companion(examples: dict, gamma=None):
 
 
 def scaling_figure(alphas, ratios: dict):
-    """How the gradient at alpha*x compares with the gradient at x, for several eps.
+    """How the gradient at alpha*x compares with the gradient at x, for several eps (chapter "Gradients through LayerNorm").
 
     Parameters
     ----------

@@ -15,7 +15,7 @@ EPS_OPTIONS = [("0", 0.0), ("1e-5", 1e-5), ("0.01", 1e-2), ("1", 1.0)]
 
 
 class GradientsExplorer(Explorer):
-    """Drag an input vector x and an upstream gradient dy; dx, its three terms and the Jacobian follow."""
+    """Drag an input vector x and an upstream gradient dy; dx, its three terms and the Jacobian follow (chapter "Gradients through LayerNorm")."""
 
     def __init__(self, x, dy, gamma, eps: float, x_range: float, dy_range: float):
         size = len(x)
