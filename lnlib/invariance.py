@@ -118,6 +118,8 @@ PAPER_TABLE_1: dict[str, tuple[bool, ...]] = {
 def max_change(method: str, transformation: str, W, X, rng) -> float:
     """Largest change of `method`'s normalized output when `transformation` is applied, relative to its largest value.
 
+    One cell of the table computed in the chapter "LayerNorm and its family".
+
     Raises
     ------
     ValueError

@@ -24,7 +24,7 @@ PARAMETERS = frozenset({"gamma", "beta"})
 
 @dataclass(frozen=True)
 class KernelStep:
-    """One operation of a LayerNorm program: what it computes, and which arrays it reads and writes."""
+    """One operation of a LayerNorm program: what it computes, and which arrays it reads and writes (chapter "Computing it right: numerics")."""
 
     code: str
     reads: tuple[str, ...]
@@ -33,7 +33,7 @@ class KernelStep:
 
 @dataclass(frozen=True)
 class Traffic:
-    """H-vector transfers between memory and the processor: reads, writes, and their sum."""
+    """H-vector transfers between memory and the processor: reads, writes, and their sum (chapter "Computing it right: numerics")."""
 
     reads: int
     writes: int

@@ -83,14 +83,14 @@ class WelfordState:
 
 
 def check_method(method) -> str:
-    """Return `method` if it is one of :data:`METHODS`, else raise a ValueError naming them."""
+    """Return `method` if it is one of :data:`METHODS`, else raise a ValueError naming them (chapter "Computing it right: numerics")."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}.")
     return method
 
 
 def working_dtype(dtype, default) -> np.dtype:
-    """The dtype to compute in: `dtype` if given, else `default`; only float16, float32 and float64.
+    """The dtype to compute in: `dtype` if given, else `default`; only float16, float32 and float64 (chapter "Computing it right: numerics").
 
     Raises
     ------
