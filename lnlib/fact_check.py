@@ -45,6 +45,7 @@ __all__ = [
     "input_scale_gradient_factor",
     "weight_scale_gradient_ratio",
     "gamma_gradient_by_source_rule",
+    "single_path_gradient",
     "gamma_step_ratios",
     "batch_norm_future_leak",
     "eps_placement_gap",
@@ -376,6 +377,21 @@ def gamma_gradient_by_source_rule(x, dy) -> tuple[np.ndarray, np.ndarray]:
     x, dy = np.asarray(x, dtype=float), np.asarray(dy, dtype=float)
     xhat = layer_norm(x)
     return (dy * xhat).sum(axis=-1), layer_norm_backward(dy, x)[1]
+
+
+def single_path_gradient(x, dy, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+    r"""dL/dx by the document's one-path chain rule and by the full one, for one vector (chapter "Fact check").
+
+    Returns
+    -------
+    (document, true) : ndarray
+        ``document`` is :math:`\frac{\partial L}{\partial y_i}\frac{\partial y_i}{\partial x_i}`, the
+        diagonal of the Jacobian alone; ``true`` is :math:`\sum_j \frac{\partial L}{\partial y_j}\frac{\partial y_j}{\partial x_i}`,
+        ``dy @ J``, which always sums to 0 over i (LayerNorm ignores a shift shared by all features).
+    """
+    J = layer_norm_jacobian(x, eps=eps)
+    dy = np.asarray(dy, dtype=float)
+    return dy * np.diag(J), dy @ J
 
 
 def gamma_step_ratios(lr: float, *, steps: int = 30, size: int = 4, samples: int = 64, batch: int | None = None, seed: int = 0) -> np.ndarray:

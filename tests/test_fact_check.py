@@ -37,6 +37,7 @@ from lnlib.fact_check import (
     output_covariances,
     output_feature_moments,
     shift_after_update,
+    single_path_gradient,
     weight_scale_gradient_ratio,
     xhat_moment,
     xhat_pair_covariance,
@@ -271,6 +272,15 @@ def test_gradient_formula():
     np.testing.assert_allclose(J, finite, atol=1e-6)
     document_value = (1 - 1 / 4) / np.sqrt(5.0 + eps)                                # σ² = 5 by hand
     assert np.abs(np.diag(J) - document_value).max() > 0.1
+
+
+def test_chain_rule_single_path():
+    x, dy = np.array([2.0, 4.0, 6.0, 8.0]), np.array([1.0, -0.5, 0.25, 2.0])
+    document, true = single_path_gradient(x, dy, eps=1e-5)
+    finite = numerical_gradient(lambda v: layer_norm(v, eps=1e-5), x, dy)
+    np.testing.assert_allclose(true, finite, atol=1e-6)                             # the full chain rule, by finite differences
+    assert abs(true.sum()) < 1e-9 and abs(document.sum()) > 0.1                     # one path per feature misses the sum-to-0
+    assert np.abs(document - true).max() > 0.1
 
 
 def test_gradient_scale_alpha():
