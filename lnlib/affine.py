@@ -10,13 +10,12 @@ LayerNorm parameters in a GPT-2-sized model.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from .core import layer_norm_steps
-from .validation import as_float_array
+from .validation import as_float_array, check_count
 
 __all__ = ["ScaleShiftFit", "identity_parameters", "best_shared_scale_shift", "train_scale_shift", "gpt2_parameter_counts"]
 
@@ -126,7 +125,7 @@ def train_scale_shift(xhat, target, *, per: str = "feature", batch_size: int = 8
         raise ValueError(f"xhat and target must both have shape (N, H); got {xhat.shape} and {target.shape}.")
     if per not in ("feature", "slot"):
         raise ValueError(f"per must be 'feature' or 'slot'; got {per!r}.")
-    batch_size, steps = _positive_int(batch_size, "batch_size"), _positive_int(steps, "steps")
+    batch_size, steps = check_count(batch_size, "batch_size"), check_count(steps, "steps")
     if batch_size > xhat.shape[0]:
         raise ValueError(f"batch_size must be at most the number of examples, {xhat.shape[0]}; got {batch_size}.")
     axis = 0 if per == "feature" else 1  # the axis a parameter is shared over
@@ -163,8 +162,8 @@ def gpt2_parameter_counts(d_model: int = 768, n_layers: int = 12, vocab_size: in
     dict with keys ``"per_layer_norm"``, ``"layer_norms"`` (their number),
     ``"layer_norm"`` (all their parameters), ``"total"``.
     """
-    d, layers = _positive_int(d_model, "d_model"), _positive_int(n_layers, "n_layers")
-    vocab, positions = _positive_int(vocab_size, "vocab_size"), _positive_int(n_positions, "n_positions")
+    d, layers = check_count(d_model, "d_model"), check_count(n_layers, "n_layers")
+    vocab, positions = check_count(vocab_size, "vocab_size"), check_count(n_positions, "n_positions")
     per_layer_norm = 2 * d
     layer_norms = 2 * layers + 1
     attention = (d * 3 * d + 3 * d) + (d * d + d)
@@ -174,8 +173,3 @@ def gpt2_parameter_counts(d_model: int = 768, n_layers: int = 12, vocab_size: in
     return {"per_layer_norm": per_layer_norm, "layer_norms": layer_norms, "layer_norm": layer_norm,
             "total": embeddings + layers * (attention + mlp) + layer_norm}
 
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
-    return int(value)

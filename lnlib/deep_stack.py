@@ -17,14 +17,13 @@ that this module computes (the LayerNorm backward pass comes from :mod:`lnlib.ba
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from .backward import layer_norm_backward
 from .core import layer_norm
-from .validation import as_float_array
+from .validation import as_float_array, check_count
 
 __all__ = ["ACTIVATIONS", "StackRun", "random_stack", "run_stack", "scale_profiles", "rms"]
 
@@ -73,13 +72,6 @@ def rms(a) -> float:
     return float(np.sqrt(np.mean(a * a)))
 
 
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive int; got {value!r} of type {type(value).__name__}.")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int; got {value!r}.")
-    return int(value)
-
 
 def random_stack(depth: int = 50, width: int = 64, batch: int = 32, *, seed: int = 0):
     """Seeded ingredients of a stack at weight scale 1 (chapter "Why normalize?").
@@ -111,7 +103,7 @@ def random_stack(depth: int = 50, width: int = 64, batch: int = 32, *, seed: int
     ValueError
         If a size is below 1.
     """
-    depth, width, batch = (_positive_int(v, n) for v, n in ((depth, "depth"), (width, "width"), (batch, "batch")))
+    depth, width, batch = (check_count(v, n) for v, n in ((depth, "depth"), (width, "width"), (batch, "batch")))
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch, width))
     weights = rng.standard_normal((depth, width, width)) / np.sqrt(width)
@@ -195,7 +187,7 @@ def scale_profiles(x, weights, upstream, depths, *, layer_norm_on: bool = False,
         As :func:`run_stack`, and for a depth outside 1 to ``len(weights)``.
     """
     x, weights, upstream = _checked(x, weights, upstream, activation)
-    depths = sorted({_positive_int(d, "depth") for d in depths}, reverse=True)
+    depths = sorted({check_count(d, "depth") for d in depths}, reverse=True)
     if not depths or depths[0] > len(weights):
         raise ValueError(f"depths must be between 1 and the number of layers, {len(weights)}; got {depths}.")
     hs, zs, slopes = _forward(x, weights, layer_norm_on, activation, eps)

@@ -18,23 +18,14 @@ Every function here works on the last axis of its input.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from .core import layer_norm_steps
-from .validation import as_float_array
+from .validation import as_float_array, check_count
 
 __all__ = ["centring_matrix", "plane_basis", "centre", "ones_component", "plane_coordinates", "xhat_radius"]
 
-
-def _check_size(size) -> int:
-    """Return `size` (H, the number of features) as an int after checking it is an integer >= 2."""
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"size must be an integer number of features H >= 2, such as 3; got {size!r} of type {type(size).__name__}.")
-    if size < 2:
-        raise ValueError(f"size must be >= 2: with H = {size} feature(s) the plane orthogonal to the all-ones vector is just the origin; got {size}.")
-    return int(size)
 
 
 def centring_matrix(size: int) -> np.ndarray:
@@ -59,7 +50,7 @@ def centring_matrix(size: int) -> np.ndarray:
     ValueError
         If `size` is smaller than 2.
     """
-    size = _check_size(size)
+    size = check_count(size, "size", minimum=2)
     return np.eye(size) - np.full((size, size), 1.0 / size)
 
 
@@ -91,7 +82,7 @@ def plane_basis(size: int) -> np.ndarray:
     array([[ 1., -1.,  0.],
            [ 1.,  1., -2.]])
     """
-    size = _check_size(size)
+    size = check_count(size, "size", minimum=2)
     k = np.arange(1, size)[:, None]
     j = np.arange(size)[None, :]
     rows = np.where(j < k, 1.0, np.where(j == k, -k, 0.0))

@@ -12,7 +12,8 @@ import numbers
 import numpy as np
 
 from .core import layer_norm
-from .transformer import check_placement, check_positive_int, init_stack, mse_loss, stack_backward, stack_forward
+from .transformer import check_placement, init_stack, mse_loss, stack_backward, stack_forward
+from .validation import check_count
 
 __all__ = ["ADAM", "mean_token_task", "train", "warmup_rate"]
 
@@ -60,7 +61,7 @@ def train(placement: str, *, lr: float, warmup: int = 0, steps: int = 100, depth
         The training loss (:func:`lnlib.transformer.mse_loss`) before each update.
     """
     placement = check_placement(placement)
-    steps, tokens, batch = (check_positive_int(v, n) for v, n in ((steps, "steps"), (tokens, "tokens"), (batch, "batch")))
+    steps, tokens, batch = (check_count(v, n) for v, n in ((steps, "steps"), (tokens, "tokens"), (batch, "batch")))
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not (np.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be a positive finite number such as 1e-3; got {lr!r}.")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:

@@ -26,14 +26,13 @@ dict with ``Wq, Wk, Wv, Wo`` (width x width) and ``W1`` (width x ffn_width),
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from .backward import layer_norm_backward
 from .core import layer_norm
-from .validation import as_float_array
+from .validation import as_float_array, check_count
 
 __all__ = [
     "PLACEMENTS",
@@ -43,7 +42,6 @@ __all__ = [
     "block_backward",
     "block_forward",
     "check_placement",
-    "check_positive_int",
     "depth_sweep",
     "ffn_backward",
     "ffn_forward",
@@ -69,12 +67,6 @@ FFN_WEIGHTS = ("W1", "W2")
 
 # --- checks -----------------------------------------------------------------------------------
 
-
-def check_positive_int(value, name: str) -> int:
-    """Return `value` as an int after checking it is a positive integer, not a bool (the settings of chapter "Pre-norm vs post-norm")."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}.")
-    return int(value)
 
 
 def check_placement(value) -> str:
@@ -118,8 +110,8 @@ def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = Non
     dict of str to ndarray
         ``Wq, Wk, Wv, Wo, W1, W2``.
     """
-    width = check_positive_int(width, "width")
-    ffn_width = width if ffn_width is None else check_positive_int(ffn_width, "ffn_width")
+    width = check_count(width, "width")
+    ffn_width = width if ffn_width is None else check_count(ffn_width, "ffn_width")
     weights = {name: xavier_normal(rng, width, width) for name in ATTENTION_WEIGHTS}
     weights["W1"] = xavier_normal(rng, width, ffn_width)
     weights["W2"] = xavier_normal(rng, ffn_width, width)
@@ -128,7 +120,7 @@ def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = Non
 
 def init_stack(depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0) -> list[dict[str, np.ndarray]]:
     """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm vs post-norm")."""
-    depth = check_positive_int(depth, "depth")
+    depth = check_count(depth, "depth")
     rng = np.random.default_rng(seed)
     return [init_layer(rng, width, ffn_width) for _ in range(depth)]
 
@@ -415,9 +407,9 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
     InitProfile
     """
     placement = check_placement(placement)
-    depth, width = check_positive_int(depth, "depth"), check_positive_int(width, "width")
-    seeds, tokens, batch = check_positive_int(seeds, "seeds"), check_positive_int(tokens, "tokens"), check_positive_int(batch, "batch")
-    batches = check_positive_int(batches, "batches")
+    depth, width = check_count(depth, "depth"), check_count(width, "width")
+    seeds, tokens, batch = check_count(seeds, "seeds"), check_count(tokens, "tokens"), check_count(batch, "batch")
+    batches = check_count(batches, "batches")
     names = ATTENTION_WEIGHTS + FFN_WEIGHTS
     stream_sq, stream_grad = np.zeros((seeds, depth + 1)), np.zeros((seeds, depth + 1))
     grad_norm = {name: np.empty((seeds, depth)) for name in names}

@@ -19,6 +19,7 @@ __all__ = [
     "check_eps",
     "as_parameter",
     "check_nonzero_spread",
+    "check_count",
 ]
 
 
@@ -158,3 +159,21 @@ def check_nonzero_spread(var: np.ndarray, eps: float, what: str = "variance") ->
             f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics) and eps=0, "
             "so the normalization is 0/0 and undefined; use eps > 0 (e.g. 1e-5) or an input that is not constant."
         )
+
+
+def check_count(value, name: str, minimum: int = 1) -> int:
+    """Return a count (a size, a depth, a number of steps or seeds) as an int after checking it.
+
+    Raises
+    ------
+    TypeError
+        If `value` is not an integer (a bool or a float such as 2.5 is refused).
+    ValueError
+        If `value` is below `minimum`.
+    """
+    wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {wanted}; got {value!r} of type {type(value).__name__}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be {wanted}; got {value!r}.")
+    return int(value)

@@ -102,7 +102,7 @@ def test_run_stack_refuses_bad_input(kwargs, message):
 
 @pytest.mark.parametrize("depth, error", [(0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError)])
 def test_random_stack_refuses_bad_sizes(depth, error):
-    with pytest.raises(error, match="depth must be a positive int"):
+    with pytest.raises(error, match="depth must be a positive integer"):
         random_stack(depth)
 
 

@@ -255,17 +255,17 @@ def test_finding_2_last_layer_gradient_shrinks_like_one_over_sqrt_depth_for_pre_
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        ({"depth": 0}, "depth must be a positive integer"),
-        ({"width": 2.5}, "width must be a positive integer"),
-        ({"placement": "sandwich"}, "placement must be 'post' or 'pre'"),
-        ({"seeds": True}, "seeds must be a positive integer"),
+        ({"depth": 0}, ValueError, "depth must be a positive integer"),
+        ({"width": 2.5}, TypeError, "width must be a positive integer"),
+        ({"placement": "sandwich"}, ValueError, "placement must be 'post' or 'pre'"),
+        ({"seeds": True}, TypeError, "seeds must be a positive integer"),
     ],
 )
-def test_init_profile_rejects_bad_settings(kwargs, message):
+def test_init_profile_rejects_bad_settings(kwargs, error, message):
     settings = {"depth": 2, "width": 4, "placement": "pre", **kwargs}
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         init_profile(**settings)
 
 
