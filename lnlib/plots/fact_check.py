@@ -46,7 +46,7 @@ class MomentPanels:
         ax_hist.plot(z, _normal_density(z), color=PALETTE["reference"], lw=3, label="N(0, 1)")
         (self.hist_line,) = ax_hist.step(centres, grid.density[0, 0], where="mid", color=PALETTE["output"], lw=2, label="x̂₁ measured")
         ax_hist.set(xlim=(-4, 4), ylim=(0, 1.2), xlabel="x̂₁ (no unit)", ylabel="density", title="distribution of one feature")
-        ax_hist.legend(loc="upper right")
+        ax_hist.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: the H = 2 spikes reach the top
 
     @property
     def artists(self) -> list:
@@ -128,7 +128,7 @@ def covariance_figure(covariances):
     for ax, (title, matrix) in zip(axes, panels):
         image = ax.imshow(matrix, cmap="PuOr_r", vmin=-limit, vmax=limit)
         for (i, j), value in np.ndenumerate(matrix):
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if abs(value) > 0.6 * limit else "black")
         ax.set(title=title, xticks=range(size), yticks=range(size), xticklabels=range(1, size + 1), yticklabels=range(1, size + 1),
                xlabel="feature j", ylabel="feature i")
         ax.grid(False)

@@ -41,16 +41,18 @@ class FactCheckExplorer(Explorer):
             "fourth_normal": normal_fourth_moment(size),
         }
         readout = (
-            f"H = {size}, {LABELS[distribution]} inputs, n = {self.grid.samples}: "
+            f"H = {size}, inputs: {LABELS[distribution]}, n = {self.grid.samples}: "
             f"Cov(x̂₁, x̂₂) = <b>{result['cov']:.3f}</b> ± {result['cov_err']:.3f} (claimed {result['cov_claimed']:.3f}); "
             f"E[x̂₁³] = <b>{result['third']:.2f}</b> (claimed ≈ 0); E[x̂₁⁴] = <b>{result['fourth']:.2f}</b> ± {result['fourth_err']:.2f} "
             f"(claimed ≈ 3; normal inputs give 3(H−1)/(H+1) = {result['fourth_normal']:.2f})"
         )
-        note = ""
+        notes = []
         if size == 2:
-            note = "With H = 2 every x̂ is exactly (−1, +1) or (+1, −1): the covariance is −1 and E[x̂⁴] = 1, whatever the inputs."
-        elif distribution == "unequal":
-            note = "These features have different means and scales, so they are not exchangeable: −1/(H−1) no longer applies."
+            notes.append("With H = 2 every x̂ is exactly (−1, +1) or (+1, −1), so E[x̂⁴] = 1 whatever the inputs, and "
+                         "Cov(x̂₁, x̂₂) = −Var(x̂₁) = −(1 − E[x̂₁]²): −1 when x̂₁ has mean 0, as for exchangeable inputs.")
+        if distribution == "unequal":
+            notes.append("These features have different means and scales, so they are not exchangeable: −1/(H−1) no longer applies.")
+        note = " ".join(notes)
         return readout, note, result
 
 
