@@ -155,6 +155,40 @@ def test_gamma_per_sample_torch(torch):
     assert tuple(module.weight.shape) == (4,) and tuple(module.bias.shape) == (4,)
 
 
+def test_centring_mean_zero():
+    x = sp.symbols("x1:6")
+    assert sp.simplify(sum(xi - sum(x) / 5 for xi in x)) == 0                         # over one sample's features: an identity
+    shifted = draw_inputs("unequal", 4, 2000, 3)
+    per_feature = (shifted - shifted.mean(axis=1, keepdims=True)).mean(axis=0)
+    assert abs(per_feature[0]) > 1.0                                                # per feature, unequal inputs: mean 0 − 1.5 on average
+
+
+def test_different_scales():
+    x1, x2 = np.array([1.0, 2.0, 3.0, 4.0]), np.array([5.0, 6.0, 7.0, 8.0])
+    assert x1.var() == x2.var() == 5 / 4                                            # (2.25 + 0.25 + 0.25 + 2.25)/4 for both: same scale
+    np.testing.assert_array_equal(x2 - x1, 4.0)                                     # they differ in location only
+    np.testing.assert_allclose(layer_norm(x2), layer_norm(x1), atol=1e-12)          # so their x̂ are identical, not just similar
+
+
+def test_initial_identity():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    fresh = layer_norm(x, np.ones(4), np.zeros(4))
+    np.testing.assert_allclose(fresh, manual_xhat(x, eps=1e-5))                     # γ = 1, β = 0: the output is x̂...
+    assert np.abs(fresh - x).max() > 1.0                                            # ...not x
+
+
+def test_undo_normalization():
+    x, eps = np.array([2.0, 4.0, 6.0, 8.0]), 1e-5
+    gamma, beta = np.full(4, np.sqrt(5.0 + eps)), np.full(4, 5.0)                   # σ² = 5, μ = 5 by hand
+    np.testing.assert_allclose(layer_norm(x, gamma, beta, eps=eps), x)              # one vector: undone exactly
+    pair = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])                   # two inputs with the same x̂
+    rng = np.random.default_rng(13)
+    for g, b in [(gamma, beta)] + [tuple(rng.normal(size=(2, 4))) for _ in range(3)]:
+        y = layer_norm(pair, g, b, eps=eps)
+        np.testing.assert_allclose(y[0], y[1])                                      # any shared γ, β: one output for both
+        assert np.abs(y - pair).max() > 1.0                                         # so no γ, β gives both inputs back
+
+
 def test_bn_not_in_transformers():
     bn_change, ln_change = batch_norm_future_leak()
     assert bn_change > 1e-3   # batch norm over (batch, tokens): the last token changes the first token's output
@@ -190,10 +224,13 @@ def test_cov_scaling():
 def test_cov_output_formula():
     gamma = np.array([1.0, 2.0, 0.5, 1.5])
     H = gamma.size
-    c = output_covariances(gamma, samples=40000, seed=4)
-    np.testing.assert_allclose(np.diag(c.measured), gamma**2, rtol=0.05)           # E[x̂²] = 1, so Var(y_i) = γ_i²
-    off = ~np.eye(H, dtype=bool)
-    np.testing.assert_allclose(c.measured[off], (-np.outer(gamma, gamma) / (H - 1))[off], atol=0.05)
+    n = 40000
+    c = output_covariances(gamma, samples=n, seed=4)
+    centred = manual_xhat(draw_inputs("normal", H, n, 4)) * gamma                   # y − β, redone by hand
+    products = centred[:, :, None] * centred[:, None, :]
+    stderr = products.std(axis=0, ddof=1) / np.sqrt(n)                              # s.e. of each covariance estimate
+    by_hand = np.outer(gamma, gamma) * np.where(np.eye(H, dtype=bool), 1.0, -1.0 / (H - 1))  # γ_i² on the diagonal, −γ_iγ_j/(H−1) off it
+    assert np.all(np.abs(c.measured - by_hand) < Z * stderr)
     np.testing.assert_allclose(c.exact / c.document, H**2 / (H - 1))               # the document is 16/3 times too small
     assert np.abs(c.measured - c.document).max() > 2.0
 
@@ -229,7 +266,8 @@ def test_output_mean_var():
     n = 40000
     m = output_feature_moments(gamma, beta, samples=n, seed=7)
     assert np.all(np.abs(m.feature_mean - beta) < Z * gamma / np.sqrt(n))         # per feature: E[y_i] = β_i
-    np.testing.assert_allclose(m.feature_var, gamma**2, rtol=0.05)                 # and Var(y_i) = γ_i²
+    var_err = gamma**2 * np.sqrt((normal_fourth_moment(4) - 1) / n)                # s.e. of a variance: γ²·sd(x̂²)/√n, E[x̂⁴] = 9/5
+    assert np.all(np.abs(m.feature_var - gamma**2) < Z * var_err)                   # and Var(y_i) = γ_i²
     assert m.sample_mean.std() > 0.1                                                # per sample: varies unless γ is constant
     constant = output_feature_moments(np.full(4, 2.0), beta, samples=100, seed=7)
     np.testing.assert_allclose(constant.sample_mean, beta.mean())                  # constant γ: exactly mean(β)
@@ -239,7 +277,7 @@ def test_output_mean_var():
 
 def test_normality():
     uniform = xhat_moment(4, 256, distribution="uniform", samples=4000, seed=8)
-    assert abs(uniform.measured - 9 / 5) < 0.05                                     # the uniform's kurtosis, 9/5, not 3
+    assert abs(uniform.measured - 9 / 5) < 0.05          # the uniform's kurtosis, 9/5, not 3 (0.05 allows the O(1/H) bias at H = 256)
     assert uniform.z < -100
     H = 16
     spike = layer_norm(np.eye(H)[0], eps=0.0)
@@ -356,6 +394,7 @@ def test_information_bottleneck():
     h_xhat = entropy_under_layer_norm(support)[1]
     assert entropy_under_layer_norm(support, np.array([1.0, -2.0, 0.5, 3.0]))[1] == pytest.approx(h_xhat)  # all γ ≠ 0: equality
     assert h_xhat == pytest.approx(1.0)
+    assert entropy_under_layer_norm([x, 2 * x + 1]) == pytest.approx((1.0, 0.0))  # the loss is in x → x̂: mean and scale are dropped
     assert entropy_under_layer_norm(support, np.array([0.0, 0.0, 1.0, 1.0]))[1] == pytest.approx(0.0)      # zeros in γ: a real loss
 
 
@@ -385,9 +424,13 @@ def test_fact_check_explorer_shows_the_grid_numbers():
     explorer.controls["size"].value = 2
     assert explorer.result["cov"] == pytest.approx(-1.0, abs=1e-3) and explorer.result["fourth"] == pytest.approx(1.0)
     assert "exactly" in explorer.note.value
+    explorer.controls["distribution"].value = "unequal"                              # H = 2, unequal: Cov = −(1 − E[x̂₁]²), not −1
+    k2, index = GRID_SIZES.index(2), np.arange(2)
+    sign = np.sign(np.diff(index + (0.5 + index) * np.random.default_rng(0 + k2).normal(size=(4000, 2)), axis=1)[:, 0])  # x̂₁ = −sign(x₂ − x₁)
+    assert explorer.result["cov"] == pytest.approx(-(1 - sign.mean() ** 2))
+    assert explorer.result["cov"] > -0.9 and "mean 0" in explorer.note.value and "not exchangeable" in explorer.note.value
     explorer.controls["size"].value = 64
-    explorer.controls["distribution"].value = "unequal"
-    assert "not exchangeable" in explorer.note.value
+    assert "not exchangeable" in explorer.note.value and "H = 2" not in explorer.note.value
 
 
 def test_fact_check_explorer_refuses_settings_off_the_grid():
