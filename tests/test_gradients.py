@@ -72,3 +72,18 @@ def test_term_panel_limit_bounds_every_term():
         _, terms, scaled_dx, _, _ = scaled_pieces(x, dy, eps=eps)
         biggest = max(np.abs(scaled_dx).max(), *(np.abs(t).max() for t in terms.values()))
         assert biggest <= 2.0 * np.sqrt(4) + 1e-12
+
+
+def test_companion_colour_scale_covers_every_jacobian_entry_with_gamma():
+    # abs(s * J[i, j]) <= abs(gamma[i]): with gamma = 2 somewhere, a fixed scale of +-1 would clip the heatmap.
+    from lnlib.plots.gradients import gradients_companion
+
+    x = np.array([2.0, 4.0, 6.0, 8.0])
+    fig = gradients_companion({"eps = 0": (x, [1.0, 0.0, 0.0, 0.0], 0.0), "eps = 0.01": (x / 100, [0.0, 1.0, 0.0, 0.0], 1e-2)}, gamma=[2.0, -1.0, 0.5, 1.0])
+    heatmaps = [image for ax in fig.axes for image in ax.images]
+    assert len(heatmaps) == 2
+    for image in heatmaps:
+        low, high = image.get_clim()
+        assert low <= image.get_array().min() and image.get_array().max() <= high
+    # at eps = 0.01 and a tiny input, s * J is nearly diag(gamma) (I - 11'/H): entry (1, 1) is about 2 * 3/4
+    assert np.abs(heatmaps[1].get_array()).max() > 1.0

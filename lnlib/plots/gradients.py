@@ -194,6 +194,7 @@ def gradients_companion(examples: dict, gamma=None):
     fig, axes = new_figure(2, len(examples), figsize=(2.9 * len(examples), 5.8))
     pieces = {title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()}
     limit = 1.15 * max(max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values())
+    jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))  # abs(s * J[i, j]) <= abs(gamma[i])
     for column, (title, (_, terms, scaled_dx, scaled_jac, _)) in enumerate(pieces.items()):
         ax_terms, ax_jac = axes[0, column], axes[1, column]
         index = np.arange(1, len(scaled_dx) + 1)
@@ -202,7 +203,7 @@ def gradients_companion(examples: dict, gamma=None):
         ax_terms.plot(index, scaled_dx, "o", color=PALETTE["neutral"], ms=7, label="sum: $s\\,dx_j$")
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_terms.set(title=title, xticks=index, xlabel="feature i", ylim=(-limit, limit))
-        image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-1, vmax=1)
+        image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
         ticks = np.arange(len(scaled_dx))
         ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input feature j")
         ax_jac.grid(False)
