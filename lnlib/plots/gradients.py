@@ -198,9 +198,9 @@ def gradients_companion(examples: dict, gamma=None):
     for column, (title, (_, terms, scaled_dx, scaled_jac, _)) in enumerate(pieces.items()):
         ax_terms, ax_jac = axes[0, column], axes[1, column]
         index = np.arange(1, len(scaled_dx) + 1)
-        for offset, path in zip((-0.22, 0.0, 0.22), PATH_COLOURS):
-            ax_terms.bar(index + offset, terms[path], 0.22, color=PATH_COLOURS[path], label=PATH_LABELS[path])
-        ax_terms.plot(index, scaled_dx, "o", color=PALETTE["neutral"], ms=7, label="sum: $s\\,dx_j$")
+        handles = [ax_terms.bar(index + offset, terms[path], 0.22, color=PATH_COLOURS[path], label=PATH_LABELS[path])
+                   for offset, path in zip((-0.22, 0.0, 0.22), PATH_COLOURS)]
+        handles += ax_terms.plot(index, scaled_dx, "o", color=PALETTE["neutral"], ms=7, label="sum: $s\\,dx_j$")
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_terms.set(title=title, xticks=index, xlabel="feature i", ylim=(-limit, limit))
         image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
@@ -209,7 +209,7 @@ def gradients_companion(examples: dict, gamma=None):
         ax_jac.grid(False)
     axes[0, 0].set_ylabel("term × s")
     axes[1, 0].set_ylabel("s·J: output feature i")
-    fig.legend(handles=axes[0, 0].get_legend_handles_labels()[0], loc="outside upper center", ncol=4, fontsize=8)
+    fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=8)  # the three paths, then their sum
     fig.colorbar(image, ax=axes[1, :], shrink=0.8, label="s·J entry")
     return fig
 
