@@ -478,8 +478,8 @@ class MomentGrid:
     sizes, distributions : tuple
     cov, cov_err : ndarray
         Cov(x̂_1, x̂_2) and its standard error.
-    third, fourth, fourth_err : ndarray
-        E[x̂_1³], E[x̂_1⁴] and the standard error of the latter.
+    third, third_err, fourth, fourth_err : ndarray
+        E[x̂_1³] and E[x̂_1⁴], each with its standard error.
     edges : ndarray
         Histogram bin edges of x̂_1.
     density : ndarray
@@ -492,6 +492,7 @@ class MomentGrid:
     cov: np.ndarray
     cov_err: np.ndarray
     third: np.ndarray
+    third_err: np.ndarray
     fourth: np.ndarray
     fourth_err: np.ndarray
     edges: np.ndarray
@@ -516,14 +517,14 @@ def moment_grid(sizes=GRID_SIZES, distributions=DISTRIBUTIONS, *, samples: int =
     sizes, distributions = tuple(int(_check_size(h)) for h in sizes), tuple(distributions)
     edges = np.linspace(-4.0, 4.0, bins + 1)
     shape = (len(distributions), len(sizes))
-    cov, cov_err, third, fourth, fourth_err = (np.empty(shape) for _ in range(5))
+    cov, cov_err, third, third_err, fourth, fourth_err = (np.empty(shape) for _ in range(6))
     density = np.empty(shape + (bins,))
     for d, name in enumerate(distributions):
         for k, size in enumerate(sizes):
             first = layer_norm(draw_inputs(name, size, samples, seed + k), eps=0.0)[:, :2]
             products = (first[:, 0] - first[:, 0].mean()) * (first[:, 1] - first[:, 1].mean())
             cov[d, k], cov_err[d, k] = _mean_and_error(products)
-            third[d, k] = float(np.mean(first[:, 0] ** 3))
+            third[d, k], third_err[d, k] = _mean_and_error(first[:, 0] ** 3)
             fourth[d, k], fourth_err[d, k] = _mean_and_error(first[:, 0] ** 4)
             density[d, k] = np.histogram(first[:, 0], bins=edges, density=False)[0] / (samples * np.diff(edges))
-    return MomentGrid(sizes, distributions, cov, cov_err, third, fourth, fourth_err, edges, density, samples, seed)
+    return MomentGrid(sizes, distributions, cov, cov_err, third, third_err, fourth, fourth_err, edges, density, samples, seed)

@@ -419,6 +419,8 @@ def test_fact_check_explorer_shows_the_grid_numbers():
     cov = np.mean((xhat[:, 0] - xhat[:, 0].mean()) * (xhat[:, 1] - xhat[:, 1].mean()))
     assert explorer.result["cov"] == pytest.approx(cov)
     assert explorer.result["fourth"] == pytest.approx(np.mean(xhat[:, 0] ** 4))
+    assert explorer.result["third"] == pytest.approx(np.mean(xhat[:, 0] ** 3))
+    assert explorer.result["third_err"] == pytest.approx(np.std(xhat[:, 0] ** 3, ddof=1) / np.sqrt(4000))
     assert explorer.result["cov_claimed"] == pytest.approx(-1 / 3)
     assert f"<b>{cov:.3f}</b>" in explorer.readout.value
     explorer.controls["size"].value = 2

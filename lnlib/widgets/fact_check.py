@@ -37,13 +37,14 @@ class FactCheckExplorer(Explorer):
         d, k = self.grid.index(distribution, size)
         result = {
             "cov": float(self.grid.cov[d, k]), "cov_err": float(self.grid.cov_err[d, k]), "cov_claimed": -1.0 / (size - 1),
-            "third": float(self.grid.third[d, k]), "fourth": float(self.grid.fourth[d, k]), "fourth_err": float(self.grid.fourth_err[d, k]),
+            "third": float(self.grid.third[d, k]), "third_err": float(self.grid.third_err[d, k]),
+            "fourth": float(self.grid.fourth[d, k]), "fourth_err": float(self.grid.fourth_err[d, k]),
             "fourth_normal": normal_fourth_moment(size),
         }
         readout = (
             f"H = {size}, inputs: {LABELS[distribution]}, n = {self.grid.samples}: "
             f"Cov(x̂₁, x̂₂) = <b>{result['cov']:.3f}</b> ± {result['cov_err']:.3f} (claimed {result['cov_claimed']:.3f}); "
-            f"E[x̂₁³] = <b>{result['third']:.2f}</b> (claimed ≈ 0); E[x̂₁⁴] = <b>{result['fourth']:.2f}</b> ± {result['fourth_err']:.2f} "
+            f"E[x̂₁³] = <b>{result['third']:.2f}</b> ± {result['third_err']:.2f} (claimed ≈ 0); E[x̂₁⁴] = <b>{result['fourth']:.2f}</b> ± {result['fourth_err']:.2f} "
             f"(claimed ≈ 3; normal inputs give 3(H−1)/(H+1) = {result['fourth_normal']:.2f})"
         )
         notes = []
