@@ -134,7 +134,7 @@ CLAIMS: tuple[Claim, ...] = (
           "LN fixes each sample's mean and variance, not the distribution of a feature across samples; the mechanism is disputed",
           "fc-optimization", ("01_why_normalize",)),
     Claim("entropy_reduction", "$H(LN(x)) \\le H(x)$, with equality iff x is already normalized", "003", "not checkable as stated",
-          "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere); for discrete x, ≤ holds for any function and the 'iff' is false",
+          "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere for ε = 0, in a hyperplane for ε > 0); for discrete x, ≤ holds for any function and the 'iff' is false",
           "fc-information"),
     Claim("information_bottleneck", "$I(X;Y) \\le I(X;\\hat X)$: LayerNorm creates an information bottleneck", "003", "true",
           "true for any Y computed from X̂ (data processing), and an equality when every γ_i ≠ 0: γ and β create no bottleneck; "

@@ -381,6 +381,7 @@ def test_internal_covariate_shift():
 def test_entropy_reduction():
     x = np.array([1.0, 2.0, 4.0, 8.0])
     assert jacobian_rank(x) == x.size - 2                                          # LN(x) fills only an (H−2)-dim set
+    assert np.linalg.matrix_rank(layer_norm_jacobian(x, eps=1e-5)) == x.size - 1   # ε > 0: the (H−1)-dim plane Σ x̂ = 0
     collapse = entropy_under_layer_norm([x, 2 * x + 1, x[::-1]])
     by_hand = -(2 / 3 * np.log2(2 / 3) + 1 / 3 * np.log2(1 / 3))                  # x and 2x + 1 merge: probabilities 2/3, 1/3
     assert collapse == pytest.approx((np.log2(3), by_hand))
