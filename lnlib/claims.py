@@ -117,7 +117,7 @@ CLAIMS: tuple[Claim, ...] = (
           "003", "false", "$J_{ij} = \\frac{\\gamma_i}{s}(\\delta_{ij} - \\frac1H - \\frac{\\hat x_i\\hat x_j}{H})$; the document's last term is 0",
           "fc-gradients", ("09_gradients",)),
     Claim("gradient_scale_alpha", "$\\frac{\\partial L}{\\partial(\\alpha x)} = \\frac1\\alpha \\frac{\\partial L}{\\partial x}$", "003",
-          "true under conditions", "for α > 0 and ε = 0; the factor is $1/\\lvert\\alpha\\rvert$ for α < 0, and saturates when α²σ² ≲ ε", "fc-gradients",
+          "true under conditions", "for α > 0 and ε = 0; for α < 0 the same upstream gradient gives $1/\\lvert\\alpha\\rvert$; the factor saturates when α²σ² ≲ ε", "fc-gradients",
           ("09_gradients",)),
     Claim("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
           "$\\partial L/\\partial\\gamma_i = \\sum_n \\frac{\\partial L}{\\partial y_{n,i}}\\hat x_{n,i}$: a sum over samples and tokens, per feature",
