@@ -87,6 +87,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("undo_normalization", "with appropriate values of γ and β, the layer can learn to perform an identity transformation", "000",
           "true under conditions", "only for inputs that all share one mean and one spread (γ_i = √(σ²+ε), β_i = μ); γ and β are shared "
           "by every sample, so they cannot undo the normalization of samples that differ", "fc-definitions", ("07_gamma_beta",)),
+    Claim("eps_notation", "ε = $1e^{-5}$", "004", "false",
+          "ε = $10^{-5}$ (`1e-5` in code); $1e^{-5}$ typesets 1·e⁻⁵, a far larger ε that would change the walkthrough's x̂ in the fourth decimal",
+          "fc-definitions", ("05_epsilon",)),
     Claim("bn_not_in_transformers", "Batch Normalization (not used in transformers)", "001", "true under conditions",
           "true of the usual text transformers (BN would leak later tokens into earlier ones); Conformer uses BN in its convolution module",
           "fc-definitions", ("10_family",)),

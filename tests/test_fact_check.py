@@ -189,6 +189,14 @@ def test_undo_normalization():
         assert np.abs(y - pair).max() > 1.0                                         # so no γ, β gives both inputs back
 
 
+def test_eps_notation():
+    x = np.array([2.0, 4.0, 6.0, 8.0])
+    e_to_minus_5 = 1 / 2.718281828459045**5                                         # 1·e⁻⁵ ≈ 0.0067, what $1e^{-5}$ says
+    assert round(-3 / np.sqrt(5 + e_to_minus_5), 4) == -1.3407                      # σ² = 5, x₁ − μ = −3 by hand
+    assert round(layer_norm(x, eps=e_to_minus_5)[0], 4) == -1.3407                  # not the document's −1.3416...
+    assert round(layer_norm(x, eps=1e-5)[0], 4) == -1.3416                          # ...which ε = 10⁻⁵ gives
+
+
 def test_bn_not_in_transformers():
     bn_change, ln_change = batch_norm_future_leak()
     assert bn_change > 1e-3   # batch norm over (batch, tokens): the last token changes the first token's output
