@@ -166,7 +166,7 @@ def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
     """The summary table as MyST markdown: claim, source, verdict, correct statement, where it is shown (chapter "Fact check").
 
     Each row links the section of the chapter "Fact check" with the evidence
-    (``{ref}``) and the other chapters on the topic (``{doc}``).
+    (a MyST ``ref`` role) and the other chapters on the topic (``doc`` roles).
     """
     lines = ["| claim | source | verdict | correct statement | shown in |", "|---|---|---|---|---|"]
     for item in claims:
