@@ -9,6 +9,7 @@ tests/artifacts/screenshots for a person to look at.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from html.parser import HTMLParser
@@ -100,7 +101,9 @@ class LinkCollector(HTMLParser):
             self.links.append(attrs["href"])
 
 
+@functools.lru_cache(maxsize=None)
 def parse(path: Path) -> LinkCollector:
+    """Links and ids of one page, parsed once (the API page links to itself hundreds of times)."""
     collector = LinkCollector()
     collector.feed(path.read_text(encoding="utf-8"))
     return collector
