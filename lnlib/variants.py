@@ -23,7 +23,7 @@ import numpy as np
 
 from .validation import as_float_array, as_parameter, check_eps, check_nonzero_spread, normalized_axes, normalized_shape
 
-__all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm"]
+__all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm", "std_inside", "std_outside"]
 
 #: Default ``eps`` of each framework's LayerNorm (chapter "Epsilon"), from their documentation:
 #: ``torch.nn.LayerNorm``, ``flax.linen.LayerNorm``, ``keras.layers.LayerNormalization``.
@@ -159,3 +159,34 @@ def _checked_layer_norm_args(x, gamma, beta, eps, axis, names=("gamma", "beta"))
 def _scale_shift(xhat, gamma, beta):
     y = xhat if gamma is None else xhat * gamma
     return y if beta is None else y + beta
+
+
+def std_inside(variance, eps):
+    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² + ε)) (chapter "Epsilon").
+
+    Parameters
+    ----------
+    variance, eps : float or ndarray
+        The input's biased variance σ² and ε (broadcast against each other).
+
+    Returns
+    -------
+    float or ndarray
+    """
+    return np.sqrt(variance / (variance + eps))
+
+
+def std_outside(variance, eps):
+    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε) (chapter "Epsilon").
+
+    Parameters
+    ----------
+    variance, eps : float or ndarray
+        The input's biased variance σ² and ε (broadcast against each other).
+
+    Returns
+    -------
+    float or ndarray
+    """
+    sigma = np.sqrt(variance)
+    return sigma / (sigma + eps)

@@ -9,44 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..variants import std_inside, std_outside
 from .style import PALETTE, new_figure
 
-__all__ = ["std_inside", "std_outside", "OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
+__all__ = ["OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
 
 #: Fixed ε axis of the curves: 1e-10 to 1.
 EPS_GRID = np.logspace(-10, 0, 161)
 FRAMEWORK_COLOURS = ("mean", "positive", "negative", "highlight")
-
-
-def std_inside(variance, eps):
-    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² + ε)) (chapter "Epsilon").
-
-    Parameters
-    ----------
-    variance, eps : float or ndarray
-        The input's biased variance σ² and ε (broadcast against each other).
-
-    Returns
-    -------
-    float or ndarray
-    """
-    return np.sqrt(variance / (variance + eps))
-
-
-def std_outside(variance, eps):
-    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε) (chapter "Epsilon").
-
-    Parameters
-    ----------
-    variance, eps : float or ndarray
-        The input's biased variance σ² and ε (broadcast against each other).
-
-    Returns
-    -------
-    float or ndarray
-    """
-    sigma = np.sqrt(variance)
-    return sigma / (sigma + eps)
 
 
 class OutputBars:
