@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import lnlib.widgets
-from lnlib import layer_norm  # noqa: F401  (imported so a broken core fails here too)
 
 EXPLORERS = sorted(name for name in lnlib.widgets.__all__ if name.endswith("_explorer"))
 

@@ -14,7 +14,7 @@ import html
 import ipywidgets as widgets
 
 
-__all__ = ["Explorer", "slider"]
+__all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "slider"]
 
 #: The errors lnlib raises for settings a reader can reach; shown as a note, never as a traceback.
 READER_ERRORS = (ValueError, TypeError, ArithmeticError)
@@ -26,6 +26,27 @@ def slider(description: str, value: float, low: float, high: float, step: float 
         value=value, min=low, max=high, step=step, description=description, continuous_update=True, readout_format=".2f",
         style={"description_width": "initial"}, layout=widgets.Layout(width="320px"),
     )
+
+
+def log_slider(description: str, value: float, low_exponent: float, high_exponent: float, *, step: float = 0.1,
+               readout_format: str = ".1e", width: str = "360px") -> widgets.FloatLogSlider:
+    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move."""
+    return widgets.FloatLogSlider(
+        value=value, base=10, min=low_exponent, max=high_exponent, step=step, description=description, continuous_update=True,
+        readout_format=readout_format, style={"description_width": "initial"}, layout=widgets.Layout(width=width),
+    )
+
+
+def int_slider(description: str, value: int, low: int, high: int, *, width: str = "260px") -> widgets.IntSlider:
+    """An integer slider over ``[low, high]`` that updates on every move."""
+    return widgets.IntSlider(value=value, min=low, max=high, description=description, continuous_update=True,
+                             style={"description_width": "initial"}, layout=widgets.Layout(width=width))
+
+
+def choice_slider(description: str, options, value, *, width: str = "320px") -> widgets.SelectionSlider:
+    """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the precomputed settings of an explorer."""
+    return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=True,
+                                   style={"description_width": "initial"}, layout=widgets.Layout(width=width))
 
 
 class Explorer(widgets.VBox):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import numpy as np
 
 from ..core import layer_norm
 from ..plots.epsilon import epsilon_figure
 from ..plots.render import FastRenderer
 from ..variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
-from .base import Explorer
+from .base import Explorer, log_slider
 
 __all__ = ["epsilon_explorer"]
 
@@ -17,13 +16,6 @@ __all__ = ["epsilon_explorer"]
 PATTERN = np.array([0.0, 1.0, -1.0, 0.0])
 CENTRE = 1.0
 
-
-def log_slider(description: str, value: float, low_exponent: float, high_exponent: float) -> widgets.FloatLogSlider:
-    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]``, updating on every move (chapter "Epsilon")."""
-    return widgets.FloatLogSlider(
-        value=value, base=10, min=low_exponent, max=high_exponent, step=0.1, description=description, continuous_update=True,
-        readout_format=".1e", style={"description_width": "initial"}, layout=widgets.Layout(width="360px"),
-    )
 
 
 class EpsilonExplorer(Explorer):

@@ -11,7 +11,7 @@ from ..numerics import DTYPES, METHODS, error_sweep, shift_errors
 from ..plots.numerics import METHOD_STYLE, ErrorPanels
 from ..plots.render import FastRenderer
 from ..plots.style import new_figure
-from .base import Explorer
+from .base import Explorer, log_slider
 
 __all__ = ["numerics_explorer"]
 
@@ -57,8 +57,7 @@ class NumericsExplorer(Explorer):
 
     def __init__(self, shift: float, dtype: str):
         controls = {
-            "shift": widgets.FloatLogSlider(value=shift, base=10, min=0, max=5, step=0.05, description="shift", continuous_update=True,
-                                            readout_format=".3g", layout=widgets.Layout(width="320px")),
+            "shift": log_slider("shift", shift, 0, 5, step=0.05, readout_format=".3g", width="320px"),
             "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
         }
         for name in DTYPES:  # precompute every curve, so a dtype change only redraws

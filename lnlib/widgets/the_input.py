@@ -9,14 +9,10 @@ from ..norms import axis_ids
 from ..plots.render import FastRenderer
 from ..plots.style import new_figure
 from ..plots.the_input import GroupsPanel
-from .base import Explorer
+from .base import Explorer, int_slider
 
 __all__ = ["input_explorer"]
 
-
-def _int_slider(description: str, value: int, low: int, high: int) -> widgets.IntSlider:
-    return widgets.IntSlider(value=value, min=low, max=high, description=description, continuous_update=True,
-                             style={"description_width": "initial"}, layout=widgets.Layout(width="260px"))
 
 
 def _dropdown(description: str, options, value: str) -> widgets.Dropdown:
@@ -56,9 +52,9 @@ class InputExplorer(Explorer):
         controls = {
             "context": _dropdown("context", CONTEXTS, context),
             "normalization": _dropdown("normalization", NORMALIZATIONS, normalization),
-            "batch": _int_slider("batch B", batch, 1, 4),
-            "length": _int_slider("sequence length T (transformer)", length, 1, 5),
-            "features": _int_slider("features / hidden H", features, 1, 8),
+            "batch": int_slider("batch B", batch, 1, 4),
+            "length": int_slider("sequence length T (transformer)", length, 1, 5),
+            "features": int_slider("features / hidden H", features, 1, 8),
         }
         figure, ax = new_figure(figsize=(7.0, 1.6), managed=False)
         # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.

@@ -9,7 +9,7 @@ from ..deep_stack import ACTIVATIONS, random_stack, scale_profiles
 from ..plots.render import FastRenderer
 from ..plots.style import new_figure
 from ..plots.why_normalize import ScalePanels
-from .base import Explorer
+from .base import Explorer, choice_slider
 
 __all__ = ["why_normalize_explorer"]
 
@@ -31,10 +31,6 @@ def _note(scales) -> str:
     return ""
 
 
-def _selection(description: str, options, value) -> widgets.SelectionSlider:
-    return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=True,
-                                   style={"description_width": "initial"}, layout=widgets.Layout(width="320px"))
-
 
 def _precompute() -> dict:
     """Scale profiles of every (weight scale, LayerNorm, activation), for every depth: about two seconds, once."""
@@ -51,8 +47,8 @@ class WhyNormalizeExplorer(Explorer):
     def __init__(self, depth: int, weight_scale: float, layer_norm: bool, activation: str):
         self.profiles = _precompute()
         controls = {
-            "depth": _selection("depth L", DEPTHS, depth),
-            "weight_scale": _selection("weight scale a", list(WEIGHT_SCALES.items()), weight_scale),
+            "depth": choice_slider("depth L", DEPTHS, depth),
+            "weight_scale": choice_slider("weight scale a", list(WEIGHT_SCALES.items()), weight_scale),
             "layer_norm": widgets.Checkbox(value=layer_norm, description="LayerNorm after each linear map"),
             "activation": widgets.Dropdown(options=list(ACTIVATIONS), value=activation, description="nonlinearity"),
         }

@@ -40,7 +40,7 @@ def lab(tmp_path_factory):
             shutil.copy(ROOT / "chapters" / f"{name}.ipynb", workdir)
     port, token = free_port(), secrets.token_hex(16)
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", f"--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False", "--ServerApp.allow_root=True",
         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
