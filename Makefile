@@ -69,8 +69,12 @@ serve:
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
 
+# No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
+# so diffs stay readable and two branches' notebooks merge cell by cell. NOTEBOOKS=chapters/03_mean.ipynb
+# re-runs just one chapter.
+NB_EXEC_FLAGS := --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False
 notebooks: $(VENV)/.book-installed
-	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace chapters/*.ipynb
+	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
