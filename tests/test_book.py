@@ -79,10 +79,39 @@ def test_chapter_follows_the_template(path):
         assert position >= 0, f"{path.name}: missing section '## {heading}'"
     assert positions == sorted(positions), f"{path.name}: sections out of template order"
     assert "{admonition} Check the claim" in markdown, f"{path.name}: no 'Check the claim' box"
-    exercise_checks = [c for c in code_cells(nb) if "check(" in source(c) and "hide-cell" not in tags(c)]
-    solutions = [c for c in code_cells(nb) if "hide-cell" in tags(c)]
-    assert 2 <= len(exercise_checks) <= 4, f"{path.name}: needs 2 to 4 exercises with a check cell"
-    assert len(solutions) >= len(exercise_checks), f"{path.name}: every exercise needs a hidden (hide-cell) solution"
+    exercises = exercise_cells(nb)
+    assert 2 <= len(exercises) <= 4, f"{path.name}: needs 2 to 4 exercises"
+
+
+ANSWER_CELL = re.compile(r"^answer_(\d+) = None", re.M)
+SOLUTION = re.compile(r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S)
+
+
+def exercise_cells(nb):
+    """Each exercise's four cells, by number: answer, hidden Exercise, check, collapsed solution (CONTRIBUTING.md)."""
+    cells = nb["cells"]
+    found = {}
+    for index, cell in enumerate(cells):
+        match = ANSWER_CELL.search(source(cell)) if cell["cell_type"] == "code" else None
+        if match:
+            found[match.group(1)] = cells[index : index + 4]
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_exercises_ask_before_they_tell(path):
+    """The expected answer is built out of sight, the check shows nothing of it, and the solution is
+    collapsed markdown, which Run All does not execute (issue 18, item 2)."""
+    for k, (answer, hidden, check_cell, solution) in exercise_cells(load(path)).items():
+        where = f"{path.name}, exercise {k}"
+        assert hidden["cell_type"] == "code" and re.search(rf"^exercise_{k} = Exercise\(", source(hidden), re.M), f"{where}: the cell after the answer builds exercise_{k} = Exercise(...)"
+        assert "remove-cell" in tags(hidden) and hidden["metadata"].get("jupyter", {}).get("source_hidden"), f"{where}: the Exercise cell is tagged remove-cell and has its source hidden in JupyterLab"
+        assert source(check_cell).strip() == f"exercise_{k}.check(answer_{k})", f"{where}: the check cell is only exercise_{k}.check(answer_{k})"
+        assert solution["cell_type"] == "markdown", f"{where}: the solution is a markdown dropdown, not a code cell Run All would execute"
+        match = SOLUTION.match(source(solution).strip())
+        assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
+    for cell in code_cells(load(path)):
+        assert "hide-cell" not in tags(cell), f"{path.name}: a hide-cell code cell runs in JupyterLab; solutions are collapsed markdown"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -35,7 +35,12 @@ def test_compare_refuses_shapes_that_would_broadcast():
         (None, 1.0, "Not answered yet"),
         (np.array([1.0, 2.0]), np.array([1.0, 2.0]), "Correct!"),
         (np.array([1.0, 2.0]), np.array([[1.0, 2.0]]), r"expected shape \(1, 2\), got shape \(2,\)"),
-        (np.array([1.0, 2.5]), np.array([1.0, 2.0]), "largest difference from the expected answer is 0.5"),
+        (np.array([1.0, 2.5]), np.array([1.0, 2.0]), r"1 of 2 entries differ from the expected answer \(the largest by 0.5\)"),
+        (np.array([-1.0, 2.0]), np.array([1.0, -2.0]), "the sign is flipped"),
+        (np.array([[1.0, 2.0]]), np.array([[1.0], [2.0]]), "right but transposed"),
+        (1.0 + 1e-4, 1.0, "close, but not within the tolerance"),
+        (7.0, 5.0, "7 is not the expected value"),
+        (np.array([np.nan, 1.0]), np.array([1.0, 1.0]), "contains nan"),
         ("two", 2.0, "expected a number"),
         (False, False, "Correct!"),
         (0, False, "answer with True or False; got 0"),
@@ -47,3 +52,21 @@ def test_check_gives_the_right_feedback(answer, expected, words, capsys):
     check(answer, expected)
     printed = capsys.readouterr().out
     assert re.search(words, printed), printed
+
+
+def test_exercise_names_a_known_mistake_and_hides_its_answer():
+    from lnlib.exercises import Exercise
+
+    exercise = Exercise(2.0, hint="Look at ε.", mistakes={"ε is missing from the divisor": 1.5})
+    assert exercise.feedback(1.5) == "Not quite: ε is missing from the divisor. Look at ε."
+    assert exercise.feedback(2.0) == "Correct!"
+    assert "2.0" not in repr(exercise)
+
+
+def test_multiple_choice_says_which_kind_of_wrong():
+    from lnlib.exercises import Exercise
+
+    exercise = Exercise(1000, choices=(10, 100, 1000, 10000))
+    assert exercise.feedback(100).startswith("Not quite: 100 is one of the choices, but not the right one")
+    assert exercise.feedback(5).startswith("Not quite: answer with one of 10, 100, 1000, 10000")
+    assert exercise.feedback(1000) == "Correct!"
