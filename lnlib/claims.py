@@ -165,12 +165,13 @@ def claim(key: str) -> Claim:
 def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
     """The summary table as MyST markdown: claim, source, verdict, correct statement, where it is shown (chapter "Fact check").
 
-    Each row links the section of the chapter "Fact check" with the evidence
-    (a MyST ``ref`` role) and the other chapters on the topic (``doc`` roles).
+    Each row links the section of the chapter "Fact check" with the evidence and the other chapters on
+    the topic, as plain markdown links: MyST resolves them on the website, and JupyterLab (where
+    ``{ref}`` and ``{doc}`` roles stay unresolved) opens them.
     """
     lines = ["| claim | source | verdict | correct statement | shown in |", "|---|---|---|---|---|"]
     for item in claims:
-        links = [f"{{ref}}`here <{item.section}>`"] + [f"{{doc}}`{chapter_prefix}{name}`" for name in item.chapters]
+        links = [f"[here](#{item.section})"] + [f"[ch. {name[:2]}]({chapter_prefix}{name}.ipynb)" for name in item.chapters]
         cells = [item.quote, f"{item.source} ({SOURCES[item.source][1]})", f"**{item.verdict}**", item.correct, ", ".join(links)]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")

@@ -105,6 +105,7 @@ def test_exercises_ask_before_they_tell(path):
     for k, (answer, hidden, check_cell, solution) in exercise_cells(load(path)).items():
         where = f"{path.name}, exercise {k}"
         assert hidden["cell_type"] == "code" and re.search(rf"^exercise_{k} = Exercise\(", source(hidden), re.M), f"{where}: the cell after the answer builds exercise_{k} = Exercise(...)"
+        assert source(hidden).startswith("#"), f"{where}: the Exercise cell starts with a comment line, which is all JupyterLab previews of a collapsed cell"
         assert "remove-cell" in tags(hidden) and hidden["metadata"].get("jupyter", {}).get("source_hidden"), f"{where}: the Exercise cell is tagged remove-cell and has its source hidden in JupyterLab"
         assert source(check_cell).strip() == f"exercise_{k}.check(answer_{k})", f"{where}: the check cell is only exercise_{k}.check(answer_{k})"
         assert solution["cell_type"] == "markdown", f"{where}: the solution is a markdown dropdown, not a code cell Run All would execute"

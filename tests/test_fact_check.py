@@ -72,7 +72,7 @@ def test_claims_link_existing_chapters_and_valid_verdicts():
             assert (ROOT / "chapters" / f"{chapter}.ipynb").exists(), f"{item.key} links {chapter}, which does not exist"
     table = claims_table()
     assert table.count("\n") == len(CLAIMS) + 1
-    assert "{doc}`../chapters/06_normalizing`" in table
+    assert "[ch. 06](../chapters/06_normalizing.ipynb)" in table and "[here](#fc-definitions)" in table
 
 
 def test_a_claim_with_an_unknown_verdict_or_source_is_refused():

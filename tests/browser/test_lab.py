@@ -118,7 +118,11 @@ def test_chapter_reads_right_in_jupyterlab(chapter, lab, offline, artifacts):
     assert "answer_" in solution.inner_text(), f"{chapter}: the first solution dropdown shows no answer when opened"
     solution.locator("summary").click()
     # JupyterLab scrolls the notebook inside its panel: grow the window to the whole chapter for the screenshot.
-    height = page.evaluate("() => document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer').scrollHeight")
+    height = page.evaluate("""() => {
+        const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+        scroller.scrollTop = 0;
+        return scroller.scrollHeight;
+    }""")
     page.set_viewport_size({"width": 1280, "height": min(height + 200, 30_000)})
     page.wait_for_timeout(500)
     page.screenshot(path=str(artifacts / f"lab__{chapter}.png"))
