@@ -47,3 +47,11 @@ def test_check_gives_the_right_feedback(answer, expected, words, capsys):
     check(answer, expected)
     printed = capsys.readouterr().out
     assert re.search(words, printed), printed
+
+
+def test_compare_lines_fit_the_books_80_columns(capsys):
+    for name in ("dx", "n" * 24, "a name longer than the name column holds"):
+        compare(name, np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and max(len(line) for line in lines) <= 80
+    assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith("| exact: False")
