@@ -163,15 +163,18 @@ def claim(key: str) -> Claim:
 
 
 def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
-    """The summary table as MyST markdown: claim, source, verdict, correct statement, where it is shown (chapter "Fact check").
+    """The summary table as MyST markdown, three columns so it fits a page (chapter "Fact check").
 
-    Each row links the section of the chapter "Fact check" with the evidence
-    (a MyST ``ref`` role) and the other chapters on the topic (``doc`` roles).
+    Columns: the claim with its source document (a ``ref`` role to the document's entry on the
+    Sources page, label ``source-<id>``); the verdict; the correct statement, followed by links to
+    the section of the chapter "Fact check" with the evidence (a ``ref`` role) and to the other
+    chapters on the topic (``doc`` roles).
     """
-    lines = ["| claim | source | verdict | correct statement | shown in |", "|---|---|---|---|---|"]
+    lines = ["| claim (source) | verdict | correct statement (evidence) |", "|---|---|---|"]
     for item in claims:
         links = [f"{{ref}}`here <{item.section}>`"] + [f"{{doc}}`{chapter_prefix}{name}`" for name in item.chapters]
-        cells = [item.quote, f"{item.source} ({SOURCES[item.source][1]})", f"**{item.verdict}**", item.correct, ", ".join(links)]
+        source = f"{{ref}}`{item.source} <source-{item.source}>`"
+        cells = [f"{item.quote} ({source})", f"**{item.verdict}**", f"{item.correct} ({', '.join(links)})"]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
         lines.append("| " + " | ".join(cells) + " |")
