@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fact_check import normal_fourth_moment
-from .style import PALETTE, new_figure, panel_grid
+from .style import PALETTE, new_figure
 
 __all__ = ["LABELS", "MomentPanels", "moment_explorer_figure", "moment_curves_figure", "moments_companion", "covariance_figure"]
 
@@ -98,7 +98,7 @@ def moments_companion(grid, settings):
 
     The static stand-in for :func:`lnlib.widgets.fact_check_explorer` on the website.
     """
-    fig, axes = panel_grid(len(settings), ncols=3, panel=(2.0, 2.4), sharex=True, sharey=True)
+    fig, axes = new_figure(2, (len(settings) + 1) // 2, figsize=(6.0, 5.2), sharex=True, sharey=True)
     z = np.linspace(-4, 4, 200)
     centres = 0.5 * (grid.edges[1:] + grid.edges[:-1])
     for ax, (name, size) in zip(axes.ravel(), settings):
