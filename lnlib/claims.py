@@ -163,18 +163,18 @@ def claim(key: str) -> Claim:
 
 
 def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
-    """The summary table as MyST markdown, three columns so it fits a page (chapter "Fact check").
+    """The summary table as MyST markdown, two columns so it fits a page (chapter "Fact check").
 
-    Columns: the claim with its source document (a ``ref`` role to the document's entry on the
-    Sources page, label ``source-<id>``); the verdict; the correct statement, followed by links to
-    the section of the chapter "Fact check" with the evidence (a ``ref`` role) and to the other
+    Columns: the verdict; then the claim with its source document (a ``ref`` role to the
+    document's entry on the Sources page, label ``source-<id>``), the correct statement, and links
+    to the section of the chapter "Fact check" with the evidence (a ``ref`` role) and to the other
     chapters on the topic (``doc`` roles).
     """
-    lines = ["| claim (source) | verdict | correct statement (evidence) |", "|---|---|---|"]
+    lines = ["| verdict | claim (source); correct statement (evidence) |", "|---|---|"]
     for item in claims:
         links = [f"{{ref}}`here <{item.section}>`"] + [f"{{doc}}`{chapter_prefix}{name}`" for name in item.chapters]
         source = f"{{ref}}`{item.source} <source-{item.source}>`"
-        cells = [f"{item.quote} ({source})", f"**{item.verdict}**", f"{item.correct} ({', '.join(links)})"]
+        cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({', '.join(links)})"]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
         lines.append("| " + " | ".join(cells) + " |")

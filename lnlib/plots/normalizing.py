@@ -128,7 +128,7 @@ def normalizing_figure(x, eps: float = 0.0, *, value_range=(-3.0, 3.0), managed:
     -------
     (Figure, (PlaneView, EntriesView))
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(6.0, 3.0), managed=managed, width_ratios=(1.5, 1.0))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.6, 3.0), managed=managed, width_ratios=(1.5, 1.0))
     plane = PlaneView(left, plane_limit(*value_range))
     left.set_title("plane x₁ + x₂ + x₃ = 0, seen along (1, 1, 1)")
     left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=7)  # outside: the moving dot would cover it
@@ -155,7 +155,7 @@ def sphere_figure(inputs, eps: float = 0.0):
     """
     inputs = np.asarray(inputs, dtype=float)
     images = layer_norm(inputs, eps=eps)
-    fig, axes = new_figure(1, 2, figsize=(6.0, 3.2))
+    fig, axes = new_figure(1, 2, figsize=(5.6, 3.2))
     axes[0].remove()
     ax3d = fig.add_subplot(1, 2, 1, projection="3d")
     fig.set_layout_engine("none")  # placed by hand: the constrained layout clips a 3-D z label

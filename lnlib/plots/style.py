@@ -4,13 +4,14 @@ Every figure in the book is made through :func:`new_figure`, so all share one
 look. The palette is Okabe & Ito's, which stays distinguishable under the
 common colour-vision deficiencies.
 
-Legibility on the website: the page shows an output image at most about 688 px
-wide at 1280 px (the content column of the book's theme), and never below 75 %
+Legibility on the website: at 1280 px the page shows an output image at most
+about 670 px wide (the content column of the book's theme), and never below 75 %
 of its natural width (``tests/browser/test_website.py``). So a figure is at most
-:data:`COLUMN_WIDTH` inches wide, drawn at :data:`DPI`: 6.0 in x 150 dpi = 900 px,
-shown at >= 76 %, which puts 10 pt text at >= 15 px on the page. Wider layouts
-are re-flowed into more rows by their plotting function, not shrunk. Figures
-have an opaque white background, so they stay readable in the theme's dark mode.
+:data:`COLUMN_WIDTH` inches wide, drawn at :data:`DPI`: 5.6 in x 150 dpi = 840 px
+(about 870 px with the tight bounding box's margin), shown at >= 77 %, which puts
+10 pt text at about 16 px on the page. Wider layouts are re-flowed into more rows
+(:func:`panel_grid`), not shrunk. Figures have an opaque white background, so they
+stay readable in the theme's dark mode.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ PALETTE = {
 #: Resolution of every figure, in dots per inch.
 DPI = 150
 #: Widest figure, in inches: DPI * COLUMN_WIDTH pixels fit the website's column at >= 75 % of natural size.
-COLUMN_WIDTH = 6.0
+COLUMN_WIDTH = 5.6
 
 BOOK_RC = {
     "figure.dpi": DPI,
@@ -55,7 +56,7 @@ BOOK_RC = {
 matplotlib.rcParams.update(BOOK_RC)
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(6.0, 3.2), managed: bool = True, squeeze: bool = True, **subplot_kw):
+def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(5.6, 3.0), managed: bool = True, squeeze: bool = True, **subplot_kw):
     """Make a figure and its axes in the book's style.
 
     Parameters

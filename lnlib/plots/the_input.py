@@ -118,7 +118,7 @@ def groups_figure(shape, axis_names, normalizations=("LayerNorm", "BatchNorm"), 
     -------
     Figure
     """
-    fig, axes = new_figure(1, len(normalizations), figsize=(6.0, 2.2), managed=managed)
+    fig, axes = new_figure(1, len(normalizations), figsize=(5.6, 2.2), managed=managed)
     for ax, normalization in zip(np.atleast_1d(axes), normalizations):
         _draw(ax, shape, axis_names, normalization)
     return fig
@@ -145,7 +145,7 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     normalizations : sequence of str
         Keys of :data:`lnlib.contexts.NORMALIZATIONS`, one per column.
     """
-    fig, axes = new_figure(len(cases), len(normalizations), figsize=(6.0, 2.4 * len(cases)))
+    fig, axes = new_figure(len(cases), len(normalizations), figsize=(5.6, 2.4 * len(cases)))
     axes = np.atleast_2d(axes)
     for row, (label, (axis_names, shape)) in zip(axes, cases.items()):
         for ax, normalization in zip(row, normalizations):

@@ -74,7 +74,7 @@ def scale_figure(curves: dict):
     curves : dict of str to (StackRun, dict)
         Legend label to the run and its matplotlib line style.
     """
-    fig, (ax_act, ax_grad) = new_figure(1, 2, figsize=(6.0, 3.4))
+    fig, (ax_act, ax_grad) = new_figure(1, 2, figsize=(5.6, 3.4))
     depth = max(len(run.activations) for run, _ in curves.values()) - 1
     _setup(ax_act, ax_grad, depth)
     for label, (run, style) in curves.items():
@@ -93,7 +93,7 @@ def scale_companion(runs: dict):
     runs : dict of str to dict of (bool, str) to StackRun
         Column title to the runs of that column, keyed by (LayerNorm on, activation).
     """
-    fig, axes = new_figure(2, len(runs), figsize=(6.0, 5.0), sharey="row")
+    fig, axes = new_figure(2, len(runs), figsize=(5.6, 5.0), sharey="row")
     axes = np.asarray(axes).reshape(2, -1)
     for (title, column), ax_act, ax_grad in zip(runs.items(), axes[0], axes[1]):
         depth = max(len(run.activations) for run in column.values()) - 1
