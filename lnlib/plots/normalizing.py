@@ -210,7 +210,7 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
     ncols : int, default 3
     """
     nrows = -(-len(examples) // ncols)
-    fig, axes = new_figure(nrows, ncols, figsize=(2.0 * ncols, 2.2 * nrows + 0.6))
+    fig, axes = new_figure(nrows, ncols, figsize=(1.85 * ncols, 2.1 * nrows + 0.6))
     axes = np.atleast_1d(axes).ravel()
     limit = 1.1 * max(RADIUS, max(np.linalg.norm(plane_coordinates(x)) for x, _ in examples.values()))
     for ax, (title, (x, eps)) in zip(axes, examples.items()):

@@ -172,7 +172,7 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
     """
     vectors = [np.asarray(v, dtype=float) for v in examples.values()]
     nrows = -(-len(vectors) // ncols)
-    fig, axes = new_figure(nrows, ncols, figsize=(3.0 * ncols, 2.2 * nrows))
+    fig, axes = new_figure(nrows, ncols, figsize=(2.8 * ncols, 2.2 * nrows))
     axes = np.atleast_1d(axes).ravel()
     panels = []
     for ax, title, x in zip(axes, examples, vectors):
