@@ -13,23 +13,23 @@ __all__ = ["STEP_TITLES", "computation_diagram", "StepPanels", "steps_figure", "
 #: The panels of a step-by-step figure: the input, then the documents' four steps.
 STEP_TITLES = ("input x", "1. mean μ (dashed)", "2. (x − μ)², mean σ²", "3. normalize x̂", "4. scale, shift y")
 
-# The computation graph: node -> (x, y, label), in the order of computation, snaking down the column.
+# The computation graph: node -> (x, y, label), in the order of computation, in four rows down the column.
 _NODES = {
-    "x": (0.0, 2.4, "input x"),
-    "mean": (1.95, 3.4, "mean\nμ = mean(x)"),
-    "centre": (1.95, 1.4, "subtract\nx − μ"),
-    "var": (3.9, 3.4, "variance\nσ² = mean((x − μ)²)"),
-    "eps": (5.85, 3.4, "add ε\nσ² + ε"),
-    "sqrt": (5.85, 2.4, "square root\n√(σ² + ε)"),
-    "divide": (3.9, 1.4, "divide\nx̂ = (x − μ) / √(σ² + ε)"),
-    "scale": (3.9, 0.2, "scale\nγ ⊙ x̂"),
-    "shift": (5.85, 0.2, "shift\ny = γ ⊙ x̂ + β"),
+    "x": (0.0, 3.6, "input x"),
+    "mean": (2.0, 3.6, "mean\nμ = mean(x)"),
+    "centre": (2.0, 2.4, "subtract\nx − μ"),
+    "var": (4.4, 3.6, "variance\nσ² = mean((x − μ)²)"),
+    "eps": (6.5, 3.6, "add ε\nσ² + ε"),
+    "sqrt": (6.5, 2.4, "square root\n√(σ² + ε)"),
+    "divide": (4.0, 1.2, "divide\nx̂ = (x − μ) / √(σ² + ε)"),
+    "scale": (2.6, 0.0, "scale\nγ ⊙ x̂"),
+    "shift": (5.4, 0.0, "shift\ny = γ ⊙ x̂ + β"),
 }
 _EDGES = [("x", "mean"), ("x", "centre"), ("mean", "centre"), ("centre", "var"), ("var", "eps"), ("eps", "sqrt"),
           ("centre", "divide"), ("sqrt", "divide"), ("divide", "scale"), ("scale", "shift")]
 _PARAMETERS = {"scale": "γ (per feature)", "shift": "β (per feature)", "eps": "ε (a constant)"}
 # Where each parameter's label sits, relative to its node.
-_PARAMETER_OFFSETS = {"scale": (-1.8, 0.0), "shift": (0.0, -0.75), "eps": (0.0, 0.75)}
+_PARAMETER_OFFSETS = {"scale": (-1.9, 0.0), "shift": (0.0, -0.85), "eps": (0.0, 0.85)}
 
 
 def computation_diagram(values: dict | None = None):
@@ -46,8 +46,8 @@ def computation_diagram(values: dict | None = None):
         e.g. the numbers of one worked example.
     """
     values = values or {}
-    fig, ax = new_figure(figsize=(5.6, 3.4))
-    ax.set(xlim=(-0.9, 6.9), ylim=(-0.75, 4.3))
+    fig, ax = new_figure(figsize=(5.6, 4.4))
+    ax.set(xlim=(-0.9, 7.3), ylim=(-1.2, 4.8))
     ax.axis("off")
     boxes = {}
     for name, (col, row, label) in _NODES.items():
@@ -59,9 +59,10 @@ def computation_diagram(values: dict | None = None):
     for name, label in _PARAMETERS.items():
         col, row, _ = _NODES[name]
         dx, dy = _PARAMETER_OFFSETS[name]
-        source = ax.text(col + dx, row + dy, label, ha="center", va="center", fontsize=8, color=PALETTE["mean"])
-        ax.annotate("", xy=(col, row), xytext=(col + dx, row + dy),
-                    arrowprops=arrow | {"color": PALETTE["mean"], "patchA": None, "patchB": boxes[name].get_bbox_patch()})
+        source = ax.text(col + dx, row + dy, label, ha="center", va="center", fontsize=8, color=PALETTE["mean"],
+                         bbox={"boxstyle": "round,pad=0.2", "facecolor": "none", "edgecolor": "none"})
+        ax.annotate("", xy=(col, row), xytext=(col + dx, row + dy),  # from the label's edge to the node's box
+                    arrowprops=arrow | {"color": PALETTE["mean"], "patchA": source.get_bbox_patch(), "patchB": boxes[name].get_bbox_patch()})
         source.set_zorder(3)
     for start, end in _EDGES:
         (c0, r0, _), (c1, r1, _) = _NODES[start], _NODES[end]
