@@ -46,7 +46,7 @@ def computation_diagram(values: dict | None = None):
         e.g. the numbers of one worked example.
     """
     values = values or {}
-    fig, ax = new_figure(figsize=(5.6, 4.4))
+    fig, ax = new_figure(figsize=(5.4, 4.4))
     ax.set(xlim=(-0.9, 7.3), ylim=(-1.2, 4.8))
     ax.axis("off")
     boxes = {}
@@ -137,7 +137,7 @@ def steps_figure(x, gamma=None, beta=None, *, eps: float = 1e-5, step: int = 4, 
     -------
     (Figure, StepPanels)
     """
-    fig, axes = new_figure(1, 5, figsize=(5.6, 2.4), managed=managed)
+    fig, axes = new_figure(1, 5, figsize=(5.4, 2.4), managed=managed)
     panels = StepPanels(axes, x, gamma, beta, eps=eps)
     panels.show(step)
     return fig, panels
@@ -152,7 +152,7 @@ def steps_companion(examples: dict):
     examples : dict of str to array_like
         Column label and input (one vector or a batch).
     """
-    fig, axes = new_figure(5, len(examples), figsize=(5.6, 1.9 * 5), squeeze=False)
+    fig, axes = new_figure(5, len(examples), figsize=(5.4, 1.9 * 5), squeeze=False)
     for column, (label, x) in zip(axes.T, examples.items()):
         panels = StepPanels(column, x)
         panels.frame.set_visible(False)
@@ -169,7 +169,7 @@ def before_after_figure(x, y, *, bins: int = 40):
     x, y : array_like, shape (H,)
         The input and the output.
     """
-    fig, axes = new_figure(1, 2, figsize=(5.6, 2.8))
+    fig, axes = new_figure(1, 2, figsize=(5.4, 2.8))
     for ax, values, colour, title in zip(axes, (np.asarray(x), np.asarray(y)), (PALETTE["input"], PALETTE["output"]), ("before: x", "after: y = LayerNorm(x)")):
         mu, sd = values.mean(), values.std()
         ax.hist(values, bins=bins, color=colour, alpha=0.85)

@@ -132,7 +132,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     pattern = np.asarray(pattern, dtype=float)
     centred = pattern - pattern.mean()
     limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
-    fig, (left, right) = new_figure(1, 2, figsize=(5.6, 3.0), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
     right.set_title("std of the output against ε; black: the current ε", pad=30)
@@ -181,7 +181,7 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     Figure
     """
     variances = np.asarray(variances, dtype=float)
-    fig, ax = new_figure(figsize=(5.6, 3.2))
+    fig, ax = new_figure(figsize=(5.4, 3.2))
     for (name, eps), colour in zip(framework_eps.items(), FRAMEWORK_COLOURS):
         ax.semilogx(variances, variances / (variances + eps), color=PALETTE[colour], lw=2, label=f"{name}, ε = {eps:.0e}")
         ax.plot([eps], [0.5], "o", color=PALETTE[colour])

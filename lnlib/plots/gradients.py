@@ -28,7 +28,7 @@ def computation_graph_figure():
     -------
     Figure
     """
-    fig, ax = new_figure(figsize=(5.6, 2.8))
+    fig, ax = new_figure(figsize=(5.4, 2.8))
     for start, end, path in _EDGES:
         colour = PATH_COLOURS.get(path, PALETTE["neutral"])
         ax.annotate("", xy=_NODES[end], xytext=_NODES[start],
@@ -64,7 +64,7 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
     x = np.asarray(x, dtype=float)
     parts = backward_parts(np.zeros_like(x), x, gamma, eps=eps)
     scaled = layer_norm_jacobian(x, gamma, eps=eps) * parts.std.item()
-    fig, (ax_map, ax_eig) = new_figure(1, 2, figsize=(5.6, 3.0))
+    fig, (ax_map, ax_eig) = new_figure(1, 2, figsize=(5.4, 3.0))
     limit = max(1.0, float(np.abs(scaled).max()))
     image = ax_map.imshow(scaled, cmap=JACOBIAN_CMAP, vmin=-limit, vmax=limit)
     for (i, j), value in np.ndenumerate(scaled):
@@ -174,7 +174,7 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
     """
     x = np.asarray(x, dtype=float)
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))
-    fig, axes = new_figure(1, 3, figsize=(5.6, 2.6), managed=managed)
+    fig, axes = new_figure(1, 3, figsize=(5.4, 2.6), managed=managed)
     panels = GradientPanels(*axes, x.size, value_range, term_limit, jac_limit)
     xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
     panels.update(x, xhat, terms, scaled_dx, scaled_jac)
@@ -191,7 +191,7 @@ def gradients_companion(examples: dict, gamma=None):
     examples : dict of str to (x, dy, eps)
         Title of each row and the setting it shows.
     """
-    fig, axes = new_figure(len(examples), 2, figsize=(5.6, 2.3 * len(examples) + 0.6), squeeze=False)
+    fig, axes = new_figure(len(examples), 2, figsize=(5.4, 2.3 * len(examples) + 0.6), squeeze=False)
     pieces = {title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()}
     limit = 1.15 * max(max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values())
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))  # abs(s * J[i, j]) <= abs(gamma[i])
@@ -226,7 +226,7 @@ def scaling_figure(alphas, ratios: dict):
         For each label (an eps), ``alpha * |dx(alpha x)| / |dx(x)|``: 1 where the
         source's "1/alpha" rule holds.
     """
-    fig, ax = new_figure(figsize=(5.6, 3.2))
+    fig, ax = new_figure(figsize=(5.4, 3.2))
     for (label, ratio), colour in zip(ratios.items(), (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE["negative"])):
         ax.plot(alphas, ratio, lw=2, color=colour, label=label)
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls="--", label="the 1/α rule")

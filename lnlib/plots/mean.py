@@ -85,7 +85,7 @@ def mean_figure(x, *, value_range=None, managed: bool = True):
     (Figure, MeanPanels)
     """
     x = np.asarray(x, dtype=float)
-    fig, (left, right) = new_figure(1, 2, figsize=(5.6, 2.8), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8), managed=managed)
     panels = MeanPanels(left, right, x.size, value_range)
     panels.update(x)
     return fig, panels

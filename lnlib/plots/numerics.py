@@ -87,7 +87,7 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         The unit roundoff u of each dtype, by name: dashed lines show u·κ²
         (one-pass), u·κ (Welford) and (u·κ)² (two-pass's second-order term), with κ the shift.
     """
-    fig, axes = new_figure(1, len(sweeps), figsize=(5.6, 3.4), sharey=True)
+    fig, axes = new_figure(1, len(sweeps), figsize=(5.4, 3.4), sharey=True)
     for ax, sweep in zip(np.atleast_1d(axes), sweeps):
         _error_axes(ax, "relative error of the variance")
         kappa = np.logspace(0, 5, 50)
@@ -118,7 +118,7 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
     title : str
         The figure's title (the setting).
     """
-    fig, axes = new_figure(1, len(outputs), figsize=(5.6, 2.8))
+    fig, axes = new_figure(1, len(outputs), figsize=(5.4, 2.8))
     for ax, (method, y) in zip(np.atleast_1d(axes), outputs.items()):
         style = METHOD_STYLE[method]
         finite = np.isfinite(y)
@@ -145,7 +145,7 @@ def numerics_companion(sweeps, shift: float, points):
     points : sequence of lnlib.numerics.ShiftErrors or None
         The errors at `shift` for each dtype (None where the dtype cannot hold the data).
     """
-    fig, axes = new_figure(2, len(sweeps), figsize=(5.6, 5.2), sharex=True, sharey=True)
+    fig, axes = new_figure(2, len(sweeps), figsize=(5.4, 5.2), sharex=True, sharey=True)
     for column, (sweep, point) in enumerate(zip(sweeps, points)):
         panels = ErrorPanels(axes[0, column], axes[1, column])
         panels.show_sweep(sweep)

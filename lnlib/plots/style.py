@@ -7,8 +7,8 @@ common colour-vision deficiencies.
 Legibility on the website: at 1280 px the page shows an output image at most
 about 670 px wide (the content column of the book's theme), and never below 75 %
 of its natural width (``tests/browser/test_website.py``). So a figure is at most
-:data:`COLUMN_WIDTH` inches wide, drawn at :data:`DPI`: 5.6 in x 150 dpi = 840 px
-(about 870 px with the tight bounding box's margin), shown at >= 77 %, which puts
+:data:`COLUMN_WIDTH` inches wide, drawn at :data:`DPI`: 5.4 in x 150 dpi = 810 px
+(about 840 px with the tight bounding box's margin), shown at >= 79 %, which puts
 10 pt text at about 16 px on the page. Wider layouts are re-flowed into more rows
 (:func:`panel_grid`), not shrunk. Figures have an opaque white background, so they
 stay readable in the theme's dark mode.
@@ -36,7 +36,7 @@ PALETTE = {
 #: Resolution of every figure, in dots per inch.
 DPI = 150
 #: Widest figure, in inches: DPI * COLUMN_WIDTH pixels fit the website's column at >= 75 % of natural size.
-COLUMN_WIDTH = 5.6
+COLUMN_WIDTH = 5.4
 
 BOOK_RC = {
     "figure.dpi": DPI,
@@ -56,7 +56,7 @@ BOOK_RC = {
 matplotlib.rcParams.update(BOOK_RC)
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(5.6, 3.0), managed: bool = True, squeeze: bool = True, **subplot_kw):
+def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(5.4, 3.0), managed: bool = True, squeeze: bool = True, **subplot_kw):
     """Make a figure and its axes in the book's style.
 
     Parameters
