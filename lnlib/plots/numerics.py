@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from .style import PALETTE, new_figure
@@ -127,7 +129,7 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
         ax.plot(np.ravel(y_exact), np.ravel(y), style["marker"], color=style["color"], ms=3)
         ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{int(np.sum(~finite))} NaN outputs")
     np.atleast_1d(axes)[0].set_ylabel("computed output")
-    fig.suptitle(title)
+    fig.suptitle(textwrap.fill(title, 56))  # wrapped: a long setting would widen the figure
     return fig
 
 

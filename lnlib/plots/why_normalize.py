@@ -22,8 +22,8 @@ def _setup(ax_act, ax_grad, depth: int) -> None:
         ax.set_yscale("log")
         ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, alpha=0.5)
         ax.set(xlabel="layer l (0 = input)", ylabel=label, xlim=(0, depth))
-    ax_act.set_title("forward: how big the activations are")
-    ax_grad.set_title("backward: the gradient reaching layer l")
+    ax_act.set_title("forward:\nhow big the activations are")
+    ax_grad.set_title("backward:\nthe gradient reaching layer l")
 
 
 class ScalePanels:
