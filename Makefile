@@ -7,6 +7,7 @@
 #   make serve   serve the built website on http://127.0.0.1:8000
 #   make bench   measure explorer latency, build time and test time
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
+#   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,7 +19,7 @@ PIP_FLAGS ?= --disable-pip-version-check --quiet
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench notebooks clean
+.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench notebooks references clean
 
 $(VENV)/.book-installed: requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
@@ -79,6 +80,14 @@ NB_EXEC_FLAGS := --ExecutePreprocessor.record_timing=False --ExecutePreprocessor
 notebooks: $(VENV)/.book-installed
 	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
+
+# PyTorch's outputs on the chapters' own inputs, stored in lnlib/data/pytorch_reference.{npz,json} with
+# their provenance, so the website shows PyTorch's evidence without PyTorch. Re-run after changing an input
+# in lnlib.pytorch_reference.CASES; tests/test_pytorch_reference.py fails when the stored file has drifted.
+TORCH_REFERENCE ?= torch==2.13.0
+references: $(VENV)/.book-installed
+	$(BIN)/python -m pip install $(PIP_FLAGS) "$(TORCH_REFERENCE)"
+	$(BIN)/python -m lnlib.pytorch_reference make references
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -1,10 +1,12 @@
-"""Two fixes to the HTML that Jupyter Book 1.x and its theme produce, so every page loads with a clean console.
+"""Fixes to the HTML that Jupyter Book 1.x and its theme produce: a clean console, nothing clipped.
 
 1. Jupyter Book registers sphinx-thebe's and sphinx-togglebutton's inline scripts twice; the second
    ``const THEBE_JS_URL`` is a JavaScript SyntaxError on every page. We drop exact duplicate scripts.
 2. On a reader's first visit (empty localStorage) pydata-sphinx-theme logs "Got invalid theme mode"
    (pydata/pydata-sphinx-theme#1635): its head script sets an empty mode. ``theme-mode.js`` sets the
    default instead, before the theme reads it.
+3. ``book-layout.css``: 80-column code and output fit the content column at 1280 px, API signatures
+   wrap on a phone, and display math scrolls in its own box rather than widening the page.
 
 The browser tests (tests/browser) fail on any console error, so a regression here is caught.
 """
@@ -34,4 +36,5 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
 def setup(app):
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.add_js_file("theme-mode.js", priority=100)
+    app.add_css_file("book-layout.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

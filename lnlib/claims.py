@@ -163,16 +163,18 @@ def claim(key: str) -> Claim:
 
 
 def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
-    """The summary table as MyST markdown: claim, source, verdict, correct statement, where it is shown (chapter "Fact check").
+    """The summary table as MyST markdown, two columns so it fits a page (chapter "Fact check").
 
-    Each row links the section of the chapter "Fact check" with the evidence and the other chapters on
-    the topic, as plain markdown links: MyST resolves them on the website, and JupyterLab (where
-    ``{ref}`` and ``{doc}`` roles stay unresolved) opens them.
+    Columns: the verdict; then the claim with its source document (linked to the document's entry on
+    the Sources page), the correct statement, and links to the section of the chapter "Fact check"
+    with the evidence and to the other chapters on the topic. Links are plain markdown: MyST resolves
+    them on the website, and JupyterLab (where ``{ref}`` and ``{doc}`` roles stay unresolved) opens them.
     """
-    lines = ["| claim | source | verdict | correct statement | shown in |", "|---|---|---|---|---|"]
+    lines = ["| verdict | claim (source); correct statement (evidence) |", "|---|---|"]
     for item in claims:
         links = [f"[here](#{item.section})"] + [f"[ch. {name[:2]}]({chapter_prefix}{name}.ipynb)" for name in item.chapters]
-        cells = [item.quote, f"{item.source} ({SOURCES[item.source][1]})", f"**{item.verdict}**", item.correct, ", ".join(links)]
+        source = f"[{item.source}](../sources.md#source-{item.source})"
+        cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({', '.join(links)})"]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
         lines.append("| " + " | ".join(cells) + " |")

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Comparison", "compare"]
+__all__ = ["Comparison", "compare", "LINE_WIDTH", "NAME_WIDTH"]
+
+#: Printed lines fit the book's 80 columns (the website's content column holds about 85 at 1280 px).
+LINE_WIDTH = 80
+#: Width of the name column; the statistics take the other 56 characters.
+NAME_WIDTH = 24
 
 
 @dataclass(frozen=True)
@@ -27,7 +32,11 @@ class Comparison:
         """Show nothing: :func:`compare` has printed the line already, so a cell ending in compare(...) prints it once."""
 
     def __str__(self) -> str:
-        return f"{self.name:<24} | exact: {str(self.exact):5} | allclose: {str(self.close):5} | max abs diff: {self.max_abs_diff:.2e}"
+        """At most :data:`LINE_WIDTH` characters a line: a name longer than :data:`NAME_WIDTH` gets a line of its own."""
+        stats = f" | exact: {str(self.exact):5} | allclose: {str(self.close):5} | max |diff|: {self.max_abs_diff:.2e}"
+        if len(self.name) <= NAME_WIDTH:
+            return f"{self.name:<{NAME_WIDTH}}{stats}"
+        return f"{self.name}\n{'':<{NAME_WIDTH}}{stats}"
 
 
 def compare(name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-8, show: bool = True) -> Comparison:

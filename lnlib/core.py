@@ -2,10 +2,12 @@ r"""The forward pass of Layer Normalization.
 
 .. math::
 
-    \mu = \frac{1}{H}\sum_i x_i, \qquad
-    \sigma^2 = \frac{1}{H}\sum_i (x_i - \mu)^2, \qquad
-    \hat x_i = \frac{x_i - \mu}{\sqrt{\sigma^2 + \varepsilon}}, \qquad
-    y_i = \gamma_i \hat x_i + \beta_i
+    \begin{aligned}
+    \mu &= \frac{1}{H}\sum_i x_i, &
+    \sigma^2 &= \frac{1}{H}\sum_i (x_i - \mu)^2, \\
+    \hat x_i &= \frac{x_i - \mu}{\sqrt{\sigma^2 + \varepsilon}}, &
+    y_i &= \gamma_i \hat x_i + \beta_i
+    \end{aligned}
 
 The statistics are taken over the normalized axes (the last one by default),
 separately for every other index (every sample, every token). The variance is

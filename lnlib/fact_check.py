@@ -93,8 +93,11 @@ class Measurement:
         return gap / self.stderr
 
     def __str__(self) -> str:
+        """One line, or two (the name, then the numbers) where one would pass the book's 80 columns."""
         error = f" ± {self.stderr:.4f} (n = {self.samples}, seed {self.seed})" if self.samples else " (exact)"
-        return f"{self.name}: measured {self.measured:.4f}{error}, claimed {self.claimed:.4f}"
+        numbers = f"measured {self.measured:.4f}{error}, claimed {self.claimed:.4f}"
+        line = f"{self.name}: {numbers}"
+        return line if len(line) <= 80 else f"{self.name}:\n  {numbers}"
 
 
 def _check_size(size, low: int = 2) -> int:

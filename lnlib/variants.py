@@ -35,8 +35,10 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
 
     .. math::
 
-        \sigma^2 = \frac{1}{H}\sum_i (x_i - \mu)^2 \quad\text{(default)}, \qquad
-        s^2 = \frac{1}{H - 1}\sum_i (x_i - \mu)^2 \quad\text{(unbiased=True)}
+        \begin{aligned}
+        \sigma^2 &= \frac{1}{H}\sum_i (x_i - \mu)^2 && \text{(default)}, \\
+        s^2 &= \frac{1}{H - 1}\sum_i (x_i - \mu)^2 && \text{(unbiased=True)}
+        \end{aligned}
 
     Parameters
     ----------

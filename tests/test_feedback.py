@@ -70,3 +70,11 @@ def test_multiple_choice_says_which_kind_of_wrong():
     assert exercise.feedback(100).startswith("Not quite: 100 is one of the choices, but not the right one")
     assert exercise.feedback(5).startswith("Not quite: answer with one of 10, 100, 1000, 10000")
     assert exercise.feedback(1000) == "Correct!"
+
+
+def test_compare_lines_fit_the_books_80_columns(capsys):
+    for name in ("dx", "n" * 24, "a name longer than the name column holds"):
+        compare(name, np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and max(len(line) for line in lines) <= 80
+    assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith("| exact: False")

@@ -13,21 +13,23 @@ __all__ = ["STEP_TITLES", "computation_diagram", "StepPanels", "steps_figure", "
 #: The panels of a step-by-step figure: the input, then the documents' four steps.
 STEP_TITLES = ("input x", "1. mean μ (dashed)", "2. (x − μ)², mean σ²", "3. normalize x̂", "4. scale, shift y")
 
-# The computation graph: node -> (x, y, label), left to right in the order of computation.
+# The computation graph: node -> (x, y, label), in the order of computation, in four rows down the column.
 _NODES = {
-    "x": (0.0, 1, "input x"),
-    "mean": (1.2, 2, "mean\nμ = mean(x)"),
-    "centre": (2.4, 1, "subtract\nx − μ"),
-    "var": (3.7, 2, "variance\nσ² = mean((x − μ)²)"),
-    "eps": (5.0, 2, "add ε\nσ² + ε"),
-    "sqrt": (6.2, 2, "square root\n√(σ² + ε)"),
-    "divide": (7.5, 1, "divide\nx̂ = (x − μ) / √(σ² + ε)"),
-    "scale": (9.0, 1, "scale\nγ ⊙ x̂"),
-    "shift": (10.3, 1, "shift\ny = γ ⊙ x̂ + β"),
+    "x": (0.0, 3.6, "input x"),
+    "mean": (2.0, 3.6, "mean\nμ = mean(x)"),
+    "centre": (2.0, 2.4, "subtract\nx − μ"),
+    "var": (4.4, 3.6, "variance\nσ² = mean((x − μ)²)"),
+    "eps": (6.5, 3.6, "add ε\nσ² + ε"),
+    "sqrt": (6.5, 2.4, "square root\n√(σ² + ε)"),
+    "divide": (4.0, 1.2, "divide\nx̂ = (x − μ) / √(σ² + ε)"),
+    "scale": (2.6, 0.0, "scale\nγ ⊙ x̂"),
+    "shift": (5.4, 0.0, "shift\ny = γ ⊙ x̂ + β"),
 }
 _EDGES = [("x", "mean"), ("x", "centre"), ("mean", "centre"), ("centre", "var"), ("var", "eps"), ("eps", "sqrt"),
           ("centre", "divide"), ("sqrt", "divide"), ("divide", "scale"), ("scale", "shift")]
 _PARAMETERS = {"scale": "γ (per feature)", "shift": "β (per feature)", "eps": "ε (a constant)"}
+# Where each parameter's label sits, relative to its node.
+_PARAMETER_OFFSETS = {"scale": (-1.9, 0.0), "shift": (0.0, -0.85), "eps": (0.0, 0.85)}
 
 
 def computation_diagram(values: dict | None = None):
@@ -44,8 +46,8 @@ def computation_diagram(values: dict | None = None):
         e.g. the numbers of one worked example.
     """
     values = values or {}
-    fig, ax = new_figure(figsize=(11.0, 3.4))
-    ax.set(xlim=(-0.7, 11.0), ylim=(0.4, 3.0))
+    fig, ax = new_figure(figsize=(5.4, 4.4))
+    ax.set(xlim=(-0.9, 7.3), ylim=(-1.2, 4.8))
     ax.axis("off")
     boxes = {}
     for name, (col, row, label) in _NODES.items():
@@ -56,15 +58,17 @@ def computation_diagram(values: dict | None = None):
     arrow = {"arrowstyle": "-|>", "mutation_scale": 12, "shrinkA": 2, "shrinkB": 2}
     for name, label in _PARAMETERS.items():
         col, row, _ = _NODES[name]
-        source = ax.text(col, row + 0.7, label, ha="center", va="center", fontsize=8, color=PALETTE["mean"])
-        ax.annotate("", xy=(col, row), xytext=(col, row + 0.7),
-                    arrowprops=arrow | {"color": PALETTE["mean"], "patchA": None, "patchB": boxes[name].get_bbox_patch()})
+        dx, dy = _PARAMETER_OFFSETS[name]
+        source = ax.text(col + dx, row + dy, label, ha="center", va="center", fontsize=8, color=PALETTE["mean"],
+                         bbox={"boxstyle": "round,pad=0.2", "facecolor": "none", "edgecolor": "none"})
+        ax.annotate("", xy=(col, row), xytext=(col + dx, row + dy),  # from the label's edge to the node's box
+                    arrowprops=arrow | {"color": PALETTE["mean"], "patchA": source.get_bbox_patch(), "patchB": boxes[name].get_bbox_patch()})
         source.set_zorder(3)
     for start, end in _EDGES:
         (c0, r0, _), (c1, r1, _) = _NODES[start], _NODES[end]
         ax.annotate("", xy=(c1, r1), xytext=(c0, r0),
                     arrowprops=arrow | {"color": PALETTE["neutral"], "patchA": boxes[start].get_bbox_patch(), "patchB": boxes[end].get_bbox_patch()})
-    ax.set_title("LayerNorm, one vector at a time: blue boxes are fixed arithmetic, orange boxes use the learned parameters")
+    ax.set_title("LayerNorm, one vector at a time: blue boxes are fixed\narithmetic, orange boxes use the learned parameters")
     return fig
 
 
@@ -133,26 +137,27 @@ def steps_figure(x, gamma=None, beta=None, *, eps: float = 1e-5, step: int = 4, 
     -------
     (Figure, StepPanels)
     """
-    fig, axes = new_figure(1, 5, figsize=(10.0, 2.6), managed=managed)
+    fig, axes = new_figure(1, 5, figsize=(5.4, 2.4), managed=managed)
     panels = StepPanels(axes, x, gamma, beta, eps=eps)
     panels.show(step)
     return fig, panels
 
 
 def steps_companion(examples: dict):
-    """Every step of every example, one row per example: the static stand-in for
+    """Every step of every example, one column per example: the static stand-in for
     :func:`lnlib.widgets.complete_examples_explorer` on the website (chapter "The complete examples").
 
     Parameters
     ----------
     examples : dict of str to array_like
-        Row label and input (one vector or a batch).
+        Column label and input (one vector or a batch).
     """
-    fig, axes = new_figure(len(examples), 5, figsize=(10.0, 2.4 * len(examples)))
-    for row, (label, x) in zip(np.atleast_2d(axes), examples.items()):
-        panels = StepPanels(row, x)
+    fig, axes = new_figure(5, len(examples), figsize=(5.4, 1.9 * 5), squeeze=False)
+    for column, (label, x) in zip(axes.T, examples.items()):
+        panels = StepPanels(column, x)
         panels.frame.set_visible(False)
-        row[0].set_ylabel(f"{label}\nvalue")
+        for ax, title in zip(column, STEP_TITLES):
+            ax.set_title(f"{label}: {title}", fontsize=8)
     return fig
 
 
@@ -164,7 +169,7 @@ def before_after_figure(x, y, *, bins: int = 40):
     x, y : array_like, shape (H,)
         The input and the output.
     """
-    fig, axes = new_figure(1, 2, figsize=(8.0, 3.0))
+    fig, axes = new_figure(1, 2, figsize=(5.4, 2.8))
     for ax, values, colour, title in zip(axes, (np.asarray(x), np.asarray(y)), (PALETTE["input"], PALETTE["output"]), ("before: x", "after: y = LayerNorm(x)")):
         mu, sd = values.mean(), values.std()
         ax.hist(values, bins=bins, color=colour, alpha=0.85)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..variants import std_inside, std_outside
-from .style import PALETTE, new_figure
+from .style import PALETTE, new_figure, panel_grid
 
 __all__ = ["OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
 
@@ -132,7 +132,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     pattern = np.asarray(pattern, dtype=float)
     centred = pattern - pattern.mean()
     limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
-    fig, (left, right) = new_figure(1, 2, figsize=(8.4, 3.2), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
     right.set_title("std of the output against ε; black: the current ε", pad=30)
@@ -156,7 +156,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     -------
     Figure
     """
-    fig, axes = new_figure(1, len(variances), figsize=(2.9 * len(variances), 3.0), sharey=True)
+    fig, axes = panel_grid(len(variances), panel=(3.0, 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
         ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=30)
@@ -181,7 +181,7 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     Figure
     """
     variances = np.asarray(variances, dtype=float)
-    fig, ax = new_figure(figsize=(6.4, 3.2))
+    fig, ax = new_figure(figsize=(5.4, 3.2))
     for (name, eps), colour in zip(framework_eps.items(), FRAMEWORK_COLOURS):
         ax.semilogx(variances, variances / (variances + eps), color=PALETTE[colour], lw=2, label=f"{name}, ε = {eps:.0e}")
         ax.plot([eps], [0.5], "o", color=PALETTE[colour])

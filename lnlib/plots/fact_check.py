@@ -68,7 +68,7 @@ def moment_explorer_figure(grid, distribution: str = "normal", size: int = 4, *,
     -------
     (Figure, MomentPanels)
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(7.5, 3.0), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8), managed=managed)
     panels = MomentPanels(left, right, grid)
     panels.update(distribution, size)
     return fig, panels
@@ -76,7 +76,7 @@ def moment_explorer_figure(grid, distribution: str = "normal", size: int = 4, *,
 
 def moment_curves_figure(grid):
     """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with the claimed values (chapter "Fact check")."""
-    fig, (left, right) = new_figure(1, 2, figsize=(8.0, 3.4))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.2))
     sizes = np.array(grid.sizes, dtype=float)
     fine = np.geomspace(sizes[0], sizes[-1], 200)
     left.plot(fine, _claimed_covariance(fine), color=PALETTE["reference"], lw=4, alpha=0.6, label="claimed −1/(H−1)")
@@ -98,7 +98,7 @@ def moments_companion(grid, settings):
 
     The static stand-in for :func:`lnlib.widgets.fact_check_explorer` on the website.
     """
-    fig, axes = new_figure(2, (len(settings) + 1) // 2, figsize=(2.6 * ((len(settings) + 1) // 2), 5.0), sharex=True, sharey=True)
+    fig, axes = new_figure(2, (len(settings) + 1) // 2, figsize=(5.4, 5.2), sharex=True, sharey=True)
     z = np.linspace(-4, 4, 200)
     centres = 0.5 * (grid.edges[1:] + grid.edges[:-1])
     for ax, (name, size) in zip(axes.ravel(), settings):
@@ -123,7 +123,7 @@ def covariance_figure(covariances):
     panels = [("measured (Monte Carlo)", covariances.measured), ("exact: γᵢγⱼ H/(H−1) (δᵢⱼ − 1/H)", covariances.exact),
               ("document: γᵢγⱼ/H (δᵢⱼ − 1/H)", covariances.document)]
     limit = float(np.abs(covariances.exact).max())
-    fig, axes = new_figure(1, 3, figsize=(9.0, 3.2))
+    fig, axes = new_figure(1, 3, figsize=(5.4, 2.4))
     size = covariances.exact.shape[0]
     for ax, (title, matrix) in zip(axes, panels):
         image = ax.imshow(matrix, cmap="PuOr_r", vmin=-limit, vmax=limit)

@@ -136,7 +136,7 @@ def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_
     """
     shapes = {np.shape(ids) for ids in panels.values()}
     blocks, rows, cols = shapes.pop()
-    fig, axes = new_figure(len(panels), 1, figsize=(7.0, 1.25 * len(panels) * (rows + 2) / 6 + 0.6))
+    fig, axes = new_figure(len(panels), 1, figsize=(5.4, 1.25 * len(panels) * (rows + 2) / 6 + 0.6))
     for ax, (title, ids) in zip(np.atleast_1d(axes), panels.items()):
         SharingPanel(ax, blocks, rows, cols, block_label=block_label, row_label=row_label, col_label=col_label).update(ids)
         ax.set_title(title, loc="left")
@@ -156,7 +156,7 @@ def batch_effects_figure(effects, feature: int, spread_sizes, spreads):
     spread_sizes, spreads : sequences of float
         Batch sizes and the spread of batch norm's output at each, for the right panel.
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(8.0, 3.2))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0))
     rng = np.random.default_rng(0)
     sizes = list(effects.training)
     for k, size in enumerate(sizes):
@@ -188,7 +188,7 @@ def invariance_figure(table):
     methods = list(table.changes)
     changes = np.array([table.changes[m] for m in methods])
     columns = table.rows()[0][1:]
-    fig, ax = new_figure(figsize=(8.0, 3.0))
+    fig, ax = new_figure(figsize=(5.4, 3.0))
     image = ax.imshow(np.log10(np.maximum(changes, 1e-17)), cmap="cividis", vmin=-17, vmax=1, aspect="auto")
     for (i, j), change in np.ndenumerate(changes):
         verdict = "Invariant" if change <= table.tol else "No"
@@ -202,7 +202,7 @@ def invariance_figure(table):
 
 def rms_layer_figure(layer_zero, rms_zero, layer_shifted, rms_shifted):
     """RMS norm against layer norm, for zero-mean inputs and for the same inputs shifted (chapter "LayerNorm and its family")."""
-    fig, axes = new_figure(1, 2, figsize=(7.0, 3.2), sharex=True, sharey=True)
+    fig, axes = new_figure(1, 2, figsize=(5.4, 3.0), sharex=True, sharey=True)
     for ax, ln, rms, title in zip(axes, (layer_zero, layer_shifted), (rms_zero, rms_shifted), ("inputs with mean 0", "the same inputs + 1")):
         ax.plot(np.ravel(ln), np.ravel(rms), "o", color=PALETTE["input"], ms=4)
         ax.plot([-3, 3], [-3, 3], color=PALETTE["neutral"], lw=0.8, ls="--", label="y = x")
@@ -225,7 +225,7 @@ def family_companion(x, settings):
         (method, batch size, groups) for each row of panels.
     """
     blocks, rows, cols = x.shape
-    fig, axes = new_figure(len(settings), 2, figsize=(9.0, 1.6 * len(settings) + 0.7), width_ratios=[2.2, 1])
+    fig, axes = new_figure(len(settings), 2, figsize=(5.4, 1.6 * len(settings) + 0.7), width_ratios=[2.2, 1])
     for (grid_ax, out_ax), (method, batch, groups) in zip(axes, settings):
         batch_x = x[:batch]
         SharingPanel(grid_ax, blocks, rows, cols, col_label="position").update(statistic_ids(batch_x.shape, method, groups=groups))
@@ -236,5 +236,5 @@ def family_companion(x, settings):
         for ax in (grid_ax, out_ax):
             if ax is not axes[-1][0] and ax is not axes[-1][1]:
                 ax.set_xlabel("")
-    fig.legend(handles=_legend_handles(True) + axes[0][1].get_legend_handles_labels()[0], loc="outside upper left", ncol=5, fontsize=8)
+    fig.legend(handles=_legend_handles(True) + axes[0][1].get_legend_handles_labels()[0], loc="outside upper left", ncol=3, fontsize=8)
     return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import PALETTE, new_figure
+from .style import PALETTE, new_figure, panel_grid
 
 __all__ = ["GROUP_COLOURS", "grouped", "per_feature_figure", "GammaBetaPanels", "gamma_beta_figure", "gamma_beta_companion"]
 
@@ -39,7 +39,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     xhat_tokens = np.asarray(xhat_tokens, dtype=float)
     y = xhat_tokens * gamma + beta
     edges = np.linspace(min(y.min(), xhat_tokens.min()), max(y.max(), xhat_tokens.max()), 61)
-    fig, (left, right) = new_figure(1, 2, figsize=(8.0, 3.0), sharex=True, sharey=True)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8), sharex=True, sharey=True)
     for i, colour in enumerate(GROUP_COLOURS[: xhat_tokens.shape[1]]):
         left.hist(xhat_tokens[:, i], bins=edges, histtype="step", lw=1.8, color=colour, label=f"feature {i + 1}")
         right.hist(y[:, i], bins=edges, histtype="step", lw=1.8, color=colour, label=f"γ={gamma[i]:g}, β={beta[i]:g}")
@@ -123,7 +123,7 @@ def gamma_beta_figure(xhat_small, xhat_wide, gamma, beta, *, limits=(6.0, 12.0),
     -------
     (Figure, GammaBetaPanels)
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(7.6, 2.8), managed=managed, gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.6), managed=managed, gridspec_kw={"width_ratios": [1, 1.6]})
     panels = GammaBetaPanels(left, right, xhat_small, xhat_wide, limits)
     panels.update(gamma, beta)
     return fig, panels
@@ -142,7 +142,7 @@ def gamma_beta_companion(xhat_wide, settings: dict):
         one value per feature group, as in the explorer.
     """
     xhat_wide = np.asarray(xhat_wide, dtype=float)
-    fig, axes = new_figure(1, len(settings), figsize=(2.7 * len(settings), 2.9), sharex=True, sharey=True)
+    fig, axes = panel_grid(len(settings), ncols=3, panel=(2.0, 2.6), sharex=True, sharey=True)
     edges = np.linspace(-6, 6, 61)
     for ax, (title, (gamma, beta)) in zip(np.atleast_1d(axes), settings.items()):
         y = grouped(gamma, xhat_wide.size) * xhat_wide + grouped(beta, xhat_wide.size)

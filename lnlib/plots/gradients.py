@@ -28,7 +28,7 @@ def computation_graph_figure():
     -------
     Figure
     """
-    fig, ax = new_figure(figsize=(7.5, 3.0))
+    fig, ax = new_figure(figsize=(5.4, 2.8))
     for start, end, path in _EDGES:
         colour = PATH_COLOURS.get(path, PALETTE["neutral"])
         ax.annotate("", xy=_NODES[end], xytext=_NODES[start],
@@ -64,7 +64,7 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
     x = np.asarray(x, dtype=float)
     parts = backward_parts(np.zeros_like(x), x, gamma, eps=eps)
     scaled = layer_norm_jacobian(x, gamma, eps=eps) * parts.std.item()
-    fig, (ax_map, ax_eig) = new_figure(1, 2, figsize=(7.5, 3.2))
+    fig, (ax_map, ax_eig) = new_figure(1, 2, figsize=(5.4, 3.0))
     limit = max(1.0, float(np.abs(scaled).max()))
     image = ax_map.imshow(scaled, cmap=JACOBIAN_CMAP, vmin=-limit, vmax=limit)
     for (i, j), value in np.ndenumerate(scaled):
@@ -174,7 +174,7 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
     """
     x = np.asarray(x, dtype=float)
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))
-    fig, axes = new_figure(1, 3, figsize=(9.0, 3.2), managed=managed)
+    fig, axes = new_figure(1, 3, figsize=(5.4, 2.6), managed=managed)
     panels = GradientPanels(*axes, x.size, value_range, term_limit, jac_limit)
     xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
     panels.update(x, xhat, terms, scaled_dx, scaled_jac)
@@ -182,21 +182,21 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
 
 
 def gradients_companion(examples: dict, gamma=None):
-    """Small multiples of the explorer: for each example, the three terms of s*dx (top) and s*J (bottom) (chapter "Gradients through LayerNorm").
+    """Small multiples of the explorer: for each example (a row), the three terms of s*dx (left) and s*J (right) (chapter "Gradients through LayerNorm").
 
     The static stand-in for :func:`lnlib.widgets.gradients_explorer` on the website.
 
     Parameters
     ----------
     examples : dict of str to (x, dy, eps)
-        Title of each column and the setting it shows.
+        Title of each row and the setting it shows.
     """
-    fig, axes = new_figure(2, len(examples), figsize=(2.9 * len(examples), 5.8))
+    fig, axes = new_figure(len(examples), 2, figsize=(5.4, 2.3 * len(examples) + 0.6), squeeze=False)
     pieces = {title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()}
     limit = 1.15 * max(max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values())
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))  # abs(s * J[i, j]) <= abs(gamma[i])
     for column, (title, (_, terms, scaled_dx, scaled_jac, _)) in enumerate(pieces.items()):
-        ax_terms, ax_jac = axes[0, column], axes[1, column]
+        ax_terms, ax_jac = axes[column, 0], axes[column, 1]
         index = np.arange(1, len(scaled_dx) + 1)
         handles = [ax_terms.bar(index + offset, terms[path], 0.22, color=PATH_COLOURS[path], label=PATH_LABELS[path])
                    for offset, path in zip((-0.22, 0.0, 0.22), PATH_COLOURS)]
@@ -207,10 +207,11 @@ def gradients_companion(examples: dict, gamma=None):
         ticks = np.arange(len(scaled_dx))
         ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input feature j")
         ax_jac.grid(False)
-    axes[0, 0].set_ylabel("term × s")
-    axes[1, 0].set_ylabel("s·J: output feature i")
+    for ax_terms, ax_jac in axes:
+        ax_terms.set_ylabel("term × s")
+        ax_jac.set_ylabel("s·J: output feature i")
     fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=8)  # the three paths, then their sum
-    fig.colorbar(image, ax=axes[1, :], shrink=0.8, label="s·J entry")
+    fig.colorbar(image, ax=axes[:, 1], shrink=0.6, label="s·J entry")
     return fig
 
 
@@ -225,7 +226,7 @@ def scaling_figure(alphas, ratios: dict):
         For each label (an eps), ``alpha * |dx(alpha x)| / |dx(x)|``: 1 where the
         source's "1/alpha" rule holds.
     """
-    fig, ax = new_figure(figsize=(6.4, 3.2))
+    fig, ax = new_figure(figsize=(5.4, 3.2))
     for (label, ratio), colour in zip(ratios.items(), (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE["negative"])):
         ax.plot(alphas, ratio, lw=2, color=colour, label=label)
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls="--", label="the 1/α rule")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from .style import PALETTE, new_figure
+from .style import PALETTE, new_figure, panel_grid
 
 __all__ = ["MeanPanels", "mean_figure", "mean_companion"]
 
@@ -85,7 +85,7 @@ def mean_figure(x, *, value_range=None, managed: bool = True):
     (Figure, MeanPanels)
     """
     x = np.asarray(x, dtype=float)
-    fig, (left, right) = new_figure(1, 2, figsize=(7.5, 3.0), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8), managed=managed)
     panels = MeanPanels(left, right, x.size, value_range)
     panels.update(x)
     return fig, panels
@@ -105,7 +105,7 @@ def mean_companion(examples: dict[str, list[float]]):
     -------
     Figure
     """
-    fig, axes = new_figure(1, len(examples), figsize=(2.6 * len(examples), 2.8), sharey=True)
+    fig, axes = panel_grid(len(examples), panel=(3.0, 2.6), sharey=True)
     for ax, (title, x) in zip(np.atleast_1d(axes), examples.items()):
         x = np.asarray(x, dtype=float)
         index = np.arange(1, x.size + 1)

@@ -128,7 +128,7 @@ def normalizing_figure(x, eps: float = 0.0, *, value_range=(-3.0, 3.0), managed:
     -------
     (Figure, (PlaneView, EntriesView))
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(6.8, 3.2), managed=managed, width_ratios=(1.5, 1.0))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1.5, 1.0))
     plane = PlaneView(left, plane_limit(*value_range))
     left.set_title("plane x₁ + x₂ + x₃ = 0, seen along (1, 1, 1)")
     left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=7)  # outside: the moving dot would cover it
@@ -155,12 +155,12 @@ def sphere_figure(inputs, eps: float = 0.0):
     """
     inputs = np.asarray(inputs, dtype=float)
     images = layer_norm(inputs, eps=eps)
-    fig, axes = new_figure(1, 2, figsize=(9.5, 4.0))
+    fig, axes = new_figure(1, 2, figsize=(5.4, 3.6))
     axes[0].remove()
     ax3d = fig.add_subplot(1, 2, 1, projection="3d")
     fig.set_layout_engine("none")  # placed by hand: the constrained layout clips a 3-D z label
-    ax3d.set_position((0.03, 0.04, 0.42, 0.86))
-    axes[1].set_position((0.49, 0.13, 0.3, 0.77))
+    ax3d.set_position((0.0, 0.12, 0.46, 0.78))
+    axes[1].set_position((0.58, 0.24, 0.38, 0.6))
     _draw_sphere_3d(ax3d, inputs, images)
     points, targets = plane_coordinates(inputs), plane_coordinates(images)
     limit = 1.1 * max(RADIUS, np.abs(points).max())
@@ -171,8 +171,8 @@ def sphere_figure(inputs, eps: float = 0.0):
     plane.projection.set_markersize(5)
     plane.xhat.set_data(targets[:, 0], targets[:, 1])
     plane.xhat.set_markersize(9)
-    axes[1].set_title("the same, face on: every x̂ is on the circle")
-    axes[1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    axes[1].set_title("the plane, face on:\nevery x̂ is on the circle")
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="lower center", ncols=3, fontsize=8)
     return fig
 
 
@@ -210,7 +210,7 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
     ncols : int, default 3
     """
     nrows = -(-len(examples) // ncols)
-    fig, axes = new_figure(nrows, ncols, figsize=(2.9 * ncols, 3.0 * nrows))
+    fig, axes = new_figure(nrows, ncols, figsize=(1.8 * ncols, 2.1 * nrows + 0.6))
     axes = np.atleast_1d(axes).ravel()
     limit = 1.1 * max(RADIUS, max(np.linalg.norm(plane_coordinates(x)) for x, _ in examples.values()))
     for ax, (title, (x, eps)) in zip(axes, examples.items()):

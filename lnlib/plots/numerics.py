@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from .style import PALETTE, new_figure
@@ -87,7 +89,7 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         The unit roundoff u of each dtype, by name: dashed lines show u·κ²
         (one-pass), u·κ (Welford) and (u·κ)² (two-pass's second-order term), with κ the shift.
     """
-    fig, axes = new_figure(1, len(sweeps), figsize=(4.2 * len(sweeps), 3.6), sharey=True)
+    fig, axes = new_figure(1, len(sweeps), figsize=(5.4, 3.4), sharey=True)
     for ax, sweep in zip(np.atleast_1d(axes), sweeps):
         _error_axes(ax, "relative error of the variance")
         kappa = np.logspace(0, 5, 50)
@@ -118,7 +120,7 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
     title : str
         The figure's title (the setting).
     """
-    fig, axes = new_figure(1, len(outputs), figsize=(3.2 * len(outputs), 3.3))
+    fig, axes = new_figure(1, len(outputs), figsize=(5.4, 2.8))
     for ax, (method, y) in zip(np.atleast_1d(axes), outputs.items()):
         style = METHOD_STYLE[method]
         finite = np.isfinite(y)
@@ -127,7 +129,7 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
         ax.plot(np.ravel(y_exact), np.ravel(y), style["marker"], color=style["color"], ms=3)
         ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{int(np.sum(~finite))} NaN outputs")
     np.atleast_1d(axes)[0].set_ylabel("computed output")
-    fig.suptitle(title)
+    fig.suptitle(textwrap.fill(title, 56))  # wrapped: a long setting would widen the figure
     return fig
 
 
@@ -145,7 +147,7 @@ def numerics_companion(sweeps, shift: float, points):
     points : sequence of lnlib.numerics.ShiftErrors or None
         The errors at `shift` for each dtype (None where the dtype cannot hold the data).
     """
-    fig, axes = new_figure(2, len(sweeps), figsize=(3.6 * len(sweeps), 6.0), sharex=True, sharey=True)
+    fig, axes = new_figure(2, len(sweeps), figsize=(5.4, 5.2), sharex=True, sharey=True)
     for column, (sweep, point) in enumerate(zip(sweeps, points)):
         panels = ErrorPanels(axes[0, column], axes[1, column])
         panels.show_sweep(sweep)

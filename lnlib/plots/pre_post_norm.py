@@ -50,7 +50,7 @@ def _draw_flow(ax, steps, skips, title):
 
 def block_diagrams():
     """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
-    fig, (left, right) = new_figure(1, 2, figsize=(7.0, 5.2))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.6))
     _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm (original Transformer, BERT)\nLayerNorm on the residual stream")
     _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3; LLaMA with RMSNorm)\nLayerNorm only on the branch")
     right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
@@ -78,7 +78,7 @@ def stream_figure(profiles: dict):
     profiles : dict of str to lnlib.transformer.InitProfile
         One profile per placement, of the same depth.
     """
-    fig, ax = new_figure(figsize=(6.4, 3.4))
+    fig, ax = new_figure(figsize=(5.4, 3.2))
     depth = next(iter(profiles.values())).depth
     layers = np.arange(depth + 1)
     ax.fill_between(layers, 1 + layers / 2, 1 + 1.5 * layers, color=COLOURS["pre"], alpha=0.12, label="Lemma 2: between $1 + l/2$ and $1 + 3l/2$")
@@ -99,7 +99,7 @@ def depth_figure(depths, last_grads: dict):
         Per placement, one batch's gradient norm per seed and depth.
     """
     depths = np.asarray(depths)
-    fig, (left, right) = new_figure(1, 2, figsize=(7.5, 3.2))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0))
     for placement, rows in last_grads.items():
         _errorbars(left, depths, rows, placement)
         _errorbars(right, depths, rows * np.sqrt(depths), placement)
@@ -117,7 +117,7 @@ def depth_figure(depths, last_grads: dict):
 
 def layer_figure(profiles: dict, weights=("W1", "W2")):
     """Finding 3: per-layer gradient norms of the FFN weights at initialization, one panel per weight."""
-    fig, axes = new_figure(1, len(weights), figsize=(3.8 * len(weights), 3.2), sharey=True)
+    fig, axes = new_figure(1, len(weights), figsize=(5.4, 3.2), sharey=True)
     depth = next(iter(profiles.values())).depth
     layers = np.arange(1, depth + 1)
     for ax, weight in zip(np.atleast_1d(axes), weights):
@@ -187,7 +187,7 @@ def profile_figure(profile, *, max_depth: int, stream_max: float, grad_range, ma
     -------
     (Figure, ProfilePanels)
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(8.0, 3.2), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed)
     panels = ProfilePanels(left, right, max_depth, stream_max, grad_range)
     panels.update(profile)
     return fig, panels
@@ -204,7 +204,7 @@ def profile_companion(grid: dict, depths, width: int):
         One column per depth.
     width : int
     """
-    fig, axes = new_figure(2, len(depths), figsize=(2.9 * len(depths), 5.0), sharey="row")
+    fig, axes = new_figure(2, len(depths), figsize=(5.4, 4.8), sharey="row")
     for column, depth in enumerate(depths):
         top, bottom = axes[0, column], axes[1, column]
         for placement in COLOURS:
@@ -234,7 +234,7 @@ def training_figure(runs: dict, shown: float):
     shown : float
         The learning rate whose curves the left panel shows.
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.4), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.2), gridspec_kw={"width_ratios": [3, 2]})
     rates = sorted(runs)
     keys = list(runs[shown])
     for (placement, warmup), losses in runs[shown].items():

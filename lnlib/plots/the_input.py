@@ -118,7 +118,7 @@ def groups_figure(shape, axis_names, normalizations=("LayerNorm", "BatchNorm"), 
     -------
     Figure
     """
-    fig, axes = new_figure(1, len(normalizations), figsize=(3.4 * len(normalizations), 2.4), managed=managed)
+    fig, axes = new_figure(1, len(normalizations), figsize=(5.4, 2.2), managed=managed)
     for ax, normalization in zip(np.atleast_1d(axes), normalizations):
         _draw(ax, shape, axis_names, normalization)
     return fig
@@ -145,10 +145,13 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     normalizations : sequence of str
         Keys of :data:`lnlib.contexts.NORMALIZATIONS`, one per column.
     """
-    fig, axes = new_figure(len(cases), len(normalizations), figsize=(3.3 * len(normalizations), 2.5 * len(cases)))
+    fig, axes = new_figure(len(cases), len(normalizations), figsize=(5.4, 2.4 * len(cases)))
     axes = np.atleast_2d(axes)
     for row, (label, (axis_names, shape)) in zip(axes, cases.items()):
-        for ax, normalization in zip(row, normalizations):
+        for column, (ax, normalization) in enumerate(zip(row, normalizations)):
             _draw(ax, shape, axis_names, normalization)
-            ax.set_title(f"{label} {shape}\n{ax.get_title()}")
+            title = ax.get_title().replace("LayerNorm over the last two axes", "LayerNorm (last 2 axes)")
+            # the context once per row, centred over the middle panel, so the titles do not collide
+            context = f"{label} {shape}" if column == len(normalizations) // 2 else " "
+            ax.set_title(f"{context}\n{title}", fontsize=8)
     return fig

@@ -142,7 +142,7 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
     if fitted:
         pad = max(np.ptp(x), 1.0) * 0.25
         value_range = (x.min() - pad, x.max() + pad)
-    fig, (left, right) = new_figure(1, 2, figsize=(9.0, 3.2), managed=managed, width_ratios=(1, 1.6))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1, 1.6))
     panels = (SpreadPanel(left, x.size, value_range), SquaresPanel(right, x.size, value_range[1] - value_range[0]))
     for panel in panels:
         panel.update(x, unbiased)
@@ -172,7 +172,7 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
     """
     vectors = [np.asarray(v, dtype=float) for v in examples.values()]
     nrows = -(-len(vectors) // ncols)
-    fig, axes = new_figure(nrows, ncols, figsize=(4.2 * ncols, 1.9 * nrows))
+    fig, axes = new_figure(nrows, ncols, figsize=(2.7 * ncols, 2.2 * nrows))
     axes = np.atleast_1d(axes).ravel()
     panels = []
     for ax, title, x in zip(axes, examples, vectors):
@@ -205,7 +205,7 @@ def bessel_figure(sizes, *, marked=(4, 512)):
     Figure
     """
     sizes = np.asarray(sizes, dtype=float)
-    fig, ax = new_figure(figsize=(6.4, 3.0))
+    fig, ax = new_figure(figsize=(5.4, 3.0))
     ax.semilogx(sizes, np.sqrt((sizes - 1) / sizes), color=PALETTE["input"], lw=2, label="σ / s = √((H − 1) / H)")
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
     for h in marked:

@@ -22,8 +22,8 @@ def _setup(ax_act, ax_grad, depth: int) -> None:
         ax.set_yscale("log")
         ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, alpha=0.5)
         ax.set(xlabel="layer l (0 = input)", ylabel=label, xlim=(0, depth))
-    ax_act.set_title("forward: how big the activations are")
-    ax_grad.set_title("backward: the gradient reaching layer l")
+    ax_act.set_title("forward:\nhow big the activations are")
+    ax_grad.set_title("backward:\nthe gradient reaching layer l")
 
 
 class ScalePanels:
@@ -74,7 +74,7 @@ def scale_figure(curves: dict):
     curves : dict of str to (StackRun, dict)
         Legend label to the run and its matplotlib line style.
     """
-    fig, (ax_act, ax_grad) = new_figure(1, 2, figsize=(8.0, 3.8))
+    fig, (ax_act, ax_grad) = new_figure(1, 2, figsize=(5.4, 3.4))
     depth = max(len(run.activations) for run, _ in curves.values()) - 1
     _setup(ax_act, ax_grad, depth)
     for label, (run, style) in curves.items():
@@ -93,7 +93,7 @@ def scale_companion(runs: dict):
     runs : dict of str to dict of (bool, str) to StackRun
         Column title to the runs of that column, keyed by (LayerNorm on, activation).
     """
-    fig, axes = new_figure(2, len(runs), figsize=(3.0 * len(runs), 5.4), sharey="row")
+    fig, axes = new_figure(2, len(runs), figsize=(5.4, 5.0), sharey="row")
     axes = np.asarray(axes).reshape(2, -1)
     for (title, column), ax_act, ax_grad in zip(runs.items(), axes[0], axes[1]):
         depth = max(len(run.activations) for run in column.values()) - 1
@@ -105,5 +105,5 @@ def scale_companion(runs: dict):
         ax_grad.set_title("")
     for ax in axes[:, 1:].ravel():
         ax.set_ylabel("")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=4)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig

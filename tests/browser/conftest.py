@@ -51,9 +51,9 @@ def browser():
 class OfflineContext:
     """A browser context that blocks, and records, every request that leaves the loopback."""
 
-    def __init__(self, browser):
+    def __init__(self, browser, width: int = 1280):
         self.blocked: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context = browser.new_context(viewport={"width": width, "height": 900})
         self.context.route("**/*", self._route)
 
     def _route(self, route):

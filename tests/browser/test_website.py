@@ -3,7 +3,14 @@
 For every page in the table of contents: it loads without JavaScript errors and without needing
 anything from outside this machine; MathJax has typeset every formula; every image loads and has
 alt text; no dead widget is shown and every explorer's static companion is in its place; every
-internal link and citation resolves. A full-page screenshot of each page is saved under
+internal link and citation resolves.
+
+Layout, at a desktop width (1280 px) and a phone width (390 px): no display equation, code block,
+printed output or table is clipped or needs scrolling at 1280 px; at 390 px figures fit the page,
+and math, code and wide tables may scroll only inside their own box, never widening the page; every
+output figure is shown at >= 75 % of its natural width at 1280 px, so its text stays legible; no
+page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
+lnlib.pytorch_reference). A full-page screenshot of each page at both widths is saved under
 tests/artifacts/screenshots for a person to look at.
 """
 
@@ -19,7 +26,7 @@ from urllib.parse import urldefrag, urljoin, urlparse
 import pytest
 import yaml
 
-from .conftest import ROOT, SITE
+from .conftest import ROOT, SITE, OfflineContext
 
 
 def toc_pages() -> list[str]:
@@ -68,7 +75,6 @@ def test_page_renders_fully_offline(page, offline, site_url, artifacts):
     assert response is not None and response.ok, f"{page}: HTTP {response.status if response else 'no response'}"
     math_state = browser_page.evaluate(WAIT_FOR_MATHJAX)
     facts = browser_page.evaluate(PAGE_FACTS)
-    browser_page.screenshot(path=str(artifacts / f"{page.replace('/', '__')}.png"), full_page=True)
 
     assert offline.blocked == [], f"{page}: the page asked for outside resources: {offline.blocked}"
     assert errors == [], f"{page}: JavaScript console errors: {errors}"
@@ -83,6 +89,66 @@ def test_page_renders_fully_offline(page, offline, site_url, artifacts):
     assert not re.search(r"\b(VBox|HBox|\w+Explorer)\(", facts["text"]), f"{page}: a widget's text repr is shown instead of a figure"
     if has_explorer(page):
         assert facts["exploreImages"] >= 1, f"{page}: the Explore section has no static companion figure"
+
+
+# Everything measured in CSS pixels; 1 px of slack for sub-pixel rounding.
+LAYOUT_FACTS = """() => {
+    const article = document.querySelector('article') || document.body;
+    const shown = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    const name = el => el.tagName.toLowerCase() + ': ' + (el.innerText || el.textContent || el.getAttribute('src') || '')
+        .replace(/\\s+/g, ' ').trim().slice(0, 70);
+    const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+    const overflowing = el => el.scrollWidth > el.clientWidth + 1;
+    const pick = selector => [...article.querySelectorAll(selector)].filter(shown);
+    const column = article.getBoundingClientRect().width;
+    return {
+        column,
+        viewport: window.innerWidth,
+        page: document.documentElement.scrollWidth,
+        math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el)})),
+        code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el)})),
+        tables: pick('table').filter(t => t.getBoundingClientRect().width > column + 1 || overflowing(t.parentElement))
+            .map(t => {
+                let box = t.parentElement;
+                while (box && box !== article && !scrolls(box)) box = box.parentElement;
+                const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
+                return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok};
+            }),
+        images: pick('img').map(i => ({what: i.getAttribute('src'), output: !!i.closest('.cell_output'),
+            shown: i.getBoundingClientRect().width, natural: i.naturalWidth, right: i.getBoundingClientRect().right})),
+        text: article.textContent,
+    };
+}"""
+WIDTHS = (1280, 390)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page", PAGES)
+def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, artifacts):
+    holder = OfflineContext(browser, width)
+    try:
+        browser_page = holder.context.new_page()
+        browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
+        browser_page.evaluate(WAIT_FOR_MATHJAX)
+        browser_page.screenshot(path=str(artifacts / f"{page.replace('/', '__')}@{width}.png"), full_page=True)
+        facts = browser_page.evaluate(LAYOUT_FACTS)
+    finally:
+        holder.context.close()
+
+    for phrase in ("not installed", "skipping", "skipped"):
+        assert phrase not in facts["text"].lower(), f"{page}: says {phrase!r}; show stored evidence instead (lnlib.pytorch_reference)"
+    assert facts["page"] <= facts["viewport"] + 1, f"{page} at {width} px: the page is {facts['page']} px wide, wider than the window"
+    for image in facts["images"]:
+        assert image["right"] <= facts["viewport"] + 1, f"{page} at {width} px: image {image['what']} runs off the page"
+    if width == 1280:
+        assert facts["tables"] == [], f"{page}: tables wider than the {facts['column']:.0f} px column: {facts['tables']}"
+        assert facts["math"] == [], f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): {facts['math']}"
+        assert facts["code"] == [], f"{page}: code or output wider than its box at 1280 px (keep lines <= 80 columns): {facts['code']}"
+        small = [f"{i['what']} at {i['shown'] / i['natural']:.0%}" for i in facts["images"] if i["output"] and i["shown"] < 0.75 * i["natural"]]
+        assert small == [], f"{page}: figures shrunk below 75 % of their natural width, so their text is too small: {small}"
+    else:
+        clipped = [block for block in facts["math"] + facts["code"] + facts["tables"] if not block["scrolls"]]
+        assert clipped == [], f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own box: {clipped}"
 
 
 class LinkCollector(HTMLParser):
