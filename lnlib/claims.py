@@ -136,6 +136,9 @@ CLAIMS: tuple[Claim, ...] = (
     _c("example_512", "σ² ≈ 0.0023, σ ≈ 0.048, x̂₁ = (0.146 − 0.135)/(0.048 + 0.00001) ≈ 0.229, …, x̂₃ ≈ 1.188", "001", "partly true",
        "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)", "08_complete_examples"),
     # --- chapter "Gradients" ---
+    _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
+       "$\\partial L/\\partial\\gamma_i = \\sum_n \\frac{\\partial L}{\\partial y_{n,i}}\\hat x_{n,i}$: a sum over samples and tokens, per feature",
+       "09_gradients"),
     _c("gradient_formula", "$\\frac{\\partial LN(x)}{\\partial x_i} = \\frac{\\gamma}{\\sigma}(1 - \\frac1H - \\frac{x_i-\\mu}{\\sigma^2}\\frac1H\\sum_j (x_j - \\mu))$",
        "003", "false", "$J_{ij} = \\frac{\\gamma_i}{s}(\\delta_{ij} - \\frac1H - \\frac{\\hat x_i\\hat x_j}{H})$; the document's last term is 0",
        "09_gradients"),
@@ -206,10 +209,7 @@ CLAIMS: tuple[Claim, ...] = (
     _c("decorrelation", "LayerNorm reduces the correlation between features", "000", "false",
        "it removes only a component shared equally by all features, and makes independent features correlated (−1/(H−1))",
        FACT_CHECK, "fc-statistics", ("09_gradients",)),
-    # --- chapter "Fact check": gradients and optimization ---
-    _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
-       "$\\partial L/\\partial\\gamma_i = \\sum_n \\frac{\\partial L}{\\partial y_{n,i}}\\hat x_{n,i}$: a sum over samples and tokens, per feature",
-       FACT_CHECK, "fc-gradients", ("09_gradients",)),
+    # --- chapter "Fact check": optimization ---
     _c("natural_gradient", "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$", "003",
        "not checkable as stated", "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
        FACT_CHECK, "fc-optimization", ("09_gradients",)),
