@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERDICTS", "VERDICT_MEANINGS", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
-           "claims_homed_in", "backlinks_markdown"]
+__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
+           "claims_homed_in", "backlinks_markdown", "home_link"]
 
 #: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
 VERDICT_MEANINGS = {
@@ -31,6 +31,23 @@ VERDICTS = tuple(VERDICT_MEANINGS)
 
 #: The chapter that holds the summary table and the claims that have no other home.
 FACT_CHECK = "13_fact_check"
+
+#: Chapter file stem -> its title, for the links the fact check's table and the chapters' backlinks write.
+CHAPTER_TITLES = {
+    "01_why_normalize": "Why normalize?",
+    "02_the_input": "The input x",
+    "03_mean": "The mean",
+    "04_variance": "The variance",
+    "05_epsilon": "Epsilon",
+    "06_normalizing": "Normalizing",
+    "07_gamma_beta": "Scale γ and shift β",
+    "08_complete_examples": "The complete examples",
+    "09_gradients": "Gradients through LayerNorm",
+    "10_family": "LayerNorm and its family",
+    "11_pre_post_norm": "Pre-norm vs post-norm",
+    "12_numerics": "Computing it right: numerics",
+    "13_fact_check": "Fact check",
+}
 
 #: Source document id -> (file name in ``shared/seeds``, short title).
 SOURCES = {
@@ -247,21 +264,25 @@ def claims_homed_in(chapter: str, claims=CLAIMS) -> tuple[Claim, ...]:
     return tuple(item for item in claims if item.home == chapter)
 
 
-def _home_link(item: Claim, chapter_prefix: str) -> str:
+def home_link(item: Claim, *, here: bool = False) -> str:
+    """A markdown link to where `item` is judged: a section of the chapter "Fact check" or another chapter.
+
+    Plain markdown links to the notebooks, so they work in JupyterLab and on the website alike.
+    With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own table).
+    """
     if item.home == FACT_CHECK:
-        return f"{{ref}}`here <{item.section}>`" if chapter_prefix else f"{{ref}}`{item.section}`"
-    return f"{{doc}}`{chapter_prefix}{item.home}`"
+        return f"[{'here' if here else 'Fact check'}]({FACT_CHECK}.ipynb#{item.section})"
+    return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
 
 
-def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
-    """The summary table as MyST markdown: claim, source, verdict, correct statement, where it is judged (chapter "Fact check").
+def claims_table(claims=CLAIMS) -> str:
+    """The summary table as markdown: claim, source, verdict, correct statement, where it is judged (chapter "Fact check").
 
-    The last column links the claim's home: a section of the chapter "Fact check"
-    (a MyST ``ref`` role) or the chapter whose box judges it (a ``doc`` role).
+    The last column links the claim's home: a section of the chapter "Fact check" or the chapter whose box judges it.
     """
     lines = ["| claim | source | verdict | correct statement | judged in |", "|---|---|---|---|---|"]
     for item in claims:
-        cells = [item.quote, f"{item.source} ({SOURCES[item.source][1]})", f"**{item.verdict}**", item.correct, _home_link(item, chapter_prefix)]
+        cells = [item.quote, f"{item.source} ({SOURCES[item.source][1]})", f"**{item.verdict}**", item.correct, home_link(item, here=True)]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
         lines.append("| " + " | ".join(cells) + " |")
@@ -283,7 +304,6 @@ def backlinks_markdown(chapter: str, claims=CLAIMS) -> str | None:
         return None
     lines = ["```{seealso}", "Statements of the source documents on this chapter's topic, judged in another chapter:", ""]
     for item in linked:
-        where = f"{{ref}}`{item.section}`" if item.home == FACT_CHECK else f"{{doc}}`{item.home}`"
-        lines.append(f"- “{item.quote}” ({item.source}): **{item.verdict}**, see {where}.")
+        lines.append(f"- “{item.quote}” ({item.source}): **{item.verdict}**, see {home_link(item)}.")
     lines.append("```")
     return "\n".join(lines)

@@ -119,3 +119,12 @@ def test_backlinks_match_the_table(path):
     else:
         assert len(cells) == 1 and "".join(cells[0]["source"]) == expected, (
             f"{path.stem}: the backlinks cell must read lnlib.claims.backlinks_markdown({path.stem!r})")
+
+
+def test_chapter_titles_match_the_notebooks():
+    from lnlib.claims import CHAPTER_TITLES
+
+    assert sorted(CHAPTER_TITLES) == [p.stem for p in notebooks()]
+    for stem, title in CHAPTER_TITLES.items():
+        first = "".join(json.loads((CHAPTERS / f"{stem}.ipynb").read_text())["cells"][0]["source"]).splitlines()[0]
+        assert first.startswith(f"# {title}"), f"{stem}: title {title!r} does not start its heading {first!r}"
