@@ -118,6 +118,10 @@ CLAIMS: tuple[Claim, ...] = (
     _c("regularization", "normalization acts as a form of regularization", "001", "not checkable as stated",
        "batch norm's regularizing noise comes from its mini-batch; LayerNorm's output for a sample is the same in any batch, "
        "and no regularizing effect of it is established", "01_why_normalize"),
+    # --- chapter "The input x" ---
+    _c("bn_not_in_transformers", "Batch Normalization: Normalizes across samples in a batch (not used in transformers)", "001",
+       "true under conditions", "true of the usual text transformers (BN over the tokens would let later tokens change earlier ones' outputs); "
+       "Conformer uses BN in its convolution module", "02_the_input", chapters=("10_family",)),
     # --- chapter "The mean" ---
     _c("mean_removes_scale", "mean centering makes the output independent of absolute scales", "003", "false",
        "subtracting μ removes the location; dividing by σ removes the scale", "03_mean"),
@@ -137,8 +141,9 @@ CLAIMS: tuple[Claim, ...] = (
        "1e-5 is PyTorch's LayerNorm default; 1e-8 is no framework's LayerNorm default but the ε of PyTorch's Adam", "05_epsilon"),
     # --- chapter "Normalizing" ---
     _c("different_scales", "after normalization both samples ([1, 2, 3, 4] and [5, 6, 7, 8]) have similar distributions "
-       "despite having different original scales", "000", "false",
-       "the two samples have the same scale (σ² = 1.25) and differ in location; their x̂ are identical", "06_normalizing",
+       "despite having different original scales", "000", "partly true",
+       "their x̂ are identical, more than similar (true); but the two samples have the same scale (σ² = 1.25) and differ in location (false)",
+       "06_normalizing",
        chapters=("02_the_input",)),
     _c("invariance_affine", "$LN(ax + b) = LN(x)$ for any scalar $a$ and vector $b$", "003", "false",
        "$\\hat x(ax + c\\mathbf{1}) = \\operatorname{sign}(a)\\,\\hat x(x)$ for ε = 0, $a \\ne 0$ (so LN with β = 0 flips sign too; "
@@ -200,9 +205,6 @@ CLAIMS: tuple[Claim, ...] = (
     _c("initial_identity", "initially, normalization is identity! (γ = 1, β = 0)", "001", "true",
        "read where the document writes it, after x̂ is computed: at γ = 1, β = 0 the scale-and-shift step is the identity, "
        "so the layer outputs x̂ (not x)", FACT_CHECK, "fc-definitions", ("07_gamma_beta",)),
-    _c("bn_not_in_transformers", "Batch Normalization (not used in transformers)", "001", "true under conditions",
-       "true of the usual text transformers (BN would leak later tokens into earlier ones); Conformer uses BN in its convolution module",
-       FACT_CHECK, "fc-definitions", ("10_family",)),
     # --- chapter "Fact check": statistics ---
     _c("cov_xhat", "$Cov(\\hat x_i, \\hat x_j) = -1/(H-1)$ for i ≠ j", "003", "true under conditions",
        "exact for exchangeable features (e.g. i.i.d.) and ε = 0; −E[σ²/(σ²+ε)]/(H−1) with ε; fails for unequal features",
