@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
+__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
            "claims_homed_in", "backlinks_markdown", "home_link"]
 
 #: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
@@ -47,6 +47,14 @@ CHAPTER_TITLES = {
     "11_pre_post_norm": "Pre-norm vs post-norm",
     "12_numerics": "Computing it right: numerics",
     "13_fact_check": "Fact check",
+}
+
+#: Section label of the chapter "Fact check" -> its heading, for the links to the claims at home there.
+SECTION_TITLES = {
+    "fc-statistics": "Statistics of the normalized features",
+    "fc-definitions": "Definitions and properties",
+    "fc-optimization": "Optimization",
+    "fc-information": "Information theory",
 }
 
 #: Source document id -> (file name in ``shared/seeds``, short title).
@@ -98,6 +106,8 @@ class Claim:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r} for claim {self.key!r}.")
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {tuple(SOURCES)}; got {self.source!r} for claim {self.key!r}.")
+        if self.section is not None and self.section not in SECTION_TITLES:
+            raise ValueError(f"claim {self.key!r}: section must be one of {tuple(SECTION_TITLES)}; got {self.section!r}.")
         if (self.home == FACT_CHECK) != (self.section is not None):
             raise ValueError(f"claim {self.key!r}: a section label is needed exactly when the home is {FACT_CHECK!r}; "
                              f"got home {self.home!r}, section {self.section!r}.")
@@ -273,7 +283,7 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own table).
     """
     if item.home == FACT_CHECK:
-        return f"[{'here' if here else 'Fact check'}]({FACT_CHECK}.ipynb#{item.section})"
+        return f"[{'here' if here else SECTION_TITLES[item.section]}]({FACT_CHECK}.ipynb#{item.section})"
     return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
 
 

@@ -128,3 +128,11 @@ def test_chapter_titles_match_the_notebooks():
     for stem, title in CHAPTER_TITLES.items():
         first = "".join(json.loads((CHAPTERS / f"{stem}.ipynb").read_text())["cells"][0]["source"]).splitlines()[0]
         assert first.startswith(f"# {title}"), f"{stem}: title {title!r} does not start its heading {first!r}"
+
+
+def test_section_titles_match_the_fact_check_headings():
+    from lnlib.claims import SECTION_TITLES
+
+    text = "\n".join("".join(c["source"]) for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"])
+    for label, title in SECTION_TITLES.items():
+        assert f"({label})=\n### {title}" in text, f"section {label!r} is not headed '### {title}' in {FACT_CHECK}"
