@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
-           "claims_homed_in", "backlinks_markdown", "home_link"]
+           "claims_homed_in", "backlinks_markdown", "home_link", "section_anchor"]
 
 #: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
 VERDICT_MEANINGS = {
@@ -276,6 +276,11 @@ def claims_homed_in(chapter: str, claims=CLAIMS) -> tuple[Claim, ...]:
     return tuple(item for item in claims if item.home == chapter)
 
 
+def section_anchor(label: str) -> str:
+    """The anchor of a section of the chapter "Fact check": its heading's slug, as MyST (``heading_anchors``) and the links use."""
+    return "-".join("".join(ch for ch in SECTION_TITLES[label].lower() if ch.isalnum() or ch == " ").split())
+
+
 def home_link(item: Claim, *, here: bool = False) -> str:
     """A markdown link to where `item` is judged: a section of the chapter "Fact check" or another chapter.
 
@@ -283,7 +288,7 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own table).
     """
     if item.home == FACT_CHECK:
-        return f"[{'here' if here else SECTION_TITLES[item.section]}]({FACT_CHECK}.ipynb#{item.section})"
+        return f"[{'here' if here else SECTION_TITLES[item.section]}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
     return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
 
 
