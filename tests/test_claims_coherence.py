@@ -136,3 +136,20 @@ def test_section_titles_match_the_fact_check_headings():
     text = "\n".join("".join(c["source"]) for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"])
     for label, title in SECTION_TITLES.items():
         assert f"({label})=\n### {title}" in text, f"section {label!r} is not headed '### {title}' in {FACT_CHECK}"
+
+
+#: Words that open a verdict on a source's statement; "agrees" (a reproduction of a paper's finding) is not one.
+OUTSIDE_WORDS = tuple(w for w in VERDICT_WORDS if w not in ("holds", "correct"))
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
+def test_no_verdict_is_given_outside_a_box(path):
+    """A judgement written in running prose would escape the checks above: verdicts live in the boxes only."""
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] != "markdown" or BACKLINKS_TAG in cell["metadata"].get("tags", []):
+            continue
+        prose_only = re.sub(r"````\{admonition\} Check the claim.*?\n````", "", "".join(cell["source"]), flags=re.S)
+        for phrase in BOLD.findall(prose_only):
+            assert not phrase.strip().lower().startswith(OUTSIDE_WORDS), (
+                f"{path.stem}, cell {cell.get('id')}: '**{phrase}**' gives a verdict outside a 'Check the claim' box; "
+                "judge the statement in its home's box and link to it here")
