@@ -1,20 +1,61 @@
 """The source documents' checkable statements, with verdicts: the data behind the chapter "Fact check".
 
-One :class:`Claim` per statement. The chapter's summary table is built from
-:data:`CLAIMS` by :func:`claims_table`, and ``tests/test_fact_check.py`` has
-one test per claim (named ``test_<key>``) that fails if the verdict is wrong,
-so the table and the tests cannot drift apart. The measurements live in
-:mod:`lnlib.fact_check`.
+One :class:`Claim` per statement judged anywhere in the book. Each claim has
+one home: the chapter whose "Check the claim" box judges it and shows the
+evidence (other chapters link to it in a sentence). The summary table of the
+chapter "Fact check" is built from :data:`CLAIMS` by :func:`claims_table`;
+``tests/test_fact_check.py`` has one test per claim (named ``test_<key>``)
+that fails if the verdict is wrong, and ``tests/test_claims_coherence.py``
+fails if a chapter's box judges a claim missing here, or gives a verdict
+other than the one recorded here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERDICTS", "SOURCES", "Claim", "CLAIMS", "claim", "claims_table"]
+__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
+           "claims_homed_in", "backlinks_markdown", "home_link", "section_anchor"]
 
-#: The four verdicts, from the strongest agreement to none.
-VERDICTS = ("true", "true under conditions", "false", "not checkable as stated")
+#: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
+VERDICT_MEANINGS = {
+    "true": "holds as written, for every case the statement covers.",
+    "true under conditions": "holds only under conditions the source does not state; the correct statement names them.",
+    "partly true": "the statement has several parts, and some hold while others do not; the correct statement says which.",
+    "false": "fails as written; the correct statement is shown.",
+    "not checkable as stated": "too vague, undefined or ill-typed to test as written; the correct statement gives a checkable version.",
+}
+
+#: The verdicts, from the strongest agreement to none.
+VERDICTS = tuple(VERDICT_MEANINGS)
+
+#: The chapter that holds the summary table and the claims that have no other home.
+FACT_CHECK = "13_fact_check"
+
+#: Chapter file stem -> its title, for the links the fact check's table and the chapters' backlinks write.
+CHAPTER_TITLES = {
+    "01_why_normalize": "Why normalize?",
+    "02_the_input": "The input x",
+    "03_mean": "The mean",
+    "04_variance": "The variance",
+    "05_epsilon": "Epsilon",
+    "06_normalizing": "Normalizing",
+    "07_gamma_beta": "Scale γ and shift β",
+    "08_complete_examples": "The complete examples",
+    "09_gradients": "Gradients through LayerNorm",
+    "10_family": "LayerNorm and its family",
+    "11_pre_post_norm": "Pre-norm vs post-norm",
+    "12_numerics": "Computing it right: numerics",
+    "13_fact_check": "Fact check",
+}
+
+#: Section label of the chapter "Fact check" -> its heading, for the links to the claims at home there.
+SECTION_TITLES = {
+    "fc-statistics": "Statistics of the normalized features",
+    "fc-definitions": "Definitions and properties",
+    "fc-optimization": "Optimization",
+    "fc-information": "Information theory",
+}
 
 #: Source document id -> (file name in ``shared/seeds``, short title).
 SOURCES = {
@@ -33,7 +74,8 @@ class Claim:
     Attributes
     ----------
     key : str
-        Short identifier; the test that backs the verdict is ``test_<key>``.
+        Short identifier; the test that backs the verdict is ``test_<key>``, and a
+        chapter's "Check the claim" cell lists the keys it judges in its metadata.
     quote : str
         The statement, as the document writes it (shortened, MyST markup allowed).
     source : str
@@ -42,10 +84,12 @@ class Claim:
         One of :data:`VERDICTS`.
     correct : str
         The correct (or a checkable) statement.
-    section : str
-        Label of the section of the chapter "Fact check" that shows the evidence.
+    home : str
+        The chapter (file stem in ``chapters/``) whose "Check the claim" box judges it.
+    section : str or None
+        For claims at home in the chapter "Fact check": the label of its section there.
     chapters : tuple of str
-        Other chapters (file stems in ``chapters/``) that treat the topic.
+        Other chapters that treat the topic and link to the verdict's home.
     """
 
     key: str
@@ -53,7 +97,8 @@ class Claim:
     source: str
     verdict: str
     correct: str
-    section: str
+    home: str
+    section: str | None = None
     chapters: tuple[str, ...] = ()
 
     def __post_init__(self):
@@ -61,90 +106,154 @@ class Claim:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r} for claim {self.key!r}.")
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {tuple(SOURCES)}; got {self.source!r} for claim {self.key!r}.")
+        if self.section is not None and self.section not in SECTION_TITLES:
+            raise ValueError(f"claim {self.key!r}: section must be one of {tuple(SECTION_TITLES)}; got {self.section!r}.")
+        if (self.home == FACT_CHECK) != (self.section is not None):
+            raise ValueError(f"claim {self.key!r}: a section label is needed exactly when the home is {FACT_CHECK!r}; "
+                             f"got home {self.home!r}, section {self.section!r}.")
+
+
+def _c(key, quote, source, verdict, correct, home, section=None, chapters=()):
+    return Claim(key, quote, source, verdict, correct, home, section, tuple(chapters))
 
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim("mean_removes_scale", "mean centering makes the output independent of absolute scales", "003", "false",
-          "subtracting μ removes the location; dividing by σ removes the scale", "fc-definitions", ("03_mean",)),
-    Claim("invariance_affine", "$LN(ax + b) = LN(x)$ for any scalar $a$ and vector $b$", "003", "false",
-          "$LN(ax + c\\mathbf{1}) = \\operatorname{sign}(a)\\,LN(x)$ for ε = 0, $a \\ne 0$; with ε > 0 only approximately", "fc-definitions",
-          ("06_normalizing", "10_family")),
-    Claim("standardizes_mean0_var1", "normalization standardizes activations to mean 0, variance 1", "001", "true under conditions",
-          "x̂ has mean 0 and variance σ²/(σ²+ε) ≤ 1 over its features; after γ, β the output has whatever mean and spread they give",
-          "fc-definitions", ("05_epsilon", "07_gamma_beta")),
-    Claim("eps_outside_sqrt", "x̂ = (x − μ)/(σ + ε) in the worked examples", "001", "false",
-          "x̂ = (x − μ)/√(σ² + ε), as the document's own formula and every framework", "fc-definitions", ("05_epsilon", "08_complete_examples")),
-    Claim("gamma_per_sample", "$\\tilde a_{n,i} = \\gamma_n \\hat a_{n,i} + \\beta_n$, one pair per example n", "002", "false",
-          "one γ_i, β_i per feature i, shared by all samples", "fc-definitions", ("02_the_input", "07_gamma_beta", "10_family")),
-    Claim("centring_mean_zero", "$\\mathbb{E}[x - \\mu_l] = 0$", "003", "true",
-          "an identity: the mean over the features of x − μ is 0 for every input (the 'first-order effects' it is said to remove are not defined)",
-          "fc-definitions", ("03_mean",)),
-    Claim("different_scales", "after normalization both samples ([1, 2, 3, 4] and [5, 6, 7, 8]) have similar distributions "
-          "despite having different original scales", "000", "false",
-          "the two samples have the same scale (σ² = 1.25) and differ in location; their x̂ are identical", "fc-definitions", ("06_normalizing",)),
-    Claim("initial_identity", "initially, normalization is identity! (γ = 1, β = 0)", "001", "false",
-          "at γ = 1, β = 0 the scale-and-shift step is the identity; LayerNorm itself maps x to x̂", "fc-definitions", ("07_gamma_beta",)),
-    Claim("undo_normalization", "with appropriate values of γ and β, the layer can learn to perform an identity transformation", "000",
-          "true under conditions", "only for inputs that all share one mean and one spread (γ_i = √(σ²+ε), β_i = μ); γ and β are shared "
-          "by every sample, so they cannot undo the normalization of samples that differ", "fc-definitions", ("07_gamma_beta",)),
-    Claim("eps_notation", "ε = $1e^{-5}$", "004", "false",
-          "ε = $10^{-5}$ (`1e-5` in code); $1e^{-5}$ typesets 1·e⁻⁵, a far larger ε that would change the walkthrough's x̂ in the fourth decimal",
-          "fc-definitions", ("05_epsilon",)),
-    Claim("bn_not_in_transformers", "Batch Normalization (not used in transformers)", "001", "true under conditions",
-          "true of the usual text transformers (BN would leak later tokens into earlier ones); Conformer uses BN in its convolution module",
-          "fc-definitions", ("10_family",)),
-    Claim("cov_xhat", "$Cov(\\hat x_i, \\hat x_j) = -1/(H-1)$ for i ≠ j", "003", "true under conditions",
-          "exact for exchangeable features (e.g. i.i.d.) and ε = 0; −E[σ²/(σ²+ε)]/(H−1) with ε; fails for unequal features",
-          "fc-statistics"),
-    Claim("cov_scaling", "$Cov(y_i, y_j) = \\gamma_i\\gamma_j Cov(\\hat x_i, \\hat x_j)$", "003", "true",
-          "holds for any input: β is constant and covariance is bilinear", "fc-statistics"),
-    Claim("cov_output_formula", "$Cov(LN(x)_i, LN(x)_j) = \\frac{\\gamma_i\\gamma_j}{H}(\\delta_{ij} - \\frac1H)$", "003", "false",
-          "$\\gamma_i\\gamma_j\\frac{H}{H-1}(\\delta_{ij} - \\frac1H)$ for exchangeable inputs, ε = 0: the document's is $H^2/(H-1)$ times too small",
-          "fc-statistics"),
-    Claim("moments_first_two", "$E[\\hat x] = 0$, $E[\\hat x^2] = 1$", "003", "true under conditions",
-          "per feature, for exchangeable inputs; $E[\\hat x^2] = E[\\sigma^2/(\\sigma^2+\\varepsilon)]$", "fc-statistics", ("06_normalizing",)),
-    Claim("moments_three_four", "$E[\\hat x^3] \\approx 0$, $E[\\hat x^4] \\approx 3$", "003", "true under conditions",
-          "$E[\\hat x^4] = 3(H-1)/(H+1)$ for normal inputs (1 at H = 2); other inputs give their own skewness and kurtosis", "fc-statistics"),
-    Claim("output_mean_var", "$E[LN(x)] = \\beta$, $Var(LN(x)) = \\gamma^2$", "003", "true under conditions",
-          "per feature over samples, for exchangeable inputs and ε = 0; over one sample's features only if γ and β are constant",
-          "fc-statistics", ("07_gamma_beta",)),
-    Claim("normality", "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞", "003", "false",
-          "for i.i.d. features x̂_i tends to the standardized input distribution: normal only for normal inputs", "fc-statistics"),
-    Claim("decorrelation", "LayerNorm reduces the correlation between features", "000", "false",
-          "it removes only a component shared equally by all features, and makes independent features correlated (−1/(H−1))",
-          "fc-statistics", ("09_gradients",)),
-    Claim("chain_rule_single_path", "$\\frac{\\partial L}{\\partial x_i} = \\frac{\\partial L}{\\partial y_i}\\frac{\\partial y_i}{\\partial \\hat x_i}\\frac{\\partial \\hat x_i}{\\partial x_i}$",
-          "003", "false", "$\\frac{\\partial L}{\\partial x_i} = \\sum_j \\frac{\\partial L}{\\partial y_j}\\frac{\\partial y_j}{\\partial x_i}$: every output depends on every input",
-          "fc-gradients", ("09_gradients",)),
-    Claim("gradient_formula", "$\\frac{\\partial LN(x)}{\\partial x_i} = \\frac{\\gamma}{\\sigma}(1 - \\frac1H - \\frac{x_i-\\mu}{\\sigma^2}\\frac1H\\sum_j (x_j - \\mu))$",
-          "003", "false", "$J_{ij} = \\frac{\\gamma_i}{s}(\\delta_{ij} - \\frac1H - \\frac{\\hat x_i\\hat x_j}{H})$; the document's last term is 0",
-          "fc-gradients", ("09_gradients",)),
-    Claim("gradient_scale_alpha", "$\\frac{\\partial L}{\\partial(\\alpha x)} = \\frac1\\alpha \\frac{\\partial L}{\\partial x}$", "003",
-          "true under conditions", "for α > 0 and ε = 0; for α < 0 the same upstream gradient gives $1/\\lvert\\alpha\\rvert$; the factor saturates when α²σ² ≲ ε", "fc-gradients",
-          ("09_gradients",)),
-    Claim("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
-          "$\\partial L/\\partial\\gamma_i = \\sum_n \\frac{\\partial L}{\\partial y_{n,i}}\\hat x_{n,i}$: a sum over samples and tokens, per feature",
-          "fc-gradients", ("09_gradients",)),
-    Claim("constant_gradient_depth", "$\\lVert\\partial L/\\partial\\theta\\rVert \\approx$ constant regardless of layer depth", "003", "false",
-          "gradient norms depend on the layer and the depth, differently for pre- and post-norm", "fc-optimization", ("11_pre_post_norm",)),
-    Claim("natural_gradient", "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$", "003",
-          "not checkable as stated", "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
-          "fc-optimization", ("09_gradients",)),
-    Claim("convergence_gamma", "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le (1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$", "003", "not checkable as stated",
-          "α is undefined; full-batch gradient descent on a quadratic contracts only for η < 2/λ_max, and SGD steps do not shrink",
-          "fc-optimization"),
-    Claim("internal_covariate_shift", "helps generalization by reducing internal covariate shift", "004", "not checkable as stated",
-          "LN fixes each sample's mean and variance, not the distribution of a feature across samples; the mechanism is disputed",
-          "fc-optimization", ("01_why_normalize",)),
-    Claim("entropy_reduction", "$H(LN(x)) \\le H(x)$, with equality iff x is already normalized", "003", "not checkable as stated",
-          "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere for ε = 0, in a hyperplane for ε > 0); for discrete x, ≤ holds for any function and the 'iff' is false",
-          "fc-information"),
-    Claim("information_bottleneck", "$I(X;Y) \\le I(X;\\hat X)$: LayerNorm creates an information bottleneck", "003", "true",
-          "true for any Y computed from X̂ (data processing), and an equality when every γ_i ≠ 0: γ and β create no bottleneck; "
-          "what LN drops is each sample's mean and scale (x → x̂)",
-          "fc-information"),
-    Claim("mi_gradient", "$\\frac{\\partial I(X;Y)}{\\partial\\gamma} = E[\\hat x \\frac{\\partial L}{\\partial y}]$", "003", "not checkable as stated",
-          "the right side is $\\partial E[L]/\\partial\\gamma_i$ (true); I(X;Y) has no loss in it and does not change with γ", "fc-information"),
+    # --- chapter "Why normalize?" ---
+    _c("exploding_vanishing", "stabilizes training by preventing exploding/vanishing gradients", "001", "true under conditions",
+       "at initialization LayerNorm removes the exponential dependence of activation and gradient scales on the weight scale; "
+       "it does not keep gradients level across depth", "01_why_normalize"),
+    _c("internal_covariate_shift", "helps generalization by reducing internal covariate shift", "004", "not checkable as stated",
+       "LN fixes each sample's mean and variance, not the distribution of a feature across samples; the mechanism is disputed",
+       "01_why_normalize"),
+    _c("regularization", "normalization acts as a form of regularization", "001", "not checkable as stated",
+       "batch norm's regularizing noise comes from its mini-batch; LayerNorm's output for a sample is the same in any batch, "
+       "and no regularizing effect of it is established", "01_why_normalize"),
+    # --- chapter "The input x" ---
+    _c("bn_not_in_transformers", "Batch Normalization: Normalizes across samples in a batch (not used in transformers)", "001",
+       "true under conditions", "true of the usual text transformers (BN over the tokens would let later tokens change earlier ones' outputs); "
+       "Conformer uses BN in its convolution module", "02_the_input", chapters=("10_family",)),
+    # --- chapter "The mean" ---
+    _c("mean_removes_scale", "mean centering makes the output independent of absolute scales", "003", "false",
+       "subtracting μ removes the location; dividing by σ removes the scale", "03_mean"),
+    _c("centring_mean_zero", "$\\mathbb{E}[x - \\mu_l] = 0$", "003", "true",
+       "read over one sample's features, whose mean μ_l is: an identity, true for every input", "03_mean"),
+    # --- chapter "The variance" ---
+    _c("unit_matching", "variance is in squared units, so we take the square root to get back to the original units", "000", "true",
+       "σ scales like the input (factor a for input a·x), σ² like its square", "04_variance"),
+    _c("scale_invariance", "whether your features range from 0-1 or 0-1000, they'll be normalized to a similar scale", "000",
+       "true under conditions", "for a positive factor and σ² ≫ ε; a negative factor flips the sign, and tiny inputs meet ε", "04_variance"),
+    # --- chapter "Epsilon" ---
+    _c("eps_outside_sqrt", "x̂₁ = (1.0 − 2.5)/(1.118 + 0.00001) under the formula x̂ = (x − μ)/√(σ² + ε)", "001", "false",
+       "x̂ = (x − μ)/√(σ² + ε), as the document's own formula and every framework", "05_epsilon", chapters=("06_normalizing",)),
+    _c("variance_near_one", "$Var(\\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}}) \\approx 1$", "003", "true under conditions",
+       "exactly σ²/(σ²+ε): near 1 only when σ² ≫ ε", "05_epsilon", chapters=("06_normalizing",)),
+    _c("eps_typical", "ε (typically set to values like 1e-5 or 1e-8)", "000", "partly true",
+       "1e-5 is PyTorch's LayerNorm default; 1e-8 is no framework's LayerNorm default but the ε of PyTorch's Adam", "05_epsilon"),
+    # --- chapter "Normalizing" ---
+    _c("different_scales", "after normalization both samples ([1, 2, 3, 4] and [5, 6, 7, 8]) have similar distributions "
+       "despite having different original scales", "000", "partly true",
+       "their x̂ are identical, more than similar (true); but the two samples have the same scale (σ² = 1.25) and differ in location (false)",
+       "06_normalizing",
+       chapters=("02_the_input",)),
+    _c("invariance_affine", "$LN(ax + b) = LN(x)$ for any scalar $a$ and vector $b$", "003", "false",
+       "$\\hat x(ax + c\\mathbf{1}) = \\operatorname{sign}(a)\\,\\hat x(x)$ for ε = 0, $a \\ne 0$ (so LN with β = 0 flips sign too; "
+       "with β ≠ 0 only the γ-part does); with ε > 0 only approximately", "06_normalizing", chapters=("10_family",)),
+    # --- chapter "Gamma and beta" ---
+    _c("gamma_per_sample", "$\\tilde a_{n,i} = \\gamma_n \\hat a_{n,i} + \\beta_n$, one pair per example n", "002", "false",
+       "one γ_i, β_i per feature i, shared by all samples", "07_gamma_beta", chapters=("02_the_input", "10_family")),
+    _c("undo_normalization", "with appropriate values of γ and β, the layer can learn to perform an identity transformation", "000",
+       "true under conditions", "only for inputs that all share one mean and one spread (γ_i = √(σ²+ε), β_i = μ); γ and β are shared "
+       "by every sample, so they cannot undo the normalization of samples that differ", "07_gamma_beta", chapters=("06_normalizing",)),
+    # --- chapter "The complete examples" ---
+    _c("example_512", "σ² ≈ 0.0023, σ ≈ 0.048, x̂₁ = (0.146 − 0.135)/(0.048 + 0.00001) ≈ 0.229, …, x̂₃ ≈ 1.188", "001", "partly true",
+       "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)", "08_complete_examples"),
+    # --- chapter "Gradients" ---
+    _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
+       "$\\partial L/\\partial\\gamma_i = \\sum_n \\frac{\\partial L}{\\partial y_{n,i}}\\hat x_{n,i}$: a sum over samples and tokens, per feature",
+       "09_gradients"),
+    _c("gradient_formula", "$\\frac{\\partial LN(x)}{\\partial x_i} = \\frac{\\gamma}{\\sigma}(1 - \\frac1H - \\frac{x_i-\\mu}{\\sigma^2}\\frac1H\\sum_j (x_j - \\mu))$",
+       "003", "false", "$J_{ij} = \\frac{\\gamma_i}{s}(\\delta_{ij} - \\frac1H - \\frac{\\hat x_i\\hat x_j}{H})$; the document's last term is 0",
+       "09_gradients"),
+    _c("chain_rule_single_path", "$\\frac{\\partial L}{\\partial x_i} = \\frac{\\partial L}{\\partial y_i}\\frac{\\partial y_i}{\\partial \\hat x_i}\\frac{\\partial \\hat x_i}{\\partial x_i}$",
+       "003", "false", "$\\frac{\\partial L}{\\partial x_i} = \\sum_j \\frac{\\partial L}{\\partial y_j}\\frac{\\partial y_j}{\\partial x_i}$: every output depends on every input",
+       "09_gradients"),
+    _c("gradient_scale_alpha", "$\\frac{\\partial L}{\\partial(\\alpha x)} = \\frac1\\alpha \\frac{\\partial L}{\\partial x}$", "003",
+       "true under conditions", "for α > 0 and ε = 0; for α < 0 the output flips sign, so the factor depends on the loss "
+       "($1/\\lvert\\alpha\\rvert$ for the same upstream gradient); the factor saturates when α²σ² ≲ ε", "09_gradients"),
+    _c("gradient_magnitude_control", "Layer Normalization helps control the magnitude of gradients, preventing them from becoming too large or too small",
+       "000", "true under conditions", "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the input's spread s is not small; "
+       "a small spread amplifies the gradient up to 1/√ε", "09_gradients"),
+    _c("smoother_landscape", "normalization creates a smoother loss landscape", "000", "not checkable as stated",
+       "no measure of smoothness is given; Santurkar et al. measured one for batch norm, not for LayerNorm", "09_gradients"),
+    _c("smoothed_across_features", "the gradient is 'smoothed' across all features, preventing any single feature from having an outsized impact",
+       "000", "partly true", "every dx_j depends on every dy_i (true); nothing caps one feature's share: dx is linear in dy (false)",
+       "09_gradients"),
+    # --- chapter "The family" ---
+    _c("instance_norm_definition", "Instance Normalization: Normalizes each sample independently", "001", "true",
+       "true, but it describes layer, group and RMS norm as well; what defines instance norm is one mean and variance per channel of each sample",
+       "10_family", chapters=("01_why_normalize",)),
+    _c("bishop_small_batch", "with batch normalization, if the batch size is too small then the estimates of the mean and variance "
+       "become too noisy; [...] layer normalization [normalizes] across the hidden-unit values for each data point", "002", "true",
+       "batch norm's output for one sample spreads more as the batch shrinks; layer norm's does not depend on the batch", "10_family"),
+    # --- chapter "Pre-norm vs post-norm" ---
+    _c("constant_gradient_depth", "$\\lVert\\partial L/\\partial\\theta\\rVert \\approx$ constant regardless of layer depth", "003", "false",
+       "gradient norms depend on the layer and the depth, differently for pre- and post-norm", "11_pre_post_norm"),
+    _c("consistent_scale", "our model uses pre-norm! [...] → consistent scale throughout", "001", "true under conditions",
+       "in post-norm the residual stream keeps one scale; in pre-norm only what each branch reads does, the stream grows with depth",
+       "11_pre_post_norm"),
+    _c("placement_chains", "Post-norm: Input → Attention → LayerNorm → Output; pre-norm: Input → LayerNorm → Attention → Output", "001", "false",
+       "both placements have a residual connection, which the chains omit; without it the two stacks differ only at their ends",
+       "11_pre_post_norm"),
+    # --- chapter "Numerics" ---
+    _c("eps_numerical_stability", "even with very small variances, division can lead to extremely large values that cause instability",
+       "000", "true under conditions", "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
+       "from a wrongly computed (one-pass) variance", "12_numerics"),
+    # --- chapter "Fact check": definitions ---
+    _c("standardizes_mean0_var1", "normalization standardizes activations to mean 0, variance 1", "001", "true under conditions",
+       "x̂ has mean 0 and variance σ²/(σ²+ε) ≤ 1 over its features; after γ, β the output has whatever mean and spread they give",
+       FACT_CHECK, "fc-definitions", ("05_epsilon", "07_gamma_beta")),
+    _c("initial_identity", "initially, normalization is identity! (γ = 1, β = 0)", "001", "true",
+       "read where the document writes it, after x̂ is computed: at γ = 1, β = 0 the scale-and-shift step is the identity, "
+       "so the layer outputs x̂ (not x)", FACT_CHECK, "fc-definitions", ("07_gamma_beta",)),
+    # --- chapter "Fact check": statistics ---
+    _c("cov_xhat", "$Cov(\\hat x_i, \\hat x_j) = -1/(H-1)$ for i ≠ j", "003", "true under conditions",
+       "exact for exchangeable features (e.g. i.i.d.) and ε = 0; −E[σ²/(σ²+ε)]/(H−1) with ε; fails for unequal features",
+       FACT_CHECK, "fc-statistics"),
+    _c("cov_scaling", "$Cov(y_i, y_j) = \\gamma_i\\gamma_j Cov(\\hat x_i, \\hat x_j)$", "003", "true",
+       "holds for any input: β is constant and covariance is bilinear", FACT_CHECK, "fc-statistics"),
+    _c("cov_output_formula", "$Cov(LN(x)_i, LN(x)_j) = \\frac{\\gamma_i\\gamma_j}{H}(\\delta_{ij} - \\frac1H)$", "003", "false",
+       "$\\gamma_i\\gamma_j\\frac{H}{H-1}(\\delta_{ij} - \\frac1H)$ for exchangeable inputs, ε = 0: the document's is $H^2/(H-1)$ times too small",
+       FACT_CHECK, "fc-statistics"),
+    _c("moments_first_two", "$E[\\hat x] = 0$, $E[\\hat x^2] = 1$", "003", "true under conditions",
+       "read over one sample's features, as $\\mathbb{E}[x - \\mu_l] = 0$ is: mean 0 exactly, mean square σ²/(σ²+ε), 1 only for ε = 0; "
+       "per feature over samples the same only for exchangeable inputs", FACT_CHECK, "fc-statistics", ("06_normalizing",)),
+    _c("moments_three_four", "$E[\\hat x^3] \\approx 0$, $E[\\hat x^4] \\approx 3$", "003", "true under conditions",
+       "$E[\\hat x^4] = 3(H-1)/(H+1)$ for normal inputs (1 at H = 2); other inputs give their own skewness and kurtosis",
+       FACT_CHECK, "fc-statistics"),
+    _c("output_mean_var", "$E[LN(x)] = \\beta$, $Var(LN(x)) = \\gamma^2$", "003", "true under conditions",
+       "over one sample's features only if γ and β are constant (and ε = 0); per feature over samples for exchangeable inputs and ε = 0",
+       FACT_CHECK, "fc-statistics", ("07_gamma_beta",)),
+    _c("normality", "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞", "003", "false",
+       "for i.i.d. features x̂_i tends to the standardized input distribution: normal only for normal inputs", FACT_CHECK, "fc-statistics"),
+    _c("decorrelation", "LayerNorm reduces the correlation between features", "000", "false",
+       "it removes only a component shared equally by all features, and makes independent features correlated (−1/(H−1))",
+       FACT_CHECK, "fc-statistics", ("09_gradients",)),
+    # --- chapter "Fact check": optimization ---
+    _c("natural_gradient", "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$", "003",
+       "not checkable as stated", "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
+       FACT_CHECK, "fc-optimization", ("09_gradients",)),
+    _c("convergence_gamma", "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le (1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$", "003", "not checkable as stated",
+       "α is undefined; full-batch gradient descent on a quadratic contracts only for η < 2/λ_max, and SGD steps do not shrink",
+       FACT_CHECK, "fc-optimization"),
+    # --- chapter "Fact check": information ---
+    _c("entropy_reduction", "$H(LN(x)) \\le H(x)$, with equality iff x is already normalized", "003", "not checkable as stated",
+       "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere for ε = 0, in a hyperplane for ε > 0); for discrete x, ≤ holds for any function and the 'iff' is false",
+       FACT_CHECK, "fc-information"),
+    _c("information_bottleneck", "LayerNorm creates an information bottleneck: $I(X;Y) \\le I(X;\\hat X)$", "003", "false",
+       "the inequality holds for any Y computed from X̂ and is an equality when every γ_i ≠ 0: the step it describes (γ, β) creates no bottleneck; "
+       "what LN drops is each sample's mean and scale, in x → x̂, which the inequality does not mention", FACT_CHECK, "fc-information"),
+    _c("mi_gradient", "$\\frac{\\partial I(X;Y)}{\\partial\\gamma} = E[\\hat x \\frac{\\partial L}{\\partial y}]$", "003", "not checkable as stated",
+       "the right side is $\\partial E[L]/\\partial\\gamma_i$ (true); I(X;Y) has no loss in it and does not change with γ", FACT_CHECK, "fc-information"),
 )
 
 
@@ -162,20 +271,59 @@ def claim(key: str) -> Claim:
     raise KeyError(f"no claim {key!r}; known: {[c.key for c in CLAIMS]}")
 
 
-def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
-    """The summary table as MyST markdown, two columns so it fits a page (chapter "Fact check").
+def claims_homed_in(chapter: str, claims=CLAIMS) -> tuple[Claim, ...]:
+    """The claims whose "Check the claim" box is in `chapter` (a file stem in ``chapters/``)."""
+    return tuple(item for item in claims if item.home == chapter)
 
-    Columns: the verdict; then the claim with its source document (linked to the document's entry on
-    the Sources page), the correct statement, and links to the section of the chapter "Fact check"
-    with the evidence and to the other chapters on the topic. Links are plain markdown: MyST resolves
-    them on the website, and JupyterLab (where ``{ref}`` and ``{doc}`` roles stay unresolved) opens them.
+
+def section_anchor(label: str) -> str:
+    """The anchor of a section of the chapter "Fact check": its heading's slug, as MyST (``heading_anchors``) and the links use."""
+    return "-".join("".join(ch for ch in SECTION_TITLES[label].lower() if ch.isalnum() or ch == " ").split())
+
+
+def home_link(item: Claim, *, here: bool = False) -> str:
+    """A markdown link to where `item` is judged: a section of the chapter "Fact check" or another chapter.
+
+    Plain markdown links to the notebooks, so they work in JupyterLab and on the website alike.
+    With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own table).
     """
-    lines = ["| verdict | claim (source); correct statement (evidence) |", "|---|---|"]
+    if item.home == FACT_CHECK:
+        return f"[{'here' if here else SECTION_TITLES[item.section]}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
+    return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
+
+
+def claims_table(claims=CLAIMS) -> str:
+    """The summary table as markdown, two columns so it fits a page (chapter "Fact check").
+
+    Columns: the verdict; then the claim with its source document (linked to the Sources page), the
+    correct statement, and a link to the claim's home: a section of the chapter "Fact check" or the
+    chapter whose box judges it.
+    """
+    lines = ["| verdict | claim (source); correct statement (judged in) |", "|---|---|"]
     for item in claims:
-        links = [f"[here](#{item.section})"] + [f"[ch. {name[:2]}]({chapter_prefix}{name}.ipynb)" for name in item.chapters]
-        source = f"[{item.source}](../sources.md#source-{item.source})"
-        cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({', '.join(links)})"]
+        source = f"[{item.source}: {SOURCES[item.source][1]}](../sources.md)"
+        cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({home_link(item, here=True)})"]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def verdict_legend() -> str:
+    """The verdicts and their meanings as a MyST list: the one place the book defines them (chapter "Fact check")."""
+    return "\n".join(f"- **{verdict}**: {meaning}" for verdict, meaning in VERDICT_MEANINGS.items())
+
+
+def backlinks_markdown(chapter: str, claims=CLAIMS) -> str | None:
+    """The ``seealso`` box that ends `chapter`: the verdicts on its topic that another chapter judges, with links.
+
+    Returns None when no claim lists `chapter` in :attr:`Claim.chapters`.
+    """
+    linked = [item for item in claims if chapter in item.chapters]
+    if not linked:
+        return None
+    lines = ["```{seealso}", "Statements of the source documents on this chapter's topic, judged in another chapter:", ""]
+    for item in linked:
+        lines.append(f"- “{item.quote}” ({item.source}): **{item.verdict}**, see {home_link(item)}.")
+    lines.append("```")
     return "\n".join(lines)

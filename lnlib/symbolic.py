@@ -202,10 +202,12 @@ def _gradient_symbols(H: int) -> dict:
 
 
 def to_latex(expr) -> str:
-    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat x_i`, :math:`d\sigma^2`, :math:`d\mu` (chapter "Gradients through LayerNorm")."""
+    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat x_i`, :math:`d\sigma^2`, :math:`d\mu`, and epsilon as :math:`\varepsilon`, the glyph of the book's prose (chapter "Gradients through LayerNorm")."""
     names = {}
     for symbol in expr.free_symbols:
-        if symbol.name.startswith("g_xhat_"):
+        if symbol.name == "epsilon":
+            names[symbol] = r"\varepsilon"
+        elif symbol.name.startswith("g_xhat_"):
             names[symbol] = rf"d\hat x_{{{symbol.name.removeprefix('g_xhat_')}}}"
         elif symbol.name == "g_var":
             names[symbol] = r"d\sigma^2"

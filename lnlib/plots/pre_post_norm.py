@@ -222,35 +222,40 @@ def profile_companion(grid: dict, depths, width: int):
     return fig
 
 
-def training_figure(runs: dict, shown: float):
-    """A short training run: loss curves at one learning rate (left) and the final loss at every rate (right).
+def training_figure(sweep, shown: float):
+    """Training runs over several seeds: loss curves at one learning rate (left) and the final loss at every rate (right).
 
-    Colour by placement; solid lines and filled bars with warm-up, dashed lines and hatched bars without.
+    Colour by placement; solid lines and markers with warm-up, dashed lines and open markers without.
+    Bands and error bars are ±1 standard deviation across seeds.
 
     Parameters
     ----------
-    runs : dict
-        ``learning rate -> {(placement, warmup_steps): losses per step}``, as from :func:`lnlib.training.train`.
+    sweep : lnlib.training.WarmupSweep
+        The runs, as from :func:`lnlib.training.warmup_sweep`.
     shown : float
-        The learning rate whose curves the left panel shows.
+        The learning rate whose curves the left panel shows (one of ``sweep.rates``).
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.2), gridspec_kw={"width_ratios": [3, 2]})
-    rates = sorted(runs)
-    keys = list(runs[shown])
-    for (placement, warmup), losses in runs[shown].items():
-        label = f"{LABELS[placement]}, " + (f"{warmup}-step warm-up" if warmup else "no warm-up")
-        left.plot(np.arange(1, len(losses) + 1), losses, "-" if warmup else "--", color=COLOURS[placement], label=label)
-    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g}")
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), gridspec_kw={"width_ratios": [3, 2]})
+    final = sweep.final()
+    steps = np.arange(1, sweep.losses.shape[-1] + 1)
+    positions = np.arange(len(sweep.rates))
+    for p_index, placement in enumerate(("post", "pre")):
+        for warmed in (False, True):
+            label = f"{LABELS[placement]}, " + (f"{sweep.warmup}-step warm-up" if warmed else "no warm-up")
+            curves = sweep.curves(shown, placement, warmed)
+            mean, spread = curves.mean(axis=0), curves.std(axis=0)
+            left.plot(steps, mean, "-" if warmed else "--", color=COLOURS[placement], label=label)
+            left.fill_between(steps, mean - spread, mean + spread, color=COLOURS[placement], alpha=0.2 if warmed else 0.1, lw=0)
+            rows = final[:, p_index, int(warmed)]
+            right.errorbar(positions + (0.08 if warmed else -0.08) + (p_index - 0.5) * 0.3, rows.mean(axis=-1), yerr=rows.std(axis=-1),
+                           color=COLOURS[placement], marker="o", ms=5, capsize=3, ls="-" if warmed else "--",
+                           mfc=COLOURS[placement] if warmed else "white")
+    start = sweep.losses[..., 0].mean()
+    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g}, {len(sweep.seeds)} seeds (band: ±1 sd)")
     left.legend(fontsize=8)
-    width = 0.8 / len(keys)
-    for k, (placement, warmup) in enumerate(keys):
-        finals = [runs[lr][(placement, warmup)][-10:].mean() for lr in rates]
-        right.bar(np.arange(len(rates)) + (k - (len(keys) - 1) / 2) * width, finals, width, color=COLOURS[placement],
-                  hatch=None if warmup else "//", edgecolor="white", alpha=1.0 if warmup else 0.6)
-    start = runs[shown][keys[0]][0]
     right.axhline(start, color=PALETTE["neutral"], lw=1, ls=":", label="starting loss")
-    right.set(xticks=np.arange(len(rates)), xticklabels=[f"{lr:g}" for lr in rates], xlabel="learning rate",
-              ylabel="mean loss over the last 10 steps", title=f"after {len(runs[shown][keys[0]])} steps (hatched: no warm-up)")
+    right.set(xticks=positions, xticklabels=[f"{lr:g}" for lr in sweep.rates], xlabel="peak learning rate",
+              ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps (open: no warm-up)")
     right.set_ylim(0, 1.15 * start)
-    right.legend(loc="upper left", fontsize=8)
+    right.legend(loc="lower right", fontsize=8)
     return fig
