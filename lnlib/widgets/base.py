@@ -10,6 +10,7 @@ instead of raising: a reader never sees a traceback.
 from __future__ import annotations
 
 import html
+import os
 
 import ipywidgets as widgets
 
@@ -49,6 +50,16 @@ def choice_slider(description: str, options, value, *, width: str = "320px") -> 
                                    style={"description_width": "initial"}, layout=widgets.Layout(width=width))
 
 
+def website_build() -> bool:
+    """True while ``make book`` executes the chapters for the website (it sets ``LNBOOK_WEBSITE=1``)."""
+    return os.environ.get("LNBOOK_WEBSITE") == "1"
+
+
+def note_html(note: str) -> str:
+    """A note as the explorers show it: empty, or one warning line in the palette's vermillion."""
+    return f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
+
+
 class Explorer(widgets.VBox):
     """Base class of every ``*_explorer``: controls, a figure, a readout and a note.
 
@@ -80,6 +91,7 @@ class Explorer(widgets.VBox):
         self.result: dict = {}
         for part, css_class in ((self.image, "lnlib-figure"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note")):
             part.add_class(css_class)  # stable hooks for the browser tests (tests/browser/test_lab.py)
+        self.title = title
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
         super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self.image, self.readout, self.note])
         for control in controls.values():
@@ -95,13 +107,28 @@ class Explorer(widgets.VBox):
 
     def refresh(self) -> None:
         """Recompute and redraw from the current control values."""
+        self.readout.value, self.note.value = self.texts(self.values())
+        self.image.value = self.renderer.png()
+
+    def texts(self, values: dict) -> tuple[str, str]:
+        """Recompute at `values` (every control's value, by name) and return the readout and note HTML.
+
+        The figure's artists are left in that state; the website's precomputed explorer calls this
+        for every setting of its grid (:mod:`lnlib.widgets.web`), so both show the same text.
+        """
         try:
-            readout, note, self.result = self.compute(**self.values())
+            readout, note, self.result = self.compute(**values)
         except READER_ERRORS as exc:
             readout, note, self.result = "", f"This setting has no answer: {exc}", {}
-        self.readout.value = readout
-        self.note.value = f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
-        self.image.value = self.renderer.png()
+        return readout, note_html(note)
+
+    def _repr_mimebundle_(self, **kwargs):
+        """In a kernel, the live widget; in the website build (``LNBOOK_WEBSITE=1``), the precomputed explorer."""
+        if website_build():
+            from .web import web_explorer_html  # noqa: PLC0415 (only the website build needs it)
+
+            return {"text/html": web_explorer_html(self), "text/plain": f"<{type(self).__name__}: precomputed for the website>"}
+        return super()._repr_mimebundle_(**kwargs)
 
     def compute(self, **values):  # pragma: no cover - every subclass overrides it
         raise NotImplementedError
