@@ -6,7 +6,7 @@ native controls (``<input type=range>``, ``<select>``, a checkbox) with the expl
 the display of every setting of a grid, computed by the explorer's own ``compute``. Per setting only
 the pixels the moving artists drew are stored (lossless WebP over one static background, from
 :meth:`lnlib.plots.render.FastRenderer.layers`), with the readout and the note as the notebook shows
-them. ``_static/lnlib-explorers.js`` swaps them as the reader moves a control.
+them. ``_ext/web_explorers_static/lnlib-explorers.js`` swaps them as the reader moves a control.
 
 Explorers with one slider per vector entry (chapters 3, 4, 6, 7, 9) cannot enumerate their settings;
 on the website they offer named presets and a sweep of one entry at a time (:class:`Sweep`).
@@ -34,8 +34,10 @@ from PIL import Image
 
 __all__ = ["Sweep", "WebControl", "web_controls", "web_explorer_html", "web_plan", "web_states"]
 
-#: The most settings one explorer may ship (the page-weight budget, BENCHMARKS.md).
+#: The most distinct settings one explorer may compute at build time (a bound on `make book`'s time).
 MAX_STATES = 1500
+#: The most HTML one explorer may add to its page (issue 17's budget; a page stays under 2.5 MB).
+MAX_BYTES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -307,7 +309,6 @@ def _html(explorer, states: WebStates, data: dict) -> str:
         f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
         f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
         f'<img class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
-        f'<img class="lnlib-web-overlay" hidden src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
         f'</div><div class="lnlib-readout" aria-live="polite">{data["texts"][readout]}</div>'
         f'<div class="lnlib-note">{data["texts"][note]}</div>'
         + (f'<p class="lnlib-web-grid">{html.escape(line)}</p>' if line else "")
@@ -344,7 +345,7 @@ def web_explorer_html(explorer) -> str:
     -------
     str
         HTML: native controls, the figure as a background and a moving layer, the readout, the note,
-        and the states as JSON, for ``_static/lnlib-explorers.js``.
+        and the states as JSON, for ``_ext/web_explorers_static/lnlib-explorers.js``.
     """
     folder = os.environ.get("LNBOOK_WEB_CACHE")
     cached = Path(folder) / f"{_cache_key(explorer)}.html" if folder else None
@@ -355,6 +356,9 @@ def web_explorer_html(explorer) -> str:
     data = _render(explorer, states)
     explorer.texts(start)  # leave the explorer where it started
     result = _html(explorer, states, data)
+    if len(result.encode()) > MAX_BYTES:
+        raise ValueError(f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} MB; the budget is "
+                         f"{MAX_BYTES / 1e6:.0f} MB: coarsen its grid in WEB_PLANS.")
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         temporary = cached.with_suffix(f".{os.getpid()}.tmp")
