@@ -17,7 +17,7 @@ class MeanExplorer(Explorer):
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
         figure, self.panels = mean_figure(values, value_range=(low, high), managed=False)
-        super().__init__("The mean: drag the entries", controls, FastRenderer(figure, self.panels.artists))
+        super().__init__("The mean: move the entries", controls, FastRenderer(figure, self.panels.artists))
 
     def compute(self, **entries):
         x = np.array(list(entries.values()))
