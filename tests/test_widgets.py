@@ -58,7 +58,11 @@ def test_every_control_changes_the_display(name):
             after = display(explorer)
             assert after[0][:8] == b"\x89PNG\r\n\x1a\n", f"{name}.{control_name}={value!r} shows no figure"
             assert after[1] or after[2], f"{name}.{control_name}={value!r} shows neither a readout nor a note"
-            if control.value != before_value:
+            reason = explorer.inactive(explorer.values()).get(control_name)
+            assert control.disabled == bool(reason), f"{name}.{control_name}: disabled exactly when it has no effect"
+            if reason:
+                assert reason in after[1], f"{name}: {control_name} is disabled and the readout does not say why"
+            elif control.value != before_value:
                 assert after[:2] != before[:2], f"{name}: moving {control_name} from {before_value!r} to {value!r} changed nothing on screen"
 
 

@@ -76,8 +76,9 @@
         input.setAttribute("aria-valuetext", text);
         if (outputs[i]) outputs[i].value = text;
       });
-      const [back, layer, text, warning] = state;
+      const [back, layer, text, warning, inactive] = state;
       root.dataset.state = String(k);
+      inputs.forEach((input, i) => { input.disabled = inactive.includes(i); });  // no effect here: the readout says why
       readout.innerHTML = data.texts[text];
       note.innerHTML = data.texts[warning];
       const mine = ++ticket;

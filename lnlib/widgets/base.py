@@ -38,7 +38,7 @@ def log_slider(description: str, value: float, low_exponent: float, high_exponen
     )
 
 
-def int_slider(description: str, value: int, low: int, high: int, *, width: str = "260px") -> widgets.IntSlider:
+def int_slider(description: str, value: int, low: int, high: int, *, width: str = "340px") -> widgets.IntSlider:
     """An integer slider over ``[low, high]`` that updates on every move."""
     return widgets.IntSlider(value=value, min=low, max=high, description=description, continuous_update=True,
                              style={"description_width": "initial"}, layout=widgets.Layout(width=width))
@@ -106,9 +106,20 @@ class Explorer(widgets.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def refresh(self) -> None:
-        """Recompute and redraw from the current control values."""
-        self.readout.value, self.note.value = self.texts(self.values())
+        """Recompute and redraw from the current control values; grey out the controls not in effect."""
+        values = self.values()
+        self.readout.value, self.note.value = self.texts(values)
+        inactive = self.inactive(values)
+        for name, control in self.controls.items():
+            control.disabled = name in inactive
         self.image.value = self.renderer.png()
+
+    def inactive(self, values: dict) -> dict:
+        """The controls that have no effect at `values`, each with the reason the readout gives (none by default).
+
+        They are disabled, in the notebook and on the website; what they show must not change anything.
+        """
+        return {}
 
     def texts(self, values: dict) -> tuple[str, str]:
         """Recompute at `values` (every control's value, by name) and return the readout and note HTML.

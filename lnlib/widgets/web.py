@@ -237,13 +237,17 @@ def _render(explorer, states: WebStates) -> dict:
     """Compute every distinct setting once; return the JSON data of the page's explorer."""
     images, texts, done, table = _Table(), _Table(), {}, []
     arrays = {}
+    position = {c.name: i for i, c in enumerate(states.controls)}
     for values in states.settings:
         if values is None:
             table.append(None)
             continue
-        key = tuple(sorted(values.items()))
+        inactive = [name for name in explorer.inactive(values) if name in position]
+        # A control with no effect is disabled on the page; its position must not change the display.
+        canonical = values | {name: states.controls[position[name]].values[0] for name in inactive}
+        key = tuple(sorted(canonical.items()))
         if key not in done:
-            readout, note = explorer.texts(values)
+            readout, note = explorer.texts(canonical)
             background, frame = explorer.renderer.layers()
             layer = overlay(background, frame)
             ids = []
@@ -251,7 +255,7 @@ def _render(explorer, states: WebStates) -> dict:
                 digest = hashlib.sha1(array.tobytes()).hexdigest()
                 arrays.setdefault(digest, array)
                 ids.append(images.add(digest, lambda d: _webp(arrays.pop(d))))
-            done[key] = [*ids, texts.add(readout), texts.add(note)]
+            done[key] = [*ids, texts.add(readout), texts.add(note), sorted(position[name] for name in inactive)]
         table.append(done[key])
     distinct = len(done)
     if distinct > MAX_STATES:
@@ -263,10 +267,10 @@ def _render(explorer, states: WebStates) -> dict:
             "images": images.items, "texts": texts.items, "sweep": states.sweep, "distinct": distinct}
 
 
-def _control_html(uid: str, i: int, control: WebControl, position: int) -> str:
+def _control_html(uid: str, i: int, control: WebControl, position: int, disabled: bool) -> str:
     cid = f"{uid}-{i}"
     label = f'<label for="{cid}">{html.escape(control.label)}</label>'
-    common = f'id="{cid}" data-lnlib-control="{i}"'
+    common = f'id="{cid}" data-lnlib-control="{i}"' + (" disabled" if disabled else "")
     if control.kind == "range":
         text = html.escape(control.labels[position])
         return (f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" max="{len(control.values) - 1}" '
@@ -296,12 +300,12 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     k = 0
     for size, position in zip(data["sizes"], states.start):
         k = k * size + position
-    background, layer, readout, note = data["states"][k]
+    background, layer, readout, note, disabled = data["states"][k]
     title = html.escape(explorer.title)
     line = _grid_line(explorer, states, data["distinct"])
     payload = json.dumps({key: data[key] for key in ("sizes", "labels", "states", "images", "texts", "sweep")},
                          ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    controls = "".join(_control_html(uid, i, c, p) for i, (c, p) in enumerate(zip(states.controls, states.start)))
+    controls = "".join(_control_html(uid, i, c, p, i in disabled) for i, (c, p) in enumerate(zip(states.controls, states.start)))
     alt = html.escape(f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below.")
     return (
         f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-state="{k}" data-shown="{k}">'

@@ -75,6 +75,7 @@ SHOWN = """root => {
         backgroundOk: root.querySelector('.lnlib-web-background').src === data.images[state[0]],
         readout: root.querySelector('.lnlib-readout').innerHTML, note: root.querySelector('.lnlib-note').innerHTML,
         figure: state[0] + ':' + state[1],
+        disabled: [...root.querySelectorAll('[data-lnlib-control]')].filter(e => e.disabled).map(e => Number(e.dataset.lnlibControl)),
     };
 }"""
 NORMALIZE = """html => { const d = document.createElement('div'); d.innerHTML = html; return d.innerHTML; }"""
@@ -112,6 +113,16 @@ def move(page, element, kind: str, how: str, what) -> None:
         element.click()
 
 
+def enable(root, element) -> None:
+    """A control with no effect at this setting is disabled; pick options of the dropdowns until it is in effect."""
+    for select in root.locator("select").all():
+        for index in range(select.evaluate("e => e.options.length")):
+            select.select_option(index=index)
+            if not element.is_disabled():
+                return
+    pytest.fail(f"control {element.get_attribute('id')} is disabled at every choice of the dropdowns")
+
+
 @pytest.mark.parametrize("page_name", sorted(EXPLORERS))
 def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url, artifacts):
     explorer = build(EXPLORERS[page_name])
@@ -135,6 +146,8 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
         element = controls.nth(i)
         label = root.locator(f"label[for='{element.get_attribute('id')}']").inner_text()
         assert label.strip(), f"{page_name}: control {control.name} has no label"
+        if element.is_disabled():
+            enable(root, element)
         for how, what in moves(control.kind):
             before = handle.evaluate(SHOWN)
             handle.evaluate(ARM)
@@ -153,6 +166,10 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
             assert after["overlayOk"] and after["backgroundOk"], f"{where}: the figure shown is not the setting's"
             assert after["readout"] == page.evaluate(NORMALIZE, readout), f"{where}: readout differs from the explorer's"
             assert after["note"] == page.evaluate(NORMALIZE, note), f"{where}: note differs from the explorer's"
+            inactive = explorer.inactive(values)
+            expected = sorted(j for j, c in enumerate(states.controls) if c.name in inactive)
+            assert after["disabled"] == expected, f"{where}: disabled controls {after['disabled']}, expected {expected}"
+            assert all(reason in readout for reason in inactive.values()), f"{where}: a disabled control without its reason"
             before_values = states.settings[before["state"]]
             if before_values == values:
                 continue  # a sweep's "move" control picks another entry at the same setting
