@@ -1,11 +1,11 @@
 // The book's explorers on the website (lnlib/widgets/web.py wrote each one's controls and states into
 // the page at build time). Moving a control picks the stored setting and swaps the figure's moving
-// layer, the readout and the note. Images of the settings one step away from the current one are
-// decoded ahead, so a step by keyboard or a small drag swaps them in the same frame.
+// layer, the readout and the note. Images of the settings one control move away from the current
+// one are decoded ahead, so a move by keyboard or mouse swaps them within the same frame.
 // Loaded only on pages that hold an explorer (_ext/web_explorers.py).
 (() => {
   "use strict";
-  const CACHE = 96;  // decoded images kept per explorer
+  const CACHE = 128;  // decoded images kept per explorer
 
   function setup(root) {
     const data = JSON.parse(root.querySelector("script.lnlib-web-data").textContent);
@@ -17,6 +17,7 @@
     const sweep = data.sweep;
     const decoded = new Map();  // image index -> {img, done}
     let ticket = 0;
+    let pending = 0;  // images being decoded (data-decoding, for tests and benchmarks)
 
     const position = (input) => (input.type === "checkbox" ? Number(input.checked) : Number(input.value));
     const labelOf = (i, p) => (sweep && i === 2 ? sweep.labels[position(inputs[1])][p] : data.labels[i][p]);
@@ -29,7 +30,12 @@
         img.removeAttribute("data-image");
         img.src = data.images[id];
         entry = { img, done: false };
-        entry.ready = img.decode().then(() => { entry.done = true; }, () => {});
+        pending += 1;
+        root.dataset.decoding = String(pending);
+        entry.ready = img.decode().then(() => { entry.done = true; }, () => {}).then(() => {
+          pending -= 1;
+          root.dataset.decoding = String(pending);
+        });
         decoded.set(id, entry);
         if (decoded.size > CACHE) decoded.delete(decoded.keys().next().value);
       }
@@ -44,16 +50,20 @@
     }
 
     function prefetch(positions) {
-      // Every setting one step from here, by any control.
+      // Every setting one control away from here, nearest first: any single move, by key or by mouse,
+      // then finds its images decoded.
+      const order = [];
       positions.forEach((p, i) => {
-        for (const q of [p - 1, p + 1]) {
-          if (q < 0 || q >= data.sizes[i]) continue;
-          const next = positions.map((r, j) => (j === i ? q : r));
-          if (sweep && i < 2) next[2] = sweep.reset[next[0]][next[1]];  // a new preset or entry starts at its value
-          const state = data.states[indexOf(next)];
-          if (state) { prepare(state[0], shown.background); prepare(state[1], shown.overlay); }
-        }
+        const size = sweep && i === 2 ? sweep.labels[positions[1]].length : data.sizes[i];
+        for (let q = 0; q < size; q++) if (q !== p) order.push([Math.abs(q - p), i, q]);
       });
+      order.sort((a, b) => a[0] - b[0]);
+      for (const [, i, q] of order.slice(0, CACHE / 2)) {
+        const next = positions.map((r, j) => (j === i ? q : r));
+        if (sweep && i < 2) next[2] = sweep.reset[next[0]][next[1]];  // a new preset or entry starts at its value
+        const state = data.states[indexOf(next)];
+        if (state) { prepare(state[0], shown.background); prepare(state[1], shown.overlay); }
+      }
     }
 
     function resetSweep() {

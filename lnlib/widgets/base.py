@@ -87,7 +87,7 @@ class Explorer(widgets.VBox):
         self.renderer = renderer
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.readout = widgets.HTML()
-        self.note = widgets.HTML()
+        self.note = widgets.HTML(layout=widgets.Layout(min_height="3.2em"))  # room for two lines: nothing below jumps
         self.result: dict = {}
         for part, css_class in ((self.image, "lnlib-figure"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note")):
             part.add_class(css_class)  # stable hooks for the browser tests (tests/browser/test_lab.py)
