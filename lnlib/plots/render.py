@@ -17,7 +17,26 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
-__all__ = ["FastRenderer"]
+__all__ = ["FastRenderer", "encode_png", "overlay"]
+
+
+def overlay(background: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """The pixels of `frame` that differ from `background`, on a transparent canvas: laid over the background, the frame.
+
+    Both are (height, width, 4) uint8 RGBA arrays (:meth:`FastRenderer.layers`). The explorers send only this
+    moving layer per update, in JupyterLab and on the website.
+    """
+    moved = np.any(frame != background, axis=2)
+    layer = np.zeros_like(frame)
+    layer[moved] = frame[moved]
+    return layer
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """RGBA pixels as PNG bytes, encoded for speed (zlib level 1)."""
+    buffer = io.BytesIO()
+    Image.fromarray(rgba).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 
 class FastRenderer:
@@ -61,15 +80,13 @@ class FastRenderer:
         """The figure as PNG bytes, with the dynamic artists in their current state."""
         self._restore_background()
         self._draw_dynamic()
-        buffer = io.BytesIO()
-        Image.fromarray(np.asarray(self.canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+        return encode_png(np.asarray(self.canvas.buffer_rgba()))
 
     def layers(self) -> tuple[np.ndarray, np.ndarray]:
         """The static background and the finished frame, as two (height, width, 4) uint8 RGBA arrays.
 
-        Where the two differ, the dynamic artists drew; the website stores only those pixels per
-        setting (:func:`lnlib.widgets.web.overlay`).
+        Where the two differ, the dynamic artists drew (:func:`overlay`); the explorers send only those
+        pixels per update.
         """
         self._restore_background()
         background = np.array(self.canvas.buffer_rgba())

@@ -13,6 +13,9 @@ import html
 import os
 
 import ipywidgets as widgets
+import numpy as np
+
+from ..plots.render import encode_png, overlay
 
 
 __all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "slider"]
@@ -73,7 +76,10 @@ class Explorer(widgets.VBox):
     controls : dict of str to ipywidgets.ValueWidget
         The controls, by name; set their ``.value`` to drive the explorer.
     image : ipywidgets.Image
-        The figure as PNG; its ``.value`` changes when the figure does.
+        The figure's moving layer as PNG (transparent where nothing moves), shown over ``background``;
+        its ``.value`` changes when the figure does.
+    background : ipywidgets.Image
+        The figure's static parts as PNG, re-sent only when they change.
     readout : ipywidgets.HTML
         The numbers behind the figure, in one or two lines.
     note : ipywidgets.HTML
@@ -85,15 +91,21 @@ class Explorer(widgets.VBox):
     def __init__(self, title: str, controls: dict, renderer):
         self.controls = controls
         self.renderer = renderer
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # The figure is two stacked images: the static background, sent when it changes, and the moving
+        # layer (the pixels the dynamic artists drew, transparent elsewhere), sent on every update.
+        self.background = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self.image = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self._shown_background = None
         self.readout = widgets.HTML()
         self.note = widgets.HTML(layout=widgets.Layout(min_height="3.2em"))  # room for two lines: nothing below jumps
         self.result: dict = {}
-        for part, css_class in ((self.image, "lnlib-figure"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note")):
+        parts = ((self.image, "lnlib-figure"), (self.background, "lnlib-figure-background"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note"))
+        for part, css_class in parts:
             part.add_class(css_class)  # stable hooks for the browser tests (tests/browser/test_lab.py)
         self.title = title
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
-        super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self.image, self.readout, self.note])
+        figure = widgets.Box([self.background, self.image], layout=widgets.Layout(display="grid", grid_template_areas='"figure"', justify_items="flex-start"))
+        super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), figure, self.readout, self.note])
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.refresh()
@@ -112,7 +124,11 @@ class Explorer(widgets.VBox):
         inactive = self.inactive(values)
         for name, control in self.controls.items():
             control.disabled = name in inactive
-        self.image.value = self.renderer.png()
+        background, frame = self.renderer.layers()
+        if self._shown_background is None or not np.array_equal(background, self._shown_background):
+            self.background.value = encode_png(background)
+            self._shown_background = background
+        self.image.value = encode_png(overlay(background, frame))
 
     def inactive(self, values: dict) -> dict:
         """The controls that have no effect at `values`, each with the reason the readout gives (none by default).

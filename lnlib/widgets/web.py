@@ -32,7 +32,9 @@ import ipywidgets as widgets
 import numpy as np
 from PIL import Image
 
-__all__ = ["Sweep", "WebControl", "web_controls", "web_explorer_html", "web_plan", "web_states"]
+from ..plots.render import overlay
+
+__all__ = ["Sweep", "WebControl", "overlay", "web_controls", "web_explorer_html", "web_plan", "web_states"]
 
 #: The most distinct settings one explorer may compute at build time (a bound on `make book`'s time).
 MAX_STATES = 1500
@@ -204,14 +206,6 @@ def web_states(explorer) -> WebStates:
     sweep = {"reset": reset, "labels": value_labels, "names": list(labels.values()), "size": longest}
     start = [0, 0, reset[0][0], *(_nearest(c.values, start_values[c.name]) for c in others)]
     return WebStates(controls, settings, start, sweep)
-
-
-def overlay(background: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """The pixels of `frame` that differ from `background`, on a transparent canvas: laid over the background, the frame."""
-    moved = np.any(frame != background, axis=2)
-    layer = np.zeros_like(frame)
-    layer[moved] = frame[moved]
-    return layer
 
 
 def _webp(rgba: np.ndarray) -> str:
