@@ -35,7 +35,11 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 # Every build starts from an empty cache and runs every chapter in a fresh kernel, two at a time
 # (jupyter-cache's parallel executor); the build then takes the outputs from that cache. A chapter
 # that fails there is run again by the build itself, which stops on the error (raise_on_error).
+# LNBOOK_WEBSITE=1 makes each explorer display as its precomputed website version (lnlib/widgets/web.py);
+# its states are cached in .cache/web-explorers, keyed on lnlib's source, so an unchanged chapter costs nothing.
 CACHE := _build/.jupyter_cache
+book: export LNBOOK_WEBSITE := 1
+book: export LNBOOK_WEB_CACHE := $(CURDIR)/.cache/web-explorers
 book: $(VENV)/.book-installed
 	rm -rf _build
 	yes | $(BIN)/jcache notebook --cache-path $(CACHE) add chapters/*.ipynb > /dev/null
@@ -90,4 +94,4 @@ references: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.pytorch_reference make references
 
 clean:
-	rm -rf _build .pytest_cache .hypothesis
+	rm -rf _build .cache/web-explorers .pytest_cache .hypothesis

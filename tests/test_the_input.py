@@ -78,8 +78,8 @@ def test_input_explorer_notes_degenerate_settings():
     assert explorer.note.value == ""
     explorer.controls["normalization"].value = "LayerNorm over the last two axes"
     assert explorer.result["count"] == 1 and "not LayerNorm any more" in explorer.note.value
-    explorer.controls["length"].value = 4  # unused by a feed-forward layer, and the readout says so
-    assert "T = 4 is unused" in explorer.readout.value
+    assert explorer.controls["length"].disabled  # unused by a feed-forward layer, and the readout says so
+    assert "sequence length T is not used" in explorer.readout.value
     explorer.controls["normalization"].value = "LayerNorm"
     explorer.controls["features"].value = 1
     assert explorer.result["size"] == 1 and "outputs beta whatever the input" in explorer.note.value

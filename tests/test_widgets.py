@@ -58,7 +58,11 @@ def test_every_control_changes_the_display(name):
             after = display(explorer)
             assert after[0][:8] == b"\x89PNG\r\n\x1a\n", f"{name}.{control_name}={value!r} shows no figure"
             assert after[1] or after[2], f"{name}.{control_name}={value!r} shows neither a readout nor a note"
-            if control.value != before_value:
+            reason = explorer.inactive(explorer.values()).get(control_name)
+            assert control.disabled == bool(reason), f"{name}.{control_name}: disabled exactly when it has no effect"
+            if reason:
+                assert reason in after[1], f"{name}: {control_name} is disabled and the readout does not say why"
+            elif control.value != before_value:
                 assert after[:2] != before[:2], f"{name}: moving {control_name} from {before_value!r} to {value!r} changed nothing on screen"
 
 
@@ -100,3 +104,67 @@ def test_mean_explorer_notes_a_constant_vector():
 def test_mean_explorer_refuses_bad_starting_values(values):
     with pytest.raises(ValueError, match="mean_explorer|starting values"):
         lnlib.widgets.mean_explorer(values=values)
+
+
+# --- the website's precomputed explorers (lnlib.widgets.web) ------------------------------
+
+
+@pytest.mark.parametrize("name", EXPLORERS)
+def test_the_moving_layer_over_the_background_is_the_figure(name):
+    """The website stores per setting only the pixels that differ from the static background: laid over it, the frame."""
+    from lnlib.widgets.web import overlay
+
+    explorer = getattr(lnlib.widgets, name)()
+    last = {c: option_values(control)[-1] for c, control in explorer.controls.items()}
+    explorer.texts(explorer.values() | last)
+    background, frame = explorer.renderer.layers()
+    layer = overlay(background, frame)
+    opaque = layer[..., 3] > 0
+    composed = np.where(opaque[..., None], layer, background)
+    np.testing.assert_array_equal(composed, frame)
+    assert 0 < opaque.mean() < 0.9, f"{name}: the moving layer covers {opaque.mean():.0%} of the figure"
+
+
+@pytest.mark.parametrize("name", EXPLORERS)
+def test_web_settings_show_what_the_widget_shows(name):
+    """At grid points of the website's explorer, its readout and note are the widget's, set by its controls."""
+    from lnlib.widgets.web import web_states
+
+    web, widget = getattr(lnlib.widgets, name)(), getattr(lnlib.widgets, name)()
+    states = web_states(web)
+    settings = [s for s in states.settings if s is not None]
+    assert settings, f"{name}: the website grid is empty"
+    for values in (settings[0], settings[len(settings) // 2], settings[-1]):
+        readout, note = web.texts(values)
+        for control, value in values.items():
+            widget.controls[control].value = value
+        assert (widget.readout.value, widget.note.value) == (readout, note), f"{name} at {values}"
+
+
+def test_the_website_build_shows_the_precomputed_explorer(monkeypatch, tmp_path):
+    from lnlib.widgets import web
+
+    explorer = lnlib.widgets.complete_examples_explorer()
+    assert "application/vnd.jupyter.widget-view+json" in explorer._repr_mimebundle_()
+    monkeypatch.setenv("LNBOOK_WEBSITE", "1")
+    monkeypatch.setenv("LNBOOK_WEB_CACHE", str(tmp_path))
+    page = explorer._repr_mimebundle_()["text/html"]
+    assert 'class="lnlib-web-explorer"' in page and "<select" in page and 'type="range"' in page
+    assert len(list(tmp_path.glob("*.html"))) == 1
+    monkeypatch.setattr(web, "_render", lambda *args: pytest.fail("an unchanged explorer was computed again"))
+    assert explorer._repr_mimebundle_()["text/html"] == page  # from the cache
+
+
+def test_the_website_refuses_an_explorer_over_its_budget(monkeypatch):
+    from lnlib.widgets import web
+
+    monkeypatch.setattr(web, "MAX_BYTES", 10_000)
+    with pytest.raises(ValueError, match="budget is"):
+        web.web_explorer_html(lnlib.widgets.complete_examples_explorer())
+
+
+def test_a_preset_off_the_sweep_grid_is_refused():
+    from lnlib.widgets.web import Sweep
+
+    with pytest.raises(ValueError, match="not on the sweep grid"):
+        Sweep(presets={"odd": {"x1": 0.3}}, grids={"x1": (0.0, 0.5, 1.0)})

@@ -1,10 +1,12 @@
-"""Fast PNG rendering for the explorers: redraw only what moved.
+"""Fast rendering for the explorers: redraw only what moved.
 
 A full matplotlib draw of a two-panel figure takes tens of milliseconds
 (ticks and text dominate); an explorer must answer a slider in well under
 50 ms. :class:`FastRenderer` draws the static parts (axes, ticks, labels)
 once, keeps that picture, and on each update pastes it back and draws only
-the artists that change (blitting), then encodes the PNG.
+the artists that change (blitting), then encodes the PNG. The website's
+precomputed explorers (:mod:`lnlib.widgets.web`) use the same two layers:
+:meth:`FastRenderer.layers` gives the static picture and the finished frame.
 """
 
 from __future__ import annotations
@@ -15,7 +17,26 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
-__all__ = ["FastRenderer"]
+__all__ = ["FastRenderer", "encode_png", "overlay"]
+
+
+def overlay(background: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """The pixels of `frame` that differ from `background`, on a transparent canvas: laid over the background, the frame.
+
+    Both are (height, width, 4) uint8 RGBA arrays (:meth:`FastRenderer.layers`). The explorers send only this
+    moving layer per update, in JupyterLab and on the website.
+    """
+    moved = np.any(frame != background, axis=2)
+    layer = np.zeros_like(frame)
+    layer[moved] = frame[moved]
+    return layer
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """RGBA pixels as PNG bytes, encoded for speed (zlib level 1)."""
+    buffer = io.BytesIO()
+    Image.fromarray(rgba).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 
 class FastRenderer:
@@ -43,16 +64,31 @@ class FastRenderer:
         """Redraw the static parts at the next render (after changing limits, ticks or titles)."""
         self._background = None
 
-    def png(self) -> bytes:
-        """The figure as PNG bytes, with the dynamic artists in their current state."""
+    def _restore_background(self) -> None:
         if self._background is None:
             self.canvas.draw()
             self.figure.set_layout_engine("none")
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
         else:
             self.canvas.restore_region(self._background)
+
+    def _draw_dynamic(self) -> None:
         for artist in self.dynamic:
             (artist.axes or self.figure).draw_artist(artist)
-        buffer = io.BytesIO()
-        Image.fromarray(np.asarray(self.canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+
+    def png(self) -> bytes:
+        """The figure as PNG bytes, with the dynamic artists in their current state."""
+        self._restore_background()
+        self._draw_dynamic()
+        return encode_png(np.asarray(self.canvas.buffer_rgba()))
+
+    def layers(self) -> tuple[np.ndarray, np.ndarray]:
+        """The static background and the finished frame, as two (height, width, 4) uint8 RGBA arrays.
+
+        Where the two differ, the dynamic artists drew (:func:`overlay`); the explorers send only those
+        pixels per update.
+        """
+        self._restore_background()
+        background = np.array(self.canvas.buffer_rgba())
+        self._draw_dynamic()
+        return background, np.array(self.canvas.buffer_rgba())

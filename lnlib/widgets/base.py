@@ -10,8 +10,12 @@ instead of raising: a reader never sees a traceback.
 from __future__ import annotations
 
 import html
+import os
 
 import ipywidgets as widgets
+import numpy as np
+
+from ..plots.render import encode_png, overlay
 
 
 __all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "slider"]
@@ -37,7 +41,7 @@ def log_slider(description: str, value: float, low_exponent: float, high_exponen
     )
 
 
-def int_slider(description: str, value: int, low: int, high: int, *, width: str = "260px") -> widgets.IntSlider:
+def int_slider(description: str, value: int, low: int, high: int, *, width: str = "340px") -> widgets.IntSlider:
     """An integer slider over ``[low, high]`` that updates on every move."""
     return widgets.IntSlider(value=value, min=low, max=high, description=description, continuous_update=True,
                              style={"description_width": "initial"}, layout=widgets.Layout(width=width))
@@ -47,6 +51,16 @@ def choice_slider(description: str, options, value, *, width: str = "320px") -> 
     """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the precomputed settings of an explorer."""
     return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=True,
                                    style={"description_width": "initial"}, layout=widgets.Layout(width=width))
+
+
+def website_build() -> bool:
+    """True while ``make book`` executes the chapters for the website (it sets ``LNBOOK_WEBSITE=1``)."""
+    return os.environ.get("LNBOOK_WEBSITE") == "1"
+
+
+def note_html(note: str) -> str:
+    """A note as the explorers show it: empty, or one warning line in the palette's vermillion."""
+    return f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
 
 
 class Explorer(widgets.VBox):
@@ -62,7 +76,10 @@ class Explorer(widgets.VBox):
     controls : dict of str to ipywidgets.ValueWidget
         The controls, by name; set their ``.value`` to drive the explorer.
     image : ipywidgets.Image
-        The figure as PNG; its ``.value`` changes when the figure does.
+        The figure's moving layer as PNG (transparent where nothing moves), shown over ``background``;
+        its ``.value`` changes when the figure does.
+    background : ipywidgets.Image
+        The figure's static parts as PNG, re-sent only when they change.
     readout : ipywidgets.HTML
         The numbers behind the figure, in one or two lines.
     note : ipywidgets.HTML
@@ -74,14 +91,21 @@ class Explorer(widgets.VBox):
     def __init__(self, title: str, controls: dict, renderer):
         self.controls = controls
         self.renderer = renderer
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # The figure is two stacked images: the static background, sent when it changes, and the moving
+        # layer (the pixels the dynamic artists drew, transparent elsewhere), sent on every update.
+        self.background = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self.image = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self._shown_background = None
         self.readout = widgets.HTML()
-        self.note = widgets.HTML()
+        self.note = widgets.HTML(layout=widgets.Layout(min_height="3.2em"))  # room for two lines: nothing below jumps
         self.result: dict = {}
-        for part, css_class in ((self.image, "lnlib-figure"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note")):
+        parts = ((self.image, "lnlib-figure"), (self.background, "lnlib-figure-background"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note"))
+        for part, css_class in parts:
             part.add_class(css_class)  # stable hooks for the browser tests (tests/browser/test_lab.py)
+        self.title = title
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
-        super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), self.image, self.readout, self.note])
+        figure = widgets.Box([self.background, self.image], layout=widgets.Layout(display="grid", grid_template_areas='"figure"', justify_items="flex-start"))
+        super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), figure, self.readout, self.note])
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.refresh()
@@ -94,14 +118,44 @@ class Explorer(widgets.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def refresh(self) -> None:
-        """Recompute and redraw from the current control values."""
+        """Recompute and redraw from the current control values; grey out the controls not in effect."""
+        values = self.values()
+        self.readout.value, self.note.value = self.texts(values)
+        inactive = self.inactive(values)
+        for name, control in self.controls.items():
+            control.disabled = name in inactive
+        background, frame = self.renderer.layers()
+        if self._shown_background is None or not np.array_equal(background, self._shown_background):
+            self.background.value = encode_png(background)
+            self._shown_background = background
+        self.image.value = encode_png(overlay(background, frame))
+
+    def inactive(self, values: dict) -> dict:
+        """The controls that have no effect at `values`, each with the reason the readout gives (none by default).
+
+        They are disabled, in the notebook and on the website; what they show must not change anything.
+        """
+        return {}
+
+    def texts(self, values: dict) -> tuple[str, str]:
+        """Recompute at `values` (every control's value, by name) and return the readout and note HTML.
+
+        The figure's artists are left in that state; the website's precomputed explorer calls this
+        for every setting of its grid (:mod:`lnlib.widgets.web`), so both show the same text.
+        """
         try:
-            readout, note, self.result = self.compute(**self.values())
+            readout, note, self.result = self.compute(**values)
         except READER_ERRORS as exc:
             readout, note, self.result = "", f"This setting has no answer: {exc}", {}
-        self.readout.value = readout
-        self.note.value = f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
-        self.image.value = self.renderer.png()
+        return readout, note_html(note)
+
+    def _repr_mimebundle_(self, **kwargs):
+        """In a kernel, the live widget; in the website build (``LNBOOK_WEBSITE=1``), the precomputed explorer."""
+        if website_build():
+            from .web import web_explorer_html  # noqa: PLC0415 (only the website build needs it)
+
+            return {"text/html": web_explorer_html(self), "text/plain": f"<{type(self).__name__}: precomputed for the website>"}
+        return super()._repr_mimebundle_(**kwargs)
 
     def compute(self, **values):  # pragma: no cover - every subclass overrides it
         raise NotImplementedError

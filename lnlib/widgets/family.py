@@ -64,9 +64,12 @@ class FamilyExplorer(Explorer):
             f"<b>{NAMES[method]}</b>{f' with G = {groups}' if method == 'group' else ''}, batch of {batch}: "
             f"the dot shares its statistics with {shared.size} entries ({statistics}). "
             f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
-            + ("" if method == "group" else f" (G = {groups} matters only for group norm.)")
+            + "".join(f" ({reason}.)" for reason in self.inactive({"method": method}).values())
         )
         return readout, self._note(method, batch, groups, len(self.x[0])), {"ids": ids, "y": y, "set_size": shared.size, "set_mean": shared.mean(), "set_std": shared.std(), "set_rms": rms, "change": change}
+
+    def inactive(self, values):
+        return {} if values["method"] == "group" else {"groups": "G matters only for group norm"}
 
     @staticmethod
     def _note(method, batch, groups, channels) -> str:

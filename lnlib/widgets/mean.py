@@ -17,16 +17,19 @@ class MeanExplorer(Explorer):
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
         figure, self.panels = mean_figure(values, value_range=(low, high), managed=False)
-        super().__init__("The mean: drag the entries", controls, FastRenderer(figure, self.panels.artists))
+        super().__init__("The mean: move the entries", controls, FastRenderer(figure, self.panels.artists))
 
     def compute(self, **entries):
         x = np.array(list(entries.values()))
         mu = x.mean()
         centred = x - mu
+        total = float(centred.sum())
+        # The exact sum is 0; in floating point it is a rounding residue, which the readout says rather than prints.
+        total_text = "0 (up to rounding)" if abs(total) <= 1e-12 * max(1.0, float(np.abs(x).max())) else f"{total:.2g}"
         self.panels.update(x)
         readout = (
             f"μ = ({' + '.join(f'{v:g}' for v in x)}) / {x.size} = <b>{mu:.4g}</b>; "
-            f"centred values x − μ = [{', '.join(f'{c:.4g}' for c in centred)}], sum = {centred.sum():.2g}"
+            f"centred values x − μ = [{', '.join(f'{c:.4g}' for c in centred)}], sum = {total_text}"
         )
         note = ""
         if np.ptp(x) == 0:

@@ -33,7 +33,7 @@ class PrePostNormExplorer(Explorer):
         controls = {
             "depth": widgets.SelectionSlider(options=DEPTHS, value=depth, description="depth L", continuous_update=True),
             "width": widgets.Dropdown(options=WIDTHS, value=width, description="width d"),
-            "placement": widgets.ToggleButtons(options=[("post-norm", "post"), ("pre-norm", "pre")], value=placement),
+            "placement": widgets.ToggleButtons(options=[("post-norm", "post"), ("pre-norm", "pre")], value=placement, description="placement"),
         }
         profiles = self.grid.values()
         stream_max = 1.05 * max(p.stream_sq.mean(axis=0).max() for p in profiles)

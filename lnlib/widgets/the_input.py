@@ -16,7 +16,8 @@ __all__ = ["input_explorer"]
 
 
 def _dropdown(description: str, options, value: str) -> widgets.Dropdown:
-    return widgets.Dropdown(options=list(options), value=value, description=description, style={"description_width": "initial"})
+    return widgets.Dropdown(options=list(options), value=value, description=description, style={"description_width": "initial"},
+                            layout=widgets.Layout(width="max-content"))
 
 
 def _pytorch_call(normalization: str, shape: tuple[int, ...]) -> str:
@@ -53,7 +54,7 @@ class InputExplorer(Explorer):
             "context": _dropdown("context", CONTEXTS, context),
             "normalization": _dropdown("normalization", NORMALIZATIONS, normalization),
             "batch": int_slider("batch B", batch, 1, 4),
-            "length": int_slider("sequence length T (transformer)", length, 1, 5),
+            "length": int_slider("sequence length T", length, 1, 5),
             "features": int_slider("features / hidden H", features, 1, 8),
         }
         figure, ax = new_figure(figsize=(7.0, 1.6), managed=False)
@@ -62,6 +63,12 @@ class InputExplorer(Explorer):
                      "columns: the last axis; rows: the axis before it; a 3-D input has one block per sample")
         self.panel = GroupsPanel(ax, labels=False)
         super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
+
+    def inactive(self, values):
+        context = values["context"]
+        if CONTEXTS[context].ndim == 3:
+            return {}
+        return {"length": f"sequence length T is not used: a {context} layer gives one vector per sample"}
 
     def compute(self, context, normalization, batch, length, features):
         ctx = CONTEXTS[context]
@@ -72,7 +79,7 @@ class InputExplorer(Explorer):
         size = groups.size // count
         over = ", ".join(ctx.axis_names[a] for a in axes)
         self.panel.update(groups, ctx.axis_names)
-        unused = "" if ctx.ndim == 3 else f" (T = {length} is unused: a {context} layer gives one vector per sample)"
+        unused = "".join(f" ({reason})" for reason in self.inactive({"context": context}).values())
         readout = (
             f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}. {_layout(ctx.axis_names)}<br>"
             f"{normalization} averages over <b>{over}</b> (axis={axes if len(axes) > 1 else axes[0]}): "

@@ -25,7 +25,7 @@ class VarianceExplorer(Explorer):
         controls["divisor"] = widgets.Dropdown(options=DIVISORS, value=False, description="divide by")
         figure, self.panels = variance_figure(values, value_range=(low, high), managed=False)
         dynamic = [artist for panel in self.panels for artist in panel.artists]
-        super().__init__("The variance: drag the entries", controls, FastRenderer(figure, dynamic))
+        super().__init__("The variance: move the entries", controls, FastRenderer(figure, dynamic))
 
     def compute(self, divisor: bool, **entries):
         x = np.array(list(entries.values()))

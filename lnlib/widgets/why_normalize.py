@@ -49,7 +49,8 @@ class WhyNormalizeExplorer(Explorer):
         controls = {
             "depth": choice_slider("depth L", DEPTHS, depth),
             "weight_scale": choice_slider("weight scale a", list(WEIGHT_SCALES.items()), weight_scale),
-            "layer_norm": widgets.Checkbox(value=layer_norm, description="LayerNorm after each linear map"),
+            "layer_norm": widgets.Checkbox(value=layer_norm, description="LayerNorm after each linear map", indent=False,
+                                           layout=widgets.Layout(width="max-content")),
             "activation": widgets.Dropdown(options=list(ACTIVATIONS), value=activation, description="nonlinearity"),
         }
         figure, (ax_act, ax_grad) = new_figure(1, 2, figsize=(8.0, 3.2), managed=False)
