@@ -50,7 +50,7 @@ def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray
             "so they can undo the normalization of only one mean and one standard deviation at a time."
         )
     steps = layer_norm_steps(x, eps=eps)
-    return np.full(x.shape, steps.std.item()), np.full(x.shape, steps.mean.item())
+    return np.full(x.shape, steps.sqrt_var_eps.item()), np.full(x.shape, steps.mean.item())
 
 
 def best_shared_scale_shift(xhat, target) -> tuple[float, float]:

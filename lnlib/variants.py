@@ -21,7 +21,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .validation import as_float_array, as_parameter, check_eps, check_nonzero_spread, normalized_axes, normalized_shape
+from .core import scaled_moments, to_storage
+from .validation import as_float_array, as_parameter, check_eps, normalized_axes, normalized_shape
 
 __all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm", "std_inside", "std_outside"]
 
@@ -92,10 +93,7 @@ def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, 
     array([ 0.   ,  1.394, -1.394,  0.   ])
     """
     x, gamma, beta, eps, axes = _checked_layer_norm_args(x, gamma, beta, eps, axis)
-    centred = x - x.mean(axis=axes, keepdims=True)
-    var = (centred * centred).mean(axis=axes, keepdims=True)
-    check_nonzero_spread(var, eps)
-    return _scale_shift(centred / (np.sqrt(var) + x.dtype.type(eps)), gamma, beta)
+    return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=False), gamma, beta, x.dtype)
 
 
 def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
@@ -134,10 +132,23 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     array([ 1.5, -0.5, -0.5, -0.5])
     """
     x, a_2, b_2, eps, axes = _checked_layer_norm_args(x, a_2, b_2, eps, axis, names=("a_2", "b_2"))
-    var = sample_variance(x, unbiased=True, axis=axes, keepdims=True)
-    check_nonzero_spread(var, eps)
-    centred = x - x.mean(axis=axes, keepdims=True)
-    return _scale_shift(centred / (np.sqrt(var) + x.dtype.type(eps)), a_2, b_2)
+    if int(np.prod(normalized_shape(x, axes))) < 2:
+        raise ValueError(f"the unbiased std divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold 1.")
+    return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=True), a_2, b_2, x.dtype)
+
+
+def _over_std_plus_eps(x, axes, eps, *, unbiased):
+    """``(x - mean) / (std + eps)`` through lnlib's shared moments (16-bit inputs in float32, huge inputs scaled first)."""
+    m = scaled_moments(x, axes)
+    m.check(eps, axes, "variance")
+    size = int(np.prod(normalized_shape(x, axes)))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        sigma_u = np.sqrt(m.spread * m.dtype.type(size / (size - 1))) if unbiased else np.sqrt(m.spread)
+        eps_u = np.asarray(eps).astype(m.dtype) / m.scale
+        tiny = ~np.isfinite(eps_u)  # eps / s overflows: the deviations are negligible next to eps
+        divisor = sigma_u + np.where(tiny, 0, eps_u)
+        safe = np.where(divisor > 0, divisor, 1)  # 0 only for a constant slice, whose deviations are 0
+        return np.where(tiny, m.centred * m.scale / m.dtype.type(eps or 1), m.centred / safe)
 
 
 def _checked_input(x, axis):
@@ -151,14 +162,17 @@ def _checked_layer_norm_args(x, gamma, beta, eps, axis, names=("gamma", "beta"))
     x, axes, _ = _checked_input(x, axis)
     eps = check_eps(eps)
     shape = normalized_shape(x, axes)
-    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, x.dtype)
-    beta = as_parameter(beta, names[1], shape, axes, x.ndim, x.dtype)
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype  # the compute dtype of lnlib.core.scaled_moments
+    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, work)
+    beta = as_parameter(beta, names[1], shape, axes, x.ndim, work)
     return x, gamma, beta, eps, axes
 
 
-def _scale_shift(xhat, gamma, beta):
-    y = xhat if gamma is None else xhat * gamma
-    return y if beta is None else y + beta
+def _scale_shift(xhat, gamma, beta, storage):
+    with np.errstate(over="ignore"):
+        y = xhat if gamma is None else xhat * gamma
+        y = y if beta is None else y + beta
+    return to_storage(y, storage)
 
 
 def std_inside(variance, eps):
