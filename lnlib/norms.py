@@ -141,10 +141,8 @@ class RunningStats:
         ValueError
             If `momentum` is not in (0, 1].
         """
-        if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real) or not 0 < momentum <= 1:
-            raise ValueError(f"momentum must be a number in (0, 1], such as 0.1; got {momentum!r}.")
         shape = tuple(int(s) for s in np.atleast_1d(shape))
-        return cls(mean=np.zeros(shape), var=np.ones(shape), momentum=float(momentum))
+        return cls(mean=np.zeros(shape), var=np.ones(shape), momentum=momentum)
 
     def update(self, batch_mean: np.ndarray, batch_var: np.ndarray, count: int) -> None:
         """Fold in one batch's mean and biased variance over `count` values per feature."""
