@@ -169,7 +169,7 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
     array([1., 0., 0., 0.])
     """
     parts = backward_parts(dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd, compute_dtype=compute_dtype)
-    dtype = np.asarray(x).dtype if np.asarray(x).dtype.kind == "f" else np.float64
+    dtype = as_float_array(x, "x").dtype
     return tuple(to_storage(g, dtype, name) for g, name in ((parts.dx, "dx"), (parts.dgamma, "dgamma"), (parts.dbeta, "dbeta")))
 
 

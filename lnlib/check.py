@@ -36,7 +36,11 @@ from .backward import layer_norm_backward
 from .core import layer_norm
 from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
 
-__all__ = ["CASES", "DTYPES", "Case", "CheckResult", "CheckReport", "check_layer_norm", "unit_roundoff"]
+__all__ = [
+    "CASES", "DTYPES", "Case", "CheckResult", "CheckReport", "check_layer_norm", "unit_roundoff",
+    "numpy_layer_norm", "numpy_layer_norm_backward", "buggy_unbiased_variance", "buggy_eps_outside_root",
+    "buggy_half_statistics", "buggy_wrong_axis", "buggy_dgamma_over_batch_only", "torch_layer_norm",
+]
 
 #: The dtypes :func:`check_layer_norm` tries by default.
 DTYPES = ("float64", "float32", "float16", "bfloat16")
@@ -299,3 +303,109 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
                                     f"error {abs(values[where] - ref[where]):.2g} > allowed {budget[where]:.2g}")
     return worst, detail
 
+
+
+# Example implementations for the chapter "Check your own LayerNorm" and the tests: one correct
+# numpy version, the same with one planted bug each, and PyTorch's.
+
+
+def numpy_layer_norm(x, gamma, beta, eps):
+    """A correct LayerNorm over the last axis in numpy: float32 statistics for 16-bit data, as the frameworks keep them."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw = x.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    var = ((xw - mean) ** 2).mean(axis=-1, keepdims=True)
+    y = (xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)
+    return y.astype(x.dtype)
+
+
+def numpy_layer_norm_backward(dy, x, gamma, eps):
+    """The matching backward pass: dx by the closed form, dgamma and dbeta summed over every row (all B·T tokens)."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw, dyw, gw = x.astype(work), dy.astype(work), gamma.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    rstd = 1 / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
+    xhat = (xw - mean) * rstd
+    dxhat = dyw * gw
+    dx = (dxhat - dxhat.mean(axis=-1, keepdims=True) - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)) * rstd
+    rows = tuple(range(x.ndim - 1))
+    return dx.astype(x.dtype), (dyw * xhat).sum(axis=rows).astype(x.dtype), dyw.sum(axis=rows).astype(x.dtype)
+
+
+def buggy_unbiased_variance(x, gamma, beta, eps):
+    """Bug: divides the sum of squares by H - 1 (``torch.std``'s default), not by H."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw = x.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    var = ((xw - mean) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)
+    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+
+
+def buggy_eps_outside_root(x, gamma, beta, eps):
+    """Bug: adds eps to the standard deviation, ``(x - mean) / (std + eps)``."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw = x.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    std = np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True))
+    return ((xw - mean) / (std + eps) * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+
+
+def buggy_half_statistics(x, gamma, beta, eps):
+    """Bug: keeps every operation in the input's dtype, so 16-bit data gets 16-bit statistics."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + x.dtype.type(eps)) * gamma + beta
+
+
+def buggy_wrong_axis(x, gamma, beta, eps):
+    """Bug: takes the statistics over the first axis (the batch, as batch norm does), not the features."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw = x.astype(work)
+    mean = xw.mean(axis=0, keepdims=True)
+    var = ((xw - mean) ** 2).mean(axis=0, keepdims=True)
+    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+
+
+def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
+    """Bug: sums dgamma and dbeta over the batch axis only, forgetting the sequence axis of a (B, T, C) input."""
+    dx, _, _ = numpy_layer_norm_backward(dy, x, gamma, eps)
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw, dyw = x.astype(work), dy.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    xhat = (xw - mean) / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
+    return dx, (dyw * xhat).sum(axis=0).astype(x.dtype), dyw.sum(axis=0).astype(x.dtype)
+
+
+def torch_layer_norm():
+    """PyTorch's LayerNorm wrapped for :func:`check_layer_norm`: ``(forward, backward)``, or None without PyTorch.
+
+    16-bit inputs get float32 gamma and beta, as mixed-precision training keeps
+    its parameters; then PyTorch's CPU kernel also keeps mean and rstd in float32.
+    bfloat16 arrays cross to PyTorch through float32 (exactly).
+    """
+    try:
+        import torch
+    except ImportError:
+        return None
+
+    def tensor(a, *, param=False):
+        if param and a.dtype.itemsize == 2:
+            return torch.from_numpy(a.astype(np.float32))
+        if a.dtype == np.dtype("bfloat16"):
+            return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
+        return torch.from_numpy(np.ascontiguousarray(a))
+
+    def array(t, dtype):
+        return t.detach().float().numpy().astype(dtype) if t.dtype == torch.bfloat16 else t.detach().numpy().astype(dtype)
+
+    def forward(x, gamma, beta, eps):
+        y = torch.nn.functional.layer_norm(tensor(x), gamma.shape, tensor(gamma, param=True), tensor(beta, param=True), eps)
+        return array(y, x.dtype)
+
+    def backward(dy, x, gamma, eps):
+        tx, tg = tensor(x).requires_grad_(), tensor(gamma, param=True).requires_grad_()
+        tb = torch.zeros_like(tg, requires_grad=True)
+        torch.nn.functional.layer_norm(tx, gamma.shape, tg, tb, eps).backward(tensor(dy))
+        return tuple(array(t.grad, x.dtype) for t in (tx, tg, tb))
+
+    return forward, backward
