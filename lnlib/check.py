@@ -8,7 +8,7 @@ LayerNorm computed in float64 *on the same rounded inputs*, against an error
 budget derived in the chapter "Computing it right: numerics":
 
 - the statistics, accumulated with unit roundoff :math:`u_\text{acc}` (float32's
-  for 16-bit data, as PyTorch's, Apex's and Triton's kernels accumulate; the
+  for 16-bit data, as PyTorch's CPU and CUDA kernels accumulate; the
   data's own otherwise), are off by at most about :math:`H u_\text{acc}` relative
   (the bound of a recursive sum of H terms), and the mean's error
   :math:`u_\text{acc}|\mu|` moves every :math:`\hat x` by :math:`u_\text{acc}\kappa`

@@ -18,7 +18,7 @@ How it is computed (the rules every normalization in lnlib follows, through
 :func:`standardize`):
 
 - float16 and bfloat16 inputs are normalized in float32 and the output is
-  rounded back, as PyTorch's CPU and CUDA kernels, Apex and Triton do
+  rounded back, as PyTorch's CPU and CUDA kernels do
   (chapter "Computing it right: numerics"); ``compute_dtype`` chooses otherwise.
 - each slice is first divided by a power of two near its largest magnitude
   (exact), so huge finite inputs never overflow when squared and tiny ones
@@ -247,7 +247,7 @@ def layer_norm_steps(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, co
         PyTorch's ``normalized_shape`` of the two trailing dimensions.
     compute_dtype : dtype or str, optional
         The dtype of the statistics and of the arithmetic. Default: float32
-        for float16 and bfloat16 inputs (as PyTorch, Apex and Triton kernels),
+        for float16 and bfloat16 inputs (as PyTorch's kernels),
         the input's dtype otherwise. ``compute_dtype="float16"`` runs every
         operation in float16, as the chapter "Computing it right: numerics" compares.
 

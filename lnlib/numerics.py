@@ -18,7 +18,7 @@ Every operation on the data runs in the dtype asked for (float16, float32 or
 float64): sums are accumulated in that dtype by a pairwise tree, so the
 rounding errors are those of that precision. This models a kernel that keeps
 its statistics in the storage dtype; production kernels do not for 16-bit data
-(PyTorch's, Apex's and Triton's accumulate in float32, as :func:`lnlib.layer_norm`
+(PyTorch's CPU and CUDA kernels accumulate in float32, as :func:`lnlib.layer_norm`
 does by default), which the chapter shows next to it. Only
 Welford's counters are kept as exact integers, as a kernel's counters are. The exact
 reference :func:`exact_variance` uses :func:`math.fsum`.

@@ -30,7 +30,7 @@ __all__ = [
 
 #: bfloat16, the 16-bit format with float32's exponent range, as provided by ``ml_dtypes`` (the library JAX uses).
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-#: The 16-bit storage types whose statistics lnlib computes in float32, as PyTorch, Apex and Triton kernels do.
+#: The 16-bit storage types whose statistics lnlib computes in float32, as PyTorch's kernels do.
 HALF_DTYPES = (np.dtype(np.float16), BFLOAT16)
 _FLOAT_DTYPES = (*HALF_DTYPES, np.dtype(np.float32), np.dtype(np.float64))
 
@@ -49,7 +49,7 @@ def compute_dtype(storage, requested=None) -> np.dtype:
         The input's dtype.
     requested : dtype or str, optional
         None (default): float32 for float16 and bfloat16 inputs, as PyTorch's CPU
-        and CUDA kernels, Apex and Triton accumulate half-precision statistics
+        and CUDA kernels accumulate half-precision statistics
         in float32; the input's own dtype for float32 and float64. Give the
         storage dtype itself (e.g. ``"float16"``) to run every operation in it,
         or ``"float64"`` for a reference.
