@@ -22,7 +22,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .core import scaled_moments, to_storage
-from .validation import as_float_array, as_parameter, check_eps, normalized_axes, normalized_shape
+from .validation import as_float_array, as_parameter, check_eps, compute_dtype, normalized_axes, normalized_shape
 
 __all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm", "std_inside", "std_outside"]
 
@@ -144,11 +144,12 @@ def _over_std_plus_eps(x, axes, eps, *, unbiased):
     size = int(np.prod(normalized_shape(x, axes)))
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         sigma_u = np.sqrt(m.spread * m.dtype.type(size / (size - 1))) if unbiased else np.sqrt(m.spread)
-        eps_u = np.asarray(eps).astype(m.dtype) / m.scale
-        tiny = ~np.isfinite(eps_u)  # eps / s overflows: the deviations are negligible next to eps
+        eps_w = np.asarray(eps).astype(m.dtype)
+        eps_u = eps_w / m.scale
+        tiny = ~np.isfinite(eps_u)  # eps / s overflows (so eps > 0): the deviations are negligible next to eps
         divisor = sigma_u + np.where(tiny, 0, eps_u)
         safe = np.where(divisor > 0, divisor, 1)  # 0 only for a constant slice, whose deviations are 0
-        return np.where(tiny, m.centred * m.scale / m.dtype.type(eps or 1), m.centred / safe)
+        return np.where(tiny, m.centred * m.scale / np.where(eps_w > 0, eps_w, 1), m.centred / safe)
 
 
 def _checked_input(x, axis):
@@ -162,9 +163,8 @@ def _checked_layer_norm_args(x, gamma, beta, eps, axis, names=("gamma", "beta"))
     x, axes, _ = _checked_input(x, axis)
     eps = check_eps(eps)
     shape = normalized_shape(x, axes)
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype  # the compute dtype of lnlib.core.scaled_moments
-    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, work)
-    beta = as_parameter(beta, names[1], shape, axes, x.ndim, work)
+    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, compute_dtype(x.dtype))
+    beta = as_parameter(beta, names[1], shape, axes, x.ndim, compute_dtype(x.dtype))
     return x, gamma, beta, eps, axes
 
 
