@@ -12,7 +12,7 @@ With :math:`\hat x = (x - \mu)/s`, :math:`s = \sqrt{\sigma^2 + \varepsilon}`,
     d\beta = \sum_{\text{other axes}} dy,
 
 where the means run over the normalized axes. The chapter "Gradients through
-LayerNorm" derives these formulas with sympy (:mod:`lnlib.symbolic`) and checks
+LayerNorm" derives these formulas with sympy (:mod:`~lnlib.symbolic`) and checks
 them against finite differences (:func:`numerical_gradient`) and PyTorch.
 """
 
@@ -37,7 +37,7 @@ class BackwardParts:
     and dx is the sum of one term per path:
     ``dx = direct + through_mean + through_var``, with ``direct = dxhat * rstd``,
     ``through_mean = -mean(dxhat) * rstd`` and ``through_var = -xhat * mean(dxhat * xhat) * rstd``.
-    Statistics keep the normalized axes with size 1, as in :class:`lnlib.LayerNormSteps`;
+    Statistics keep the normalized axes with size 1, as in :class:`~lnlib.LayerNormSteps`;
     everything is in the compute dtype (float32 for 16-bit inputs).
 
     Attributes
@@ -132,7 +132,7 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
     eps : float, default 1e-5
         As in the forward pass, inside the square root.
     axis : int or tuple of int, default -1
-        The normalized axes, as in :func:`lnlib.layer_norm`.
+        The normalized axes, as in :func:`~lnlib.layer_norm`.
     mean, rstd : array_like, optional
         The statistics the forward pass saved (``layer_norm(..., return_stats=True)``),
         of the shape of the statistics (normalized axes kept as size 1, or
@@ -140,7 +140,7 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
         instead of recomputing the forward pass, as PyTorch's and llm.c's
         kernels do; `eps` is then not used.
     compute_dtype : dtype or str, optional
-        As in :func:`lnlib.layer_norm`: float32 for 16-bit inputs by default.
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
     Returns
     -------
@@ -155,7 +155,7 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
     Raises
     ------
     ValueError, TypeError
-        As :func:`lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
+        As :func:`~lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
         when `dy` is not a finite real array of the shape of `x`; when only one
         of `mean` and `rstd` is given, or one has the wrong shape, is not
         finite, or rstd is not positive.
@@ -201,7 +201,7 @@ def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndar
     ------
     ValueError
         If `axis` leaves an axis of `x` out (a batch has one Jacobian per slice;
-        call this once per slice), or as :func:`lnlib.layer_norm_steps`.
+        call this once per slice), or as :func:`~lnlib.layer_norm_steps`.
 
     Examples
     --------

@@ -38,9 +38,8 @@ from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, floa
 
 __all__ = [
     "CASES", "DTYPES", "Case", "CheckResult", "CheckReport", "check_layer_norm", "unit_roundoff",
-    "numpy_layer_norm", "numpy_layer_norm_backward", "buggy_unbiased_variance", "buggy_eps_outside_root",
-    "buggy_half_statistics", "buggy_wrong_axis", "buggy_dgamma_over_batch_only", "torch_layer_norm",
-]
+    "numpy_layer_norm", "numpy_layer_norm_backward", "torch_layer_norm",
+]  # the buggy_* functions are the chapter's planted bugs, examples rather than API
 
 #: The dtypes :func:`check_layer_norm` tries by default.
 DTYPES = ("float64", "float32", "float16", "bfloat16")

@@ -92,7 +92,7 @@ class ScaledMoments:
     dtype: np.dtype
 
     def check(self, eps: float, axes: tuple[int, ...], what: str) -> None:
-        """Refuse a zero divisor, judged in the working dtype (see :func:`lnlib.validation.check_nonzero_spread`)."""
+        """Refuse a zero divisor, judged in the working dtype (see :func:`~lnlib.validation.check_nonzero_spread`)."""
         check_nonzero_spread(self.spread, eps, varies=np.any(self.centred != 0, axis=axes, keepdims=True), dtype=self.dtype, what=what)
 
 
@@ -136,15 +136,15 @@ def standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: boo
     Parameters
     ----------
     x : ndarray
-        A validated float array (see :func:`lnlib.validation.as_float_array`).
+        A validated float array (see :func:`~lnlib.validation.as_float_array`).
     axes : tuple of int
-        The normalized axes, as from :func:`lnlib.validation.normalized_axes`.
+        The normalized axes, as from :func:`~lnlib.validation.normalized_axes`.
     eps : float
         A checked eps >= 0.
     centre : bool, default True
         False for RMS norm: divide by ``sqrt(mean(x**2) + eps)`` without subtracting the mean.
     compute_dtype : dtype or str, optional
-        See :func:`lnlib.validation.compute_dtype`: float32 for 16-bit inputs by default.
+        See :func:`~lnlib.validation.compute_dtype`: float32 for 16-bit inputs by default.
 
     Raises
     ------
@@ -300,7 +300,7 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, compute_
     return_stats : bool, default False
         Also return the saved statistics ``mean`` and ``rstd = 1 / sqrt(var + eps)``,
         as PyTorch's ``native_layer_norm`` and llm.c's ``layernorm_forward`` do,
-        for :func:`lnlib.backward.layer_norm_backward` (chapter "Gradients through LayerNorm").
+        for :func:`~lnlib.backward.layer_norm_backward` (chapter "Gradients through LayerNorm").
 
     Returns
     -------

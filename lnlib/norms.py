@@ -17,9 +17,9 @@ where :math:`S` is the set of entries the entry belongs to. The members differ o
 - RMS norm: the axes of layer norm, but without subtracting the mean:
   :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`.
 
-As in :mod:`lnlib.core`, variances are biased (divide by the set's size) and
+As in :mod:`~lnlib.core`, variances are biased (divide by the set's size) and
 :math:`\varepsilon` sits inside the square root; inputs are checked by
-:mod:`lnlib.validation` and normalized by :func:`lnlib.core.standardize`, so every
+:mod:`~lnlib.validation` and normalized by :func:`~lnlib.core.standardize`, so every
 member follows the same rules: 16-bit inputs get float32 statistics (``compute_dtype``
 chooses otherwise), huge finite inputs are scaled before squaring, and a zero
 divisor is judged in the working dtype.
@@ -54,7 +54,7 @@ METHODS = ("batch", "layer", "instance", "group", "rms")
 
 
 def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype, *, centre: bool = True) -> np.ndarray:
-    """x-hat over `axes` in the compute dtype, by the shared kernel :func:`lnlib.core.standardize`."""
+    """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.core.standardize`."""
     return standardize(x, axes, eps, centre=centre, compute_dtype=compute_dtype).xhat
 
 
@@ -178,7 +178,7 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
     training : bool, default True
         Batch statistics (True) or running statistics (False).
     compute_dtype : dtype or str, optional
-        As in :func:`lnlib.layer_norm`: float32 for 16-bit inputs by default.
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
     Returns
     -------
@@ -188,7 +188,7 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
     Raises
     ------
     TypeError, ValueError
-        For the input errors of :func:`lnlib.layer_norm`; in training mode, when
+        For the input errors of :func:`~lnlib.layer_norm`; in training mode, when
         each feature has only one value (a batch of one sample in a dense layer);
         in inference mode, without running statistics, with ones of the wrong
         shape, or with a negative or non-finite running variance.
@@ -249,7 +249,7 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=
     Raises
     ------
     TypeError, ValueError
-        For the input errors of :func:`lnlib.layer_norm`, or an input without a spatial axis.
+        For the input errors of :func:`~lnlib.layer_norm`, or an input without a spatial axis.
 
     Examples
     --------
@@ -281,9 +281,9 @@ def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, comp
     Raises
     ------
     TypeError
-        If `groups` is not an integer (or for the input errors of :func:`lnlib.layer_norm`).
+        If `groups` is not an integer (or for the input errors of :func:`~lnlib.layer_norm`).
     ValueError
-        If `groups` is not a divisor of C (or for the input errors of :func:`lnlib.layer_norm`).
+        If `groups` is not a divisor of C (or for the input errors of :func:`~lnlib.layer_norm`).
 
     Examples
     --------
@@ -320,12 +320,12 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None) -
     axis : int or tuple of int, default -1
         The axes that share one root mean square.
     compute_dtype : dtype or str, optional
-        As in :func:`lnlib.layer_norm`: float32 for 16-bit inputs by default.
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
     Raises
     ------
     TypeError, ValueError
-        For the input errors of :func:`lnlib.layer_norm`; with ``eps=0``, an
+        For the input errors of :func:`~lnlib.layer_norm`; with ``eps=0``, an
         all-zero slice (mean square 0) is refused.
 
     Examples

@@ -18,7 +18,7 @@ Every operation on the data runs in the dtype asked for (float16, float32 or
 float64): sums are accumulated in that dtype by a pairwise tree, so the
 rounding errors are those of that precision. This models a kernel that keeps
 its statistics in the storage dtype; production kernels do not for 16-bit data
-(PyTorch's CPU and CUDA kernels accumulate in float32, as :func:`lnlib.layer_norm`
+(PyTorch's CPU and CUDA kernels accumulate in float32, as :func:`~lnlib.layer_norm`
 does by default), which the chapter shows next to it. Only
 Welford's counters are kept as exact integers, as a kernel's counters are. The exact
 reference :func:`exact_variance` uses :func:`math.fsum`.
@@ -329,7 +329,7 @@ def variance_relative_error(estimate, exact) -> np.ndarray:
     """``|estimate - exact| / exact`` per variance, in float64; infinite where the estimate is inf or NaN (chapter "Computing it right: numerics").
 
     Elementwise, for variances (which are positive). Gradients and outputs, whose
-    entries can be near zero, are compared by :func:`lnlib.backward.relative_error`
+    entries can be near zero, are compared by :func:`~lnlib.backward.relative_error`
     instead, against the largest entry of the reference.
 
     Raises

@@ -12,7 +12,7 @@ gradient three ways and prove they agree symbolically:
 
 :func:`equal` simplifies a difference to zero, which is a proof, not a sampled
 check; :func:`numeric_backward` turns the derived gradient into a numpy
-function to compare with :func:`lnlib.backward.layer_norm_backward`.
+function to compare with :func:`~lnlib.backward.layer_norm_backward`.
 """
 
 from __future__ import annotations
@@ -250,10 +250,11 @@ def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
 
     .. math::
 
-        \frac{\partial \mathrm{LN}(x)}{\partial x_i} = \frac{\gamma}{\sigma}\Big(1 - \frac1H
-        - \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)\Big)
+        \frac{\partial \mathrm{LN}(x)}{\partial x_i} = \frac{\gamma}{\sigma}\Big(1 - \frac1H - T_i\Big)
 
-    with :math:`\sigma = \sqrt{\sigma^2 + \varepsilon}` and :math:`\gamma = \gamma_i`. The chapter
+        T_i = \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)
+
+    (one formula, split in two here only to fit a narrow page) with :math:`\sigma = \sqrt{\sigma^2 + \varepsilon}` and :math:`\gamma = \gamma_i`. The chapter
     shows it is wrong: :math:`\sum_j (x_j - \mu) = 0`, so its last term vanishes identically.
     """
     fwd = forward(sym)
@@ -290,7 +291,7 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
     """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx`` for numpy vectors of length H (chapter "Gradients through LayerNorm").
 
     The returned function raises ValueError when a vector is not of shape (H,)
-    or eps is negative, through :mod:`lnlib.validation`.
+    or eps is negative, through :mod:`~lnlib.validation`.
     """
     args = [*sym.dy, *sym.x, *sym.gamma, sym.eps]
     compiled = sp.lambdify(args, list(gradient), modules="numpy")

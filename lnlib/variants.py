@@ -1,4 +1,4 @@
-r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`lnlib.core`.
+r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`~lnlib.core`.
 
 The standard LayerNorm (Ba, Kiros & Hinton 2016; PyTorch, Flax, Keras) divides
 the centred input by :math:`\sqrt{\sigma^2 + \varepsilon}` with the *biased*
@@ -34,10 +34,13 @@ FRAMEWORK_EPS = MappingProxyType({"PyTorch": 1e-5, "Flax": 1e-6, "Keras": 1e-3})
 def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = False) -> np.ndarray:
     r"""The variance over `axis`, divided by H (LayerNorm's) or, only if asked, by H - 1 (chapter "The variance").
 
+    By default :math:`\sigma^2`, with ``unbiased=True`` :math:`s^2`:
+
     .. math::
 
-        \sigma^2 = \frac{1}{H}\sum_i (x_i - \mu)^2 \quad\text{(default)}, \qquad
-        s^2 = \frac{1}{H - 1}\sum_i (x_i - \mu)^2 \quad\text{(unbiased=True)}
+        \sigma^2 = \frac{1}{H}\sum_i (x_i - \mu)^2
+
+        s^2 = \frac{1}{H - 1}\sum_i (x_i - \mu)^2
 
     Parameters
     ----------
@@ -59,7 +62,7 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
     Raises
     ------
     TypeError, ValueError
-        As :func:`lnlib.core.layer_norm` for bad inputs; ValueError also when
+        As :func:`~lnlib.core.layer_norm` for bad inputs; ValueError also when
         ``unbiased=True`` and the axes hold a single value (H - 1 = 0).
 
     Examples
@@ -84,7 +87,7 @@ def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, 
     one source document does this in its worked example. The two agree when
     :math:`\sigma^2 \gg \varepsilon` and part ways for near-constant inputs.
 
-    Parameters, returns and errors as in :func:`lnlib.core.layer_norm`
+    Parameters, returns and errors as in :func:`~lnlib.core.layer_norm`
     (biased variance, ``eps >= 0``).
 
     Examples
@@ -123,7 +126,7 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     Raises
     ------
     TypeError, ValueError
-        As :func:`lnlib.core.layer_norm`; ValueError also for a single value per
+        As :func:`~lnlib.core.layer_norm`; ValueError also for a single value per
         slice (the unbiased std divides by H - 1 = 0).
 
     Examples
