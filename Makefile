@@ -58,8 +58,9 @@ test-build: book
 test-browser: $(VENV)/.test-installed
 	$(BIN)/python -m pytest tests/browser
 
+# jupyterlab-myst renders the chapters' MyST prose (admonitions, math, dropdowns) as the website does.
 lab: $(VENV)/.book-installed
-	$(BIN)/python -m pip install $(PIP_FLAGS) "jupyterlab>=4.1"
+	$(BIN)/python -m pip install $(PIP_FLAGS) "jupyterlab>=4.1" "jupyterlab-myst>=2.7"
 	$(BIN)/jupyter lab --allow-root chapters/
 
 serve:
@@ -69,12 +70,15 @@ serve:
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
 
+# Then the numbers in the prose (<!--glue:key-->...<!--/glue--> markers) are set to what the run glued
+# (lnlib/prose.py), so the notebook reads right in JupyterLab before any cell runs.
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. NOTEBOOKS=chapters/03_mean.ipynb
 # re-runs just one chapter.
 NB_EXEC_FLAGS := --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False
 notebooks: $(VENV)/.book-installed
 	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
+	$(BIN)/python -m lnlib.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 TEMPLATE_HEADINGS = ["The documents' worked example", "The idea", "Explore", "Exercises", "Summary"]
 EXPLORER_CALL = re.compile(r"\b(\w+_explorer)\(")
-GLUE_REFERENCE = re.compile(r"\{glue(?::\w+)?\}`([\w-]+)")
+GLUE_REFERENCE = re.compile(r"<!--glue:([\w-]+)-->")
 GLUE_DEFINITION = re.compile(r"""glue\(\s*["']([\w-]+)["']""")
 
 

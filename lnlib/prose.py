@@ -1,0 +1,148 @@
+"""Numbers in prose: one formatter, and the markers that carry a computed number in a markdown cell.
+
+A chapter writes a computed number into its prose as a literal between two HTML comments that name
+its glue key, ``<!--glue:mean_sample1-->2.5<!--/glue-->``. JupyterLab (with or without
+jupyterlab-myst) hides the comments, so the notebook reads right before any cell runs; the website
+build replaces the whole marker by ``{glue:text}`mean_sample1``` (``_ext/prose_markers.py``), so the
+site always shows the number of its own execution. The code cell glues the value already formatted
+by :func:`number`, so the glued text is exactly what the prose shows; ``python -m lnlib.prose
+chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its markers, and
+``tests/test_prose.py`` fails if a literal and its glued text differ. See CONTRIBUTING.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ProseNumber", "number", "MARKER", "glued_texts", "fill_markers", "fill_notebook"]
+
+MARKER = re.compile(r"<!--glue:([\w-]+)-->(.*?)<!--/glue-->")
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_MINUS = "\u2212"
+
+
+class ProseNumber:
+    """A number already written for prose: its ``repr`` (what glue stores as text/plain) is the text.
+
+    Parameters
+    ----------
+    text : str
+        The number as a sentence shows it, e.g. ``"8.99 × 10⁶"``.
+    value : float
+        The number itself, kept for code that wants to compute with it.
+    """
+
+    def __init__(self, text: str, value: float):
+        self.text = text
+        self.value = value
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _power_of_ten(mantissa: str, exponent: int) -> str:
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    if exponent == 0:
+        return mantissa
+    return power if mantissa in ("1", "1.") else f"{mantissa} × {power}"
+
+
+def number(value, spec: str = "") -> ProseNumber:
+    """Format a number for a sentence: 10⁻⁵ rather than 1e-05, 8.99 × 10⁶ rather than 8.99e+06.
+
+    Used by every chapter's glued numbers (see the module docstring).
+
+    Parameters
+    ----------
+    value : int, float or numpy scalar
+        The computed number.
+    spec : str
+        A Python format spec. Fixed (``".3f"``), grouping (``","``) and integer specs are used as
+        they are; scientific specs (``".2e"``, ``".0e"``) become a power of ten. With no spec, an
+        integer prints whole and a float prints its shortest repr, as a power of ten when Python
+        would use an exponent.
+
+    Returns
+    -------
+    ProseNumber
+        The text (with a true minus sign, U+2212) and the value.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number.
+    ValueError
+        If ``value`` is not finite.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"prose.number needs a real number (int or float), got {type(value).__name__}: {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"prose.number needs a finite number, got {value!r}: say in words what happened instead")
+    if isinstance(value, (int, np.integer)):
+        text = format(int(value), spec)
+    else:
+        value = float(value)
+        text = format(value, spec) if spec else repr(value)
+        if "e" in text:
+            mantissa, exponent = text.split("e")
+            text = _power_of_ten(mantissa, int(exponent))
+    text = text.replace("-", _MINUS)
+    return ProseNumber(text, value)
+
+
+def glued_texts(nb: dict) -> dict[str, str]:
+    """Every key glued in an executed notebook, with the text it shows (its text/plain output)."""
+    texts = {}
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
+            record = out.get("metadata", {}).get("scrapbook", {})
+            if "name" in record:
+                texts[record["name"]] = "".join(out["data"][record.get("mime_prefix", "") + "text/plain"])
+    return texts
+
+
+def fill_markers(markdown: str, texts: dict[str, str]) -> str:
+    """Put each marker's glued text between its comments; a key that was never glued raises KeyError."""
+    def fill(match: re.Match) -> str:
+        key = match.group(1)
+        if key not in texts:
+            raise KeyError(f"the prose names glue key {key!r}, which no cell of the notebook glues")
+        return f"<!--glue:{key}-->{texts[key]}<!--/glue-->"
+
+    return MARKER.sub(fill, markdown)
+
+
+def fill_notebook(path: Path) -> bool:
+    """Fill the markers of one executed notebook in place; return whether anything changed."""
+    path = Path(path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    texts = glued_texts(nb)
+    changed = False
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        old = "".join(cell["source"])
+        new = fill_markers(old, texts)
+        if new != old:
+            cell["source"] = new.splitlines(keepends=True)
+            changed = True
+    if changed:
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        if fill_notebook(Path(name)):
+            print(f"{name}: prose numbers updated")
