@@ -3,7 +3,9 @@
 The functions with the signatures fixed in DESIGN.md are available at the top level:
 :func:`layer_norm`, :func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`,
 :func:`batch_norm` and :func:`variance`, plus :func:`compare` for checking your own code
-against them. Everything else lives in modules named for what they hold (see CONTRIBUTING.md):
+against them, and :func:`lnlib.check.check_layer_norm`, a harness that runs your LayerNorm over
+shapes, dtypes (float64 down to bfloat16) and edge cases against a float64 reference. Everything
+else lives in modules named for what they hold (see CONTRIBUTING.md):
 math modules (``core``, ``backward``, ``symbolic``, ``norms``, ``numerics``, ``transformer``, ...),
 figures in ``lnlib.plots`` and live explorers in ``lnlib.widgets``.
 """

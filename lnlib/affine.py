@@ -50,7 +50,7 @@ def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray
             "so they can undo the normalization of only one mean and one standard deviation at a time."
         )
     steps = layer_norm_steps(x, eps=eps)
-    return np.full(x.shape, steps.std.item()), np.full(x.shape, steps.mean.item())
+    return np.full(x.shape, steps.sqrt_var_eps.item()), np.full(x.shape, steps.mean.item())
 
 
 def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
@@ -65,11 +65,20 @@ def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
     Returns
     -------
     (gamma, beta) : two floats
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, or every entry of `xhat` is equal: then every
+        scale fits equally well (with its own shift), and no best one exists.
     """
     xhat = as_float_array(xhat, "xhat").ravel()
     target = as_float_array(target, "target").ravel()
     if xhat.shape != target.shape:
         raise ValueError(f"xhat and target must have the same number of entries; got {xhat.size} and {target.size}.")
+    if np.all(xhat == xhat[0]):
+        raise ValueError(f"every entry of xhat equals {xhat[0]:g}, so the fit has no unique scale (a line through one x-value); "
+                         "pass an xhat whose entries differ.")
     gamma = float(np.mean((xhat - xhat.mean()) * (target - target.mean())) / np.var(xhat))
     return gamma, float(target.mean() - gamma * xhat.mean())
 

@@ -12,7 +12,7 @@ With :math:`\hat x = (x - \mu)/s`, :math:`s = \sqrt{\sigma^2 + \varepsilon}`,
     d\beta = \sum_{\text{other axes}} dy,
 
 where the means run over the normalized axes. The chapter "Gradients through
-LayerNorm" derives these formulas with sympy (:mod:`lnlib.symbolic`) and checks
+LayerNorm" derives these formulas with sympy (:mod:`~lnlib.symbolic`) and checks
 them against finite differences (:func:`numerical_gradient`) and PyTorch.
 """
 
@@ -23,8 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from .core import layer_norm_steps
-from .validation import as_float_array, as_parameter, normalized_shape
+from .core import standardize, to_storage
+from .validation import as_float_array, as_parameter, check_eps, check_finite, compute_dtype as resolve_compute_dtype, normalized_axes, normalized_shape
 
 __all__ = ["BackwardParts", "backward_parts", "layer_norm_backward", "layer_norm_jacobian", "numerical_gradient", "relative_error"]
 
@@ -35,14 +35,17 @@ class BackwardParts:
 
     The input reaches :math:`\hat x` along three paths of the computation graph,
     and dx is the sum of one term per path:
-    ``dx = direct + through_mean + through_var``, with ``direct = dxhat / s``,
-    ``through_mean = -mean(dxhat) / s`` and ``through_var = -xhat * mean(dxhat * xhat) / s``.
-    Statistics keep the normalized axes with size 1, as in :class:`lnlib.LayerNormSteps`.
+    ``dx = direct + through_mean + through_var``, with ``direct = dxhat * rstd``,
+    ``through_mean = -mean(dxhat) * rstd`` and ``through_var = -xhat * mean(dxhat * xhat) * rstd``.
+    Statistics keep the normalized axes with size 1, as in :class:`~lnlib.LayerNormSteps`;
+    everything is in the compute dtype (float32 for 16-bit inputs).
 
     Attributes
     ----------
-    xhat, std : ndarray
-        From the forward pass; ``std`` is s = sqrt(var + eps).
+    xhat : ndarray
+        From the forward pass (recomputed, or rebuilt from the saved mean and rstd).
+    rstd : ndarray
+        ``1 / sqrt(var + eps)``, the reciprocal of the forward pass's divisor.
     dxhat : ndarray
         ``gamma * dy``, the gradient with respect to xhat.
     mean_dxhat, mean_dxhat_xhat : ndarray
@@ -50,11 +53,11 @@ class BackwardParts:
     direct, through_mean, through_var : ndarray
         The three terms of dx, each of the shape of x.
     dx, dgamma, dbeta : ndarray
-        As returned by :func:`layer_norm_backward`.
+        As returned by :func:`layer_norm_backward`, before rounding to the input's dtype.
     """
 
     xhat: np.ndarray
-    std: np.ndarray
+    rstd: np.ndarray
     dxhat: np.ndarray
     mean_dxhat: np.ndarray
     mean_dxhat_xhat: np.ndarray
@@ -65,8 +68,18 @@ class BackwardParts:
     dgamma: np.ndarray
     dbeta: np.ndarray
 
+    @property
+    def sqrt_var_eps(self) -> np.ndarray:
+        """``sqrt(var + eps) = 1 / rstd``, the forward pass's divisor."""
+        return 1 / self.rstd
 
-def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1) -> BackwardParts:
+    @property
+    def std(self) -> np.ndarray:
+        """Former name of :attr:`sqrt_var_eps`, kept while ``lnlib.plots`` moves to the new name."""
+        return self.sqrt_var_eps
+
+
+def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None) -> BackwardParts:
     """The closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm").
 
     Parameters, errors and the meaning of the results as in :func:`layer_norm_backward`.
@@ -75,26 +88,36 @@ def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1) -> Backward
     -------
     BackwardParts
     """
-    steps = layer_norm_steps(x, gamma, eps=eps, axis=axis)
-    dy = _as_upstream(dy, steps.x)
-    axes = steps.axes
-    others = tuple(a for a in range(steps.x.ndim) if a not in axes)
-    scale = as_parameter(gamma, "gamma", normalized_shape(steps.x, axes), axes, steps.x.ndim, steps.x.dtype)
+    x = as_float_array(x, "x")
+    eps = check_eps(eps)
+    axes = normalized_axes(axis, x.ndim)
+    shape = normalized_shape(x, axes)
+    work = resolve_compute_dtype(x.dtype, compute_dtype)
+    if (mean is None) != (rstd is None):
+        raise ValueError("pass both saved statistics, mean and rstd (from layer_norm(..., return_stats=True)), or neither.")
+    if mean is None:
+        stats = standardize(x, axes, eps, compute_dtype=work)
+        xhat, rstd = stats.xhat, stats.rstd
+    else:
+        mean, rstd = (_saved_statistic(v, name, x, axes, work) for v, name in ((mean, "mean"), (rstd, "rstd")))
+        if np.any(rstd <= 0):
+            raise ValueError("rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward pass.")
+        xhat = (x.astype(work) - mean) * rstd
+    dy = _as_upstream(dy, x).astype(work)
+    others = tuple(a for a in range(x.ndim) if a not in axes)
+    scale = as_parameter(gamma, "gamma", shape, axes, x.ndim, work)
     dxhat = dy if scale is None else dy * scale
     mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
-    mean_dxhat_xhat = (dxhat * steps.xhat).mean(axis=axes, keepdims=True)
-    direct = dxhat / steps.std
-    through_mean = np.broadcast_to(-mean_dxhat / steps.std, steps.x.shape)
-    through_var = -steps.xhat * mean_dxhat_xhat / steps.std
+    mean_dxhat_xhat = (dxhat * xhat).mean(axis=axes, keepdims=True)
     return BackwardParts(
-        xhat=steps.xhat, std=steps.std, dxhat=dxhat, mean_dxhat=mean_dxhat, mean_dxhat_xhat=mean_dxhat_xhat,
-        direct=direct, through_mean=through_mean, through_var=through_var,
-        dx=(dxhat - mean_dxhat - steps.xhat * mean_dxhat_xhat) / steps.std,
-        dgamma=(dy * steps.xhat).sum(axis=others), dbeta=dy.sum(axis=others),
+        xhat=xhat, rstd=rstd, dxhat=dxhat, mean_dxhat=mean_dxhat, mean_dxhat_xhat=mean_dxhat_xhat,
+        direct=dxhat * rstd, through_mean=np.broadcast_to(-mean_dxhat * rstd, x.shape), through_var=-xhat * mean_dxhat_xhat * rstd,
+        dx=(dxhat - mean_dxhat - xhat * mean_dxhat_xhat) * rstd,
+        dgamma=(dy * xhat).sum(axis=others), dbeta=dy.sum(axis=others),
     )
 
 
-def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1):
+def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None):
     """Gradients of LayerNorm with respect to x, gamma and beta (chapter "Gradients through LayerNorm").
 
     Parameters
@@ -109,22 +132,33 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1):
     eps : float, default 1e-5
         As in the forward pass, inside the square root.
     axis : int or tuple of int, default -1
-        The normalized axes, as in :func:`lnlib.layer_norm`.
+        The normalized axes, as in :func:`~lnlib.layer_norm`.
+    mean, rstd : array_like, optional
+        The statistics the forward pass saved (``layer_norm(..., return_stats=True)``),
+        of the shape of the statistics (normalized axes kept as size 1, or
+        dropped). Given, the backward pass uses ``xhat = (x - mean) * rstd``
+        instead of recomputing the forward pass, as PyTorch's and llm.c's
+        kernels do; `eps` is then not used.
+    compute_dtype : dtype or str, optional
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
     Returns
     -------
     dx : ndarray
         dL/dx, the shape and dtype of `x`.
     dgamma, dbeta : ndarray
-        dL/dgamma and dL/dbeta, the shape of the normalized axes: the sums of
-        ``dy * xhat`` and ``dy`` over every other axis. They are returned even
+        dL/dgamma and dL/dbeta, the shape of the normalized axes and the dtype
+        of `x`: the sums of ``dy * xhat`` and ``dy`` over every other axis
+        (over all B·T tokens of a (B, T, C) activation). They are returned even
         when `gamma` is None (then they are the gradients at gamma = 1, beta = 0).
 
     Raises
     ------
     ValueError, TypeError
-        As :func:`lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
-        and when `dy` is not a finite real array of the shape of `x`.
+        As :func:`~lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
+        when `dy` is not a finite real array of the shape of `x`; when only one
+        of `mean` and `rstd` is given, or one has the wrong shape, is not
+        finite, or rstd is not positive.
 
     Examples
     --------
@@ -134,8 +168,9 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1):
     >>> dbeta
     array([1., 0., 0., 0.])
     """
-    parts = backward_parts(dy, x, gamma, eps=eps, axis=axis)
-    return parts.dx, parts.dgamma, parts.dbeta
+    parts = backward_parts(dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd, compute_dtype=compute_dtype)
+    dtype = as_float_array(x, "x").dtype
+    return tuple(to_storage(g, dtype, name) for g, name in ((parts.dx, "dx"), (parts.dgamma, "dgamma"), (parts.dbeta, "dbeta")))
 
 
 def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
@@ -166,7 +201,7 @@ def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndar
     ------
     ValueError
         If `axis` leaves an axis of `x` out (a batch has one Jacobian per slice;
-        call this once per slice), or as :func:`lnlib.layer_norm_steps`.
+        call this once per slice), or as :func:`~lnlib.layer_norm_steps`.
 
     Examples
     --------
@@ -174,18 +209,20 @@ def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndar
     array([[0., 0.],
            [0., 0.]])
     """
-    steps = layer_norm_steps(x, gamma, eps=eps, axis=axis)
-    if len(steps.axes) != steps.x.ndim:
+    x = as_float_array(x, "x")
+    axes = normalized_axes(axis, x.ndim)
+    if len(axes) != x.ndim:
         raise ValueError(
             f"layer_norm_jacobian takes one normalized slice, so axis must cover every axis of x; "
-            f"x has shape {steps.x.shape} and axis={axis!r} normalizes only axes {steps.axes}. "
+            f"x has shape {x.shape} and axis={axis!r} normalizes only axes {axes}. "
             "Pass one slice (e.g. x[i]) at a time."
         )
-    xhat = steps.xhat.ravel()
+    stats = standardize(x, axes, check_eps(eps))
+    xhat = stats.xhat.ravel()
     size = xhat.size
-    scale = np.ones_like(xhat) if gamma is None else as_float_array(gamma, "gamma").astype(xhat.dtype).ravel()
+    scale = np.ones_like(xhat) if gamma is None else as_parameter(gamma, "gamma", x.shape, axes, x.ndim, xhat.dtype).ravel()
     inner = np.eye(size, dtype=xhat.dtype) - 1.0 / size - np.outer(xhat, xhat) / size
-    return scale[:, None] * inner / steps.std.ravel()[0]
+    return scale[:, None] * inner * stats.rstd.ravel()[0]
 
 
 def numerical_gradient(f: Callable[[np.ndarray], np.ndarray], x, dy, *, step: float = 1e-6) -> np.ndarray:
@@ -260,6 +297,16 @@ def relative_error(ours, reference) -> float:
     if scale == 0.0:
         return 0.0 if diff == 0.0 else float("inf")
     return diff / scale
+
+
+def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dtype) -> np.ndarray:
+    """Check a saved mean or rstd: finite, of the statistics' shape (axes kept or dropped); return it with the axes kept."""
+    value = np.asarray(as_float_array(value if np.ndim(value) else [value], name))
+    kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+    dropped = tuple(n for a, n in enumerate(x.shape) if a not in axes)
+    if value.shape not in (kept, dropped) and not (value.size == 1 and not dropped):
+        raise ValueError(f"{name} must have the shape of the statistics, {kept} (or {dropped}), one value per normalized slice; got shape {value.shape}.")
+    return check_finite(value.astype(dtype).reshape(kept), name)
 
 
 def _as_upstream(dy, out: np.ndarray) -> np.ndarray:

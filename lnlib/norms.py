@@ -17,9 +17,12 @@ where :math:`S` is the set of entries the entry belongs to. The members differ o
 - RMS norm: the axes of layer norm, but without subtracting the mean:
   :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`.
 
-As in :mod:`lnlib.core`, variances are biased (divide by the set's size) and
+As in :mod:`~lnlib.core`, variances are biased (divide by the set's size) and
 :math:`\varepsilon` sits inside the square root; inputs are checked by
-:mod:`lnlib.validation`, so bad inputs get the same clear errors everywhere.
+:mod:`~lnlib.validation` and normalized by :func:`~lnlib.core.standardize`, so every
+member follows the same rules: 16-bit inputs get float32 statistics (``compute_dtype``
+chooses otherwise), huge finite inputs are scaled before squaring, and a zero
+divisor is judged in the working dtype.
 Batch norm also keeps running statistics for inference (:class:`RunningStats`),
 updated like PyTorch's ``momentum`` rule.
 """
@@ -31,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import layer_norm
-from .validation import as_float_array, as_parameter, check_eps, check_nonzero_spread, normalized_axes, normalized_shape
+from .core import layer_norm, standardize, to_storage
+from .validation import as_float_array, as_parameter, check_eps, check_finite, check_nonzero_spread, compute_dtype as resolve_compute_dtype, normalized_axes, normalized_shape
 
 __all__ = [
     "METHODS",
@@ -50,23 +53,20 @@ __all__ = [
 METHODS = ("batch", "layer", "instance", "group", "rms")
 
 
-def _standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: bool = True) -> np.ndarray:
-    """``(x - mean) / sqrt(var + eps)`` over `axes` (``x / sqrt(mean(x**2) + eps)`` without centring)."""
-    normalized_shape(x, axes)
-    mean = x.mean(axis=axes, keepdims=True) if centre else 0.0
-    centred = x - mean
-    spread = (centred * centred).mean(axis=axes, keepdims=True)
-    check_nonzero_spread(spread, eps, "variance" if centre else "mean square")
-    return centred / np.sqrt(spread + x.dtype.type(eps))
+def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype, *, centre: bool = True) -> np.ndarray:
+    """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.core.standardize`."""
+    return standardize(x, axes, eps, centre=centre, compute_dtype=compute_dtype).xhat
 
 
-def _affine(xhat: np.ndarray, gamma, beta, param_axes: tuple[int, ...]) -> np.ndarray:
-    """Apply a per-feature gain and bias whose shape is that of `param_axes` of `xhat`."""
+def _affine(xhat: np.ndarray, gamma, beta, param_axes: tuple[int, ...], storage) -> np.ndarray:
+    """Apply a per-feature gain and bias whose shape is that of `param_axes` of `xhat`, then round to `storage`."""
     shape = tuple(xhat.shape[a] for a in param_axes)
     gamma = as_parameter(gamma, "gamma", shape, param_axes, xhat.ndim, xhat.dtype)
     beta = as_parameter(beta, "beta", shape, param_axes, xhat.ndim, xhat.dtype)
-    y = xhat if gamma is None else xhat * gamma
-    return y if beta is None else y + beta
+    with np.errstate(over="ignore"):
+        y = xhat if gamma is None else xhat * gamma
+        y = y if beta is None else y + beta
+    return to_storage(y, storage)
 
 
 def _other_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
@@ -109,6 +109,29 @@ class RunningStats:
     momentum: float = 0.1
     updates: int = 0
 
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Refuse statistics that cannot normalize: non-finite values, a negative variance, mismatched shapes, a bad momentum.
+
+        Called on creation and by :func:`batch_norm` before every use.
+
+        Raises
+        ------
+        ValueError
+            Naming the problem.
+        """
+        if isinstance(self.momentum, bool) or not isinstance(self.momentum, numbers.Real) or not 0 < self.momentum <= 1:
+            raise ValueError(f"momentum must be a number in (0, 1], such as 0.1; got {self.momentum!r}.")
+        self.mean = check_finite(as_float_array(self.mean, "running mean"), "running mean")
+        self.var = check_finite(as_float_array(self.var, "running variance"), "running variance")
+        if self.mean.shape != self.var.shape:
+            raise ValueError(f"the running mean and variance must have the same shape; got {self.mean.shape} and {self.var.shape}.")
+        if np.any(self.var < 0):
+            where = tuple(int(i) for i in np.argwhere(self.var < 0)[0])
+            raise ValueError(f"the running variance is negative at index {where} ({float(self.var[where]):g}); a variance is >= 0.")
+
     @classmethod
     def start(cls, shape, *, momentum: float = 0.1) -> "RunningStats":
         """Fresh statistics, mean 0 and variance 1, as PyTorch initializes them.
@@ -118,20 +141,19 @@ class RunningStats:
         ValueError
             If `momentum` is not in (0, 1].
         """
-        if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real) or not 0 < momentum <= 1:
-            raise ValueError(f"momentum must be a number in (0, 1], such as 0.1; got {momentum!r}.")
         shape = tuple(int(s) for s in np.atleast_1d(shape))
-        return cls(mean=np.zeros(shape), var=np.ones(shape), momentum=float(momentum))
+        return cls(mean=np.zeros(shape), var=np.ones(shape), momentum=momentum)
 
     def update(self, batch_mean: np.ndarray, batch_var: np.ndarray, count: int) -> None:
         """Fold in one batch's mean and biased variance over `count` values per feature."""
         unbiased = batch_var * (count / (count - 1))
-        self.mean = (1 - self.momentum) * self.mean + self.momentum * batch_mean
-        self.var = (1 - self.momentum) * self.var + self.momentum * unbiased
+        self.mean = (1 - self.momentum) * self.mean + self.momentum * np.asarray(batch_mean, dtype=np.float64)
+        self.var = (1 - self.momentum) * self.var + self.momentum * np.asarray(unbiased, dtype=np.float64)
         self.updates += 1
+        self.check()
 
 
-def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: RunningStats | None = None, training: bool = True) -> np.ndarray:
+def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: RunningStats | None = None, training: bool = True, compute_dtype=None) -> np.ndarray:
     """Batch normalization (chapter "LayerNorm and its family").
 
     In training mode each feature is standardized with the mean and biased
@@ -155,6 +177,8 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
         Running statistics: updated in training mode, required in inference mode.
     training : bool, default True
         Batch statistics (True) or running statistics (False).
+    compute_dtype : dtype or str, optional
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
     Returns
     -------
@@ -164,9 +188,10 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
     Raises
     ------
     TypeError, ValueError
-        For the input errors of :func:`lnlib.layer_norm`; in training mode, when
+        For the input errors of :func:`~lnlib.layer_norm`; in training mode, when
         each feature has only one value (a batch of one sample in a dense layer);
-        in inference mode, without running statistics or with ones of the wrong shape.
+        in inference mode, without running statistics, with ones of the wrong
+        shape, or with a negative or non-finite running variance.
 
     Examples
     --------
@@ -180,31 +205,37 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
     kept = _other_axes(axes, x.ndim)
     count = int(np.prod(normalized_shape(x, axes)))
     kept_shape = tuple(x.shape[a] for a in kept)
-    if running is not None and (running.mean.shape != kept_shape or running.var.shape != kept_shape):
-        raise ValueError(f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}.")
+    work = resolve_compute_dtype(x.dtype, compute_dtype)
+    if running is not None:
+        running.check()
+        if running.mean.shape != kept_shape:
+            raise ValueError(f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}.")
     if training:
         if count == 1:
             raise ValueError(
                 f"batch norm in training mode needs more than one value per feature to estimate a variance; the axes {axes} of "
                 f"shape {x.shape} hold one. Use a larger batch, or training=False with running statistics."
             )
-        xhat = _standardize(x, axes, eps)
+        stats = standardize(x, axes, eps, compute_dtype=work)
+        xhat = stats.xhat
         if running is not None:
-            running.update(x.mean(axis=axes), x.var(axis=axes), count)
+            running.update(stats.mean.squeeze(axes), stats.var.squeeze(axes), count)
     else:
         if running is None:
             raise ValueError("batch norm in inference mode (training=False) needs running statistics: pass running=RunningStats(...).")
         shape = [1] * x.ndim
         for a in kept:
             shape[a] = x.shape[a]
-        mean = running.mean.reshape(shape).astype(x.dtype)
-        var = running.var.reshape(shape).astype(x.dtype)
-        check_nonzero_spread(var, eps, "running variance")
-        xhat = (x - mean) / np.sqrt(var + x.dtype.type(eps))
-    return _affine(xhat, gamma, beta, kept)
+        mean = running.mean.reshape(shape).astype(work)
+        var = running.var.reshape(shape).astype(work)
+        check_nonzero_spread(var, eps, dtype=work, what="running variance")
+        with np.errstate(over="ignore", invalid="ignore"):
+            xhat = (x.astype(work) - mean) / np.sqrt(var + np.asarray(eps).astype(work))
+        check_finite(xhat, "the normalized x", f" (the running statistics do not fit in {work.name})")
+    return _affine(xhat, gamma, beta, kept, x.dtype)
 
 
-def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
+def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None) -> np.ndarray:
     """Instance normalization: each channel of each sample over its positions (chapter "LayerNorm and its family").
 
     Parameters
@@ -218,7 +249,7 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        For the input errors of :func:`lnlib.layer_norm`, or an input without a spatial axis.
+        For the input errors of :func:`~lnlib.layer_norm`, or an input without a spatial axis.
 
     Examples
     --------
@@ -228,10 +259,10 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
     """
     x = _channels_first(x, "instance_norm", 3)
     eps = check_eps(eps)
-    return _affine(_standardize(x, tuple(range(2, x.ndim)), eps), gamma, beta, (1,))
+    return _affine(_normalized(x, tuple(range(2, x.ndim)), eps, compute_dtype), gamma, beta, (1,), x.dtype)
 
 
-def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5) -> np.ndarray:
+def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None) -> np.ndarray:
     """Group normalization: each group of C/G channels of each sample, over those channels and positions.
 
     ``groups=1`` is layer norm over ``(C, *spatial)``; ``groups=C`` is instance norm
@@ -250,9 +281,9 @@ def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5) -> n
     Raises
     ------
     TypeError
-        If `groups` is not an integer (or for the input errors of :func:`lnlib.layer_norm`).
+        If `groups` is not an integer (or for the input errors of :func:`~lnlib.layer_norm`).
     ValueError
-        If `groups` is not a divisor of C (or for the input errors of :func:`lnlib.layer_norm`).
+        If `groups` is not a divisor of C (or for the input errors of :func:`~lnlib.layer_norm`).
 
     Examples
     --------
@@ -268,11 +299,11 @@ def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5) -> n
         divisors = [g for g in range(1, channels + 1) if channels % g == 0]
         raise ValueError(f"groups must divide the number of channels C = {channels}, i.e. be one of {divisors}; got {groups}.")
     grouped = x.reshape(x.shape[0], int(groups), channels // int(groups), *x.shape[2:])
-    xhat = _standardize(grouped, tuple(range(2, grouped.ndim)), eps).reshape(x.shape)
-    return _affine(xhat, gamma, beta, (1,))
+    xhat = _normalized(grouped, tuple(range(2, grouped.ndim)), eps, compute_dtype).reshape(x.shape)
+    return _affine(xhat, gamma, beta, (1,), x.dtype)
 
 
-def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
+def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None) -> np.ndarray:
     r"""RMS normalization, :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}` (chapter "LayerNorm and its family").
 
     Zhang & Sennrich (2019): layer norm without the mean (and without beta).
@@ -288,11 +319,13 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
         Added to the mean square inside the square root.
     axis : int or tuple of int, default -1
         The axes that share one root mean square.
+    compute_dtype : dtype or str, optional
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
     Raises
     ------
     TypeError, ValueError
-        For the input errors of :func:`lnlib.layer_norm`; with ``eps=0``, an
+        For the input errors of :func:`~lnlib.layer_norm`; with ``eps=0``, an
         all-zero slice (mean square 0) is refused.
 
     Examples
@@ -303,10 +336,10 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
     x = as_float_array(x, "x")
     eps = check_eps(eps)
     axes = normalized_axes(axis, x.ndim)
-    return _affine(_standardize(x, axes, eps, centre=False), gamma, None, axes)
+    return _affine(_normalized(x, axes, eps, compute_dtype, centre=False), gamma, None, axes, x.dtype)
 
 
-def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarray:
+def normalize(x, method: str, *, groups: int = 1, eps: float | None = None) -> np.ndarray:
     """Apply one family member, by name, to an ``(N, C, *spatial)`` tensor in training mode.
 
     The explorer of the chapter "LayerNorm and its family" calls this with the
@@ -320,7 +353,8 @@ def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarr
         One of :data:`METHODS`.
     groups : int, default 1
         For ``method="group"`` only.
-    eps : float, default 1e-5
+    eps : float, optional
+        Default: each member's own default (1e-5, and 1e-6 for RMS norm, as :func:`rms_norm`).
 
     Raises
     ------
@@ -329,6 +363,9 @@ def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarr
     """
     x = _channels_first(x, "normalize", 2)
     trailing = tuple(range(1, x.ndim))
+    if method == "rms":
+        return rms_norm(x, axis=trailing) if eps is None else rms_norm(x, eps=eps, axis=trailing)
+    eps = 1e-5 if eps is None else eps
     if method == "batch":
         return batch_norm(x, eps=eps, axis=(0, *range(2, x.ndim)))
     if method == "layer":
@@ -337,8 +374,6 @@ def normalize(x, method: str, *, groups: int = 1, eps: float = 1e-5) -> np.ndarr
         return instance_norm(x, eps=eps)
     if method == "group":
         return group_norm(x, groups, eps=eps)
-    if method == "rms":
-        return rms_norm(x, eps=eps, axis=trailing)
     raise ValueError(f"method must be one of {METHODS}; got {method!r}.")
 
 

@@ -15,8 +15,11 @@ Three ways to compute the biased variance :math:`\sigma^2 = \frac{1}{H}\sum_i (x
     Golub & LeVeque (1983), the way a GPU kernel's threads combine theirs.
 
 Every operation on the data runs in the dtype asked for (float16, float32 or
-float64): sums are accumulated in that dtype by a pairwise tree, as a GPU block
-reduction does, so the rounding errors are those of that precision. Only
+float64): sums are accumulated in that dtype by a pairwise tree, so the
+rounding errors are those of that precision. This models a kernel that keeps
+its statistics in the storage dtype; production kernels do not for 16-bit data
+(PyTorch's CPU and CUDA kernels accumulate in float32, as :func:`~lnlib.layer_norm`
+does by default), which the chapter shows next to it. Only
 Welford's counters are kept as exact integers, as a kernel's counters are. The exact
 reference :func:`exact_variance` uses :func:`math.fsum`.
 """
@@ -38,7 +41,7 @@ __all__ = [
     "welford",
     "chan_merge",
     "exact_variance",
-    "relative_error",
+    "variance_relative_error",
     "layer_norm_with",
     "ShiftErrors",
     "shifted_data",
@@ -322,8 +325,12 @@ def exact_variance(x, *, axis=-1) -> np.ndarray:
     return np.array(result, dtype=np.float64).reshape(out_shape)
 
 
-def relative_error(estimate, exact) -> np.ndarray:
-    """``|estimate - exact| / exact`` in float64; infinite where the estimate is inf or NaN (chapter "Computing it right: numerics").
+def variance_relative_error(estimate, exact) -> np.ndarray:
+    """``|estimate - exact| / exact`` per variance, in float64; infinite where the estimate is inf or NaN (chapter "Computing it right: numerics").
+
+    Elementwise, for variances (which are positive). Gradients and outputs, whose
+    entries can be near zero, are compared by :func:`~lnlib.backward.relative_error`
+    instead, against the largest entry of the reference.
 
     Raises
     ------
@@ -427,7 +434,7 @@ def shift_errors(shift: float, dtype, *, rows: int = 8, size: int = 256, seed: i
     variance_error, output_error, negative = {}, {}, {}
     for method in METHODS:
         var = variance(data, method=method)
-        variance_error[method] = _worst(relative_error(var, exact))
+        variance_error[method] = _worst(variance_relative_error(var, exact))
         output_error[method] = _worst(np.abs(layer_norm_with(data, method=method, dtype=data.dtype, eps=eps) - y_exact))
         negative[method] = int(np.sum(var < 0))
     return ShiftErrors(float(shift), data.dtype.name, variance_error, output_error, negative, rows)

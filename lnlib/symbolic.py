@@ -12,7 +12,7 @@ gradient three ways and prove they agree symbolically:
 
 :func:`equal` simplifies a difference to zero, which is a proof, not a sampled
 check; :func:`numeric_backward` turns the derived gradient into a numpy
-function to compare with :func:`lnlib.backward.layer_norm_backward`.
+function to compare with :func:`~lnlib.backward.layer_norm_backward`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Forward:
 
     mean: sp.Expr
     var: sp.Expr
-    std: sp.Expr
+    sqrt_var_eps: sp.Expr
     xhat: tuple
     y: tuple
     loss: sp.Expr
@@ -101,11 +101,11 @@ def forward(sym: Symbols) -> Forward:
     r"""LayerNorm from its definition, and the loss :math:`L = \sum_i dy_i y_i` whose gradient is the backward pass (chapter "Gradients through LayerNorm")."""
     mean = sum(sym.x) / sym.H
     var = sum((xi - mean) ** 2 for xi in sym.x) / sym.H
-    std = sp.sqrt(var + sym.eps)
-    xhat = tuple((xi - mean) / std for xi in sym.x)
+    sqrt_var_eps = sp.sqrt(var + sym.eps)
+    xhat = tuple((xi - mean) / sqrt_var_eps for xi in sym.x)
     y = tuple(g * xh + b for g, xh, b in zip(sym.gamma, xhat, sym.beta))
     loss = sum(d * yi for d, yi in zip(sym.dy, y))
-    return Forward(mean=mean, var=var, std=std, xhat=xhat, y=y, loss=loss)
+    return Forward(mean=mean, var=var, sqrt_var_eps=sqrt_var_eps, xhat=xhat, y=y, loss=loss)
 
 
 def direct_gradient(sym: Symbols) -> tuple:
@@ -231,7 +231,7 @@ def closed_form_gradient(sym: Symbols) -> tuple:
     dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
     mean_dxhat = sum(dxhat) / sym.H
     mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
-    return tuple((d - mean_dxhat - xh * mean_dxhat_xhat) / fwd.std for d, xh in zip(dxhat, fwd.xhat))
+    return tuple((d - mean_dxhat - xh * mean_dxhat_xhat) / fwd.sqrt_var_eps for d, xh in zip(dxhat, fwd.xhat))
 
 
 def jacobian(sym: Symbols) -> sp.Matrix:
@@ -244,7 +244,7 @@ def closed_form_jacobian(sym: Symbols) -> sp.Matrix:
     r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)` (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     H = sym.H
-    return sp.Matrix(H, H, lambda i, j: sym.gamma[i] / fwd.std * (sp.KroneckerDelta(i, j) - sp.Rational(1, H) - fwd.xhat[i] * fwd.xhat[j] / H))
+    return sp.Matrix(H, H, lambda i, j: sym.gamma[i] / fwd.sqrt_var_eps * (sp.KroneckerDelta(i, j) - sp.Rational(1, H) - fwd.xhat[i] * fwd.xhat[j] / H))
 
 
 def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
@@ -252,15 +252,16 @@ def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
 
     .. math::
 
-        \frac{\partial \mathrm{LN}(x)}{\partial x_i} = \frac{\gamma}{\sigma}\Big(1 - \frac1H
-        - \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)\Big)
+        \frac{\partial \mathrm{LN}(x)}{\partial x_i} = \frac{\gamma}{\sigma}\Big(1 - \frac1H - T_i\Big)
 
-    with :math:`\sigma = \sqrt{\sigma^2 + \varepsilon}` and :math:`\gamma = \gamma_i`. The chapter
+        T_i = \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)
+
+    (one formula, split in two here only to fit a narrow page) with :math:`\sigma = \sqrt{\sigma^2 + \varepsilon}` and :math:`\gamma = \gamma_i`. The chapter
     shows it is wrong: :math:`\sum_j (x_j - \mu) = 0`, so its last term vanishes identically.
     """
     fwd = forward(sym)
     centred_sum = sum(xj - fwd.mean for xj in sym.x)
-    return sym.gamma[i] / fwd.std * (1 - sp.Rational(1, sym.H) - (sym.x[i] - fwd.mean) / fwd.std**2 * centred_sum / sym.H)
+    return sym.gamma[i] / fwd.sqrt_var_eps * (1 - sp.Rational(1, sym.H) - (sym.x[i] - fwd.mean) / fwd.sqrt_var_eps**2 * centred_sum / sym.H)
 
 
 def equal(a, b) -> bool:
@@ -292,7 +293,7 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
     """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx`` for numpy vectors of length H (chapter "Gradients through LayerNorm").
 
     The returned function raises ValueError when a vector is not of shape (H,)
-    or eps is negative, through :mod:`lnlib.validation`.
+    or eps is negative, through :mod:`~lnlib.validation`.
     """
     args = [*sym.dy, *sym.x, *sym.gamma, sym.eps]
     compiled = sp.lambdify(args, list(gradient), modules="numpy")

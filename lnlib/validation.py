@@ -10,10 +10,16 @@ from __future__ import annotations
 import math
 import numbers
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
+    "BFLOAT16",
+    "HALF_DTYPES",
     "as_float_array",
+    "float_info",
+    "compute_dtype",
+    "check_finite",
     "normalized_axes",
     "normalized_shape",
     "check_eps",
@@ -22,21 +28,85 @@ __all__ = [
     "check_count",
 ]
 
+#: bfloat16, the 16-bit format with float32's exponent range, as provided by ``ml_dtypes`` (the library JAX uses).
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+#: The 16-bit storage types whose statistics lnlib computes in float32, as PyTorch's kernels do.
+HALF_DTYPES = (np.dtype(np.float16), BFLOAT16)
+_FLOAT_DTYPES = (*HALF_DTYPES, np.dtype(np.float32), np.dtype(np.float64))
 
-def as_float_array(x, name: str = "x") -> np.ndarray:
-    """Return `x` as a finite floating-point array.
 
-    Lists, integers and booleans are promoted to float64; float16, float32 and
-    float64 arrays keep their dtype.
+def float_info(dtype):
+    """``finfo`` of a float dtype, bfloat16 included: ``.eps``, ``.max``, ``.tiny`` (chapter "Computing it right: numerics")."""
+    return ml_dtypes.finfo(np.dtype(dtype))
+
+
+def compute_dtype(storage, requested=None) -> np.dtype:
+    """The dtype lnlib computes statistics in for an input stored as `storage` (chapter "Computing it right: numerics").
+
+    Parameters
+    ----------
+    storage : dtype
+        The input's dtype.
+    requested : dtype or str, optional
+        None (default): float32 for float16 and bfloat16 inputs, as PyTorch's CPU
+        and CUDA kernels accumulate half-precision statistics
+        in float32; the input's own dtype for float32 and float64. Give the
+        storage dtype itself (e.g. ``"float16"``) to run every operation in it,
+        or ``"float64"`` for a reference.
 
     Raises
     ------
     TypeError
-        If `x` holds complex numbers, strings, objects or other non-real data.
+        If `requested` is not a dtype or dtype name.
+    ValueError
+        If it is not one of float16, bfloat16, float32 or float64.
+    """
+    storage = np.dtype(storage)
+    if requested is None:
+        return np.dtype(np.float32) if storage in HALF_DTYPES else storage
+    try:
+        resolved = np.dtype(ml_dtypes.bfloat16) if requested == "bfloat16" else np.dtype(requested)
+    except TypeError:
+        raise TypeError(f"compute_dtype must be None or a float dtype (float16, bfloat16, float32, float64); got {requested!r}.") from None
+    if resolved not in _FLOAT_DTYPES:
+        raise ValueError(f"compute_dtype must be one of float16, bfloat16, float32, float64; got {resolved.name}.")
+    return resolved
+
+
+def check_finite(array: np.ndarray, name: str, what: str = "") -> np.ndarray:
+    """Refuse NaN or infinity in `array`, naming the first index; `what` says where it came from."""
+    finite = np.isfinite(array)
+    if not finite.all():
+        where = tuple(int(i) for i in np.argwhere(~finite)[0]) if array.ndim else ()
+        bad = array[where] if array.ndim else array
+        kind = "NaN" if np.isnan(bad) else "infinity"
+        index = f" at index {where if len(where) > 1 else where[0]}" if where else ""
+        raise ValueError(
+            f"{name} contains {kind}{index} ({int((~finite).sum())} non-finite value(s) in all){what}; LayerNorm needs finite values."
+        )
+    return array
+
+
+def as_float_array(x, name: str = "x") -> np.ndarray:
+    """Return `x` as a finite floating-point array.
+
+    Lists, integers and booleans are promoted to float64; float16, bfloat16
+    (``ml_dtypes.bfloat16``), float32 and float64 arrays keep their dtype.
+
+    Raises
+    ------
+    TypeError
+        If `x` holds complex numbers, strings, objects or other non-real data,
+        or is a masked array (lnlib would silently ignore its mask).
     ValueError
         If `x` is a scalar (0-d) or contains NaN or infinity (the message
         gives the index of the first such entry).
     """
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            f"{name} is a masked array; lnlib ignores masks, so the masked entries would silently enter the statistics. "
+            f"Pass {name}.filled(value) to choose what they count as, or normalize only the unmasked part."
+        )
     try:
         array = np.asarray(x)
     except ValueError as exc:  # ragged nested lists
@@ -45,20 +115,11 @@ def as_float_array(x, name: str = "x") -> np.ndarray:
         raise TypeError(f"{name} must hold real numbers; got complex dtype {array.dtype}. Pass x.real or abs(x) explicitly.")
     if array.dtype.kind in "biu":
         array = array.astype(np.float64)
-    elif array.dtype.kind != "f":
-        raise TypeError(f"{name} must hold real numbers (int or float); got dtype {array.dtype!r} ({type(x).__name__}).")
+    elif array.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"{name} must hold real numbers (int, float16, bfloat16, float32 or float64); got dtype {array.dtype!r} ({type(x).__name__}).")
     if array.ndim == 0:
         raise ValueError(f"{name} must be an array with at least one axis, e.g. a vector of shape (H,); got the scalar {array.item()!r}.")
-    finite = np.isfinite(array)
-    if not finite.all():
-        where = tuple(int(i) for i in np.argwhere(~finite)[0])
-        bad = array[where]
-        kind = "NaN" if np.isnan(bad) else "infinity"
-        raise ValueError(
-            f"{name} contains {kind} at index {where if len(where) > 1 else where[0]} "
-            f"({int((~finite).sum())} non-finite value(s) in all); LayerNorm needs finite inputs."
-        )
-    return array
+    return check_finite(array, name)
 
 
 def normalized_axes(axis, ndim: int) -> tuple[int, ...]:
@@ -127,7 +188,8 @@ def as_parameter(value, name: str, shape: tuple[int, ...], axes: tuple[int, ...]
     axes, ndim :
         The normalized axes and the input's number of dimensions.
     dtype :
-        The input's dtype, which the parameter is cast to.
+        The dtype the parameter is used in; it is checked finite *after* the
+        cast, so a gamma of 1e5 is refused for float16 instead of becoming inf.
     """
     if value is None:
         return None
@@ -139,25 +201,57 @@ def as_parameter(value, name: str, shape: tuple[int, ...], axes: tuple[int, ...]
     broadcast_shape = [1] * ndim
     for axis, size in zip(axes, shape):
         broadcast_shape[axis] = size
-    return param.astype(dtype, copy=False).reshape(broadcast_shape)
+    with np.errstate(over="ignore"):
+        cast = param.astype(dtype, copy=False)
+    check_finite(cast, name, f" after rounding it to {np.dtype(dtype).name}, whose largest value is {float(float_info(dtype).max):.6g}")
+    return cast.reshape(broadcast_shape)
 
 
-def check_nonzero_spread(var: np.ndarray, eps: float, what: str = "variance") -> None:
-    """Refuse ``var + eps == 0``: with eps = 0 a constant slice makes 0/0.
+def check_nonzero_spread(spread: np.ndarray, eps: float, *, varies: np.ndarray | None = None, dtype=None, what: str = "variance") -> None:
+    """Refuse a slice whose divisor ``spread + eps`` is zero *in the working dtype*.
+
+    Parameters
+    ----------
+    spread : ndarray
+        The variance (or mean square, or running variance) of each slice, as computed.
+    eps : float
+        The epsilon, as given; it is rounded to `dtype` before it is judged, so
+        an eps of 1e-8 counts as 0 in float16.
+    varies : ndarray of bool, optional
+        Which slices hold values that differ. A zero spread in such a slice
+        underflowed, and the message says so.
+    dtype : dtype, optional
+        The working dtype; default: that of `spread`.
+    what : str
+        Names the spread in messages.
 
     Raises
     ------
     ValueError
-        Naming the first slice whose `what` is zero.
+        Naming the first offending slice: a spread that underflowed to zero,
+        or a zero spread with an eps that is zero (or rounds to zero).
     """
-    if eps > 0:
+    dtype = np.dtype(dtype or spread.dtype)
+    zero = spread == 0
+    if not zero.any():
         return
-    zero = var == 0
-    if zero.any():
-        where = tuple(int(i) for i in np.argwhere(zero)[0])
+    varies = np.zeros(spread.shape, bool) if varies is None else np.broadcast_to(varies, spread.shape)
+    underflow = zero & varies
+    if underflow.any():
+        where = tuple(int(i) for i in np.argwhere(underflow)[0])
         raise ValueError(
-            f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics) and eps=0, "
-            "so the normalization is 0/0 and undefined; use eps > 0 (e.g. 1e-5) or an input that is not constant."
+            f"the {what} underflowed to 0 in {dtype.name} in {int(underflow.sum())} normalized slice(s) (first at index {where} of the "
+            f"statistics) although their values differ: it is smaller than {dtype.name} can hold. Compute in a wider dtype "
+            "(compute_dtype=None keeps float32 statistics for 16-bit inputs)."
+        )
+    eps_w = np.asarray(eps).astype(dtype)
+    if eps_w == 0:
+        where = tuple(int(i) for i in np.argwhere(zero)[0])
+        rounded = "" if eps == 0 else f", and eps={eps:g} rounds to 0 in {dtype.name}"
+        raise ValueError(
+            f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics){rounded}"
+            f"{'' if rounded else ' with eps=0'}, so the normalization is 0/0 and undefined; use an eps that {dtype.name} can hold "
+            "(e.g. 1e-5) or an input that is not constant."
         )
 
 

@@ -1,4 +1,4 @@
-r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`lnlib.core`.
+r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`~lnlib.core`.
 
 The standard LayerNorm (Ba, Kiros & Hinton 2016; PyTorch, Flax, Keras) divides
 the centred input by :math:`\sqrt{\sigma^2 + \varepsilon}` with the *biased*
@@ -21,7 +21,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .validation import as_float_array, as_parameter, check_eps, check_nonzero_spread, normalized_axes, normalized_shape
+from .core import scaled_moments, to_storage
+from .validation import as_float_array, as_parameter, check_eps, compute_dtype, normalized_axes, normalized_shape
 
 __all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm", "std_inside", "std_outside"]
 
@@ -32,6 +33,8 @@ FRAMEWORK_EPS = MappingProxyType({"PyTorch": 1e-5, "Flax": 1e-6, "Keras": 1e-3})
 
 def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = False) -> np.ndarray:
     r"""The variance over `axis`, divided by H (LayerNorm's) or, only if asked, by H - 1 (chapter "The variance").
+
+    By default :math:`\sigma^2`, with ``unbiased=True`` :math:`s^2`:
 
     .. math::
 
@@ -60,7 +63,7 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
     Raises
     ------
     TypeError, ValueError
-        As :func:`lnlib.core.layer_norm` for bad inputs; ValueError also when
+        As :func:`~lnlib.core.layer_norm` for bad inputs; ValueError also when
         ``unbiased=True`` and the axes hold a single value (H - 1 = 0).
 
     Examples
@@ -85,7 +88,7 @@ def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, 
     one source document does this in its worked example. The two agree when
     :math:`\sigma^2 \gg \varepsilon` and part ways for near-constant inputs.
 
-    Parameters, returns and errors as in :func:`lnlib.core.layer_norm`
+    Parameters, returns and errors as in :func:`~lnlib.core.layer_norm`
     (biased variance, ``eps >= 0``).
 
     Examples
@@ -94,10 +97,7 @@ def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, 
     array([ 0.   ,  1.394, -1.394,  0.   ])
     """
     x, gamma, beta, eps, axes = _checked_layer_norm_args(x, gamma, beta, eps, axis)
-    centred = x - x.mean(axis=axes, keepdims=True)
-    var = (centred * centred).mean(axis=axes, keepdims=True)
-    check_nonzero_spread(var, eps)
-    return _scale_shift(centred / (np.sqrt(var) + x.dtype.type(eps)), gamma, beta)
+    return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=False), gamma, beta, x.dtype)
 
 
 def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
@@ -127,7 +127,7 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     Raises
     ------
     TypeError, ValueError
-        As :func:`lnlib.core.layer_norm`; ValueError also for a single value per
+        As :func:`~lnlib.core.layer_norm`; ValueError also for a single value per
         slice (the unbiased std divides by H - 1 = 0).
 
     Examples
@@ -136,10 +136,24 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     array([ 1.5, -0.5, -0.5, -0.5])
     """
     x, a_2, b_2, eps, axes = _checked_layer_norm_args(x, a_2, b_2, eps, axis, names=("a_2", "b_2"))
-    var = sample_variance(x, unbiased=True, axis=axes, keepdims=True)
-    check_nonzero_spread(var, eps)
-    centred = x - x.mean(axis=axes, keepdims=True)
-    return _scale_shift(centred / (np.sqrt(var) + x.dtype.type(eps)), a_2, b_2)
+    if int(np.prod(normalized_shape(x, axes))) < 2:
+        raise ValueError(f"the unbiased std divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold 1.")
+    return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=True), a_2, b_2, x.dtype)
+
+
+def _over_std_plus_eps(x, axes, eps, *, unbiased):
+    """``(x - mean) / (std + eps)`` through lnlib's shared moments (16-bit inputs in float32, huge inputs scaled first)."""
+    m = scaled_moments(x, axes)
+    m.check(eps, axes, "variance")
+    size = int(np.prod(normalized_shape(x, axes)))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        sigma_u = np.sqrt(m.spread * m.dtype.type(size / (size - 1))) if unbiased else np.sqrt(m.spread)
+        eps_w = np.asarray(eps).astype(m.dtype)
+        eps_u = eps_w / m.scale
+        tiny = ~np.isfinite(eps_u)  # eps / s overflows (so eps > 0): the deviations are negligible next to eps
+        divisor = sigma_u + np.where(tiny, 0, eps_u)
+        safe = np.where(divisor > 0, divisor, 1)  # 0 only for a constant slice, whose deviations are 0
+        return np.where(tiny, m.centred * m.scale / np.where(eps_w > 0, eps_w, 1), m.centred / safe)
 
 
 def _checked_input(x, axis):
@@ -153,14 +167,16 @@ def _checked_layer_norm_args(x, gamma, beta, eps, axis, names=("gamma", "beta"))
     x, axes, _ = _checked_input(x, axis)
     eps = check_eps(eps)
     shape = normalized_shape(x, axes)
-    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, x.dtype)
-    beta = as_parameter(beta, names[1], shape, axes, x.ndim, x.dtype)
+    gamma = as_parameter(gamma, names[0], shape, axes, x.ndim, compute_dtype(x.dtype))
+    beta = as_parameter(beta, names[1], shape, axes, x.ndim, compute_dtype(x.dtype))
     return x, gamma, beta, eps, axes
 
 
-def _scale_shift(xhat, gamma, beta):
-    y = xhat if gamma is None else xhat * gamma
-    return y if beta is None else y + beta
+def _scale_shift(xhat, gamma, beta, storage):
+    with np.errstate(over="ignore"):
+        y = xhat if gamma is None else xhat * gamma
+        y = y if beta is None else y + beta
+    return to_storage(y, storage)
 
 
 def std_inside(variance, eps):

@@ -113,13 +113,13 @@ def describe_step(steps, step: int, *, decimals: int = 4) -> list[str]:
     if step not in range(5):
         raise ValueError(f"step must be an integer from 0 to 4; got {step!r}.")
     d = decimals
-    x, mean, var, std, xhat, y = (np.atleast_2d(a) for a in (steps.x, steps.mean, steps.var, steps.std, steps.xhat, steps.y))
+    x, mean, var, root, xhat, y = (np.atleast_2d(a) for a in (steps.x, steps.mean, steps.var, steps.sqrt_var_eps, steps.xhat, steps.y))
     lines = []
     for n in range(x.shape[0]):
         text = [
             f"x = {_vector(x[n], d)}",
             f"μ = {mean[n, 0]:.{d}f}",
-            f"σ² = {var[n, 0]:.{d + 2}f}, σ = {np.sqrt(var[n, 0]):.{d + 2}f}, √(σ² + ε) = {std[n, 0]:.{d + 2}f}",
+            f"σ² = {var[n, 0]:.{d + 2}f}, σ = {np.sqrt(var[n, 0]):.{d + 2}f}, √(σ² + ε) = {root[n, 0]:.{d + 2}f}",
             f"x̂ = (x − μ) / √(σ² + ε) = {_vector(xhat[n], d)}",
             f"y = γ ⊙ x̂ + β = {_vector(y[n], d)}",
         ][step]

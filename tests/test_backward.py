@@ -123,7 +123,7 @@ def test_dx_dot_xhat_is_what_eps_leaves_over(shape, axis, eps):
     dx, _, _ = layer_norm_backward(dy, x, gamma, eps=eps, axis=axis)
     dxhat = dy * broadcast(gamma, x.ndim, steps.axes)
     m = (dxhat * steps.xhat).mean(axis=steps.axes)
-    expected = steps.size * m * eps / ((steps.var + eps) * steps.std).squeeze(steps.axes)
+    expected = steps.size * m * eps / ((steps.var + eps) * steps.sqrt_var_eps).squeeze(steps.axes)
     got = (dx * steps.xhat).sum(axis=steps.axes)
     np.testing.assert_allclose(got, expected, atol=1e-13 * np.abs(dx).max())
     if eps == 0.5:
@@ -241,9 +241,9 @@ def test_the_three_path_terms_add_up_to_dx_and_match_the_chain_rule(shape, axis)
     axes, size = steps.axes, steps.size
     centred = x - steps.mean
     dxhat = dy * broadcast(gamma, x.ndim, axes)
-    dvar = (dxhat * centred).sum(axis=axes, keepdims=True) * -0.5 * steps.std**-3
-    np.testing.assert_allclose(parts.direct, dxhat / steps.std, rtol=1e-12)
-    np.testing.assert_allclose(parts.through_mean, np.broadcast_to(-dxhat.sum(axis=axes, keepdims=True) / steps.std / size, x.shape), rtol=1e-12)
+    dvar = (dxhat * centred).sum(axis=axes, keepdims=True) * -0.5 * steps.sqrt_var_eps**-3
+    np.testing.assert_allclose(parts.direct, dxhat / steps.sqrt_var_eps, rtol=1e-12)
+    np.testing.assert_allclose(parts.through_mean, np.broadcast_to(-dxhat.sum(axis=axes, keepdims=True) / steps.sqrt_var_eps / size, x.shape), rtol=1e-12)
     np.testing.assert_allclose(parts.through_var, dvar * 2 * centred / size, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(parts.direct + parts.through_mean + parts.through_var, parts.dx, rtol=1e-10, atol=1e-13)
 
@@ -273,6 +273,6 @@ def test_random_shapes_axes_and_eps_match_finite_differences_to_1e_6(problem):
     numeric_gamma = numerical_gradient(lambda g: layer_norm(x, g, beta, eps=eps, axis=axes), gamma, dy)
     # Relative to the gradient's size, or to its natural scale max|gamma dy| / s when it is (nearly) zero:
     # with H = 2 and eps = 0 the output is always (-1, 1) and the true dx is exactly 0.
-    natural = np.abs(gamma).max() * np.abs(dy).max() / layer_norm_steps(x, eps=eps, axis=axes).std.min()
+    natural = np.abs(gamma).max() * np.abs(dy).max() / layer_norm_steps(x, eps=eps, axis=axes).sqrt_var_eps.min()
     assert np.abs(dx - numeric).max() < 1e-6 * max(np.abs(numeric).max(), natural)
     assert relative_error(dgamma, numeric_gamma) < 1e-6

@@ -18,7 +18,7 @@ from lnlib.numerics import (
     error_sweep,
     exact_variance,
     layer_norm_with,
-    relative_error,
+    variance_relative_error,
     shift_errors,
     shifted_data,
     unit_roundoff,
@@ -267,7 +267,7 @@ def test_bad_lanes_and_zero_reference():
     with pytest.raises(TypeError, match="lanes"):
         welford(UNIT, lanes=2.5)
     with pytest.raises(ValueError, match="positive"):
-        relative_error([1.0], [0.0])
+        variance_relative_error([1.0], [0.0])
 
 
 def test_data_destroyed_by_rounding_is_refused():

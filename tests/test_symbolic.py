@@ -67,9 +67,9 @@ def wrong_closed_forms(sym):
     mean_dxhat = sum(dxhat) / sym.H
     mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
     return {
-        "no mean terms": tuple(d / fwd.std for d in dxhat),
-        "no variance term": tuple((d - mean_dxhat) / fwd.std for d in dxhat),
-        "variance term over H - 1": tuple((d - mean_dxhat - xh * mean_dxhat_xhat * sym.H / (sym.H - 1)) / fwd.std for d, xh in zip(dxhat, fwd.xhat)),
+        "no mean terms": tuple(d / fwd.sqrt_var_eps for d in dxhat),
+        "no variance term": tuple((d - mean_dxhat) / fwd.sqrt_var_eps for d in dxhat),
+        "variance term over H - 1": tuple((d - mean_dxhat - xh * mean_dxhat_xhat * sym.H / (sym.H - 1)) / fwd.sqrt_var_eps for d, xh in zip(dxhat, fwd.xhat)),
     }
 
 
@@ -87,7 +87,7 @@ def test_equal_refuses_lists_of_different_lengths():
 
 def test_source_formula_collapses_to_gamma_over_sigma_times_one_minus_one_over_h(sym):
     fwd = symbolic.forward(sym)
-    collapsed = sym.gamma[0] / fwd.std * (1 - sp.Rational(1, sym.H))
+    collapsed = sym.gamma[0] / fwd.sqrt_var_eps * (1 - sp.Rational(1, sym.H))
     assert symbolic.equal(symbolic.source_jacobian_diagonal(sym, 0), collapsed)
 
 

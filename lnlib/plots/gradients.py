@@ -63,7 +63,7 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
     """
     x = np.asarray(x, dtype=float)
     parts = backward_parts(np.zeros_like(x), x, gamma, eps=eps)
-    scaled = layer_norm_jacobian(x, gamma, eps=eps) * parts.std.item()
+    scaled = layer_norm_jacobian(x, gamma, eps=eps) * parts.sqrt_var_eps.item()
     fig, (ax_map, ax_eig) = new_figure(1, 2, figsize=(5.4, 3.0))
     limit = max(1.0, float(np.abs(scaled).max()))
     image = ax_map.imshow(scaled, cmap=JACOBIAN_CMAP, vmin=-limit, vmax=limit)
@@ -160,7 +160,7 @@ class GradientPanels:
 def scaled_pieces(x, dy, gamma=None, *, eps: float):
     """xhat, the three terms of s*dx by path, s*dx, s*J and s for one vector: what :class:`GradientPanels` shows (chapter "Gradients through LayerNorm")."""
     parts = backward_parts(dy, x, gamma, eps=eps)
-    std = parts.std.item()
+    std = parts.sqrt_var_eps.item()
     terms = {path: getattr(parts, path) * std for path in PATH_COLOURS}
     return parts.xhat, terms, parts.dx * std, layer_norm_jacobian(x, gamma, eps=eps) * std, std
 

@@ -1,0 +1,79 @@
+"""float16 and bfloat16: lnlib keeps statistics in float32, as the frameworks do (chapter "Computing it right: numerics").
+
+Against PyTorch where it is installed (lnlib's error no worse than PyTorch's, against a float64 truth on
+the same rounded input), and against float64 lnlib always.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnlib import layer_norm, rms_norm
+from lnlib.backward import layer_norm_backward
+from lnlib.check import unit_roundoff
+from lnlib.validation import BFLOAT16
+
+HALVES = {"float16": np.float16, "bfloat16": BFLOAT16}
+
+
+@st.composite
+def half_rows(draw):
+    """A (rows, H) float64 array: a random offset and spread (up to 300, past float16's square limit), seeded."""
+    rows, size = draw(st.integers(1, 4)), draw(st.integers(1, 96))
+    offset, log_spread = draw(st.floats(-500, 500)), draw(st.floats(-2, 2.5))
+    seed = draw(st.integers(0, 2**16))
+    return offset + 10**log_spread * np.random.default_rng(seed).normal(size=(rows, size))
+
+
+def _error(got, truth):
+    return float(np.abs(np.asarray(got, dtype=np.float64) - truth).max())
+
+
+@pytest.mark.parametrize("name", sorted(HALVES))
+@settings(max_examples=40, deadline=None)
+@given(data=half_rows())
+def test_half_precision_is_within_one_output_rounding_of_float64(name, data):
+    x = data.astype(HALVES[name])
+    truth = layer_norm(x.astype(np.float64))
+    u = unit_roundoff(x.dtype)
+    # float32 statistics are exact to ~1e-5 here; what remains is rounding y to the 16-bit output
+    assert _error(layer_norm(x), truth) <= 2 * u * np.abs(truth).max() + 1e-6
+    rms_truth = rms_norm(x.astype(np.float64))
+    assert _error(rms_norm(x), rms_truth) <= 2 * u * np.abs(rms_truth).max() + 1e-6
+
+
+@pytest.mark.parametrize("name", sorted(HALVES))
+@settings(max_examples=40, deadline=None)
+@given(data=half_rows())
+def test_half_precision_error_is_no_worse_than_pytorch(torch, name, data):
+    x = data.astype(HALVES[name])
+    truth = layer_norm(x.astype(np.float64))
+    tensor = torch.from_numpy(x.astype(np.float32)).to(torch.float16 if name == "float16" else torch.bfloat16)
+    theirs = torch.nn.functional.layer_norm(tensor, (x.shape[-1],)).float().numpy()
+    # no worse, up to one rounding of the output (the two round from slightly different float32 values)
+    assert _error(layer_norm(x), truth) <= _error(theirs, truth) + unit_roundoff(x.dtype) * np.abs(truth).max()
+
+
+@pytest.mark.parametrize("name", sorted(HALVES))
+def test_half_precision_backward_matches_pytorch_with_float32_statistics(torch, name):
+    rng = np.random.default_rng(5)
+    x = (rng.normal(size=(6, 48)) * 50 + 200).astype(HALVES[name])
+    dy = rng.normal(size=x.shape).astype(HALVES[name])
+    gamma = rng.uniform(0.5, 1.5, size=48).astype(np.float32)
+    half = torch.float16 if name == "float16" else torch.bfloat16
+    tx = torch.from_numpy(x.astype(np.float32)).to(half).requires_grad_()
+    tg = torch.from_numpy(gamma).requires_grad_()  # float32 parameters: PyTorch keeps mean and rstd in float32
+    torch.nn.functional.layer_norm(tx, (48,), tg, None).backward(torch.from_numpy(dy.astype(np.float32)).to(half))
+    truth = layer_norm_backward(dy.astype(np.float64), x.astype(np.float64), gamma.astype(np.float64))
+    ours = layer_norm_backward(dy, x, gamma)
+    for mine, theirs, exact in zip(ours, (tx.grad, tg.grad), truth):
+        assert _error(mine, exact) <= _error(theirs.float().numpy(), exact) + 2 * unit_roundoff(x.dtype) * np.abs(exact).max()
+
+
+def test_saved_statistics_match_pytorch_native_layer_norm(torch):
+    x = np.random.default_rng(2).normal(size=(3, 4, 16)) * 3 + 1
+    _, mean, rstd = layer_norm(x, axis=(-2, -1), return_stats=True)
+    _, t_mean, t_rstd = torch.native_layer_norm(torch.from_numpy(x), (4, 16), None, None, 1e-5)
+    np.testing.assert_allclose(mean, t_mean.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rstd, t_rstd.numpy(), rtol=1e-12)
