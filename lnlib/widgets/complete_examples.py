@@ -45,7 +45,7 @@ class CompleteExamplesExplorer(Explorer):
         panels, self.renderer = self.figures[example]
         panels.show(step)
         s = panels.steps
-        return step_readout(s, step), "", {"mean": s.mean[:, 0], "var": s.var[:, 0], "std": s.std[:, 0], "xhat": s.xhat, "y": s.y}
+        return step_readout(s, step), "", {"mean": s.mean[:, 0], "var": s.var[:, 0], "std": s.sqrt_var_eps[:, 0], "xhat": s.xhat, "y": s.y}
 
 
 def complete_examples_explorer(example: str = "token [2, 4, 6, 8]", step: int = 0) -> CompleteExamplesExplorer:
