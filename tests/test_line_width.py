@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 WIDTH = 80
-RICH = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex")
+RICH = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex",
+        "application/vnd.jupyter.widget-view+json")  # a live explorer shows as a widget, not as its repr
 
 
 def shown_text(cell: dict) -> list[tuple[str, str]]:
