@@ -75,15 +75,17 @@ serve:
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
 
-# Then the numbers in the prose (<!--glue:key-->...<!--/glue--> markers) are set to what the run glued
-# (lnlib/prose.py), so the notebook reads right in JupyterLab before any cell runs.
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
-# so diffs stay readable and two branches' notebooks merge cell by cell. NOTEBOOKS=chapters/03_mean.ipynb
-# re-runs just one chapter.
+# so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the
+# prose (<!--glue:key-->...<!--/glue--> markers) are set to what the run glued (lnlib/prose.py), so the
+# notebook reads right in JupyterLab before any cell runs, and live-widget outputs are dropped
+# (lnlib/notebook_outputs.py: without their kernel JupyterLab would show their text repr).
+# NOTEBOOKS=chapters/03_mean.ipynb re-runs just one chapter.
 NB_EXEC_FLAGS := --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False
 notebooks: $(VENV)/.book-installed
 	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
+	$(BIN)/python -m lnlib.notebook_outputs $(or $(NOTEBOOKS),chapters/*.ipynb)
 
 # PyTorch's outputs on the chapters' own inputs, stored in lnlib/data/pytorch_reference.{npz,json} with
 # their provenance, so the website shows PyTorch's evidence without PyTorch. Re-run after changing an input
