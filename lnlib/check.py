@@ -27,6 +27,7 @@ precision, a wrong axis, a wrong dγ reduction) leave it by a wide margin.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Callable
 
@@ -37,9 +38,12 @@ from .core import layer_norm
 from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
 
 __all__ = [
-    "CASES", "DTYPES", "Case", "CheckResult", "CheckReport", "check_layer_norm", "unit_roundoff",
+    "CASES", "DTYPES", "Case", "CheckResult", "CheckReport", "check_layer_norm", "harness_inputs", "unit_roundoff",
     "numpy_layer_norm", "numpy_layer_norm_backward", "torch_layer_norm",
 ]  # the buggy_* functions are the chapter's planted bugs, examples rather than API
+
+#: The width the report's lines keep to (the book's code column).
+REPORT_WIDTH = 80
 
 #: The dtypes :func:`check_layer_norm` tries by default.
 DTYPES = ("float64", "float32", "float16", "bfloat16")
@@ -138,9 +142,10 @@ class CheckReport:
         for part, case in rows:
             marks = [_mark(cell.get((part, case, d))) for d in self.dtypes]
             lines.append(f"{f'{part:<8} {case}':<{width}}  " + "  ".join(f"{m:>9}" for m in marks))
-        lines.append("ok: within the error budget; ×k: k times over it; NaN, shape, dtype, error: see .failures")
+        lines += ["ok: within the error budget; ×k: k times over it;", "NaN, shape, dtype, error: see .failures"]
         for r in self.failures[:6]:
-            lines.append(f"  {r.part} / {r.case} / {r.dtype}: {r.detail}")
+            lines.append(f"  {r.part} / {r.case} / {r.dtype}:")
+            lines += textwrap.wrap(r.detail, REPORT_WIDTH, initial_indent="    ", subsequent_indent="      ")
         if len(self.failures) > 6:
             lines.append(f"  ... and {len(self.failures) - 6} more in .failures")
         return "\n".join(lines)
@@ -210,15 +215,36 @@ def check_layer_norm(forward: Callable, backward: Callable | None = None, *, dty
     normalized_ndim = check_count(normalized_ndim, "normalized_ndim")
     dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
     results = []
+    for (case, dtype), inputs in harness_inputs(dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed).items():
+        results.append(_run("forward", case, dtype, lambda: _check_forward(forward, inputs, eps, normalized_ndim)))
+        if backward is not None:
+            results.append(_run("backward", case, dtype, lambda: _check_backward(backward, inputs, eps, normalized_ndim)))
+    return CheckReport(tuple(results), dtypes, eps)
+
+
+def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed: int = 0) -> dict:
+    """The inputs :func:`check_layer_norm` gives an implementation (chapter "Check your own LayerNorm").
+
+    Returns
+    -------
+    dict
+        ``{(case, dtype): {"x", "gamma", "beta", "dy": array}}`` in the order the checks run, each array
+        rounded to `dtype`; the same seed gives bit-identical inputs.
+
+    Raises
+    ------
+    ValueError
+        For an unknown dtype, or a `normalized_ndim` larger than a case's number of axes.
+    """
+    normalized_ndim = check_count(normalized_ndim, "normalized_ndim")
+    dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
+    inputs = {}
     for index, case in enumerate(cases):
         if len(case.shape) < normalized_ndim:
             raise ValueError(f"case {case.name!r} has shape {case.shape}, fewer axes than normalized_ndim={normalized_ndim}.")
         for dtype in dtypes:
-            inputs = _inputs(case, dtype, normalized_ndim, np.random.default_rng([seed, index]))
-            results.append(_run("forward", case, dtype, lambda: _check_forward(forward, inputs, eps, normalized_ndim)))
-            if backward is not None:
-                results.append(_run("backward", case, dtype, lambda: _check_backward(backward, inputs, eps, normalized_ndim)))
-    return CheckReport(tuple(results), dtypes, eps)
+            inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, np.random.default_rng([seed, index]))
+    return inputs
 
 
 def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
@@ -296,7 +322,7 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
     tiny = float_info(dtype).smallest_subnormal
     with np.errstate(over="ignore"):
         ratio = np.abs(values - ref) / (budget + tiny)
-    where = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
     worst = float(ratio[where])
     detail = "" if worst <= 1 else (f"{name}{list(where)} = {values[where]:.6g}, reference {ref[where]:.6g}, "
                                     f"error {abs(values[where] - ref[where]):.2g} > allowed {budget[where]:.2g}")
@@ -309,12 +335,16 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
 
 
 def numpy_layer_norm(x, gamma, beta, eps):
-    """A correct LayerNorm over the last axis in numpy: float32 statistics for 16-bit data, as the frameworks keep them."""
+    """A correct LayerNorm over the last axis in numpy.
+
+    Float32 statistics for 16-bit data, as the frameworks keep them.
+    """
     work = np.float32 if x.dtype.itemsize == 2 else x.dtype
     xw = x.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)
     var = ((xw - mean) ** 2).mean(axis=-1, keepdims=True)
-    y = (xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)
+    xhat = (xw - mean) / np.sqrt(var + eps)
+    y = xhat * gamma.astype(work) + beta.astype(work)
     return y.astype(x.dtype)
 
 

@@ -27,11 +27,13 @@ from typing import Callable
 
 import numpy as np
 
+from .check import CheckReport, CheckResult, harness_inputs
 from .fact_check import draw_inputs
 from .numerics import shifted_data
 from .worked_examples import documents_batch, documents_embedding, documents_token
 
-__all__ = ["DATA", "PROVENANCE", "CASES", "Reference", "pytorch_reference", "run_cases", "digest", "write"]
+__all__ = ["DATA", "PROVENANCE", "CASES", "Reference", "pytorch_reference", "stored_check_report", "run_cases", "digest",
+           "write"]
 
 DATA = Path(__file__).parent / "data" / "pytorch_reference.npz"
 PROVENANCE = DATA.with_suffix(".json")
@@ -152,6 +154,32 @@ def _numerics(torch, data, half):
     return {"F.layer_norm, float32": ln(data), "F.layer_norm, float16": ln(half)}
 
 
+def _half_precision_inputs():
+    rng = np.random.default_rng(0)  # the chapter's two float16 data sets, drawn in its order
+    spread_300, shift_20 = rng.normal(size=(8, 256)) * 300, rng.normal(size=(8, 256)) + 20
+    return {"spread_300": spread_300.astype(np.float16), "shift_20": shift_20.astype(np.float16)}
+
+
+def _half_precision(torch, spread_300, shift_20):
+    def ln(half):
+        return _numpy(torch.nn.functional.layer_norm(torch.from_numpy(half), half.shape[-1:]))
+
+    return {"F.layer_norm, float16: spread 300": ln(spread_300), "F.layer_norm, float16: shift 20": ln(shift_20)}
+
+
+def _check_inputs():
+    """lnlib.check's default inputs, all in one float64 vector: its digest changes when any of them does."""
+    arrays = [a.astype(np.float64).ravel() for inputs in harness_inputs().values() for a in inputs.values()]
+    return {"harness_inputs": np.concatenate(arrays)}
+
+
+def _check(torch, harness_inputs):
+    from .check import check_layer_norm, torch_layer_norm  # runs PyTorch on exactly the inputs digested above
+
+    report = check_layer_norm(*torch_layer_norm())
+    return {f"{r.part} / {r.case} / {r.dtype}": np.float64(r.ratio) for r in report.results}
+
+
 def _fact_check(torch, samples):
     module = torch.nn.LayerNorm(4)
     xhat = _numpy(torch.nn.functional.layer_norm(torch.from_numpy(samples), (4,), eps=0.0))
@@ -175,6 +203,8 @@ CASES = MappingProxyType({
                                          "tokens": np.random.default_rng(4).normal(size=(64, 16))}, _family),
     "numerics": Case("12_numerics", lambda: {"data": shifted_data(1e4, "float32", rows=8, size=256, seed=0),
                                              "half": shifted_data(500.0, "float16", rows=8, size=256, seed=0)}, _numerics),
+    "half_precision": Case("12_numerics", _half_precision_inputs, _half_precision),
+    "check_your_own": Case("14_check_your_own", _check_inputs, _check),  # a summary: the harness's error ratios
     "fact_check": Case("13_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check),
 })
 
@@ -261,6 +291,26 @@ def pytorch_reference(case: str, **inputs) -> Reference:
     with np.load(DATA) as data:
         outputs = {label: data[f"{case}::{label}"] for label in stored["outputs"]}
     return Reference(case, provenance["torch"], provenance["date"], provenance["command"], MappingProxyType(outputs))
+
+
+def stored_check_report(harness_inputs) -> tuple[Reference, CheckReport]:
+    """PyTorch's :func:`lnlib.check.check_layer_norm` report, rebuilt from the stored error ratios (chapter "Check your own LayerNorm").
+
+    Parameters
+    ----------
+    harness_inputs : ndarray
+        lnlib.check's default inputs as one float64 vector (what the case ``"check_your_own"`` was given).
+
+    Returns
+    -------
+    (Reference, CheckReport)
+        Who computed the ratios, and the report they make: each check's worst error over its budget
+        (the details of a failure are not stored; run ``check_layer_norm(*torch_layer_norm())`` for them).
+    """
+    stored = pytorch_reference("check_your_own", harness_inputs=harness_inputs)
+    results = tuple(CheckResult(*label.split(" / "), float(stored[label])) for label in stored.outputs)
+    dtypes = tuple(dict.fromkeys(r.dtype for r in results))
+    return stored, CheckReport(results, dtypes, 1e-5)
 
 
 if __name__ == "__main__":  # make references

@@ -17,6 +17,7 @@ import sympy as sp
 import lnlib.widgets
 from lnlib import layer_norm
 from lnlib.backward import layer_norm_backward, layer_norm_jacobian, numerical_gradient
+from lnlib.check import buggy_half_statistics, check_layer_norm, numpy_layer_norm
 from lnlib.claims import CLAIMS, VERDICTS, Claim, claim, claims_table
 from lnlib.fact_check import (
     GRID_SIZES,
@@ -474,6 +475,17 @@ def test_eps_typical():
 def test_eps_typical_torch(torch):
     assert torch.nn.LayerNorm(4).eps == 1e-5
     assert torch.optim.Adam([torch.zeros(1, requires_grad=True)]).defaults["eps"] == 1e-8  # 1e-8 is Adam's ε
+
+
+def test_eps_in_half():
+    assert np.float16(1e-8) == 0 and np.float32(1e-8) > 0                        # 1e-8 vanishes in float16 only
+    constant = np.full(4, 3.0, np.float16)
+    with np.errstate(invalid="ignore"):
+        in_half = (constant - constant.mean()) / np.sqrt(constant.var() + np.float16(1e-8))
+    assert np.isnan(in_half).all()                                                  # float16 arithmetic: 0/0
+    assert np.all(layer_norm(constant, eps=1e-8) == 0)                              # float32 statistics: a defined 0
+    assert check_layer_norm(numpy_layer_norm, eps=1e-8).passed                      # the harness at 1e-8: float32 statistics pass
+    assert not check_layer_norm(buggy_half_statistics, eps=1e-8).passed             # float16 statistics fail
 
 
 def test_example_512():
