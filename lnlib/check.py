@@ -138,10 +138,10 @@ class CheckReport:
         cell = {(r.part, r.case, r.dtype): r for r in self.results}
         width = max(len(f"{p:<8} {c}") for p, c in rows)
         lines = [f"LayerNorm check, eps={self.eps:g}: {len(self.results) - len(self.failures)} of {len(self.results)} checks passed",
-                 f"{'':<{width}}  " + "  ".join(f"{d:>9}" for d in self.dtypes)]
+                 f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes)]
         for part, case in rows:
             marks = [_mark(cell.get((part, case, d))) for d in self.dtypes]
-            lines.append(f"{f'{part:<8} {case}':<{width}}  " + "  ".join(f"{m:>9}" for m in marks))
+            lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
         lines += ["ok: within the error budget; ×k: k times over it;", "NaN, shape, dtype, error: see .failures"]
         for r in self.failures[:6]:
             lines.append(f"  {r.part} / {r.case} / {r.dtype}:")
@@ -324,7 +324,7 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
         ratio = np.abs(values - ref) / (budget + tiny)
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
     worst = float(ratio[where])
-    detail = "" if worst <= 1 else (f"{name}{list(where)} = {values[where]:.6g}, reference {ref[where]:.6g}, "
+    detail = "" if worst <= 1 else (f"{name}[{', '.join(map(str, where))}] = {values[where]:.6g}, reference {ref[where]:.6g}, "
                                     f"error {abs(values[where] - ref[where]):.2g} > allowed {budget[where]:.2g}")
     return worst, detail
 

@@ -247,11 +247,12 @@ def check_nonzero_spread(spread: np.ndarray, eps: float, *, varies: np.ndarray |
     eps_w = np.asarray(eps).astype(dtype)
     if eps_w == 0:
         where = tuple(int(i) for i in np.argwhere(zero)[0])
-        rounded = "" if eps == 0 else f", and eps={eps:g} rounds to 0 in {dtype.name}"
+        count = f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics)"
+        if eps == 0:
+            raise ValueError(f"{count} and eps=0, so the normalization is 0/0 and undefined; use eps > 0 (e.g. 1e-5) or an input that is not constant.")
         raise ValueError(
-            f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics){rounded}"
-            f"{'' if rounded else ' with eps=0'}, so the normalization is 0/0 and undefined; use an eps that {dtype.name} can hold "
-            "(e.g. 1e-5) or an input that is not constant."
+            f"{count}, and eps={eps:g} rounds to 0 in {dtype.name}, so the normalization is 0/0 and undefined; "
+            f"use an eps that {dtype.name} can hold (e.g. 1e-5), a wider compute dtype, or an input that is not constant."
         )
 
 
