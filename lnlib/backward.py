@@ -73,11 +73,6 @@ class BackwardParts:
         """``sqrt(var + eps) = 1 / rstd``, the forward pass's divisor."""
         return 1 / self.rstd
 
-    @property
-    def std(self) -> np.ndarray:
-        """Former name of :attr:`sqrt_var_eps`, kept while ``lnlib.plots`` moves to the new name."""
-        return self.sqrt_var_eps
-
 
 def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None) -> BackwardParts:
     """The closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm").

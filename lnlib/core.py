@@ -225,11 +225,6 @@ class LayerNormSteps:
         """H, the number of values that share one mean and variance."""
         return int(np.prod([self.x.shape[a] for a in self.axes]))
 
-    @property
-    def std(self) -> np.ndarray:
-        """Former name of :attr:`sqrt_var_eps`, kept while ``lnlib.plots`` and ``lnlib.widgets`` move to the new name."""
-        return self.sqrt_var_eps
-
 
 def layer_norm_steps(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, compute_dtype=None) -> LayerNormSteps:
     """Layer-normalize `x` and keep every intermediate (chapter "The complete examples").

@@ -135,6 +135,7 @@ def test_the_divisor_is_named_for_what_it_is():
     np.testing.assert_allclose(steps.rstd, 1 / np.sqrt(steps.var + 0.5), rtol=1e-15)
     parts = lnlib.backward.backward_parts(np.ones((1, 4)), [[1.0, 2.0, 4.0, 8.0]], eps=0.5)
     np.testing.assert_allclose(parts.rstd, steps.rstd, rtol=1e-15)
+    assert not hasattr(steps, "std") and not hasattr(parts, "std"), "the misleading name is gone, not aliased"
 
 
 # Was: two functions named relative_error with different meanings.
