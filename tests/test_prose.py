@@ -51,6 +51,15 @@ def test_prose_uses_no_markup_jupyterlab_cannot_render(path):
         assert found is None, f"{path.name}: {found.group(0)!r} renders raw or unresolved in JupyterLab; see CONTRIBUTING.md for the marker or link to use"
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_marker_starts_a_line(path):
+    """A line that starts with an HTML comment starts a raw HTML block in CommonMark: JupyterLab would
+    show the rest of that paragraph as HTML (math unrendered). Keep markers inside the sentence."""
+    for cell in markdown_cells(path):
+        for line in "".join(cell["source"]).split("\n"):
+            assert not line.lstrip().startswith("<!--"), f"{path.name}: a line starts with a marker: {line[:60]!r}"
+
+
 BIB = parse_file(str(ROOT / "references.bib")).entries
 
 
