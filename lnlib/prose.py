@@ -3,8 +3,8 @@
 A chapter writes a computed number into its prose as a literal between two HTML comments that name
 its glue key, ``<!--glue:mean_sample1-->2.5<!--/glue-->``. JupyterLab (with or without
 jupyterlab-myst) hides the comments, so the notebook reads right before any cell runs; the website
-build replaces the whole marker by ``{glue:text}`mean_sample1``` (``_ext/prose_markers.py``), so the
-site always shows the number of its own execution. The code cell glues the value already formatted
+build replaces the whole marker by myst-nb's ``glue:text`` role for that key (``_ext/prose_markers.py``),
+so the site always shows the number of its own execution. The code cell glues the value already formatted
 by :func:`number`, so the glued text is exactly what the prose shows; ``python -m lnlib.prose
 chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its markers, and
 ``tests/test_prose.py`` fails if a literal and its glued text differ. See CONTRIBUTING.md.
