@@ -3,8 +3,8 @@
 A chapter writes a computed number into its prose as a literal between two HTML comments that name
 its glue key, ``<!--glue:mean_sample1-->2.5<!--/glue-->``. JupyterLab (with or without
 jupyterlab-myst) hides the comments, so the notebook reads right before any cell runs; the website
-build replaces the whole marker by ``{glue:text}`mean_sample1``` (``_ext/prose_markers.py``), so the
-site always shows the number of its own execution. The code cell glues the value already formatted
+build replaces the whole marker by myst-nb's ``glue:text`` role for that key (``_ext/prose_markers.py``),
+so the site always shows the number of its own execution. The code cell glues the value already formatted
 by :func:`number`, so the glued text is exactly what the prose shows; ``python -m lnlib.prose
 chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its markers, and
 ``tests/test_prose.py`` fails if a literal and its glued text differ. See CONTRIBUTING.md.
@@ -12,6 +12,7 @@ chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its m
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -28,7 +29,11 @@ _MINUS = "\u2212"
 
 
 class ProseNumber:
-    """A number already written for prose: its ``repr`` (what glue stores as text/plain) is the text.
+    """A number already written for prose: ``str`` is the text, ``repr`` (what glue stores) the text quoted.
+
+    myst-nb's glue:text role passes text/plain through ``ast.literal_eval`` before printing it, which
+    would turn ``13.50`` into ``13.5`` and ``38,400`` into ``(38, 400)``; a quoted string comes back
+    exactly as written.
 
     Parameters
     ----------
@@ -43,9 +48,10 @@ class ProseNumber:
         self.value = value
 
     def __repr__(self) -> str:
-        return self.text
+        return repr(self.text)
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return self.text
 
     def __float__(self) -> float:
         return float(self.value)
@@ -108,8 +114,18 @@ def glued_texts(nb: dict) -> dict[str, str]:
         for out in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
             record = out.get("metadata", {}).get("scrapbook", {})
             if "name" in record:
-                texts[record["name"]] = "".join(out["data"][record.get("mime_prefix", "") + "text/plain"])
+                stored = "".join(out["data"][record.get("mime_prefix", "") + "text/plain"])
+                texts[record["name"]] = _unquoted(stored)
     return texts
+
+
+def _unquoted(stored: str) -> str:
+    """The text a glued ProseNumber shows (its repr is a quoted string); other values as stored."""
+    try:
+        value = ast.literal_eval(stored)
+    except (ValueError, SyntaxError):
+        return stored
+    return value if isinstance(value, str) else stored
 
 
 def fill_markers(markdown: str, texts: dict[str, str]) -> str:

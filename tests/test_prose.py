@@ -44,11 +44,37 @@ def test_every_prose_number_is_its_committed_glue_text(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_the_website_prints_each_glued_text_as_committed(path):
+    """myst-nb's glue:text passes the stored text through its own formatter; it must come back unchanged."""
+    from myst_nb.core.variables import format_plain_text
+
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    stored = {}
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            record = out.get("metadata", {}).get("scrapbook", {})
+            if "name" in record:
+                stored[record["name"]] = "".join(out["data"][record["mime_prefix"] + "text/plain"])
+    for cell in markdown_cells(path):
+        for key, literal in prose.MARKER.findall("".join(cell["source"])):
+            assert format_plain_text(stored[key], "s") == literal, f"{path.name}: the website would print {key!r} differently from {literal!r}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_prose_uses_no_markup_jupyterlab_cannot_render(path):
     for cell in markdown_cells(path):
         text = "".join(cell["source"])
         found = UNRENDERED.search(text)
         assert found is None, f"{path.name}: {found.group(0)!r} renders raw or unresolved in JupyterLab; see CONTRIBUTING.md for the marker or link to use"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_marker_starts_a_line(path):
+    """A line that starts with an HTML comment starts a raw HTML block in CommonMark: JupyterLab would
+    show the rest of that paragraph as HTML (math unrendered). Keep markers inside the sentence."""
+    for cell in markdown_cells(path):
+        for line in "".join(cell["source"]).split("\n"):
+            assert not line.lstrip().startswith("<!--"), f"{path.name}: a line starts with a marker: {line[:60]!r}"
 
 
 BIB = parse_file(str(ROOT / "references.bib")).entries
@@ -87,7 +113,7 @@ def test_the_website_gets_this_builds_roles():
     ],
 )
 def test_numbers_are_written_for_prose(value, spec, text):
-    assert repr(prose.number(value, spec)) == text
+    assert str(prose.number(value, spec)) == text and repr(prose.number(value, spec)) == repr(text)
 
 
 def test_prose_number_rejects_what_is_not_a_finite_number():

@@ -27,7 +27,7 @@ from .conftest import ROOT, require
 CHAPTERS = sorted(path.stem for path in (ROOT / "chapters").glob("*.ipynb"))
 LIVE_CHAPTERS = ["03_mean", "04_variance"]
 EXPLORER_READOUT = ".lnlib-readout .widget-html-content"
-RAW_MARKUP = ["{glue", "{doc}", "{cite}", "{ref}", "```{", "<!--"]
+RAW_MARKUP = ["{glue", "{doc}", "{cite}", "{ref}", "```{", "<!--", "$\\", "$$"]  # "$\\": TeX left unrendered
 ERROR_OUTPUTS = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
 
 
@@ -84,6 +84,9 @@ def open_and_run_all(page, base, token, chapter):
     page.goto(f"{base}/lab/workspaces/{chapter}/tree/{chapter}.ipynb?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for()  # the kernel has started
+    page.wait_for_timeout(300)
+    # Opening must not change the notebook (a missing kernelspec made JupyterLab mark chapter 13 modified).
+    assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, f"{chapter}: JupyterLab marks the notebook modified on open"
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     run_all = page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first
     run_all.wait_for(state="visible")
