@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
-           "claims_homed_in", "backlinks_markdown", "home_link", "section_anchor"]
+           "backlinks_markdown", "home_link", "section_anchor"]
 
 #: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
 VERDICT_MEANINGS = {
@@ -118,6 +118,9 @@ def _c(key, quote, source, verdict, correct, home, section=None, chapters=()):
     return Claim(key, quote, source, verdict, correct, home, section, tuple(chapters))
 
 
+#: Every statement of the sources judged in the book, in the order of the fact check's table, grouped by home.
+#:
+#: :meta hide-value:
 CLAIMS: tuple[Claim, ...] = (
     # --- chapter "Why normalize?" ---
     _c("exploding_vanishing", "stabilizes training by preventing exploding/vanishing gradients", "001", "true under conditions",
@@ -277,11 +280,6 @@ def claim(key: str) -> Claim:
     raise KeyError(f"no claim {key!r}; known: {[c.key for c in CLAIMS]}")
 
 
-def claims_homed_in(chapter: str, claims=CLAIMS) -> tuple[Claim, ...]:
-    """The claims whose "Check the claim" box is in `chapter` (a file stem in ``chapters/``)."""
-    return tuple(item for item in claims if item.home == chapter)
-
-
 def section_anchor(label: str) -> str:
     """The anchor of a section of the chapter "Fact check": its heading's slug, as MyST (``heading_anchors``) and the links use."""
     return "-".join("".join(ch for ch in SECTION_TITLES[label].lower() if ch.isalnum() or ch == " ").split())
@@ -298,13 +296,14 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
 
 
-def claims_table(claims=CLAIMS) -> str:
+def claims_table(claims=None) -> str:
     """The summary table as markdown, two columns so it fits a page (chapter "Fact check").
 
     Columns: the verdict; then the claim with its source document (linked to the Sources page), the
     correct statement, and a link to the claim's home: a section of the chapter "Fact check" or the
-    chapter whose box judges it.
+    chapter whose box judges it. `claims` defaults to :data:`CLAIMS`.
     """
+    claims = CLAIMS if claims is None else claims
     lines = ["| verdict | claim (source); correct statement (judged in) |", "|---|---|"]
     for item in claims:
         source = f"[{item.source}: {SOURCES[item.source][1]}](../sources.md)"
@@ -320,12 +319,12 @@ def verdict_legend() -> str:
     return "\n".join(f"- **{verdict}**: {meaning}" for verdict, meaning in VERDICT_MEANINGS.items())
 
 
-def backlinks_markdown(chapter: str, claims=CLAIMS) -> str | None:
+def backlinks_markdown(chapter: str, claims=None) -> str | None:
     """The ``seealso`` box that ends `chapter`: the verdicts on its topic that another chapter judges, with links.
 
-    Returns None when no claim lists `chapter` in :attr:`Claim.chapters`.
+    Returns None when no claim (of `claims`, default :data:`CLAIMS`) lists `chapter` in :attr:`Claim.chapters`.
     """
-    linked = [item for item in claims if chapter in item.chapters]
+    linked = [item for item in (CLAIMS if claims is None else claims) if chapter in item.chapters]
     if not linked:
         return None
     lines = ["```{seealso}", "Statements of the source documents on this chapter's topic, judged in another chapter:", ""]
