@@ -302,7 +302,7 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     controls = "".join(_control_html(uid, i, c, p, i in disabled) for i, (c, p) in enumerate(zip(states.controls, states.start)))
     alt = html.escape(f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below.")
     return (
-        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-state="{k}" data-shown="{k}">'
+        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}">'
         f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
         f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
         f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
