@@ -2,7 +2,8 @@
 
 Run with ``make bench``. Prints, for every explorer in ``lnlib.widgets``, the
 median and 95th percentile of the Python time one control change takes
-(set ``.value``, recompute, redraw, encode the PNG); for the website's
+(set ``.value``, recompute, redraw, encode the moving layer) and the image bytes
+it sends; for the website's
 precomputed explorers (lnlib.widgets.web), each one's settings, HTML weight and
 build time, then each chapter page's weight and the front-end's frame-swap time
 in Chromium; then the time of a clean book build, of a rebuild with the
@@ -20,6 +21,7 @@ import http.server
 import itertools
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -36,24 +38,28 @@ import lnlib.widgets  # noqa: E402
 from test_widgets import option_values  # noqa: E402  (the same positions the widget tests use)
 
 
-def explorer_latencies(name: str, rounds: int) -> np.ndarray:
-    """Seconds per control change, cycling every control through its test positions `rounds` times."""
+def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds per control change, and bytes of image it sends to the page, cycling every control through its
+    test positions `rounds` times (the moving layer always; the static background only when it changed)."""
     explorer = getattr(lnlib.widgets, name)()
-    timings = []
+    timings, sent = [], []
     for _ in range(rounds):
         for control in explorer.controls.values():
             for value in itertools.chain(option_values(control), [control.value]):
-                if value == control.value:
+                if value == control.value or control.disabled:
                     continue
+                background = explorer.background.value
                 start = time.perf_counter()
                 control.value = value
                 timings.append(time.perf_counter() - start)
-    return np.array(timings)
+                sent.append(len(explorer.image.value) + (len(explorer.background.value) if explorer.background.value is not background else 0))
+    return np.array(timings), np.array(sent)
 
 
 def web_costs() -> None:
-    """Per explorer: distinct settings, HTML bytes and the time to compute them (no cache)."""
-    from lnlib.widgets.web import web_explorer_html, web_states
+    """Per explorer: distinct settings computed (a disabled control's positions share one), HTML bytes, and the
+    time to compute them (no cache)."""
+    from lnlib.widgets.web import web_explorer_html  # noqa: PLC0415
 
     os.environ.pop("LNBOOK_WEB_CACHE", None)
     print(f"{'website explorer':<28} {'settings':>8} {'HTML MB':>8} {'build s':>8}")
@@ -62,7 +68,7 @@ def web_costs() -> None:
         start = time.perf_counter()
         page = web_explorer_html(explorer)
         seconds = time.perf_counter() - start
-        distinct = len({tuple(sorted(s.items())) for s in web_states(explorer).settings if s is not None})
+        distinct = int(re.search(r'data-settings="(\d+)"', page).group(1))
         print(f"{name:<28} {distinct:>8} {len(page.encode()) / 1e6:>8.2f} {seconds:>8.1f}")
 
 
@@ -136,11 +142,12 @@ def main() -> None:
         return
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
-    print(f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
+    print(f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'KB sent':>8}")
     for name in sorted(n for n in lnlib.widgets.__all__ if n.endswith("_explorer")):
-        t = explorer_latencies(name, args.rounds) * 1e3
+        t, sent = explorer_latencies(name, args.rounds)
+        t = t * 1e3
         flag = "" if np.percentile(t, 95) < 50 else "  <-- over the 50 ms budget"
-        print(f"{name:<28} {t.size:>8} {np.median(t):>10.1f} {np.percentile(t, 95):>8.1f} {t.max():>8.1f}{flag}")
+        print(f"{name:<28} {t.size:>8} {np.median(t):>10.1f} {np.percentile(t, 95):>8.1f} {t.max():>8.1f} {sent.mean() / 1e3:>8.1f}{flag}")
     if args.explorers_only:
         return
     web_costs()

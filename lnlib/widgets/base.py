@@ -120,15 +120,17 @@ class Explorer(widgets.VBox):
     def refresh(self) -> None:
         """Recompute and redraw from the current control values; grey out the controls not in effect."""
         values = self.values()
-        self.readout.value, self.note.value = self.texts(values)
-        inactive = self.inactive(values)
-        for name, control in self.controls.items():
-            control.disabled = name in inactive
+        readout, note = self.texts(values)
         background, frame = self.renderer.layers()
+        # The figure first, then the text: a page that sees the new readout already has the new figure.
         if self._shown_background is None or not np.array_equal(background, self._shown_background):
             self.background.value = encode_png(background)
             self._shown_background = background
         self.image.value = encode_png(overlay(background, frame))
+        self.readout.value, self.note.value = readout, note
+        inactive = self.inactive(values)
+        for name, control in self.controls.items():
+            control.disabled = name in inactive
 
     def inactive(self, values: dict) -> dict:
         """The controls that have no effect at `values`, each with the reason the readout gives (none by default).

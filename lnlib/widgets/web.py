@@ -25,7 +25,7 @@ import io
 import itertools
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import ipywidgets as widgets
@@ -68,7 +68,6 @@ class Sweep:
 
     presets: dict
     grids: dict
-    others: dict = field(default_factory=dict)  # grids for the explorer's other float sliders, if any
 
     def __post_init__(self):
         for name, values in self.presets.items():
@@ -186,7 +185,7 @@ def web_states(explorer) -> WebStates:
     longest = max(len(g) for g in plan.grids.values())
     labels = {e: explorer.controls[e].description for e in entries}
     fixed = {name for values in plan.presets.values() for name in values}
-    others = web_controls(explorer, plan.others, skip=fixed)
+    others = web_controls(explorer, {}, skip=fixed)  # menus and checkboxes; a sweep's float sliders are all swept or fixed
     value_labels = [[_format(explorer.controls[e], v) for v in plan.grids[e]] for e in entries]
     controls = [
         WebControl("preset", "start from", "select", tuple(presets), tuple(presets)),
@@ -302,7 +301,7 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     controls = "".join(_control_html(uid, i, c, p, i in disabled) for i, (c, p) in enumerate(zip(states.controls, states.start)))
     alt = html.escape(f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below.")
     return (
-        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-state="{k}" data-shown="{k}">'
+        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}">'
         f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
         f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
         f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
@@ -323,12 +322,8 @@ def _cache_key(explorer) -> str:
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
     digest.update(repr((type(explorer).__name__, sorted(explorer.values().items()), np.__version__, matplotlib.__version__,
-                        PIL.__version__, ipywidgets_version())).encode())
+                        PIL.__version__, widgets.__version__)).encode())
     return digest.hexdigest()[:24]
-
-
-def ipywidgets_version() -> str:
-    return widgets.__version__
 
 
 def web_explorer_html(explorer) -> str:
