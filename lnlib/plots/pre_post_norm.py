@@ -234,7 +234,7 @@ def training_figure(runs: dict, shown: float):
     shown : float
         The learning rate whose curves the left panel shows.
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.2), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.2), gridspec_kw={"width_ratios": [3, 2]})
     rates = sorted(runs)
     keys = list(runs[shown])
     for (placement, warmup), losses in runs[shown].items():
