@@ -162,16 +162,17 @@ def claim(key: str) -> Claim:
     raise KeyError(f"no claim {key!r}; known: {[c.key for c in CLAIMS]}")
 
 
-def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
+def claims_table(claims=None, *, chapter_prefix: str = "../chapters/") -> str:
     """The summary table as MyST markdown, two columns so it fits a page (chapter "Fact check").
 
     Columns: the verdict; then the claim with its source document (a ``ref`` role to the
     document's entry on the Sources page, label ``source-<id>``), the correct statement, and links
     to the section of the chapter "Fact check" with the evidence (a ``ref`` role) and to the other
-    chapters on the topic (``doc`` roles).
+    chapters on the topic (``doc`` roles). `claims` defaults to :data:`CLAIMS` (``None``, so the
+    API page does not print the whole tuple in the signature).
     """
     lines = ["| verdict | claim (source); correct statement (evidence) |", "|---|---|"]
-    for item in claims:
+    for item in CLAIMS if claims is None else claims:
         links = [f"{{ref}}`here <{item.section}>`"] + [f"{{doc}}`{chapter_prefix}{name}`" for name in item.chapters]
         source = f"{{ref}}`{item.source} <source-{item.source}>`"
         cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({', '.join(links)})"]
