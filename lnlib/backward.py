@@ -157,7 +157,8 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
 
     Examples
     --------
-    >>> dx, dgamma, dbeta = layer_norm_backward([1.0, 0.0, 0.0, 0.0], [2.0, 4.0, 6.0, 8.0], eps=0)
+    >>> dy, x = [1.0, 0.0, 0.0, 0.0], [2.0, 4.0, 6.0, 8.0]
+    >>> dx, dgamma, dbeta = layer_norm_backward(dy, x, eps=0)
     >>> dx.round(4)
     array([ 0.1342, -0.1789, -0.0447,  0.0894])
     >>> dbeta

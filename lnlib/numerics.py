@@ -294,7 +294,8 @@ def variance(x, *, method: str = "two_pass", axis=-1, dtype=None) -> np.ndarray:
     --------
     >>> variance([1.0, 2.0, 3.0, 4.0], method="one_pass")
     array(1.25)
-    >>> float(variance([1e4 + 1, 1e4 + 2, 1e4 + 3, 1e4 + 4], method="one_pass", dtype="float32"))
+    >>> shifted = [1e4 + 1, 1e4 + 2, 1e4 + 3, 1e4 + 4]
+    >>> float(variance(shifted, method="one_pass", dtype="float32"))
     0.0
     """
     method = check_method(method)

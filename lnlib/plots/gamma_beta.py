@@ -39,7 +39,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     xhat_tokens = np.asarray(xhat_tokens, dtype=float)
     y = xhat_tokens * gamma + beta
     edges = np.linspace(min(y.min(), xhat_tokens.min()), max(y.max(), xhat_tokens.max()), 61)
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8), sharex=True, sharey=True)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 2.8), sharex=True, sharey=True)
     for i, colour in enumerate(GROUP_COLOURS[: xhat_tokens.shape[1]]):
         left.hist(xhat_tokens[:, i], bins=edges, histtype="step", lw=1.8, color=colour, label=f"feature {i + 1}")
         right.hist(y[:, i], bins=edges, histtype="step", lw=1.8, color=colour, label=f"γ={gamma[i]:g}, β={beta[i]:g}")

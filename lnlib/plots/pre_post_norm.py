@@ -235,7 +235,7 @@ def training_figure(sweep, shown: float):
     shown : float
         The learning rate whose curves the left panel shows (one of ``sweep.rates``).
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.4), gridspec_kw={"width_ratios": [3, 2]})
     final = sweep.final()
     steps = np.arange(1, sweep.losses.shape[-1] + 1)
     positions = np.arange(len(sweep.rates))

@@ -145,7 +145,7 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     normalizations : sequence of str
         Keys of :data:`lnlib.contexts.NORMALIZATIONS`, one per column.
     """
-    fig, axes = new_figure(len(cases), len(normalizations), figsize=(5.4, 2.4 * len(cases)))
+    fig, axes = new_figure(len(cases), len(normalizations), figsize=(5.4, 1.8 * len(cases)))
     axes = np.atleast_2d(axes)
     for row, (label, (axis_names, shape)) in zip(axes, cases.items()):
         for column, (ax, normalization) in enumerate(zip(row, normalizations)):

@@ -130,7 +130,8 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         browser_page = holder.context.new_page()
         browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
         browser_page.evaluate(WAIT_FOR_MATHJAX)
-        browser_page.screenshot(path=str(artifacts / f"{page.replace('/', '__')}@{width}.png"), full_page=True)
+        # the API page is very tall: a full-page screenshot takes a while on a busy machine
+        browser_page.screenshot(path=str(artifacts / f"{page.replace('/', '__')}@{width}.png"), full_page=True, timeout=120_000)
         facts = browser_page.evaluate(LAYOUT_FACTS)
     finally:
         holder.context.close()
