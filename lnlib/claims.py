@@ -152,7 +152,7 @@ CLAIMS: tuple[Claim, ...] = (
     _c("variance_near_one", "$Var(\\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}}) \\approx 1$", "003", "true under conditions",
        "exactly σ²/(σ²+ε): near 1 only when σ² ≫ ε", "05_epsilon", chapters=("06_normalizing",)),
     _c("eps_typical", "ε (typically set to values like 1e-5 or 1e-8)", "000", "partly true",
-       "1e-5 is PyTorch's LayerNorm default; 1e-8 is no framework's LayerNorm default but the ε of PyTorch's Adam", "05_epsilon"),
+       "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam", "05_epsilon"),
     # --- chapter "Normalizing" ---
     _c("different_scales", "after normalization both samples ([1, 2, 3, 4] and [5, 6, 7, 8]) have similar distributions "
        "despite having different original scales", "000", "partly true",
@@ -242,8 +242,9 @@ CLAIMS: tuple[Claim, ...] = (
     _c("output_mean_var", "$E[LN(x)] = \\beta$, $Var(LN(x)) = \\gamma^2$", "003", "true under conditions",
        "over one sample's features only if γ and β are constant (and ε = 0); per feature over samples for exchangeable inputs and ε = 0",
        FACT_CHECK, "fc-statistics", ("07_gamma_beta",)),
-    _c("normality", "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞", "003", "false",
-       "for i.i.d. features x̂_i tends to the standardized input distribution: normal only for normal inputs", FACT_CHECK, "fc-statistics"),
+    _c("normality", "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞", "003", "true under conditions",
+       "for i.i.d. normal inputs only: for i.i.d. features x̂_i tends to the standardized input distribution, "
+       "normal only when the inputs are (uniform inputs give kurtosis 9/5)", FACT_CHECK, "fc-statistics"),
     _c("decorrelation", "LayerNorm reduces the correlation between features", "000", "false",
        "it removes only a component shared equally by all features, and makes independent features correlated (−1/(H−1))",
        FACT_CHECK, "fc-statistics", ("09_gradients",)),

@@ -289,6 +289,8 @@ def test_output_mean_var():
 
 
 def test_normality():
+    normal = xhat_moment(4, 256, distribution="normal", samples=4000, seed=8)
+    assert abs(normal.measured - 3 * 255 / 257) < 0.05      # the condition under which it holds: normal inputs, kurtosis → 3
     uniform = xhat_moment(4, 256, distribution="uniform", samples=4000, seed=8)
     assert abs(uniform.measured - 9 / 5) < 0.05          # the uniform's kurtosis, 9/5, not 3 (0.05 allows the O(1/H) bias at H = 256)
     assert uniform.z < -100
