@@ -167,7 +167,7 @@ def claims_table(claims=CLAIMS, *, chapter_prefix: str = "../chapters/") -> str:
 
     Each row links the section of the chapter "Fact check" with the evidence and the other chapters on
     the topic, as plain markdown links: MyST resolves them on the website, and JupyterLab (where
-    ``{ref}`` and ``{doc}`` roles stay unresolved) opens them.
+    MyST's ref and doc roles stay unresolved) opens them.
     """
     lines = ["| claim | source | verdict | correct statement | shown in |", "|---|---|---|---|---|"]
     for item in claims:
