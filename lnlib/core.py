@@ -314,7 +314,8 @@ def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, compute_
     array([-1.3416, -0.4472,  0.4472,  1.3416])
     >>> layer_norm([3.0, 3.0, 3.0, 3.0])
     array([0., 0., 0., 0.])
-    >>> y, mean, rstd = layer_norm([[2.0, 4.0, 6.0, 8.0]], eps=0, return_stats=True)
+    >>> x = [[2.0, 4.0, 6.0, 8.0]]
+    >>> y, mean, rstd = layer_norm(x, eps=0, return_stats=True)
     >>> mean, rstd.round(4)
     (array([[5.]]), array([[0.4472]]))
     """

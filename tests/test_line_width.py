@@ -7,6 +7,7 @@ outputs such as figures and tables are measured by the browser tests instead).
 """
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -45,4 +46,15 @@ def test_code_and_output_fit_80_columns(notebook):
     long = [f"cell {cell.get('id')}, {kind} ({len(line)} chars): {line[:60]}…"
             for cell in cells if cell["cell_type"] == "code"
             for kind, line in shown_text(cell) if len(line) > WIDTH]
+    assert long == [], f"{notebook.name}: {len(long)} lines wider than {WIDTH} columns:\n" + "\n".join(long)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_code_in_prose_fits_80_columns(notebook):
+    """Code blocks in markdown (the exercises' solutions) are shown in the same box as code cells."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    long = [f"cell {cell.get('id')} ({len(line)} chars): {line[:60]}…"
+            for cell in cells if cell["cell_type"] == "markdown"
+            for block in re.findall(r"```python\n(.*?)```", "".join(cell["source"]), re.S)
+            for line in block.splitlines() if len(line) > WIDTH]
     assert long == [], f"{notebook.name}: {len(long)} lines wider than {WIDTH} columns:\n" + "\n".join(long)
