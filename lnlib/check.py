@@ -204,7 +204,8 @@ def check_layer_norm(forward: Callable, backward: Callable | None = None, *, dty
     >>> import numpy as np
     >>> def mine(x, gamma, beta, eps):
     ...     mu = x.mean(-1, keepdims=True)
-    ...     return (x - mu) / np.sqrt(x.var(-1, keepdims=True) + eps) * gamma + beta
+    ...     var = x.var(-1, keepdims=True)
+    ...     return (x - mu) / np.sqrt(var + eps) * gamma + beta
     >>> check_layer_norm(mine, dtypes=("float64",)).passed
     True
     """

