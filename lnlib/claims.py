@@ -30,7 +30,7 @@ VERDICT_MEANINGS = {
 VERDICTS = tuple(VERDICT_MEANINGS)
 
 #: The chapter that holds the summary table and the claims that have no other home.
-FACT_CHECK = "13_fact_check"
+FACT_CHECK = "15_fact_check"
 
 #: Chapter file stem -> its title, for the links the fact check's table and the chapters' backlinks write.
 CHAPTER_TITLES = {
@@ -45,9 +45,9 @@ CHAPTER_TITLES = {
     "09_gradients": "Gradients through LayerNorm",
     "10_family": "LayerNorm and its family",
     "11_pre_post_norm": "Pre-norm vs post-norm",
-    "12_numerics": "Computing it right: numerics",
-    "13_fact_check": "Fact check",
-    "14_check_your_own": "Check your own LayerNorm",
+    "13_numerics": "Computing it right: numerics",
+    "15_fact_check": "Fact check",
+    "16_check_your_own": "Check your own LayerNorm",
 }
 
 #: Section label of the chapter "Fact check" -> its heading, for the links to the claims at home there.
@@ -211,12 +211,12 @@ CLAIMS: tuple[Claim, ...] = (
     # --- chapter "Numerics" ---
     _c("eps_numerical_stability", "even with very small variances, division can lead to extremely large values that cause instability",
        "000", "true under conditions", "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
-       "from a wrongly computed (one-pass) variance", "12_numerics"),
+       "from a wrongly computed (one-pass) variance", "13_numerics"),
     # --- chapter "Check your own LayerNorm" ---
     _c("eps_in_half", "The small constant ε (typically set to values like 1e-5 or 1e-8) is added to the variance before taking the "
        "square root", "000", "true under conditions",
        "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic 1e-8 rounds to 0, "
-       "so a constant row becomes 0/0", "14_check_your_own"),
+       "so a constant row becomes 0/0", "16_check_your_own"),
     # --- chapter "Fact check": definitions ---
     _c("standardizes_mean0_var1", "normalization standardizes activations to mean 0, variance 1", "001", "true under conditions",
        "x̂ has mean 0 and variance σ²/(σ²+ε) ≤ 1 over its features; after γ, β the output has whatever mean and spread they give",

@@ -201,11 +201,11 @@ CASES = MappingProxyType({
     "gradients": Case("09_gradients", _gradients_inputs, _gradients),
     "family": Case("10_family", lambda: {"images": np.random.default_rng(0).normal(loc=1.0, scale=2.0, size=(4, 6, 2, 2)),
                                          "tokens": np.random.default_rng(4).normal(size=(64, 16))}, _family),
-    "numerics": Case("12_numerics", lambda: {"data": shifted_data(1e4, "float32", rows=8, size=256, seed=0),
+    "numerics": Case("13_numerics", lambda: {"data": shifted_data(1e4, "float32", rows=8, size=256, seed=0),
                                              "half": shifted_data(500.0, "float16", rows=8, size=256, seed=0)}, _numerics),
-    "half_precision": Case("12_numerics", _half_precision_inputs, _half_precision),
-    "check_your_own": Case("14_check_your_own", _check_inputs, _check),  # a summary: the harness's error ratios
-    "fact_check": Case("13_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check),
+    "half_precision": Case("13_numerics", _half_precision_inputs, _half_precision),
+    "check_your_own": Case("16_check_your_own", _check_inputs, _check),  # a summary: the harness's error ratios
+    "fact_check": Case("15_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check),
 })
 
 

@@ -76,7 +76,7 @@ def test_claims_link_existing_chapters_and_valid_verdicts():
             assert (ROOT / "chapters" / f"{chapter}.ipynb").exists(), f"{item.key} links {chapter}, which does not exist"
     table = claims_table()
     assert table.count("\n") == len(CLAIMS) + 1
-    assert "[Normalizing](06_normalizing.ipynb)" in table and "[here](13_fact_check.ipynb#statistics-of-the-normalized-features)" in table
+    assert "[Normalizing](06_normalizing.ipynb)" in table and "[here](15_fact_check.ipynb#statistics-of-the-normalized-features)" in table
 
 
 def test_a_claim_with_an_unknown_verdict_or_source_is_refused():
