@@ -7,7 +7,9 @@ and CONTRIBUTING.md):
   own execution of the chapter, never the literal committed in the notebook;
 - ``<!--cite:key1,key2-->Ba et al. (2016)<!--/cite-->`` becomes ``{cite}`key1,key2```, so the website
   keeps sphinxcontrib-bibtex's citation, while JupyterLab, which cannot resolve a citation, shows the
-  author and year.
+  author and year;
+- ``<!--citet:key-->Xu et al. [2019]<!--/citet-->`` becomes ``{cite:t}`key```, the textual form, for a
+  sentence that names the authors ("Xu et al. [2019] show ...") without repeating them.
 
 myst-nb parses the text that ``source-read`` hands on (Sphinx's reader emits the event, then passes
 the modified text to the parser; myst-nb reads the notebook from that string and takes only the code
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-MARKER = re.compile(r"<!--(glue|cite):([\w,-]+)-->.*?<!--/\1-->")
-ROLE = {"glue": "glue:text", "cite": "cite"}
+MARKER = re.compile(r"<!--(glue|cite|citet):([\w,-]+)-->.*?<!--/\1-->")
+ROLE = {"glue": "glue:text", "cite": "cite", "citet": "cite:t"}
 
 
 def to_roles(text: str) -> str:

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lnlib.website import website_build
+
 __all__ = ["Exercise", "check", "feedback"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
+ON_THE_WEBSITE = ("On the website this check cannot run: open the chapter as a notebook\n"
+                  "(make lab), write your answer above and run this cell.")
 
 
 @dataclass
@@ -50,8 +54,11 @@ class Exercise:
                         mistakes=self.mistakes, choices=self.choices)
 
     def check(self, answer) -> None:
-        """Print :meth:`feedback` (returns nothing, so the check cell shows one line)."""
-        print(self.feedback(answer))
+        """Print :meth:`feedback` (returns nothing, so the check cell shows one line).
+
+        In the website build an unanswered exercise says how to try it instead (nothing runs there).
+        """
+        print(ON_THE_WEBSITE if answer is None and website_build() else self.feedback(answer))
 
     def __repr__(self) -> str:  # never show the expected answer by accident
         return "Exercise(expected=<hidden>)"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lnlib import compare
-from lnlib.exercises import check
+from lnlib.exercises import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, check
 
 
 def test_compare_reports_exact_close_and_difference(capsys):
@@ -78,3 +78,15 @@ def test_compare_lines_fit_the_books_80_columns(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and max(len(line) for line in lines) <= 80
     assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith("| exact: False")
+
+
+def test_an_unanswered_check_on_the_website_says_how_to_try_it(monkeypatch, capsys):
+    exercise = Exercise(2.0, hint="Think of the mean.")
+    monkeypatch.setenv("LNBOOK_WEBSITE", "1")
+    exercise.check(None)
+    assert capsys.readouterr().out.strip() == ON_THE_WEBSITE
+    exercise.check(3.0)  # an answer is still judged, even in the website build
+    assert capsys.readouterr().out.startswith("Not quite")
+    monkeypatch.delenv("LNBOOK_WEBSITE")
+    exercise.check(None)
+    assert capsys.readouterr().out.strip() == NOT_ANSWERED

@@ -22,7 +22,7 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 sys.path.insert(0, str(ROOT / "_ext"))
 import prose_markers  # noqa: E402  (the book's own Sphinx extension)
 
-CITE_MARKER = re.compile(r"<!--cite:([\w,-]+)-->(.*?)<!--/cite-->")
+CITE_MARKER = re.compile(r"<!--(?:cite|citet):([\w,-]+)-->(.*?)<!--/(?:cite|citet)-->")
 # Markup that JupyterLab (even with jupyterlab-myst) shows raw or cannot resolve: not used in prose.
 UNRENDERED = re.compile(r"\{(glue(:\w+)?|doc|ref|cite(:\w+)?|eval|numref|eq)\}`")
 
@@ -96,6 +96,8 @@ def test_every_citation_names_its_authors_and_year(path):
 def test_the_website_gets_this_builds_roles():
     text = 'a <!--glue:mean_sample1-->2.5<!--/glue--> b <!--cite:ba2016layer,wu2018group-->[Ba et al., 2016; Wu and He, 2018]<!--/cite-->'
     assert prose_markers.to_roles(text) == "a {glue:text}`mean_sample1` b {cite}`ba2016layer,wu2018group`"
+    textual = "as <!--citet:xu2019understanding-->Xu et al. [2019]<!--/citet--> show"
+    assert prose_markers.to_roles(textual) == "as {cite:t}`xu2019understanding` show"
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,12 @@ instead of raising: a reader never sees a traceback.
 from __future__ import annotations
 
 import html
-import os
 
 import ipywidgets as widgets
 import numpy as np
 
 from ..plots.render import encode_png, overlay
+from ..website import website_build
 
 
 __all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "slider"]
@@ -51,11 +51,6 @@ def choice_slider(description: str, options, value, *, width: str = "320px") -> 
     """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the precomputed settings of an explorer."""
     return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=True,
                                    style={"description_width": "initial"}, layout=widgets.Layout(width=width))
-
-
-def website_build() -> bool:
-    """True while ``make book`` executes the chapters for the website (it sets ``LNBOOK_WEBSITE=1``)."""
-    return os.environ.get("LNBOOK_WEBSITE") == "1"
 
 
 def note_html(note: str) -> str:
