@@ -10,9 +10,9 @@ nbval ignores these cells' outputs (they carry ``nbval-ignore-output``).
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
+
+from .notebook_files import read_notebook, write_notebook
 
 __all__ = ["WIDGET_VIEW", "drop_widget_views"]
 
@@ -22,8 +22,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 def drop_widget_views(path) -> bool:
     """Remove every widget-view output of the notebook at `path`, in place; return whether any was removed."""
-    path = Path(path)
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb = read_notebook(path)
     removed = False
     for cell in nb["cells"]:
         outputs = cell.get("outputs", [])
@@ -31,7 +30,7 @@ def drop_widget_views(path) -> bool:
         if len(kept) != len(outputs):
             cell["outputs"], removed = kept, True
     if removed:
-        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_notebook(path, nb)
     return removed
 
 

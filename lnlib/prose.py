@@ -13,13 +13,13 @@ chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its m
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 import sys
-from pathlib import Path
 
 import numpy as np
+
+from .notebook_files import read_notebook, write_notebook
 
 __all__ = ["ProseNumber", "number", "MARKER", "glued_texts", "fill_markers", "fill_notebook"]
 
@@ -139,10 +139,9 @@ def fill_markers(markdown: str, texts: dict[str, str]) -> str:
     return MARKER.sub(fill, markdown)
 
 
-def fill_notebook(path: Path) -> bool:
+def fill_notebook(path) -> bool:
     """Fill the markers of one executed notebook in place; return whether anything changed."""
-    path = Path(path)
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb = read_notebook(path)
     texts = glued_texts(nb)
     changed = False
     for cell in nb["cells"]:
@@ -154,11 +153,11 @@ def fill_notebook(path: Path) -> bool:
             cell["source"] = new.splitlines(keepends=True)
             changed = True
     if changed:
-        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_notebook(path, nb)
     return changed
 
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:
-        if fill_notebook(Path(name)):
+        if fill_notebook(name):
             print(f"{name}: prose numbers updated")
