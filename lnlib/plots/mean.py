@@ -39,8 +39,8 @@ class MeanPanels:
         self.bars = ax_centred.bar(index, np.zeros(size), color=PALETTE["positive"])
         ax_centred.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_centred.set(xlabel="feature index i", ylabel="centred value $x_i - μ$", xticks=index)
-        ax_values.set_title("entries and their mean μ (the balance point)")
-        ax_centred.set_title("centred values: they always sum to 0")
+        ax_values.set_title("entries and their mean μ\n(the balance point)")
+        ax_centred.set_title("centred values x − μ:\nthey always sum to 0")
         self.value_range = value_range
         if value_range is not None:
             low, high = value_range
