@@ -35,11 +35,11 @@ class MeanPanels:
         ax_values.add_collection(self.deviations)
         (self.points,) = ax_values.plot(index, np.zeros(size), "o", color=PALETTE["input"], ms=8, label="entries $x_i$", zorder=3)
         ax_values.set(xlabel="feature index i", ylabel="value", xticks=index, xlim=(0.5, size + 0.5))
-        ax_values.legend(loc="upper left")
         self.bars = ax_centred.bar(index, np.zeros(size), color=PALETTE["positive"])
         ax_centred.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_centred.set(xlabel="feature index i", ylabel="centred value $x_i - μ$", xticks=index)
-        ax_values.set_title("entries and their mean μ\n(the balance point)")
+        # No legend: inside the axes an entry moved to the top would run under it; the title says it.
+        ax_values.set_title("dots: entries $x_i$; line: their\nmean μ (the balance point)")
         ax_centred.set_title("centred values x − μ:\nthey always sum to 0")
         self.value_range = value_range
         if value_range is not None:

@@ -145,7 +145,7 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     normalizations : sequence of str
         Keys of :data:`lnlib.contexts.NORMALIZATIONS`, one per column.
     """
-    fig, _ = new_figure(figsize=(5.4, 2.1 * len(cases)))
+    fig, _ = new_figure(figsize=(5.4, 1.9 * len(cases)))
     fig.axes[0].remove()
     # One sub-figure per context, headed by a bold, left-aligned line across the row, so it reads as
     # the row's heading and not as the middle panel's title.
