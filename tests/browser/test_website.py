@@ -116,8 +116,9 @@ LAYOUT_FACTS = """() => {
                 const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
                 return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok};
             }),
-        images: pick('img').map(i => ({what: (i.closest('.lnlib-web-explorer') ? 'explorer ' + i.closest('.lnlib-web-explorer').dataset.explorer + ': ' : '')
-                + (i.getAttribute('src') || '').slice(0, 60), output: !!i.closest('.cell_output'),
+        images: pick('img').map(i => ({what: i.closest('.lnlib-web-explorer')
+                ? `the figure of ${i.closest('.lnlib-web-explorer').dataset.explorer} (${i.className})` : i.getAttribute('src'),
+            output: !!i.closest('.cell_output'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth, right: i.getBoundingClientRect().right})),
         text: article.textContent,
     };
