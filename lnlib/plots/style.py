@@ -10,8 +10,14 @@ of its natural width (``tests/browser/test_website.py``). So a figure is at most
 :data:`COLUMN_WIDTH` inches wide, drawn at :data:`DPI`: 5.4 in x 150 dpi = 810 px
 (about 840 px with the tight bounding box's margin), shown at >= 79 %, which puts
 10 pt text at about 16 px on the page. Wider layouts are re-flowed into more rows
-(:func:`panel_grid`), not shrunk. Figures have an opaque white background, so they
-stay readable in the theme's dark mode.
+(:func:`panel_grid`), not shrunk. The explorers' figures follow the same rule. Figures have an opaque
+white background, so they stay readable in the theme's dark mode.
+
+On a phone (390 px) the column is about 350 px and a PNG's text cannot grow with the screen, so 10 pt
+text shows at about 7 px; there a tap (or Enter) shows a figure at two thirds of its natural width,
+10 pt at about 14 px, in its own sideways-scrolling box (``_static/figure-zoom.js``), and pinch-zoom
+works as everywhere. :func:`layout_problems` finds what a reader would trip over: cut, colliding or
+data-covering text.
 """
 
 from __future__ import annotations
