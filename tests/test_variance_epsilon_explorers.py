@@ -78,8 +78,18 @@ def test_mean_explorer_readout_shows_an_outlier_centred_value_in_full():
 # --- the epsilon explorer -------------------------------------------------------------------
 
 
-def test_epsilon_explorer_default_is_the_near_constant_input():
+def test_epsilon_explorer_opens_where_eps_is_still_below_the_variance():
     explorer = epsilon_explorer()
+    # s = 0.01: deviations 0, ±1e-2, 0, so the variance is 2e-4 / 4 = 5e-5 > eps = 1e-5: no warning yet
+    assert explorer.result["variance"] == pytest.approx(5e-5, rel=1e-9)
+    assert explorer.result["output_variance"] == pytest.approx(5e-5 / (5e-5 + 1e-5), rel=1e-6)
+    assert explorer.note.value == ""
+    explorer.controls["spread"].value = 1e-3  # the chapter's near-constant input: now ε dominates
+    assert "ε ≥ σ²" in explorer.note.value
+
+
+def test_epsilon_explorer_on_the_near_constant_input():
+    explorer = epsilon_explorer(spread=1e-3)
     np.testing.assert_allclose(explorer.result["x"], [1.0, 1.001, 0.999, 1.0])
     # deviations 0, 1e-3, -1e-3, 0: variance 2e-6 / 4 = 5e-7, smaller than eps = 1e-5
     assert explorer.result["variance"] == pytest.approx(5e-7, rel=1e-9)

@@ -38,8 +38,7 @@ class OutputBars:
         (self.exact,) = ax.plot(index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0")
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax.set(xlabel="feature index i", ylabel="normalized value $\\hat{x}_i$", xticks=index, ylim=(-1.15 * limit, 1.15 * limit))
-        ax.set_title("the normalized vector, three ways")
-        ax.legend(loc="lower left", fontsize=8)
+        ax.set_title("the normalized vector x̂,\nthree ways")
 
     @property
     def artists(self) -> list:
@@ -75,7 +74,6 @@ class StdCurves:
                     color=PALETTE["neutral"])
         ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12),
                xticks=[1e-9, 1e-6, 1e-3, 1.0])
-        ax.legend(loc="lower left", fontsize=8)
 
     @property
     def artists(self) -> list:
@@ -132,10 +130,14 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     pattern = np.asarray(pattern, dtype=float)
     centred = pattern - pattern.mean()
     limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
-    right.set_title("std of the output against ε; black: the current ε", pad=30)
+    right.set_title("std of x̂ against ε\n(black line: the current ε)", pad=30 if framework_eps else None)
+    # One legend for both panels, below them: inside, the moving bars and curves would run under it.
+    handles = [bars.inside, bars.outside, bars.exact, curves.variance_mark]
+    labels = ["ε inside √ (frameworks)", "ε added to σ", "ε = 0 (black ticks)", "ε = σ² (black tick, right)"]
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)
     return fig, bars, curves, EpsilonMarker(right)
 
 
@@ -159,10 +161,11 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     fig, axes = panel_grid(len(variances), panel=(3.0, 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
-        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=30)
+        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=30 if framework_eps else None)
         ax.set_ylabel("")
-        ax.legend().set_visible(ax is np.atleast_1d(axes)[0])
-    np.atleast_1d(axes)[0].set_ylabel("std of the output $\\hat{x}$")
+    first = np.atleast_1d(axes)[0]
+    first.set_ylabel("std of the output $\\hat{x}$")
+    fig.legend(*first.get_legend_handles_labels(), loc="outside lower center", ncols=3)  # inside, it covers a curve
     return fig
 
 
@@ -187,6 +190,6 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
         ax.plot([eps], [0.5], "o", color=PALETTE[colour])
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
     ax.set(xlabel="input variance σ² (log scale)", ylabel="output variance σ² / (σ² + ε)",
-           title="LayerNorm's output variance is 1 only when σ² ≫ ε (dots: σ² = ε gives 1/2)")
-    ax.legend(loc="upper left")
+           title="LayerNorm's output variance is 1 only when σ² ≫ ε\n(dots: σ² = ε gives 1/2)")
+    fig.legend(loc="outside lower center", ncols=3, fontsize=9)  # inside, it would cover the curves' left ends
     return fig

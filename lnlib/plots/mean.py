@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from .style import PALETTE, new_figure, panel_grid
+from .style import PALETTE, new_figure
 
-__all__ = ["MeanPanels", "mean_figure", "mean_companion"]
+__all__ = ["MeanPanels", "mean_figure"]
 
 
 class MeanPanels:
@@ -35,12 +35,12 @@ class MeanPanels:
         ax_values.add_collection(self.deviations)
         (self.points,) = ax_values.plot(index, np.zeros(size), "o", color=PALETTE["input"], ms=8, label="entries $x_i$", zorder=3)
         ax_values.set(xlabel="feature index i", ylabel="value", xticks=index, xlim=(0.5, size + 0.5))
-        ax_values.legend(loc="upper left")
         self.bars = ax_centred.bar(index, np.zeros(size), color=PALETTE["positive"])
         ax_centred.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_centred.set(xlabel="feature index i", ylabel="centred value $x_i - μ$", xticks=index)
-        ax_values.set_title("entries and their mean μ (the balance point)")
-        ax_centred.set_title("centred values: they always sum to 0")
+        # No legend: inside the axes an entry moved to the top would run under it; the title says it.
+        ax_values.set_title("dots: entries $x_i$; line: their\nmean μ (the balance point)")
+        ax_centred.set_title("centred values x − μ:\nthey always sum to 0")
         self.value_range = value_range
         if value_range is not None:
             low, high = value_range
@@ -89,31 +89,3 @@ def mean_figure(x, *, value_range=None, managed: bool = True):
     panels = MeanPanels(left, right, x.size, value_range)
     panels.update(x)
     return fig, panels
-
-
-def mean_companion(examples: dict[str, list[float]]):
-    """Small multiples of :func:`mean_figure`'s left panel, one per example vector (chapter "The mean").
-
-    The static stand-in for :func:`lnlib.widgets.mean_explorer` on the website.
-
-    Parameters
-    ----------
-    examples : dict of str to list of float
-        Title of each panel and the vector it shows.
-
-    Returns
-    -------
-    Figure
-    """
-    fig, axes = panel_grid(len(examples), panel=(3.0, 2.6), sharey=True)
-    for ax, (title, x) in zip(np.atleast_1d(axes), examples.items()):
-        x = np.asarray(x, dtype=float)
-        index = np.arange(1, x.size + 1)
-        mu = x.mean()
-        ax.axhline(mu, color=PALETTE["mean"], lw=2)
-        for i, v in zip(index, x):
-            ax.plot([i, i], [mu, v], color=PALETTE["positive"] if v >= mu else PALETTE["negative"], lw=2)
-        ax.plot(index, x, "o", color=PALETTE["input"], ms=7)
-        ax.set(title=f"{title}\nμ = {mu:g}", xlabel="feature index i", xticks=index)
-    np.atleast_1d(axes)[0].set_ylabel("value")
-    return fig

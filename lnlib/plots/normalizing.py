@@ -155,12 +155,12 @@ def sphere_figure(inputs, eps: float = 0.0):
     """
     inputs = np.asarray(inputs, dtype=float)
     images = layer_norm(inputs, eps=eps)
-    fig, axes = new_figure(1, 2, figsize=(5.4, 3.6))
+    fig, axes = new_figure(1, 2, figsize=(5.4, 3.8))
     axes[0].remove()
     ax3d = fig.add_subplot(1, 2, 1, projection="3d")
     fig.set_layout_engine("none")  # placed by hand: the constrained layout clips a 3-D z label
-    ax3d.set_position((0.0, 0.12, 0.46, 0.78))
-    axes[1].set_position((0.58, 0.24, 0.38, 0.6))
+    ax3d.set_position((0.13, 0.2, 0.42, 0.72))
+    axes[1].set_position((0.66, 0.3, 0.31, 0.56))
     _draw_sphere_3d(ax3d, inputs, images)
     points, targets = plane_coordinates(inputs), plane_coordinates(images)
     limit = 1.1 * max(RADIUS, np.abs(points).max())
@@ -172,7 +172,10 @@ def sphere_figure(inputs, eps: float = 0.0):
     plane.xhat.set_data(targets[:, 0], targets[:, 1])
     plane.xhat.set_markersize(9)
     axes[1].set_title("the plane, face on:\nevery x̂ is on the circle")
-    fig.legend(*axes[1].get_legend_handles_labels(), loc="lower center", ncols=3, fontsize=8)
+    # One legend for both panels, below them: inside the 3-D box it would cover points.
+    handles_3d, labels_3d = ax3d.get_legend_handles_labels()
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles_3d[:2] + handles, labels_3d[:2] + labels, loc="lower center", ncols=3, fontsize=8)
     return fig
 
 
@@ -189,7 +192,6 @@ def _draw_sphere_3d(ax, inputs, images) -> None:
     ax.set(xlabel="$x_1$", ylabel="$x_2$", title="inputs in R³ and their images x̂")
     ax.zaxis.set_rotate_label(False)  # upright: rotated, the subscript 3 reads like an ε
     ax.set_zlabel("$x_3$", rotation=0)
-    ax.legend(loc="upper left", fontsize=8)
     ax.view_init(elev=25, azim=-135)
     ax.locator_params(nbins=4)
 
@@ -206,7 +208,7 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
     Parameters
     ----------
     examples : dict of str to (array_like of 3 floats, float)
-        Title of each panel, and the input x and eps it shows.
+        Title of each panel, and the input x and eps it shows; a title "what: why" is set on two lines.
     ncols : int, default 3
     """
     nrows = -(-len(examples) // ncols)
@@ -215,7 +217,7 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
     limit = 1.1 * max(RADIUS, max(np.linalg.norm(plane_coordinates(x)) for x, _ in examples.values()))
     for ax, (title, (x, eps)) in zip(axes, examples.items()):
         PlaneView(ax, limit).update(x, eps)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title.replace(": ", ":\n", 1), fontsize=9)  # "what: why" on two lines fits a third of the column
         ax.set(xlabel="", ylabel="")
     for ax in axes[len(examples):]:
         ax.remove()

@@ -61,7 +61,7 @@ class GroupsPanel:
         ax.set_aspect("equal")
         ax.set_axis_off()
         self.labels = [ax.text(0, 0, "", ha="center", va="top", fontsize=8) for _ in range(4 if labels else 0)]
-        self.axis_labels = [ax.text(0, 0, "", ha=ha, va=va, rotation=rotation, fontsize=9)
+        self.axis_labels = [ax.text(0, 0, "", ha=ha, va=va, rotation=rotation, fontsize=8)
                             for ha, va, rotation in (("center", "top", 0), ("right", "center", 90))] if labels else []
 
     @property
@@ -145,13 +145,13 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     normalizations : sequence of str
         Keys of :data:`lnlib.contexts.NORMALIZATIONS`, one per column.
     """
-    fig, axes = new_figure(len(cases), len(normalizations), figsize=(5.4, 1.8 * len(cases)))
-    axes = np.atleast_2d(axes)
-    for row, (label, (axis_names, shape)) in zip(axes, cases.items()):
-        for column, (ax, normalization) in enumerate(zip(row, normalizations)):
+    fig, _ = new_figure(figsize=(5.4, 1.9 * len(cases)))
+    fig.axes[0].remove()
+    # One sub-figure per context, headed by a bold, left-aligned line across the row, so it reads as
+    # the row's heading and not as the middle panel's title.
+    for band, (label, (axis_names, shape)) in zip(np.atleast_1d(fig.subfigures(len(cases), 1)), cases.items()):
+        band.suptitle(f"{label}: x of shape {shape}", x=0.01, ha="left", fontsize=10, fontweight="bold")
+        for ax, normalization in zip(np.atleast_1d(band.subplots(1, len(normalizations))), normalizations):
             _draw(ax, shape, axis_names, normalization)
-            title = ax.get_title().replace("LayerNorm over the last two axes", "LayerNorm (last 2 axes)")
-            # the context once per row, centred over the middle panel, so the titles do not collide
-            context = f"{label} {shape}" if column == len(normalizations) // 2 else " "
-            ax.set_title(f"{context}\n{title}", fontsize=8)
+            ax.set_title(ax.get_title().replace("LayerNorm over the last two axes", "LayerNorm (last 2 axes)"), fontsize=8)
     return fig

@@ -148,7 +148,7 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
         panel.update(x, unbiased)
     if fitted:
         panels[1].fit(*panels[1].extent())
-        right.set_title(f"squared deviations as areas;\ndashed: their average, {_variance_label(x, unbiased)}")
+        right.set_title(f"squared deviations as areas;\ndashed: their average,\n{_variance_label(x, unbiased)}")
     return fig, panels
 
 

@@ -13,7 +13,7 @@ EXPLORER_YLIM = (1e-25, 1e18)
 
 
 def stack_style(layer_norm_on: bool, activation: str) -> dict:
-    """Line style of a stack: blue with LayerNorm, vermillion without; solid for ReLU, dashed for tanh (chapter "Why normalize?")."""
+    """Line style of a stack: blue with LayerNorm, vermilion without; solid for ReLU, dashed for tanh (chapter "Why normalize?")."""
     return {"color": PALETTE["input"] if layer_norm_on else PALETTE["mean"], "ls": "-" if activation == "relu" else "--", "lw": 2}
 
 
@@ -79,7 +79,7 @@ def scale_figure(curves: dict):
     _setup(ax_act, ax_grad, depth)
     for label, (run, style) in curves.items():
         _draw(ax_act, ax_grad, run, label=label, **style)
-    fig.legend(*ax_act.get_legend_handles_labels(), loc="outside lower center", ncols=2)  # inside, it would cover a curve
+    fig.legend(*ax_act.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=9)  # inside, it would cover a curve
     return fig
 
 

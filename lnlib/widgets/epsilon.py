@@ -47,17 +47,19 @@ class EpsilonExplorer(Explorer):
                                "output_variance": std_in**2, "std_outside": std_out}
 
 
-def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-3) -> EpsilonExplorer:
+def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer:
     """Explorer for the chapter "Epsilon": ε on a log slider against an input whose spread you control.
 
     The input is ``[1, 1 + s, 1 - s, 1]`` (for s = 0.001, the chapter's near-constant
     example), normalized with ε inside the square root, with ε added to σ, and without ε.
+    It opens at s = 0.01, where PyTorch's ε is still below σ² = 5e-5 and the output is
+    nearly standardized; the reader moves s or ε to where ε takes over, and the note says so.
 
     Parameters
     ----------
     eps : float, default 1e-5
         Starting ε, in [1e-10, 1].
-    spread : float, default 1e-3
+    spread : float, default 1e-2
         Starting s, in [1e-5, 10].
 
     Returns

@@ -40,6 +40,9 @@ class GammaBetaExplorer(Explorer):
             f"spread (std): [{', '.join(f'{g.std():.3f}' for g in groups_y)}] (|γₖ|·std x̂); "
             f"whole vector: mean {y_wide.mean():.3f}, std {y_wide.std():.3f}"
         )
+        if self.panels.clipped:
+            readout += (f"<br>{self.panels.clipped} histogram bar{'s are' if self.panels.clipped > 1 else ' is'} taller than "
+                        f"the axis ({self.panels.top:g} features) and cut at the top (▲): a small |γ| packs a group into few bins.")
         note = ""
         if np.any(gamma == 0):
             zeros = ", ".join(str(i + 1) for i in np.flatnonzero(gamma == 0))

@@ -53,6 +53,10 @@ class NormalizingExplorer(Explorer):
             f"projection (u₁, u₂) = {_vector(point)}, length {np.linalg.norm(point):.3f}; "
             f"x̂ = {_vector(xhat)}, ‖x̂‖ = √3·√(σ²/(σ²+ε)) = <b>{radius:.4f}</b>"
         )
+        if 0 < eps and var / (var + eps) > 0.999:
+            # The figure cannot show a change of a thousandth of the radius: say so, or the reader sees nothing happen.
+            readout += (f"<br>ε = {eps:g} is tiny next to σ² = {var:.3g}: x̂ is at {radius / np.sqrt(3):.4%} of the radius, "
+                        "too close to the circle for the figure to show the difference from ε = 0.")
         note = "" if eps == 0 or var / (var + eps) > 0.999 else f"ε is not small next to σ² here: x̂ sits inside the circle, at {radius / np.sqrt(3):.1%} of its radius."
         return readout, note, {"mean": float(steps.mean.item()), "var": var, "projection": point, "xhat": xhat, "radius": radius}
 

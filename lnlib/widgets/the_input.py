@@ -57,10 +57,10 @@ class InputExplorer(Explorer):
             "length": int_slider("sequence length T", length, 1, 5),
             "features": int_slider("features / hidden H", features, 1, 8),
         }
-        figure, ax = new_figure(figsize=(7.0, 1.6), managed=False)
+        figure, ax = new_figure(figsize=(5.4, 2.0), managed=False)
         # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.
         ax.set_title("squares of one colour share one mean and one variance\n"
-                     "columns: the last axis; rows: the axis before it; a 3-D input has one block per sample")
+                     "columns: last axis; rows: the axis before; blocks: samples")
         self.panel = GroupsPanel(ax, labels=False)
         super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
 

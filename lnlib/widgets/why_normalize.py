@@ -53,7 +53,7 @@ class WhyNormalizeExplorer(Explorer):
                                            layout=widgets.Layout(width="max-content")),
             "activation": widgets.Dropdown(options=list(ACTIVATIONS), value=activation, description="nonlinearity"),
         }
-        figure, (ax_act, ax_grad) = new_figure(1, 2, figsize=(8.0, 3.2), managed=False)
+        figure, (ax_act, ax_grad) = new_figure(1, 2, figsize=(5.4, 3.4), managed=False)
         self.panels = ScalePanels(ax_act, ax_grad, DEPTHS[-1])
         super().__init__("Why normalize? Activation and gradient scale, layer by layer", controls, FastRenderer(figure, self.panels.artists))
 

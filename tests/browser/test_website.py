@@ -8,8 +8,9 @@ internal link and citation resolves.
 Layout, at a desktop width (1280 px) and a phone width (390 px): no display equation, code block,
 printed output or table is clipped or needs scrolling at 1280 px; at 390 px figures fit the page,
 and math, code and wide tables may scroll only inside their own box, never widening the page; every
-output figure is shown at >= 75 % of its natural width at 1280 px, so its text stays legible (not yet
-the website explorers' layers, drawn 7-8.5 in wide: issue 12's note); no
+output figure, the website explorers' included, is shown at >= 75 % of its natural width at 1280 px,
+so its text stays legible; on a phone a tap shows a figure larger in its own sideways-scrolling box
+(_static/figure-zoom.js), without widening the page; no
 page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
 lnlib.pytorch_reference). A full-page screenshot of each page at both widths is saved under
 tests/artifacts/screenshots for a person to look at.
@@ -115,7 +116,9 @@ LAYOUT_FACTS = """() => {
                 const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
                 return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok};
             }),
-        images: pick('img').map(i => ({what: i.getAttribute('src'), output: !!i.closest('.cell_output') && !i.closest('.lnlib-web-explorer'),
+        images: pick('img').map(i => ({what: i.closest('.lnlib-web-explorer')
+                ? `the figure of ${i.closest('.lnlib-web-explorer').dataset.explorer} (${i.className})` : i.getAttribute('src'),
+            output: !!i.closest('.cell_output'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth, right: i.getBoundingClientRect().right})),
         text: article.textContent,
     };
@@ -151,6 +154,46 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
     else:
         clipped = [block for block in facts["math"] + facts["code"] + facts["tables"] if not block["scrolls"]]
         assert clipped == [], f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own box: {clipped}"
+
+
+ZOOM_FACTS = """(selector) => {
+    const target = document.querySelector(selector);
+    const box = target.closest('.lnlib-zoom-box');
+    return {zoomable: target.classList.contains('lnlib-zoomable'), pressed: target.getAttribute('aria-pressed'),
+            width: target.getBoundingClientRect().width, box: box ? box.clientWidth : null,
+            scrolls: box ? box.scrollWidth > box.clientWidth + 1 : false,
+            page: document.documentElement.scrollWidth, viewport: window.innerWidth};
+}"""
+
+
+@pytest.mark.parametrize("selector", ["article div.cell_output img:not(.lnlib-web-figure img)", "article .lnlib-web-figure"])
+def test_a_tap_shows_a_figure_larger_on_a_phone(selector, browser, site_url):
+    holder = OfflineContext(browser, 390)
+    try:
+        page = holder.context.new_page()
+        page.goto(f"{site_url}/chapters/03_mean.html", wait_until="load")
+        fitted = page.evaluate(ZOOM_FACTS, selector)
+        assert fitted["zoomable"] and fitted["pressed"] == "false", f"{selector}: not offered for zooming on a phone"
+        assert fitted["width"] <= fitted["box"] + 1 and not fitted["scrolls"]
+        page.locator(selector).first.click()
+        zoomed = page.evaluate(ZOOM_FACTS, selector)
+        assert zoomed["pressed"] == "true" and zoomed["width"] > 1.3 * fitted["width"], f"{selector}: a tap did not enlarge it"
+        assert zoomed["scrolls"], f"{selector}: the enlarged figure must scroll inside its own box"
+        assert zoomed["page"] <= zoomed["viewport"] + 1, f"{selector}: the enlarged figure widened the page"
+        page.locator(selector).first.press("Enter")  # the keyboard does what a tap does
+        assert page.evaluate(ZOOM_FACTS, selector)["width"] == pytest.approx(fitted["width"], abs=1)
+    finally:
+        holder.context.close()
+
+
+def test_wide_screens_leave_figures_alone(browser, site_url):
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = holder.context.new_page()
+        page.goto(f"{site_url}/chapters/03_mean.html", wait_until="load")
+        assert page.locator(".lnlib-zoomable").count() == 0
+    finally:
+        holder.context.close()
 
 
 class LinkCollector(HTMLParser):
