@@ -106,6 +106,7 @@ class Explorer(widgets.VBox):
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
         figure = widgets.Box([self.background, self.image], layout=widgets.Layout(display="grid", grid_template_areas='"figure"', justify_items="flex-start"))
         super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), figure, self.readout, self.note])
+        self.add_class("lnlib-explorer")
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.refresh()
