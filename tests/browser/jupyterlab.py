@@ -104,13 +104,15 @@ def run_all(page) -> None:
     page.get_by_text(KERNEL_IDLE).first.wait_for()
 
 
-# Timestamps in the page: the input event that starts a move, then each load of a figure image and each
+# Timestamps in the page: the input event that starts a move (a key or a pointer pressed on a slider, a dropdown's
+# choice), then each load of a figure image and each
 # change of the readout or note, all on performance.now()'s clock.
 PROBE = """root => {
     const probe = root.__probe = {input: null, loads: [], texts: [], pending: 0};
     const start = () => { probe.input = performance.now(); probe.loads = []; probe.texts = []; };
     root.addEventListener('keydown', start, {capture: true});
     root.addEventListener('pointerdown', start, {capture: true});
+    root.addEventListener('input', e => { if (e.target.tagName === 'SELECT') start(); }, {capture: true});
     root.addEventListener('load', e => {
         if (e.target.tagName === 'IMG') probe.loads.push(performance.now());
     }, {capture: true});
@@ -144,6 +146,7 @@ def install_probe(page, root) -> None:
 
 def drag_slider(page, slider, fraction: float) -> None:
     """Drag the slider's handle with the mouse to a fraction of the track's width, in a few steps."""
+    slider.scroll_into_view_if_needed()
     handle = slider.locator(".noUi-handle").bounding_box()
     track = slider.locator(".noUi-target").bounding_box()
     page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
@@ -164,9 +167,10 @@ def control_state(control) -> dict:
         const select = c.querySelector('select');
         if (select) return {kind: 'select', label, now: select.selectedIndex, min: 0, max: select.options.length - 1,
                             disabled: select.disabled};
-        const h = c.querySelector('.noUi-handle');
+        const h = c.querySelector('.noUi-handle'), target = c.querySelector('.noUi-target');
         return {kind: 'slider', label, now: Number(h.getAttribute('aria-valuenow')), min: Number(h.getAttribute('aria-valuemin')),
-                max: Number(h.getAttribute('aria-valuemax')), disabled: c.querySelector('.noUi-target').hasAttribute('disabled')};
+                max: Number(h.getAttribute('aria-valuemax')), step: target.noUiSlider.options.step || 1,
+                disabled: target.hasAttribute('disabled')};
     }""")
 
 
@@ -177,22 +181,33 @@ def plan_move(state: dict, how: str, i: int):
     """A move that changes `state`'s position: a key (turned round at an end) or a fraction of the track to click."""
     span = state["max"] - state["min"] or 1
     here = (state["now"] - state["min"]) / span
-    if state["kind"] == "select":
-        return "key", "ArrowDown" if state["now"] < state["max"] and (i % 2 == 0 or state["now"] == state["min"]) else "ArrowUp"
+    if state["kind"] == "select":  # the next option, or the first after the last
+        return "select", state["now"] + 1 if state["now"] < state["max"] else 0
     if how == "key":
         up = here < 1 and (i % 2 == 0 or here <= 0)
         return "key", (KEYS_UP if up else KEYS_DOWN)[(i // 2) % 3 if i % 4 else 0]
-    fraction = [0.85, 0.2, 0.6, 0.05, 0.4][i % 5]
-    if abs(fraction - here) < 0.1:
-        fraction = 1 - fraction if abs(0.5 - here) > 0.1 else 0.9
-    return "mouse", fraction
+    # A click lands on the nearest step: aim at the middle of a step at least one step away from the handle.
+    steps = max(1, round(span / state["step"]))
+    here_step = round(here * steps)
+    target = round([0.85, 0.2, 0.6, 0.05, 0.4][i % 5] * steps)
+    if target == here_step:
+        target = here_step + 1 if here_step < steps else here_step - 1
+    return "mouse", target / steps
 
 
 def move(page, control, how: str, what) -> None:
-    """Press a key on the control (a slider's handle, a dropdown), or click a slider's track at a fraction of its width."""
-    if how == "key":
-        control.locator(".noUi-handle, select").first.focus()
+    """Press a key on a slider's handle, click its track at a fraction of its width, or choose a dropdown's option.
+
+    A dropdown's list is the browser's own pop-up, which a page cannot script; JupyterLab takes the focus from
+    a focused ``<select>`` (its command mode), so its option is chosen as Playwright does, firing input and change.
+    """
+    control.scroll_into_view_if_needed()  # JupyterLab may have scrolled the notebook since the last move
+    if how == "select":
+        control.locator("select").select_option(index=what)
+    elif how == "key":
+        control.locator(".noUi-handle").focus()
         page.keyboard.press(what)
     else:
         box = control.locator(".noUi-target").bounding_box()
-        page.mouse.click(box["x"] + what * box["width"], box["y"] + box["height"] / 2)
+        inside = min(max(what, 0.01), 0.99)  # the track's very edge is not on the track
+        page.mouse.click(box["x"] + inside * box["width"], box["y"] + box["height"] / 2)
