@@ -59,9 +59,10 @@ test-notebooks: $(VENV)/.test-installed
 test-build: book
 
 # The built website and live notebooks in Debian's Chromium (skipped, with the install command, when
-# Chromium is missing; mandatory in CI). Screenshots land in tests/artifacts/screenshots.
+# Chromium is missing; mandatory in CI). Screenshots land in tests/artifacts/screenshots. Two workers, each
+# with its own Chromium (and JupyterLab for test_lab.py): much of each test is waiting on a kernel or a page.
 test-browser: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests/browser
+	$(BIN)/python -m pytest -n 2 tests/browser
 
 # jupyterlab-myst renders the chapters' MyST prose (admonitions, math, dropdowns) as the website does.
 lab: $(VENV)/.book-installed
