@@ -98,12 +98,12 @@ def main() -> None:
             flag = "" if p95 <= BUDGET_MS else f"  <-- over {BUDGET_MS} ms"
             results["explorers"][chapter] = {"p50": p50, "p95": p95, "max": ms.max(), "load": load(), "moves": records}
             print(f"{chapter:<22} {ms.size:>5} {p50:>7.1f} {p95:>7.1f} {ms.max():>7.1f}  {load()}{flag}", flush=True)
+            RESULTS.parent.mkdir(parents=True, exist_ok=True)
+            RESULTS.write_text(json.dumps(results, indent=1) + "\n")  # after each chapter: a stopped run keeps its numbers
         browser.close()
     print("\nFor BENCHMARKS.md:\n\n| chapter | moves | p50 ms | p95 ms | max ms | load average (1, 5, 15 min) |\n|---|---:|---:|---:|---:|---|")
     for chapter, r in results["explorers"].items():
         print(f"| {chapter} | {len(r['moves'])} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | {r['load']} |")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(f"every move's times: {RESULTS.relative_to(ROOT)}")
 
 
