@@ -186,12 +186,14 @@ def plan_move(state: dict, how: str, i: int):
     if how == "key":
         up = here < 1 and (i % 2 == 0 or here <= 0)
         return "key", (KEYS_UP if up else KEYS_DOWN)[(i // 2) % 3 if i % 4 else 0]
-    # A click lands on the nearest step: aim at the middle of a step at least one step away from the handle.
+    # A click lands on the nearest step, and a click on the handle itself moves nothing: aim at a step at
+    # least a tenth of the track (more than the handle's width) from the handle.
     steps = max(1, round(span / state["step"]))
-    here_step = round(here * steps)
     target = round([0.85, 0.2, 0.6, 0.05, 0.4][i % 5] * steps)
-    if target == here_step:
-        target = here_step + 1 if here_step < steps else here_step - 1
+    if abs(target / steps - here) < 0.1 or target == round(here * steps):
+        target = round((here + 0.3 if here < 0.5 else here - 0.3) * steps)
+    if target == round(here * steps):  # a track of one or two steps
+        target = round(here * steps) + (1 if here < 0.5 else -1)
     return "mouse", target / steps
 
 
