@@ -20,6 +20,7 @@ import re
 import shutil
 import time
 
+import ipywidgets as widgets
 import pytest
 
 from . import jupyterlab as lab
@@ -152,7 +153,7 @@ def moves(state: dict) -> list[str]:
 def explorer_at_page_choices(explorer, root) -> dict:
     """The controls `explorer` declares inactive with its dropdowns set to the page's choices."""
     for name, control in explorer.controls.items():
-        if hasattr(control, "index") and not hasattr(control, "min"):  # a dropdown or toggle, not a selection slider
+        if isinstance(control, (widgets.Dropdown, widgets.ToggleButtons)):
             control.index = root.locator(".widget-dropdown, .widget-toggle-buttons").filter(has_text=control.description).evaluate(
                 "e => { const s = e.querySelector('select'); return s ? s.selectedIndex"
                 " : [...e.querySelectorAll('button')].findIndex(b => b.classList.contains('mod-active')); }")
