@@ -5,7 +5,7 @@
 #   make test    install the test tools, then run every test (lnlib, explorers, notebooks, strict build)
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
-#   make bench   measure explorer latency, build time and test time
+#   make bench   measure explorer latency (Python side and in JupyterLab), build time and test time
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 
@@ -19,7 +19,7 @@ PIP_FLAGS ?= --disable-pip-version-check --quiet
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench notebooks references clean
+.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench bench-book bench-lab notebooks references clean
 
 $(VENV)/.book-installed: requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
@@ -59,9 +59,10 @@ test-notebooks: $(VENV)/.test-installed
 test-build: book
 
 # The built website and live notebooks in Debian's Chromium (skipped, with the install command, when
-# Chromium is missing; mandatory in CI). Screenshots land in tests/artifacts/screenshots.
+# Chromium is missing; mandatory in CI). Screenshots land in tests/artifacts/screenshots. Two workers, each
+# with its own Chromium (and JupyterLab for test_lab.py): much of each test is waiting on a kernel or a page.
 test-browser: $(VENV)/.test-installed
-	$(BIN)/python -m pytest tests/browser
+	$(BIN)/python -m pytest -n 2 tests/browser
 
 # jupyterlab-myst renders the chapters' MyST prose (admonitions, math, dropdowns) as the website does.
 lab: $(VENV)/.book-installed
@@ -72,8 +73,17 @@ serve:
 	@test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
-bench: $(VENV)/.test-installed
+# make bench runs every benchmark in BENCHES; a new one adds its target with BENCHES += bench-x.
+BENCHES := bench-book bench-lab
+bench: $(BENCHES)
+
+# Each explorer's Python side, the website's explorers, the book build and make test (benchmarks/run.py).
+bench-book: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
+
+# Input event to new figure loaded, in a real JupyterLab in Chromium, per explorer (benchmarks/lab.py).
+bench-lab: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/lab.py
 
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the

@@ -1,6 +1,6 @@
 """What a reader feels, measured: explorer latency, the website's explorers, book build time, test time.
 
-Run with ``make bench``. Prints, for every explorer in ``lnlib.widgets``, the
+Run with ``make bench-book`` (``make bench`` runs it too). Prints, for every explorer in ``lnlib.widgets``, the
 median and 95th percentile of the Python time one control change takes
 (set ``.value``, recompute, redraw, encode the moving layer) and the image bytes
 it sends; for the website's

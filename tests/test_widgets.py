@@ -126,6 +126,22 @@ def test_the_moving_layer_over_the_background_is_the_figure(name):
 
 
 @pytest.mark.parametrize("name", EXPLORERS)
+def test_both_layers_decode_to_their_pixels(name):
+    """The hand-written PNG encoder (lnlib.plots.render.encode_png), read back by Pillow's decoder."""
+    import io
+
+    from PIL import Image
+
+    from lnlib.plots.render import encode_png, overlay
+
+    background, frame = getattr(lnlib.widgets, name)().renderer.layers()
+    for pixels in (background, overlay(background, frame)):
+        decoded = Image.open(io.BytesIO(encode_png(pixels)))
+        assert decoded.mode == "RGBA"
+        np.testing.assert_array_equal(np.asarray(decoded), pixels)
+
+
+@pytest.mark.parametrize("name", EXPLORERS)
 def test_web_settings_show_what_the_widget_shows(name):
     """At grid points of the website's explorer, its readout and note are the widget's, set by its controls."""
     from lnlib.widgets.web import web_states

@@ -11,32 +11,45 @@ precomputed explorers (:mod:`lnlib.widgets.web`) use the same two layers:
 
 from __future__ import annotations
 
-import io
+import struct
+import zlib
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from PIL import Image
 
 __all__ = ["FastRenderer", "encode_png", "overlay"]
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def overlay(background: np.ndarray, frame: np.ndarray) -> np.ndarray:
     """The pixels of `frame` that differ from `background`, on a transparent canvas: laid over the background, the frame.
 
-    Both are (height, width, 4) uint8 RGBA arrays (:meth:`FastRenderer.layers`). The explorers send only this
-    moving layer per update, in JupyterLab and on the website.
+    Both are (height, width, 4) uint8 RGBA arrays, C-contiguous (:meth:`FastRenderer.layers`). The explorers
+    send only this moving layer per update, in JupyterLab and on the website.
     """
-    moved = np.any(frame != background, axis=2)
-    layer = np.zeros_like(frame)
-    layer[moved] = frame[moved]
-    return layer
+    # One uint32 per pixel: a single comparison and a single select, 20-30 times faster than comparing the
+    # four channels and indexing with a boolean mask (6-25 ms per update, the largest part of the Python side).
+    pixels, still = frame.view(np.uint32), background.view(np.uint32)
+    return np.where(pixels != still, pixels, 0).view(np.uint8)
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 def encode_png(rgba: np.ndarray) -> bytes:
-    """RGBA pixels as PNG bytes, encoded for speed (zlib level 1)."""
-    buffer = io.BytesIO()
-    Image.fromarray(rgba).save(buffer, format="png", compress_level=1)
-    return buffer.getvalue()
+    """RGBA pixels (height, width, 4) uint8 as PNG bytes, encoded for speed.
+
+    Every row unfiltered (PNG filter type 0) and deflated at zlib level 1. Pillow's encoder tries a filter per
+    row, which makes it 1.5-2.5 times slower on the explorers' mostly transparent moving layers (2.5-7 ms
+    instead of 3-11 ms per update, quiet machine, BENCHMARKS.md) and its output no smaller.
+    """
+    height, width, _ = rgba.shape
+    rows = np.zeros((height, width * 4 + 1), np.uint8)  # a leading 0 per row: no filter
+    rows[:, 1:] = rgba.reshape(height, -1)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits per channel, RGBA, no interlace
+    return PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _chunk(b"IEND", b"")
 
 
 class FastRenderer:

@@ -58,6 +58,11 @@ def note_html(note: str) -> str:
     return f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
 
 
+def text_lines(count: int) -> str:
+    """CSS height of `count` lines of an HTML widget's text (ipywidgets sets their line height to its inline height)."""
+    return f"calc({count} * var(--jp-widgets-inline-height, 28px))"
+
+
 class Explorer(widgets.VBox):
     """Base class of every ``*_explorer``: controls, a figure, a readout and a note.
 
@@ -83,6 +88,10 @@ class Explorer(widgets.VBox):
         The numbers computed by the last update, for tests and curious readers.
     """
 
+    #: Lines of text kept for the readout and for the note (a subclass whose readout wraps further says so).
+    readout_lines = 2
+    note_lines = 2
+
     def __init__(self, title: str, controls: dict, renderer):
         self.controls = controls
         self.renderer = renderer
@@ -91,8 +100,9 @@ class Explorer(widgets.VBox):
         self.background = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
         self.image = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
         self._shown_background = None
-        self.readout = widgets.HTML()
-        self.note = widgets.HTML(layout=widgets.Layout(min_height="3.2em"))  # room for two lines: nothing below jumps
+        # Room for the longest readout and note this explorer shows, so nothing below them moves as they change.
+        self.readout = widgets.HTML(layout=widgets.Layout(min_height=text_lines(self.readout_lines)))
+        self.note = widgets.HTML(layout=widgets.Layout(min_height=text_lines(self.note_lines)))
         self.result: dict = {}
         parts = ((self.image, "lnlib-figure"), (self.background, "lnlib-figure-background"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note"))
         for part, css_class in parts:
@@ -101,6 +111,7 @@ class Explorer(widgets.VBox):
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
         figure = widgets.Box([self.background, self.image], layout=widgets.Layout(display="grid", grid_template_areas='"figure"', justify_items="flex-start"))
         super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), figure, self.readout, self.note])
+        self.add_class("lnlib-explorer")
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.refresh()

@@ -49,6 +49,8 @@ def _layout(axis_names: tuple[str, ...]) -> str:
 class InputExplorer(Explorer):
     """Choose where x comes from and its shape; the squares that share one mean and variance get one colour (chapter "The input x")."""
 
+    readout_lines = 4  # shape, layout and what is averaged: up to four lines at JupyterLab's width
+
     def __init__(self, context: str, normalization: str, batch: int, length: int, features: int):
         controls = {
             "context": _dropdown("context", CONTEXTS, context),

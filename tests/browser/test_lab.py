@@ -1,110 +1,63 @@
 """The live notebooks, in a real JupyterLab with the MyST renderer (jupyterlab-myst), as a learner meets them.
 
-One JupyterLab server, started on the loopback with a token over a temporary copy of the chapters (so
-the test can never modify the committed notebooks), serves every chapter. Windowing is switched off in
-a private settings folder so every cell is rendered, not only those in view. For each chapter: open it,
-run all cells, and check that the rendered prose shows no raw MyST markup (``{glue``, ``{doc}``,
-``{cite}``, ``{ref}``, ```` ```{ ````), that no solution is open or has run ("Correct!") before the reader
-asks, and that no cell shows an error; a full-page screenshot of each lands in tests/artifacts/screenshots.
-In two chapters the explorer's first slider is then moved with the keyboard and must change readout and figure.
+One JupyterLab server per test worker (``tests/browser/jupyterlab.py``: loopback, a token, a temporary
+copy of the chapters so the test can never modify the committed notebooks, windowing off so every cell is
+rendered) serves every chapter. For each chapter: open it, run all cells, and check that the rendered
+prose shows no raw MyST markup (``{glue``, ``{doc}``, ``{cite}``, ``{ref}``, ```` ```{ ````), that no
+solution is open or has run ("Correct!") before the reader asks, and that no cell shows an error; a
+full-page screenshot of each lands in tests/artifacts/screenshots.
+
+Then every control of the chapter's explorer is moved: each slider by keyboard (arrows, Page Up/Down, Home
+or End on its handle), by a mouse click on its track and by dragging its handle; each dropdown to its next
+option. Every move must change the figure or the readout, and must not move the cell below the explorer by a pixel. A
+slider disabled at the chapter's settings must be one the explorer declares inactive there, with its
+reason in the readout; the dropdowns are then turned until it is in effect, and it is moved like the rest.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
+import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 
+import ipywidgets as widgets
 import pytest
 
+from . import jupyterlab as lab
 from .conftest import ROOT, require
+from .test_web_explorers import EXPLORERS, build
 
-CHAPTERS = sorted(path.stem for path in (ROOT / "chapters").glob("*.ipynb"))
-LIVE_CHAPTERS = ["03_mean", "04_variance"]
-EXPLORER_READOUT = ".lnlib-readout .widget-html-content"
 RAW_MARKUP = ["{glue", "{doc}", "{cite}", "{ref}", "```{", "<!--", "$\\", "$$"]  # "$\\": TeX left unrendered
 ERROR_OUTPUTS = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+# Where the cell after the explorer's cell starts, relative to the explorer's cell: a change means a layout shift.
+BELOW = """root => {
+    const cell = root.closest('.jp-Cell');
+    const next = cell.nextElementSibling;
+    return next ? next.getBoundingClientRect().top - cell.getBoundingClientRect().top : null;
+}"""
+# The heights of the explorer's parts (title, controls, figure, readout, note), to say which one grew.
+PARTS = "root => [...root.children].map(e => Math.round(e.getBoundingClientRect().height))"
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def server(tmp_path_factory):
     require(shutil.which("jupyter-lab", path=str(ROOT / ".venv" / "bin")) is not None or shutil.which("jupyter-lab") is not None,
             "JupyterLab is not installed: run `make test`, which installs it")
     pytest.importorskip("jupyterlab_myst", reason="jupyterlab-myst is not installed: run `make test`, which installs it")
-    workdir = tmp_path_factory.mktemp("lab")
-    for name in CHAPTERS:
-        shutil.copy(ROOT / "chapters" / f"{name}.ipynb", workdir)
-    settings = tmp_path_factory.mktemp("lab-settings")
-    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True)
-    tracker.write_text(json.dumps({"windowingMode": "none"}))
-    news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text(json.dumps({"fetchNews": "false"}))  # no "news?" pop-up over the screenshots
-    port, token = free_port(), secrets.token_hex(16)
-    command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False", "--ServerApp.allow_root=True",
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    env = {**__import__("os").environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start within two minutes")
-        yield base, token, workdir
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    with lab.jupyterlab(tmp_path_factory.mktemp("lab")) as (base, token):
+        yield base, token
 
 
-def open_and_run_all(page, base, token, chapter):
-    # A workspace of its own per chapter, so JupyterLab does not reopen the previous chapter beside it.
-    page.goto(f"{base}/lab/workspaces/{chapter}/tree/{chapter}.ipynb?reset&token={token}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell")
-    page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for()  # the kernel has started
-    page.wait_for_timeout(300)
-    # Opening must not change the notebook (a missing kernelspec made JupyterLab mark chapter 13 modified).
-    assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, f"{chapter}: JupyterLab marks the notebook modified on open"
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    run_all = page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first
-    run_all.wait_for(state="visible")
-    run_all.click()
-    # Done when no cell is queued or running ("[*]") any more and the kernel is idle again.
-    page.wait_for_timeout(500)
-    page.wait_for_function("() => ![...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(e => e.textContent.includes('*'))",
-                           polling=250, timeout=300_000)
-    page.get_by_text("Python 3 (ipykernel) | Idle").first.wait_for()
-
-
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_reads_right_in_jupyterlab(chapter, lab, offline, artifacts):
-    base, token, workdir = lab
+@pytest.mark.parametrize("chapter", lab.CHAPTERS)
+def test_chapter_reads_right_in_jupyterlab(chapter, server, offline, artifacts):
+    base, token = server
     page = offline.context.new_page()
     page.set_default_timeout(180_000)
     started = time.perf_counter()
-    open_and_run_all(page, base, token, chapter)
+    lab.open_chapter(page, base, token, chapter)
+    # Opening must not change the notebook (a missing kernelspec made JupyterLab mark chapter 13 modified).
+    assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, f"{chapter}: JupyterLab marks the notebook modified on open"
+    lab.run_all(page)
     prose = page.locator(".jp-MarkdownCell .jp-RenderedHTMLCommon")
     assert page.locator(".jp-MarkdownCell .myst").count() > 0, f"{chapter}: markdown is not rendered by jupyterlab-myst"
     text = "\n".join(prose.all_inner_texts())
@@ -120,40 +73,103 @@ def test_chapter_reads_right_in_jupyterlab(chapter, lab, offline, artifacts):
     solution.locator("summary").click()  # a solution opens when the reader asks
     assert "answer_" in solution.inner_text(), f"{chapter}: the first solution dropdown shows no answer when opened"
     solution.locator("summary").click()
-    # JupyterLab scrolls the notebook inside its panel: grow the window to the whole chapter for the screenshot.
+    screenshot_whole_chapter(page, artifacts / f"lab__{chapter}.png")
+    print(f"{chapter}: opened and ran in {time.perf_counter() - started:.1f} s")
+    if f"chapters/{chapter}" in EXPLORERS:
+        move_every_control(page, chapter)
+        assert page.locator(ERROR_OUTPUTS).count() == 0, f"{chapter}: the explorer printed an error in JupyterLab"
+    assert offline.blocked == [] or all("127.0.0.1" not in url for url in offline.blocked)
+
+
+def screenshot_whole_chapter(page, path) -> None:
+    """JupyterLab scrolls the notebook inside its panel: grow the window to the whole chapter for the screenshot."""
     height = page.evaluate("""() => {
         const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
         scroller.scrollTop = 0;
         return scroller.scrollHeight;
     }""")
     page.set_viewport_size({"width": 1280, "height": min(height + 200, 30_000)})
-    page.wait_for_timeout(500)
-    page.screenshot(path=str(artifacts / f"lab__{chapter}.png"))
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=str(path))
     page.set_viewport_size({"width": 1280, "height": 900})
-    print(f"{chapter}: opened and ran in {time.perf_counter() - started:.1f} s")
-    if chapter in LIVE_CHAPTERS:  # the explorer answers a slider moved by keyboard
-        move_first_slider(page, chapter)
-        assert page.locator(ERROR_OUTPUTS).count() == 0, f"{chapter}: the explorer printed an error in JupyterLab"
-    assert offline.blocked == [] or all("127.0.0.1" not in url for url in offline.blocked)
 
 
-def move_first_slider(page, chapter):
-    """Move the explorer's first slider with the keyboard: the readout and the figure must both change."""
-    handle = page.locator(".widget-slider .noUi-handle").first
-    handle.wait_for(state="attached")
-    handle.scroll_into_view_if_needed()
-    handle.wait_for(state="visible")
-    readout = page.locator(EXPLORER_READOUT).first
-    image = page.locator("img.lnlib-figure").first
-    page.wait_for_function("sel => { const e = document.querySelector(sel); return e && e.textContent.trim().length > 0; }", arg=EXPLORER_READOUT)
-    readout_before, image_before = readout.inner_text(), image.get_attribute("src")
+def settle(page) -> None:
+    """Wait until the kernel is idle again (every message of the last move has arrived) and the page has painted."""
+    page.get_by_text(lab.KERNEL_IDLE).first.wait_for()
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
 
-    handle.focus()
-    for _ in range(5):
-        page.keyboard.press("ArrowRight")
-    # The readout and the image are separate widget messages: wait for each.
-    page.wait_for_function("([sel, before]) => document.querySelector(sel).textContent !== before", arg=[EXPLORER_READOUT, readout.text_content()])
-    page.wait_for_function("before => document.querySelector('img.lnlib-figure').getAttribute('src') !== before", arg=image_before, timeout=10_000)
-    assert readout.inner_text() != readout_before, f"{chapter}: the readout did not change after moving the slider"
-    assert image.get_attribute("src") != image_before, f"{chapter}: the figure did not change after moving the slider"
-    page.screenshot(path=str(ROOT / "tests" / "artifacts" / "screenshots" / f"lab__{chapter}__explorer.png"), full_page=False)
+
+def readout_text(html_text: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", "", html_text).split())
+
+
+def move_every_control(page, chapter) -> None:
+    explorer = build(EXPLORERS[f"chapters/{chapter}"])
+    names = {control.description: name for name, control in explorer.controls.items()}
+    root = page.locator(lab.EXPLORER)
+    root.scroll_into_view_if_needed()
+    handle = root.element_handle()
+    controls = lab.controls(root)
+    assert controls, f"{chapter}: the explorer shows no slider or dropdown"
+    below, parts = handle.evaluate(BELOW), handle.evaluate(PARTS)
+    moved = 0
+    for control in controls:
+        state = lab.control_state(control)
+        where = f"{chapter}: {state['label']}"
+        if state["disabled"]:
+            inactive = explorer_at_page_choices(explorer, root)
+            assert names.get(state["label"]) in inactive, f"{where} is disabled but the explorer says it is in effect"
+            reason = inactive[names[state["label"]]]
+            assert readout_text(reason) in " ".join(root.locator(".lnlib-readout").inner_text().split()), \
+                f"{where} is disabled without its reason ({reason!r}) in the readout"
+            enable(page, handle, control, where)
+        for kind in moves(state):
+            how, what = lab.plan_move(lab.control_state(control), "mouse" if kind == "drag" else kind, moved)
+            before = handle.evaluate(lab.STATE)
+            if kind == "drag":
+                how = kind
+                lab.drag_slider(page, control, what)
+            else:
+                lab.move(page, control, how, what)
+            try:
+                page.wait_for_function(lab.CHANGED, arg=[handle, before], timeout=10_000)
+            except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
+                pytest.fail(f"{where} moved by {how} ({what}): neither the figure nor the readout changed in 10 s")
+            settle(page)
+            after = handle.evaluate(BELOW)
+            assert abs(after - below) < 0.5, (f"{where} moved by {how} ({what}): the cell below the explorer moved {after - below:+.1f} px"
+                                              f" (heights of title, controls, figure, readout, note: {parts} -> {handle.evaluate(PARTS)})")
+            moved += 1
+    page.screenshot(path=str(ROOT / "tests" / "artifacts" / "screenshots" / f"lab__{chapter}__explorer.png"))
+    assert moved >= len(controls), f"{chapter}: only {moved} moves were made"
+
+
+def moves(state: dict) -> list[str]:
+    """Keys, a click on the track and drags of the handle for a slider; the next option for a dropdown."""
+    return ["select"] if state["kind"] == "select" else ["key", "mouse", "key", "drag", "drag"]
+
+
+def explorer_at_page_choices(explorer, root) -> dict:
+    """The controls `explorer` declares inactive with its dropdowns set to the page's choices."""
+    for name, control in explorer.controls.items():
+        if isinstance(control, (widgets.Dropdown, widgets.ToggleButtons)):
+            control.index = root.locator(".widget-dropdown, .widget-toggle-buttons").filter(has_text=control.description).evaluate(
+                "e => { const s = e.querySelector('select'); return s ? s.selectedIndex"
+                " : [...e.querySelectorAll('button')].findIndex(b => b.classList.contains('mod-active')); }")
+    return explorer.inactive(explorer.values())
+
+
+def enable(page, handle, control, where: str) -> None:
+    """Turn the explorer's dropdowns until `control` is in effect (it is disabled at the page's choices)."""
+    for select in handle.query_selector_all("select"):
+        for index in range(select.evaluate("e => e.options.length")):
+            if index == select.evaluate("e => e.selectedIndex"):
+                continue
+            before = handle.evaluate(lab.STATE)
+            select.select_option(index=index)
+            page.wait_for_function(lab.CHANGED, arg=[handle, before], timeout=10_000)
+            settle(page)
+            if not lab.control_state(control)["disabled"]:
+                return
+    pytest.fail(f"{where} is disabled at every choice of the dropdowns")
