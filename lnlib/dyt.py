@@ -75,7 +75,7 @@ def dyt_backward(dy, x, alpha: float = ALPHA_INIT, gamma=None):
     return dt * alpha, float(np.sum(dt * x)), np.sum(dy * t, axis=lead), np.sum(dy, axis=lead)
 
 
-def heavy_tailed_tokens(tokens: int, width: int, *, df: float = 3.0, seed: int = 0) -> np.ndarray:
+def heavy_tailed_tokens(tokens: int, width: int, *, df: float = 2.0, seed: int = 0) -> np.ndarray:
     """Tokens whose entries follow Student's t with `df` degrees of freedom (chapter "LayerNorm after 2020").
 
     A stand-in for the activations that reach a LayerNorm deep in a trained
