@@ -241,8 +241,8 @@ CLAIMS: tuple[Claim, ...] = (
        "vanishing gradients in earlier layers. [...] Mix-LN applies Post-LN to the earlier layers and Pre-LN to the deeper layers, "
        "ensuring more uniform gradients across layers", "li2025mixln", "partly true",
        "at initialization Pre-LN's deepest layers do get smaller gradients than its first; Post-LN's early layers are not "
-       "consistently starved and Mix-LN's gradients are no more uniform than Post-LN's; training may differ, which a toy at "
-       "initialization cannot check", "12_after_2020"),
+       "consistently starved, and Mix-LN's per-layer gradients are about as uneven as Post-LN's and Pre-LN's; "
+       "training may differ, which a toy at initialization cannot check", "12_after_2020"),
     _c("deepnorm_best_of_both", "The proposed method combines the best of two worlds, i.e., good performance of Post-LN and "
        "stable training of Pre-LN", "wang2022deepnet", "not checkable as stated",
        "performance and stability are properties of training runs; at initialization DeepNorm keeps Post-LN's unit-variance "
