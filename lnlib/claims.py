@@ -247,9 +247,8 @@ CLAIMS: tuple[Claim, ...] = (
        "stable training of Pre-LN", "wang2022deepnet", "not checkable as stated",
        "performance and stability are properties of training runs; at initialization DeepNorm keeps Post-LN's unit-variance "
        "stream and has the most level per-layer gradients of the seven placements", "12_after_2020"),
-    _c("qk_norm_logits", "[The instability] was caused by extremely large values in attention logits, which lead to (almost "
-       "one-hot) attention weights with near-zero entropy [...] we apply LayerNorm [...] to the queries and keys before the "
-       "dot-product attention computation", "dehghani2023scaling", "true",
+    _c("qk_norm_logits", "[The divergence] was caused by extremely large values in attention logits, which lead to (almost "
+       "one-hot) attention weights with near-zero entropy", "dehghani2023scaling", "true",
        "the logits grow as the square of the query/key scale and the attention entropy falls towards 0; with LayerNorm on q and k "
        "every logit stays below $\\sqrt d$ at any scale", "12_after_2020"),
     _c("dyt_s_shape", "layer normalization in Transformers often produces tanh-like, S-shaped input-output mappings",

@@ -194,3 +194,29 @@ def test_dyt_backward_matches_pytorch_autograd():
     np.testing.assert_allclose(out.detach().numpy(), dyt(x, 0.5, gamma, beta), rtol=1e-12)
     for ours, theirs in ((dx, tx), (dalpha, ta), (dgamma, tg), (dbeta, tb)):
         np.testing.assert_allclose(ours, theirs.grad.numpy(), rtol=1e-10)
+
+
+# --- the explorer -----------------------------------------------------------------------------
+
+
+def test_explorer_shows_the_numbers_of_its_grid():
+    import lnlib.widgets
+    from lnlib.widgets.after_2020 import SEEDS, WIDTH
+
+    explorer = lnlib.widgets.after_2020_explorer(scheme="lns", depth=8, qk_scale=8, qk_norm=True)
+    profile = placement_profile("lns", 8, WIDTH, seeds=SEEDS, qk_scale=8, qk_norm=True)  # measured again, by hand
+    assert explorer.result["stream_top"] == pytest.approx(profile.stream_sq[:, -1].mean())
+    grads = profile.grad_norm.mean(axis=0)
+    assert explorer.result["grad_top_over_bottom"] == pytest.approx(grads[-1] / grads[0])
+    assert f"<b>{profile.stream_sq[:, -1].mean():.3g}</b>" in explorer.readout.value
+    explorer.controls["qk_norm"].value = False                                     # scale 8, no QK-norm: collapse
+    assert explorer.result["entropy"] < 0.5 and "QK-norm" in explorer.note.value
+    explorer.controls["qk_norm"].value = True
+    assert explorer.result["entropy"] > 1.5 and explorer.note.value == ""
+
+
+def test_explorer_refuses_settings_off_its_grid():
+    import lnlib.widgets
+
+    with pytest.raises(ValueError, match="after_2020_explorer offers"):
+        lnlib.widgets.after_2020_explorer(depth=48)

@@ -85,14 +85,14 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
     left.axhline(bound, color=PALETTE["neutral"], ls=":", lw=1)
     left.text(scales[0], bound * 1.3, "$\\sqrt{d}$", fontsize=10)
     right.axhline(np.log(tokens), color=PALETTE["neutral"], ls=":", lw=1)
-    right.text(scales[0], np.log(tokens) * 0.88, f"uniform, ln {tokens}", fontsize=10, va="top")
+    right.text(scales[-1], np.log(tokens) * 1.03, f"uniform, ln {tokens}", fontsize=10, va="bottom", ha="right")
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.set_xlabel("scale s of $W_q, W_k$")
     left.set_yscale("log")
     left.set(ylabel="largest |logit|", title="logits")
-    right.set(ylabel="mean entropy (nats)", title="attention entropy", ylim=(0, 1.1 * np.log(tokens)))
+    right.set(ylabel="mean entropy (nats)", title="attention entropy", ylim=(0, 1.25 * np.log(tokens)))
     left.legend(loc="upper left")
     return fig
 
