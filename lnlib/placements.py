@@ -128,39 +128,54 @@ def init_weights(scheme: str, depth: int, width: int, *, seed: int = 0, qk_scale
 # --- one sub-layer ---------------------------------------------------------------------------------
 
 
+def _norm(x):
+    """LayerNorm's output, and what its backward needs (the input and the saved statistics)."""
+    y, mean, rstd = layer_norm(x, return_stats=True)
+    return y, (x, mean, rstd)
+
+
+def _norm_backward(dy, saved):
+    x, mean, rstd = saved
+    return layer_norm_backward(dy, x, mean=mean, rstd=rstd)[0]
+
+
 def _sublayer_forward(x, branch, rule: SublayerRule):
     """Return the sub-layer's output and what its backward needs; `branch` maps an input to (output, cache)."""
     if rule.kind == "post":
         f, f_cache = branch(x)
-        z = rule.residual * x + f
-        return layer_norm(z), (z, f_cache)
+        y, saved = _norm(rule.residual * x + f)
+        return y, (saved, f_cache)
     if rule.kind == "pre":
-        f, f_cache = branch(rule.norm_scale * layer_norm(x))
-        return x + f, (x, f_cache)
+        n, saved = _norm(x)
+        f, f_cache = branch(rule.norm_scale * n)
+        return x + f, (saved, f_cache)
     if rule.kind == "peri":
-        f, f_cache = branch(layer_norm(x))
-        return x + layer_norm(f), (x, f, f_cache)
+        n, saved_in = _norm(x)
+        f, f_cache = branch(n)
+        y, saved_out = _norm(f)
+        return x + y, (saved_in, saved_out, f_cache)
     f, f_cache = branch(x)  # olmo2
-    return x + layer_norm(f), (f, f_cache)
+    y, saved = _norm(f)
+    return x + y, (saved, f_cache)
 
 
 def _sublayer_backward(dy, cache, branch_backward, rule: SublayerRule):
     """Gradient of :func:`_sublayer_forward` with respect to its input, and the branch's weight gradients."""
     if rule.kind == "post":
-        z, f_cache = cache
-        dz = layer_norm_backward(dy, z)[0]
+        saved, f_cache = cache
+        dz = _norm_backward(dy, saved)
         df, grads = branch_backward(dz, f_cache)
         return rule.residual * dz + df, grads
     if rule.kind == "pre":
-        x, f_cache = cache
+        saved, f_cache = cache
         dn, grads = branch_backward(dy, f_cache)
-        return dy + rule.norm_scale * layer_norm_backward(dn, x)[0], grads
+        return dy + rule.norm_scale * _norm_backward(dn, saved), grads
     if rule.kind == "peri":
-        x, f, f_cache = cache
-        dn, grads = branch_backward(layer_norm_backward(dy, f)[0], f_cache)
-        return dy + layer_norm_backward(dn, x)[0], grads
-    f, f_cache = cache
-    dx, grads = branch_backward(layer_norm_backward(dy, f)[0], f_cache)
+        saved_in, saved_out, f_cache = cache
+        dn, grads = branch_backward(_norm_backward(dy, saved_out), f_cache)
+        return dy + _norm_backward(dn, saved_in), grads
+    saved, f_cache = cache
+    dx, grads = branch_backward(_norm_backward(dy, saved), f_cache)
     return dy + dx, grads
 
 
