@@ -25,10 +25,10 @@ MEASURES = {
 }
 
 
-def _log_axis(ax) -> None:
-    """A logarithmic y-axis labelled with plain numbers."""
+def _log_axis(ax, subs=(1.0, 3.0)) -> None:
+    """A logarithmic y-axis labelled with plain numbers, at `subs` times each power of ten."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -143,7 +143,7 @@ class PlacementPanels:
             (self.lines[measure],) = ax.plot([], [], "o-", ms=2.5, lw=1.8)
             ax.set(xlim=(-0.5, max_depth + 0.5), ylim=limits[measure], ylabel=label)
             if log:
-                _log_axis(ax)
+                _log_axis(ax, subs=(1.0,))
             ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
         for ax in axes[-2:]:
             ax.set_xlabel("layer l")
