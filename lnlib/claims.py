@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
+__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "PAPERS", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
            "backlinks_markdown", "home_link", "section_anchor"]
 
 #: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
@@ -45,6 +45,7 @@ CHAPTER_TITLES = {
     "09_gradients": "Gradients through LayerNorm",
     "10_family": "LayerNorm and its family",
     "11_pre_post_norm": "Pre-norm vs post-norm",
+    "12_after_2020": "LayerNorm after 2020",
     "13_numerics": "Computing it right: numerics",
     "15_fact_check": "Fact check",
     "16_check_your_own": "Check your own LayerNorm",
@@ -68,6 +69,18 @@ SOURCES = {
 }
 
 
+#: Papers whose central claims the chapter "LayerNorm after 2020" judges: bibliography key -> (arXiv id, short title).
+#: A claim's ``source`` is a key of :data:`SOURCES` or of this map.
+PAPERS = {
+    "sun2025curse": ("2502.05795", "Sun et al. 2025, The Curse of Depth"),
+    "kim2025peri": ("2502.02732", "Kim et al. 2025, Peri-LN"),
+    "li2025mixln": ("2412.13795", "Li et al. 2025, Mix-LN"),
+    "wang2022deepnet": ("2203.00555", "Wang et al. 2022, DeepNet"),
+    "dehghani2023scaling": ("2302.05442", "Dehghani et al. 2023, ViT-22B"),
+    "zhu2025transformers": ("2503.10622", "Zhu et al. 2025, Transformers without Normalization"),
+}
+
+
 @dataclass(frozen=True)
 class Claim:
     """One statement of a source document and its verdict (chapter "Fact check").
@@ -80,7 +93,7 @@ class Claim:
     quote : str
         The statement, as the document writes it (shortened, MyST markup allowed).
     source : str
-        Document id, a key of :data:`SOURCES`.
+        Document id, a key of :data:`SOURCES`, or a paper, a key of :data:`PAPERS`.
     verdict : str
         One of :data:`VERDICTS`.
     correct : str
@@ -105,8 +118,8 @@ class Claim:
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r} for claim {self.key!r}.")
-        if self.source not in SOURCES:
-            raise ValueError(f"source must be one of {tuple(SOURCES)}; got {self.source!r} for claim {self.key!r}.")
+        if self.source not in SOURCES and self.source not in PAPERS:
+            raise ValueError(f"source must be one of {tuple(SOURCES) + tuple(PAPERS)}; got {self.source!r} for claim {self.key!r}.")
         if self.section is not None and self.section not in SECTION_TITLES:
             raise ValueError(f"claim {self.key!r}: section must be one of {tuple(SECTION_TITLES)}; got {self.section!r}.")
         if (self.home == FACT_CHECK) != (self.section is not None):
@@ -208,6 +221,41 @@ CLAIMS: tuple[Claim, ...] = (
     _c("placement_chains", "Post-norm: Input → Attention → LayerNorm → Output; pre-norm: Input → LayerNorm → Attention → Output", "001", "false",
        "both placements have a residual connection, which the chains omit; without it the two stacks differ only at their ends",
        "11_pre_post_norm"),
+    # --- chapter "LayerNorm after 2020" (the papers' central claims, checked at initialization) ---
+    _c("curse_of_depth", "While Pre-LN stabilizes the training of Transformer LLMs, its output variance exponentially grows with "
+       "the model depth, which undesirably causes the derivative of the deep Transformer blocks to be an identity matrix",
+       "sun2025curse", "partly true",
+       "at initialization Pre-LN's stream variance grows linearly with depth, not exponentially; the deep blocks do come close "
+       "to the identity (each turns its input by a much smaller angle than the first blocks)", "12_after_2020"),
+    _c("layer_norm_scaling", "This simple modification mitigates the output variance explosion of deeper Transformer layers, "
+       "improving their contribution", "sun2025curse", "partly true",
+       "at initialization scaling each norm's output by $1/\\sqrt{\\ell}$ keeps the stream variance an order of magnitude lower; "
+       "the deep blocks then change their input even less than in Pre-LN, so a larger contribution could only come from training",
+       "12_after_2020"),
+    _c("peri_ln_balanced", "Peri-LN consistently achieves more balanced variance growth, steadier gradient flow, and convergence "
+       "stability", "kim2025peri", "true under conditions",
+       "normalizing each branch's output makes every sub-layer add the same variance whatever the scale of its weights, so the "
+       "stream cannot grow faster than linearly when the branches' outputs grow; at Xavier initialization Peri-LN's stream grows "
+       "as fast as Pre-LN's", "12_after_2020"),
+    _c("mix_ln_uniform", "Pre-LN [...] leads to diminished gradient norms in its deeper layers [...] Post-LN [...] suffers from "
+       "vanishing gradients in earlier layers. [...] Mix-LN applies Post-LN to the earlier layers and Pre-LN to the deeper layers, "
+       "ensuring more uniform gradients across layers", "li2025mixln", "partly true",
+       "at initialization Pre-LN's deepest layers do get smaller gradients than its first; Post-LN's early layers are not "
+       "consistently starved, and Mix-LN's per-layer gradients are about as uneven as Post-LN's and Pre-LN's; "
+       "training may differ, which a toy at initialization cannot check", "12_after_2020"),
+    _c("deepnorm_best_of_both", "The proposed method combines the best of two worlds, i.e., good performance of Post-LN and "
+       "stable training of Pre-LN", "wang2022deepnet", "not checkable as stated",
+       "performance and stability are properties of training runs; at initialization DeepNorm keeps Post-LN's unit-variance "
+       "stream and has the most level per-layer gradients of the seven placements", "12_after_2020"),
+    _c("qk_norm_logits", "[The divergence] was caused by extremely large values in attention logits, which lead to (almost "
+       "one-hot) attention weights with near-zero entropy", "dehghani2023scaling", "true",
+       "the logits grow as the square of the query/key scale and the attention entropy falls towards 0; with LayerNorm on q and k "
+       "every logit stays below $\\sqrt d$ at any scale", "12_after_2020"),
+    _c("dyt_s_shape", "layer normalization in Transformers often produces tanh-like, S-shaped input-output mappings",
+       "zhu2025transformers", "true under conditions",
+       "when the tokens reaching the norm differ in scale (heavy tails, a few very large entries) the entries fall along an S "
+       "that $\\gamma\\tanh(\\alpha x)$ fits far better than a line; for tokens of equal scale the map is a straight line",
+       "12_after_2020"),
     # --- chapter "Numerics" ---
     _c("eps_numerical_stability", "even with very small variances, division can lead to extremely large values that cause instability",
        "000", "true under conditions", "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
@@ -307,12 +355,20 @@ def claims_table(claims=None) -> str:
     claims = CLAIMS if claims is None else claims
     lines = ["| verdict | claim (source); correct statement (judged in) |", "|---|---|"]
     for item in claims:
-        source = f"[{item.source}: {SOURCES[item.source][1]}](../sources.md)"
+        source = _source_link(item.source)
         cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({home_link(item, here=True)})"]
         if any("|" in cell for cell in cells):
             raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _source_link(source: str) -> str:
+    """A source document links to the Sources page; a paper to its arXiv abstract."""
+    if source in PAPERS:
+        arxiv, title = PAPERS[source]
+        return f"[{title}](https://arxiv.org/abs/{arxiv})"
+    return f"[{source}: {SOURCES[source][1]}](../sources.md)"
 
 
 def verdict_legend() -> str:

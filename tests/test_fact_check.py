@@ -47,6 +47,9 @@ from lnlib.symbolic import closed_form_jacobian, jacobian, make_symbols, source_
 from lnlib.deep_stack import random_stack, run_stack
 from lnlib.norms import batch_norm, instance_norm
 from lnlib.transformer import attention_forward, depth_sweep, init_layer, init_profile
+from lnlib.dyt import fit_tanh, heavy_tailed_tokens, s_curve
+from lnlib.placements import SCHEMES, placement_profile
+from lnlib.qk_norm import logit_statistics
 from lnlib.variants import FRAMEWORK_EPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -616,3 +619,81 @@ def test_fact_check_explorer_refuses_settings_off_the_grid():
         lnlib.widgets.fact_check_explorer(size=5)
     with pytest.raises(ValueError, match="grid holds"):
         moment_grid(sizes=(2, 4), samples=10).index("normal", 8)
+
+
+# --- chapter "LayerNorm after 2020": the papers' claims at initialization, over three groups of seeds --------------
+
+AFTER_2020_SEEDS = (0, 100, 200)
+
+
+def _after_2020_profile(scheme, depth, **kwargs):
+    return [placement_profile(scheme, depth, 32, seeds=3, first_seed=s, **kwargs) for s in AFTER_2020_SEEDS]
+
+
+def test_curse_of_depth():
+    for p in _after_2020_profile("pre", 48):
+        var = p.stream_sq.mean(axis=0)
+        slope = (var[48] - var[24]) / 24                                              # linear growth: equal increments
+        assert 0.7 < (var[24] - var[0]) / 24 / slope < 1.4                           # both halves add about the same
+        assert var[48] / var[24] < 2.5                                               # exponential growth would square the ratio
+        angle = p.angle.mean(axis=0)
+        assert angle[-1] < angle[0] / 3                                              # deep blocks: close to the identity
+
+
+def test_layer_norm_scaling():
+    for pre, lns in zip(_after_2020_profile("pre", 48), _after_2020_profile("lns", 48)):
+        assert lns.stream_sq.mean(axis=0)[-1] < pre.stream_sq.mean(axis=0)[-1] / 10  # variance growth mitigated
+        assert lns.angle.mean(axis=0)[-8:].mean() < pre.angle.mean(axis=0)[-8:].mean()  # deep blocks change their input less
+
+
+def test_peri_ln_balanced():
+    for pre, peri, pre4, peri4 in zip(_after_2020_profile("pre", 24), _after_2020_profile("peri", 24),
+                                      _after_2020_profile("pre", 24, out_scale=4.0), _after_2020_profile("peri", 24, out_scale=4.0)):
+        top = lambda p: p.stream_sq.mean(axis=0)[-1]                                  # noqa: E731
+        assert top(pre4) > 10 * top(pre)                                             # Pre-LN: grows with the branches' scale
+        assert top(peri4) == pytest.approx(top(peri), rel=1e-3)                      # Peri-LN: does not (ε aside)
+        assert top(peri) >= top(pre)                                                 # at Xavier init: no better balanced
+
+
+def test_mix_ln_uniform():
+    for depth in (24, 48):
+        profiles = {s: _after_2020_profile(s, depth) for s in ("pre", "post", "mixln")}
+        for pre in profiles["pre"]:
+            g = pre.grad_norm.mean(axis=0)
+            assert g[-1] < g[0] / 2                                                  # Pre-LN: deep layers get less
+        # spread of the per-layer gradient norms (sd / mean), pooled over the 9 seeds: single-batch norms are noisy
+        spread = {s: np.mean([p.grad_norm.std(axis=1) / p.grad_norm.mean(axis=1) for p in group])
+                  for s, group in profiles.items()}
+        assert spread["mixln"] > 0.9 * min(spread["post"], spread["pre"])            # Mix-LN: no more uniform
+
+
+def test_deepnorm_best_of_both():
+    spreads = {}
+    for scheme in SCHEMES:
+        profiles = _after_2020_profile(scheme, 48)
+        spreads[scheme] = np.mean([np.mean(p.grad_norm.std(axis=1) / p.grad_norm.mean(axis=1)) for p in profiles])
+        if scheme == "deepnorm":
+            for p in profiles:
+                np.testing.assert_allclose(p.stream_sq[:, 1:], 1.0, atol=1e-3)        # Post-LN's unit stream
+    assert min(spreads, key=spreads.get) == "deepnorm"                                # the most level gradients
+
+
+def test_qk_norm_logits():
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        w, x = init_layer(rng, 32), rng.normal(size=(2, 16, 32))
+        scaled = lambda s: {**w, "Wq": w["Wq"] * s, "Wk": w["Wk"] * s}                # noqa: E731
+        plain = [logit_statistics(x, scaled(s)) for s in (1.0, 4.0, 16.0)]
+        normed = [logit_statistics(x, scaled(s), qk_norm=True) for s in (1.0, 4.0, 16.0)]
+        assert plain[1]["max_logit"] == pytest.approx(16 * plain[0]["max_logit"])     # logits grow as the scale squared
+        assert plain[2]["entropy"] < 0.05 < np.log(16) / 2 < plain[0]["entropy"]     # near-zero entropy (uniform: ln 16)
+        assert all(n["max_logit"] < np.sqrt(32) for n in normed)                     # QK-norm: bounded by √d
+        assert normed[2]["entropy"] == pytest.approx(normed[0]["entropy"], rel=1e-3)  # and the scale no longer matters
+
+
+def test_dyt_s_shape():
+    for seed in range(3):
+        heavy = fit_tanh(*s_curve(heavy_tailed_tokens(256, 64, df=2.0, seed=seed)))
+        normal = fit_tanh(*s_curve(heavy_tailed_tokens(256, 64, df=np.inf, seed=seed)))
+        assert heavy["rms_tanh"] < 0.7 * heavy["rms_line"]                           # unequal tokens: an S, not a line
+        assert normal["rms_tanh"] > 0.95 * normal["rms_line"]                        # equal tokens: a line is as good

@@ -3,6 +3,7 @@
 See :class:`lnlib.widgets.base.Explorer` for the convention every explorer follows.
 """
 
+from .after_2020 import after_2020_explorer
 from .base import Explorer
 from .complete_examples import complete_examples_explorer
 from .epsilon import epsilon_explorer
@@ -18,4 +19,4 @@ from .the_input import input_explorer
 from .variance import variance_explorer
 from .why_normalize import why_normalize_explorer
 
-__all__ = ["Explorer", "complete_examples_explorer", "gamma_beta_explorer", "gradients_explorer", "input_explorer", "epsilon_explorer", "fact_check_explorer", "family_explorer", "mean_explorer", "normalizing_explorer", "numerics_explorer", "pre_post_norm_explorer", "variance_explorer", "why_normalize_explorer"]
+__all__ = ["Explorer", "after_2020_explorer", "complete_examples_explorer", "gamma_beta_explorer", "gradients_explorer", "input_explorer", "epsilon_explorer", "fact_check_explorer", "family_explorer", "mean_explorer", "normalizing_explorer", "numerics_explorer", "pre_post_norm_explorer", "variance_explorer", "why_normalize_explorer"]

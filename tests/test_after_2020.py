@@ -1,0 +1,222 @@
+"""The placements, QK-norm and DyT of the chapter "LayerNorm after 2020": every backward against finite differences and PyTorch."""
+
+import numpy as np
+import pytest
+
+from lnlib.backward import numerical_gradient, relative_error
+from lnlib.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
+from lnlib.placements import (SCHEMES, deepnorm_constants, init_weights, mixln_post_layers, placement_backward,
+                              placement_forward, placement_profile, sublayer_rules)
+from lnlib.qk_norm import logit_statistics, qk_attention_backward, qk_attention_forward
+from lnlib.transformer import attention_backward, attention_forward, init_layer
+
+WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
+TORCH_MISSING = "PyTorch is not installed: run `make test TORCH_SPEC=torch==2.13.0` to compare with autograd"
+
+
+def small_stack(scheme, *, depth=4, width=4, seed=0, qk_scale=1.0):
+    """Four layers (so Mix-LN has one post-norm layer), 2 sequences of 3 tokens, and an upstream gradient."""
+    rng = np.random.default_rng(seed)
+    weights = init_weights(scheme, depth, width, qk_scale=qk_scale, rng=rng)
+    return weights, rng.normal(size=(2, 3, width)), rng.normal(size=(2, 3, width))
+
+
+@pytest.mark.parametrize("qk_norm", [False, True], ids=["plain", "qk-norm"])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_stack_backward_matches_finite_differences(scheme, qk_norm):
+    weights, x, dy = small_stack(scheme, qk_scale=2.0)
+    out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
+    stream_grads, grads = placement_backward(dy, states, caches, weights, scheme)
+    forward = lambda v, ws=weights: placement_forward(v, ws, scheme, qk_norm=qk_norm)[0]  # noqa: E731
+    assert relative_error(stream_grads[0], numerical_gradient(forward, x, dy)) < 1e-6
+    for layer in (0, len(weights) - 1):
+        for name in WEIGHT_NAMES:
+            def with_weight(m, layer=layer, name=name):
+                ws = [dict(w) for w in weights]
+                ws[layer][name] = m
+                return forward(x, ws)
+            numeric = numerical_gradient(with_weight, weights[layer][name], dy)
+            assert relative_error(grads[layer][name], numeric) < 1e-6, (layer, name)
+
+
+def test_qk_attention_without_the_norm_is_chapter_11s_attention():
+    rng = np.random.default_rng(1)
+    w, x, dy = init_layer(rng, 5), rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 3, 5))
+    out, cache = qk_attention_forward(x, w)
+    ref, ref_cache = attention_forward(x, w)
+    np.testing.assert_allclose(out, ref, rtol=1e-13)
+    dx, grads = qk_attention_backward(dy, cache, w)
+    ref_dx, ref_grads = attention_backward(dy, ref_cache, w)
+    np.testing.assert_allclose(dx, ref_dx, rtol=1e-12)
+    for name in ref_grads:
+        np.testing.assert_allclose(grads[name], ref_grads[name], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_qk_norm_bounds_every_logit_by_root_width_at_any_scale(seed):
+    rng = np.random.default_rng(seed)
+    w, x = init_layer(rng, 16), rng.normal(size=(2, 8, 16))
+    for scale in (1.0, 10.0, 1000.0):
+        scaled = {**w, "Wq": w["Wq"] * scale, "Wk": w["Wk"] * scale}
+        normed = logit_statistics(x, scaled, qk_norm=True)
+        assert normed["max_logit"] < normed["bound"] == 4.0
+    plain_small, plain_large = (logit_statistics(x, {**w, "Wq": w["Wq"] * s, "Wk": w["Wk"] * s}) for s in (1.0, 10.0))
+    # q and k each grow tenfold, so every logit grows a hundredfold
+    assert plain_large["max_logit"] == pytest.approx(100 * plain_small["max_logit"], rel=1e-9)
+    assert plain_large["entropy"] < 0.25 * plain_small["entropy"]
+
+
+def test_dyt_backward_matches_finite_differences():
+    rng = np.random.default_rng(2)
+    x, dy = rng.normal(size=(3, 5)) * 2, rng.normal(size=(3, 5))
+    gamma, beta, alpha = rng.normal(size=5), rng.normal(size=5), 0.7
+    dx, dalpha, dgamma, dbeta = dyt_backward(dy, x, alpha, gamma)
+    assert relative_error(dx, numerical_gradient(lambda v: dyt(v, alpha, gamma, beta), x, dy)) < 1e-7
+    assert relative_error(dgamma, numerical_gradient(lambda g: dyt(x, alpha, g, beta), gamma, dy)) < 1e-7
+    assert relative_error(dbeta, numerical_gradient(lambda b: dyt(x, alpha, gamma, b), beta, dy)) < 1e-7
+    step = 1e-6
+    numeric = np.sum(dy * (dyt(x, alpha + step, gamma, beta) - dyt(x, alpha - step, gamma, beta))) / (2 * step)
+    assert dalpha == pytest.approx(numeric, rel=1e-7)
+
+
+def test_fit_tanh_recovers_a_known_curve():
+    x = np.linspace(-6, 6, 401)
+    fit = fit_tanh(x, 3.0 * np.tanh(0.4 * x))
+    assert fit["alpha"] == pytest.approx(0.4, rel=1e-6) and fit["gamma"] == pytest.approx(3.0, rel=1e-6)
+    assert fit["rms_tanh"] < 1e-8 < fit["rms_line"]
+
+
+def test_s_curve_is_layer_norm_entry_by_entry():
+    x = heavy_tailed_tokens(4, 8, seed=3)
+    inputs, outputs = s_curve(x)
+    mean, std = x.mean(axis=1, keepdims=True), np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(inputs, x.ravel())
+    np.testing.assert_allclose(outputs, ((x - mean) / std).ravel(), rtol=1e-12)
+
+
+def test_deepnorm_constants_and_initialization():
+    # Wang et al., decoder-only: alpha = (2N)^(1/4), beta = (8N)^(-1/4); N = 8 gives 16^(1/4) = 2 and 64^(-1/4) = 1/(2 sqrt 2)
+    alpha, beta = deepnorm_constants(8)
+    assert alpha == pytest.approx(2.0) and beta == pytest.approx(1 / (2 * np.sqrt(2)))
+    plain, deep = init_weights("pre", 8, 6, seed=4), init_weights("deepnorm", 8, 6, seed=4)
+    for name in WEIGHT_NAMES:
+        np.testing.assert_allclose(deep[3][name], plain[3][name] * (beta if name in ("Wv", "Wo", "W1", "W2") else 1.0))
+    assert {rule.residual for rule in sublayer_rules("deepnorm", 8)} == {alpha}
+
+
+def test_mixln_and_layer_norm_scaling_rules():
+    assert mixln_post_layers(4) == 1 and mixln_post_layers(48) == 12 and mixln_post_layers(3) == 0
+    kinds = [rule.kind for rule in sublayer_rules("mixln", 8)]
+    assert kinds == ["post"] * 2 + ["pre"] * 6
+    scales = [rule.norm_scale for rule in sublayer_rules("lns", 4)]
+    np.testing.assert_allclose(scales, [1, 1 / np.sqrt(2), 1 / np.sqrt(3), 0.5])
+
+
+def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
+    for scheme in ("peri", "olmo2"):
+        base, scaled = (placement_profile(scheme, 6, 16, seeds=2, out_scale=s).stream_sq for s in (1.0, 5.0))
+        np.testing.assert_allclose(base, scaled, rtol=1e-3)  # equal but for the epsilon inside each norm
+    pre, pre_scaled = (placement_profile("pre", 6, 16, seeds=2, out_scale=s).stream_sq[:, -1] for s in (1.0, 5.0))
+    assert np.all(pre_scaled > 10 * pre)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(scheme="sandwich", depth=4, width=8), "scheme must be one of"),
+    (dict(scheme="pre", depth=0, width=8), "depth"),
+    (dict(scheme="pre", depth=4, width=8, qk_scale=-1.0), "qk_scale must be a positive"),
+    (dict(scheme="pre", depth=4, width=8, out_scale=float("nan")), "out_scale must be a positive"),
+])
+def test_bad_settings_get_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        placement_profile(**kwargs, seeds=1)
+
+
+def test_dyt_rejects_a_vector_alpha():
+    with pytest.raises(ValueError, match="alpha must be one finite number"):
+        dyt(np.ones((2, 3)), alpha=np.ones(3))
+
+
+# --- PyTorch autograd -------------------------------------------------------------------------
+
+
+def torch_stack(torch, x, weights, scheme, qk_norm):
+    """The same stack written with torch operations, for autograd to differentiate."""
+    ln = lambda v: torch.nn.functional.layer_norm(v, (v.shape[-1],), eps=1e-5)  # noqa: E731
+
+    def attention(v, w):
+        q, k = v @ w["Wq"], v @ w["Wk"]
+        if qk_norm:
+            q, k = ln(q), ln(k)
+        return torch.softmax(q @ k.transpose(1, 2) / v.shape[-1] ** 0.5, dim=-1) @ (v @ w["Wv"]) @ w["Wo"]
+
+    def ffn(v, w):
+        return torch.relu(v @ w["W1"]) @ w["W2"]
+
+    for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
+        for branch in (attention, ffn):
+            if rule.kind == "post":
+                x = ln(rule.residual * x + branch(x, w))
+            elif rule.kind == "pre":
+                x = x + branch(rule.norm_scale * ln(x), w)
+            elif rule.kind == "peri":
+                x = x + ln(branch(ln(x), w))
+            else:
+                x = x + ln(branch(x, w))
+    return x if scheme in ("post", "deepnorm") else ln(x)
+
+
+@pytest.mark.parametrize("qk_norm", [False, True], ids=["plain", "qk-norm"])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_stack_backward_matches_pytorch_autograd(scheme, qk_norm):
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    weights, x, dy = small_stack(scheme, depth=5, width=6, seed=7, qk_scale=3.0)
+    out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
+    stream_grads, grads = placement_backward(dy, states, caches, weights, scheme)
+    tx = torch.tensor(x, requires_grad=True)
+    tw = [{name: torch.tensor(m, requires_grad=True) for name, m in w.items()} for w in weights]
+    t_out = torch_stack(torch, tx, tw, scheme, qk_norm)
+    t_out.backward(torch.tensor(dy))
+    np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(stream_grads[0], tx.grad.numpy(), rtol=1e-8, atol=1e-12)
+    for ours, theirs in zip(grads, tw):
+        for name in WEIGHT_NAMES:
+            np.testing.assert_allclose(ours[name], theirs[name].grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_dyt_backward_matches_pytorch_autograd():
+    torch = pytest.importorskip("torch", reason=TORCH_MISSING)
+    rng = np.random.default_rng(8)
+    x, dy, gamma, beta = rng.normal(size=(4, 6)) * 3, rng.normal(size=(4, 6)), rng.normal(size=6), rng.normal(size=6)
+    tx, ta, tg, tb = (torch.tensor(v, requires_grad=True) for v in (x, np.float64(0.5), gamma, beta))
+    out = tg * torch.tanh(ta * tx) + tb
+    out.backward(torch.tensor(dy))
+    dx, dalpha, dgamma, dbeta = dyt_backward(dy, x, 0.5, gamma)
+    np.testing.assert_allclose(out.detach().numpy(), dyt(x, 0.5, gamma, beta), rtol=1e-12)
+    for ours, theirs in ((dx, tx), (dalpha, ta), (dgamma, tg), (dbeta, tb)):
+        np.testing.assert_allclose(ours, theirs.grad.numpy(), rtol=1e-10)
+
+
+# --- the explorer -----------------------------------------------------------------------------
+
+
+def test_explorer_shows_the_numbers_of_its_grid():
+    import lnlib.widgets
+    from lnlib.widgets.after_2020 import SEEDS, WIDTH
+
+    explorer = lnlib.widgets.after_2020_explorer(scheme="lns", depth=8, qk_scale=8, qk_norm=True)
+    profile = placement_profile("lns", 8, WIDTH, seeds=SEEDS, qk_scale=8, qk_norm=True)  # measured again, by hand
+    assert explorer.result["stream_top"] == pytest.approx(profile.stream_sq[:, -1].mean())
+    grads = profile.grad_norm.mean(axis=0)
+    assert explorer.result["grad_top_over_bottom"] == pytest.approx(grads[-1] / grads[0])
+    assert f"<b>{profile.stream_sq[:, -1].mean():.3g}</b>" in explorer.readout.value
+    explorer.controls["qk_norm"].value = False                                     # scale 8, no QK-norm: collapse
+    assert explorer.result["entropy"] < 0.5 and "QK-norm" in explorer.note.value
+    explorer.controls["qk_norm"].value = True
+    assert explorer.result["entropy"] > 1.5 and explorer.note.value == ""
+
+
+def test_explorer_refuses_settings_off_its_grid():
+    import lnlib.widgets
+
+    with pytest.raises(ValueError, match="after_2020_explorer offers"):
+        lnlib.widgets.after_2020_explorer(depth=48)
