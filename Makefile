@@ -6,6 +6,7 @@
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
 #   make bench   measure explorer latency, build time and test time
+#   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 
@@ -19,13 +20,14 @@ PIP_FLAGS ?= --disable-pip-version-check --quiet
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench notebooks references clean
+.PHONY: bench-kernels book test test-python test-notebooks test-build test-browser lab serve bench notebooks references clean
 
 $(VENV)/.book-installed: requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
 	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
+	$(BIN)/python -m pip install $(PIP_FLAGS) "numba>=0.60" || echo "numba did not install here: lnlib.fused's compiled kernels and their tests are skipped; the book builds without them"
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -74,6 +76,12 @@ serve:
 
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
+
+# The fused kernels against the measured memory-bandwidth floor (chapter 14): at most ~4 minutes, writes
+# benchmarks/results/kernels.json, which the chapter reads (it never times anything itself).
+bench-kernels: $(VENV)/.book-installed
+	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
+	$(BIN)/python benchmarks/kernels.py
 
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the
