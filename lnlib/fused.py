@@ -148,14 +148,15 @@ def _target_buffer(row, buffer):
 
 
 def _make_forward(load, target, store, prange, welford):
-    def forward(x, gamma, beta, eps, n, y, mean, rstd, chunks, buffers, outputs):
+    def forward(x, gamma, beta, eps, n, y, mean, rstd, chunks, bufs, outs):
         rows, size = x.shape
         zero, one = n - n, n / n
-        for chunk in prange(chunks):
-            buffer, output = buffers[chunk], outputs[chunk]
-            for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
-                row = load(x[r], buffer)
-                if welford:  # one sweep: a running mean and sum of squared deviations
+        for chunk in prange(chunks):  # one block of rows per thread
+            first = chunk * rows // chunks
+            last = (chunk + 1) * rows // chunks
+            for r in range(first, last):
+                row = load(x[r], bufs[chunk])  # 16-bit: decoded to float32
+                if welford:  # one sweep: running mean, M2
                     mu, m2, count = zero, zero, zero
                     for j in range(size):
                         count += one
@@ -163,7 +164,7 @@ def _make_forward(load, target, store, prange, welford):
                         mu += delta / count
                         m2 += delta * (row[j] - mu)
                     var = m2 / n
-                else:  # two sweeps over the row, which is in cache after the first
+                else:  # two sweeps; the row is in cache for the second
                     total = zero
                     for j in range(size):
                         total += row[j]
@@ -174,26 +175,29 @@ def _make_forward(load, target, store, prange, welford):
                         squares += d * d
                     var = squares / n
                 r_std = one / np.sqrt(var + eps)
-                out = target(y[r], output)
-                for j in range(size):
+                out = target(y[r], outs[chunk])
+                for j in range(size):  # the one write of y
                     out[j] = (row[j] - mu) * r_std * gamma[j] + beta[j]
-                store(y[r], output)
+                store(y[r], outs[chunk])  # 16-bit: rounded once
                 mean[r], rstd[r] = mu, r_std
     return forward
 
 
 def _make_backward(load, target, store, prange):
-    def backward(dy, x, gamma, n, mean, rstd, dx, dgamma_parts, dbeta_parts, chunks, buffers, outputs):
+    def backward(dy, x, gamma, n, mean, rstd, dx, dgammas, dbetas,
+                 chunks, bufs, outs):
         rows, size = x.shape
         zero = n - n
-        for chunk in prange(chunks):
-            x_buffer, dy_buffer, output = buffers[chunk, 0], buffers[chunk, 1], outputs[chunk]
-            dgamma, dbeta = dgamma_parts[chunk], dbeta_parts[chunk]
-            for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
-                xr, dyr = load(x[r], x_buffer), load(dy[r], dy_buffer)
+        for chunk in prange(chunks):  # one block of rows per thread
+            dgamma, dbeta = dgammas[chunk], dbetas[chunk]  # its partial sums
+            first = chunk * rows // chunks
+            last = (chunk + 1) * rows // chunks
+            for r in range(first, last):
+                xr = load(x[r], bufs[chunk, 0])
+                dyr = load(dy[r], bufs[chunk, 1])
                 mu, r_std = mean[r], rstd[r]
                 sum_g, sum_gx = zero, zero
-                for j in range(size):  # the two row reductions of the closed form
+                for j in range(size):  # the row's two sums, and dγ, dβ
                     xhat = (xr[j] - mu) * r_std
                     g = dyr[j] * gamma[j]
                     sum_g += g
@@ -201,11 +205,12 @@ def _make_backward(load, target, store, prange):
                     dgamma[j] += dyr[j] * xhat
                     dbeta[j] += dyr[j]
                 mean_g, mean_gx = sum_g / n, sum_gx / n
-                out = target(dx[r], output)
-                for j in range(size):
+                out = target(dx[r], outs[chunk])
+                for j in range(size):  # the one write of dx
                     xhat = (xr[j] - mu) * r_std
-                    out[j] = (dyr[j] * gamma[j] - mean_g - xhat * mean_gx) * r_std
-                store(dx[r], output)
+                    g = dyr[j] * gamma[j]
+                    out[j] = (g - mean_g - xhat * mean_gx) * r_std
+                store(dx[r], outs[chunk])
     return backward
 
 
@@ -216,16 +221,21 @@ _KINDS = {
 }
 
 
+#: Below this many elements the compiled kernels run on the calling thread: starting the thread pool
+#: costs more than the work (PyTorch's at::parallel_for has a grain size for the same reason).
+PARALLEL_MIN_ELEMENTS = 2**16
+
+
 @lru_cache(maxsize=None)
-def _build(kind: str, part: str, compiled: bool, welford: bool = False):
+def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel: bool = True):
     """The kernel `part` ("forward" or "backward") for storage `kind`, compiled by numba or as plain Python."""
     load, target, store = _KINDS[kind]
     if compiled:
         numba = _numba()
-        jit = numba.njit(cache=False, fastmath=_FASTMATH, nogil=True)
+        jit = numba.njit(fastmath=_FASTMATH, nogil=True)
         load, target, store = jit(load), jit(target), jit(store)
-        prange = numba.prange
-        wrap = numba.njit(parallel=True, fastmath=_FASTMATH, nogil=True)
+        prange = numba.prange if parallel else range
+        wrap = numba.njit(parallel=parallel, fastmath=_FASTMATH, nogil=True)
     else:
         prange, wrap = range, (lambda f: f)
     if part == "forward":
@@ -270,9 +280,11 @@ def _parameter(value, name: str, size: int, work: np.dtype, default: float) -> n
     return value.astype(work)
 
 
-def _chunks(rows: int, compiled: bool) -> int:
-    """Row blocks: one per thread (each with its own buffers and dγ, dβ partial sums)."""
-    return max(1, min(rows, threads() if compiled else 1))
+def _chunks(rows: int, size: int, compiled: bool) -> int:
+    """Row blocks: one per thread (each with its own buffers and dγ, dβ partial sums); one for small inputs."""
+    if not compiled or rows * size < PARALLEL_MIN_ELEMENTS:
+        return 1
+    return max(1, min(rows, threads()))
 
 
 def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics: str = "two_pass", compiled: bool = True):
@@ -320,8 +332,8 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     x2, kind, work = _storage(x, "x")
     rows, size = x2.shape
     gamma, beta = _parameter(gamma, "gamma", size, work, 1.0), _parameter(beta, "beta", size, work, 0.0)
-    kernel = _build(kind, "forward", bool(compiled), statistics == "welford")
-    chunks = _chunks(rows, compiled)
+    chunks = _chunks(rows, size, compiled)
+    kernel = _build(kind, "forward", bool(compiled), statistics == "welford", chunks > 1)
     y = np.empty_like(x2)
     mean, rstd = np.empty(rows, dtype=work), np.empty(rows, dtype=work)
     buffers, outputs = np.empty((chunks, size), dtype=work), np.empty((chunks, size), dtype=work)
@@ -370,8 +382,8 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     if mean is None or rstd is None:
         _, mean, rstd = fused_layer_norm(x, eps=eps, compiled=compiled)
     mean, rstd = np.asarray(mean, dtype=work).reshape(rows), np.asarray(rstd, dtype=work).reshape(rows)
-    kernel = _build(kind, "backward", bool(compiled))
-    chunks = _chunks(rows, compiled)
+    chunks = _chunks(rows, size, compiled)
+    kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
     dx = np.empty_like(x2)
     dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
     buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
