@@ -93,50 +93,64 @@ def _store_bfloat16(row, buffer):
     return None
 
 
+#: float32 value of every float16 bit pattern (256 KB, stays in cache): decoding is one table look-up.
+_FLOAT16_VALUES = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
 def _load_float16(row, buffer):
     for j in range(row.shape[0]):
-        h = np.uint32(row[j])
-        exponent = (h >> np.uint32(10)) & np.uint32(0x1F)
-        mantissa = np.float32(h & np.uint32(0x3FF))
-        if exponent == 0:
-            value = mantissa * np.float32(2.0**-24)
-        elif exponent == 31:
-            value = np.float32(np.inf) if mantissa == 0 else np.float32(np.nan)
-        else:
-            value = np.float32((1024.0 + mantissa) * 2.0 ** (np.int32(exponent) - np.int32(25)))
-        buffer[j] = -value if h & np.uint32(0x8000) else value
+        buffer[j] = _FLOAT16_VALUES[row[j]]
     return buffer
 
 
-def _store_float16(row, buffer):
-    bits = buffer.view(np.uint32)
-    for j in range(row.shape[0]):
-        b = bits[j]
-        sign = (b >> np.uint32(16)) & np.uint32(0x8000)
-        exponent = np.int32((b >> np.uint32(23)) & np.uint32(0xFF)) - np.int32(112)  # rebased to float16's bias
-        mantissa = b & np.uint32(0x7FFFFF)
-        if exponent == 143:  # infinity or NaN
-            half = np.uint32(0x7C00) | (np.uint32(0x200) if mantissa else np.uint32(0))
-        elif exponent >= 31:
-            half = np.uint32(0x7C00)
-        elif exponent <= 0:  # a float16 subnormal, or zero
-            if exponent < -10:
-                half = np.uint32(0)
-            else:
-                mantissa = mantissa | np.uint32(0x800000)
-                shift = np.uint32(14 - exponent)
-                half = mantissa >> shift
-                rest = mantissa & ((np.uint32(1) << shift) - np.uint32(1))
-                tie = np.uint32(1) << (shift - np.uint32(1))
-                if rest > tie or (rest == tie and (half & np.uint32(1))):
-                    half += np.uint32(1)
+def _make_store_float16(float16_bits):
+    """The float16 storer; it calls `float16_bits` (compiled, or not, as the kernel) outside the normal range."""
+    def store(row, buffer):
+        bits = buffer.view(np.uint32)
+        outside = False
+        for j in range(row.shape[0]):  # normal range: branch-free, vectorizable
+            b = bits[j]
+            magnitude = b & np.uint32(0x7FFFFFFF)
+            outside |= ((magnitude < np.uint32(0x38800000))
+                        | (magnitude >= np.uint32(0x477FF000)))
+            odd = (magnitude >> np.uint32(13)) & np.uint32(1)  # ties to even
+            rounded = (magnitude + np.uint32(0xFFF) + odd) >> np.uint32(13)
+            sign = (b >> np.uint32(16)) & np.uint32(0x8000)
+            rebased = max(rounded, np.uint32(0x1C000)) - np.uint32(0x1C000)
+            row[j] = np.uint16(sign | rebased)
+        if outside:  # subnormal, zero, overflow, inf, NaN: redo value by value
+            for j in range(row.shape[0]):
+                row[j] = float16_bits(bits[j])
+        return None
+    return store
+
+
+def _float16_bits(b):
+    """The float16 bits nearest (ties to even) to the float32 with bits `b`."""
+    sign = (b >> np.uint32(16)) & np.uint32(0x8000)
+    exponent = np.int32((b >> np.uint32(23)) & np.uint32(0xFF)) - np.int32(112)  # rebased to float16's bias
+    mantissa = b & np.uint32(0x7FFFFF)
+    if exponent == 143:  # infinity or NaN
+        half = np.uint32(0x7C00) | (np.uint32(0x200) if mantissa else np.uint32(0))
+    elif exponent >= 31:
+        half = np.uint32(0x7C00)
+    elif exponent <= 0:  # a float16 subnormal, or zero
+        if exponent < -10:
+            half = np.uint32(0)
         else:
-            half = (np.uint32(exponent) << np.uint32(10)) | (mantissa >> np.uint32(13))
-            rest = mantissa & np.uint32(0x1FFF)
-            if rest > np.uint32(0x1000) or (rest == np.uint32(0x1000) and (half & np.uint32(1))):
-                half += np.uint32(1)  # a carry into the exponent rounds up to the next binade, or to infinity
-        row[j] = np.uint16(sign | half)
-    return None
+            mantissa = mantissa | np.uint32(0x800000)
+            shift = np.uint32(14 - exponent)
+            half = mantissa >> shift
+            rest = mantissa & ((np.uint32(1) << shift) - np.uint32(1))
+            tie = np.uint32(1) << (shift - np.uint32(1))
+            if rest > tie or (rest == tie and (half & np.uint32(1))):
+                half += np.uint32(1)
+    else:
+        half = (np.uint32(exponent) << np.uint32(10)) | (mantissa >> np.uint32(13))
+        rest = mantissa & np.uint32(0x1FFF)
+        if rest > np.uint32(0x1000) or (rest == np.uint32(0x1000) and (half & np.uint32(1))):
+            half += np.uint32(1)  # a carry into the exponent rounds up to the next binade, or to infinity
+    return np.uint16(sign | half)
 
 
 def _target_buffer(row, buffer):
@@ -216,7 +230,7 @@ def _make_backward(load, target, store, prange):
 
 _KINDS = {
     "native": (_load_native, _target_native, _store_native),
-    "float16": (_load_float16, _target_buffer, _store_float16),
+    "float16": (_load_float16, _target_buffer, None),  # the storer is made by _make_store_float16
     "bfloat16": (_load_bfloat16, _target_buffer, _store_bfloat16),
 }
 
@@ -233,11 +247,15 @@ def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel
     if compiled:
         numba = _numba()
         jit = numba.njit(fastmath=_FASTMATH, nogil=True)
+        if kind == "float16":
+            store = _make_store_float16(jit(_float16_bits))
         load, target, store = jit(load), jit(target), jit(store)
         prange = numba.prange if parallel else range
         wrap = numba.njit(parallel=parallel, fastmath=_FASTMATH, nogil=True)
     else:
         prange, wrap = range, (lambda f: f)
+        if kind == "float16":
+            store = _make_store_float16(_float16_bits)
     if part == "forward":
         return wrap(_make_forward(load, target, store, prange, welford))
     return wrap(_make_backward(load, target, store, prange))
