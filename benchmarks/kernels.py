@@ -206,10 +206,39 @@ def _installed(name: str) -> bool:
     return True
 
 
+def summary_markdown(path: Path = RESULTS) -> str:
+    """The table BENCHMARKS.md records: fractions of the floor and ratios to PyTorch, 1 thread, float32, from one results file."""
+    from lnlib.bandwidth import KernelResults
+
+    results = KernelResults.load(path)
+    fused_name, torch_name = "fused (numba)", "PyTorch"
+    machine, load = results.data["machine"], results.data["load_average"]
+    lines = [f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, {machine['versions']}; "
+             f"load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy bandwidth "
+             + ", ".join(f"{results.memory_bandwidth(t) / 1e9:.1f} GB/s on {t} thread(s)" for t in results.thread_counts) + ".",
+             "", "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / floor | "
+             "PyTorch bwd / floor | fused / PyTorch bwd |", "|---|---:|---:|---:|---:|---:|---:|"]
+    shapes = sorted({(k["rows"], k["size"]) for k in results.kernels if k["implementation"] == fused_name and k["dtype"] == "float32"},
+                    key=lambda s: (s[1], s[0]))
+    for rows, size in shapes:
+        cells = []
+        for part in ("forward", "backward"):
+            ours = results.point(fused_name, part, "float32", 1, rows, size)
+            theirs = results.point(torch_name, part, "float32", 1, rows, size)
+            cells += [f"{results.fraction(ours):.2f}", f"{results.fraction(theirs):.2f}" if theirs else "-",
+                      f"{ours['median_s'] / theirs['median_s']:.2f}" if theirs else "-"]
+        lines.append(f"| {rows} × {size} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--summary", action="store_true", help="print the markdown table of an existing results file and exit")
     args = parser.parse_args()
+    if args.summary:
+        print(summary_markdown(args.output))
+        return
     start = time.perf_counter()
     torch = torch_module()
     cores = os.cpu_count() or 1
