@@ -203,3 +203,22 @@ def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps
     for entry in results["kernels"]:
         assert entry["p10_s"] <= entry["median_s"] <= entry["p90_s"] and entry["repetitions"] >= 3
         assert entry["bytes"] == bytes_moved(entry["rows"], entry["size"], entry["dtype"], entry["part"]).total
+
+
+def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():
+    from lnlib.bandwidth import KernelResults
+    from lnlib.widgets import memory_speed_explorer
+
+    results = KernelResults.load()
+    explorer = memory_speed_explorer(rows=1000, size=1024, dtype="float32")
+    floors, points = explorer.result["floors"], explorer.result["points"]
+    expected = 2 * 1000 * 1024 * 4 + 2 * 1000 * 4 + 2 * 1024 * 4  # x, y; mean, rstd; gamma, beta
+    assert floors["forward", 1] == pytest.approx(expected / results.memory_bandwidth(1))
+    fused_point = points["forward", "fused (numba)", 1]
+    assert fused_point == results.point("fused (numba)", "forward", "float32", 1, 1000, 1024)
+    assert f"{results.fraction(fused_point):.2f} of floor" in explorer.readout.value and not explorer.note.value
+    explorer.controls["rows"].value = 100000
+    explorer.controls["size"].value = 16384  # over the benchmark's 2^24 elements: the model only, with a note
+    assert not explorer.result["points"] and "Not measured" in explorer.note.value
+    with pytest.raises(ValueError, match="rows must be one of"):
+        memory_speed_explorer(rows=7)
