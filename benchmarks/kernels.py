@@ -228,6 +228,20 @@ def summary_markdown(path: Path = RESULTS) -> str:
             cells += [f"{results.fraction(ours):.2f}", f"{results.fraction(theirs):.2f}" if theirs else "-",
                       f"{ours['median_s'] / theirs['median_s']:.2f}" if theirs else "-"]
         lines.append(f"| {rows} × {size} | " + " | ".join(cells) + " |")
+    big = [(max(r for r, h in shapes if h == size), size) for size in sorted({h for _, h in shapes}) if size >= 1024]
+    fractions = [results.fraction(results.point(fused_name, "forward", "float32", 1, *s)) for s in big]
+    ratios = {part: [results.point(fused_name, part, "float32", 1, *s)["median_s"]
+                     / results.point(torch_name, part, "float32", 1, *s)["median_s"] for s in big]
+              for part in ("forward", "backward") if results.point(torch_name, part, "float32", 1, *big[0])}
+    lines += ["", f"Goals of issue 16 in this run, 1 thread, float32, H ≥ 1024 at the most rows ({', '.join(f'{r} × {h}' for r, h in big)}): "
+              f"the fused forward reached {min(fractions):.2f}-{max(fractions):.2f} of the floor (goal: at least 0.5; met at "
+              f"{sum(f >= 0.5 for f in fractions)} of {len(big)} shapes)"]
+    if ratios:
+        lines[-1] += (f"; it took {min(ratios['forward']):.2f}-{max(ratios['forward']):.2f} times PyTorch's forward time (goal: at most 1.5; "
+                      f"met at {sum(r <= 1.5 for r in ratios['forward'])} of {len(big)}); the fused backward took "
+                      f"{min(ratios['backward']):.2f}-{max(ratios['backward']):.2f} times PyTorch's backward kernel (goal: at most 2; "
+                      f"met at {sum(r <= 2 for r in ratios['backward'])} of {len(big)})")
+    lines[-1] += "."
     return "\n".join(lines)
 
 
