@@ -77,8 +77,9 @@ serve:
 bench: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run.py
 
-# The fused kernels against the measured memory-bandwidth floor (chapter 14): at most ~4 minutes, writes
-# benchmarks/results/kernels.json, which the chapter reads (it never times anything itself).
+# The fused kernels against the measured memory-bandwidth floor (chapter 14): about 2-4 minutes, writes
+# benchmarks/results/kernels.json, which the chapter reads (it never times anything itself). Add
+# TORCH_SPEC=torch==2.13.0 to time PyTorch's CPU kernels in the same run (the committed file has them).
 bench-kernels: $(VENV)/.book-installed
 	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
 	$(BIN)/python benchmarks/kernels.py
