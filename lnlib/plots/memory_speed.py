@@ -124,6 +124,8 @@ class FloorPanels:
                         mfc=style["color"] if threads == 1 else "white")
             for threads in self.thread_counts:
                 self.floors[part, threads] = ax.axvline(1e-6, color=PALETTE["neutral"], lw=1.2, ls=":" if threads == 1 else "--")
+        axes[0].set_title("filled: 1 thread, open: all cores", fontsize=9, loc="right")
+        axes[-1].set_title("floor: dotted 1 thread, dashed all cores", fontsize=9, loc="right")
         axes[-1].set_xlabel("seconds per call (log)")
 
     @property
