@@ -26,18 +26,19 @@ def _time(seconds: float) -> str:
 
 
 def _readout(results, values, floors, points) -> str:
+    """One row per quantity, one column per part: narrow enough for a phone."""
     rows, size, dtype = values["rows"], values["size"], values["dtype"]
-    head = "<tr><th>part</th><th>bytes moved</th><th>floor, 1 thread</th>" + "".join(
-        f"<th>{IMPLEMENTATION_STYLE.get(n, {'label': n})['label']}</th>" for n in results.implementations) + "</tr>"
-    lines = []
-    for part in PARTS:
-        moved = bytes_moved(rows, size, dtype, part).total
+    moved = {part: bytes_moved(rows, size, dtype, part).total for part in PARTS}
+    lines = [f"<tr><th></th>{''.join(f'<th>{part}</th>' for part in PARTS)}</tr>",
+             f"<tr><td>bytes moved</td>{''.join(f'<td>{moved[p] / 1e6:.3g} MB</td>' for p in PARTS)}</tr>",
+             f"<tr><td>floor, 1 thread</td>{''.join(f'<td>{_time(floors[p, 1])}</td>' for p in PARTS)}</tr>"]
+    for name in results.implementations:
         cells = []
-        for name in results.implementations:
+        for part in PARTS:
             entry = points.get((part, name, 1))
             cells.append(f"<td>{_time(entry['median_s'])}, {results.fraction(entry):.2f} of floor</td>" if entry else "<td>not measured</td>")
-        lines.append(f"<tr><td>{part}</td><td>{moved / 1e6:.3g} MB</td><td>{_time(floors[part, 1])}</td>{''.join(cells)}</tr>")
-    return f"{rows} rows × H = {size}, {dtype} (1 thread):<table>{head}{''.join(lines)}</table>"
+        lines.append(f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>{''.join(cells)}</tr>")
+    return f"{rows} rows × H = {size}, {dtype}, 1 thread:<table>{''.join(lines)}</table>"
 
 
 class MemorySpeedExplorer(Explorer):
