@@ -6,6 +6,7 @@
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
 #   make bench   measure explorer latency (Python side and in JupyterLab), build time and test time
+#   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 
@@ -19,13 +20,14 @@ PIP_FLAGS ?= --disable-pip-version-check --quiet
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench bench-book bench-lab notebooks references clean
+.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench bench-book bench-lab bench-kernels notebooks references clean
 
 $(VENV)/.book-installed: requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
 	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
+	$(BIN)/python -m pip install $(PIP_FLAGS) "numba>=0.60" || echo "numba did not install here: lnlib.fused's compiled kernels and their tests are skipped; the book builds without them"
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -74,7 +76,7 @@ serve:
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
 # make bench runs every benchmark in BENCHES; a new one adds its target with BENCHES += bench-x.
-BENCHES := bench-book bench-lab
+BENCHES := bench-book bench-lab bench-kernels
 bench: $(BENCHES)
 
 # Each explorer's Python side, the website's explorers, the book build and make test (benchmarks/run.py).
@@ -84,6 +86,13 @@ bench-book: $(VENV)/.test-installed
 # Input event to new figure loaded, in a real JupyterLab in Chromium, per explorer (benchmarks/lab.py).
 bench-lab: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/lab.py
+
+# The fused kernels against the measured memory-bandwidth floor (chapter 14): about 2-4 minutes, writes
+# benchmarks/results/kernels.json, which the chapter reads (it never times anything itself). Add
+# TORCH_SPEC=torch==2.13.0 to time PyTorch's CPU kernels in the same run (the committed file has them).
+bench-kernels: $(VENV)/.book-installed
+	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
+	$(BIN)/python benchmarks/kernels.py
 
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the

@@ -47,6 +47,7 @@ CHAPTER_TITLES = {
     "11_pre_post_norm": "Pre-norm vs post-norm",
     "12_after_2020": "LayerNorm after 2020",
     "13_numerics": "Computing it right: numerics",
+    "14_memory_speed": "LayerNorm at the speed of memory",
     "15_fact_check": "Fact check",
     "16_check_your_own": "Check your own LayerNorm",
 }
@@ -260,6 +261,11 @@ CLAIMS: tuple[Claim, ...] = (
     _c("eps_numerical_stability", "even with very small variances, division can lead to extremely large values that cause instability",
        "000", "true under conditions", "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
        "from a wrongly computed (one-pass) variance", "13_numerics"),
+    # --- chapter "LayerNorm at the speed of memory" ---
+    _c("per_example_parallel", "For each example $n = 1, \\ldots, K$ (in parallel): compute the sample mean and variance, normalize, "
+       "re-scale", "002", "true",
+       "each example's forward statistics and outputs depend on that example alone, so rows can be computed in any order or split "
+       "among threads with bit-identical results; the backward's dγ and dβ are sums over all examples", "14_memory_speed"),
     # --- chapter "Check your own LayerNorm" ---
     _c("eps_in_half", "The small constant ε (typically set to values like 1e-5 or 1e-8) is added to the variance before taking the "
        "square root", "000", "true under conditions",

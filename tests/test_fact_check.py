@@ -482,6 +482,29 @@ def test_eps_typical_torch(torch):
     assert torch.optim.Adam([torch.zeros(1, requires_grad=True)]).defaults["eps"] == 1e-8  # 1e-8 is Adam's ε
 
 
+def test_per_example_parallel():
+    """True: a row's output depends on that row alone; computed together, one by one or in reverse, bit for bit the same.
+
+    Checked on lnlib.layer_norm (numpy) and on the fused kernel's source run uncompiled; the backward's dγ is a sum
+    over rows: the batch's equals the sum of its two halves' up to rounding, and is not per example.
+    """
+    from lnlib.fused import fused_layer_norm, fused_layer_norm_backward
+
+    rng = np.random.default_rng(0)
+    batch = (rng.normal(size=(40, 24)) * 3 + 1).astype(np.float32)
+    for run in (lambda x: layer_norm(x), lambda x: fused_layer_norm(x, compiled=False)[0]):
+        together = run(batch)
+        assert np.array_equal(together, np.stack([run(row[None, :])[0] for row in batch]))
+        assert np.array_equal(together, run(batch[::-1])[::-1])
+    dy = rng.normal(size=batch.shape).astype(np.float32)
+    halves = [fused_layer_norm_backward(dy[s], batch[s], compiled=False)[1] for s in (slice(0, 20), slice(20, 40))]
+    whole = fused_layer_norm_backward(dy, batch, compiled=False)[1]
+    xhat = (batch - batch.mean(1, keepdims=True)) / np.sqrt(batch.var(1, keepdims=True) + 1e-5)  # independent of both
+    np.testing.assert_allclose(whole, halves[0] + halves[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(whole, (dy * xhat).sum(axis=0), rtol=1e-4, atol=1e-4)
+    assert claim("per_example_parallel").verdict == "true"
+
+
 def test_eps_in_half():
     assert np.float16(1e-8) == 0 and np.float32(1e-8) > 0                        # 1e-8 vanishes in float16 only
     constant = np.full(4, 3.0, np.float16)

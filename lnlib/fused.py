@@ -1,0 +1,411 @@
+"""Fused LayerNorm kernels for the CPU, compiled with numba (chapter "LayerNorm at the speed of memory").
+
+A fused kernel visits each row once: it reads the row, computes the mean and
+the reciprocal standard deviation while the row sits in cache, and writes the
+output, so main memory sees one read of x and one write of y (the floor the
+chapter measures). The backward pass reads x and dy once, writes dx, and adds
+each row's share of dγ and dβ into per-thread partial sums, merged at the end.
+
+Statistics are kept in float32 for float16 and bfloat16 storage (as PyTorch's
+kernels do), and in the data's own dtype for float32 and float64. The 16-bit
+rows are converted to float32 in a per-thread row buffer (decoded from their
+bits, so the kernels need no 16-bit support from numba) and the output is
+rounded once, to nearest even.
+
+numba is an optional dependency (``pip install "lnlib[kernels]"``). Without
+it, ``import lnlib.fused`` works; calling a kernel with ``compiled=True`` (the
+default) raises an ImportError that says how to install it, and
+``compiled=False`` runs the very same Python source uncompiled: slow, but
+right, which is how the chapter checks the kernels on any machine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+import ml_dtypes
+import numpy as np
+
+from .validation import BFLOAT16, check_eps
+
+__all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
+
+#: How the forward kernel computes a row's statistics: two sweeps over the row held in cache, or Welford's single sweep.
+STATISTICS = ("two_pass", "welford")
+#: The storage dtypes the kernels take, by name.
+STORAGE = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BFLOAT16}
+_INSTALL = 'the fused kernels need numba: pip install "lnlib[kernels]" (or pip install "numba>=0.60")'
+#: numba's fast-math flags for the kernels: reassociation only, so a row's sums can be split over SIMD lanes
+#: (the order of additions changes, as in every vectorized sum); NaN and infinity keep their IEEE meaning.
+_FASTMATH = {"reassoc", "contract"}
+
+
+def numba_available() -> bool:
+    """True when numba can be imported, so the kernels can be compiled."""
+    try:
+        importlib.import_module("numba")
+    except ImportError:
+        return False
+    return True
+
+
+def _numba():
+    try:
+        return importlib.import_module("numba")
+    except ImportError as exc:
+        raise ImportError(_INSTALL) from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# Row loaders and storers. A kernel calls load(x_row, buffer) -> the row as an array of the
+# compute dtype, target(y_row, buffer) -> where to write the output, store(y_row, buffer) -> after.
+# Storage in the compute dtype is used in place; 16-bit storage is decoded into the buffer.
+
+
+def _load_native(row, buffer):
+    return row
+
+
+def _target_native(row, buffer):
+    return row
+
+
+def _store_native(row, buffer):
+    return None
+
+
+def _load_bfloat16(row, buffer):
+    bits = buffer.view(np.uint32)
+    for j in range(row.shape[0]):
+        bits[j] = np.uint32(row[j]) << np.uint32(16)
+    return buffer
+
+
+def _store_bfloat16(row, buffer):
+    bits = buffer.view(np.uint32)
+    for j in range(row.shape[0]):
+        b = bits[j]
+        if (b & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000):  # NaN stays a (quiet) NaN
+            row[j] = np.uint16((b >> np.uint32(16)) | np.uint32(0x40))
+        else:  # round to nearest, ties to even
+            row[j] = np.uint16((b + np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+    return None
+
+
+#: float32 value of every float16 bit pattern (256 KB, stays in cache): decoding is one table look-up.
+_FLOAT16_VALUES = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+def _load_float16(row, buffer):
+    for j in range(row.shape[0]):
+        buffer[j] = _FLOAT16_VALUES[row[j]]
+    return buffer
+
+
+def _make_store_float16(float16_bits):
+    """The float16 storer; it calls `float16_bits` (compiled, or not, as the kernel) outside the normal range."""
+    def store(row, buffer):
+        bits = buffer.view(np.uint32)
+        outside = False
+        for j in range(row.shape[0]):  # normal range: branch-free, vectorizable
+            b = bits[j]
+            magnitude = b & np.uint32(0x7FFFFFFF)
+            outside |= ((magnitude < np.uint32(0x38800000))
+                        | (magnitude >= np.uint32(0x477FF000)))
+            odd = (magnitude >> np.uint32(13)) & np.uint32(1)  # ties to even
+            rounded = (magnitude + np.uint32(0xFFF) + odd) >> np.uint32(13)
+            sign = (b >> np.uint32(16)) & np.uint32(0x8000)
+            rebased = max(rounded, np.uint32(0x1C000)) - np.uint32(0x1C000)
+            row[j] = np.uint16(sign | rebased)
+        if outside:  # subnormal, zero, overflow, inf, NaN: redo value by value
+            for j in range(row.shape[0]):
+                row[j] = float16_bits(bits[j])
+        return None
+    return store
+
+
+def _float16_bits(b):
+    """The float16 bits nearest (ties to even) to the float32 with bits `b`."""
+    sign = (b >> np.uint32(16)) & np.uint32(0x8000)
+    exponent = np.int32((b >> np.uint32(23)) & np.uint32(0xFF)) - np.int32(112)  # rebased to float16's bias
+    mantissa = b & np.uint32(0x7FFFFF)
+    if exponent == 143:  # infinity or NaN
+        half = np.uint32(0x7C00) | (np.uint32(0x200) if mantissa else np.uint32(0))
+    elif exponent >= 31:
+        half = np.uint32(0x7C00)
+    elif exponent <= 0:  # a float16 subnormal, or zero
+        if exponent < -10:
+            half = np.uint32(0)
+        else:
+            mantissa = mantissa | np.uint32(0x800000)
+            shift = np.uint32(14 - exponent)
+            half = mantissa >> shift
+            rest = mantissa & ((np.uint32(1) << shift) - np.uint32(1))
+            tie = np.uint32(1) << (shift - np.uint32(1))
+            if rest > tie or (rest == tie and (half & np.uint32(1))):
+                half += np.uint32(1)
+    else:
+        half = (np.uint32(exponent) << np.uint32(10)) | (mantissa >> np.uint32(13))
+        rest = mantissa & np.uint32(0x1FFF)
+        if rest > np.uint32(0x1000) or (rest == np.uint32(0x1000) and (half & np.uint32(1))):
+            half += np.uint32(1)  # a carry into the exponent rounds up to the next binade, or to infinity
+    return np.uint16(sign | half)
+
+
+def _target_buffer(row, buffer):
+    return buffer
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels, written once as plain Python over rows; _build compiles them for one storage kind.
+
+
+def _make_forward(load, target, store, prange, welford):
+    def forward(x, gamma, beta, eps, n, y, mean, rstd, chunks, bufs, outs):
+        rows, size = x.shape
+        zero, one = n - n, n / n
+        for chunk in prange(chunks):  # one block of rows per thread
+            first = chunk * rows // chunks
+            last = (chunk + 1) * rows // chunks
+            for r in range(first, last):
+                row = load(x[r], bufs[chunk])  # 16-bit: decoded to float32
+                if welford:  # one sweep: running mean, M2
+                    mu, m2, count = zero, zero, zero
+                    for j in range(size):
+                        count += one
+                        delta = row[j] - mu
+                        mu += delta / count
+                        m2 += delta * (row[j] - mu)
+                    var = m2 / n
+                else:  # two sweeps; the row is in cache for the second
+                    total = zero
+                    for j in range(size):
+                        total += row[j]
+                    mu = total / n
+                    squares = zero
+                    for j in range(size):
+                        d = row[j] - mu
+                        squares += d * d
+                    var = squares / n
+                r_std = one / np.sqrt(var + eps)
+                out = target(y[r], outs[chunk])
+                for j in range(size):  # the one write of y
+                    out[j] = (row[j] - mu) * r_std * gamma[j] + beta[j]
+                store(y[r], outs[chunk])  # 16-bit: rounded once
+                mean[r], rstd[r] = mu, r_std
+    return forward
+
+
+def _make_backward(load, target, store, prange):
+    def backward(dy, x, gamma, n, mean, rstd, dx, dgammas, dbetas,
+                 chunks, bufs, outs):
+        rows, size = x.shape
+        zero = n - n
+        for chunk in prange(chunks):  # one block of rows per thread
+            dgamma, dbeta = dgammas[chunk], dbetas[chunk]  # its partial sums
+            first = chunk * rows // chunks
+            last = (chunk + 1) * rows // chunks
+            for r in range(first, last):
+                xr = load(x[r], bufs[chunk, 0])
+                dyr = load(dy[r], bufs[chunk, 1])
+                mu, r_std = mean[r], rstd[r]
+                sum_g, sum_gx = zero, zero
+                for j in range(size):  # the row's two sums, and dγ, dβ
+                    xhat = (xr[j] - mu) * r_std
+                    g = dyr[j] * gamma[j]
+                    sum_g += g
+                    sum_gx += g * xhat
+                    dgamma[j] += dyr[j] * xhat
+                    dbeta[j] += dyr[j]
+                mean_g, mean_gx = sum_g / n, sum_gx / n
+                out = target(dx[r], outs[chunk])
+                for j in range(size):  # the one write of dx
+                    xhat = (xr[j] - mu) * r_std
+                    g = dyr[j] * gamma[j]
+                    out[j] = (g - mean_g - xhat * mean_gx) * r_std
+                store(dx[r], outs[chunk])
+    return backward
+
+
+_KINDS = {
+    "native": (_load_native, _target_native, _store_native),
+    "float16": (_load_float16, _target_buffer, None),  # the storer is made by _make_store_float16
+    "bfloat16": (_load_bfloat16, _target_buffer, _store_bfloat16),
+}
+
+
+#: Below this many elements the compiled kernels run on the calling thread: starting the thread pool
+#: costs more than the work (PyTorch's at::parallel_for has a grain size for the same reason).
+PARALLEL_MIN_ELEMENTS = 2**16
+
+
+@lru_cache(maxsize=None)
+def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel: bool = True):
+    """The kernel `part` ("forward" or "backward") for storage `kind`, compiled by numba or as plain Python."""
+    load, target, store = _KINDS[kind]
+    if compiled:
+        numba = _numba()
+        jit = numba.njit(fastmath=_FASTMATH, nogil=True)
+        if kind == "float16":
+            store = _make_store_float16(jit(_float16_bits))
+        load, target, store = jit(load), jit(target), jit(store)
+        prange = numba.prange if parallel else range
+        wrap = numba.njit(parallel=parallel, fastmath=_FASTMATH, nogil=True)
+    else:
+        prange, wrap = range, (lambda f: f)
+        if kind == "float16":
+            store = _make_store_float16(_float16_bits)
+    if part == "forward":
+        return wrap(_make_forward(load, target, store, prange, welford))
+    return wrap(_make_backward(load, target, store, prange))
+
+
+def threads() -> int:
+    """How many threads the compiled kernels use (numba's setting); 1 without numba."""
+    return _numba().get_num_threads() if numba_available() else 1
+
+
+def set_threads(count: int) -> None:
+    """Let the compiled kernels use `count` threads (at most the machine's cores), as for the chapter's 1-thread and all-core runs."""
+    numba = _numba()
+    if not isinstance(count, (int, np.integer)) or not 1 <= count <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(f"count must be an integer from 1 to {numba.config.NUMBA_NUM_THREADS} (this machine's threads); got {count!r}.")
+    numba.set_num_threads(int(count))
+
+
+def _storage(x, name: str) -> tuple[np.ndarray, str, np.dtype]:
+    """`x` as a C-contiguous 2-D array, its storage kind and its compute dtype; refuses what the kernels cannot take."""
+    if not isinstance(x, np.ndarray) or x.dtype not in STORAGE.values():
+        kind = x.dtype.name if isinstance(x, np.ndarray) else type(x).__name__
+        raise TypeError(f"{name} must be a numpy array of float64, float32, float16 or bfloat16 (ml_dtypes); got {kind}.")
+    if x.ndim < 1 or x.shape[-1] == 0:
+        raise ValueError(f"{name} must have at least one axis with at least one feature (the normalized last axis); got shape {x.shape}.")
+    x2 = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
+    if x.dtype == np.float16:
+        return x2.view(np.uint16), "float16", np.dtype(np.float32)
+    if x.dtype == BFLOAT16:
+        return x2.view(np.uint16), "bfloat16", np.dtype(np.float32)
+    return x2, "native", x.dtype
+
+
+def _parameter(value, name: str, size: int, work: np.dtype, default: float) -> np.ndarray:
+    if value is None:
+        return np.full(size, default, dtype=work)
+    value = np.asarray(value)
+    if value.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), the normalized last axis of x; got {value.shape}.")
+    return value.astype(work)
+
+
+def _chunks(rows: int, size: int, compiled: bool) -> int:
+    """Row blocks: one per thread (each with its own buffers and dγ, dβ partial sums); one for small inputs."""
+    if not compiled or rows * size < PARALLEL_MIN_ELEMENTS:
+        return 1
+    return max(1, min(rows, threads()))
+
+
+def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics: str = "two_pass", compiled: bool = True):
+    """LayerNorm over the last axis by a fused kernel: one visit per row (chapter "LayerNorm at the speed of memory").
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        float64, float32, float16 or bfloat16 (``ml_dtypes.bfloat16``), any
+        shape; the last axis is normalized.
+    gamma, beta : array_like of shape (H,), optional
+        Scale and shift (default 1 and 0).
+    eps : float, default 1e-5
+    statistics : {"two_pass", "welford"}, default "two_pass"
+        Two sweeps over the row while it is in cache, or Welford's single
+        sweep (one division per element; slower, as the chapter measures).
+    compiled : bool, default True
+        Run the numba-compiled kernel (needs numba); False runs the same
+        source as plain Python, slowly (for small inputs and for reading).
+
+    Returns
+    -------
+    y : numpy.ndarray
+        Same shape and dtype as `x`.
+    mean, rstd : numpy.ndarray
+        Per row (shape ``x.shape[:-1]``), in the compute dtype (float32 for
+        16-bit storage): what the backward pass needs.
+
+    Raises
+    ------
+    ImportError
+        With ``compiled=True`` when numba is not installed (the message says how to install it).
+    TypeError, ValueError
+        For an array of another dtype, gamma or beta of the wrong shape, a bad eps or statistics.
+
+    Examples
+    --------
+    >>> y, mean, rstd = fused_layer_norm(np.array([[1.0, 2.0, 3.0, 4.0]]), compiled=False)
+    >>> np.round(y, 4).tolist()
+    [[-1.3416, -0.4472, 0.4472, 1.3416]]
+    """
+    if statistics not in STATISTICS:
+        raise ValueError(f"statistics must be one of {STATISTICS}; got {statistics!r}.")
+    eps = check_eps(eps)
+    x2, kind, work = _storage(x, "x")
+    rows, size = x2.shape
+    gamma, beta = _parameter(gamma, "gamma", size, work, 1.0), _parameter(beta, "beta", size, work, 0.0)
+    chunks = _chunks(rows, size, compiled)
+    kernel = _build(kind, "forward", bool(compiled), statistics == "welford", chunks > 1)
+    y = np.empty_like(x2)
+    mean, rstd = np.empty(rows, dtype=work), np.empty(rows, dtype=work)
+    buffers, outputs = np.empty((chunks, size), dtype=work), np.empty((chunks, size), dtype=work)
+    kernel(x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
+    return y.view(x.dtype).reshape(x.shape), mean.reshape(x.shape[:-1]), rstd.reshape(x.shape[:-1])
+
+
+def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: float = 1e-5, *, compiled: bool = True):
+    """The backward pass of :func:`fused_layer_norm`: dx, dγ, dβ in one visit per row (chapter "LayerNorm at the speed of memory").
+
+    Parameters
+    ----------
+    dy, x : numpy.ndarray
+        Same shape and dtype (one of float64, float32, float16, bfloat16).
+    gamma : array_like of shape (H,), optional
+        Default 1.
+    mean, rstd : numpy.ndarray, optional
+        The forward pass's saved statistics; recomputed (one more read of x) when not given.
+    eps : float, default 1e-5
+        Used only when mean and rstd are recomputed.
+    compiled : bool, default True
+        As in :func:`fused_layer_norm`.
+
+    Returns
+    -------
+    dx : numpy.ndarray
+        Shape and dtype of `x`.
+    dgamma, dbeta : numpy.ndarray
+        Shape (H,), summed over every row (all B·T tokens), in the dtype of `x`.
+
+    Raises
+    ------
+    ImportError
+        With ``compiled=True`` when numba is not installed.
+    TypeError, ValueError
+        For arrays of other dtypes or mismatched shapes.
+    """
+    if not isinstance(dy, np.ndarray) or not isinstance(x, np.ndarray) or dy.shape != x.shape or dy.dtype != x.dtype:
+        raise ValueError("dy and x must be numpy arrays of the same shape and dtype; got "
+                         f"{getattr(dy, 'shape', type(dy).__name__)} {getattr(dy, 'dtype', '')} and "
+                         f"{getattr(x, 'shape', type(x).__name__)} {getattr(x, 'dtype', '')}.")
+    x2, kind, work = _storage(x, "x")
+    dy2 = _storage(dy, "dy")[0]
+    rows, size = x2.shape
+    gamma = _parameter(gamma, "gamma", size, work, 1.0)
+    if mean is None or rstd is None:
+        _, mean, rstd = fused_layer_norm(x, eps=eps, compiled=compiled)
+    mean, rstd = np.asarray(mean, dtype=work).reshape(rows), np.asarray(rstd, dtype=work).reshape(rows)
+    chunks = _chunks(rows, size, compiled)
+    kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
+    dx = np.empty_like(x2)
+    dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
+    buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
+    kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks, buffers, outputs)
+    storage = x.dtype
+    return (dx.view(storage).reshape(x.shape), dgamma_parts.sum(axis=0).astype(storage),
+            dbeta_parts.sum(axis=0).astype(storage))
