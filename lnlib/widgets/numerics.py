@@ -62,8 +62,9 @@ class NumericsExplorer(Explorer):
         }
         for name in DTYPES:  # precompute every curve, so a dtype change only redraws
             sweep_for(name)
-        figure, (left, right) = new_figure(1, 2, figsize=(8.4, 3.4), managed=False, sharex=True)
+        figure, (left, right) = new_figure(1, 2, figsize=(5.4, 2.6), managed=False, sharex=True, sharey=True)
         self.panels = ErrorPanels(left, right)
+        self.panels.legend(figure)
         self.shown_dtype = None
         super().__init__("Catastrophic cancellation: shift the data, pick a precision", controls, FastRenderer(figure, self.panels.artists))
 
