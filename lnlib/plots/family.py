@@ -62,7 +62,7 @@ class SharingPanel:
         (self.anchor,) = ax.plot([], [], "o", color=PALETTE["neutral"], ms=4)
         centres = [k * self.width + (cols - 1) / 2 for k in range(blocks)]
         ax.set_xticks(centres, [f"{k + 1}" for k in range(blocks)])
-        ax.set_yticks(range(rows), [f"{k + 1}" for k in range(rows)])
+        ax.set_yticks([0, rows - 1], ["1", str(rows)])  # first and last only: small cells leave no room for more
         ax.set(xlim=(-0.5, blocks * self.width - 1.5), ylim=(rows - 0.5, -0.5), aspect="equal")
         ax.set_xlabel(f"{block_label} (each block: {col_label} across)")
         ax.set_ylabel(row_label)
@@ -111,7 +111,8 @@ class OutputPanel:
         for boundary in range(1, rows):
             ax.axvline(boundary * cols - 0.5, color=PALETTE["neutral"], lw=0.6, ls=":")
         ax.set_xticks([r * cols + (cols - 1) / 2 for r in range(rows)], [f"c{r + 1}" for r in range(rows)])
-        ax.set(xlabel="entry of sample 1, by channel", ylabel="normalized output y", ylim=(-limit, limit), xlim=(-0.5, rows * cols - 0.5))
+        # x margins of one entry: the rings (9 pt) at the first and last entry stay inside the frame
+        ax.set(xlabel="entry of sample 1, by channel", ylabel="output y", ylim=(-limit, limit), xlim=(-1.0, rows * cols))
 
     @property
     def artists(self) -> list:
