@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Polygon
-from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
 from .style import PALETTE, new_figure
 
@@ -144,18 +144,18 @@ class ProfilePanels:
     """
 
     def __init__(self, ax_stream, ax_grad, max_depth: int, stream_max: float, grad_range):
-        self.band = Polygon(np.zeros((4, 2)), closed=True, color=COLOURS["pre"], alpha=0.12, label="Lemma 2 band (pre-norm)")
+        self.band = Polygon(np.zeros((4, 2)), closed=True, color=COLOURS["pre"], alpha=0.12, label="Lemma 2 band\n(pre-norm)")
         ax_stream.add_patch(self.band)
         (self.stream,) = ax_stream.plot([], [], "o-", ms=3, lw=2)
         self.grad_bandfill = Polygon(np.ones((4, 2)), closed=True, alpha=0.2)
         ax_grad.add_patch(self.grad_bandfill)
         (self.grad,) = ax_grad.plot([], [], "o-", ms=3, lw=2)
         ax_stream.set(xlim=(-0.5, max_depth + 0.5), ylim=(0, stream_max), xlabel="layer l", ylabel="$\\|x_l\\|^2 / d$",
-                      title="residual stream after l layers")
+                      title="residual stream\nafter l layers")
         _plain_log_axis(ax_grad)
         ax_grad.set(xlim=(0.5, max_depth + 0.5), ylim=grad_range, xlabel="layer index l (1 = bottom)",
-                    ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer (mean ± sd)")
-        ax_stream.legend(loc="upper left")
+                    ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer\n(mean ± sd over seeds)")
+        ax_stream.legend(loc="upper left", fontsize=8)
 
     @property
     def artists(self) -> list:
@@ -211,10 +211,8 @@ def profile_companion(grid: dict, depths, width: int):
             profile = grid[(placement, depth, width)]
             top.plot(np.arange(depth + 1), profile.stream_sq.mean(axis=0), "o-", ms=3, color=COLOURS[placement], label=LABELS[placement])
             bottom.errorbar(np.arange(1, depth + 1), profile.mean("W2"), yerr=profile.spread("W2"), color=COLOURS[placement], marker="o", ms=3, capsize=2)
-        top.set(title=f"L = {depth}, d = {width}", xlabel="layer l")
-        for ax in (top, bottom):
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        bottom.set(xlabel="layer index l")
+        top.set(title=f"L = {depth}, d = {width}", xlabel="layer l", xticks=[0, depth // 2, depth])
+        bottom.set(xlabel="layer index l", xticks=[1, depth // 2, depth])  # three ticks: a narrow panel has room for no more
         _plain_log_axis(bottom)
     axes[0, 0].set_ylabel("$\\|x_l\\|^2 / d$")
     axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
