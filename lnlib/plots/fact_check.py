@@ -47,7 +47,7 @@ class MomentPanels:
         ax_hist.set(xlim=(-4, 4), ylim=(0, 1.2), xlabel="x̂₁ (no unit)", ylabel="density", title="distribution of\none feature, x̂₁")
         # One legend for both panels, below them: the same colours mean the same in each (claim, measurement),
         # and inside, the curves and the H = 2 spikes would run under it.
-        self.cut_note = ax_hist.text(0.98, 0.97, "peaks cut at 1.2", transform=ax_hist.transAxes, ha="right", va="top", fontsize=8,
+        self.cut_note = ax_hist.text(0.98, 0.75, "peaks cut\nat 1.2", transform=ax_hist.transAxes, ha="right", va="center", fontsize=8,
                                      bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.9}, visible=False)
         ax_cov.figure.legend(handles=[self.cov_line.axes.lines[0], self.cov_line, self.cov_marker], loc="outside lower center", ncol=3,
                              fontsize=8, handlelength=1.5, columnspacing=1.0)
