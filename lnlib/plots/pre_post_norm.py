@@ -58,9 +58,9 @@ def block_diagrams():
 
 
 def _plain_log_axis(ax) -> None:
-    """A logarithmic y-axis with ticks at 1, 1.5, 2, 3, 5, 7, 10, ... labelled as plain numbers."""
+    """A logarithmic y-axis with ticks at 1, 2, 3, 5, 10, ... labelled as plain numbers (no more: they would overprint)."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
