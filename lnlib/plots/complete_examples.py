@@ -194,12 +194,14 @@ def before_after_figure(x, y, *, bins: int = 40):
     x, y : array_like, shape (H,)
         The input and the output.
     """
-    fig, axes = new_figure(1, 2, figsize=(5.4, 2.8))
+    fig, axes = new_figure(1, 2, figsize=(5.4, 3.0))
     for ax, values, colour, title in zip(axes, (np.asarray(x), np.asarray(y)), (PALETTE["input"], PALETTE["output"]), ("before: x", "after: y = LayerNorm(x)")):
         mu, sd = values.mean(), values.std()
+        shown_mean = round(mu, 3) + 0.0  # + 0.0 turns a rounded -0.0 into 0.0
         ax.hist(values, bins=bins, color=colour, alpha=0.85)
-        ax.axvline(mu, color=PALETTE["neutral"], lw=2, label=f"mean {round(mu, 3) + 0.0:.3f}")  # + 0.0 turns a rounded -0.0 into 0.0
-        ax.axvspan(mu - sd, mu + sd, color=PALETTE["reference"], alpha=0.2, label=f"± std {sd:.3f}")
-        ax.set(title=title, xlabel="value of an entry", ylabel="number of entries")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.axvline(mu, color=PALETTE["neutral"], lw=2, label="mean")
+        ax.axvspan(mu - sd, mu + sd, color=PALETTE["reference"], alpha=0.2, label="mean ± standard deviation")
+        # The numbers in the title, the key below: a legend inside would cover the tallest bars.
+        ax.set(title=f"{title}\nmean {shown_mean:.3f}, std {sd:.3f}", xlabel="value of an entry", ylabel="number of entries")
+    fig.legend(handles=axes[0].get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)
     return fig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgba
@@ -140,6 +142,7 @@ def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_
     fig, axes = new_figure(len(panels), 1, figsize=(5.4, 1.25 * len(panels) * (rows + 2) / 6 + 0.6))
     for ax, (title, ids) in zip(np.atleast_1d(axes), panels.items()):
         SharingPanel(ax, blocks, rows, cols, block_label=block_label, row_label=row_label, col_label=col_label).update(ids)
+        ax.set_yticks(range(rows), [str(k + 1) for k in range(rows)])  # cells this large have room for every row's number
         ax.set_title(title, loc="left")
     np.atleast_1d(axes)[0].legend(handles=_legend_handles(False), loc="lower right", bbox_to_anchor=(1.0, 1.15), ncol=2, fontsize=8)
     return fig
@@ -166,12 +169,12 @@ def batch_effects_figure(effects, feature: int, spread_sizes, spreads):
     left.axhline(effects.layer[feature], color=PALETTE["mean"], lw=2, label="layer norm (any batch)")
     left.plot([len(sizes) - 0.5], [effects.inference[feature]], "D", color=PALETTE["output"], ms=8, label="batch norm, inference")
     left.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes], xlabel="batch size", ylabel=f"output, feature {feature + 1} of sample 1",
-             title="the same sample in 200 random batches", xlim=(-0.5, len(sizes) - 0.2))
+             title="one sample in\n200 random batches", xlim=(-0.5, len(sizes) - 0.2))
     fig.legend(loc="outside lower center", ncol=3, fontsize=8)
     right.loglog(spread_sizes, spreads, "o-", color=PALETTE["input"], label="batch norm, measured")
     reference = spreads[-1] * np.sqrt(spread_sizes[-1] / np.asarray(spread_sizes, dtype=float))
     right.loglog(spread_sizes, reference, "--", color=PALETTE["reference"], label="∝ 1/√(batch size)")
-    right.set(xlabel="batch size", ylabel="std of the output across batches", title="layer norm's spread is exactly 0")
+    right.set(xlabel="batch size", ylabel="std across batches", title="spread of batch norm's output\n(layer norm's: exactly 0)")
     right.minorticks_off()
     right.set_xticks(spread_sizes, [str(s) for s in spread_sizes])
     right.set_yticks([0.1, 0.2, 0.5, 1.0], ["0.1", "0.2", "0.5", "1"])
@@ -194,7 +197,8 @@ def invariance_figure(table):
     for (i, j), change in np.ndenumerate(changes):
         verdict = "Invariant" if change <= table.tol else "No"
         ax.text(j, i, f"{verdict}\n{change:.0e}", ha="center", va="center", fontsize=8, color="white" if change <= table.tol else "black")
-    ax.set_xticks(range(len(columns)), [c.replace(" re-", "\nre-") for c in columns], fontsize=8)
+    # Column names wrapped to cell width (one or two words a line): side by side they ran into each other.
+    ax.set_xticks(range(len(columns)), [textwrap.fill(c, 10, break_on_hyphens=False) for c in columns], fontsize=8)
     ax.set_yticks(range(len(methods)), methods)
     ax.grid(False)
     fig.colorbar(image, ax=ax, label="log10 relative change of the output")

@@ -208,12 +208,12 @@ def gradients_companion(examples: dict, gamma=None):
         ax_terms.set(title=title, xticks=index, xlabel="feature i", ylim=(-limit, limit))
         image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
         ticks = np.arange(len(scaled_dx))
-        ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input feature j")
+        ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input j", ylabel="output i")
         ax_jac.grid(False)
-    for ax_terms, ax_jac in axes:
+    for ax_terms, _ in axes:
         ax_terms.set_ylabel("term × s")
-        ax_jac.set_ylabel("s·J: output feature i")
-    fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=8)  # the three paths, then their sum
+    axes[0, 1].set_title(JACOBIAN_TITLE)
+    fig.legend(handles=handles, loc="outside upper center", ncol=2, fontsize=8)  # the three paths, then their sum
     fig.colorbar(image, ax=axes[:, 1], shrink=0.6, label="s·J entry")
     return fig
 

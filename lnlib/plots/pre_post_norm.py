@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Polygon
-from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from .style import PALETTE, new_figure
 
@@ -58,9 +58,9 @@ def block_diagrams():
 
 
 def _plain_log_axis(ax) -> None:
-    """A logarithmic y-axis with ticks at 1, 2, 3, 5, 10, ... labelled as plain numbers (no more: they would overprint)."""
+    """A logarithmic y-axis with ticks at 1, 2, 3, 5, 7, 10, ... labelled as plain numbers (not 1.5: it overprints 2)."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0, 7.0)))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -124,6 +124,7 @@ def layer_figure(profiles: dict, weights=("W1", "W2")):
         for placement, profile in profiles.items():
             _errorbars(ax, layers, profile.grad_norm[weight], placement)
         ax.set(xlabel="layer index l (1 = bottom)", title=f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     np.atleast_1d(axes)[0].set_ylabel("gradient norm (mean ± sd over seeds)")
     np.atleast_1d(axes)[0].legend()
     return fig
@@ -233,7 +234,7 @@ def training_figure(sweep, shown: float):
     shown : float
         The learning rate whose curves the left panel shows (one of ``sweep.rates``).
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.4), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.9), gridspec_kw={"width_ratios": [3, 2]})
     final = sweep.final()
     steps = np.arange(1, sweep.losses.shape[-1] + 1)
     positions = np.arange(len(sweep.rates))
@@ -249,11 +250,11 @@ def training_figure(sweep, shown: float):
                            color=COLOURS[placement], marker="o", ms=5, capsize=3, ls="-" if warmed else "--",
                            mfc=COLOURS[placement] if warmed else "white")
     start = sweep.losses[..., 0].mean()
-    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g}, {len(sweep.seeds)} seeds (band: ±1 sd)")
-    left.legend(fontsize=8)
+    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g},\n{len(sweep.seeds)} seeds (band: ±1 sd)")
+    fig.legend(handles=left.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)  # inside, it covered the curves
     right.axhline(start, color=PALETTE["neutral"], lw=1, ls=":", label="starting loss")
     right.set(xticks=positions, xticklabels=[f"{lr:g}" for lr in sweep.rates], xlabel="peak learning rate",
-              ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps (open: no warm-up)")
+              ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps\n(open: no warm-up)")
     right.set_ylim(0, 1.15 * start)
     right.legend(loc="lower right", fontsize=8)
     return fig
