@@ -82,7 +82,7 @@ def moment_explorer_figure(grid, distribution: str = "normal", size: int = 4, *,
 
 def moment_curves_figure(grid):
     """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with the claimed values (chapter "Fact check")."""
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.2))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.2))
     sizes = np.array(grid.sizes, dtype=float)
     fine = np.geomspace(sizes[0], sizes[-1], 200)
     left.plot(fine, _claimed_covariance(fine), color=PALETTE["reference"], lw=4, alpha=0.6, label="claimed −1/(H−1)")
@@ -92,10 +92,12 @@ def moment_curves_figure(grid):
     for d, name in enumerate(grid.distributions):
         left.errorbar(sizes, grid.cov[d], yerr=2 * grid.cov_err[d], marker="o", ms=4, color=COLOURS[name], label=LABELS[name])
         right.errorbar(sizes, grid.fourth[d], yerr=2 * grid.fourth_err[d], marker="o", ms=4, color=COLOURS[name], label=LABELS[name])
-    left.set(xscale="log", xlabel="features H (log scale)", ylabel="Cov(x̂₁, x̂₂)", title="covariance of two features (±2 s.e.)")
-    right.set(xscale="log", xlabel="features H (log scale)", ylabel="E[x̂₁⁴]", title="fourth moment of one feature (±2 s.e.)")
-    left.legend(fontsize=8, loc="lower right")
-    right.legend(fontsize=8, loc="upper left")
+    left.set(xscale="log", xlabel="features H (log scale)", ylabel="Cov(x̂₁, x̂₂)", title="covariance of two\nfeatures (±2 s.e.)")
+    right.set(xscale="log", xlabel="features H (log scale)", ylabel="E[x̂₁⁴]", title="fourth moment of\none feature (±2 s.e.)")
+    # One legend below both panels (the families share their colours); inside, it covered the curves.
+    handles, labels = right.get_legend_handles_labels()
+    labels = ["claimed: −1/(H−1), left; 3, right" if label == "claimed 3" else label for label in labels]
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
     return fig
 
 
@@ -126,17 +128,20 @@ def covariance_figure(covariances):
     ----------
     covariances : lnlib.fact_check.OutputCovariances
     """
-    panels = [("measured (Monte Carlo)", covariances.measured), ("exact: γᵢγⱼ H/(H−1) (δᵢⱼ − 1/H)", covariances.exact),
-              ("document: γᵢγⱼ/H (δᵢⱼ − 1/H)", covariances.document)]
+    panels = [("measured\n(Monte Carlo)", covariances.measured), ("exact:\nγᵢγⱼ H/(H−1) (δᵢⱼ − 1/H)", covariances.exact),
+              ("document:\nγᵢγⱼ/H (δᵢⱼ − 1/H)", covariances.document)]
     limit = float(np.abs(covariances.exact).max())
-    fig, axes = new_figure(1, 3, figsize=(5.4, 2.4))
+    # 2 x 2: three matrices large enough for their numbers, the colour bar in the fourth cell.
+    fig, axes = new_figure(2, 2, figsize=(5.4, 5.0))
     size = covariances.exact.shape[0]
-    for ax, (title, matrix) in zip(axes, panels):
+    for ax, (title, matrix) in zip(axes.ravel(), panels):
         image = ax.imshow(matrix, cmap="PuOr_r", vmin=-limit, vmax=limit)
         for (i, j), value in np.ndenumerate(matrix):
             ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if abs(value) > 0.6 * limit else "black")
         ax.set(title=title, xticks=range(size), yticks=range(size), xticklabels=range(1, size + 1), yticklabels=range(1, size + 1),
                xlabel="feature j", ylabel="feature i")
         ax.grid(False)
-    fig.colorbar(image, ax=axes, shrink=0.8, label="covariance")
+    key = axes[1, 1]
+    key.axis("off")
+    fig.colorbar(image, cax=key.inset_axes([0.1, 0.55, 0.8, 0.08]), orientation="horizontal", label="covariance")
     return fig

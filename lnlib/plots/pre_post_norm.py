@@ -44,15 +44,17 @@ def _draw_flow(ax, steps, skips, title):
         path = [(0, heights[start] + 0.35), (-1.4, heights[start] + 0.35), (-1.4, heights[end]), (-0.2, heights[end])]
         ax.plot(*zip(*path[:-1]), color=PALETTE["positive"], lw=2)
         ax.add_patch(FancyArrowPatch(path[-2], path[-1], arrowstyle="-|>", mutation_scale=10, color=PALETTE["positive"], lw=2))
-    ax.set(xlim=(-1.8, 1.2), ylim=(-0.6, heights[-1] + 0.6), title=title)
+    ax.set(xlim=(-1.8, 1.2), ylim=(-0.6, heights[-1] + 0.6))
+    ax.set_title(title, fontsize=9)
     ax.axis("off")
 
 
 def block_diagrams():
     """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.6))
-    _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm (original Transformer, BERT)\nLayerNorm on the residual stream")
-    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3; LLaMA with RMSNorm)\nLayerNorm only on the branch")
+    # Three-line titles: on two lines, the halves' titles ran into each other.
+    _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm\n(original Transformer, BERT):\nLayerNorm on the residual stream")
+    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm\n(GPT-2, GPT-3; LLaMA, RMSNorm):\nLayerNorm only on the branch")
     right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
     return fig
 
