@@ -198,7 +198,7 @@ def invariance_figure(table):
         verdict = "Invariant" if change <= table.tol else "No"
         ax.text(j, i, f"{verdict}\n{change:.0e}", ha="center", va="center", fontsize=8, color="white" if change <= table.tol else "black")
     # Column names wrapped to cell width (one or two words a line): side by side they ran into each other.
-    ax.set_xticks(range(len(columns)), [textwrap.fill(c, 10, break_on_hyphens=False) for c in columns], fontsize=8)
+    ax.set_xticks(range(len(columns)), [textwrap.fill(c, 10, break_on_hyphens=False, break_long_words=False) for c in columns], fontsize=8)
     ax.set_yticks(range(len(methods)), methods)
     ax.grid(False)
     fig.colorbar(image, ax=ax, label="log10 relative change of the output")
