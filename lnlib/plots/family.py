@@ -201,7 +201,7 @@ def invariance_figure(table):
     ax.set_xticks(range(len(columns)), [textwrap.fill(c, 10, break_on_hyphens=False, break_long_words=False) for c in columns], fontsize=8)
     ax.set_yticks(range(len(methods)), methods)
     ax.grid(False)
-    fig.colorbar(image, ax=ax, label="log10 relative change of the output")
+    fig.colorbar(image, ax=ax, location="top", shrink=0.6, label="log10 relative change of the output")  # on top: the columns need the width
     return fig
 
 
