@@ -37,7 +37,7 @@ def _readout(errors) -> str:
     )
     # Short headers, the figure's own words: the table stays within a phone's column and the explorer within a laptop screen.
     header = "<tr><th>method</th><th>variance: relative error</th><th>variance &lt; 0</th><th>output: max |y − y_exact|</th></tr>"
-    return f"shift = {errors.shift:.4g}, {errors.dtype}:<table style='line-height:1.25'>{header}{rows}</table>"
+    return f"shift = {errors.shift:.4g}, {errors.dtype}:<table style='line-height:1.2; border-collapse:separate; border-spacing:0.8em 0; margin-left:-0.8em'>{header}{rows}</table>"
 
 
 def _note(errors) -> str:
@@ -63,7 +63,7 @@ class NumericsExplorer(Explorer):
         }
         for name in DTYPES:  # precompute every curve, so a dtype change only redraws
             sweep_for(name)
-        figure, (left, right) = new_figure(1, 2, figsize=(5.4, 2.6), managed=False, sharex=True, sharey=True)
+        figure, (left, right) = new_figure(1, 2, figsize=(5.4, 2.4), managed=False, sharex=True, sharey=True)
         self.panels = ErrorPanels(left, right)
         self.panels.legend(figure)
         self.shown_dtype = None
