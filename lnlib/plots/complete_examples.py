@@ -12,9 +12,8 @@ __all__ = ["STEP_TITLES", "computation_diagram", "StepPanels", "steps_figure", "
 
 #: The panels of a step-by-step figure: the input, then the documents' four steps.
 STEP_TITLES = ("input x", "1. mean μ", "2. (x − μ)², mean σ²", "3. normalize: x̂", "4. scale, shift: y")
-#: What a panel will show, written in it until the reader's step reaches it.
-STEP_PREVIEWS = ("", "step 1 draws\nthe mean μ", "step 2 squares\nx − μ; their\nmean is σ²", "step 3 divides\nx − μ by\n√(σ² + ε)",
-                 "step 4 scales\nby γ, shifts\nby β")
+#: Written in a panel until the reader's step reaches it (short: each update redraws them, and text is slow to draw).
+STEP_PREVIEWS = ("",) + tuple(f"shown at\nstep {k}" for k in range(1, len(STEP_TITLES)))
 
 # The computation graph: node -> (x, y, label), in the order of computation, in four rows down the column.
 _NODES = {
