@@ -34,6 +34,7 @@ __all__ = [
     "chain_rule",
     "in_normalized_variables",
     "to_latex",
+    "to_latex_lines",
     "substitute_statistics",
     "closed_form_gradient",
     "jacobian",
@@ -214,6 +215,41 @@ def to_latex(expr) -> str:
         elif symbol.name == "g_mean":
             names[symbol] = r"d\mu"
     return sp.latex(expr, symbol_names=names)
+
+
+def to_latex_lines(lhs: str, expr, *, per_line: int = 2) -> str:
+    r"""The equation ``lhs = expr`` in LaTeX, a sum broken after every `per_line` terms (chapter "Gradients through LayerNorm").
+
+    sympy prints a long sum on one line, wider than a phone's column; this writes it as an
+    ``aligned`` block with the terms in sympy's own order, each line starting with its sign.
+    Symbols are named as by :func:`to_latex`.
+
+    Parameters
+    ----------
+    lhs : str
+        LaTeX of the left-hand side.
+    expr : sympy expression
+    per_line : int, default 2
+        Terms of the sum on each line (at least 1).
+
+    Returns
+    -------
+    str
+        ``lhs = ...`` on one line when the sum has at most `per_line` terms, else an ``aligned`` block.
+    """
+    if int(per_line) != per_line or per_line < 1:
+        raise ValueError(f"per_line must be a whole number of terms, at least 1; got {per_line!r}.")
+    terms = expr.as_ordered_terms() if isinstance(expr, sp.Add) else [expr]
+    if len(terms) <= per_line:
+        return f"{lhs} = {to_latex(expr)}"
+    pieces = []
+    for k, term in enumerate(terms):
+        negative = term.could_extract_minus_sign()
+        sign = "- " if negative else ("+ " if k else "")
+        pieces.append(sign + to_latex(-term if negative else term))
+    lines = [" ".join(pieces[k:k + per_line]) for k in range(0, len(pieces), per_line)]
+    body = " \\\\\n&\\quad ".join(lines)
+    return f"\\begin{{aligned}}\n{lhs} &= {body}\n\\end{{aligned}}"
 
 
 def substitute_statistics(sym: Symbols, expr):

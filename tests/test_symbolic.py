@@ -123,3 +123,19 @@ def test_lambdified_gradient_refuses_the_wrong_width():
         backward(np.ones(3), np.arange(4.0), np.ones(3), 1e-5)
     with pytest.raises(ValueError, match="eps must be >= 0"):
         backward(np.ones(3), np.arange(3.0), np.ones(3), -1.0)
+
+
+def test_to_latex_lines_breaks_a_sum_without_changing_it():
+    sym = symbolic.make_symbols(3)
+    expr = sp.expand(symbolic.in_normalized_variables(sym)["dx"][0] * symbolic.in_normalized_variables(sym)["s"])
+    one_line = symbolic.to_latex(expr)
+    broken = symbolic.to_latex_lines(r"s\,dx_1", expr, per_line=2)
+    terms = len(expr.as_ordered_terms())
+    assert broken.count(r"\\") == -(-terms // 2) - 1  # a line break after every two terms
+    flat = broken.removeprefix("\\begin{aligned}").removesuffix("\\end{aligned}")
+    for mark in ("&", r"\quad", r"\\", " ", "\n"):
+        flat = flat.replace(mark, "")
+    assert flat == r"s\,dx_1=" + one_line.replace(" ", "")  # the same terms, signs and order as sympy's one line
+    assert symbolic.to_latex_lines("y", sym.x[0], per_line=2) == f"y = {symbolic.to_latex(sym.x[0])}"
+    with pytest.raises(ValueError, match="per_line"):
+        symbolic.to_latex_lines("y", expr, per_line=0)

@@ -36,29 +36,35 @@ class MomentPanels:
         self.grid = grid
         sizes = np.array(grid.sizes, dtype=float)
         fine = np.geomspace(sizes[0], sizes[-1], 200)
-        ax_cov.plot(fine, _claimed_covariance(fine), color=PALETTE["reference"], lw=3, label="claimed −1/(H−1)")
+        ax_cov.plot(fine, _claimed_covariance(fine), color=PALETTE["reference"], lw=3, label="claimed: −1/(H−1); N(0, 1)")
         (self.cov_line,) = ax_cov.plot(sizes, grid.cov[0], "o-", color=PALETTE["output"], label="measured")
         (self.cov_marker,) = ax_cov.plot([sizes[0]], [grid.cov[0, 0]], "s", color=PALETTE["mean"], ms=11, label="selected H")
-        ax_cov.set(xscale="log", ylim=(-1.1, 0.3), xlabel="features H (log scale)", ylabel="Cov(x̂₁, x̂₂)", title="covariance of two features")
-        ax_cov.legend(loc="lower right")
+        ax_cov.set(xscale="log", ylim=(-1.1, 0.3), xlabel="features H (log scale)", ylabel="Cov(x̂₁, x̂₂)", title="covariance of two\nfeatures against H")
         centres = 0.5 * (grid.edges[1:] + grid.edges[:-1])
         z = np.linspace(-4, 4, 200)
-        ax_hist.plot(z, _normal_density(z), color=PALETTE["reference"], lw=3, label="N(0, 1)")
-        (self.hist_line,) = ax_hist.step(centres, grid.density[0, 0], where="mid", color=PALETTE["output"], lw=2, label="x̂₁ measured")
-        ax_hist.set(xlim=(-4, 4), ylim=(0, 1.2), xlabel="x̂₁ (no unit)", ylabel="density", title="distribution of one feature")
-        ax_hist.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: the H = 2 spikes reach the top
+        ax_hist.plot(z, _normal_density(z), color=PALETTE["reference"], lw=3)
+        (self.hist_line,) = ax_hist.step(centres, grid.density[0, 0], where="mid", color=PALETTE["output"], lw=2)
+        ax_hist.set(xlim=(-4, 4), ylim=(0, 1.2), xlabel="x̂₁ (no unit)", ylabel="density", title="distribution of\none feature, x̂₁")
+        # One legend for both panels, below them: the same colours mean the same in each (claim, measurement),
+        # and inside, the curves and the H = 2 spikes would run under it.
+        self.cut_note = ax_hist.text(0.98, 0.75, "peaks cut\nat 1.2", transform=ax_hist.transAxes, ha="right", va="center", fontsize=8,
+                                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.9}, visible=False)
+        ax_cov.figure.legend(handles=[self.cov_line.axes.lines[0], self.cov_line, self.cov_marker], loc="outside lower center", ncol=3,
+                             fontsize=8, handlelength=1.5, columnspacing=1.0)
 
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.cov_line, self.cov_marker, self.hist_line]
+        return [self.cov_line, self.cov_marker, self.hist_line, self.cut_note]
 
     def update(self, distribution: str, size: int) -> None:
         """Show the input family `distribution` with the marker and histogram at H = `size`."""
         d, k = self.grid.index(distribution, size)
         self.cov_line.set_ydata(self.grid.cov[d])
         self.cov_marker.set_data([size], [self.grid.cov[d, k]])
-        self.hist_line.set_ydata(np.minimum(self.grid.density[d, k], 1.19))
+        density = self.grid.density[d, k]
+        self.hist_line.set_ydata(np.minimum(density, 1.19))
+        self.cut_note.set_visible(bool(density.max() > 1.19))  # say so where the axis cuts a peak
 
 
 def moment_explorer_figure(grid, distribution: str = "normal", size: int = 4, *, managed: bool = True):
@@ -68,7 +74,7 @@ def moment_explorer_figure(grid, distribution: str = "normal", size: int = 4, *,
     -------
     (Figure, MomentPanels)
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8), managed=managed)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed)
     panels = MomentPanels(left, right, grid)
     panels.update(distribution, size)
     return fig, panels
@@ -76,7 +82,7 @@ def moment_explorer_figure(grid, distribution: str = "normal", size: int = 4, *,
 
 def moment_curves_figure(grid):
     """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with the claimed values (chapter "Fact check")."""
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.2))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.2))
     sizes = np.array(grid.sizes, dtype=float)
     fine = np.geomspace(sizes[0], sizes[-1], 200)
     left.plot(fine, _claimed_covariance(fine), color=PALETTE["reference"], lw=4, alpha=0.6, label="claimed −1/(H−1)")
@@ -86,10 +92,12 @@ def moment_curves_figure(grid):
     for d, name in enumerate(grid.distributions):
         left.errorbar(sizes, grid.cov[d], yerr=2 * grid.cov_err[d], marker="o", ms=4, color=COLOURS[name], label=LABELS[name])
         right.errorbar(sizes, grid.fourth[d], yerr=2 * grid.fourth_err[d], marker="o", ms=4, color=COLOURS[name], label=LABELS[name])
-    left.set(xscale="log", xlabel="features H (log scale)", ylabel="Cov(x̂₁, x̂₂)", title="covariance of two features (±2 s.e.)")
-    right.set(xscale="log", xlabel="features H (log scale)", ylabel="E[x̂₁⁴]", title="fourth moment of one feature (±2 s.e.)")
-    left.legend(fontsize=8, loc="lower right")
-    right.legend(fontsize=8, loc="upper left")
+    left.set(xscale="log", xlabel="features H (log scale)", ylabel="Cov(x̂₁, x̂₂)", title="covariance of two\nfeatures (±2 s.e.)")
+    right.set(xscale="log", xlabel="features H (log scale)", ylabel="E[x̂₁⁴]", title="fourth moment of\none feature (±2 s.e.)")
+    # One legend below both panels (the families share their colours); inside, it covered the curves.
+    handles, labels = right.get_legend_handles_labels()
+    labels = ["claimed: −1/(H−1), left; 3, right" if label == "claimed 3" else label for label in labels]
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
     return fig
 
 
@@ -120,17 +128,20 @@ def covariance_figure(covariances):
     ----------
     covariances : lnlib.fact_check.OutputCovariances
     """
-    panels = [("measured (Monte Carlo)", covariances.measured), ("exact: γᵢγⱼ H/(H−1) (δᵢⱼ − 1/H)", covariances.exact),
-              ("document: γᵢγⱼ/H (δᵢⱼ − 1/H)", covariances.document)]
+    panels = [("measured\n(Monte Carlo)", covariances.measured), ("exact:\nγᵢγⱼ H/(H−1) (δᵢⱼ − 1/H)", covariances.exact),
+              ("document:\nγᵢγⱼ/H (δᵢⱼ − 1/H)", covariances.document)]
     limit = float(np.abs(covariances.exact).max())
-    fig, axes = new_figure(1, 3, figsize=(5.4, 2.4))
+    # 2 x 2: three matrices large enough for their numbers, the colour bar in the fourth cell.
+    fig, axes = new_figure(2, 2, figsize=(5.4, 5.0))
     size = covariances.exact.shape[0]
-    for ax, (title, matrix) in zip(axes, panels):
+    for ax, (title, matrix) in zip(axes.ravel(), panels):
         image = ax.imshow(matrix, cmap="PuOr_r", vmin=-limit, vmax=limit)
         for (i, j), value in np.ndenumerate(matrix):
             ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if abs(value) > 0.6 * limit else "black")
         ax.set(title=title, xticks=range(size), yticks=range(size), xticklabels=range(1, size + 1), yticklabels=range(1, size + 1),
                xlabel="feature j", ylabel="feature i")
         ax.grid(False)
-    fig.colorbar(image, ax=axes, shrink=0.8, label="covariance")
+    key = axes[1, 1]
+    key.axis("off")
+    fig.colorbar(image, cax=key.inset_axes([0.1, 0.55, 0.8, 0.08]), orientation="horizontal", label="covariance")
     return fig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgba
@@ -62,7 +64,7 @@ class SharingPanel:
         (self.anchor,) = ax.plot([], [], "o", color=PALETTE["neutral"], ms=4)
         centres = [k * self.width + (cols - 1) / 2 for k in range(blocks)]
         ax.set_xticks(centres, [f"{k + 1}" for k in range(blocks)])
-        ax.set_yticks(range(rows), [f"{k + 1}" for k in range(rows)])
+        ax.set_yticks([0, rows - 1], ["1", str(rows)])  # first and last only: small cells leave no room for more
         ax.set(xlim=(-0.5, blocks * self.width - 1.5), ylim=(rows - 0.5, -0.5), aspect="equal")
         ax.set_xlabel(f"{block_label} (each block: {col_label} across)")
         ax.set_ylabel(row_label)
@@ -111,7 +113,8 @@ class OutputPanel:
         for boundary in range(1, rows):
             ax.axvline(boundary * cols - 0.5, color=PALETTE["neutral"], lw=0.6, ls=":")
         ax.set_xticks([r * cols + (cols - 1) / 2 for r in range(rows)], [f"c{r + 1}" for r in range(rows)])
-        ax.set(xlabel="entry of sample 1, by channel", ylabel="normalized output y", ylim=(-limit, limit), xlim=(-0.5, rows * cols - 0.5))
+        # x margins of one entry: the rings (9 pt) at the first and last entry stay inside the frame
+        ax.set(xlabel="entry of sample 1, by channel", ylabel="output y", ylim=(-limit, limit), xlim=(-1.0, rows * cols))
 
     @property
     def artists(self) -> list:
@@ -139,6 +142,7 @@ def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_
     fig, axes = new_figure(len(panels), 1, figsize=(5.4, 1.25 * len(panels) * (rows + 2) / 6 + 0.6))
     for ax, (title, ids) in zip(np.atleast_1d(axes), panels.items()):
         SharingPanel(ax, blocks, rows, cols, block_label=block_label, row_label=row_label, col_label=col_label).update(ids)
+        ax.set_yticks(range(rows), [str(k + 1) for k in range(rows)])  # cells this large have room for every row's number
         ax.set_title(title, loc="left")
     np.atleast_1d(axes)[0].legend(handles=_legend_handles(False), loc="lower right", bbox_to_anchor=(1.0, 1.15), ncol=2, fontsize=8)
     return fig
@@ -165,12 +169,12 @@ def batch_effects_figure(effects, feature: int, spread_sizes, spreads):
     left.axhline(effects.layer[feature], color=PALETTE["mean"], lw=2, label="layer norm (any batch)")
     left.plot([len(sizes) - 0.5], [effects.inference[feature]], "D", color=PALETTE["output"], ms=8, label="batch norm, inference")
     left.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes], xlabel="batch size", ylabel=f"output, feature {feature + 1} of sample 1",
-             title="the same sample in 200 random batches", xlim=(-0.5, len(sizes) - 0.2))
+             title="one sample in\n200 random batches", xlim=(-0.5, len(sizes) - 0.2))
     fig.legend(loc="outside lower center", ncol=3, fontsize=8)
     right.loglog(spread_sizes, spreads, "o-", color=PALETTE["input"], label="batch norm, measured")
     reference = spreads[-1] * np.sqrt(spread_sizes[-1] / np.asarray(spread_sizes, dtype=float))
     right.loglog(spread_sizes, reference, "--", color=PALETTE["reference"], label="∝ 1/√(batch size)")
-    right.set(xlabel="batch size", ylabel="std of the output across batches", title="layer norm's spread is exactly 0")
+    right.set(xlabel="batch size", ylabel="std across batches", title="spread of batch norm's output\n(layer norm's: exactly 0)")
     right.minorticks_off()
     right.set_xticks(spread_sizes, [str(s) for s in spread_sizes])
     right.set_yticks([0.1, 0.2, 0.5, 1.0], ["0.1", "0.2", "0.5", "1"])
@@ -193,10 +197,11 @@ def invariance_figure(table):
     for (i, j), change in np.ndenumerate(changes):
         verdict = "Invariant" if change <= table.tol else "No"
         ax.text(j, i, f"{verdict}\n{change:.0e}", ha="center", va="center", fontsize=8, color="white" if change <= table.tol else "black")
-    ax.set_xticks(range(len(columns)), [c.replace(" re-", "\nre-") for c in columns], fontsize=8)
+    # Column names wrapped to cell width (one or two words a line): side by side they ran into each other.
+    ax.set_xticks(range(len(columns)), [textwrap.fill(c, 10, break_on_hyphens=False, break_long_words=False) for c in columns], fontsize=8)
     ax.set_yticks(range(len(methods)), methods)
     ax.grid(False)
-    fig.colorbar(image, ax=ax, label="log10 relative change of the output")
+    fig.colorbar(image, ax=ax, location="top", shrink=0.6, label="log10 relative change of the output")  # on top: the columns need the width
     return fig
 
 

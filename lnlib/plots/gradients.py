@@ -118,7 +118,7 @@ class GradientPanels:
         ax_input.axhline(0.0, color=PALETTE["neutral"], lw=1)
         low, high = value_range
         ax_input.set(xlabel="feature i", ylabel="value", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(min(low, -2.0) * 1.05, max(high, 2.0) * 1.05),
-                     title="input x and x̂")
+                     title="bars: input x; ◆: x̂")
         self.offsets = dict(zip(PATH_COLOURS, (-self.WIDTH, 0.0, self.WIDTH)))
         self.term_bars = PolyCollection(self._term_verts({path: zeros for path in PATH_COLOURS}),
                                         facecolors=[colour for colour in PATH_COLOURS.values() for _ in range(size)])
@@ -127,11 +127,10 @@ class GradientPanels:
             ax_terms.fill_between([], [], color=colour, label=PATH_LABELS[path])
         (self.dx_points,) = ax_terms.plot(self.index, zeros, "o", color=PALETTE["neutral"], ms=8, label="sum: $s\\,dx_j$")
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
-        ax_terms.set(xlabel="feature i", ylabel="term × s  (s = √(σ²+ε))", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(-term_limit, term_limit),
-                     title="s·dx: three terms and their sum")
-        # One legend below the panels: inside them, the moving bars would be drawn over it.
-        handles = [h for ax in (ax_input, ax_terms) for h in ax.get_legend_handles_labels()[0]]
-        ax_input.figure.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
+        ax_terms.set(xlabel="feature i", ylabel="term × s", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(-term_limit, term_limit),
+                     title="s·dx, s = √(σ² + ε): three terms and their sum")
+        # The terms' legend below the panels: inside them, the moving bars would be drawn over it.
+        ax_terms.figure.legend(handles=ax_terms.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)
         edges = np.arange(size + 1) + 0.5
         self.heatmap = ax_jac.pcolormesh(edges, edges, np.zeros((size, size)), cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
         ax_jac.set(xticks=self.index, yticks=self.index, xlabel="input feature j", ylabel="output feature i", title=JACOBIAN_TITLE, aspect="equal")
@@ -174,8 +173,12 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
     """
     x = np.asarray(x, dtype=float)
     jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))
-    fig, axes = new_figure(1, 3, figsize=(5.4, 2.6), managed=managed)
-    panels = GradientPanels(*axes, x.size, value_range, term_limit, jac_limit)
+    # Input and Jacobian side by side; the terms, with their legend, across the whole width below.
+    fig, axes = new_figure(2, 2, figsize=(5.4, 4.3), managed=managed)
+    grid = axes[1, 0].get_gridspec()
+    for ax in axes[1]:
+        ax.remove()
+    panels = GradientPanels(axes[0, 0], fig.add_subplot(grid[1, :]), axes[0, 1], x.size, value_range, term_limit, jac_limit)
     xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
     panels.update(x, xhat, terms, scaled_dx, scaled_jac)
     return fig, panels
@@ -205,12 +208,12 @@ def gradients_companion(examples: dict, gamma=None):
         ax_terms.set(title=title, xticks=index, xlabel="feature i", ylim=(-limit, limit))
         image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
         ticks = np.arange(len(scaled_dx))
-        ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input feature j")
+        ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input j", ylabel="output i")
         ax_jac.grid(False)
-    for ax_terms, ax_jac in axes:
+    for ax_terms, _ in axes:
         ax_terms.set_ylabel("term × s")
-        ax_jac.set_ylabel("s·J: output feature i")
-    fig.legend(handles=handles, loc="outside upper center", ncol=4, fontsize=8)  # the three paths, then their sum
+    axes[0, 1].set_title(JACOBIAN_TITLE)
+    fig.legend(handles=handles, loc="outside upper center", ncol=2, fontsize=8)  # the three paths, then their sum
     fig.colorbar(image, ax=axes[:, 1], shrink=0.6, label="s·J entry")
     return fig
 

@@ -27,12 +27,26 @@ def _plottable(errors) -> np.ndarray:
     return np.where(np.isinf(errors), ERROR_CEILING, np.clip(errors, ERROR_FLOOR, ERROR_CEILING))
 
 
-def _error_axes(ax, ylabel: str, band: str = "wrong by 100 % or more") -> None:
-    ax.set(xscale="log", yscale="log", xlim=SHIFT_LIMITS, ylim=(ERROR_FLOOR / 3, ERROR_CEILING * 30), xlabel="shift: mean / standard deviation", ylabel=ylabel)
+#: Labels of the error panels' y-axis ticks: every fourth decade, so a narrow panel stays legible.
+ERROR_TICKS = (1e-16, 1e-12, 1e-8, 1e-4, 1.0)
+#: The axis label of the shift, shared by every panel of the chapter.
+SHIFT_LABEL = "shift κ = mean / std"
+
+
+def _error_axes(ax, ylabel: str | None = None, band: str | None = "wrong by 100 % or more") -> None:
+    """Log-log axes of an error against the shift, the "100 % wrong" band shaded, the inf / NaN row at the top.
+
+    `band` labels the band inside the panel (None: no label, for narrow panels).
+    """
+    ax.set(xscale="log", yscale="log", xlim=SHIFT_LIMITS, ylim=(ERROR_FLOOR / 3, ERROR_CEILING * 30), ylabel=ylabel)
+    ax.set_yticks(ERROR_TICKS, [f"$10^{{{round(np.log10(t))}}}$" for t in ERROR_TICKS])
+    ax.set_xticks([1.0, 1e1, 1e2, 1e3, 1e4, 1e5], ["1", "", "$10^2$", "", "$10^4$", ""])
+    ax.minorticks_off()
     ax.axhspan(1.0, ERROR_CEILING / 3, color=PALETTE["highlight"], alpha=0.25, lw=0)
     ax.axhline(ERROR_CEILING, color=PALETTE["neutral"], lw=0.8, ls=":")
-    ax.text(SHIFT_LIMITS[0] * 1.1, ERROR_CEILING * 2, "inf / NaN", fontsize=8, va="bottom")
-    ax.text(SHIFT_LIMITS[0] * 1.1, 2.0, band, fontsize=8, va="bottom")
+    ax.text(SHIFT_LIMITS[0] * 1.2, ERROR_CEILING * 2, "inf / NaN", fontsize=8, va="bottom")
+    if band:
+        ax.text(SHIFT_LIMITS[0] * 1.2, 30.0, band, fontsize=8, va="center")
 
 
 class ErrorPanels:
@@ -42,23 +56,35 @@ class ErrorPanels:
     method at the current shift, with a vertical line there. The axes limits
     are fixed, so an explorer only moves artists (a full redraw of log axes
     costs over 100 ms; redrawing six curves and markers costs a few).
+
+    Parameters
+    ----------
+    ax_variance, ax_output : matplotlib Axes
+        Side by side with a shared y-axis (only the left one gets the y label), or in one column.
+    band_labels : bool, default True
+        Label the "100 % wrong" band inside each panel (False for narrow panels).
     """
 
-    def __init__(self, ax_variance, ax_output):
+    TITLES = {"variance_error": "variance: relative error", "output_error": "output: max |y − y_exact|"}
+    BANDS = {"variance_error": "≥ 100 % wrong", "output_error": "error ≥ output"}
+
+    def __init__(self, ax_variance, ax_output, *, band_labels: bool = True):
         self.curves, self.markers = {}, {}
-        panels = (
-            ("variance_error", ax_variance, "relative error of the variance", "wrong by 100 % or more"),
-            ("output_error", ax_output, "max |y − y_exact| of LayerNorm", "error as large as the output"),
-        )
-        for key, ax, ylabel, band in panels:
-            _error_axes(ax, ylabel, band)
+        for key, ax in (("variance_error", ax_variance), ("output_error", ax_output)):
+            _error_axes(ax, band=self.BANDS[key] if band_labels else None)
+            ax.set_title(self.TITLES[key])
             for method, style in METHOD_STYLE.items():
                 (self.curves[key, method],) = ax.plot([], [], color=style["color"], lw=1.5, label=style["label"])
-                (self.markers[key, method],) = ax.plot([], [], style["marker"], color=style["color"], ms=9, mec="black")
+                (self.markers[key, method],) = ax.plot([], [], style["marker"], color=style["color"], ms=8, mec="black")
         self.cursors = [ax.axvline(1.0, color=PALETTE["neutral"], lw=1, ls="--") for ax in (ax_variance, ax_output)]
-        ax_variance.set_title("the variance")
-        ax_output.set_title("the LayerNorm output (no clamp)")
-        ax_variance.legend(loc="lower right", fontsize=8)
+        ax_variance.set_ylabel("error (log scale)")
+        for ax in (ax_variance, ax_output):
+            ax.set_xlabel(SHIFT_LABEL)
+
+    def legend(self, figure, **kwargs):
+        """One legend of the three methods for the whole figure, above the panels (never over the curves)."""
+        handles = [self.curves["variance_error", method] for method in METHOD_STYLE]
+        return figure.legend(handles=handles, loc="outside upper center", ncol=3, fontsize=8, handlelength=1.5, columnspacing=1.0, **kwargs)
 
     @property
     def artists(self) -> list:
@@ -91,7 +117,8 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
     """
     fig, axes = new_figure(1, len(sweeps), figsize=(5.4, 3.4), sharey=True)
     for ax, sweep in zip(np.atleast_1d(axes), sweeps):
-        _error_axes(ax, "relative error of the variance")
+        _error_axes(ax, band=None)
+        ax.set_xlabel(SHIFT_LABEL)
         kappa = np.logspace(0, 5, 50)
         u = guides[sweep.dtype]
         ax.plot(kappa, np.clip(u * kappa**2, None, ERROR_CEILING / 3), color=METHOD_STYLE["one_pass"]["color"], ls="--", lw=1, label="u·κ²")
@@ -99,8 +126,11 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         ax.plot(kappa, (u * kappa) ** 2, color=METHOD_STYLE["two_pass"]["color"], ls="--", lw=1, label="(u·κ)²")
         for method, style in METHOD_STYLE.items():
             ax.plot(sweep.shifts, _plottable(sweep.variance_error[method]), marker=style["marker"], ms=4, color=style["color"], label=style["label"])
-        ax.set_title(f"{sweep.dtype} (u = {u:.1e})")
-    np.atleast_1d(axes)[0].legend(loc="lower right", fontsize=7)
+        ax.set_title(f"{sweep.dtype}\nu = {u:.1e}")
+    np.atleast_1d(axes)[0].set_ylabel("relative error of the variance")
+    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    order = [3, 0, 4, 2, 5, 1]  # one column per method, its law below it: u·κ², (u·κ)², u·κ
+    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside lower center", ncol=3, fontsize=8)
     return fig
 
 
@@ -147,15 +177,18 @@ def numerics_companion(sweeps, shift: float, points):
     points : sequence of lnlib.numerics.ShiftErrors or None
         The errors at `shift` for each dtype (None where the dtype cannot hold the data).
     """
-    fig, axes = new_figure(2, len(sweeps), figsize=(5.4, 5.2), sharex=True, sharey=True)
+    fig, axes = new_figure(2, len(sweeps), figsize=(5.4, 5.0), sharex=True, sharey=True)
     for column, (sweep, point) in enumerate(zip(sweeps, points)):
-        panels = ErrorPanels(axes[0, column], axes[1, column])
+        panels = ErrorPanels(axes[0, column], axes[1, column], band_labels=False)
         panels.show_sweep(sweep)
         panels.show_point(shift, point)
-        axes[0, column].set_title(f"{sweep.dtype}: the variance")
-        axes[1, column].set_title(f"{sweep.dtype}: the output")
-        if column:
-            axes[0, column].get_legend().remove()
-            for ax in axes[:, column]:
-                ax.set_ylabel("")
+        axes[0, column].set_title(sweep.dtype)
+        axes[1, column].set_title("")
+        for ax in axes[:, column]:
+            ax.set_xlabel("")
+            ax.set_ylabel("")
+    axes[0, 0].set_ylabel("variance: relative error")
+    axes[1, 0].set_ylabel("output: max |y − y_exact|")
+    fig.supxlabel(f"{SHIFT_LABEL} (markers at {shift:g}); shaded: wrong by 100 % or more", fontsize=9)
+    panels.legend(fig)
     return fig

@@ -44,23 +44,25 @@ def _draw_flow(ax, steps, skips, title):
         path = [(0, heights[start] + 0.35), (-1.4, heights[start] + 0.35), (-1.4, heights[end]), (-0.2, heights[end])]
         ax.plot(*zip(*path[:-1]), color=PALETTE["positive"], lw=2)
         ax.add_patch(FancyArrowPatch(path[-2], path[-1], arrowstyle="-|>", mutation_scale=10, color=PALETTE["positive"], lw=2))
-    ax.set(xlim=(-1.8, 1.2), ylim=(-0.6, heights[-1] + 0.6), title=title)
+    ax.set(xlim=(-1.8, 1.2), ylim=(-0.6, heights[-1] + 0.6))
+    ax.set_title(title, fontsize=9)
     ax.axis("off")
 
 
 def block_diagrams():
     """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.6))
-    _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm (original Transformer, BERT)\nLayerNorm on the residual stream")
-    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm (GPT-2, GPT-3; LLaMA with RMSNorm)\nLayerNorm only on the branch")
+    # Three-line titles: on two lines, the halves' titles ran into each other.
+    _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm\n(original Transformer, BERT):\nLayerNorm on the residual stream")
+    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm\n(GPT-2, GPT-3; LLaMA, RMSNorm):\nLayerNorm only on the branch")
     right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
     return fig
 
 
 def _plain_log_axis(ax) -> None:
-    """A logarithmic y-axis with ticks at 1, 1.5, 2, 3, 5, 7, 10, ... labelled as plain numbers."""
+    """A logarithmic y-axis with ticks at 1, 2, 3, 5, 7, 10, ... labelled as plain numbers (not 1.5: it overprints 2)."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0, 7.0)))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -124,6 +126,7 @@ def layer_figure(profiles: dict, weights=("W1", "W2")):
         for placement, profile in profiles.items():
             _errorbars(ax, layers, profile.grad_norm[weight], placement)
         ax.set(xlabel="layer index l (1 = bottom)", title=f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     np.atleast_1d(axes)[0].set_ylabel("gradient norm (mean ± sd over seeds)")
     np.atleast_1d(axes)[0].legend()
     return fig
@@ -144,18 +147,18 @@ class ProfilePanels:
     """
 
     def __init__(self, ax_stream, ax_grad, max_depth: int, stream_max: float, grad_range):
-        self.band = Polygon(np.zeros((4, 2)), closed=True, color=COLOURS["pre"], alpha=0.12, label="Lemma 2 band (pre-norm)")
+        self.band = Polygon(np.zeros((4, 2)), closed=True, color=COLOURS["pre"], alpha=0.12, label="Lemma 2 band\n(pre-norm)")
         ax_stream.add_patch(self.band)
         (self.stream,) = ax_stream.plot([], [], "o-", ms=3, lw=2)
         self.grad_bandfill = Polygon(np.ones((4, 2)), closed=True, alpha=0.2)
         ax_grad.add_patch(self.grad_bandfill)
         (self.grad,) = ax_grad.plot([], [], "o-", ms=3, lw=2)
         ax_stream.set(xlim=(-0.5, max_depth + 0.5), ylim=(0, stream_max), xlabel="layer l", ylabel="$\\|x_l\\|^2 / d$",
-                      title="residual stream after l layers")
+                      title="residual stream\nafter l layers")
         _plain_log_axis(ax_grad)
         ax_grad.set(xlim=(0.5, max_depth + 0.5), ylim=grad_range, xlabel="layer index l (1 = bottom)",
-                    ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer (mean ± sd)")
-        ax_stream.legend(loc="upper left")
+                    ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer\n(mean ± sd over seeds)")
+        ax_stream.legend(loc="upper left", fontsize=8)
 
     @property
     def artists(self) -> list:
@@ -211,10 +214,8 @@ def profile_companion(grid: dict, depths, width: int):
             profile = grid[(placement, depth, width)]
             top.plot(np.arange(depth + 1), profile.stream_sq.mean(axis=0), "o-", ms=3, color=COLOURS[placement], label=LABELS[placement])
             bottom.errorbar(np.arange(1, depth + 1), profile.mean("W2"), yerr=profile.spread("W2"), color=COLOURS[placement], marker="o", ms=3, capsize=2)
-        top.set(title=f"L = {depth}, d = {width}", xlabel="layer l")
-        for ax in (top, bottom):
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        bottom.set(xlabel="layer index l")
+        top.set(title=f"L = {depth}, d = {width}", xlabel="layer l", xticks=[0, depth // 2, depth])
+        bottom.set(xlabel="layer index l", xticks=[1, depth // 2, depth])  # three ticks: a narrow panel has room for no more
         _plain_log_axis(bottom)
     axes[0, 0].set_ylabel("$\\|x_l\\|^2 / d$")
     axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
@@ -235,7 +236,7 @@ def training_figure(sweep, shown: float):
     shown : float
         The learning rate whose curves the left panel shows (one of ``sweep.rates``).
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.4), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.9), gridspec_kw={"width_ratios": [3, 2]})
     final = sweep.final()
     steps = np.arange(1, sweep.losses.shape[-1] + 1)
     positions = np.arange(len(sweep.rates))
@@ -251,11 +252,11 @@ def training_figure(sweep, shown: float):
                            color=COLOURS[placement], marker="o", ms=5, capsize=3, ls="-" if warmed else "--",
                            mfc=COLOURS[placement] if warmed else "white")
     start = sweep.losses[..., 0].mean()
-    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g}, {len(sweep.seeds)} seeds (band: ±1 sd)")
-    left.legend(fontsize=8)
+    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g},\n{len(sweep.seeds)} seeds (band: ±1 sd)")
+    fig.legend(handles=left.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)  # inside, it covered the curves
     right.axhline(start, color=PALETTE["neutral"], lw=1, ls=":", label="starting loss")
     right.set(xticks=positions, xticklabels=[f"{lr:g}" for lr in sweep.rates], xlabel="peak learning rate",
-              ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps (open: no warm-up)")
+              ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps\n(open: no warm-up)")
     right.set_ylim(0, 1.15 * start)
     right.legend(loc="lower right", fontsize=8)
     return fig

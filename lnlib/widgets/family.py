@@ -42,12 +42,12 @@ class FamilyExplorer(Explorer):
             "groups": widgets.SelectionSlider(options=divisors, value=groups, description="groups G", continuous_update=True),
         }
         self.full_batch = {(m, g): normalize(x, m, groups=g)[0] for m in NAMES for g in divisors}
-        figure, (grid_ax, out_ax) = new_figure(1, 2, figsize=(8.5, 2.6), managed=False, width_ratios=[2.2, 1])
+        figure, (grid_ax, out_ax) = new_figure(2, 1, figsize=(5.4, 3.6), managed=False, height_ratios=[1, 1.4])
         self.grid = SharingPanel(grid_ax, samples, channels, positions)
         self.output = OutputPanel(out_ax, channels, positions)
         grid_ax.set_title("blue: shares statistics with the dot; pale: not in the batch", loc="left")
         out_ax.set_title("sample 1 after normalization", loc="left")
-        out_ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), fontsize=7, ncol=2, frameon=False)
+        out_ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False, borderaxespad=0.2)
         super().__init__("LayerNorm's family: who shares statistics?", controls, FastRenderer(figure, self.grid.artists + self.output.artists))
 
     def compute(self, method, batch, groups):

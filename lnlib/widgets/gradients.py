@@ -28,7 +28,6 @@ class GradientsExplorer(Explorer):
         # |s dx| <= ||(I - 11'/H - xhat xhat'/H) dxhat|| <= ||dxhat|| <= sqrt(H) M (the matrix has eigenvalues in [0, 1]).
         term_limit = 1.05 * dy_range * max_gamma * np.sqrt(size)
         figure, self.panels = gradients_figure(x, dy, gamma, eps=eps, value_range=(-x_range, x_range), term_limit=term_limit, managed=False)
-        figure.set_dpi(72)  # PNG encoding dominates an update; 72 dpi keeps it near 4 ms and the text readable
         super().__init__("Gradients through LayerNorm: move x and the upstream gradient dy", controls, FastRenderer(figure, self.panels.artists))
 
     def compute(self, eps, **values):
