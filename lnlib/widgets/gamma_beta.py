@@ -18,6 +18,8 @@ GAMMA_RANGE, BETA_RANGE = (-2.0, 2.0), (-3.0, 3.0)
 class GammaBetaExplorer(Explorer):
     """Set a scale and a shift for each of four features; watch a small vector and a wide one's histogram follow."""
 
+    readout_lines = 4  # y, and the bars cut at the top when there are any (four lines at JupyterLab's width)
+
     def __init__(self, gamma, beta):
         self.xhat_small = layer_norm(documents_token())
         self.xhat_wide = layer_norm(documents_embedding())

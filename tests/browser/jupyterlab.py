@@ -147,11 +147,12 @@ def install_probe(page, root) -> None:
 def drag_slider(page, slider, fraction: float) -> None:
     """Drag the slider's handle with the mouse to a fraction of the track's width, in a few steps."""
     slider.scroll_into_view_if_needed()
+    slider.locator(".noUi-handle").hover()  # waits until the handle is visible and stable, then points at it
     handle = slider.locator(".noUi-handle").bounding_box()
     track = slider.locator(".noUi-target").bounding_box()
     page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
     page.mouse.down()
-    page.mouse.move(track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2, steps=4)
+    page.mouse.move(track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2, steps=8)
     page.mouse.up()
 
 
