@@ -38,7 +38,8 @@ def _readout(results, values, floors, points) -> str:
             entry = points.get((part, name, 1))
             cells.append(f"<td>{_time(entry['median_s'])}, {results.fraction(entry):.2f} of floor</td>" if entry else "<td>not measured</td>")
         lines.append(f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>{''.join(cells)}</tr>")
-    return f"{rows} rows × H = {size}, {dtype}, 1 thread:<table>{''.join(lines)}</table>"
+    return (f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
+            f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>")
 
 
 class MemorySpeedExplorer(Explorer):
