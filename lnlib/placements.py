@@ -36,7 +36,7 @@ import numpy as np
 from .backward import layer_norm_backward
 from .core import layer_norm
 from .qk_norm import attention_entropy, qk_attention_backward, qk_attention_forward
-from .transformer import ATTENTION_WEIGHTS, FFN_WEIGHTS, _activations, ffn_backward, ffn_forward, init_layer, mse_loss
+from .transformer import ATTENTION_WEIGHTS, FFN_WEIGHTS, check_activations, ffn_backward, ffn_forward, init_layer, mse_loss
 from .validation import check_count
 
 __all__ = ["MIXLN_RATIO", "SCHEMES", "SCHEME_LABELS", "PlacementProfile", "check_scheme", "deepnorm_constants", "init_weights",
@@ -195,7 +195,7 @@ def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = Fa
         What :func:`placement_backward` needs.
     """
     scheme = check_scheme(scheme)
-    states, caches = [_activations(x, weights[0]["Wq"].shape[0])], []
+    states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
     for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
         middle, attn_cache = _sublayer_forward(states[-1], lambda h: qk_attention_forward(h, w, qk_norm=qk_norm), rule)
         out, ffn_cache = _sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)

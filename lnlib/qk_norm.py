@@ -21,7 +21,7 @@ import numpy as np
 
 from .backward import layer_norm_backward
 from .core import layer_norm
-from .transformer import _activations, _weight_grad, softmax, softmax_backward
+from .transformer import check_activations, weight_gradient, softmax, softmax_backward
 
 __all__ = ["attention_entropy", "logit_statistics", "qk_attention_backward", "qk_attention_forward"]
 
@@ -44,7 +44,7 @@ def qk_attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarr
     cache : tuple
         What :func:`qk_attention_backward` needs.
     """
-    x = _activations(x, w["Wq"].shape[0])
+    x = check_activations(x, w["Wq"].shape[0])
     q_raw, k_raw, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
     q, k = (layer_norm(q_raw), layer_norm(k_raw)) if qk_norm else (q_raw, k_raw)
     a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1]))
@@ -55,14 +55,14 @@ def qk_attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarr
 def qk_attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
     """Gradients of :func:`qk_attention_forward` with respect to its input and ``Wq, Wk, Wv, Wo`` (chapter "LayerNorm after 2020")."""
     x, q_raw, k_raw, q, k, v, a, context, qk_norm = cache
-    grads = {"Wo": _weight_grad(context, dout)}
+    grads = {"Wo": weight_gradient(context, dout)}
     dcontext = dout @ w["Wo"].T
     dv = a.transpose(0, 2, 1) @ dcontext
     ds = softmax_backward(dcontext @ v.transpose(0, 2, 1), a) / np.sqrt(x.shape[-1])
     dq, dk = ds @ k, ds.transpose(0, 2, 1) @ q
     if qk_norm:
         dq, dk = layer_norm_backward(dq, q_raw)[0], layer_norm_backward(dk, k_raw)[0]
-    grads.update(Wq=_weight_grad(x, dq), Wk=_weight_grad(x, dk), Wv=_weight_grad(x, dv))
+    grads.update(Wq=weight_gradient(x, dq), Wk=weight_gradient(x, dk), Wv=weight_gradient(x, dv))
     return dq @ w["Wq"].T + dk @ w["Wk"].T + dv @ w["Wv"].T, grads
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "attention_forward",
     "block_backward",
     "block_forward",
+    "check_activations",
     "check_placement",
     "depth_sweep",
     "ffn_backward",
@@ -55,6 +56,7 @@ __all__ = [
     "softmax_backward",
     "stack_backward",
     "stack_forward",
+    "weight_gradient",
     "xavier_normal",
 ]
 
@@ -76,8 +78,8 @@ def check_placement(value) -> str:
     return value
 
 
-def _activations(x, width: int | None = None) -> np.ndarray:
-    """Check a (batch, tokens, width) activation array."""
+def check_activations(x, width: int | None = None) -> np.ndarray:
+    """Check a (batch, tokens, width) activation array, as a float array (chapter "Pre-norm vs post-norm")."""
     x = as_float_array(x, "x")
     if x.ndim != 3:
         raise ValueError(f"x must have shape (batch, tokens, width); got shape {x.shape}.")
@@ -154,7 +156,7 @@ def attention_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
     cache : tuple
         What :func:`attention_backward` needs.
     """
-    x = _activations(x, w["Wq"].shape[0])
+    x = check_activations(x, w["Wq"].shape[0])
     q, k, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
     a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1]))
     context = a @ v
@@ -172,20 +174,20 @@ def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndar
     """
     x, q, k, v, a, context = cache
     scale = 1.0 / np.sqrt(x.shape[-1])
-    grads = {"Wo": _weight_grad(context, dout)}
+    grads = {"Wo": weight_gradient(context, dout)}
     dcontext = dout @ w["Wo"].T
     da = dcontext @ v.transpose(0, 2, 1)
     dv = a.transpose(0, 2, 1) @ dcontext
     ds = softmax_backward(da, a) * scale
     dq = ds @ k
     dk = ds.transpose(0, 2, 1) @ q
-    grads.update(Wq=_weight_grad(x, dq), Wk=_weight_grad(x, dk), Wv=_weight_grad(x, dv))
+    grads.update(Wq=weight_gradient(x, dq), Wk=weight_gradient(x, dk), Wv=weight_gradient(x, dv))
     dx = dq @ w["Wq"].T + dk @ w["Wk"].T + dv @ w["Wv"].T
     return dx, grads
 
 
-def _weight_grad(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
-    """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs."""
+def weight_gradient(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
+    """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs (chapter "Pre-norm vs post-norm")."""
     return inputs.reshape(-1, inputs.shape[-1]).T @ doutputs.reshape(-1, doutputs.shape[-1])
 
 
@@ -194,7 +196,7 @@ def _weight_grad(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
 
 def ffn_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
     r"""The two-layer ReLU feed-forward network, :math:`\max(0, x W_1)\, W_2` (chapter "Pre-norm vs post-norm")."""
-    x = _activations(x, w["W1"].shape[0])
+    x = check_activations(x, w["W1"].shape[0])
     h = x @ w["W1"]
     r = np.maximum(h, 0.0)
     return r @ w["W2"], (x, h, r)
@@ -205,7 +207,7 @@ def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, d
     x, h, r = cache
     dr = dout @ w["W2"].T
     dh = dr * (h > 0)
-    return dh @ w["W1"].T, {"W1": _weight_grad(x, dh), "W2": _weight_grad(r, dout)}
+    return dh @ w["W1"].T, {"W1": weight_gradient(x, dh), "W2": weight_gradient(r, dout)}
 
 
 # --- residual sub-layers, blocks, stacks ------------------------------------------------------
@@ -250,7 +252,7 @@ def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
         What :func:`block_backward` needs.
     """
     placement = check_placement(placement)
-    x = _activations(x, w["Wq"].shape[0])
+    x = check_activations(x, w["Wq"].shape[0])
     middle, attn_cache = _sublayer_forward(x, attention_forward, w, placement)
     out, ffn_cache = _sublayer_forward(middle, ffn_forward, w, placement)
     return out, (attn_cache, ffn_cache)
@@ -278,7 +280,7 @@ def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, l
         One per layer, for :func:`stack_backward`.
     """
     placement = check_placement(placement)
-    states, caches = [_activations(x, weights[0]["Wq"].shape[0])], []
+    states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
     for w in weights:
         out, cache = block_forward(states[-1], w, placement)
         states.append(out)
