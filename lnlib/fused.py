@@ -334,7 +334,7 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     Raises
     ------
     ImportError
-        With ``compiled=True`` when numba is not installed (the message says how to install it).
+        With ``compiled=True`` when numba cannot be imported (the message says how to install it).
     TypeError, ValueError
         For an array of another dtype, gamma or beta of the wrong shape, a bad eps or statistics.
 
@@ -385,7 +385,7 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     Raises
     ------
     ImportError
-        With ``compiled=True`` when numba is not installed.
+        With ``compiled=True`` when numba cannot be imported.
     TypeError, ValueError
         For arrays of other dtypes or mismatched shapes.
     """
