@@ -86,7 +86,9 @@ def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") ->
 
     Examples
     --------
-    >>> bytes_moved(4096, 1024).total  # 2 x 4096 x 1024 x 4 + 2 x 4096 x 4 + 2 x 1024 x 4
+    >>> # x and y, mean and rstd per row, gamma and beta per feature:
+    >>> # 2 x 4096 x 1024 x 4 + 2 x 4096 x 4 + 2 x 1024 x 4
+    >>> bytes_moved(4096, 1024).total
     33595392
     """
     rows, size = check_count(rows, "rows"), check_count(size, "size")

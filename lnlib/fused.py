@@ -340,7 +340,8 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
 
     Examples
     --------
-    >>> y, mean, rstd = fused_layer_norm(np.array([[1.0, 2.0, 3.0, 4.0]]), compiled=False)
+    >>> x = np.array([[1.0, 2.0, 3.0, 4.0]])
+    >>> y, mean, rstd = fused_layer_norm(x, compiled=False)
     >>> np.round(y, 4).tolist()
     [[-1.3416, -0.4472, 0.4472, 1.3416]]
     """
