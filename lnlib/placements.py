@@ -35,8 +35,8 @@ import numpy as np
 
 from .backward import layer_norm_backward
 from .core import layer_norm
-from .qk_norm import attention_entropy, qk_attention_backward, qk_attention_forward
-from .transformer import ATTENTION_WEIGHTS, FFN_WEIGHTS, check_activations, ffn_backward, ffn_forward, init_layer, mse_loss
+from .qk_norm import attention_entropy
+from .transformer import ATTENTION_WEIGHTS, FFN_WEIGHTS, attention_backward, attention_forward, check_activations, ffn_backward, ffn_forward, init_layer, mse_loss
 from .validation import check_count
 
 __all__ = ["MIXLN_RATIO", "SCHEMES", "SCHEME_LABELS", "PlacementProfile", "check_scheme", "deepnorm_constants", "init_weights",
@@ -197,7 +197,7 @@ def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = Fa
     scheme = check_scheme(scheme)
     states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
     for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
-        middle, attn_cache = _sublayer_forward(states[-1], lambda h: qk_attention_forward(h, w, qk_norm=qk_norm), rule)
+        middle, attn_cache = _sublayer_forward(states[-1], lambda h: attention_forward(h, w, qk_norm=qk_norm), rule)
         out, ffn_cache = _sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
         states.append(out)
         caches.append((attn_cache, ffn_cache))
@@ -222,7 +222,7 @@ def placement_backward(dout, states: list, caches: list, weights: list[dict], sc
     for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
         attn_cache, ffn_cache = cache
         dmiddle, ffn_grads = _sublayer_backward(stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
-        dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, lambda d, c: qk_attention_backward(d, c, w), rule)
+        dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule)
         stream_grads.append(dx)
         grads.append({**attn_grads, **ffn_grads})
     return stream_grads[::-1], grads[::-1]

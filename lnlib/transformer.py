@@ -141,7 +141,7 @@ def softmax_backward(da: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarra
     return a * (da - (da * a).sum(axis=axis, keepdims=True))
 
 
-def attention_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
+def attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarray, tuple]:
     r"""Single-head scaled dot-product self-attention, :math:`\mathrm{softmax}(QK^\top/\sqrt d)\,V\,W_o` (chapter "Pre-norm vs post-norm").
 
     Parameters
@@ -149,18 +149,22 @@ def attention_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
     x : array_like, shape (batch, tokens, width)
     w : dict
         Holds ``Wq, Wk, Wv, Wo``, each width x width.
+    qk_norm : bool, default False
+        Normalize each query and key over its width (γ = 1, β = 0) before the dot product: QK-norm
+        (chapter "LayerNorm after 2020", :mod:`lnlib.qk_norm`).
 
     Returns
     -------
     out : ndarray, the shape of `x`
     cache : tuple
-        What :func:`attention_backward` needs.
+        ``(x, q_raw, k_raw, q, k, v, a, context, qk_norm)``: what :func:`attention_backward` needs.
     """
     x = check_activations(x, w["Wq"].shape[0])
-    q, k, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
+    q_raw, k_raw, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
+    q, k = (layer_norm(q_raw), layer_norm(k_raw)) if qk_norm else (q_raw, k_raw)
     a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1]))
     context = a @ v
-    return context @ w["Wo"], (x, q, k, v, a, context)
+    return context @ w["Wo"], (x, q_raw, k_raw, q, k, v, a, context, qk_norm)
 
 
 def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
@@ -172,18 +176,16 @@ def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndar
     grads : dict
         ``Wq, Wk, Wv, Wo``, summed over the batch and the tokens.
     """
-    x, q, k, v, a, context = cache
-    scale = 1.0 / np.sqrt(x.shape[-1])
+    x, q_raw, k_raw, q, k, v, a, context, qk_norm = cache
     grads = {"Wo": weight_gradient(context, dout)}
     dcontext = dout @ w["Wo"].T
-    da = dcontext @ v.transpose(0, 2, 1)
     dv = a.transpose(0, 2, 1) @ dcontext
-    ds = softmax_backward(da, a) * scale
-    dq = ds @ k
-    dk = ds.transpose(0, 2, 1) @ q
+    ds = softmax_backward(dcontext @ v.transpose(0, 2, 1), a) * (1.0 / np.sqrt(x.shape[-1]))
+    dq, dk = ds @ k, ds.transpose(0, 2, 1) @ q
+    if qk_norm:  # back through the LayerNorms on q and k (chapter "Gradients through LayerNorm")
+        dq, dk = layer_norm_backward(dq, q_raw)[0], layer_norm_backward(dk, k_raw)[0]
     grads.update(Wq=weight_gradient(x, dq), Wk=weight_gradient(x, dk), Wv=weight_gradient(x, dv))
-    dx = dq @ w["Wq"].T + dk @ w["Wk"].T + dv @ w["Wv"].T
-    return dx, grads
+    return dq @ w["Wq"].T + dk @ w["Wk"].T + dv @ w["Wv"].T, grads
 
 
 def weight_gradient(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:

@@ -7,8 +7,8 @@ from lnlib.backward import numerical_gradient, relative_error
 from lnlib.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
 from lnlib.placements import (SCHEMES, deepnorm_constants, init_weights, mixln_post_layers, placement_backward,
                               placement_forward, placement_profile, sublayer_rules)
-from lnlib.qk_norm import logit_statistics, qk_attention_backward, qk_attention_forward
-from lnlib.transformer import attention_backward, attention_forward, init_layer
+from lnlib.qk_norm import logit_statistics
+from lnlib.transformer import init_layer
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 TORCH_MISSING = "PyTorch is not installed: run `make test TORCH_SPEC=torch==2.13.0` to compare with autograd"
@@ -37,19 +37,6 @@ def test_stack_backward_matches_finite_differences(scheme, qk_norm):
                 return forward(x, ws)
             numeric = numerical_gradient(with_weight, weights[layer][name], dy)
             assert relative_error(grads[layer][name], numeric) < 1e-6, (layer, name)
-
-
-def test_qk_attention_without_the_norm_is_chapter_11s_attention():
-    rng = np.random.default_rng(1)
-    w, x, dy = init_layer(rng, 5), rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 3, 5))
-    out, cache = qk_attention_forward(x, w)
-    ref, ref_cache = attention_forward(x, w)
-    np.testing.assert_allclose(out, ref, rtol=1e-13)
-    dx, grads = qk_attention_backward(dy, cache, w)
-    ref_dx, ref_grads = attention_backward(dy, ref_cache, w)
-    np.testing.assert_allclose(dx, ref_dx, rtol=1e-12)
-    for name in ref_grads:
-        np.testing.assert_allclose(grads[name], ref_grads[name], rtol=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -73,6 +73,14 @@ def test_attention_backward_matches_finite_differences():
     assert_gradients_match(lambda v, m: attention_forward(v, m)[0], lambda d: attention_backward(d, cache, w), x, w, dy, ("Wq", "Wk", "Wv", "Wo"))
 
 
+def test_attention_with_qk_norm_backward_matches_finite_differences():
+    """QK-norm (chapter "LayerNorm after 2020"): the same attention with LayerNorm on q and k."""
+    x, w, dy = small_case(seed=2)
+    _, cache = attention_forward(x, w, qk_norm=True)
+    assert_gradients_match(lambda v, m: attention_forward(v, m, qk_norm=True)[0],
+                           lambda d: attention_backward(d, cache, w), x, w, dy, ("Wq", "Wk", "Wv", "Wo"))
+
+
 def test_ffn_backward_matches_finite_differences():
     x, w, dy = small_case(seed=2)
     _, cache = ffn_forward(x, w)
