@@ -53,7 +53,7 @@ test: $(VENV)/.test-installed
 	$(MAKE) test-python test-notebooks test-build test-browser
 
 test-python: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -n 2 tests --ignore=tests/browser
+	$(BIN)/python -m pytest -n 2 --doctest-modules tests lnlib --ignore=tests/browser
 
 test-notebooks: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
