@@ -101,20 +101,23 @@ LAYOUT_FACTS = """() => {
         .replace(/\\s+/g, ' ').trim().slice(0, 70);
     const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
     const overflowing = el => el.scrollWidth > el.clientWidth + 1;
+    // a box that scrolls sideways fades at its right edge until scrolled to the end (_static/scroll-hint.js)
+    const hinted = el => !scrolls(el) || el.classList.contains('lnlib-more-right');
     const pick = selector => [...article.querySelectorAll(selector)].filter(shown);
     const column = article.getBoundingClientRect().width;
     return {
         column,
         viewport: window.innerWidth,
         page: document.documentElement.scrollWidth,
-        math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el)})),
-        code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el)})),
+        math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
+        code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
         tables: pick('table').filter(t => t.getBoundingClientRect().width > column + 1 || overflowing(t.parentElement))
             .map(t => {
                 let box = t.parentElement;
                 while (box && box !== article && !scrolls(box)) box = box.parentElement;
                 const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
-                return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok};
+                return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok,
+                        hinted: !!ok && box.classList.contains('lnlib-more-right')};
             }),
         images: pick('img').map(i => ({what: i.closest('.lnlib-web-explorer')
                 ? `the figure of ${i.closest('.lnlib-web-explorer').dataset.explorer} (${i.className})` : i.getAttribute('src'),
@@ -154,6 +157,8 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
     else:
         clipped = [block for block in facts["math"] + facts["code"] + facts["tables"] if not block["scrolls"]]
         assert clipped == [], f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own box: {clipped}"
+        silent = [block for block in facts["math"] + facts["code"] + facts["tables"] if not block["hinted"]]
+        assert silent == [], f"{page} at {width} px: a box that scrolls sideways without the fade at its right edge: {silent}"
 
 
 ZOOM_FACTS = """(selector) => {
