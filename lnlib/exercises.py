@@ -19,8 +19,11 @@ from lnlib.website import website_build
 __all__ = ["Exercise", "check", "feedback"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
-ON_THE_WEBSITE = ("On the website this check cannot run: open the chapter as a notebook\n"
-                  "(make lab), write your answer above and run this cell.")
+#: In lines of at most 41 characters, so a phone shows them whole.
+ON_THE_WEBSITE = ("This check runs in the notebook only.\n"
+                  "Open the chapter in JupyterLab (make lab;\n"
+                  "see How to start on the first page),\n"
+                  "write your answer above, run this cell.")
 
 
 @dataclass
