@@ -169,6 +169,7 @@ def sphere_figure(inputs, eps: float = 0.0):
         axes[1].plot([start[0], end[0]], [start[1], end[1]], color=PALETTE["neutral"], lw=0.5, alpha=0.4)
     plane.projection.set_data(points[:, 0], points[:, 1])
     plane.projection.set_markersize(5)
+    plane.projection.set_markerfacecolor("none")  # hollow: the legend tells projections from the inputs' dots
     plane.xhat.set_data(targets[:, 0], targets[:, 1])
     plane.xhat.set_markersize(9)
     axes[1].set_title("the plane, face on:\nevery x̂ is on the circle")
