@@ -7,6 +7,8 @@ the value changed, and (3) a failing setting shows a note rather than a
 traceback. Chapter-specific tests check that the numbers shown are right.
 """
 
+import base64
+
 import ipywidgets as widgets
 import numpy as np
 import pytest
@@ -34,8 +36,14 @@ def option_values(control):
     raise AssertionError(f"no test positions for control {type(control).__name__}; add it to option_values")
 
 
+def png(image) -> bytes:
+    """The PNG an explorer's image widget carries as a data URL (lnlib.widgets.base.png_url), or b"" if it is not one."""
+    prefix, _, data = bytes(image.value).partition(b",")
+    return base64.b64decode(data) if prefix == b"data:image/png;base64" else b""
+
+
 def display(explorer):
-    return explorer.image.value, explorer.readout.value, explorer.note.value
+    return png(explorer.image), explorer.readout.value, explorer.note.value
 
 
 def test_there_are_explorers():
@@ -47,7 +55,8 @@ def test_every_control_changes_the_display(name):
     explorer = getattr(lnlib.widgets, name)()
     assert isinstance(explorer, widgets.Box)
     assert explorer.controls, f"{name} has no controls"
-    assert explorer.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    for image in (explorer.image, explorer.background):
+        assert png(image)[:8] == b"\x89PNG\r\n\x1a\n"
     assert explorer.readout.value, f"{name} shows no readout at its defaults"
     assert not explorer.note.value.startswith("<span") or "no answer" not in explorer.note.value, f"{name} fails at its defaults"
     for control_name, control in explorer.controls.items():

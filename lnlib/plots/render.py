@@ -72,6 +72,7 @@ class FastRenderer:
         for artist in self.dynamic:
             artist.set_animated(True)
         self._background = None
+        self._static = None  # the background as an array, made once per background
 
     def invalidate(self) -> None:
         """Redraw the static parts at the next render (after changing limits, ticks or titles)."""
@@ -82,6 +83,7 @@ class FastRenderer:
             self.canvas.draw()
             self.figure.set_layout_engine("none")
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+            self._static = np.array(self.canvas.buffer_rgba())
         else:
             self.canvas.restore_region(self._background)
 
@@ -99,9 +101,8 @@ class FastRenderer:
         """The static background and the finished frame, as two (height, width, 4) uint8 RGBA arrays.
 
         Where the two differ, the dynamic artists drew (:func:`overlay`); the explorers send only those
-        pixels per update.
+        pixels per update. The background is the same array, not to be modified, until :meth:`invalidate`.
         """
         self._restore_background()
-        background = np.array(self.canvas.buffer_rgba())
         self._draw_dynamic()
-        return background, np.array(self.canvas.buffer_rgba())
+        return self._static, np.array(self.canvas.buffer_rgba())

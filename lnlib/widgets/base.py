@@ -9,6 +9,7 @@ instead of raising: a reader never sees a traceback.
 
 from __future__ import annotations
 
+import base64
 import html
 
 import ipywidgets as widgets
@@ -18,7 +19,7 @@ from ..plots.render import encode_png, overlay
 from ..website import website_build
 
 
-__all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "slider"]
+__all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "png_url", "slider"]
 
 #: The errors lnlib raises for settings a reader can reach; shown as a note, never as a traceback.
 READER_ERRORS = (ValueError, TypeError, ArithmeticError)
@@ -53,6 +54,15 @@ def choice_slider(description: str, options, value, *, width: str = "320px") -> 
                                    style={"description_width": "initial"}, layout=widgets.Layout(width=width))
 
 
+def png_url(png: bytes) -> bytes:
+    """PNG bytes as a ``data:`` URL, the form the explorers' ``ipywidgets.Image`` (``format="url"``) carries.
+
+    Chromium shows a data URL's image 1-3 ms after it is set, a blob URL's (ipywidgets' ``format="png"``)
+    3-9 ms (BENCHMARKS.md, issue 18): the moving layer reaches the page sooner, for a third more bytes.
+    """
+    return b"data:image/png;base64," + base64.b64encode(png)
+
+
 def note_html(note: str) -> str:
     """A note as the explorers show it: empty, or one warning line in the palette's vermillion."""
     return f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
@@ -76,10 +86,10 @@ class Explorer(widgets.VBox):
     controls : dict of str to ipywidgets.ValueWidget
         The controls, by name; set their ``.value`` to drive the explorer.
     image : ipywidgets.Image
-        The figure's moving layer as PNG (transparent where nothing moves), shown over ``background``;
-        its ``.value`` changes when the figure does.
+        The figure's moving layer as a PNG ``data:`` URL (:func:`png_url`; transparent where nothing
+        moves), shown over ``background``; its ``.value`` changes when the figure does.
     background : ipywidgets.Image
-        The figure's static parts as PNG, re-sent only when they change.
+        The figure's static parts as a PNG ``data:`` URL, re-sent only when they change.
     readout : ipywidgets.HTML
         The numbers behind the figure, in one or two lines.
     note : ipywidgets.HTML
@@ -97,8 +107,8 @@ class Explorer(widgets.VBox):
         self.renderer = renderer
         # The figure is two stacked images: the static background, sent when it changes, and the moving
         # layer (the pixels the dynamic artists drew, transparent elsewhere), sent on every update.
-        self.background = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
-        self.image = widgets.Image(format="png", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self.background = widgets.Image(format="url", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self.image = widgets.Image(format="url", layout=widgets.Layout(grid_area="figure", max_width="100%"))
         self._shown_background = None
         # Room for the longest readout and note this explorer shows, so nothing below them moves as they change.
         self.readout = widgets.HTML(layout=widgets.Layout(min_height=text_lines(self.readout_lines)))
@@ -114,6 +124,10 @@ class Explorer(widgets.VBox):
         self.add_class("lnlib-explorer")
         for control in controls.values():
             control.observe(self._on_change, names="value")
+            # No echo of a reader's move back to the page (ipywidgets 8 echoes every synced change, for other
+            # views of the same widget): one message fewer per move, and no re-render of the control mid-move.
+            for synced in ("value", "index"):
+                setattr(control, f"_{synced}_metadata", {"echo_update": False})
         self.refresh()
 
     def _on_change(self, _change) -> None:
@@ -129,10 +143,12 @@ class Explorer(widgets.VBox):
         readout, note = self.texts(values)
         background, frame = self.renderer.layers()
         # The figure first, then the text: a page that sees the new readout already has the new figure.
-        if self._shown_background is None or not np.array_equal(background, self._shown_background):
-            self.background.value = encode_png(background)
+        # FastRenderer returns the same background array until it redraws it: a comparison only then.
+        shown = self._shown_background
+        if background is not shown and (shown is None or not np.array_equal(background, shown)):
+            self.background.value = png_url(encode_png(background))
             self._shown_background = background
-        self.image.value = encode_png(overlay(background, frame))
+        self.image.value = png_url(encode_png(overlay(background, frame)))
         self.readout.value, self.note.value = readout, note
         inactive = self.inactive(values)
         for name, control in self.controls.items():
