@@ -162,9 +162,13 @@ def _target_buffer(row, buffer):
 
 
 def _make_forward(load, target, store, prange, welford):
+    # load, target, store: read a row, where to write y, then write it back
+    # (16-bit rows pass through a float32 buffer); prange: numba's parallel
+    # range when compiled, plain range otherwise. zero and one are computed
+    # from n so they share its type: a literal 0.0 is float64 to numba.
     def forward(x, gamma, beta, eps, n, y, mean, rstd, chunks, bufs, outs):
         rows, size = x.shape
-        zero, one = n - n, n / n
+        zero, one = n - n, n / n  # typed as n (H, a float32 or float64)
         for chunk in prange(chunks):  # one block of rows per thread
             first = chunk * rows // chunks
             last = (chunk + 1) * rows // chunks
@@ -201,7 +205,7 @@ def _make_backward(load, target, store, prange):
     def backward(dy, x, gamma, n, mean, rstd, dx, dgammas, dbetas,
                  chunks, bufs, outs):
         rows, size = x.shape
-        zero = n - n
+        zero = n - n  # typed as n (H, a float32 or float64), unlike 0.0
         for chunk in prange(chunks):  # one block of rows per thread
             dgamma, dbeta = dgammas[chunk], dbetas[chunk]  # its partial sums
             first = chunk * rows // chunks

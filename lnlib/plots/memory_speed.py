@@ -25,7 +25,7 @@ def _style(name: str) -> dict:
 
 
 def copy_figure(results):
-    """Copy bandwidth against the footprint, 1 thread and all cores, with the per-core cache sizes marked.
+    """Copy bandwidth against the footprint (MiB), 1 thread and all cores, shaded 10th-90th percentile, caches marked.
 
     Parameters
     ----------
@@ -34,15 +34,20 @@ def copy_figure(results):
     fig, ax = new_figure(figsize=(COLUMN_WIDTH, 3.0))
     for threads, style in zip(results.thread_counts, ("-", "--")):
         footprint, rate = results.copy_curve(threads)
-        ax.plot(footprint / 2**20, rate / 1e9, style, marker="o", color=PALETTE["input"] if threads == 1 else PALETTE["mean"],
+        colour = PALETTE["input"] if threads == 1 else PALETTE["mean"]
+        ax.plot(footprint / 2**20, rate / 1e9, style, marker="o", color=colour,
                 label=f"{threads} thread{'s' if threads > 1 else ''}")
+        spread = sorted((c for c in results.copies if c["threads"] == threads), key=lambda c: c["bytes"])
+        if spread and all("p10_bytes_per_s" in c and "p90_bytes_per_s" in c for c in spread):
+            ax.fill_between(footprint / 2**20, [c["p10_bytes_per_s"] / 1e9 for c in spread],
+                            [c["p90_bytes_per_s"] / 1e9 for c in spread], color=colour, alpha=0.2, lw=0)
     caches = results.data["machine"].get("caches_per_core_or_shared", {})
     for level in ("L1", "L2"):
         if level in caches:
             size = _parse_size(caches[level]) / 2**20
             ax.axvline(size, color=PALETTE["neutral"], lw=0.8, ls=":")
             ax.text(size * 1.1, ax.get_ylim()[1] * 0.92, f"{level} {caches[level]}", fontsize=9, va="top")
-    ax.set(xscale="log", xlabel="array copied (MB; a copy moves twice this)", ylabel="copy bandwidth (GB/s)")
+    ax.set(xscale="log", xlabel="array copied (MiB; a copy moves twice this)", ylabel="copy bandwidth (GB/s)")
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper right", fontsize=9)
     return fig
