@@ -63,7 +63,8 @@ class FamilyExplorer(Explorer):
         readout = (
             f"<b>{NAMES[method]}</b>{f' with G = {groups}' if method == 'group' else ''}, batch of {batch}: "
             f"the dot shares its statistics with {shared.size} entries ({statistics}). "
-            f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
+            + (f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
+               if batch < len(self.x) else f"This is the full batch of {len(self.x)}, whose outputs the rings mark.")
             + "".join(f" ({reason}.)" for reason in self.inactive({"method": method}).values())
         )
         return readout, self._note(method, batch, groups, len(self.x[0])), {"ids": ids, "y": y, "set_size": shared.size, "set_mean": shared.mean(), "set_std": shared.std(), "set_rms": rms, "change": change}
