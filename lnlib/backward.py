@@ -128,12 +128,14 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
         As in the forward pass, inside the square root.
     axis : int or tuple of int, default -1
         The normalized axes, as in :func:`~lnlib.layer_norm`.
-    mean, rstd : array_like, optional
-        The statistics the forward pass saved (``layer_norm(..., return_stats=True)``),
+    mean : array_like, optional
+        The mean the forward pass saved (``layer_norm(..., return_stats=True)``),
         of the shape of the statistics (normalized axes kept as size 1, or
-        dropped). Given, the backward pass uses ``xhat = (x - mean) * rstd``
-        instead of recomputing the forward pass, as PyTorch's and llm.c's
-        kernels do; `eps` is then not used.
+        dropped). Given with `rstd`, the backward pass uses
+        ``xhat = (x - mean) * rstd`` instead of recomputing the forward pass,
+        as PyTorch's and llm.c's kernels do; `eps` is then not used.
+    rstd : array_like, optional
+        The saved ``1 / sqrt(var + eps)``, of the same shape as `mean`.
     compute_dtype : dtype or str, optional
         As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
 
@@ -174,7 +176,11 @@ def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndar
 
     .. math::
 
-        \frac{\partial y_i}{\partial x_j} = \frac{\gamma_i}{s}\Big(\delta_{ij} - \frac1H - \frac{\hat x_i \hat x_j}{H}\Big)
+        \frac{\partial y_i}{\partial x_j} = \frac{\gamma_i}{\sqrt{\sigma^2 + \varepsilon}}
+        \Big(\delta_{ij} - \frac1H - \frac{\hat x_i \hat x_j}{H}\Big)
+
+    with :math:`\sigma^2` the biased variance of `x` and :math:`\delta_{ij}`
+    1 when i = j, else 0.
 
     Parameters
     ----------

@@ -69,8 +69,10 @@ def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") ->
 
     Parameters
     ----------
-    rows, size : int
-        Rows (B·T tokens) and features H.
+    rows : int
+        The number of rows normalized (B·T tokens).
+    size : int
+        H, the features per row.
     dtype : {"float64", "float32", "float16", "bfloat16"}, default "float32"
         The storage dtype of the activations.
     part : {"forward", "backward"}, default "forward"
@@ -177,7 +179,10 @@ def copy_bandwidth(nbytes: int, *, threads: int = 1, repeats: int = 5, min_secon
     return 2 * source.nbytes / seconds
 
 
-#: The results file ``make bench-kernels`` writes and the chapter reads (in the book's repository).
+#: Path: ``benchmarks/results/kernels.json`` in the book's repository (as an absolute path on the
+#: machine that imports lnlib), the results file ``make bench-kernels`` writes and the chapter reads.
+#:
+#: :meta hide-value:
 RESULTS_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "kernels.json"
 
 
@@ -207,7 +212,7 @@ class KernelResults:
 
     @property
     def thread_counts(self) -> tuple[int, ...]:
-        """The thread counts measured: 1, and all cores."""
+        """tuple of int: The thread counts measured, 1 and all cores."""
         return tuple(sorted({c["threads"] for c in self.copies}))
 
     def memory_bandwidth(self, threads: int = 1) -> float:

@@ -46,10 +46,14 @@ def compare(name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-
     ----------
     name : str
         What is compared, e.g. ``"dx"``.
-    ours, reference : array_like
-        Arrays of the same shape.
-    rtol, atol : float
-        Tolerances for :func:`numpy.allclose`.
+    ours : array_like
+        The result to check.
+    reference : array_like
+        What it should equal, of the same shape.
+    rtol : float, default 1e-5
+        Relative tolerance for :func:`numpy.allclose`.
+    atol : float, default 1e-8
+        Absolute tolerance for :func:`numpy.allclose`.
     show : bool, default True
         Print the line.
 

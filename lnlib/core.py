@@ -131,7 +131,9 @@ def standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: boo
 
     The moments come from :func:`scaled_moments` (each slice divided by
     :math:`s = 2^k` near its largest magnitude), and
-    :math:`\hat x = (u - \bar u) / \sqrt{\sigma_u^2 + \varepsilon / s^2}`, which
+    :math:`\hat x = (u - \bar u) / \sqrt{\sigma_u^2 + \varepsilon / s^2}`, where
+    :math:`u = x / s` is the scaled slice, :math:`\bar u` its mean and
+    :math:`\sigma_u^2` its biased variance. This
     equals the textbook formula: with :math:`\varepsilon = 0` LayerNorm is
     scale-invariant, and with :math:`\varepsilon > 0` the scaling carries ε along.
 
@@ -234,9 +236,11 @@ def layer_norm_steps(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, co
     x : array_like
         Input of any shape with at least one axis. Integers and lists are
         promoted to float64; float16, bfloat16, float32 and float64 keep their dtype.
-    gamma, beta : array_like, optional
-        Per-feature scale and shift, of the shape of the normalized axes
-        (``x.shape[axis]`` for an int axis). Default: 1 and 0.
+    gamma : array_like, optional
+        Per-feature scale, of the shape of the normalized axes
+        (``x.shape[axis]`` for an int axis). Default: 1.
+    beta : array_like, optional
+        Per-feature shift, of the same shape. Default: 0.
     eps : float, default 1e-5
         Added to the variance inside the square root; must be finite and >= 0.
     axis : int or tuple of int, default -1

@@ -40,8 +40,10 @@ def dyt(x, alpha: float = ALPHA_INIT, gamma=None, beta=None) -> np.ndarray:
     ----------
     x : array_like, shape (..., width)
     alpha : float, default 0.5
-    gamma, beta : array_like of shape (width,), optional
-        Default 1 and 0.
+    gamma : array_like of shape (width,), optional
+        Per-feature scale. Default: 1.
+    beta : array_like of shape (width,), optional
+        Per-feature shift. Default: 0.
     """
     x = as_float_array(x, "x")
     y = np.tanh(_check_alpha(alpha) * x)

@@ -36,10 +36,14 @@ class Exercise:
         The right answer, computed by lnlib out of the reader's sight.
     hint : str
         A nudge shown with a wrong answer (never the answer itself).
-    rtol, atol : float
-        Tolerances for numeric answers; tight enough to reject the mistakes the hint warns about.
-    mistakes : dict of str to array_like
-        Answers a known mistake gives, each with the sentence that names the mistake.
+    rtol : float, default 1e-6
+        Relative tolerance for numeric answers; tight enough to reject the
+        mistakes the hint warns about.
+    atol : float, default 1e-9
+        Absolute tolerance for numeric answers.
+    mistakes : dict of str to array_like, default empty
+        Answers a known mistake gives, each with the sentence that names the
+        mistake (the signature's ``<factory>``: a new empty dict per exercise).
     choices : sequence, optional
         For a multiple-choice question, the allowed answers.
     """
@@ -105,8 +109,10 @@ def feedback(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: 
         The reader's answer; None means "not answered yet".
     expected : array_like, number or bool
         The right answer, computed by lnlib.
-    rtol, atol : float
-        Tolerances for numeric answers.
+    rtol : float, default 1e-6
+        Relative tolerance for numeric answers.
+    atol : float, default 1e-9
+        Absolute tolerance for numeric answers.
     hint : str
         Added when the answer is wrong.
     mistakes : dict of str to array_like, optional

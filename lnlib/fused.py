@@ -31,7 +31,8 @@ from .validation import BFLOAT16, check_eps
 
 __all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
 
-#: How the forward kernel computes a row's statistics: two sweeps over the row held in cache, or Welford's single sweep.
+#: tuple of str: How the forward kernel can compute a row's statistics, two sweeps over the row held in
+#: cache or Welford's single sweep.
 STATISTICS = ("two_pass", "welford")
 #: The storage dtypes the kernels take, by name.
 STORAGE = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BFLOAT16}
@@ -317,8 +318,10 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     x : numpy.ndarray
         float64, float32, float16 or bfloat16 (``ml_dtypes.bfloat16``), any
         shape; the last axis is normalized.
-    gamma, beta : array_like of shape (H,), optional
-        Scale and shift (default 1 and 0).
+    gamma : array_like of shape (H,), optional
+        Per-feature scale. Default: 1.
+    beta : array_like of shape (H,), optional
+        Per-feature shift. Default: 0.
     eps : float, default 1e-5
     statistics : {"two_pass", "welford"}, default "two_pass"
         Two sweeps over the row while it is in cache, or Welford's single
@@ -369,12 +372,18 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
 
     Parameters
     ----------
-    dy, x : numpy.ndarray
-        Same shape and dtype (one of float64, float32, float16, bfloat16).
+    dy : numpy.ndarray
+        The gradient of the loss with respect to the output y.
+    x : numpy.ndarray
+        The forward pass's input, of the shape and dtype of `dy` (one of
+        float64, float32, float16, bfloat16).
     gamma : array_like of shape (H,), optional
         Default 1.
-    mean, rstd : numpy.ndarray, optional
-        The forward pass's saved statistics; recomputed (one more read of x) when not given.
+    mean : numpy.ndarray, optional
+        The forward pass's saved mean; recomputed with `rstd` (one more read
+        of x) when not given.
+    rstd : numpy.ndarray, optional
+        The forward pass's saved ``1 / sqrt(var + eps)``.
     eps : float, default 1e-5
         Used only when mean and rstd are recomputed.
     compiled : bool, default True

@@ -166,9 +166,11 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
     ----------
     x : array_like
         Input, e.g. (N, D) for a dense layer or (N, C, H, W) for a convolution.
-    gamma, beta : array_like, optional
-        Per-feature scale and shift, of the shape of the axes *not* in `axis`
-        ((D,) or (C,)). Default: 1 and 0.
+    gamma : array_like, optional
+        Per-feature scale, of the shape of the axes *not* in `axis`
+        ((D,) or (C,)). Default: 1.
+    beta : array_like, optional
+        Per-feature shift, of the same shape. Default: 0.
     eps : float, default 1e-5
         Added to the variance inside the square root.
     axis : int or tuple of int, default 0
@@ -242,8 +244,10 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=
     ----------
     x : array_like
         Input of shape ``(N, C, *spatial)`` with at least one spatial axis.
-    gamma, beta : array_like, optional
-        Per-channel scale and shift, shape (C,).
+    gamma : array_like, optional
+        Per-channel scale, shape (C,). Default: 1.
+    beta : array_like, optional
+        Per-channel shift, shape (C,). Default: 0.
     eps : float, default 1e-5
 
     Raises
@@ -274,8 +278,10 @@ def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, comp
         Input of shape ``(N, C, *spatial)``.
     groups : int
         G, the number of groups; must divide C.
-    gamma, beta : array_like, optional
-        Per-channel scale and shift, shape (C,).
+    gamma : array_like, optional
+        Per-channel scale, shape (C,). Default: 1.
+    beta : array_like, optional
+        Per-channel shift, shape (C,). Default: 0.
     eps : float, default 1e-5
 
     Raises

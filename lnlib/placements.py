@@ -4,17 +4,17 @@ Each layer of :mod:`lnlib.transformer` (attention, then a ReLU FFN, each in a
 residual sub-layer :math:`F`) with the norm placed one of these ways; ℓ is
 the layer's index, 1 to L:
 
-=========  ==============================================================  ==========================
-scheme     one residual sub-layer                                          source
-=========  ==============================================================  ==========================
-post       :math:`y = \mathrm{LN}(x + F(x))`                               Vaswani et al. (2017)
-pre        :math:`y = x + F(\mathrm{LN}(x))`                               Xiong et al. (2020)
-peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`                  Kim et al. (2025)
-olmo2      :math:`y = x + \mathrm{LN}(F(x))`                               OLMo 2 (2025)
-mixln      post in layers ℓ ≤ ⌊L/4⌋, pre above                             Li et al. (2025)
-deepnorm   :math:`y = \mathrm{LN}(\alpha x + F(x))`, β-scaled init         Wang et al. (2022)
-lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`                   Sun et al. (2025)
-=========  ==============================================================  ==========================
+=========  ===========================================================================
+scheme     one residual sub-layer, and its source
+=========  ===========================================================================
+post       :math:`y = \mathrm{LN}(x + F(x))`; Vaswani et al. (2017)
+pre        :math:`y = x + F(\mathrm{LN}(x))`; Xiong et al. (2020)
+peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`; Kim et al. (2025)
+olmo2      :math:`y = x + \mathrm{LN}(F(x))`; OLMo 2 (2025)
+mixln      post in layers ℓ ≤ ⌊L/4⌋, pre above; Li et al. (2025)
+deepnorm   :math:`y = \mathrm{LN}(\alpha x + F(x))`, β-scaled init; Wang et al. (2022)
+lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`; Sun et al. (2025)
+=========  ===========================================================================
 
 Every scheme whose residual stream is not normalized at its top (all but
 post and deepnorm) ends with one more LayerNorm. DeepNorm uses Wang et al.'s
@@ -22,8 +22,8 @@ decoder-only constants :math:`\alpha = (2L)^{1/4}` and
 :math:`\beta = (8L)^{-1/4}`; β multiplies the Xavier initialization of
 ``Wv, Wo, W1, W2``. Optionally every attention normalizes its queries and
 keys (:mod:`lnlib.qk_norm`), and ``qk_scale`` multiplies ``Wq`` and ``Wk``
-(the growth QK-norm guards against). Norms have γ = 1, β = 0, as at
-initialization. The chapter "LayerNorm after 2020" measures these stacks at
+(the growth QK-norm guards against). Norms have scale γ = 1 and shift 0, as
+at initialization. The chapter "LayerNorm after 2020" measures these stacks at
 initialization with :func:`placement_profile`.
 """
 
@@ -238,7 +238,9 @@ class PlacementProfile:
     Attributes
     ----------
     scheme : str
+        One of :data:`SCHEMES`.
     depth, width : int
+        As passed to :func:`placement_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
         Mean over tokens of ||x_l||² / width, l = 0 (the input) .. depth: the hidden-state variance.
     grad_norm : ndarray, shape (seeds, depth)
@@ -277,12 +279,22 @@ def placement_profile(scheme: str, depth: int, width: int = 32, *, seeds: int = 
     ----------
     scheme : str
         One of :data:`SCHEMES`.
-    depth, width : int
-    seeds, tokens, batch : int
+    depth : int
+        L, the number of layers.
+    width : int, default 32
+        d, the width of the residual stream.
+    seeds : int, default 3
+        Independent repetitions (weights and data).
+    tokens : int, default 8
+        Sequence length.
+    batch : int, default 2
+        Number of sequences per batch.
     qk_norm : bool
         Normalize queries and keys in every attention.
-    qk_scale, out_scale : float
-        Multiply ``Wq, Wk`` and ``Wo, W2`` (:func:`init_weights`).
+    qk_scale : float, default 1
+        Multiplies ``Wq`` and ``Wk`` (:func:`init_weights`).
+    out_scale : float, default 1
+        Multiplies ``Wo`` and ``W2``, the last matrix of each branch.
     first_seed : int
         Seed s uses ``np.random.default_rng(first_seed + s)``.
     """

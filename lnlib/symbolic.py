@@ -292,7 +292,10 @@ def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
 
         T_i = \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)
 
-    (one formula, split in two here only to fit a narrow page) with :math:`\sigma = \sqrt{\sigma^2 + \varepsilon}` and :math:`\gamma = \gamma_i`. The chapter
+    (one formula, split in two here only to fit a narrow page) with :math:`\gamma = \gamma_i`;
+    the document's σ stands for :math:`\sqrt{\operatorname{Var}(x) + \varepsilon}`
+    (so its :math:`\sigma^2` is :math:`\operatorname{Var}(x) + \varepsilon`), with
+    :math:`\operatorname{Var}(x)` the biased variance. The chapter
     shows it is wrong: :math:`\sum_j (x_j - \mu) = 0`, so its last term vanishes identically.
     """
     fwd = forward(sym)

@@ -325,7 +325,10 @@ def loss_gradient_norm(x, target, weights: list[dict], placement: str) -> float:
 
     Parameters
     ----------
-    x, target : array_like, shape (batch, tokens, width)
+    x : array_like, shape (batch, tokens, width)
+        The stack's input.
+    target : array_like, shape (batch, tokens, width)
+        What the stack's output is compared with.
     weights : list of dict
         One dict per layer, as from :func:`init_stack`.
     placement : {"post", "pre"}
@@ -350,7 +353,9 @@ class InitProfile:
     Attributes
     ----------
     placement : str
+        ``"post"`` or ``"pre"``: where each layer's LayerNorm sits.
     depth, width, tokens, batch : int
+        As passed to :func:`init_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
         Mean over tokens of ||x_l||^2 / width for l = 0 (the input) .. depth.
     grad_norm : dict of str to ndarray, each (seeds, depth)
@@ -392,13 +397,17 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
 
     Parameters
     ----------
-    depth, width : int
-        L layers of width d.
+    depth : int
+        L, the number of layers.
+    width : int
+        d, the width of the residual stream.
     placement : {"post", "pre"}
     seeds : int, default 8
         Independent repetitions (weights and data).
-    tokens, batch : int
-        Sequence length and number of sequences per batch.
+    tokens : int, default 8
+        Sequence length.
+    batch : int, default 4
+        Number of sequences per batch.
     batches : int, default 1
         Batches whose gradients are averaged before the norm is taken.
     ffn_width : int, optional

@@ -185,8 +185,10 @@ def as_parameter(value, name: str, shape: tuple[int, ...], axes: tuple[int, ...]
         "gamma" or "beta", used in messages.
     shape : tuple of int
         The shape of the normalized axes, which the parameter must have.
-    axes, ndim :
-        The normalized axes and the input's number of dimensions.
+    axes : tuple of int
+        The normalized axes of the input.
+    ndim : int
+        The input's number of dimensions.
     dtype :
         The dtype the parameter is used in; it is checked finite *after* the
         cast, so a gamma of 1e5 is refused for float16 instead of becoming inf.

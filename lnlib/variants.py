@@ -34,13 +34,14 @@ FRAMEWORK_EPS = MappingProxyType({"PyTorch": 1e-5, "Flax": 1e-6, "Keras": 1e-3})
 def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = False) -> np.ndarray:
     r"""The variance over `axis`, divided by H (LayerNorm's) or, only if asked, by H - 1 (chapter "The variance").
 
-    By default :math:`\sigma^2`, with ``unbiased=True`` :math:`s^2`:
+    By default :math:`\sigma^2` (the first line), with ``unbiased=True``
+    :math:`s^2` (the second):
 
     .. math::
 
         \begin{aligned}
-        \sigma^2 &= \frac{1}{H}\sum_i (x_i - \mu)^2 && \text{(default)}, \\
-        s^2 &= \frac{1}{H - 1}\sum_i (x_i - \mu)^2 && \text{(unbiased=True)}
+        \sigma^2 &= \frac{1}{H}\sum_i (x_i - \mu)^2, \\
+        s^2 &= \frac{1}{H - 1}\sum_i (x_i - \mu)^2.
         \end{aligned}
 
     Parameters
@@ -113,8 +114,10 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     ----------
     x : array_like
         Input with at least one axis.
-    a_2, b_2 : array_like, optional
-        The module's gain and bias (gamma and beta), of the shape of the normalized axes.
+    a_2 : array_like, optional
+        The module's gain (gamma), of the shape of the normalized axes. Default: 1.
+    b_2 : array_like, optional
+        The module's bias (beta), of the same shape. Default: 0.
     eps : float, default 1e-6
         Added to the unbiased standard deviation; finite and >= 0.
     axis : int or tuple of int, default -1
@@ -184,8 +187,10 @@ def std_inside(variance, eps):
 
     Parameters
     ----------
-    variance, eps : float or ndarray
-        The input's biased variance σ² and ε (broadcast against each other).
+    variance : float or ndarray
+        σ², the input's biased variance.
+    eps : float or ndarray
+        ε, added to σ² under the square root (broadcast against `variance`).
 
     Returns
     -------
@@ -199,8 +204,10 @@ def std_outside(variance, eps):
 
     Parameters
     ----------
-    variance, eps : float or ndarray
-        The input's biased variance σ² and ε (broadcast against each other).
+    variance : float or ndarray
+        σ², the input's biased variance.
+    eps : float or ndarray
+        ε, added to σ = √σ² (broadcast against `variance`).
 
     Returns
     -------
