@@ -154,7 +154,7 @@ CLAIMS: tuple[Claim, ...] = (
     _c("mean_removes_scale", "mean centering makes the output independent of absolute scales", "003", "false",
        "subtracting μ removes the location; dividing by σ removes the scale", "03_mean"),
     _c("centring_mean_zero", "$\\mathbb{E}[x - \\mu_l] = 0$", "003", "true",
-       "read over one sample's features, whose mean μ_l is: an identity, true for every input", "03_mean"),
+       "read over the features of one sample $l$, whose mean is $\\mu_l$: an identity, true for every input", "03_mean"),
     # --- chapter "The variance" ---
     _c("unit_matching", "variance is in squared units, so we take the square root to get back to the original units", "000", "true",
        "σ scales like the input (factor a for input a·x), σ² like its square", "04_variance"),
@@ -178,7 +178,7 @@ CLAIMS: tuple[Claim, ...] = (
        "with β ≠ 0 only the γ-part does); with ε > 0 only approximately", "06_normalizing", chapters=("10_family",)),
     # --- chapter "Gamma and beta" ---
     _c("gamma_per_sample", "$\\tilde a_{n,i} = \\gamma_n \\hat a_{n,i} + \\beta_n$, one pair per example n", "002", "false",
-       "one γ_i, β_i per feature i, shared by all samples", "07_gamma_beta", chapters=("02_the_input", "10_family")),
+       "one $\\gamma_i$, $\\beta_i$ per feature $i$, shared by all samples", "07_gamma_beta", chapters=("02_the_input", "10_family")),
     _c("undo_normalization", "with appropriate values of γ and β, the layer can learn to perform an identity transformation", "000",
        "true under conditions", "only for inputs that all share one mean and one spread (γ_i = √(σ²+ε), β_i = μ); γ and β are shared "
        "by every sample, so they cannot undo the normalization of samples that differ", "07_gamma_beta", chapters=("06_normalizing",)),
@@ -187,24 +187,24 @@ CLAIMS: tuple[Claim, ...] = (
        "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)", "08_complete_examples"),
     # --- chapter "Gradients" ---
     _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
-       "$\\partial L/\\partial\\gamma_i = \\sum_n \\frac{\\partial L}{\\partial y_{n,i}}\\hat x_{n,i}$: a sum over samples and tokens, per feature",
+       "$\\partial L/\\partial\\gamma_i = \\sum_n (\\partial L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
        "09_gradients"),
     _c("gradient_formula", "$\\frac{\\partial LN(x)}{\\partial x_i} = \\frac{\\gamma}{\\sigma}(1 - \\frac1H - \\frac{x_i-\\mu}{\\sigma^2}\\frac1H\\sum_j (x_j - \\mu))$",
-       "003", "false", "$J_{ij} = \\frac{\\gamma_i}{s}(\\delta_{ij} - \\frac1H - \\frac{\\hat x_i\\hat x_j}{H})$; the document's last term is 0",
+       "003", "false", "$J_{ij} = (\\gamma_i/s)\\,(\\delta_{ij} - 1/H - \\hat x_i\\hat x_j/H)$, with $s = \\sqrt{\\sigma^2 + \\varepsilon}$; the document's last term is 0",
        "09_gradients"),
     _c("chain_rule_single_path", "$\\frac{\\partial L}{\\partial x_i} = \\frac{\\partial L}{\\partial y_i}\\frac{\\partial y_i}{\\partial \\hat x_i}\\frac{\\partial \\hat x_i}{\\partial x_i}$",
-       "003", "false", "$\\frac{\\partial L}{\\partial x_i} = \\sum_j \\frac{\\partial L}{\\partial y_j}\\frac{\\partial y_j}{\\partial x_i}$: every output depends on every input",
+       "003", "false", "$\\partial L/\\partial x_i = \\sum_j (\\partial L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
        "09_gradients"),
     _c("gradient_scale_alpha", "$\\frac{\\partial L}{\\partial(\\alpha x)} = \\frac1\\alpha \\frac{\\partial L}{\\partial x}$", "003",
        "true under conditions", "for α > 0 and ε = 0; for α < 0 the output flips sign, so the factor depends on the loss "
        "($1/\\lvert\\alpha\\rvert$ for the same upstream gradient); the factor saturates when α²σ² ≲ ε", "09_gradients"),
     _c("gradient_magnitude_control", "Layer Normalization helps control the magnitude of gradients, preventing them from becoming too large or too small",
-       "000", "true under conditions", "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the input's spread s is not small; "
+       "000", "true under conditions", "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the input's spread $s = \\sqrt{\\sigma^2 + \\varepsilon}$ is not small; "
        "a small spread amplifies the gradient up to 1/√ε", "09_gradients"),
     _c("smoother_landscape", "normalization creates a smoother loss landscape", "000", "not checkable as stated",
        "no measure of smoothness is given; Santurkar et al. measured one for batch norm, not for LayerNorm", "09_gradients"),
     _c("smoothed_across_features", "the gradient is 'smoothed' across all features, preventing any single feature from having an outsized impact",
-       "000", "partly true", "every dx_j depends on every dy_i (true); nothing caps one feature's share: dx is linear in dy (false)",
+       "000", "partly true", "every $dx_j$ depends on every $dy_i$ (true); nothing caps one feature's share: dx is linear in dy (false)",
        "09_gradients"),
     # --- chapter "The family" ---
     _c("instance_norm_definition", "Instance Normalization: Normalizes each sample independently", "001", "true",
@@ -282,9 +282,9 @@ CLAIMS: tuple[Claim, ...] = (
     _c("cov_xhat", "$Cov(\\hat x_i, \\hat x_j) = -1/(H-1)$ for i ≠ j", "003", "true under conditions",
        "exact for exchangeable features (e.g. i.i.d.) and ε = 0; −E[σ²/(σ²+ε)]/(H−1) with ε; fails for unequal features",
        FACT_CHECK, "fc-statistics"),
-    _c("cov_scaling", "$Cov(y_i, y_j) = \\gamma_i\\gamma_j Cov(\\hat x_i, \\hat x_j)$", "003", "true",
+    _c("cov_scaling", "$Cov(y_i, y_j) =$ $\\gamma_i\\gamma_j Cov(\\hat x_i, \\hat x_j)$", "003", "true",
        "holds for any input: β is constant and covariance is bilinear", FACT_CHECK, "fc-statistics"),
-    _c("cov_output_formula", "$Cov(LN(x)_i, LN(x)_j) = \\frac{\\gamma_i\\gamma_j}{H}(\\delta_{ij} - \\frac1H)$", "003", "false",
+    _c("cov_output_formula", "$Cov(LN(x)_i, LN(x)_j) =$ $\\frac{\\gamma_i\\gamma_j}{H}(\\delta_{ij} - \\frac1H)$", "003", "false",
        "$\\gamma_i\\gamma_j\\frac{H}{H-1}(\\delta_{ij} - \\frac1H)$ for exchangeable inputs, ε = 0: the document's is $H^2/(H-1)$ times too small",
        FACT_CHECK, "fc-statistics"),
     _c("moments_first_two", "$E[\\hat x] = 0$, $E[\\hat x^2] = 1$", "003", "true under conditions",
@@ -306,7 +306,7 @@ CLAIMS: tuple[Claim, ...] = (
     _c("natural_gradient", "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$", "003",
        "not checkable as stated", "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
        FACT_CHECK, "fc-optimization", ("09_gradients",)),
-    _c("convergence_gamma", "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le (1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$", "003", "not checkable as stated",
+    _c("convergence_gamma", "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le$ $(1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$", "003", "not checkable as stated",
        "α is undefined; full-batch gradient descent on a quadratic contracts only for η < 2/λ_max, and SGD steps do not shrink",
        FACT_CHECK, "fc-optimization"),
     # --- chapter "Fact check": information ---
