@@ -162,14 +162,20 @@ def drag_slider(page, slider, fraction: float) -> None:
 
 
 def controls(root) -> list:
-    """The explorer's sliders and dropdowns, as locators, in order."""
-    return root.locator(".widget-slider, .widget-dropdown").all()
+    """The explorer's sliders, dropdowns, toggle buttons and checkboxes, as locators, in order."""
+    return root.locator(".widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-checkbox").all()
 
 
 def control_state(control) -> dict:
-    """A control's kind, label, position (a slider's handle aria values, a dropdown's index) and whether it is disabled."""
+    """A control's kind, label, position (a slider's handle aria values, a dropdown's or toggle's index, a checkbox's
+    state) and whether it is disabled."""
     return control.evaluate("""c => {
-        const label = c.querySelector('.widget-label').innerText;
+        const label = (c.querySelector('.widget-label-basic span') || c.querySelector('.widget-label')).innerText;
+        const buttons = [...c.querySelectorAll('button')];
+        if (buttons.length) return {kind: 'toggle', label, now: buttons.findIndex(b => b.classList.contains('mod-active')),
+                                    min: 0, max: buttons.length - 1, disabled: buttons.every(b => b.disabled)};
+        const box = c.querySelector('input[type=checkbox]');
+        if (box) return {kind: 'checkbox', label, now: Number(box.checked), min: 0, max: 1, disabled: box.disabled};
         const select = c.querySelector('select');
         if (select) return {kind: 'select', label, now: select.selectedIndex, min: 0, max: select.options.length - 1,
                             disabled: select.disabled};
@@ -187,8 +193,8 @@ def plan_move(state: dict, how: str, i: int):
     """A move that changes `state`'s position: a key (turned round at an end) or a fraction of the track to click."""
     span = state["max"] - state["min"] or 1
     here = (state["now"] - state["min"]) / span
-    if state["kind"] == "select":  # the next option, or the first after the last
-        return "select", state["now"] + 1 if state["now"] < state["max"] else 0
+    if state["kind"] in ("select", "toggle", "checkbox"):  # the next option, or the first after the last
+        return ("select" if state["kind"] == "select" else "click"), state["now"] + 1 if state["now"] < state["max"] else 0
     if how == "key":
         up = here < 1 and (i % 2 == 0 or here <= 0)
         return "key", (KEYS_UP if up else KEYS_DOWN)[(i // 2) % 3 if i % 4 else 0]
@@ -212,6 +218,9 @@ def move(page, control, how: str, what) -> None:
     control.scroll_into_view_if_needed()  # JupyterLab may have scrolled the notebook since the last move
     if how == "select":
         control.locator("select").select_option(index=what)
+    elif how == "click":  # a toggle's button, or a checkbox
+        target = control.locator("button").nth(what) if control.locator("button").count() else control.locator("input[type=checkbox]")
+        target.click()
     elif how == "key":
         control.locator(".noUi-handle").focus()
         page.keyboard.press(what)
