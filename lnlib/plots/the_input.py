@@ -153,5 +153,5 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
         band.suptitle(f"{label}: x of shape {shape}", x=0.01, ha="left", fontsize=10, fontweight="bold")
         for ax, normalization in zip(np.atleast_1d(band.subplots(1, len(normalizations))), normalizations):
             _draw(ax, shape, axis_names, normalization)
-            ax.set_title(ax.get_title().replace("LayerNorm over the last two axes", "LayerNorm (last 2 axes)"), fontsize=8)
+            ax.set_title(ax.get_title().replace("LayerNorm over the last two axes", "LayerNorm (last 2 axes)"), fontsize=9)
     return fig
