@@ -146,11 +146,11 @@ def move_every_control(page, chapter) -> None:
 
 
 def moves(state: dict) -> list[str]:
-    """Keys, a click on the track and drags of the handle for a slider; the next option for a dropdown; a click on a
+    """A key, a click on the track and a drag of the handle for a slider; the next option for a dropdown; a click on a
     toggle's next button or a checkbox, then another (and back)."""
     if state["kind"] in ("toggle", "checkbox"):
         return ["click", "click"]
-    return ["select"] if state["kind"] == "select" else ["key", "mouse", "key", "drag", "drag"]
+    return ["select"] if state["kind"] == "select" else ["key", "mouse", "drag"]
 
 
 def explorer_at_page_choices(explorer, root) -> dict:
