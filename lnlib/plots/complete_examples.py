@@ -73,7 +73,7 @@ def computation_diagram(values: dict | None = None):
         ax.annotate("", xy=(c1, r1), xytext=(c0, r0),
                     arrowprops=arrow | {"color": PALETTE["neutral"], "patchA": boxes[start].get_bbox_patch(), "patchB": boxes[end].get_bbox_patch()})
     ax.set_title("LayerNorm, one vector at a time: blue boxes are fixed arithmetic,\n"
-                 "orange boxes use the learned γ and β (vermilion); ε is a constant")
+                 "orange boxes take the learned γ, β (vermilion arrows); ε is a constant")
     return fig
 
 
@@ -128,7 +128,7 @@ class StepPanels:
         rows = self.steps.x.shape[0]
         handles = [self.panels[1][2 * row] for row in range(rows)] + [self.panels[1][2 * row + 1] for row in range(rows)]
         labels = ([f"sample {n + 1}: entries" for n in range(rows)] if rows > 1 else ["entries xᵢ"])
-        labels += [f"sample {n + 1}: μ, σ², 0" for n in range(rows)] if rows > 1 else ["the step's μ, σ² or 0"]
+        labels += [f"sample {n + 1}: μ, σ², 0" for n in range(rows)] if rows > 1 else ["μ (step 1), σ² (2), 0 (3)"]
         handles.append(Rectangle((0, 0), 1, 1, fill=False, edgecolor=PALETTE["output"], lw=3))
         labels.append("frame: the current step")
         ax.axis("off")
