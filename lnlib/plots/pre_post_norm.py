@@ -252,9 +252,11 @@ def training_figure(sweep, shown: float):
                            color=COLOURS[placement], marker="o", ms=5, capsize=3, ls="-" if warmed else "--",
                            mfc=COLOURS[placement] if warmed else "white")
     start = sweep.losses[..., 0].mean()
+    for p_index, placement in enumerate(("post", "pre")):  # each placement's own starting loss
+        right.axhline(sweep.losses[:, p_index, ..., 0].mean(), color=COLOURS[placement], lw=1, ls=":",
+                      label=f"{LABELS[placement]} start")
     left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g},\n{len(sweep.seeds)} seeds (band: ±1 sd)")
     fig.legend(handles=left.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)  # inside, it covered the curves
-    right.axhline(start, color=PALETTE["neutral"], lw=1, ls=":", label="starting loss")
     right.set(xticks=positions, xticklabels=[f"{lr:g}" for lr in sweep.rates], xlabel="peak learning rate",
               ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps\n(open: no warm-up)")
     right.set_ylim(0, 1.15 * start)
