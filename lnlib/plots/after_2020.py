@@ -107,7 +107,7 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
     heavy_fit, normal_fit : dict
         :func:`lnlib.dyt.fit_tanh` of each.
     width : int
-        H, so the plot can mark LayerNorm's ceiling √(H − 1).
+        The tokens' width d, so the plot can mark LayerNorm's ceiling √(d − 1).
     """
     fig, axes = new_figure(1, 2, figsize=(5.4, 2.9), sharey=True)
     ceiling = np.sqrt(width - 1)
@@ -124,7 +124,7 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
     handles = [Line2D([], [], marker=".", ls="", color=PALETTE["reference"], label="entries"),
                Line2D([], [], color=PALETTE["mean"], lw=2, label="$\\gamma\\tanh(\\alpha x)$ fit"),
                Line2D([], [], color=PALETTE["neutral"], ls="--", label="line fit"),
-               Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{H-1}$")]
+               Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$")]
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
     return fig
 
