@@ -180,22 +180,22 @@ CLAIMS: tuple[Claim, ...] = (
     _c("gamma_per_sample", "$\\tilde a_{n,i} = \\gamma_n \\hat a_{n,i} + \\beta_n$, one pair per example n", "002", "false",
        "one $\\gamma_i$, $\\beta_i$ per feature $i$, shared by all samples", "07_gamma_beta", chapters=("02_the_input", "10_family")),
     _c("undo_normalization", "with appropriate values of γ and β, the layer can learn to perform an identity transformation", "000",
-       "true under conditions", "only for inputs that all share one mean and one spread (γ_i = √(σ²+ε), β_i = μ); γ and β are shared "
+       "true under conditions", "only for inputs that all share one mean and one spread ($\\gamma_i = \\sqrt{\\sigma^2+\\varepsilon}$, $\\beta_i = \\mu$); γ and β are shared "
        "by every sample, so they cannot undo the normalization of samples that differ", "07_gamma_beta", chapters=("06_normalizing",)),
     # --- chapter "The complete examples" ---
     _c("example_512", "σ² ≈ 0.0023, σ ≈ 0.048, x̂₁ = (0.146 − 0.135)/(0.048 + 0.00001) ≈ 0.229, …, x̂₃ ≈ 1.188", "001", "partly true",
        "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)", "08_complete_examples"),
     # --- chapter "Gradients" ---
-    _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\frac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
+    _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\dfrac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
        "$\\partial L/\\partial\\gamma_i = \\sum_n (\\partial L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
        "09_gradients"),
-    _c("gradient_formula", "$\\frac{\\partial LN(x)}{\\partial x_i} = \\frac{\\gamma}{\\sigma}(1 - \\frac1H - \\frac{x_i-\\mu}{\\sigma^2}\\frac1H\\sum_j (x_j - \\mu))$",
+    _c("gradient_formula", "$\\dfrac{\\partial LN(x)}{\\partial x_i} = \\dfrac{\\gamma}{\\sigma}(1 - \\dfrac1H - \\dfrac{x_i-\\mu}{\\sigma^2}\\dfrac1H\\sum_j (x_j - \\mu))$",
        "003", "false", "$J_{ij} = (\\gamma_i/s)\\,(\\delta_{ij} - 1/H - \\hat x_i\\hat x_j/H)$, with $s = \\sqrt{\\sigma^2 + \\varepsilon}$; the document's last term is 0",
        "09_gradients"),
-    _c("chain_rule_single_path", "$\\frac{\\partial L}{\\partial x_i} = \\frac{\\partial L}{\\partial y_i}\\frac{\\partial y_i}{\\partial \\hat x_i}\\frac{\\partial \\hat x_i}{\\partial x_i}$",
+    _c("chain_rule_single_path", "$\\dfrac{\\partial L}{\\partial x_i} = \\dfrac{\\partial L}{\\partial y_i}\\dfrac{\\partial y_i}{\\partial \\hat x_i}\\dfrac{\\partial \\hat x_i}{\\partial x_i}$",
        "003", "false", "$\\partial L/\\partial x_i = \\sum_j (\\partial L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
        "09_gradients"),
-    _c("gradient_scale_alpha", "$\\frac{\\partial L}{\\partial(\\alpha x)} = \\frac1\\alpha \\frac{\\partial L}{\\partial x}$", "003",
+    _c("gradient_scale_alpha", "$\\dfrac{\\partial L}{\\partial(\\alpha x)} = \\dfrac1\\alpha \\dfrac{\\partial L}{\\partial x}$", "003",
        "true under conditions", "for α > 0 and ε = 0; for α < 0 the output flips sign, so the factor depends on the loss "
        "($1/\\lvert\\alpha\\rvert$ for the same upstream gradient); the factor saturates when α²σ² ≲ ε", "09_gradients"),
     _c("gradient_magnitude_control", "Layer Normalization helps control the magnitude of gradients, preventing them from becoming too large or too small",
@@ -307,16 +307,16 @@ CLAIMS: tuple[Claim, ...] = (
        "not checkable as stated", "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
        FACT_CHECK, "fc-optimization", ("09_gradients",)),
     _c("convergence_gamma", "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le$ $(1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$", "003", "not checkable as stated",
-       "α is undefined; full-batch gradient descent on a quadratic contracts only for η < 2/λ_max, and SGD steps do not shrink",
+       "α is undefined; full-batch gradient descent on a quadratic contracts only for $\\eta < 2/\\lambda_\\max$, and SGD steps do not shrink",
        FACT_CHECK, "fc-optimization"),
     # --- chapter "Fact check": information ---
     _c("entropy_reduction", "$H(LN(x)) \\le H(x)$, with equality iff x is already normalized", "003", "not checkable as stated",
        "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere for ε = 0, in a hyperplane for ε > 0); for discrete x, ≤ holds for any function and the 'iff' is false",
        FACT_CHECK, "fc-information"),
     _c("information_bottleneck", "LayerNorm creates an information bottleneck: $I(X;Y) \\le I(X;\\hat X)$", "003", "false",
-       "the inequality holds for any Y computed from X̂ and is an equality when every γ_i ≠ 0: the step it describes (γ, β) creates no bottleneck; "
+       "the inequality holds for any Y computed from X̂ and is an equality when every $\\gamma_i \\ne 0$: the step it describes (γ, β) creates no bottleneck; "
        "what LN drops is each sample's mean and scale, in x → x̂, which the inequality does not mention", FACT_CHECK, "fc-information"),
-    _c("mi_gradient", "$\\frac{\\partial I(X;Y)}{\\partial\\gamma} = E[\\hat x \\frac{\\partial L}{\\partial y}]$", "003", "not checkable as stated",
+    _c("mi_gradient", "$\\dfrac{\\partial I(X;Y)}{\\partial\\gamma} = E[\\hat x \\dfrac{\\partial L}{\\partial y}]$", "003", "not checkable as stated",
        "the right side is $\\partial E[L]/\\partial\\gamma_i$ (true); I(X;Y) has no loss in it and does not change with γ", FACT_CHECK, "fc-information"),
 )
 
