@@ -299,8 +299,9 @@ CLAIMS: tuple[Claim, ...] = (
     _c("normality", "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞", "003", "true under conditions",
        "for i.i.d. normal inputs only: for i.i.d. features x̂_i tends to the standardized input distribution, "
        "normal only when the inputs are (uniform inputs give kurtosis 9/5)", FACT_CHECK, "fc-statistics"),
-    _c("decorrelation", "LayerNorm reduces the correlation between features", "000", "false",
-       "it removes only a component shared equally by all features, and makes independent features correlated (−1/(H−1))",
+    _c("decorrelation", "LayerNorm reduces the correlation between features", "000", "true under conditions",
+       "only for features that share a common factor: it removes the factor if all features share it equally and "
+       "weakens it otherwise, while independent features become correlated (−1/(H−1))",
        FACT_CHECK, "fc-statistics", ("09_gradients",)),
     # --- chapter "Fact check": optimization ---
     _c("natural_gradient", "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$", "003",
@@ -346,8 +347,9 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     Plain markdown links to the notebooks, so they work in JupyterLab and on the website alike.
     With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own table).
     """
-    if item.home == FACT_CHECK:
-        return f"[{'here' if here else SECTION_TITLES[item.section]}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
+    if item.home == FACT_CHECK:  # a section is named with its chapter, unless the link is in that chapter
+        name = "here" if here else f"{CHAPTER_TITLES[FACT_CHECK]}, “{SECTION_TITLES[item.section]}”"
+        return f"[{name}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
     return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
 
 
@@ -374,7 +376,9 @@ def _source_link(source: str) -> str:
     if source in PAPERS:
         arxiv, title = PAPERS[source]
         return f"[{title}](https://arxiv.org/abs/{arxiv})"
-    return f"[{source}: {SOURCES[source][1]}](../sources.md)"
+    number, title = source, SOURCES[source][1]
+    anchor = "-".join("".join(ch for ch in f"{number} {title}".lower() if ch.isalnum() or ch == " ").split())
+    return f"[{number}: {title}](../sources.md#{anchor})"
 
 
 def verdict_legend() -> str:
@@ -392,6 +396,6 @@ def backlinks_markdown(chapter: str, claims=None) -> str | None:
         return None
     lines = ["```{seealso}", "Statements of the source documents on this chapter's topic, judged in another chapter:", ""]
     for item in linked:
-        lines.append(f"- “{item.quote}” ({item.source}): **{item.verdict}**, see {home_link(item)}.")
+        lines.append(f"- “{item.quote}” ({_source_link(item.source)}): **{item.verdict}**, see {home_link(item)}.")
     lines.append("```")
     return "\n".join(lines)

@@ -33,14 +33,15 @@ class Comparison:
 
     def __str__(self) -> str:
         """At most :data:`LINE_WIDTH` characters a line: a name longer than :data:`NAME_WIDTH` gets a line of its own."""
-        stats = f" | exact: {str(self.exact):5} | allclose: {str(self.close):5} | max |diff|: {self.max_abs_diff:.2e}"
+        # The verdict that matters first (a phone shows the start of the line): allclose, then bit-exactness.
+        stats = f" | allclose: {str(self.close):5} | exact: {str(self.exact):5} | max |diff|: {self.max_abs_diff:.2e}"
         if len(self.name) <= NAME_WIDTH:
             return f"{self.name:<{NAME_WIDTH}}{stats}"
         return f"{self.name}\n{'':<{NAME_WIDTH}}{stats}"
 
 
 def compare(name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-8, show: bool = True) -> Comparison:
-    """Compare `ours` with `reference` and print one line: exact, allclose, max abs difference.
+    """Compare `ours` with `reference` and print one line: allclose, exact, max abs difference.
 
     Parameters
     ----------

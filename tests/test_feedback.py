@@ -77,7 +77,7 @@ def test_compare_lines_fit_the_books_80_columns(capsys):
         compare(name, np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and max(len(line) for line in lines) <= 80
-    assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith("| exact: False")
+    assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith("| allclose: True")
 
 
 def test_an_unanswered_check_on_the_website_says_how_to_try_it(monkeypatch, capsys):
