@@ -17,7 +17,16 @@ import zlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-__all__ = ["FastRenderer", "encode_png", "overlay"]
+from ..website import website_build
+
+__all__ = ["LIVE_DPI", "FastRenderer", "encode_png", "overlay"]
+
+#: Pixels per inch of an explorer's figure in a live kernel. JupyterLab shows the figure at its natural
+#: size, where 110 dpi puts 9 pt text at about 14 px; fewer pixels make every update cheaper to draw,
+#: encode, send and decode (chapters 08 and 12: median 40 -> 31 ms and 35 -> 29 ms from input to figure,
+#: BENCHMARKS.md, issue 18). The website's precomputed explorers keep the page figures' 150 dpi, since
+#: the page shrinks them to its column (:mod:`lnlib.plots.style`).
+LIVE_DPI = 110
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -59,13 +68,16 @@ class FastRenderer:
     ----------
     figure : matplotlib.figure.Figure
         A free-standing figure (``new_figure(managed=False)``). Its layout is
-        computed once at the first render, then frozen.
+        computed once at the first render, then frozen. Drawn at :data:`LIVE_DPI`
+        in a kernel, at its own dpi in the website build.
     dynamic : iterable of Artist
         The artists an update changes. Anything else (limits, ticks, titles)
         is treated as static: after changing it, call :meth:`invalidate`.
     """
 
     def __init__(self, figure, dynamic):
+        if not website_build():
+            figure.set_dpi(LIVE_DPI)
         self.figure = figure
         self.canvas = FigureCanvasAgg(figure)
         self.dynamic = list(dynamic)
