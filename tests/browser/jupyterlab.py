@@ -43,8 +43,7 @@ def write_settings(folder: Path) -> None:
 
     The notebook's windowing stays JupyterLab's default (4.6: ``contentVisibility``, every cell in the page,
     the browser skipping the work for cells off screen), so the tests and `make bench-lab` see the page a
-    reader sees. Until issue 18's last measurement it was ``none`` (every cell laid out and painted),
-    which made each move's update slower than a reader's.
+    reader sees. (It used to be ``none``, every cell laid out and painted: not what `make lab` gives.)
     """
     for plugin, values in (("apputils-extension/notification", {"fetchNews": "false"}),):
         path = folder / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
