@@ -89,7 +89,7 @@ def speed_figure(results, part: str = "forward", *, size: int = 1024):
     floor = results.memory_bandwidth(1) / 1e9
     for ax in (by_h, by_rows):
         # Labelled once, in the figure's legend: a label on the line itself sat on the markers.
-        ax.axhline(floor, color=PALETTE["neutral"], lw=1.2, ls=":", label="copy, 1 thread (the floor)" if ax is by_h else None)
+        ax.axhline(floor, color=PALETTE["neutral"], lw=1.2, ls=":", label="copy, 1 thread" if ax is by_h else None)
         ax.set(xscale="log", yscale="log")
     by_h.set(xlabel="H (features), most rows", ylabel=f"achieved GB/s ({part})")
     by_rows.set(xlabel=f"rows, H = {size}")

@@ -24,6 +24,8 @@ def _vector(values) -> str:
 class NormalizingExplorer(Explorer):
     """Three sliders for x and a choice of eps; the plane view and the bars follow."""
 
+    readout_lines = 4  # the statistics and the projection: four lines at the width of the live figure (LIVE_DPI)
+
     def __init__(self, values, eps: float, low: float, high: float):
         controls = {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
         controls["eps"] = widgets.Dropdown(options=EPS_OPTIONS, value=eps, description="ε", layout=widgets.Layout(width="200px"))
