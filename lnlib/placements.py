@@ -233,7 +233,7 @@ def placement_backward(dout, states: list, caches: list, weights: list[dict], sc
 
 @dataclass(frozen=True)
 class PlacementProfile:
-    """One scheme's stack at initialization, one row per seed (chapter "LayerNorm after 2020").
+    r"""One scheme's stack at initialization, one row per seed (chapter "LayerNorm after 2020").
 
     Attributes
     ----------
@@ -242,11 +242,12 @@ class PlacementProfile:
     depth, width : int
         As passed to :func:`placement_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
-        Mean over tokens of ||x_l||² / width, l = 0 (the input) .. depth: the hidden-state variance.
+        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to the depth: the hidden-state variance.
     grad_norm : ndarray, shape (seeds, depth)
         Frobenius norm of all six weight gradients of each layer.
     angle : ndarray, shape (seeds, depth)
-        Mean over tokens of the angular distance arccos(cos(x_{l-1}, x_l)) / π between a layer's
+        Mean over tokens of the angular distance
+        :math:`\arccos(\cos(x_{l-1}, x_l)) / \pi` between a layer's
         input and output: 0 when the layer leaves its input's direction unchanged.
     entropy : ndarray, shape (seeds, depth)
         Mean attention entropy of each layer, in nats.

@@ -134,7 +134,7 @@ def chain_rule(sym: Symbols) -> dict:
         them with :func:`to_latex`. And, with the upstream values substituted:
         ``dbeta``, ``dgamma``, ``dxhat`` (tuples over i), ``dvar``, ``dmean`` and
         ``dx`` (tuple over j), in terms of x, mu, sigma^2 and the parameters;
-        :func:`substitute_statistics` replaces mu and sigma^2 by their definitions.
+        :func:`substitute_statistics` replaces :math:`\mu` and :math:`\sigma^2` by their definitions.
     """
     mu, var = sym.mean, sym.var
     xhat = [(xi - mu) / sp.sqrt(var + sym.eps) for xi in sym.x]
@@ -253,7 +253,7 @@ def to_latex_lines(lhs: str, expr, *, per_line: int = 2) -> str:
 
 
 def substitute_statistics(sym: Symbols, expr):
-    """Replace the graph nodes mu and sigma^2 by their definitions in x, in one expression or a tuple (chapter "Gradients through LayerNorm")."""
+    r"""Replace the graph nodes :math:`\mu` and :math:`\sigma^2` by their definitions in x, in one expression or a tuple (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     values = {sym.mean: fwd.mean, sym.var: fwd.var}
     if isinstance(expr, tuple):

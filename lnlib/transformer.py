@@ -348,7 +348,7 @@ def loss_gradient_norm(x, target, weights: list[dict], placement: str) -> float:
 
 @dataclass(frozen=True)
 class InitProfile:
-    """Residual-stream norms and weight-gradient norms at initialization, one row per seed (chapter "Pre-norm vs post-norm").
+    r"""Residual-stream norms and weight-gradient norms at initialization, one row per seed (chapter "Pre-norm vs post-norm").
 
     Attributes
     ----------
@@ -357,7 +357,7 @@ class InitProfile:
     depth, width, tokens, batch : int
         As passed to :func:`init_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
-        Mean over tokens of ||x_l||^2 / width for l = 0 (the input) .. depth.
+        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to the depth.
     grad_norm : dict of str to ndarray, each (seeds, depth)
         The Frobenius norm of each weight's loss gradient, per layer (bottom first).
     stream_grad : ndarray, shape (seeds, depth + 1)
