@@ -220,10 +220,18 @@ class KernelResults:
         largest = max((c for c in self.copies if c["threads"] == threads), key=lambda c: c["bytes"])
         return largest["median_bytes_per_s"]
 
+    def _copies(self, threads: int) -> list[dict]:
+        return sorted((c for c in self.copies if c["threads"] == threads), key=lambda c: c["bytes"])
+
     def copy_curve(self, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Footprints (bytes copied from) and median bandwidths (bytes per second) for `threads`."""
-        rows = sorted((c for c in self.copies if c["threads"] == threads), key=lambda c: c["bytes"])
+        rows = self._copies(threads)
         return np.array([c["bytes"] for c in rows], dtype=float), np.array([c["median_bytes_per_s"] for c in rows])
+
+    def copy_spread(self, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The 10th and 90th percentiles of the repeats' bandwidths (bytes per second), in :meth:`copy_curve`'s order."""
+        rows = self._copies(threads)
+        return np.array([c["p10_bytes_per_s"] for c in rows]), np.array([c["p90_bytes_per_s"] for c in rows])
 
     @property
     def implementations(self) -> tuple[str, ...]:

@@ -336,9 +336,14 @@ def claim(key: str) -> Claim:
     raise KeyError(f"no claim {key!r}; known: {[c.key for c in CLAIMS]}")
 
 
+def _slug(heading: str) -> str:
+    """A heading's anchor as MyST makes it (``heading_anchors``): lower case, letters, digits and hyphens."""
+    return "-".join("".join(ch for ch in heading.lower() if ch.isalnum() or ch == " ").split())
+
+
 def section_anchor(label: str) -> str:
     """The anchor of a section of the chapter "Fact check": its heading's slug, as MyST (``heading_anchors``) and the links use."""
-    return "-".join("".join(ch for ch in SECTION_TITLES[label].lower() if ch.isalnum() or ch == " ").split())
+    return _slug(SECTION_TITLES[label])
 
 
 def home_link(item: Claim, *, here: bool = False) -> str:
@@ -376,9 +381,8 @@ def _source_link(source: str) -> str:
     if source in PAPERS:
         arxiv, title = PAPERS[source]
         return f"[{title}](https://arxiv.org/abs/{arxiv})"
-    number, title = source, SOURCES[source][1]
-    anchor = "-".join("".join(ch for ch in f"{number} {title}".lower() if ch.isalnum() or ch == " ").split())
-    return f"[{number}: {title}](../sources.md#{anchor})"
+    title = SOURCES[source][1]
+    return f"[{source}: {title}](../sources.md#{_slug(f'{source}: {title}')})"
 
 
 def verdict_legend() -> str:

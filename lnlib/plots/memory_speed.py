@@ -37,10 +37,8 @@ def copy_figure(results):
         colour = PALETTE["input"] if threads == 1 else PALETTE["mean"]
         ax.plot(footprint / 2**20, rate / 1e9, style, marker="o", color=colour,
                 label=f"{threads} thread{'s' if threads > 1 else ''}")
-        spread = sorted((c for c in results.copies if c["threads"] == threads), key=lambda c: c["bytes"])
-        if spread and all("p10_bytes_per_s" in c and "p90_bytes_per_s" in c for c in spread):
-            ax.fill_between(footprint / 2**20, [c["p10_bytes_per_s"] / 1e9 for c in spread],
-                            [c["p90_bytes_per_s"] / 1e9 for c in spread], color=colour, alpha=0.2, lw=0)
+        low, high = results.copy_spread(threads)
+        ax.fill_between(footprint / 2**20, low / 1e9, high / 1e9, color=colour, alpha=0.2, lw=0)
     caches = results.data["machine"].get("caches_per_core_or_shared", {})
     for level in ("L1", "L2"):
         if level in caches:

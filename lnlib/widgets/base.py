@@ -13,7 +13,6 @@ import base64
 import html
 
 import ipywidgets as widgets
-import numpy as np
 
 from ..plots.render import encode_png, overlay
 from ..website import website_build
@@ -143,9 +142,8 @@ class Explorer(widgets.VBox):
         readout, note = self.texts(values)
         background, frame = self.renderer.layers()
         # The figure first, then the text: a page that sees the new readout already has the new figure.
-        # FastRenderer returns the same background array until it redraws it: a comparison only then.
-        shown = self._shown_background
-        if background is not shown and (shown is None or not np.array_equal(background, shown)):
+        # FastRenderer returns the same background array until it redraws it: a new array, a new picture.
+        if background is not self._shown_background:
             self.background.value = png_url(encode_png(background))
             self._shown_background = background
         self.image.value = png_url(encode_png(overlay(background, frame)))

@@ -45,10 +45,9 @@ def write_settings(folder: Path) -> None:
     the browser skipping the work for cells off screen), so the tests and `make bench-lab` see the page a
     reader sees. (It used to be ``none``, every cell laid out and painted: not what `make lab` gives.)
     """
-    for plugin, values in (("apputils-extension/notification", {"fetchNews": "false"}),):
-        path = folder / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+    path = folder / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"fetchNews": "false"}))
 
 
 @contextlib.contextmanager
