@@ -21,7 +21,7 @@ import numpy as np
 
 from .notebook_files import read_notebook, write_notebook
 
-__all__ = ["ProseNumber", "number", "MARKER", "glued_texts", "fill_markers", "fill_notebook"]
+__all__ = ["ProseNumber", "Spread", "number", "mean_sd", "glue_all", "MARKER", "glued_texts", "fill_markers", "fill_notebook"]
 
 MARKER = re.compile(r"<!--glue:([\w-]+)-->(.*?)<!--/glue-->")
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -105,6 +105,64 @@ def number(value, spec: str = "") -> ProseNumber:
             text = _power_of_ten(mantissa, int(exponent))
     text = text.replace("-", _MINUS)
     return ProseNumber(text, value)
+
+
+class Spread(ProseNumber):
+    """A mean over seeds written with its standard deviation, ``"24 ± 2"`` (see :func:`mean_sd`).
+
+    Attributes
+    ----------
+    value, sd : float
+        The mean and the sample standard deviation (``ddof=1``) of the values.
+    n : int
+        How many values (seeds).
+    """
+
+    def __init__(self, text: str, value: float, sd: float, n: int):
+        super().__init__(text, value)
+        self.sd, self.n = sd, n
+
+    @property
+    def standard_error(self) -> float:
+        """How far the mean moves between draws of `n` seeds: sd / √n."""
+        return self.sd / math.sqrt(self.n)
+
+    def agrees_with(self, other: "Spread", z: float = 4.0) -> bool:
+        """Whether two means differ by at most `z` standard errors of their difference (a rerun's check)."""
+        return abs(self.value - other.value) <= z * math.hypot(self.standard_error, other.standard_error)
+
+
+def mean_sd(values) -> Spread:
+    """Mean ± standard deviation over seeds, at the precision the seeds support (chapter "Pre-norm vs post-norm").
+
+    The mean is rounded at the decimal place of twice its standard error: another draw of seeds
+    moves it by about that much, and so does another CPU's rounding in a chaotic run such as
+    training (it acts like another draw), so the text gives no digit that a rerun would change.
+    The standard deviation is rounded at the same place, keeping at least one significant digit.
+
+    Examples
+    --------
+    >>> str(mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0]))  # 30.875, sd 1.06, 2 se 0.75
+    '31 ± 1'
+    >>> str(mean_sd(12 + np.arange(64) / 640))  # 12.05, sd 0.029, 2 se 0.0072
+    '12.05 ± 0.03'
+    """
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size < 2 or not np.all(np.isfinite(values)):
+        raise ValueError(f"mean_sd needs at least two finite values (one per seed); got {values.tolist()!r}")
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
+    decimals = max(0, -math.ceil(math.log10(2 * sd / math.sqrt(values.size)))) if sd > 0 else 6
+    sd_decimals = max(decimals, -math.floor(math.log10(float(f"{sd:.0e}")))) if sd > 0 else decimals
+    text = f"{mean:.{decimals}f} ± {sd:.{sd_decimals}f}".replace("-", _MINUS)
+    return Spread(text, mean, sd, values.size)
+
+
+def glue_all(numbers: dict) -> None:
+    """Glue every ``{key: ProseNumber}`` of a result for the prose, shown nowhere (myst-nb's ``glue``)."""
+    from myst_nb import glue
+
+    for key, value in numbers.items():
+        glue(key, value, display=False)
 
 
 def glued_texts(nb: dict) -> dict[str, str]:

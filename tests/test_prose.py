@@ -12,6 +12,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pybtex.database import parse_file
 
@@ -129,3 +130,22 @@ def test_fill_names_a_missing_key():
     with pytest.raises(KeyError, match="never_glued"):
         prose.fill_markers("x <!--glue:never_glued-->1<!--/glue-->", {})
     assert prose.fill_markers("x <!--glue:a-->old<!--/glue-->", {"a": "new"}) == "x <!--glue:a-->new<!--/glue-->"
+
+
+def test_a_spread_keeps_only_the_digits_its_seeds_support():
+    # 8 seeds with sd 1: the mean's standard error is 0.35, so tenths would be noise
+    assert str(prose.mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0])) == "31 ± 1"
+    tight = prose.mean_sd(5 + np.linspace(-1e-3, 1e-3, 8))
+    assert str(tight) == "5.000 ± 0.0007" and tight.n == 8  # 2 standard errors 0.0005: three decimals
+
+
+def test_spreads_agree_within_four_standard_errors_of_their_difference():
+    one, two = prose.mean_sd([1.0, 2.0, 3.0, 4.0]), prose.mean_sd([2.0, 3.0, 4.0, 5.0])
+    assert one.agrees_with(two) and two.agrees_with(one)  # means 1 apart, standard error of the difference 0.91
+    assert not one.agrees_with(prose.mean_sd([11.0, 12.0, 13.0, 14.0]))
+
+
+@pytest.mark.parametrize("values", [[1.0], [1.0, float("nan")], []])
+def test_mean_sd_refuses_what_has_no_spread_to_state(values):
+    with pytest.raises(ValueError, match="at least two finite values"):
+        prose.mean_sd(values)
