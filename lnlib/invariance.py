@@ -32,6 +32,7 @@ from .validation import as_float_array
 __all__ = [
     "METHODS",
     "PAPER_TABLE_1",
+    "ROUNDING_BOUND",
     "TRANSFORMATIONS",
     "InvarianceTable",
     "invariance_table",
@@ -53,6 +54,11 @@ def _layer(W, X):
 
 def _rms(W, X):
     return rms_norm(X @ W.T, eps=0.0, axis=1)
+
+
+#: The largest change an invariant output may show: a hundred float64 roundings. The chapter states this
+#: bound rather than the largest change it measured, a rounding-level number that another CPU changes.
+ROUNDING_BOUND = 100 * float(np.finfo(np.float64).eps)
 
 
 #: Normalized outputs ``f(W, X)`` of shape (cases, units), by the paper's row names (plus RMS norm).
