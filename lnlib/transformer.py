@@ -216,25 +216,26 @@ def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, d
 
 
 def _sublayer_forward(x: np.ndarray, f_forward, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
-    """post: LN(x + F(x)); pre: x + F(LN(x))."""
+    """post: LN(x + F(x)); pre: x + F(LN(x)). The cache keeps LayerNorm's input and saved mean and rstd."""
     if placement == "post":
         f_out, f_cache = f_forward(x, w)
         z = x + f_out
-        return layer_norm(z), (z, f_cache)
-    f_out, f_cache = f_forward(layer_norm(x), w)
-    return x + f_out, (x, f_cache)
+        y, mean, rstd = layer_norm(z, return_stats=True)
+        return y, (z, mean, rstd, f_cache)
+    normed, mean, rstd = layer_norm(x, return_stats=True)
+    f_out, f_cache = f_forward(normed, w)
+    return x + f_out, (x, mean, rstd, f_cache)
 
 
 def _sublayer_backward(dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str) -> tuple[np.ndarray, dict]:
-    """The residual adds the identity path's gradient to the branch's."""
+    """The residual adds the identity path's gradient to the branch's; LayerNorm's backward uses the saved statistics."""
+    normalized, mean, rstd, f_cache = cache
     if placement == "post":
-        z, f_cache = cache
-        dz = layer_norm_backward(dy, z)[0]
+        dz = layer_norm_backward(dy, normalized, mean=mean, rstd=rstd)[0]
         df, grads = f_backward(dz, f_cache, w)
         return dz + df, grads
-    x, f_cache = cache
     dnormed, grads = f_backward(dy, f_cache, w)
-    return dy + layer_norm_backward(dnormed, x)[0], grads
+    return dy + layer_norm_backward(dnormed, normalized, mean=mean, rstd=rstd)[0], grads
 
 
 def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:

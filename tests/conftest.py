@@ -12,3 +12,9 @@ TORCH_MISSING = (
 def torch():
     """The torch module, or a visible skip when it is absent."""
     return pytest.importorskip("torch", reason=TORCH_MISSING)
+
+
+def pytest_collection_modifyitems(items):
+    """Run the tests marked ``slow`` first (stable order otherwise), so two xdist workers finish together
+    instead of one working alone through a long test collected last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

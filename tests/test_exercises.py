@@ -35,6 +35,7 @@ def solved(path: Path):
     return nbformat.from_dict(nb), exercises
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_solution_is_correct_and_every_named_mistake_is_caught(path):
     nb, exercises = solved(path)
