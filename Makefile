@@ -9,6 +9,7 @@
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
+#   make results     retrain chapter 11's warm-up sweep into lnlib/data/warmup_sweep.json (maintainers)
 
 PYTHON ?= python3
 VENV := .venv
@@ -20,7 +21,7 @@ PIP_FLAGS ?= --disable-pip-version-check --quiet
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-python test-notebooks test-build test-browser lab serve bench bench-book bench-lab bench-kernels notebooks references clean
+.PHONY: book test test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
 
 $(VENV)/.book-installed: requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
@@ -40,13 +41,19 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 # LNBOOK_WEBSITE=1 makes each explorer display as its precomputed website version (lnlib/widgets/web.py);
 # its states are cached in .cache/web-explorers, keyed on lnlib's source, so an unchanged chapter costs nothing.
 CACHE := _build/.jupyter_cache
-book: export LNBOOK_WEBSITE := 1
-book: export LNBOOK_WEB_CACHE := $(CURDIR)/.cache/web-explorers
+# make test's nbval run leaves each chapter it ran here, for the build to take (tests/nbval_handoff.py)
+EXECUTED := _build/.nbval-executed
+WEBSITE_ENV := LNBOOK_WEBSITE=1 LNBOOK_WEB_CACHE=$(CURDIR)/.cache/web-explorers
 book: $(VENV)/.book-installed
 	rm -rf _build
+	$(MAKE) website
+
+# The website from whatever _build holds: chapters nbval has just run (make test) are cached, not run again.
+website: $(VENV)/.book-installed
 	yes | $(BIN)/jcache notebook --cache-path $(CACHE) add chapters/*.ipynb > /dev/null
-	$(BIN)/jcache project --cache-path $(CACHE) execute --executor local-parallel --timeout 600
-	$(BIN)/jupyter-book build . --all --warningiserror --keep-going
+	if [ -d $(EXECUTED) ]; then $(BIN)/jcache cache --cache-path $(CACHE) add $(EXECUTED)/*.ipynb > /dev/null; fi
+	$(WEBSITE_ENV) $(BIN)/jcache project --cache-path $(CACHE) execute --executor local-parallel --timeout 600
+	$(WEBSITE_ENV) $(BIN)/jupyter-book build . --all --warningiserror --keep-going
 
 test: $(VENV)/.test-installed
 	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
@@ -55,10 +62,14 @@ test: $(VENV)/.test-installed
 test-python: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 --doctest-modules tests lnlib --ignore=tests/browser
 
+# nbval runs each chapter as the website build does (LNBOOK_WEBSITE=1) and hands its runs to test-build.
 test-notebooks: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg chapters
+	rm -rf _build
+	$(WEBSITE_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		-p tests.nbval_handoff --nbval-executed-into $(EXECUTED) chapters
 
-test-build: book
+test-build: $(VENV)/.book-installed
+	$(MAKE) website
 
 # The built website and live notebooks in Debian's Chromium (skipped, with the install command, when
 # Chromium is missing; mandatory in CI). Screenshots land in tests/artifacts/screenshots. Two workers, each
@@ -113,6 +124,12 @@ TORCH_REFERENCE ?= torch==2.13.0
 references: $(VENV)/.book-installed
 	$(BIN)/python -m pip install $(PIP_FLAGS) "$(TORCH_REFERENCE)"
 	$(BIN)/python -m lnlib.pytorch_reference make references
+
+# Chapter 11's warm-up sweep (96 small training runs, about a minute on two cores), stored with the
+# machine it ran on; the chapter reads it and states each loss as mean ± sd over the seeds, because
+# training is chaotic and another CPU's rounding moves every run (tests/test_training_cpus.py).
+results: $(VENV)/.book-installed
+	$(BIN)/python -m lnlib.training --workers 2
 
 clean:
 	rm -rf _build .cache/web-explorers .pytest_cache .hypothesis
