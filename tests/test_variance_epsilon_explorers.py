@@ -12,7 +12,7 @@ import pytest
 from lnlib.plots.epsilon import epsilon_companion, output_variance_figure
 from lnlib.variants import std_inside, std_outside
 from lnlib.plots.variance import bessel_figure, variance_companion, variance_figure
-from lnlib.variants import FRAMEWORK_EPS
+from lnlib.variants import FRAMEWORK_EPS, sample_variance
 from lnlib.widgets import epsilon_explorer, mean_explorer, variance_explorer
 
 matplotlib.use("Agg")
@@ -145,3 +145,21 @@ def test_figures_are_built_with_labelled_axes():
             if ax.get_visible():
                 assert ax.get_xlabel(), "an axis without an x label"
         matplotlib.pyplot.close(figure)
+
+
+def test_companion_solid_curve_falls_first_exactly_when_sigma_is_below_one_half():
+    # The chapter's caption: ε inside the root (solid) matters near ε = σ², added to σ (dashed) near ε = σ.
+    # To first order the solid curve is 1 - ε/(2σ²) and the dashed 1 - ε/σ, so the solid one falls
+    # first when σ < 1/2 (the chapter's s = 0.01, 0.001, 0.0001); at s = 1 (σ ≈ 0.71) the dashed one does.
+    pattern = np.array([0.0, 1.0, -1.0, 0.0])
+    spreads = (1.0, 1e-2, 1e-3, 1e-4)
+    variances = {f"s = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in spreads}
+    figure = epsilon_companion(variances, framework_eps=FRAMEWORK_EPS)
+    for ax, variance in zip(figure.axes, variances.values()):
+        solid, dashed = ax.lines[0], ax.lines[1]
+        eps = solid.get_xdata()
+        first_below = {line: eps[np.argmax(line.get_ydata() < 0.9)] for line in (solid, dashed)}
+        assert (first_below[solid] < first_below[dashed]) == (math.sqrt(variance) < 0.5)
+        if math.sqrt(variance) < 0.5:  # decades apart: the dashed curve holds on until ε nears σ
+            assert first_below[dashed] / first_below[solid] > 0.4 / math.sqrt(variance)
+    matplotlib.pyplot.close(figure)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..prose import number
 from ..variants import std_inside, std_outside
 from .style import PALETTE, new_figure, panel_grid
 
@@ -16,7 +17,9 @@ __all__ = ["OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilo
 
 #: Fixed ε axis of the curves: 1e-10 to 1.
 EPS_GRID = np.logspace(-10, 0, 161)
-FRAMEWORK_COLOURS = ("mean", "positive", "negative", "highlight")
+#: Every curve of the chapter's figures is ε inside the square root (orange) or ε added to σ (sky blue); the
+#: frameworks are told apart by name, never by a colour, so orange means one thing in the whole chapter.
+FRAMEWORK_LINE = {"color": PALETTE["neutral"], "lw": 1, "ls": ":", "alpha": 0.6}
 
 
 class OutputBars:
@@ -67,11 +70,11 @@ class StdCurves:
         (self.inside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["output"], lw=2, label="ε inside √")
         (self.outside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["reference"], lw=2, ls="--", label="ε added to σ")
         (self.variance_mark,) = ax.plot([], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²")
-        for k, ((name, eps), colour) in enumerate(zip((framework_eps or {}).items(), FRAMEWORK_COLOURS)):
-            ax.axvline(eps, color=PALETTE[colour], lw=1, ls=":")
-            # staggered heights, so labels of neighbouring defaults (1e-6, 1e-5) do not overlap
-            ax.text(eps, 1.01 + 0.08 * (k % 2), name, transform=ax.get_xaxis_transform(), fontsize=7, ha="center", va="bottom",
-                    color=PALETTE["neutral"])
+        for name, eps in (framework_eps or {}).items():
+            ax.axvline(eps, **FRAMEWORK_LINE)
+            # upright along its line, above the axes: defaults one decade apart (1e-6, 1e-5) stay side by side
+            ax.text(eps, 1.02, name, transform=ax.get_xaxis_transform(), fontsize=9, rotation=90, ha="center",
+                    va="bottom", color=PALETTE["neutral"])
         ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12),
                xticks=[1e-9, 1e-6, 1e-3, 1.0])
 
@@ -133,7 +136,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
-    right.set_title("std of x̂ against ε\n(black line: the current ε)", pad=30 if framework_eps else None)
+    right.set_title("std of x̂ against ε\n(black line: the current ε)", pad=44 if framework_eps else None)
     # One legend for both panels, below them: inside, the moving bars and curves would run under it.
     handles = [bars.inside, bars.outside, bars.exact, curves.variance_mark]
     labels = ["ε inside √ (frameworks)", "ε added to σ", "ε = 0 (black ticks)", "ε = σ² (black tick, right)"]
@@ -161,7 +164,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     fig, axes = panel_grid(len(variances), panel=(3.0, 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
-        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=30 if framework_eps else None)
+        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=44 if framework_eps else None)
         ax.set_ylabel("")
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
@@ -185,11 +188,16 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     """
     variances = np.asarray(variances, dtype=float)
     fig, ax = new_figure(figsize=(5.4, 3.2))
-    for (name, eps), colour in zip(framework_eps.items(), FRAMEWORK_COLOURS):
-        ax.semilogx(variances, variances / (variances + eps), color=PALETTE[colour], lw=2, label=f"{name}, ε = {eps:.0e}")
-        ax.plot([eps], [0.5], "o", color=PALETTE[colour])
+    ordered = sorted(framework_eps.items(), key=lambda item: item[1])
+    for k, (name, eps) in enumerate(ordered):
+        # one colour for all: each curve is ε inside the root, as in the chapter's other figures; named in place
+        ax.semilogx(variances, variances / (variances + eps), color=PALETTE["output"], lw=2)
+        ax.plot([eps], [0.5], "o", color=PALETTE["neutral"])
+        # the smallest ε is named on the empty left of its curve, the others on the empty right below theirs
+        left = k == 0
+        ax.annotate(f"{name}\nε = {number(eps, '.0e')}", (eps, 0.5), xytext=(-7, 4) if left else (7, -4), textcoords="offset points",
+                    ha="right" if left else "left", va="bottom" if left else "top", fontsize=9)
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
     ax.set(xlabel="input variance σ² (log scale)", ylabel="output variance σ² / (σ² + ε)",
            title="LayerNorm's output variance is 1 only when σ² ≫ ε\n(dots: σ² = ε gives 1/2)")
-    fig.legend(loc="outside lower center", ncols=3, fontsize=9)  # inside, it would cover the curves' left ends
     return fig

@@ -52,8 +52,8 @@ def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer
 
     The input is ``[1, 1 + s, 1 - s, 1]`` (for s = 0.001, the chapter's near-constant
     example), normalized with ε inside the square root, with ε added to σ, and without ε.
-    It opens at s = 0.01, where PyTorch's ε is still below σ² = 5e-5 and the output is
-    nearly standardized; the reader moves s or ε to where ε takes over, and the note says so.
+    It opens at s = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five times, so the
+    output variance is already 5/6, not 1; the reader moves s or ε to where ε takes over, and the note says so.
 
     Parameters
     ----------
