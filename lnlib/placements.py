@@ -9,8 +9,8 @@ scheme     one residual sub-layer, and its source
 =========  ===========================================================================
 post       :math:`y = \mathrm{LN}(x + F(x))`; Vaswani et al. (2017)
 pre        :math:`y = x + F(\mathrm{LN}(x))`; Xiong et al. (2020)
-peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`; Kim et al. (2025)
-olmo2      :math:`y = x + \mathrm{LN}(F(x))`; OLMo 2 (2025)
+peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`; CogView's Sandwich-LN (Ding et al., 2021), named Peri-LN by Kim et al. (2025)
+olmo2      :math:`y = x + \mathrm{LN}(F(x))`; Swin Transformer V2's res-post-norm (Liu et al., 2022), OLMo 2 (2025)
 mixln      post in layers ℓ ≤ ⌊L/4⌋, pre above; Li et al. (2025)
 deepnorm   :math:`y = \mathrm{LN}(\alpha x + F(x))`, β-scaled init; Wang et al. (2022)
 lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`; Sun et al. (2025)
@@ -19,7 +19,8 @@ lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`; Sun et al. (2025)
 Every scheme whose residual stream is not normalized at its top (all but
 post and deepnorm) ends with one more LayerNorm. DeepNorm uses Wang et al.'s
 decoder-only constants :math:`\alpha = (2L)^{1/4}` and
-:math:`\beta = (8L)^{-1/4}`; β multiplies the Xavier initialization of
+:math:`\beta = (8L)^{-1/4}` (their Table 1 writes M for the decoder's
+layers, N for the encoder's); β multiplies the Xavier initialization of
 ``Wv, Wo, W1, W2``. Optionally every attention normalizes its queries and
 keys (:mod:`lnlib.qk_norm`), and ``qk_scale`` multiplies ``Wq`` and ``Wk``
 (the growth QK-norm guards against). Norms have scale γ = 1 and shift 0, as
@@ -54,6 +55,7 @@ SCHEME_LABELS = {"post": "Post-LN", "pre": "Pre-LN", "peri": "Peri-LN", "olmo2":
 MIXLN_RATIO = 0.25
 
 _NO_FINAL_NORM = ("post", "deepnorm")
+_EPS = 1e-5  # lnlib.core.layer_norm's default
 
 
 def check_scheme(value) -> str:
@@ -64,7 +66,10 @@ def check_scheme(value) -> str:
 
 
 def deepnorm_constants(depth: int) -> tuple[float, float]:
-    r"""Wang et al.'s DeepNorm constants for a decoder-only stack of `depth` layers: :math:`\alpha = (2L)^{1/4}`, :math:`\beta = (8L)^{-1/4}` (chapter "LayerNorm after 2020")."""
+    r"""Wang et al.'s DeepNorm constants for a decoder-only stack of `depth` layers: :math:`\alpha = (2M)^{1/4}`, :math:`\beta = (8M)^{-1/4}` with M = `depth` (chapter "LayerNorm after 2020").
+
+    The paper's Table 1 counts decoder layers M and encoder layers N; the decoder-only row uses M only.
+    """
     depth = check_count(depth, "depth")
     return (2.0 * depth) ** 0.25, (8.0 * depth) ** -0.25
 
@@ -129,14 +134,23 @@ def init_weights(scheme: str, depth: int, width: int, *, seed: int = 0, qk_scale
 
 
 def _norm(x):
-    """LayerNorm's output, and what its backward needs (the input and the saved statistics)."""
-    y, mean, rstd = layer_norm(x, return_stats=True)
-    return y, (x, mean, rstd)
+    """LayerNorm's output (γ = 1, β = 0, ε = 1e-5), and what its backward needs (the output and rstd).
+
+    The textbook formula in float64, without :func:`lnlib.core.layer_norm`'s
+    input checks and scaling: a stack calls it hundreds of times per seed on
+    small, finite float64 arrays, where those checks cost two thirds of the
+    run. ``tests/test_after_2020.py`` holds it to :func:`lnlib.core.layer_norm`
+    and :func:`lnlib.backward.layer_norm_backward`.
+    """
+    centred = x - x.mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + _EPS)
+    y = centred * rstd
+    return y, (y, rstd)
 
 
 def _norm_backward(dy, saved):
-    x, mean, rstd = saved
-    return layer_norm_backward(dy, x, mean=mean, rstd=rstd)[0]
+    xhat, rstd = saved
+    return (dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)) * rstd
 
 
 def _sublayer_forward(x, branch, rule: SublayerRule):

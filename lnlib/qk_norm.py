@@ -3,8 +3,10 @@ r"""QK-norm: attention with LayerNorm on the queries and the keys, forward and b
 Dehghani et al. (2023) saw the attention logits
 :math:`s_{ij} = q_i \cdot k_j / \sqrt d` grow during training until the
 softmax put all its weight on one key (zero entropy) and training diverged;
-they normalize each query and key with a LayerNorm before the dot product
-(Wortsman et al., 2023, reproduce the effect in small models). With
+they normalize each query and key with a LayerNorm before the dot product,
+crediting Gilmer et al. (Wortsman et al., 2023, reproduce the effect in small
+models). The idea is Henry et al.'s QKNorm (2020): queries and keys divided by
+their lengths, with a learned scale in place of 1/√d. With
 :math:`\gamma = 1` a normalized vector has squared length
 :math:`d\,\sigma^2/(\sigma^2+\varepsilon) < d`, so by Cauchy-Schwarz every
 logit satisfies :math:`\lvert s_{ij}\rvert < \sqrt d` however large the

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from lnlib.backward import numerical_gradient, relative_error
+from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
+from lnlib.core import layer_norm
 from lnlib.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
 from lnlib.placements import (SCHEMES, deepnorm_constants, init_weights, mixln_post_layers, placement_backward,
                               placement_forward, placement_profile, sublayer_rules)
@@ -82,7 +83,7 @@ def test_s_curve_is_layer_norm_entry_by_entry():
 
 
 def test_deepnorm_constants_and_initialization():
-    # Wang et al., decoder-only: alpha = (2N)^(1/4), beta = (8N)^(-1/4); N = 8 gives 16^(1/4) = 2 and 64^(-1/4) = 1/(2 sqrt 2)
+    # Wang et al., decoder-only: alpha = (2M)^(1/4), beta = (8M)^(-1/4), M decoder layers; M = 8 gives 16^(1/4) = 2 and 64^(-1/4) = 1/(2 sqrt 2)
     alpha, beta = deepnorm_constants(8)
     assert alpha == pytest.approx(2.0) and beta == pytest.approx(1 / (2 * np.sqrt(2)))
     plain, deep = init_weights("pre", 8, 6, seed=4), init_weights("deepnorm", 8, 6, seed=4)
@@ -105,6 +106,43 @@ def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
         np.testing.assert_allclose(base, scaled, rtol=1e-3)  # equal but for the epsilon inside each norm
     pre, pre_scaled = (placement_profile("pre", 6, 16, seeds=2, out_scale=s).stream_sq[:, -1] for s in (1.0, 5.0))
     assert np.all(pre_scaled > 10 * pre)
+
+
+def test_the_stacks_norm_is_lnlib_layer_norm():
+    from lnlib.placements import _norm, _norm_backward
+
+    rng = np.random.default_rng(11)
+    x, dy = rng.normal(size=(2, 3, 7)) * 3 + 1, rng.normal(size=(2, 3, 7))
+    y, saved = _norm(x)
+    np.testing.assert_allclose(y, layer_norm(x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(_norm_backward(dy, saved), layer_norm_backward(dy, x)[0], rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("scheme", ["pre", "peri", "olmo2"])
+def test_negating_a_branch_last_matrix_negates_what_its_sub_layer_adds(scheme):
+    """The step of the chapter's sign argument: one sub-layer at a time (the other branch's last matrix is 0, so it adds 0)."""
+    rng = np.random.default_rng(12)
+    w, x = init_layer(rng, 8), rng.normal(size=(2, 5, 8))
+    for silent, last in (("W2", "Wo"), ("Wo", "W2")):
+        one = {**w, silent: np.zeros_like(w[silent])}
+        added = placement_forward(x, [one], scheme)[1][1] - x
+        flipped = placement_forward(x, [{**one, last: -one[last]}], scheme)[1][1] - x
+        assert np.max(np.abs(added)) > 0.1
+        np.testing.assert_allclose(flipped, -added, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("scheme", ["peri", "olmo2"])
+def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(scheme):
+    """Derived in the chapter: each sub-layer adds a normalized b with |b|^2 = d (eps aside), and negating the branch's last
+    matrix negates b and nothing before it, so every cross term has mean zero and E |x_L|^2 / d = 1 + 2L, a slope of 2.
+    The mean over 24 seeds must sit within 3 standard errors of it, and the standard error must be small enough to tell."""
+    depth = 12
+    profile = placement_profile(scheme, depth, 32, seeds=24)
+    slopes = np.polyfit(np.arange(depth + 1), profile.stream_sq.T, 1)[0]
+    for values, expected in ((slopes, 2.0), (profile.stream_sq[:, -1], 1.0 + 2.0 * depth)):
+        standard_error = values.std(ddof=1) / np.sqrt(values.size)
+        assert standard_error < 0.1 * expected
+        assert abs(values.mean() - expected) < 3 * standard_error, (values.mean(), standard_error)
 
 
 @pytest.mark.parametrize("kwargs, message", [
