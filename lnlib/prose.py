@@ -135,23 +135,24 @@ class Spread(ProseNumber):
 def mean_sd(values) -> Spread:
     """Mean ± standard deviation over seeds, at the precision the seeds support (chapter "Pre-norm vs post-norm").
 
-    The mean is rounded at the decimal place of twice its standard error: another draw of seeds
-    moves it by about that much, and so does another CPU's rounding in a chaotic run such as
-    training (it acts like another draw), so the text gives no digit that a rerun would change.
+    The mean is rounded at the first decimal place whose unit is at least its standard error
+    (sd / √n): another draw of seeds moves the mean by about one standard error, and so does
+    another CPU's rounding in a chaotic run such as training (it acts like another draw), so a
+    rerun changes the last digit given by about one unit at most, and no finer digit is given.
     The standard deviation is rounded at the same place, keeping at least one significant digit.
 
     Examples
     --------
-    >>> str(mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0]))  # 30.875, sd 1.06, 2 se 0.75
+    >>> str(mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0]))  # 30.875, sd 1.06, se 0.37
     '31 ± 1'
-    >>> str(mean_sd(12 + np.arange(64) / 640))  # 12.05, sd 0.029, 2 se 0.0072
+    >>> str(mean_sd(12 + np.arange(64) / 640))  # 12.05, sd 0.029, se 0.0036
     '12.05 ± 0.03'
     """
     values = np.asarray(values, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)):
         raise ValueError(f"mean_sd needs at least two finite values (one per seed); got {values.tolist()!r}")
     mean, sd = float(values.mean()), float(values.std(ddof=1))
-    decimals = max(0, -math.ceil(math.log10(2 * sd / math.sqrt(values.size)))) if sd > 0 else 6
+    decimals = max(0, -math.ceil(math.log10(sd / math.sqrt(values.size)))) if sd > 0 else 6
     sd_decimals = max(decimals, -math.floor(math.log10(float(f"{sd:.0e}")))) if sd > 0 else decimals
     text = f"{mean:.{decimals}f} ± {sd:.{sd_decimals}f}".replace("-", _MINUS)
     return Spread(text, mean, sd, values.size)

@@ -133,10 +133,12 @@ def test_fill_names_a_missing_key():
 
 
 def test_a_spread_keeps_only_the_digits_its_seeds_support():
-    # 8 seeds with sd 1: the mean's standard error is 0.35, so tenths would be noise
+    # 8 seeds with sd 1: the mean's standard error is 0.37, so tenths would be noise
     assert str(prose.mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0])) == "31 ± 1"
     tight = prose.mean_sd(5 + np.linspace(-1e-3, 1e-3, 8))
-    assert str(tight) == "5.000 ± 0.0007" and tight.n == 8  # 2 standard errors 0.0005: three decimals
+    assert str(tight) == "5.000 ± 0.0007" and tight.n == 8
+    # sd 0.3 over 24 seeds: standard error 0.06, so the tenths digit is supported (1.4, not 1)
+    assert str(prose.mean_sd(1.4 + 0.3 * np.tile([-1.0, 1.0], 12) * np.sqrt(23 / 24))) == "1.4 ± 0.3"  # standard error 0.00025: three decimals
 
 
 def test_spreads_agree_within_four_standard_errors_of_their_difference():
