@@ -56,7 +56,7 @@ def _rms(W, X):
     return rms_norm(X @ W.T, eps=0.0, axis=1)
 
 
-#: The largest change an invariant output may show: a hundred float64 roundings. The chapter states this
+#: The largest change an invariant output may show: 100 machine epsilons of float64. The chapter states this
 #: bound rather than the largest change it measured, a rounding-level number that another CPU changes.
 ROUNDING_BOUND = 100 * float(np.finfo(np.float64).eps)
 

@@ -135,7 +135,7 @@ class Spread(ProseNumber):
 def mean_sd(values) -> Spread:
     """Mean ± standard deviation over seeds, at the precision the seeds support (chapter "Pre-norm vs post-norm").
 
-    The mean is rounded at the first decimal place whose unit is at least its standard error
+    The mean is rounded at the finest decimal place whose unit is at least its standard error
     (sd / √n): another draw of seeds moves the mean by about one standard error, and so does
     another CPU's rounding in a chaotic run such as training (it acts like another draw), so a
     rerun changes the last digit given by about one unit at most, and no finer digit is given.
