@@ -37,7 +37,8 @@ import numpy as np
 from .backward import layer_norm_backward
 from .core import layer_norm
 from .qk_norm import attention_entropy
-from .transformer import ATTENTION_WEIGHTS, FFN_WEIGHTS, attention_backward, attention_forward, check_activations, ffn_backward, ffn_forward, init_layer, mse_loss
+from .transformer import (ATTENTION_WEIGHTS, FFN_WEIGHTS, attention_backward, attention_forward, check_activations, ffn_backward, ffn_forward,
+                          init_layer, model_norm, model_norm_backward, mse_loss)
 from .validation import check_count
 
 __all__ = ["MIXLN_RATIO", "SCHEMES", "SCHEME_LABELS", "PlacementProfile", "check_scheme", "deepnorm_constants", "init_weights",
@@ -55,7 +56,6 @@ SCHEME_LABELS = {"post": "Post-LN", "pre": "Pre-LN", "peri": "Peri-LN", "olmo2":
 MIXLN_RATIO = 0.25
 
 _NO_FINAL_NORM = ("post", "deepnorm")
-_EPS = 1e-5  # lnlib.core.layer_norm's default
 
 
 def check_scheme(value) -> str:
@@ -133,43 +133,23 @@ def init_weights(scheme: str, depth: int, width: int, *, seed: int = 0, qk_scale
 # --- one sub-layer ---------------------------------------------------------------------------------
 
 
-def _norm(x):
-    """LayerNorm's output (γ = 1, β = 0, ε = 1e-5), and what its backward needs (the output and rstd).
-
-    The textbook formula in float64, without :func:`lnlib.core.layer_norm`'s
-    input checks and scaling: a stack calls it hundreds of times per seed on
-    small, finite float64 arrays, where those checks cost two thirds of the
-    run. ``tests/test_after_2020.py`` holds it to :func:`lnlib.core.layer_norm`
-    and :func:`lnlib.backward.layer_norm_backward`.
-    """
-    centred = x - x.mean(axis=-1, keepdims=True)
-    rstd = 1.0 / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + _EPS)
-    y = centred * rstd
-    return y, (y, rstd)
-
-
-def _norm_backward(dy, saved):
-    xhat, rstd = saved
-    return (dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)) * rstd
-
-
 def _sublayer_forward(x, branch, rule: SublayerRule):
     """Return the sub-layer's output and what its backward needs; `branch` maps an input to (output, cache)."""
     if rule.kind == "post":
         f, f_cache = branch(x)
-        y, saved = _norm(rule.residual * x + f)
+        y, saved = model_norm(rule.residual * x + f)
         return y, (saved, f_cache)
     if rule.kind == "pre":
-        n, saved = _norm(x)
+        n, saved = model_norm(x)
         f, f_cache = branch(rule.norm_scale * n)
         return x + f, (saved, f_cache)
     if rule.kind == "peri":
-        n, saved_in = _norm(x)
+        n, saved_in = model_norm(x)
         f, f_cache = branch(n)
-        y, saved_out = _norm(f)
+        y, saved_out = model_norm(f)
         return x + y, (saved_in, saved_out, f_cache)
     f, f_cache = branch(x)  # olmo2
-    y, saved = _norm(f)
+    y, saved = model_norm(f)
     return x + y, (saved, f_cache)
 
 
@@ -177,19 +157,19 @@ def _sublayer_backward(dy, cache, branch_backward, rule: SublayerRule):
     """Gradient of :func:`_sublayer_forward` with respect to its input, and the branch's weight gradients."""
     if rule.kind == "post":
         saved, f_cache = cache
-        dz = _norm_backward(dy, saved)
+        dz = model_norm_backward(dy, saved)
         df, grads = branch_backward(dz, f_cache)
         return rule.residual * dz + df, grads
     if rule.kind == "pre":
         saved, f_cache = cache
         dn, grads = branch_backward(dy, f_cache)
-        return dy + rule.norm_scale * _norm_backward(dn, saved), grads
+        return dy + rule.norm_scale * model_norm_backward(dn, saved), grads
     if rule.kind == "peri":
         saved_in, saved_out, f_cache = cache
-        dn, grads = branch_backward(_norm_backward(dy, saved_out), f_cache)
-        return dy + _norm_backward(dn, saved_in), grads
+        dn, grads = branch_backward(model_norm_backward(dy, saved_out), f_cache)
+        return dy + model_norm_backward(dn, saved_in), grads
     saved, f_cache = cache
-    dx, grads = branch_backward(_norm_backward(dy, saved), f_cache)
+    dx, grads = branch_backward(model_norm_backward(dy, saved), f_cache)
     return dy + dx, grads
 
 

@@ -14,7 +14,8 @@ and a pre-norm stack ends with one more LayerNorm. Weights are Xavier-normal,
 with no biases, and every LayerNorm has gamma = 1, beta = 0, as at
 initialization. Every piece has a forward function that returns its output and
 a cache, and a backward function that takes the upstream gradient and the
-cache; LayerNorm's backward is :func:`lnlib.backward.layer_norm_backward`.
+cache; LayerNorm is :func:`model_norm`, the textbook formula, held to
+:func:`lnlib.layer_norm` and :func:`lnlib.backward.layer_norm_backward` by the tests.
 The chapter "Pre-norm vs post-norm" explains the model and uses
 :func:`init_profile` to measure the residual stream and the weight gradients at
 initialization.
@@ -50,6 +51,9 @@ __all__ = [
     "init_profile",
     "init_stack",
     "loss_gradient_norm",
+    "MODEL_EPS",
+    "model_norm",
+    "model_norm_backward",
     "mse_loss",
     "profile_grid",
     "softmax",
@@ -215,27 +219,58 @@ def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, d
 # --- residual sub-layers, blocks, stacks ------------------------------------------------------
 
 
+#: The models' LayerNorm ε, lnlib.core.layer_norm's default.
+MODEL_EPS = 1e-5
+
+
+def model_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
+    """The models' LayerNorm over the last axis (γ = 1, β = 0, ε = :data:`MODEL_EPS`), and what its backward needs (chapter "Pre-norm vs post-norm").
+
+    The textbook formula in float64, without :func:`lnlib.core.layer_norm`'s
+    input checks and scaling: a model calls it hundreds of times per run on
+    small, finite float64 activations, where those checks cost two thirds of
+    the time. ``tests/test_transformer.py`` holds it to :func:`lnlib.core.layer_norm`
+    and :func:`lnlib.backward.layer_norm_backward`.
+
+    Returns
+    -------
+    y : ndarray
+        The normalized `x`.
+    saved : tuple
+        ``(y, rstd)`` for :func:`model_norm_backward`.
+    """
+    centred = x - x.mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + MODEL_EPS)
+    y = centred * rstd
+    return y, (y, rstd)
+
+
+def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
+    """dL/dx of :func:`model_norm` from the upstream gradient and its saved ``(y, rstd)`` (chapter "Gradients through LayerNorm")."""
+    xhat, rstd = saved
+    return (dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)) * rstd
+
+
 def _sublayer_forward(x: np.ndarray, f_forward, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
-    """post: LN(x + F(x)); pre: x + F(LN(x)). The cache keeps LayerNorm's input and saved mean and rstd."""
+    """post: LN(x + F(x)); pre: x + F(LN(x))."""
     if placement == "post":
         f_out, f_cache = f_forward(x, w)
-        z = x + f_out
-        y, mean, rstd = layer_norm(z, return_stats=True)
-        return y, (z, mean, rstd, f_cache)
-    normed, mean, rstd = layer_norm(x, return_stats=True)
+        y, saved = model_norm(x + f_out)
+        return y, (saved, f_cache)
+    normed, saved = model_norm(x)
     f_out, f_cache = f_forward(normed, w)
-    return x + f_out, (x, mean, rstd, f_cache)
+    return x + f_out, (saved, f_cache)
 
 
 def _sublayer_backward(dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str) -> tuple[np.ndarray, dict]:
-    """The residual adds the identity path's gradient to the branch's; LayerNorm's backward uses the saved statistics."""
-    normalized, mean, rstd, f_cache = cache
+    """The residual adds the identity path's gradient to the branch's."""
+    saved, f_cache = cache
     if placement == "post":
-        dz = layer_norm_backward(dy, normalized, mean=mean, rstd=rstd)[0]
+        dz = model_norm_backward(dy, saved)
         df, grads = f_backward(dz, f_cache, w)
         return dz + df, grads
     dnormed, grads = f_backward(dy, f_cache, w)
-    return dy + layer_norm_backward(dnormed, normalized, mean=mean, rstd=rstd)[0], grads
+    return dy + model_norm_backward(dnormed, saved), grads
 
 
 def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
@@ -288,7 +323,7 @@ def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, l
         out, cache = block_forward(states[-1], w, placement)
         states.append(out)
         caches.append(cache)
-    out = layer_norm(states[-1]) if placement == "pre" else states[-1]
+    out = model_norm(states[-1])[0] if placement == "pre" else states[-1]
     return out, states, caches
 
 
@@ -302,7 +337,7 @@ def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[d
     grads : list of dict
         Every layer's weight gradients, bottom layer first.
     """
-    stream_grads = [layer_norm_backward(dout, states[-1])[0] if placement == "pre" else dout]
+    stream_grads = [model_norm_backward(dout, model_norm(states[-1])[1]) if placement == "pre" else dout]
     grads = []
     for w, cache in zip(reversed(weights), reversed(caches)):
         grad, layer_grads = block_backward(stream_grads[-1], cache, w, placement)

@@ -108,16 +108,6 @@ def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
     assert np.all(pre_scaled > 10 * pre)
 
 
-def test_the_stacks_norm_is_lnlib_layer_norm():
-    from lnlib.placements import _norm, _norm_backward
-
-    rng = np.random.default_rng(11)
-    x, dy = rng.normal(size=(2, 3, 7)) * 3 + 1, rng.normal(size=(2, 3, 7))
-    y, saved = _norm(x)
-    np.testing.assert_allclose(y, layer_norm(x), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(_norm_backward(dy, saved), layer_norm_backward(dy, x)[0], rtol=1e-10, atol=1e-13)
-
-
 @pytest.mark.parametrize("scheme", ["pre", "peri", "olmo2"])
 def test_negating_a_branch_last_matrix_negates_what_its_sub_layer_adds(scheme):
     """The step of the chapter's sign argument: one sub-layer at a time (the other branch's last matrix is 0, so it adds 0)."""

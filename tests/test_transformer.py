@@ -18,6 +18,8 @@ from lnlib.transformer import (
     init_profile,
     init_stack,
     loss_gradient_norm,
+    model_norm,
+    model_norm_backward,
     mse_loss,
     softmax,
     softmax_backward,
@@ -298,3 +300,12 @@ def test_init_profile_averages_gradients_over_batches_before_the_norm():
         out, states, caches = stack_forward(x, weights, "pre")
         total += stack_backward(mse_loss(out, target)[1], states, caches, weights, "pre")[1][1]["W2"] / 2
     assert profile.grad_norm["W2"][0, 1] == pytest.approx(np.linalg.norm(total))
+
+
+def test_the_models_norm_is_lnlib_layer_norm():
+    """model_norm, the textbook LayerNorm the models use for speed, against the hardened layer_norm and its backward."""
+    rng = np.random.default_rng(11)
+    x, dy = rng.normal(size=(2, 3, 7)) * 3 + 1, rng.normal(size=(2, 3, 7))
+    y, saved = model_norm(x)
+    np.testing.assert_allclose(y, layer_norm(x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(model_norm_backward(dy, saved), layer_norm_backward(dy, x)[0], rtol=1e-10, atol=1e-13)
