@@ -9,7 +9,7 @@
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
-#   make results     retrain chapter 11's warm-up sweep into lnlib/data/warmup_sweep.json (maintainers)
+#   make results     retrain chapter 11's warm-up sweep into lnlib/book/data/warmup_sweep.json (maintainers)
 
 PYTHON ?= python3
 VENV := .venv
@@ -38,7 +38,7 @@ $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
 # Every build starts from an empty cache and runs every chapter in a fresh kernel, two at a time
 # (jupyter-cache's parallel executor); the build then takes the outputs from that cache. A chapter
 # that fails there is run again by the build itself, which stops on the error (raise_on_error).
-# LNBOOK_WEBSITE=1 makes each explorer display as its precomputed website version (lnlib/widgets/web.py);
+# LNBOOK_WEBSITE=1 makes each explorer display as its precomputed website version (lnlib/book/explorers/web.py);
 # its states are cached in .cache/web-explorers, keyed on lnlib's source, so an unchanged chapter costs nothing.
 CACHE := _build/.jupyter_cache
 # make test's nbval run leaves each chapter it ran here, for the build to take (tests/nbval_handoff.py)
@@ -107,29 +107,29 @@ bench-kernels: $(VENV)/.book-installed
 
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the
-# prose (<!--glue:key-->...<!--/glue--> markers) are set to what the run glued (lnlib/prose.py), so the
+# prose (<!--glue:key-->...<!--/glue--> markers) are set to what the run glued (lnlib/book/tools/prose.py), so the
 # notebook reads right in JupyterLab before any cell runs, and live-widget outputs are dropped
-# (lnlib/notebook_outputs.py: without their kernel JupyterLab would show their text repr).
+# (lnlib/book/tools/notebooks.py: without their kernel JupyterLab would show their text repr).
 # NOTEBOOKS=chapters/03_mean.ipynb re-runs just one chapter.
 NB_EXEC_FLAGS := --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False
 notebooks: $(VENV)/.book-installed
 	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
-	$(BIN)/python -m lnlib.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
-	$(BIN)/python -m lnlib.notebook_outputs $(or $(NOTEBOOKS),chapters/*.ipynb)
+	$(BIN)/python -m lnlib.book.tools.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
+	$(BIN)/python -m lnlib.book.tools.notebooks $(or $(NOTEBOOKS),chapters/*.ipynb)
 
-# PyTorch's outputs on the chapters' own inputs, stored in lnlib/data/pytorch_reference.{npz,json} with
+# PyTorch's outputs on the chapters' own inputs, stored in lnlib/book/data/pytorch_reference.{npz,json} with
 # their provenance, so the website shows PyTorch's evidence without PyTorch. Re-run after changing an input
-# in lnlib.pytorch_reference.CASES; tests/test_pytorch_reference.py fails when the stored file has drifted.
+# in lnlib.book.tools.pytorch_reference.CASES; tests/test_pytorch_reference.py fails when the stored file has drifted.
 TORCH_REFERENCE ?= torch==2.13.0
 references: $(VENV)/.book-installed
 	$(BIN)/python -m pip install $(PIP_FLAGS) "$(TORCH_REFERENCE)"
-	$(BIN)/python -m lnlib.pytorch_reference make references
+	$(BIN)/python -m lnlib.book.tools.pytorch_reference make references
 
 # Chapter 11's warm-up sweep (96 small training runs, about a minute on two cores), stored with the
 # machine it ran on; the chapter reads it and states each loss as mean ± sd over the seeds, because
 # training is chaotic and another CPU's rounding moves every run (tests/test_training_cpus.py).
 results: $(VENV)/.book-installed
-	$(BIN)/python -m lnlib.training --workers 2
+	$(BIN)/python -m lnlib.book.models.training --workers 2
 
 clean:
 	rm -rf _build .cache/web-explorers .pytest_cache .hypothesis

@@ -1,6 +1,6 @@
 """Turn the notebooks' prose markers into MyST roles at source-read time, so the website shows this build's values.
 
-A chapter's markdown carries what JupyterLab shows between two HTML comments (see ``lnlib/prose.py``
+A chapter's markdown carries what JupyterLab shows between two HTML comments (see ``lnlib/book/tools/prose.py``
 and CONTRIBUTING.md):
 
 - ``<!--glue:key-->2.5<!--/glue-->`` becomes ``{glue:text}`key```: the number glued by this build's

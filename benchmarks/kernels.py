@@ -2,7 +2,7 @@
 
 Measures, on this machine, in one run (about 3-4 minutes on 2 cores):
 
-- the copy bandwidth (``lnlib.bandwidth.copy_bandwidth``) over footprints from
+- the copy bandwidth (``lnlib.book.experiments.memory_speed.copy_bandwidth``) over footprints from
   64 KB to 256 MB, on 1 thread and on all cores: the floor's denominator;
 - forward and backward LayerNorm over the grid H = 64 ... 16384 (powers of 4)
   by rows = 1 ... 10^5 (powers of 10), at most 2^24 elements an array, float32,
@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 import lnlib  # noqa: E402
 from lnlib import fused  # noqa: E402
-from lnlib.bandwidth import bytes_moved, copy_bandwidth, timings  # noqa: E402
+from lnlib.book.experiments.memory_speed import bytes_moved, copy_bandwidth, timings  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "kernels.json"
 #: Footprints of the copy, in bytes (source size; a copy moves twice this).
@@ -58,7 +58,7 @@ EPS = 1e-5
 
 
 def naive_layer_norm(x, gamma, beta, eps=EPS):
-    """The textbook numpy sequence (lnlib.kernel_traffic.NAIVE_LAYER_NORM): every line a pass over memory."""
+    """The textbook numpy sequence (lnlib.book.experiments.memory_speed.NAIVE_LAYER_NORM): every line a pass over memory."""
     mean = x.mean(axis=-1, keepdims=True)
     d = x - mean
     var = (d * d).mean(axis=-1, keepdims=True)
@@ -208,7 +208,7 @@ def _installed(name: str) -> bool:
 
 def summary_markdown(path: Path = RESULTS) -> str:
     """The table BENCHMARKS.md records: fractions of the floor and ratios to PyTorch, 1 thread, float32, from one results file."""
-    from lnlib.bandwidth import KernelResults
+    from lnlib.book.experiments.memory_speed import KernelResults
 
     results = KernelResults.load(path)
     fused_name, torch_name = "fused (numba)", "PyTorch"

@@ -1,10 +1,10 @@
 """What a reader feels, measured: explorer latency, the website's explorers, book build time, test time.
 
-Run with ``make bench-book`` (``make bench`` runs it too). Prints, for every explorer in ``lnlib.widgets``, the
+Run with ``make bench-book`` (``make bench`` runs it too). Prints, for every explorer in ``lnlib.book.explorers``, the
 median and 95th percentile of the Python time one control change takes
 (set ``.value``, recompute, redraw, encode the moving layer) and the image bytes
 it sends; for the website's
-precomputed explorers (lnlib.widgets.web), each one's settings, HTML weight and
+precomputed explorers (lnlib.book.explorers.web), each one's settings, HTML weight and
 build time, then each chapter page's weight and the front-end's frame-swap time
 in Chromium; then the time of a clean book build, of a rebuild with the
 explorers' state cache, and of ``make test``. Use ``--explorers-only`` for the
@@ -34,14 +34,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import lnlib.widgets  # noqa: E402
+import lnlib.book.explorers  # noqa: E402
 from test_widgets import option_values  # noqa: E402  (the same positions the widget tests use)
 
 
 def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
     """Seconds per control change, and bytes of image it sends to the page, cycling every control through its
     test positions `rounds` times (the moving layer always; the static background only when it changed)."""
-    explorer = getattr(lnlib.widgets, name)()
+    explorer = getattr(lnlib.book.explorers, name)()
     timings, sent = [], []
     for _ in range(rounds):
         for control in explorer.controls.values():
@@ -59,12 +59,12 @@ def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
 def web_costs() -> None:
     """Per explorer: distinct settings computed (a disabled control's positions share one), HTML bytes, and the
     time to compute them (no cache)."""
-    from lnlib.widgets.web import web_explorer_html  # noqa: PLC0415
+    from lnlib.book.explorers.web import web_explorer_html  # noqa: PLC0415
 
     os.environ.pop("LNBOOK_WEB_CACHE", None)
     print(f"{'website explorer':<28} {'settings':>8} {'HTML MB':>8} {'build s':>8}")
-    for name in sorted(n for n in lnlib.widgets.__all__ if n.endswith("_explorer")):
-        explorer = getattr(lnlib.widgets, name)()
+    for name in sorted(n for n in lnlib.book.explorers.__all__ if n.endswith("_explorer")):
+        explorer = getattr(lnlib.book.explorers, name)()
         start = time.perf_counter()
         page = web_explorer_html(explorer)
         seconds = time.perf_counter() - start
@@ -143,7 +143,7 @@ def main() -> None:
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
     print(f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'KB sent':>8}")
-    for name in sorted(n for n in lnlib.widgets.__all__ if n.endswith("_explorer")):
+    for name in sorted(n for n in lnlib.book.explorers.__all__ if n.endswith("_explorer")):
         t, sent = explorer_latencies(name, args.rounds)
         t = t * 1e3
         flag = "" if np.percentile(t, 95) < 50 else "  <-- over the 50 ms budget"

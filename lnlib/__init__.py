@@ -3,18 +3,23 @@
 The functions with the signatures fixed in DESIGN.md are available at the top level:
 :func:`layer_norm`, :func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`,
 :func:`batch_norm` and :func:`variance`, plus :func:`compare` for checking your own code
-against them, and :func:`lnlib.check.check_layer_norm`, a harness that runs your LayerNorm over
-shapes, dtypes (float64 down to bfloat16) and edge cases against a float64 reference. Everything
-else lives in modules named for what they hold (see CONTRIBUTING.md):
-math modules (``core``, ``backward``, ``symbolic``, ``norms``, ``numerics``, ``transformer``, ...),
-figures in ``lnlib.plots`` and live explorers in ``lnlib.widgets``.
+against them, and :func:`check_layer_norm` (:mod:`lnlib.harness`), a harness that runs your LayerNorm over
+shapes, dtypes (float64 down to bfloat16) and edge cases against a float64 reference.
+
+The top-level modules are the library, named for what they hold: ``textbook`` (the short numpy
+forward and backward, read first), ``forward``, ``backward``, ``norms``, ``variance``, ``variants``,
+``fused``, ``symbolic``, ``harness``, ``compare`` and ``validation``. Everything that exists for the
+chapters (models, experiments, the fact check, figures, explorers, notebook tools) lives in
+:mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
 """
 
 from .backward import layer_norm_backward
 from .compare import compare
-from .core import LayerNormSteps, layer_norm, layer_norm_steps
+from .forward import LayerNormSteps, layer_norm, layer_norm_steps
+from .harness import check_layer_norm
 from .norms import batch_norm, rms_norm
-from .numerics import variance
+from .variance import variance
 
-__all__ = ["LayerNormSteps", "batch_norm", "compare", "layer_norm", "layer_norm_backward", "layer_norm_steps", "rms_norm", "variance"]
+__all__ = ["LayerNormSteps", "batch_norm", "check_layer_norm", "compare", "layer_norm", "layer_norm_backward", "layer_norm_steps",
+           "rms_norm", "variance"]
 __version__ = "0.1.0"

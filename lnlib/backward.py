@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from .core import standardize, to_storage
+from .forward import standardize, to_storage
 from .validation import as_float_array, as_parameter, check_eps, check_finite, compute_dtype as resolve_compute_dtype, normalized_axes, normalized_shape
 
 __all__ = ["BackwardParts", "backward_parts", "layer_norm_backward", "layer_norm_jacobian", "numerical_gradient", "relative_error"]

@@ -17,9 +17,9 @@ where :math:`S` is the set of entries the entry belongs to. The members differ o
 - RMS norm: the axes of layer norm, but without subtracting the mean:
   :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`.
 
-As in :mod:`~lnlib.core`, variances are biased (divide by the set's size) and
+As in :mod:`~lnlib.forward`, variances are biased (divide by the set's size) and
 :math:`\varepsilon` sits inside the square root; inputs are checked by
-:mod:`~lnlib.validation` and normalized by :func:`~lnlib.core.standardize`, so every
+:mod:`~lnlib.validation` and normalized by :func:`~lnlib.forward.standardize`, so every
 member follows the same rules: 16-bit inputs get float32 statistics (``compute_dtype``
 chooses otherwise), huge finite inputs are scaled before squaring, and a zero
 divisor is judged in the working dtype.
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import layer_norm, standardize, to_storage
+from .forward import layer_norm, standardize, to_storage
 from .validation import as_float_array, as_parameter, check_eps, check_finite, check_nonzero_spread, compute_dtype as resolve_compute_dtype, normalized_axes, normalized_shape
 
 __all__ = [
@@ -54,7 +54,7 @@ METHODS = ("batch", "layer", "instance", "group", "rms")
 
 
 def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype, *, centre: bool = True) -> np.ndarray:
-    """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.core.standardize`."""
+    """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.forward.standardize`."""
     return standardize(x, axes, eps, centre=centre, compute_dtype=compute_dtype).xhat
 
 

@@ -1,4 +1,4 @@
-r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`~lnlib.core`.
+r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`~lnlib.forward`.
 
 The standard LayerNorm (Ba, Kiros & Hinton 2016; PyTorch, Flax, Keras) divides
 the centred input by :math:`\sqrt{\sigma^2 + \varepsilon}` with the *biased*
@@ -21,7 +21,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .core import scaled_moments, to_storage
+from .forward import scaled_moments, to_storage
 from .validation import as_float_array, as_parameter, check_eps, compute_dtype, normalized_axes, normalized_shape
 
 __all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm", "std_inside", "std_outside"]
@@ -64,7 +64,7 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
     Raises
     ------
     TypeError, ValueError
-        As :func:`~lnlib.core.layer_norm` for bad inputs; ValueError also when
+        As :func:`~lnlib.forward.layer_norm` for bad inputs; ValueError also when
         ``unbiased=True`` and the axes hold a single value (H - 1 = 0).
 
     Examples
@@ -89,7 +89,7 @@ def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, 
     one source document does this in its worked example. The two agree when
     :math:`\sigma^2 \gg \varepsilon` and part ways for near-constant inputs.
 
-    Parameters, returns and errors as in :func:`~lnlib.core.layer_norm`
+    Parameters, returns and errors as in :func:`~lnlib.forward.layer_norm`
     (biased variance, ``eps >= 0``).
 
     Examples
@@ -130,7 +130,7 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     Raises
     ------
     TypeError, ValueError
-        As :func:`~lnlib.core.layer_norm`; ValueError also for a single value per
+        As :func:`~lnlib.forward.layer_norm`; ValueError also for a single value per
         slice (the unbiased std divides by H - 1 = 0).
 
     Examples

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
-from lnlib.core import layer_norm
-from lnlib.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
-from lnlib.placements import (SCHEMES, deepnorm_constants, init_weights, mixln_post_layers, placement_backward,
+from lnlib.forward import layer_norm
+from lnlib.book.models.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
+from lnlib.book.models.placements import (SCHEMES, deepnorm_constants, init_weights, mixln_post_layers, placement_backward,
                               placement_forward, placement_profile, sublayer_rules)
-from lnlib.qk_norm import logit_statistics
-from lnlib.transformer import init_layer
+from lnlib.book.models.placements import logit_statistics
+from lnlib.book.models.transformer import init_layer
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 TORCH_MISSING = "PyTorch is not installed: run `make test TORCH_SPEC=torch==2.13.0` to compare with autograd"
@@ -215,10 +215,10 @@ def test_dyt_backward_matches_pytorch_autograd():
 
 
 def test_explorer_shows_the_numbers_of_its_grid():
-    import lnlib.widgets
-    from lnlib.widgets.after_2020 import SEEDS, WIDTH
+    import lnlib.book.explorers
+    from lnlib.book.explorers.after_2020 import SEEDS, WIDTH
 
-    explorer = lnlib.widgets.after_2020_explorer(scheme="lns", depth=8, qk_scale=8, qk_norm=True)
+    explorer = lnlib.book.explorers.after_2020_explorer(scheme="lns", depth=8, qk_scale=8, qk_norm=True)
     profile = placement_profile("lns", 8, WIDTH, seeds=SEEDS, qk_scale=8, qk_norm=True)  # measured again, by hand
     assert explorer.result["stream_top"] == pytest.approx(profile.stream_sq[:, -1].mean())
     grads = profile.grad_norm.mean(axis=0)
@@ -231,7 +231,7 @@ def test_explorer_shows_the_numbers_of_its_grid():
 
 
 def test_explorer_refuses_settings_off_its_grid():
-    import lnlib.widgets
+    import lnlib.book.explorers
 
     with pytest.raises(ValueError, match="after_2020_explorer offers"):
-        lnlib.widgets.after_2020_explorer(depth=48)
+        lnlib.book.explorers.after_2020_explorer(depth=48)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-import lnlib.widgets
-from lnlib import prose
+import lnlib.book.explorers
+from lnlib.book.tools import prose
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -118,7 +118,7 @@ def test_exercises_ask_before_they_tell(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_explorers_show_on_the_website_and_are_not_compared_by_nbval(path):
     """An explorer's output is the live widget in a kernel and the precomputed explorer on the website
-    (lnlib.widgets.web): never removed, and never compared by nbval (a widget's model id changes per run)."""
+    (lnlib.book.explorers.web): never removed, and never compared by nbval (a widget's model id changes per run)."""
     cells = load(path)["cells"]
     for cell in cells:
         if cell["cell_type"] != "code" or not EXPLORER_CALL.search(source(cell)):
@@ -133,7 +133,7 @@ def test_ignored_outputs_are_only_live_explorers(path):
     comparison with PyTorch, which prints a skip note where the optional extra is not installed."""
     for cell in code_cells(load(path)):
         if "nbval-ignore-output" in tags(cell):
-            # PyTorch's evidence is stored data (lnlib.pytorch_reference), as reproducible as any other output
+            # PyTorch's evidence is stored data (lnlib.book.tools.pytorch_reference), as reproducible as any other output
             assert EXPLORER_CALL.search(source(cell)), f"{path.name}: nbval-ignore-output on a cell that shows no explorer:\n{source(cell)}"
 
 
@@ -156,6 +156,6 @@ def test_every_glued_number_in_the_prose_is_computed_in_the_chapter(path):
 
 def test_every_explorer_is_used_in_a_chapter():
     text = "\n".join(source(c) for path in CHAPTERS for c in load(path)["cells"])
-    for name in lnlib.widgets.__all__:
+    for name in lnlib.book.explorers.__all__:
         if name.endswith("_explorer"):
-            assert f"{name}(" in text, f"{name} is in lnlib.widgets but no chapter shows it"
+            assert f"{name}(" in text, f"{name} is in lnlib.book.explorers but no chapter shows it"

@@ -1,40 +1,40 @@
-"""lnlib.check: the harness passes correct implementations and catches the planted bugs (chapter "Check your own LayerNorm")."""
+"""lnlib.harness: the harness passes correct implementations and catches the planted bugs (chapter "Check your own LayerNorm")."""
 
 import numpy as np
 import pytest
 
-from lnlib import check
+from lnlib import harness, textbook
 from lnlib.backward import layer_norm_backward
-from lnlib.core import layer_norm
+from lnlib.forward import layer_norm
 
 
 def test_a_correct_numpy_implementation_passes_everywhere():
-    report = check.check_layer_norm(check.numpy_layer_norm, check.numpy_layer_norm_backward)
+    report = harness.check_layer_norm(textbook.numpy_layer_norm, textbook.numpy_layer_norm_backward)
     assert report.passed, str(report)
-    assert len(report.results) == 2 * len(check.CASES) * len(check.DTYPES)
+    assert len(report.results) == 2 * len(harness.CASES) * len(harness.DTYPES)
 
 
 def test_lnlib_passes_its_own_harness():
-    report = check.check_layer_norm(lambda x, g, b, eps: layer_norm(x, g, b, eps=eps),
+    report = harness.check_layer_norm(lambda x, g, b, eps: layer_norm(x, g, b, eps=eps),
                                     lambda dy, x, g, eps: layer_norm_backward(dy, x, g, eps=eps))
     assert report.passed, str(report)
 
 
 def test_pytorch_passes(torch):
-    forward, backward = check.torch_layer_norm()
-    report = check.check_layer_norm(forward, backward)
+    forward, backward = harness.torch_layer_norm()
+    report = harness.check_layer_norm(forward, backward)
     assert report.passed, str(report)
 
 
 @pytest.mark.parametrize("bug, where", [
-    (check.buggy_unbiased_variance, {"float64", "float32", "float16"}),
-    (check.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
-    (check.buggy_half_statistics, {"float16", "bfloat16"}),
-    (check.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
+    (harness.buggy_unbiased_variance, {"float64", "float32", "float16"}),
+    (harness.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
+    (harness.buggy_half_statistics, {"float16", "bfloat16"}),
+    (harness.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
 ])
 def test_each_planted_forward_bug_is_caught_in_the_dtypes_it_shows_in(bug, where):
     with np.errstate(all="ignore"):  # the bugs themselves overflow or divide by zero
-        report = check.check_layer_norm(bug)
+        report = harness.check_layer_norm(bug)
     assert not report.passed
     assert where <= {r.dtype for r in report.failures}
     assert str(report).count("ok") < len(report.results)
@@ -42,39 +42,39 @@ def test_each_planted_forward_bug_is_caught_in_the_dtypes_it_shows_in(bug, where
 
 def test_statistics_in_half_precision_pass_only_in_float32_and_float64():
     with np.errstate(all="ignore"):
-        failed = {r.dtype for r in check.check_layer_norm(check.buggy_half_statistics).failures}
+        failed = {r.dtype for r in harness.check_layer_norm(harness.buggy_half_statistics).failures}
     assert failed == {"float16", "bfloat16"}
 
 
 def test_a_dgamma_summed_over_the_batch_only_is_caught_by_its_shape():
-    report = check.check_layer_norm(check.numpy_layer_norm, check.buggy_dgamma_over_batch_only)
+    report = harness.check_layer_norm(textbook.numpy_layer_norm, harness.buggy_dgamma_over_batch_only)
     assert {r.part for r in report.failures} == {"backward"}
     assert all("shape: dgamma" in r.detail for r in report.failures)
 
 
 def test_the_table_reads_at_a_glance():
-    report = check.check_layer_norm(check.buggy_eps_outside_root, dtypes=("float64", "float16"))
+    report = harness.check_layer_norm(harness.buggy_eps_outside_root, dtypes=("float64", "float16"))
     lines = str(report).splitlines()
     assert lines[0].startswith("LayerNorm check, eps=1e-05: ") and "checks passed" in lines[0]
     assert lines[1].split() == ["float64", "float16"]
-    assert len(lines[2 : 2 + len(check.CASES)]) == len(check.CASES)
+    assert len(lines[2 : 2 + len(harness.CASES)]) == len(harness.CASES)
     assert any("×" in line for line in lines)
-    assert max(len(line) for line in lines[: 2 + len(check.CASES)]) <= 100
+    assert max(len(line) for line in lines[: 2 + len(harness.CASES)]) <= 100
 
 
 def test_an_implementation_that_raises_is_reported_not_propagated():
     def broken(x, gamma, beta, eps):
         raise RuntimeError("kernel launch failed")
 
-    report = check.check_layer_norm(broken, dtypes=("float32",))
+    report = harness.check_layer_norm(broken, dtypes=("float32",))
     assert not report.passed and all("kernel launch failed" in r.detail for r in report.failures)
 
 
 @pytest.mark.parametrize("kwargs, error", [
     ({"forward": "not a function"}, TypeError),
-    ({"forward": check.numpy_layer_norm, "dtypes": ("int8",)}, ValueError),
-    ({"forward": check.numpy_layer_norm, "normalized_ndim": 3}, ValueError),
+    ({"forward": textbook.numpy_layer_norm, "dtypes": ("int8",)}, ValueError),
+    ({"forward": textbook.numpy_layer_norm, "normalized_ndim": 3}, ValueError),
 ])
 def test_bad_arguments_get_clear_errors(kwargs, error):
     with pytest.raises(error):
-        check.check_layer_norm(**kwargs)
+        harness.check_layer_norm(**kwargs)

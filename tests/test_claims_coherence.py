@@ -1,9 +1,9 @@
-"""One voice on every claim: the chapters' "Check the claim" boxes agree with lnlib.claims (issue: truth and coherence).
+"""One voice on every claim: the chapters' "Check the claim" boxes agree with lnlib.book.factcheck.claims (issue: truth and coherence).
 
 Every markdown cell that opens a "Check the claim" box lists, in its metadata
 ``"claims"``, the keys of the claims it judges, in the order it judges them.
 Each judgement is written ``**Verdict: <verdict>.**`` with a verdict of the
-book's one vocabulary (:data:`lnlib.claims.VERDICTS`). These tests fail if a
+book's one vocabulary (:data:`lnlib.book.factcheck.claims.VERDICTS`). These tests fail if a
 box judges a claim that the fact check's table does not hold, if a chapter's
 verdict differs from the table's (so two chapters cannot disagree), if a claim
 is judged in two chapters (each fact has one home), or if a box writes a
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lnlib.claims import CLAIMS, FACT_CHECK, VERDICTS, backlinks_markdown, claim
+from lnlib.book.factcheck.claims import CLAIMS, FACT_CHECK, VERDICTS, backlinks_markdown, claim
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
 BOX_OPEN = "{admonition} Check the claim"
@@ -68,7 +68,7 @@ def test_box_judges_claims_of_the_table_with_their_verdicts(chapter, cell_id, ke
     assert keys, f"{chapter}, cell {cell_id}: a 'Check the claim' box must list the claims it judges in its metadata 'claims'"
     known = {c.key for c in CLAIMS}
     missing = [k for k in keys if k not in known]
-    assert not missing, f"{chapter}, cell {cell_id} judges {missing}, which the fact check's table (lnlib.claims.CLAIMS) does not hold"
+    assert not missing, f"{chapter}, cell {cell_id} judges {missing}, which the fact check's table (lnlib.book.factcheck.claims.CLAIMS) does not hold"
     written = [v.strip().lower() for v in MARKER.findall(box)]
     assert len(written) == len(keys), (
         f"{chapter}, cell {cell_id}: {len(keys)} claims listed ({list(keys)}) but {len(written)} verdicts written as "
@@ -111,18 +111,18 @@ def test_fact_check_sections_hold_their_claims():
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
 def test_backlinks_match_the_table(path):
-    """The seealso box that ends a chapter lists exactly the verdicts judged elsewhere on its topic, as lnlib.claims has them."""
+    """The seealso box that ends a chapter lists exactly the verdicts judged elsewhere on its topic, as lnlib.book.factcheck.claims has them."""
     cells = [c for c in json.loads(path.read_text())["cells"] if BACKLINKS_TAG in c["metadata"].get("tags", [])]
     expected = backlinks_markdown(path.stem)
     if expected is None:
         assert not cells, f"{path.stem} has a backlinks cell but no claim lists it"
     else:
         assert len(cells) == 1 and "".join(cells[0]["source"]) == expected, (
-            f"{path.stem}: the backlinks cell must read lnlib.claims.backlinks_markdown({path.stem!r})")
+            f"{path.stem}: the backlinks cell must read lnlib.book.factcheck.claims.backlinks_markdown({path.stem!r})")
 
 
 def test_chapter_titles_match_the_notebooks():
-    from lnlib.claims import CHAPTER_TITLES
+    from lnlib.book.factcheck.claims import CHAPTER_TITLES
 
     assert sorted(CHAPTER_TITLES) == [p.stem for p in notebooks()]
     for stem, title in CHAPTER_TITLES.items():
@@ -131,7 +131,7 @@ def test_chapter_titles_match_the_notebooks():
 
 
 def test_section_titles_match_the_fact_check_headings():
-    from lnlib.claims import SECTION_TITLES
+    from lnlib.book.factcheck.claims import SECTION_TITLES
 
     text = "\n".join("".join(c["source"]) for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"])
     for label, title in SECTION_TITLES.items():

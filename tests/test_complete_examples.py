@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm_steps
-from lnlib.widgets import complete_examples_explorer
-from lnlib.worked_examples import EMBEDDING_SHOWN, describe_step, documents_batch, documents_embedding, documents_token, vector_with_moments
+from lnlib.book.explorers import complete_examples_explorer
+from lnlib.book.experiments.complete_examples import EMBEDDING_SHOWN, describe_step, documents_batch, documents_embedding, documents_token, vector_with_moments
 
 
 def test_embedding_has_the_documents_entries_and_statistics():

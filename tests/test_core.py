@@ -1,4 +1,4 @@
-"""lnlib.core: the forward pass, its documented behaviour and every documented error."""
+"""lnlib.forward: the forward pass, its documented behaviour and every documented error."""
 
 import numpy as np
 import pytest

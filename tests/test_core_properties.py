@@ -1,4 +1,4 @@
-"""Property tests of lnlib.core with hypothesis: what must hold for every input."""
+"""Property tests of lnlib.forward with hypothesis: what must hold for every input."""
 
 import numpy as np
 from hypothesis import assume, given, settings

@@ -1,11 +1,11 @@
-"""lnlib.deep_stack, the stack of the chapter "Why normalize?": its backward pass against finite differences
+"""lnlib.book.models.deep_stack, the stack of the chapter "Why normalize?": its backward pass against finite differences
 and PyTorch, and the two facts the chapter builds on (LayerNorm's invariance to the weight scale)."""
 
 import numpy as np
 import pytest
 
 from lnlib.backward import numerical_gradient, relative_error
-from lnlib.deep_stack import random_stack, rms, run_stack, scale_profiles
+from lnlib.book.models.deep_stack import random_stack, rms, run_stack, scale_profiles
 
 SETTINGS = [(ln, act) for ln in (False, True) for act in ("tanh", "relu")]
 

@@ -1,6 +1,6 @@
 """Every verdict of the chapter "Fact check" as an assertion that fails if the verdict is wrong.
 
-One test per claim of :data:`lnlib.claims.CLAIMS`, named ``test_<key>``. Expected
+One test per claim of :data:`lnlib.book.factcheck.claims.CLAIMS`, named ``test_<key>``. Expected
 values are derived independently of the code under test: hand arithmetic written
 out here, sympy, a second formula, finite differences, or PyTorch. Monte Carlo
 checks state their sample size and seed and allow 4 standard errors.
@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-import lnlib.widgets
+import lnlib.book.explorers
 from lnlib import layer_norm
 from lnlib.backward import layer_norm_backward, layer_norm_jacobian, numerical_gradient
-from lnlib.check import buggy_half_statistics, check_layer_norm, numpy_layer_norm
-from lnlib.claims import CLAIMS, VERDICTS, Claim, claim, claims_table
-from lnlib.fact_check import (
+from lnlib.harness import buggy_half_statistics, check_layer_norm
+from lnlib.textbook import numpy_layer_norm
+from lnlib.book.factcheck.claims import CLAIMS, VERDICTS, Claim, claim, claims_table
+from lnlib.book.factcheck.measurements import (
     GRID_SIZES,
     Measurement,
     batch_norm_future_leak,
@@ -44,12 +45,13 @@ from lnlib.fact_check import (
     xhat_pair_covariance,
 )
 from lnlib.symbolic import closed_form_jacobian, jacobian, make_symbols, source_jacobian_diagonal
-from lnlib.deep_stack import random_stack, run_stack
+from lnlib.book.models.deep_stack import random_stack, run_stack
 from lnlib.norms import batch_norm, instance_norm
-from lnlib.transformer import attention_forward, depth_sweep, init_layer, init_profile
-from lnlib.dyt import fit_tanh, heavy_tailed_tokens, s_curve
-from lnlib.placements import SCHEMES, placement_profile
-from lnlib.qk_norm import logit_statistics
+from lnlib.book.models.transformer import attention_forward, init_layer
+from lnlib.book.experiments.pre_post_norm import depth_sweep, init_profile
+from lnlib.book.models.dyt import fit_tanh, heavy_tailed_tokens, s_curve
+from lnlib.book.models.placements import SCHEMES, placement_profile
+from lnlib.book.models.placements import logit_statistics
 from lnlib.variants import FRAMEWORK_EPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -614,7 +616,7 @@ def test_eps_numerical_stability():
 
 
 def test_fact_check_explorer_shows_the_grid_numbers():
-    explorer = lnlib.widgets.fact_check_explorer(distribution="normal", size=4)
+    explorer = lnlib.book.explorers.fact_check_explorer(distribution="normal", size=4)
     k = GRID_SIZES.index(4)
     x = np.random.default_rng(0 + k).normal(size=(4000, 4))                        # the grid's draw, redone by hand
     xhat = manual_xhat(x)
@@ -639,7 +641,7 @@ def test_fact_check_explorer_shows_the_grid_numbers():
 
 def test_fact_check_explorer_refuses_settings_off_the_grid():
     with pytest.raises(ValueError, match="fact_check_explorer"):
-        lnlib.widgets.fact_check_explorer(size=5)
+        lnlib.book.explorers.fact_check_explorer(size=5)
     with pytest.raises(ValueError, match="grid holds"):
         moment_grid(sizes=(2, 4), samples=10).index("normal", 8)
 

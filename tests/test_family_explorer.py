@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from lnlib.widgets import family_explorer
-from lnlib.widgets.family import family_tensor
+from lnlib.book.explorers import family_explorer
+from lnlib.book.explorers.family import family_tensor
 
 
 def standardize(values):

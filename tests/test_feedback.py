@@ -1,4 +1,4 @@
-"""lnlib.compare and lnlib.exercises: the helpers that tell a reader whether two results agree."""
+"""lnlib.compare and lnlib.book.tools.exercises: the helpers that tell a reader whether two results agree."""
 
 import re
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lnlib import compare
-from lnlib.exercises import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, check
+from lnlib.book.tools.exercises import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, check
 
 
 def test_compare_reports_exact_close_and_difference(capsys):
@@ -55,7 +55,7 @@ def test_check_gives_the_right_feedback(answer, expected, words, capsys):
 
 
 def test_exercise_names_a_known_mistake_and_hides_its_answer():
-    from lnlib.exercises import Exercise
+    from lnlib.book.tools.exercises import Exercise
 
     exercise = Exercise(2.0, hint="Look at ε.", mistakes={"ε is missing from the divisor": 1.5})
     assert exercise.feedback(1.5) == "Not quite: ε is missing from the divisor. Look at ε."
@@ -64,7 +64,7 @@ def test_exercise_names_a_known_mistake_and_hides_its_answer():
 
 
 def test_multiple_choice_says_which_kind_of_wrong():
-    from lnlib.exercises import Exercise
+    from lnlib.book.tools.exercises import Exercise
 
     exercise = Exercise(1000, choices=(10, 100, 1000, 10000))
     assert exercise.feedback(100).startswith("Not quite: 100 is one of the choices, but not the right one")

@@ -1,6 +1,6 @@
 """Figures and explorers of chapters 01-07 read cleanly: column width, no cut or colliding text, no legend on the data.
 
-`lnlib.plots.style.layout_problems` draws a figure and names what a reader would trip over; the
+`lnlib.book.figures.style.layout_problems` draws a figure and names what a reader would trip over; the
 figures here are built with the inputs their chapters use. The explorers are checked at the settings
 they open with and at the settings that move their artists furthest.
 """
@@ -14,12 +14,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from lnlib import layer_norm, widgets  # noqa: E402
-from lnlib.deep_stack import random_stack, run_stack  # noqa: E402
-from lnlib.plots import epsilon, gamma_beta, mean, normalizing, the_input, variance, why_normalize  # noqa: E402
-from lnlib.plots.style import COLOUR_NAMES, COLUMN_WIDTH, PALETTE, layout_problems, new_figure  # noqa: E402
+from lnlib import layer_norm  # noqa: E402
+from lnlib.book import explorers as widgets
+from lnlib.book.models.deep_stack import random_stack, run_stack  # noqa: E402
+from lnlib.book.figures import epsilon, gamma_beta, mean, normalizing, the_input, variance, why_normalize  # noqa: E402
+from lnlib.book.figures.style import COLOUR_NAMES, COLUMN_WIDTH, PALETTE, layout_problems, new_figure  # noqa: E402
 from lnlib.variants import FRAMEWORK_EPS, sample_variance  # noqa: E402
-from lnlib.worked_examples import documents_embedding  # noqa: E402
+from lnlib.book.experiments.complete_examples import documents_embedding  # noqa: E402
 
 EXPLORERS = ["why_normalize_explorer", "input_explorer", "mean_explorer", "variance_explorer", "epsilon_explorer",
              "normalizing_explorer", "gamma_beta_explorer"]

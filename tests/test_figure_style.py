@@ -1,4 +1,4 @@
-"""The book's figure style (lnlib.plots.style): legible on the website's column, one look for every figure."""
+"""The book's figure style (lnlib.book.figures.style): legible on the website's column, one look for every figure."""
 
 import matplotlib
 
@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from lnlib.plots.style import COLUMN_WIDTH, DPI, new_figure, panel_grid  # noqa: E402
+from lnlib.book.figures.style import COLUMN_WIDTH, DPI, new_figure, panel_grid  # noqa: E402
 
 
 def test_figures_are_sharp_opaque_and_no_wider_than_the_column():

@@ -1,4 +1,4 @@
-"""lnlib.fused and lnlib.bandwidth (chapter "LayerNorm at the speed of memory").
+"""lnlib.fused and lnlib.book.experiments.memory_speed (chapter "LayerNorm at the speed of memory").
 
 The compiled kernels are checked against lnlib's float64 reference with the
 kernel-check harness over shapes, dtypes and edge cases, and against PyTorch
@@ -19,9 +19,9 @@ import pytest
 
 from lnlib import fused
 from lnlib.backward import layer_norm_backward
-from lnlib.bandwidth import Bytes, bytes_moved, copy_bandwidth, floor_seconds, fraction_of_floor, timings
-from lnlib.check import CASES, Case, check_layer_norm
-from lnlib.core import layer_norm
+from lnlib.book.experiments.memory_speed import Bytes, bytes_moved, copy_bandwidth, floor_seconds, fraction_of_floor, timings
+from lnlib.harness import CASES, Case, check_layer_norm
+from lnlib.forward import layer_norm
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "chapters" / "14_memory_speed.ipynb"
@@ -148,7 +148,7 @@ def test_lnlib_and_the_chapter_work_without_numba():
         sys.modules["numba"] = None  # import numba now raises ImportError
         import matplotlib
         matplotlib.use("Agg")
-        import lnlib, lnlib.widgets
+        import lnlib, lnlib.book.explorers
         from lnlib import fused
         assert not fused.numba_available()
         try:
@@ -206,8 +206,8 @@ def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps
 
 
 def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():
-    from lnlib.bandwidth import KernelResults
-    from lnlib.widgets import memory_speed_explorer
+    from lnlib.book.experiments.memory_speed import KernelResults
+    from lnlib.book.explorers import memory_speed_explorer
 
     results = KernelResults.load()
     explorer = memory_speed_explorer(rows=1000, size=1024, dtype="float32")

@@ -1,4 +1,4 @@
-"""Chapter "Scale γ and shift β": lnlib.affine and the gamma_beta explorer, checked by hand, by sympy and against PyTorch."""
+"""Chapter "Scale γ and shift β": lnlib.book.experiments.gamma_beta and the gamma_beta explorer, checked by hand, by sympy and against PyTorch."""
 
 import numpy as np
 import pytest
@@ -9,9 +9,9 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 from lnlib import layer_norm
-from lnlib.affine import best_shared_scale_shift, gpt2_parameter_counts, identity_parameters, train_scale_shift
-from lnlib.widgets import gamma_beta_explorer
-from lnlib.worked_examples import documents_embedding
+from lnlib.book.experiments.gamma_beta import best_shared_scale_shift, gpt2_parameter_counts, identity_parameters, train_scale_shift
+from lnlib.book.explorers import gamma_beta_explorer
+from lnlib.book.experiments.complete_examples import documents_embedding
 
 # --- undoing the normalization ---------------------------------------------------------------
 

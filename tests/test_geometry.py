@@ -1,4 +1,4 @@
-"""lnlib.geometry: the plane orthogonal to the all-ones vector, and the sphere x̂ lies on (chapter "Normalizing").
+"""lnlib.book.experiments.normalizing: the plane orthogonal to the all-ones vector, and the sphere x̂ lies on (chapter "Normalizing").
 
 The geometry claim is tested for random H and random inputs with hypothesis: x̂ is orthogonal
 to the all-ones vector and has length √H·√(σ²/(σ²+ε)), which is √H exactly when ε = 0.
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
-from lnlib.geometry import centre, centring_matrix, ones_component, plane_basis, plane_coordinates, xhat_radius
+from lnlib.book.experiments.normalizing import centre, centring_matrix, ones_component, plane_basis, plane_coordinates, xhat_radius
 
 sizes = st.integers(2, 64)
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)

@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-import lnlib.widgets
+import lnlib.book.explorers
 from lnlib import layer_norm
 from lnlib.backward import numerical_gradient, relative_error
-from lnlib.plots.gradients import scaled_pieces
+from lnlib.book.figures.gradients import scaled_pieces
 
 
 def test_explorer_shows_the_finite_difference_gradient_at_its_defaults():
-    explorer = lnlib.widgets.gradients_explorer(x=[2.0, 4.0, 6.0, 8.0], dy=[1.5, -0.5, 0.0, 0.5])
+    explorer = lnlib.book.explorers.gradients_explorer(x=[2.0, 4.0, 6.0, 8.0], dy=[1.5, -0.5, 0.0, 0.5])
     numeric = numerical_gradient(lambda v: layer_norm(v, eps=0), [2.0, 4.0, 6.0, 8.0], [1.5, -0.5, 0.0, 0.5])
     assert relative_error(explorer.result["dx"], numeric) < 1e-6
     assert explorer.result["std"] == pytest.approx(np.sqrt(5.0))  # var of 2, 4, 6, 8 is (9 + 1 + 1 + 9) / 4 = 5
@@ -21,7 +21,7 @@ def test_explorer_shows_the_finite_difference_gradient_at_its_defaults():
 
 
 def test_explorer_jacobian_follows_the_sliders():
-    explorer = lnlib.widgets.gradients_explorer()
+    explorer = lnlib.book.explorers.gradients_explorer()
     explorer.controls["x2"].value = -3.0
     x = np.array([2.0, -3.0, 6.0, 8.0])
     rows = [numerical_gradient(lambda v: layer_norm(v, eps=0), x, np.eye(4)[i]) for i in range(4)]
@@ -30,7 +30,7 @@ def test_explorer_jacobian_follows_the_sliders():
 
 def test_explorer_shows_what_eps_leaves_along_xhat():
     # sum_j dx_j xhat_j = H m eps / ((var + eps) s) with m = mean(dy xhat), gamma = 1 (see test_backward.py)
-    explorer = lnlib.widgets.gradients_explorer(x=[0.0, 0.5, 1.0, 1.5], dy=[1.0, 0.0, 0.0, 0.0])
+    explorer = lnlib.book.explorers.gradients_explorer(x=[0.0, 0.5, 1.0, 1.5], dy=[1.0, 0.0, 0.0, 0.0])
     explorer.controls["eps"].value = 1.0
     var, s = 0.3125, np.sqrt(1.3125)  # var of 0, .5, 1, 1.5 = (2.25 + .25 + .25 + 2.25) / 16
     xhat = (np.array([0.0, 0.5, 1.0, 1.5]) - 0.75) / s
@@ -41,7 +41,7 @@ def test_explorer_shows_what_eps_leaves_along_xhat():
 
 
 def test_explorer_notes_a_constant_input():
-    explorer = lnlib.widgets.gradients_explorer()
+    explorer = lnlib.book.explorers.gradients_explorer()
     for name in ("x1", "x2", "x3", "x4"):
         explorer.controls[name].value = 3.0
     assert explorer.result == {"defined": False}
@@ -59,7 +59,7 @@ def test_explorer_notes_a_constant_input():
 )
 def test_explorer_refuses_bad_starting_values(kwargs, words):
     with pytest.raises(ValueError, match=words):
-        lnlib.widgets.gradients_explorer(**kwargs)
+        lnlib.book.explorers.gradients_explorer(**kwargs)
 
 
 def test_term_panel_limit_bounds_every_term():
@@ -76,7 +76,7 @@ def test_term_panel_limit_bounds_every_term():
 
 def test_companion_colour_scale_covers_every_jacobian_entry_with_gamma():
     # abs(s * J[i, j]) <= abs(gamma[i]): with gamma = 2 somewhere, a fixed scale of +-1 would clip the heatmap.
-    from lnlib.plots.gradients import gradients_companion
+    from lnlib.book.figures.gradients import gradients_companion
 
     x = np.array([2.0, 4.0, 6.0, 8.0])
     fig = gradients_companion({"eps = 0": (x, [1.0, 0.0, 0.0, 0.0], 0.0), "eps = 0.01": (x / 100, [0.0, 1.0, 0.0, 0.0], 1e-2)}, gamma=[2.0, -1.0, 0.5, 1.0])

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lnlib import layer_norm, rms_norm
 from lnlib.backward import layer_norm_backward
-from lnlib.check import unit_roundoff
+from lnlib.harness import unit_roundoff
 from lnlib.validation import BFLOAT16
 
 HALVES = {"float16": np.float16, "bfloat16": BFLOAT16}

@@ -1,9 +1,9 @@
-"""lnlib.invariance: the computed Table 1 of Ba, Kiros & Hinton (2016) equals the paper's, and each verdict has a reason."""
+"""lnlib.book.experiments.family: the computed Table 1 of Ba, Kiros & Hinton (2016) equals the paper's, and each verdict has a reason."""
 
 import numpy as np
 import pytest
 
-from lnlib.invariance import METHODS, PAPER_TABLE_1, ROUNDING_BOUND, TRANSFORMATIONS, invariance_table, max_change
+from lnlib.book.experiments.family import METHODS, PAPER_TABLE_1, ROUNDING_BOUND, TRANSFORMATIONS, invariance_table, max_change
 
 # Typed from the paper (REFERENCES.md), independently of lnlib's copy: "I" = Invariant, "N" = No.
 COLUMNS = ["weight matrix re-scaling", "weight matrix re-centering", "weight vector re-scaling",

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm
-from lnlib.plots.normalizing import normalizing_companion, normalizing_figure, plane_limit, sphere_figure
+from lnlib.book.figures.normalizing import normalizing_companion, normalizing_figure, plane_limit, sphere_figure
 from lnlib.variants import layer_norm_eps_outside_sqrt
-from lnlib.widgets.normalizing import normalizing_explorer
+from lnlib.book.explorers.normalizing import normalizing_explorer
 
 
 def test_explorer_shows_one_two_three_on_the_circle():

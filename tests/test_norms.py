@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm
-from lnlib.batch_dependence import batch_effects
+from lnlib.book.experiments.family import batch_effects
 from lnlib.norms import RunningStats, axis_ids, batch_norm, group_norm, instance_norm, normalize, rms_norm, statistic_ids
 
 

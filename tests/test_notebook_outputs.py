@@ -1,11 +1,11 @@
-"""Committed notebooks hold no live-widget output (lnlib/notebook_outputs.py explains why)."""
+"""Committed notebooks hold no live-widget output (lnlib/book/tools/notebooks.py explains why)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from lnlib.notebook_outputs import WIDGET_VIEW, drop_widget_views
+from lnlib.book.tools.notebooks import WIDGET_VIEW, drop_widget_views
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))

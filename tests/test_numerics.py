@@ -1,4 +1,4 @@
-"""lnlib.numerics, lnlib.kernel_traffic and the numerics explorer: the variance algorithms, their errors, and the numbers shown."""
+"""lnlib.variance, lnlib.book.experiments.memory_speed and the numerics explorer: the variance algorithms, their errors, and the numbers shown."""
 
 import math
 from fractions import Fraction
@@ -10,21 +10,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
-from lnlib.kernel_traffic import FUSED_WELFORD_LAYER_NORM, NAIVE_LAYER_NORM, KernelStep, memory_traffic
-from lnlib.numerics import (
-    METHODS,
-    WelfordState,
-    chan_merge,
-    error_sweep,
-    exact_variance,
-    layer_norm_with,
-    variance_relative_error,
-    shift_errors,
-    shifted_data,
-    unit_roundoff,
-    variance,
-    welford,
-)
+from lnlib.book.experiments.memory_speed import FUSED_WELFORD_LAYER_NORM, NAIVE_LAYER_NORM, KernelStep, memory_traffic
+from lnlib.variance import METHODS, WelfordState, chan_merge, exact_variance, variance_relative_error, unit_roundoff, variance, welford
+from lnlib.book.experiments.numerics import error_sweep, layer_norm_with, shift_errors, shifted_data
 
 
 def fraction_variance(row):
@@ -306,7 +294,7 @@ def test_traffic_refuses_non_steps():
 
 
 def test_explorer_shows_the_errors_of_shift_errors():
-    from lnlib.widgets import numerics_explorer
+    from lnlib.book.explorers import numerics_explorer
 
     explorer = numerics_explorer(shift=1e4, dtype="float32")
     expected = shift_errors(1e4, "float32")
@@ -320,8 +308,8 @@ def test_explorer_shows_the_errors_of_shift_errors():
 
 
 def test_explorer_dtype_changes_the_curves_and_notes_float16_limits():
-    from lnlib.widgets import numerics_explorer
-    from lnlib.widgets.numerics import sweep_for
+    from lnlib.book.explorers import numerics_explorer
+    from lnlib.book.explorers.numerics import sweep_for
 
     explorer = numerics_explorer(shift=1e4, dtype="float32")
     explorer.controls["dtype"].value = "float16"
@@ -337,7 +325,7 @@ def test_explorer_dtype_changes_the_curves_and_notes_float16_limits():
 def test_explorer_names_the_methods_that_overflow_in_float16():
     # at shift 300: sum of x ~ 256 * 300 = 76800 and sum of x**2 ~ 256 * 9e4 both exceed float16's 65504,
     # while Welford's running mean stays near 300
-    from lnlib.widgets import numerics_explorer
+    from lnlib.book.explorers import numerics_explorer
 
     explorer = numerics_explorer(shift=300.0, dtype="float16")
     assert "Overflow or NaN in one-pass E[x²] − E[x]² and two-pass:" in explorer.note.value
@@ -346,7 +334,7 @@ def test_explorer_names_the_methods_that_overflow_in_float16():
 
 
 def test_explorer_refuses_bad_starting_values():
-    from lnlib.widgets import numerics_explorer
+    from lnlib.book.explorers import numerics_explorer
 
     with pytest.raises(ValueError, match="shift"):
         numerics_explorer(shift=0.5)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from lnlib.transformer import init_profile
-from lnlib.widgets import pre_post_norm_explorer
-from lnlib.widgets.pre_post_norm import SEEDS
+from lnlib.book.experiments.pre_post_norm import init_profile
+from lnlib.book.explorers import pre_post_norm_explorer
+from lnlib.book.explorers.pre_post_norm import SEEDS
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Numbers and citations in the prose read right in JupyterLab and on the website (issue 18, item 1).
 
 The notebook carries each computed number as a literal between two HTML comments naming its glue key
-(lnlib/prose.py); the website replaces the marker by the glued value of its own build
+(lnlib/book/tools/prose.py); the website replaces the marker by the glued value of its own build
 (_ext/prose_markers.py). nbval proves each committed glue output equals a fresh run; these tests prove
 each literal equals its committed glue output, so what JupyterLab shows before any cell runs is the
 number the code computes.
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from pybtex.database import parse_file
 
-from lnlib import prose
+from lnlib.book.tools import prose
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))

@@ -1,4 +1,4 @@
-"""The stored PyTorch reference data (lnlib/data/pytorch_reference.*): small, with provenance, and not drifted.
+"""The stored PyTorch reference data (lnlib/book/data/pytorch_reference.*): small, with provenance, and not drifted.
 
 The chapters show PyTorch's outputs from this file, so the website carries the evidence without PyTorch.
 With PyTorch installed (CI installs it) every case is computed again here and must match the stored file.
@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from lnlib import pytorch_reference as ref
+from lnlib.book.tools import pytorch_reference as ref
 
 
 def test_provenance_names_version_date_and_command():

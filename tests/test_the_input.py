@@ -1,12 +1,12 @@
-"""The chapter "The input x": lnlib.contexts, its figure panel, and the input explorer's numbers."""
+"""The chapter "The input x": lnlib.book.experiments.the_input, its figure panel, and the input explorer's numbers."""
 
 import numpy as np
 import pytest
 
 from lnlib import layer_norm, layer_norm_steps
-from lnlib.contexts import CONTEXTS, NORMALIZATIONS, reduction_axes
+from lnlib.book.experiments.the_input import CONTEXTS, NORMALIZATIONS, reduction_axes
 from lnlib.norms import axis_ids
-from lnlib.widgets import input_explorer
+from lnlib.book.explorers import input_explorer
 
 
 @pytest.mark.parametrize("shape", [(2, 5), (3, 1), (2, 3, 4), (1, 4, 2)])

@@ -1,9 +1,9 @@
-"""lnlib.training: the warm-up schedule, the toy task, and that Adam actually trains the tiny transformer."""
+"""lnlib.book.models.training: the warm-up schedule, the toy task, and that Adam actually trains the tiny transformer."""
 
 import numpy as np
 import pytest
 
-from lnlib.training import load_sweep, mean_token_task, save_sweep, train, warmup_rate, warmup_sweep
+from lnlib.book.models.training import load_sweep, mean_token_task, save_sweep, train, warmup_rate, warmup_sweep
 
 
 def test_warmup_rate_by_hand():

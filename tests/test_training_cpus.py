@@ -3,8 +3,8 @@
 Training is chaotic where it is unstable: a diverging run amplifies every rounding difference, so another
 CPU (here: another OpenBLAS kernel family, forced with OPENBLAS_CORETYPE as a different processor would
 choose it) moves its final loss as another seed would. The chapter reads the stored sweep
-(``make results``, :data:`lnlib.training.WARMUP_RESULTS`) and states every final loss as a mean ± sd over
-the seeds (:func:`lnlib.prose.mean_sd`). One test per kernel family trains the whole sweep again in its
+(``make results``, :data:`lnlib.book.models.training.WARMUP_RESULTS`) and states every final loss as a mean ± sd over
+the seeds (:func:`lnlib.book.tools.prose.mean_sd`). One test per kernel family trains the whole sweep again in its
 own process (two test workers train both side by side) and checks that the family was really used, that
 every number the chapter states agrees with the rerun (means within four standard errors of their
 difference, everything else to the printed digit), and that the chapter's claims hold in the rerun.
@@ -19,15 +19,15 @@ import sys
 import numpy as np
 import pytest
 
-from lnlib.prose import Spread
-from lnlib.training import PLACEMENTS, WARMUP_RESULTS, WARMUP_SETTINGS, load_sweep, warmup_findings
+from lnlib.book.tools.prose import Spread
+from lnlib.book.models.training import PLACEMENTS, WARMUP_RESULTS, WARMUP_SETTINGS, load_sweep, warmup_findings
 
 KERNELS = ("Sandybridge", "Haswell")
 MID, POST, PRE = 1, PLACEMENTS.index("post"), PLACEMENTS.index("pre")
 
 
 def load_provenance(path=WARMUP_RESULTS) -> dict:
-    """Where a stored sweep was computed (:func:`lnlib.training.save_sweep`)."""
+    """Where a stored sweep was computed (:func:`lnlib.book.models.training.save_sweep`)."""
     return json.loads(path.read_text())["provenance"]
 
 
@@ -35,7 +35,7 @@ def rerun(kernel: str, folder) -> tuple:
     """The chapter's sweep trained in a fresh process with OpenBLAS's `kernel` family forced: (sweep, provenance)."""
     out = folder / f"{kernel}.json"
     env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "lnlib.training", str(out)], env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run([sys.executable, "-m", "lnlib.book.models.training", str(out)], env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"training under {kernel} failed:\n{done.stderr}"
     return load_sweep(out), load_provenance(out)
 

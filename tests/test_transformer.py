@@ -1,31 +1,12 @@
-"""lnlib.transformer: the backward pass against finite differences and PyTorch, and the chapter's findings at initialization."""
+"""lnlib.book.models.transformer: the backward pass against finite differences and PyTorch, and the chapter's findings at initialization."""
 
 import numpy as np
 import pytest
 
 from lnlib import layer_norm
 from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
-from lnlib.transformer import (
-    PLACEMENTS,
-    attention_backward,
-    attention_forward,
-    block_backward,
-    block_forward,
-    depth_sweep,
-    ffn_backward,
-    ffn_forward,
-    init_layer,
-    init_profile,
-    init_stack,
-    loss_gradient_norm,
-    model_norm,
-    model_norm_backward,
-    mse_loss,
-    softmax,
-    softmax_backward,
-    stack_backward,
-    stack_forward,
-)
+from lnlib.book.models.transformer import PLACEMENTS, attention_backward, attention_forward, block_backward, block_forward, ffn_backward, ffn_forward, init_layer, init_stack, loss_gradient_norm, model_norm, model_norm_backward, mse_loss, softmax, softmax_backward, stack_backward, stack_forward
+from lnlib.book.experiments.pre_post_norm import depth_sweep, init_profile
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 

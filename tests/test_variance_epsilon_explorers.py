@@ -9,11 +9,11 @@ import matplotlib
 import numpy as np
 import pytest
 
-from lnlib.plots.epsilon import epsilon_companion, output_variance_figure
+from lnlib.book.figures.epsilon import epsilon_companion, output_variance_figure
 from lnlib.variants import std_inside, std_outside
-from lnlib.plots.variance import bessel_figure, variance_companion, variance_figure
+from lnlib.book.figures.variance import bessel_figure, variance_companion, variance_figure
 from lnlib.variants import FRAMEWORK_EPS, sample_variance
-from lnlib.widgets import epsilon_explorer, mean_explorer, variance_explorer
+from lnlib.book.explorers import epsilon_explorer, mean_explorer, variance_explorer
 
 matplotlib.use("Agg")
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from lnlib.deep_stack import random_stack, run_stack
-from lnlib.plots.why_normalize import EXPLORER_YLIM
-from lnlib.widgets import why_normalize_explorer
-from lnlib.widgets.why_normalize import DEPTHS, WEIGHT_SCALES
+from lnlib.book.models.deep_stack import random_stack, run_stack
+from lnlib.book.figures.why_normalize import EXPLORER_YLIM
+from lnlib.book.explorers import why_normalize_explorer
+from lnlib.book.explorers.why_normalize import DEPTHS, WEIGHT_SCALES
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
-"""Every explorer in lnlib.widgets, driven as a reader would: each control moved, the display must follow.
+"""Every explorer in lnlib.book.explorers, driven as a reader would: each control moved, the display must follow.
 
-For each ``*_explorer`` listed in ``lnlib.widgets.__all__``: build it with its
+For each ``*_explorer`` listed in ``lnlib.book.explorers.__all__``: build it with its
 defaults, move every control through its extremes, middle and options, and
 check that (1) nothing raised, (2) the figure or the readout changed whenever
 the value changed, and (3) a failing setting shows a note rather than a
@@ -13,9 +13,9 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-import lnlib.widgets
+import lnlib.book.explorers
 
-EXPLORERS = sorted(name for name in lnlib.widgets.__all__ if name.endswith("_explorer"))
+EXPLORERS = sorted(name for name in lnlib.book.explorers.__all__ if name.endswith("_explorer"))
 
 
 SELECTIONS = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.SelectionSlider)
@@ -37,7 +37,7 @@ def option_values(control):
 
 
 def png(image) -> bytes:
-    """The PNG an explorer's image widget carries as a data URL (lnlib.widgets.base.png_url), or b"" if it is not one."""
+    """The PNG an explorer's image widget carries as a data URL (lnlib.book.explorers.base.png_url), or b"" if it is not one."""
     prefix, _, data = bytes(image.value).partition(b",")
     return base64.b64decode(data) if prefix == b"data:image/png;base64" else b""
 
@@ -52,7 +52,7 @@ def test_there_are_explorers():
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_every_control_changes_the_display(name):
-    explorer = getattr(lnlib.widgets, name)()
+    explorer = getattr(lnlib.book.explorers, name)()
     assert isinstance(explorer, widgets.Box)
     assert explorer.controls, f"{name} has no controls"
     for image in (explorer.image, explorer.background):
@@ -78,7 +78,7 @@ def test_every_control_changes_the_display(name):
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_all_controls_at_extremes_together_show_no_traceback(name):
     """Every control at its minimum, then every one at its maximum: an explorer must answer with a figure and text."""
-    explorer = getattr(lnlib.widgets, name)()
+    explorer = getattr(lnlib.book.explorers, name)()
     for pick in (0, -1):
         for control in explorer.controls.values():
             control.value = option_values(control)[pick]
@@ -91,7 +91,7 @@ def test_all_controls_at_extremes_together_show_no_traceback(name):
 
 
 def test_mean_explorer_shows_the_mean_of_the_sliders():
-    explorer = lnlib.widgets.mean_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    explorer = lnlib.book.explorers.mean_explorer(values=[1.0, 2.0, 3.0, 4.0])
     assert explorer.result["mean"] == 2.5
     assert "<b>2.5</b>" in explorer.readout.value
     explorer.controls["x4"].value = 8.0
@@ -102,7 +102,7 @@ def test_mean_explorer_shows_the_mean_of_the_sliders():
 
 
 def test_mean_explorer_notes_a_constant_vector():
-    explorer = lnlib.widgets.mean_explorer(values=[1.0, 2.0, 3.0, 4.0])
+    explorer = lnlib.book.explorers.mean_explorer(values=[1.0, 2.0, 3.0, 4.0])
     for control in explorer.controls.values():
         control.value = 3.0
     assert "All entries are equal" in explorer.note.value
@@ -112,18 +112,18 @@ def test_mean_explorer_notes_a_constant_vector():
 @pytest.mark.parametrize("values", [[1.0], list(range(9)), [1.0, 20.0]])
 def test_mean_explorer_refuses_bad_starting_values(values):
     with pytest.raises(ValueError, match="mean_explorer|starting values"):
-        lnlib.widgets.mean_explorer(values=values)
+        lnlib.book.explorers.mean_explorer(values=values)
 
 
-# --- the website's precomputed explorers (lnlib.widgets.web) ------------------------------
+# --- the website's precomputed explorers (lnlib.book.explorers.web) ------------------------------
 
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_the_moving_layer_over_the_background_is_the_figure(name):
     """The website stores per setting only the pixels that differ from the static background: laid over it, the frame."""
-    from lnlib.widgets.web import overlay
+    from lnlib.book.explorers.web import overlay
 
-    explorer = getattr(lnlib.widgets, name)()
+    explorer = getattr(lnlib.book.explorers, name)()
     last = {c: option_values(control)[-1] for c, control in explorer.controls.items()}
     explorer.texts(explorer.values() | last)
     background, frame = explorer.renderer.layers()
@@ -136,14 +136,14 @@ def test_the_moving_layer_over_the_background_is_the_figure(name):
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_both_layers_decode_to_their_pixels(name):
-    """The hand-written PNG encoder (lnlib.plots.render.encode_png), read back by Pillow's decoder."""
+    """The hand-written PNG encoder (lnlib.book.figures.render.encode_png), read back by Pillow's decoder."""
     import io
 
     from PIL import Image
 
-    from lnlib.plots.render import encode_png, overlay
+    from lnlib.book.figures.render import encode_png, overlay
 
-    background, frame = getattr(lnlib.widgets, name)().renderer.layers()
+    background, frame = getattr(lnlib.book.explorers, name)().renderer.layers()
     for pixels in (background, overlay(background, frame)):
         decoded = Image.open(io.BytesIO(encode_png(pixels)))
         assert decoded.mode == "RGBA"
@@ -153,9 +153,9 @@ def test_both_layers_decode_to_their_pixels(name):
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_web_settings_show_what_the_widget_shows(name):
     """At grid points of the website's explorer, its readout and note are the widget's, set by its controls."""
-    from lnlib.widgets.web import web_states
+    from lnlib.book.explorers.web import web_states
 
-    web, widget = getattr(lnlib.widgets, name)(), getattr(lnlib.widgets, name)()
+    web, widget = getattr(lnlib.book.explorers, name)(), getattr(lnlib.book.explorers, name)()
     states = web_states(web)
     settings = [s for s in states.settings if s is not None]
     assert settings, f"{name}: the website grid is empty"
@@ -167,9 +167,9 @@ def test_web_settings_show_what_the_widget_shows(name):
 
 
 def test_the_website_build_shows_the_precomputed_explorer(monkeypatch, tmp_path):
-    from lnlib.widgets import web
+    from lnlib.book.explorers import web
 
-    explorer = lnlib.widgets.complete_examples_explorer()
+    explorer = lnlib.book.explorers.complete_examples_explorer()
     assert "application/vnd.jupyter.widget-view+json" in explorer._repr_mimebundle_()
     monkeypatch.setenv("LNBOOK_WEBSITE", "1")
     monkeypatch.setenv("LNBOOK_WEB_CACHE", str(tmp_path))
@@ -181,15 +181,15 @@ def test_the_website_build_shows_the_precomputed_explorer(monkeypatch, tmp_path)
 
 
 def test_the_website_refuses_an_explorer_over_its_budget(monkeypatch):
-    from lnlib.widgets import web
+    from lnlib.book.explorers import web
 
     monkeypatch.setattr(web, "MAX_BYTES", 10_000)
     with pytest.raises(ValueError, match="budget is"):
-        web.web_explorer_html(lnlib.widgets.complete_examples_explorer())
+        web.web_explorer_html(lnlib.book.explorers.complete_examples_explorer())
 
 
 def test_a_preset_off_the_sweep_grid_is_refused():
-    from lnlib.widgets.web import Sweep
+    from lnlib.book.explorers.web import Sweep
 
     with pytest.raises(ValueError, match="not on the sweep grid"):
         Sweep(presets={"odd": {"x1": 0.3}}, grids={"x1": (0.0, 0.5, 1.0)})

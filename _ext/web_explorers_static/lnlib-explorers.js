@@ -1,4 +1,4 @@
-// The book's explorers on the website (lnlib/widgets/web.py wrote each one's controls and states into
+// The book's explorers on the website (lnlib/book/explorers/web.py wrote each one's controls and states into
 // the page at build time). Moving a control picks the stored setting and swaps the figure's moving
 // layer, the readout and the note. Images of the settings one control move away from the current
 // one are decoded ahead, so a move by keyboard or mouse swaps them within the same frame.

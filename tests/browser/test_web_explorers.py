@@ -2,7 +2,7 @@
 
 For every chapter: every control of its explorer is moved by mouse and by keyboard; each move must show
 the stored setting within one animation frame, and the readout and note must equal what
-``lnlib.widgets.<name>_explorer`` computes at that grid point (computed here, in Python). No console
+``lnlib.book.explorers.<name>_explorer`` computes at that grid point (computed here, in Python). No console
 error, no outside request, no missing image, and the page with its states weighs at most 2.5 MB.
 A static check reads every built chapter page: no explorer cell without its explorer under it, no
 Explore prose that asks for a control the page does not have.
@@ -17,8 +17,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-import lnlib.widgets
-from lnlib.widgets.web import web_states
+import lnlib.book.explorers
+from lnlib.book.explorers.web import web_states
 
 from .conftest import ROOT, SITE
 
@@ -81,7 +81,7 @@ NORMALIZE = """html => { const d = document.createElement('div'); d.innerHTML = 
 
 
 def build(source: str):
-    return eval(source, dict(vars(lnlib.widgets)))  # noqa: S307 (the chapter's own one-line explorer call)
+    return eval(source, dict(vars(lnlib.book.explorers)))  # noqa: S307 (the chapter's own one-line explorer call)
 
 
 def frame(explorer, values):

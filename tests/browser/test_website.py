@@ -12,7 +12,7 @@ output figure, the website explorers' included, is shown at >= 75 % of its natur
 so its text stays legible; on a phone a tap shows a figure larger in its own sideways-scrolling box
 (_static/figure-zoom.js), without widening the page; no
 page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
-lnlib.pytorch_reference). A full-page screenshot of each page at both widths is saved under
+lnlib.book.tools.pytorch_reference). A full-page screenshot of each page at both widths is saved under
 tests/artifacts/screenshots for a person to look at.
 """
 
@@ -144,7 +144,7 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         holder.context.close()
 
     for phrase in ("not installed", "skipping", "skipped"):
-        assert phrase not in facts["text"].lower(), f"{page}: says {phrase!r}; show stored evidence instead (lnlib.pytorch_reference)"
+        assert phrase not in facts["text"].lower(), f"{page}: says {phrase!r}; show stored evidence instead (lnlib.book.tools.pytorch_reference)"
     assert facts["page"] <= facts["viewport"] + 1, f"{page} at {width} px: the page is {facts['page']} px wide, wider than the window"
     for image in facts["images"]:
         assert image["right"] <= facts["viewport"] + 1, f"{page} at {width} px: image {image['what']} runs off the page"

@@ -1,0 +1,1 @@
+"""One module per chapter, named by the chapter's slug: the computations whose numbers its prose quotes."""

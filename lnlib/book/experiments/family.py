@@ -1,0 +1,296 @@
+r"""The invariance experiments of Ba, Kiros & Hinton (2016), Table 1, computed (chapter "LayerNorm and its family").
+
+Setting (the paper's section 5.1). A layer with weight matrix :math:`W` (one row
+:math:`w_i` per hidden unit) receives cases :math:`x` (rows of a data matrix
+:math:`X`) and forms the summed inputs :math:`a = W x`; a normalization method
+turns them into normalized outputs. The learned gain and bias act *after*
+normalization and are left out, as is epsilon (the paper has none). The methods:
+
+- batch norm: each unit's summed input standardized over the cases;
+- layer norm: each case's summed inputs standardized over the units;
+- RMS norm: each case's summed inputs divided by their root mean square (no centring);
+- weight norm (Salimans & Kingma, 2016): each unit outputs
+  :math:`g_i\, v_i^\top x / \lVert v_i \rVert`; the transformations act on :math:`v_i`.
+
+A method is *invariant* under a transformation when its normalized output is
+unchanged (to rounding) for every case. Each transformation is a function
+``(W, X, rng) -> (W', X')`` documented below; :func:`invariance_table`
+applies each one to random data and reports which outputs stayed put.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ...forward import layer_norm
+from ...norms import RunningStats, batch_norm, rms_norm
+from ...validation import as_float_array
+
+__all__ = ["METHODS", "PAPER_TABLE_1", "ROUNDING_BOUND", "TRANSFORMATIONS", "InvarianceTable", "invariance_table", "max_change", "BatchEffects", "batch_effects"]
+
+
+def _batch(W, X):
+    return batch_norm(X @ W.T, eps=0.0, axis=0)
+
+
+def _weight(W, X):
+    return (X @ W.T) / np.linalg.norm(W, axis=1)
+
+
+def _layer(W, X):
+    return layer_norm(X @ W.T, eps=0.0, axis=1)
+
+
+def _rms(W, X):
+    return rms_norm(X @ W.T, eps=0.0, axis=1)
+
+
+#: The largest change an invariant output may show: 100 machine epsilons of float64. The chapter states this
+#: bound rather than the largest change it measured, a rounding-level number that another CPU changes.
+ROUNDING_BOUND = 100 * float(np.finfo(np.float64).eps)
+
+
+#: Normalized outputs ``f(W, X)`` of shape (cases, units), by the paper's row names (plus RMS norm).
+METHODS: dict[str, Callable] = {"Batch norm": _batch, "Weight norm": _weight, "Layer norm": _layer, "RMS norm": _rms}
+
+
+def weight_matrix_rescaling(W, X, rng):
+    r"""Weight-matrix re-scaling: :math:`W' = \delta W`, one scalar :math:`\delta > 0` for the whole matrix."""
+    return rng.uniform(2.0, 5.0) * W, X
+
+
+def weight_matrix_recentering(W, X, rng):
+    r"""Weight-matrix re-centering: :math:`W' = W + \mathbf{1}\gamma^\top`.
+
+    The same vector :math:`\gamma` is added to every unit's incoming weights, so
+    every unit's summed input of case :math:`x` shifts by the same scalar :math:`\gamma^\top x`.
+    """
+    return W + rng.normal(size=W.shape[1]), X
+
+
+def weight_vector_rescaling(W, X, rng):
+    r"""Weight-vector re-scaling: one unit's incoming weights :math:`w_i` scaled by its own :math:`\delta_i > 0` (unit 0 here)."""
+    W = W.copy()
+    W[0] *= rng.uniform(2.0, 5.0)
+    return W, X
+
+
+def dataset_rescaling(W, X, rng):
+    r"""Dataset re-scaling: every case scaled by the same :math:`\delta > 0`, :math:`x' = \delta x`."""
+    return W, rng.uniform(2.0, 5.0) * X
+
+
+def dataset_recentering(W, X, rng):
+    r"""Dataset re-centering: the same vector :math:`c` added to every case, :math:`x' = x + c`."""
+    return W, X + rng.normal(size=X.shape[1])
+
+
+def single_case_rescaling(W, X, rng):
+    r"""Single-training-case re-scaling: one case scaled by its own :math:`\delta > 0` (case 0 here), the others unchanged."""
+    X = X.copy()
+    X[0] *= rng.uniform(2.0, 5.0)
+    return W, X
+
+
+#: The six transformations, by the paper's column names, in the paper's order.
+TRANSFORMATIONS: dict[str, Callable] = {
+    "weight matrix re-scaling": weight_matrix_rescaling,
+    "weight matrix re-centering": weight_matrix_recentering,
+    "weight vector re-scaling": weight_vector_rescaling,
+    "dataset re-scaling": dataset_rescaling,
+    "dataset re-centering": dataset_recentering,
+    "single training case re-scaling": single_case_rescaling,
+}
+
+#: Table 1 of Ba, Kiros & Hinton (2016) as printed, True for "Invariant", for side-by-side display.
+PAPER_TABLE_1: dict[str, tuple[bool, ...]] = {
+    "Batch norm": (True, False, True, True, True, False),
+    "Weight norm": (True, False, True, False, False, False),
+    "Layer norm": (True, True, False, True, False, True),
+}
+
+
+def max_change(method: str, transformation: str, W, X, rng) -> float:
+    """Largest change of `method`'s normalized output when `transformation` is applied, relative to its largest value.
+
+    One cell of the table computed in the chapter "LayerNorm and its family".
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or transformation name.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
+    if transformation not in TRANSFORMATIONS:
+        raise ValueError(f"transformation must be one of {list(TRANSFORMATIONS)}; got {transformation!r}.")
+    f = METHODS[method]
+    before = f(W, X)
+    after = f(*TRANSFORMATIONS[transformation](W, X, rng))
+    return float(np.max(np.abs(after - before)) / np.max(np.abs(before)))
+
+
+@dataclass(frozen=True)
+class InvarianceTable:
+    """The computed table: for every method and transformation, the relative change and the verdict.
+
+    Attributes
+    ----------
+    changes : dict of str to tuple of float
+        Per method, the relative change of the output under each transformation, in
+        the order of :data:`TRANSFORMATIONS`.
+    tol : float
+        Changes at or below `tol` count as invariant.
+    """
+
+    changes: dict[str, tuple[float, ...]]
+    tol: float
+
+    @property
+    def invariant(self) -> dict[str, tuple[bool, ...]]:
+        """Per method, True ("Invariant") or False ("No") for each transformation."""
+        return {m: tuple(c <= self.tol for c in row) for m, row in self.changes.items()}
+
+    def rows(self) -> list[list[str]]:
+        """The table as text rows: a header, then one row per method with "Invariant" or "No"."""
+        header = ["", *TRANSFORMATIONS]
+        return [header] + [[m, *("Invariant" if v else "No" for v in row)] for m, row in self.invariant.items()]
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        return "\n".join(" | ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+
+
+def invariance_table(*, cases: int = 16, inputs: int = 6, units: int = 5, seed: int = 0, tol: float = 1e-9) -> InvarianceTable:
+    """Compute Table 1 of Ba, Kiros & Hinton (2016), plus an RMS-norm row, on random data.
+
+    Draws `cases` random inputs with a non-zero mean (so re-centering is visible)
+    and a random weight matrix, applies every transformation of :data:`TRANSFORMATIONS`
+    with fresh random factors, and records the relative change of each method's
+    output (chapter "LayerNorm and its family").
+
+    Parameters
+    ----------
+    cases, inputs, units : int
+        The shape of the experiment; at least 2 each.
+    seed : int
+        Seed of the random data and factors.
+    tol : float
+        Relative change that still counts as invariant (rounding is about 1e-15).
+
+    Returns
+    -------
+    InvarianceTable
+
+    Raises
+    ------
+    ValueError
+        If a size is below 2.
+    """
+    for name, size in (("cases", cases), ("inputs", inputs), ("units", units)):
+        if size < 2:
+            raise ValueError(f"{name} must be at least 2 so that means and variances exist; got {size}.")
+    rng = np.random.default_rng(seed)
+    X = as_float_array(rng.normal(loc=1.0, size=(cases, inputs)), "X")
+    W = as_float_array(rng.normal(size=(units, inputs)), "W")
+    changes = {m: tuple(max_change(m, t, W, X, rng) for t in TRANSFORMATIONS) for m in METHODS}
+    return InvarianceTable(changes=changes, tol=tol)
+
+
+# --- batch dependence (was batch_dependence.py) ---------------------------------------------------
+# How one sample's batch-norm output depends on its batch, and on training versus inference.
+#
+# Two experiments of the chapter "LayerNorm and its family". A fixed sample is
+# normalized inside many random batches drawn from a population: in training
+# mode batch norm's output for it changes with its companions (more for small
+# batches), while layer norm's never does. After training, batch norm switches
+# to running statistics, so the same sample gets yet another output at inference.
+
+
+@dataclass(frozen=True)
+class BatchEffects:
+    """One sample's normalized outputs under batch norm and layer norm.
+
+    Attributes
+    ----------
+    training : dict of int to ndarray
+        Per batch size, batch norm's training-mode outputs for the sample, one
+        row per random batch, shape (trials, D).
+    inference : ndarray
+        Batch norm's inference-mode output for the sample, with running
+        statistics accumulated over training batches, shape (D,).
+    layer : ndarray
+        Layer norm's output for the sample, shape (D,): the same in every batch.
+    layer_in_batches : dict of int to ndarray
+        Per batch size, layer norm's outputs for the sample inside the same
+        random batches, shape (trials, D), to show they never move.
+    """
+
+    training: dict[int, np.ndarray]
+    inference: np.ndarray
+    layer: np.ndarray
+    layer_in_batches: dict[int, np.ndarray]
+
+    def spread(self, size: int) -> float:
+        """Mean over features of the standard deviation of batch norm's output across batches of `size`."""
+        return float(self.training[size].std(axis=0).mean())
+
+
+def _draw_batch(population: np.ndarray, index: int, size: int, rng) -> np.ndarray:
+    """The sample `index` first, then `size - 1` others drawn without replacement."""
+    others = np.delete(np.arange(len(population)), index)
+    return population[np.concatenate([[index], rng.choice(others, size=size - 1, replace=False)])]
+
+
+def batch_effects(population, sizes=(2, 8, 64), *, index: int = 0, trials: int = 200, train_steps: int = 200,
+                  train_batch: int = 32, momentum: float = 0.1, seed: int = 0) -> BatchEffects:
+    """Normalize sample `index` of `population` inside random batches of each size (chapter "LayerNorm and its family").
+
+    Parameters
+    ----------
+    population : array_like, shape (P, D)
+        The data the batches are drawn from.
+    sizes : sequence of int
+        Batch sizes, each from 2 to P.
+    index : int
+        The sample that is followed.
+    trials : int
+        Random batches per size.
+    train_steps, train_batch, momentum :
+        The training run that accumulates batch norm's running statistics.
+    seed : int
+        Seed of the random batches.
+
+    Returns
+    -------
+    BatchEffects
+
+    Raises
+    ------
+    ValueError
+        If the population is not 2-D, a size is outside [2, P], or `index` is out of range.
+    """
+    population = as_float_array(population, "population")
+    if population.ndim != 2:
+        raise ValueError(f"population must have shape (P, D), one sample per row; got shape {population.shape}.")
+    count = len(population)
+    if not 0 <= index < count:
+        raise ValueError(f"index must pick a sample, 0 <= index < {count}; got {index}.")
+    for size in (*sizes, train_batch):
+        if not 2 <= size <= count:
+            raise ValueError(f"batch sizes must lie in [2, {count}] (the population size); got {size}.")
+    rng = np.random.default_rng(seed)
+    training, layer_in_batches = {}, {}
+    for size in sizes:
+        batches = [_draw_batch(population, index, size, rng) for _ in range(trials)]
+        training[size] = np.array([batch_norm(b)[0] for b in batches])
+        layer_in_batches[size] = np.array([layer_norm(b)[0] for b in batches])
+    running = RunningStats.start(population.shape[1], momentum=momentum)
+    for _ in range(train_steps):
+        batch_norm(population[rng.choice(count, size=train_batch, replace=False)], running=running)
+    inference = batch_norm(population[index : index + 1], running=running, training=False)[0]
+    return BatchEffects(training=training, inference=inference, layer=layer_norm(population[index]), layer_in_batches=layer_in_batches)

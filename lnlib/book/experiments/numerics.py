@@ -1,0 +1,150 @@
+r"""The experiment of the chapter "Computing it right: numerics": each variance algorithm's error as the
+data's mean moves away from zero.
+
+The algorithms themselves, and the exact reference, are the library's (:mod:`lnlib.variance`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...validation import check_eps
+from ...variance import METHODS, _moments, _rows, check_method, exact_variance, variance, variance_relative_error, working_dtype
+
+__all__ = ["layer_norm_with", "ShiftErrors", "shifted_data", "shift_errors", "ErrorSweep", "error_sweep"]
+
+
+def layer_norm_with(x, *, method: str, dtype, eps: float = 1e-5, clamp: bool = False) -> np.ndarray:
+    """LayerNorm over the last axis with a chosen variance algorithm, all in `dtype` (chapter "Computing it right: numerics").
+
+    ``y = (x - mean) / sqrt(var + eps)`` with the mean and variance of `method`.
+    Nothing guards the square root unless ``clamp=True``, which replaces a
+    negative variance by 0 first, as Flax does: so a negative one-pass variance
+    larger than eps shows up as NaN, exactly as it would in an unguarded kernel.
+    """
+    method = check_method(method)
+    eps = check_eps(eps)
+    rows, _ = _rows(x, -1, dtype)
+    mean, var = _moments(rows, method)
+    if clamp:
+        var = np.maximum(var, rows.dtype.type(0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (rows - mean[..., None]) / np.sqrt(var[..., None] + rows.dtype.type(eps))
+
+
+@dataclass(frozen=True)
+class ShiftErrors:
+    """How wrong each algorithm is on unit-variance data shifted by `shift` (chapter "Computing it right: numerics").
+
+    Attributes
+    ----------
+    shift, dtype :
+        The experiment: N(0, 1) rows plus `shift`, rounded to `dtype`.
+    variance_error : dict of str to float
+        Per method, the worst relative error of the variance over the rows;
+        ``inf`` where the computed variance overflowed or is NaN.
+    output_error : dict of str to float
+        Per method, the worst ``|y - y_exact|`` of the LayerNorm output (unguarded
+        square root); ``inf`` where an output is NaN or infinite.
+    negative : dict of str to int
+        Per method, the number of rows whose computed variance is negative.
+    rows : int
+        The number of rows.
+    """
+
+    shift: float
+    dtype: str
+    variance_error: dict
+    output_error: dict
+    negative: dict
+    rows: int
+
+
+def shifted_data(shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0) -> np.ndarray:
+    """Seeded N(0, 1) rows of length `size`, plus `shift`, rounded to `dtype` (chapter "Computing it right: numerics").
+
+    The same seed gives the same noise at every shift, so a sweep over shifts
+    changes one thing only.
+
+    Raises
+    ------
+    ValueError
+        If the shifted values do not fit in `dtype`, or if consecutive numbers
+        of `dtype` near `shift` are 1 or more apart (the noise's standard
+        deviation), so that rounding the input destroys what is measured.
+    """
+    dtype = working_dtype(dtype, np.float64)
+    noise = np.random.default_rng(seed).normal(size=(rows, size))
+    data, _ = _rows(noise + float(shift), -1, dtype)
+    spacing = float(np.spacing(np.abs(dtype.type(shift))))
+    if spacing >= 1.0:
+        raise ValueError(
+            f"near {shift:g}, consecutive {dtype.name} numbers are {spacing:g} apart, as far as the data's spread (1): "
+            "rounding the input has already destroyed what the variance measures."
+        )
+    return data
+
+
+def _worst(errors: np.ndarray) -> float:
+    errors = np.asarray(errors, dtype=np.float64)
+    return float(np.inf) if not np.all(np.isfinite(errors)) else float(errors.max())
+
+
+def shift_errors(shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0, eps: float = 1e-5) -> ShiftErrors:
+    """Run every method on :func:`shifted_data` and measure its errors (chapter "Computing it right: numerics").
+
+    The references are exact for the rounded data: :func:`exact_variance` for
+    the variance, and float64 two-pass LayerNorm for the output.
+    """
+    data = shifted_data(shift, dtype, rows=rows, size=size, seed=seed)
+    exact = exact_variance(data)
+    centred = data.astype(np.float64) - np.mean(data.astype(np.float64), axis=-1, keepdims=True)
+    y_exact = centred / np.sqrt(exact[:, None] + eps)
+    variance_error, output_error, negative = {}, {}, {}
+    for method in METHODS:
+        var = variance(data, method=method)
+        variance_error[method] = _worst(variance_relative_error(var, exact))
+        output_error[method] = _worst(np.abs(layer_norm_with(data, method=method, dtype=data.dtype, eps=eps) - y_exact))
+        negative[method] = int(np.sum(var < 0))
+    return ShiftErrors(float(shift), data.dtype.name, variance_error, output_error, negative, rows)
+
+
+@dataclass(frozen=True)
+class ErrorSweep:
+    """:func:`shift_errors` over many shifts, as arrays (chapter "Computing it right: numerics").
+
+    Entries are NaN at shifts the dtype cannot represent (see :func:`shifted_data`).
+    """
+
+    shifts: np.ndarray
+    dtype: str
+    variance_error: dict
+    output_error: dict
+    negative: dict
+
+
+def error_sweep(shifts, dtype, **options) -> ErrorSweep:
+    """Measure every method's errors at each shift (chapter "Computing it right: numerics").
+
+    Parameters
+    ----------
+    shifts : array_like of float
+    dtype : dtype or str
+        float16, float32 or float64.
+    **options
+        Passed to :func:`shift_errors` (rows, size, seed, eps).
+    """
+    shifts = np.asarray(shifts, dtype=np.float64)
+    name = working_dtype(dtype, np.float64).name
+    fields = {key: {m: np.full(shifts.shape, np.nan) for m in METHODS} for key in ("variance_error", "output_error", "negative")}
+    for i, shift in enumerate(shifts):
+        try:
+            result = shift_errors(shift, name, **options)
+        except ValueError:
+            continue
+        for key, per_method in fields.items():
+            for method in METHODS:
+                per_method[method][i] = getattr(result, key)[method]
+    return ErrorSweep(shifts, name, **fields)

@@ -1,0 +1,75 @@
+"""The explorer of the chapter "The complete examples"."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from ..figures.complete_examples import STEP_TITLES, steps_figure
+from ..figures.render import FastRenderer
+from ..experiments.complete_examples import describe_step, documents_batch, documents_embedding, documents_token
+from .base import Explorer
+
+__all__ = ["complete_examples_explorer"]
+
+#: The documents' three walk-throughs, by the name the dropdown shows.
+EXAMPLES = {"2×4 batch": documents_batch, "token [2, 4, 6, 8]": documents_token, "512-d embedding": documents_embedding}
+
+
+def step_readout(steps, step: int) -> str:
+    """The numbers of one step of a worked example, one line per sample (HTML)."""
+    lines = describe_step(steps, step)
+    if step == 4:
+        lines.append("(γ = 1 and β = 0, their initial values: y = x̂)")
+    return f"<b>{html.escape(STEP_TITLES[step])}</b><br>" + "<br>".join(html.escape(line) for line in lines)
+
+
+class CompleteExamplesExplorer(Explorer):
+    """Choose a worked example and step through LayerNorm; every intermediate is drawn and printed."""
+
+    def __init__(self, example: str, step: int):
+        self.figures = {}
+        for name, make in EXAMPLES.items():
+            figure, panels = steps_figure(make(), managed=False)
+            renderer = FastRenderer(figure, panels.artists)
+            renderer.png()  # draw the static parts now, so switching examples costs no full redraw
+            self.figures[name] = (panels, renderer)
+        controls = {
+            "example": widgets.Dropdown(options=list(EXAMPLES), value=example, description="example"),
+            "step": widgets.IntSlider(value=step, min=0, max=len(STEP_TITLES) - 1, description="step", continuous_update=True),
+        }
+        super().__init__("The complete examples, step by step", controls, self.figures[example][1])
+
+    def compute(self, example, step):
+        panels, self.renderer = self.figures[example]
+        panels.show(step)
+        s = panels.steps
+        return step_readout(s, step), "", {"mean": s.mean[:, 0], "var": s.var[:, 0], "std": s.sqrt_var_eps[:, 0], "xhat": s.xhat, "y": s.y}
+
+
+def complete_examples_explorer(example: str = "token [2, 4, 6, 8]", step: int = 0) -> CompleteExamplesExplorer:
+    """Explorer for the chapter "The complete examples": pick one of the documents' examples and step through it.
+
+    Parameters
+    ----------
+    example : str, default "token [2, 4, 6, 8]"
+        One of ``"2×4 batch"``, ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
+    step : int, default 0
+        0 shows the input; 1 to 4 add the documents' steps (mean, variance, normalize, scale and shift).
+
+    Returns
+    -------
+    CompleteExamplesExplorer
+        An ``ipywidgets.VBox``; its ``controls`` are ``example`` (a dropdown) and ``step`` (a slider).
+
+    Raises
+    ------
+    ValueError
+        For an unknown example or a step outside 0-4.
+    """
+    if example not in EXAMPLES:
+        raise ValueError(f"example must be one of {list(EXAMPLES)}; got {example!r}.")
+    if not 0 <= step < len(STEP_TITLES) or int(step) != step:
+        raise ValueError(f"step must be an integer from 0 to {len(STEP_TITLES) - 1}; got {step!r}.")
+    return CompleteExamplesExplorer(example, int(step))

@@ -1,0 +1,79 @@
+"""The explorer of the chapter "Epsilon"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...forward import layer_norm
+from ..figures.epsilon import epsilon_figure
+from ..figures.render import FastRenderer
+from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
+from .base import Explorer, log_slider
+
+__all__ = ["epsilon_explorer"]
+
+#: The input is ``centre + s * PATTERN``: for s = 0.001 and centre 1 it is [1, 1.001, 0.999, 1].
+PATTERN = np.array([0.0, 1.0, -1.0, 0.0])
+CENTRE = 1.0
+
+
+
+class EpsilonExplorer(Explorer):
+    """Move ε and the input's spread; see the normalized vector shrink and the two placements of ε part ways."""
+
+    def __init__(self, eps: float, spread: float):
+        controls = {"eps": log_slider("ε", eps, -10, 0), "spread": log_slider("spread s", spread, -5, 1)}
+        figure, self.bars, self.curves, self.marker = epsilon_figure(PATTERN, framework_eps=FRAMEWORK_EPS, managed=False)
+        dynamic = [*self.bars.artists, *self.curves.artists, *self.marker.artists]
+        super().__init__("Epsilon: x = [1, 1 + s, 1 − s, 1]", controls, FastRenderer(figure, dynamic))
+
+    def compute(self, eps: float, spread: float):
+        x = CENTRE + spread * PATTERN
+        variance = float(sample_variance(x))
+        exact, inside, outside = layer_norm(x, eps=0.0), layer_norm(x, eps=eps), layer_norm_eps_outside_sqrt(x, eps=eps)
+        std_in, std_out = float(inside.std()), float(outside.std())
+        self.bars.update(exact, inside, outside)
+        self.curves.update(variance)
+        self.marker.update(eps, std_in, std_out)
+        readout = (
+            f"σ² = {variance:.3g}, ε = {eps:.2g}. ε inside √: output variance σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); "
+            f"ε added to σ: std <b>{std_out:.4g}</b>; largest gap between the two outputs: {np.max(np.abs(inside - outside)):.3g}"
+        )
+        note = ""
+        if eps >= variance:
+            note = (f"ε ≥ σ²: ε dominates the variance, so LayerNorm no longer standardizes; it squashes the output toward 0 "
+                    f"(variance {std_in**2:.3g} instead of 1).")
+        return readout, note, {"x": x, "variance": variance, "inside": inside, "outside": outside, "exact": exact,
+                               "output_variance": std_in**2, "std_outside": std_out}
+
+
+def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer:
+    """Explorer for the chapter "Epsilon": ε on a log slider against an input whose spread you control.
+
+    The input is ``[1, 1 + s, 1 - s, 1]`` (for s = 0.001, the chapter's near-constant
+    example), normalized with ε inside the square root, with ε added to σ, and without ε.
+    It opens at s = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five times, so the
+    output variance is already 5/6, not 1; the reader moves s or ε to where ε takes over, and the note says so.
+
+    Parameters
+    ----------
+    eps : float, default 1e-5
+        Starting ε, in [1e-10, 1].
+    spread : float, default 1e-2
+        Starting s, in [1e-5, 10].
+
+    Returns
+    -------
+    EpsilonExplorer
+        An ``ipywidgets.VBox``; its ``controls`` are ``eps`` and ``spread`` (log sliders).
+
+    Raises
+    ------
+    ValueError
+        If a starting value lies outside its slider's range.
+    """
+    if not 1e-10 <= eps <= 1.0:
+        raise ValueError(f"epsilon_explorer: eps must lie in [1e-10, 1]; got {eps}.")
+    if not 1e-5 <= spread <= 10.0:
+        raise ValueError(f"epsilon_explorer: spread must lie in [1e-5, 10]; got {spread}.")
+    return EpsilonExplorer(float(eps), float(spread))

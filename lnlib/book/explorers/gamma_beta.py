@@ -1,0 +1,86 @@
+"""The explorer of the chapter "Scale γ and shift β"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...forward import layer_norm
+from ..figures.gamma_beta import gamma_beta_figure
+from ..figures.render import FastRenderer
+from ..experiments.complete_examples import documents_embedding, documents_token
+from .base import Explorer, slider
+
+__all__ = ["gamma_beta_explorer"]
+
+GAMMA_RANGE, BETA_RANGE = (-2.0, 2.0), (-3.0, 3.0)
+
+
+class GammaBetaExplorer(Explorer):
+    """Set a scale and a shift for each of four features; watch a small vector and a wide one's histogram follow."""
+
+    readout_lines = 4  # y, and the bars cut at the top when there are any (four lines at JupyterLab's width)
+
+    def __init__(self, gamma, beta):
+        self.xhat_small = layer_norm(documents_token())
+        self.xhat_wide = layer_norm(documents_embedding())
+        limits = [float(np.ceil(max(map(abs, GAMMA_RANGE)) * np.abs(x).max() + max(map(abs, BETA_RANGE)))) for x in (self.xhat_small, self.xhat_wide)]
+        controls = {f"gamma{i + 1}": slider(f"γ{i + 1}", g, *GAMMA_RANGE) for i, g in enumerate(gamma)}
+        controls |= {f"beta{i + 1}": slider(f"β{i + 1}", b, *BETA_RANGE) for i, b in enumerate(beta)}
+        figure, self.panels = gamma_beta_figure(self.xhat_small, self.xhat_wide, gamma, beta, limits=limits, managed=False)
+        super().__init__("Scale γ and shift β, one pair per feature", controls, FastRenderer(figure, self.panels.artists))
+
+    def compute(self, **values):
+        gamma = np.array([values[f"gamma{i}"] for i in range(1, 5)])
+        beta = np.array([values[f"beta{i}"] for i in range(1, 5)])
+        y_small, y_wide = self.panels.update(gamma, beta)
+        groups_y = np.split(y_wide, 4)
+        groups_xhat = np.split(self.xhat_wide, 4)
+        readout = (
+            f"small vector: y = γ ⊙ x̂ + β = [{', '.join(f'{v:.3f}' for v in y_small)}]<br>"
+            f"wide vector, mean of each group: [{', '.join(f'{g.mean():.3f}' for g in groups_y)}] "
+            f"(βₖ + γₖ·mean x̂ = [{', '.join(f'{b + g * x.mean():.3f}' for g, b, x in zip(gamma, beta, groups_xhat))}]); "
+            f"spread (std): [{', '.join(f'{g.std():.3f}' for g in groups_y)}] (|γₖ|·std x̂); "
+            f"whole vector: mean {y_wide.mean():.3f}, std {y_wide.std():.3f}"
+        )
+        if self.panels.clipped:
+            readout += (f"<br>{self.panels.clipped} histogram bar{'s are' if self.panels.clipped > 1 else ' is'} taller than "
+                        f"the axis ({self.panels.top:g} features) and cut at the top (▲): a small |γ| packs a group into few bins.")
+        note = ""
+        if np.any(gamma == 0):
+            zeros = ", ".join(str(i + 1) for i in np.flatnonzero(gamma == 0))
+            note = f"γ = 0 for feature {zeros}: its output is βᵢ whatever the input, so the feature carries no information."
+        return readout, note, {"y_small": y_small, "y_wide": y_wide, "group_means": np.array([g.mean() for g in groups_y]),
+                               "group_stds": np.array([g.std() for g in groups_y])}
+
+
+def gamma_beta_explorer(gamma=(1.0, 1.0, 1.0, 1.0), beta=(0.0, 0.0, 0.0, 0.0)) -> GammaBetaExplorer:
+    """Explorer for the chapter "Scale γ and shift β": one γ and one β slider for each of four features.
+
+    The small vector is the normalized token ``[2, 4, 6, 8]``; the wide one is
+    the normalized 512-d embedding of :func:`lnlib.book.experiments.complete_examples.documents_embedding`,
+    whose features are split into four groups of 128 that share the sliders' values.
+
+    Parameters
+    ----------
+    gamma : sequence of 4 floats, default all 1 (the initialisation)
+        Starting scales, each in [-2, 2].
+    beta : sequence of 4 floats, default all 0 (the initialisation)
+        Starting shifts, each in [-3, 3].
+
+    Returns
+    -------
+    GammaBetaExplorer
+        An ``ipywidgets.VBox``; its ``controls`` are ``gamma1`` ... ``gamma4`` and ``beta1`` ... ``beta4``.
+
+    Raises
+    ------
+    ValueError
+        If `gamma` or `beta` does not have 4 values, or a value lies outside its slider's range.
+    """
+    gamma, beta = [float(g) for g in gamma], [float(b) for b in beta]
+    for name, values, (low, high) in (("gamma", gamma, GAMMA_RANGE), ("beta", beta, BETA_RANGE)):
+        if len(values) != 4:
+            raise ValueError(f"gamma_beta_explorer takes 4 starting values of {name}, one per feature; got {len(values)}.")
+        if not all(low <= v <= high for v in values):
+            raise ValueError(f"starting values of {name} must lie in [{low}, {high}]; got {values}.")
+    return GammaBetaExplorer(gamma, beta)

@@ -1,0 +1,84 @@
+"""The explorer of the chapter "The mean"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..figures.mean import mean_figure
+from ..figures.render import FastRenderer
+from .base import Explorer, slider
+
+__all__ = ["mean_explorer", "entry_sliders", "checked_entries"]
+
+
+class MeanExplorer(Explorer):
+    """Drag the entries of a small vector; the mean line and the centred values follow."""
+
+    def __init__(self, values, low: float, high: float):
+        controls = entry_sliders(values, low, high)
+        figure, self.panels = mean_figure(values, value_range=(low, high), managed=False)
+        super().__init__("The mean: move the entries", controls, FastRenderer(figure, self.panels.artists))
+
+    def compute(self, **entries):
+        x = np.array(list(entries.values()))
+        mu = x.mean()
+        centred = x - mu
+        total = float(centred.sum())
+        # The exact sum is 0; in floating point it is a rounding residue, which the readout says rather than prints.
+        total_text = "0 (up to rounding)" if abs(total) <= 1e-12 * max(1.0, float(np.abs(x).max())) else f"{total:.2g}"
+        self.panels.update(x)
+        readout = (
+            f"μ = ({' + '.join(f'{v:g}' for v in x)}) / {x.size} = <b>{mu:.4g}</b>; "
+            f"centred values x − μ = [{', '.join(f'{c:.4g}' for c in centred)}], sum = {total_text}"
+        )
+        note = ""
+        if np.ptp(x) == 0:
+            note = "All entries are equal: every centred value is 0, and the variance will be 0 too (the chapter on ε shows why that matters)."
+        return readout, note, {"mean": mu, "centred": centred}
+
+
+def mean_explorer(values=(1.0, 2.0, 3.0, 4.0), *, low: float = -5.0, high: float = 10.0) -> MeanExplorer:
+    """Explorer for the chapter "The mean": one slider per entry of a small vector.
+
+    Parameters
+    ----------
+    values : sequence of float, default (1, 2, 3, 4)
+        The starting entries (2 to 8 of them), each within [low, high].
+    low, high : float
+        The sliders' range.
+
+    Returns
+    -------
+    MeanExplorer
+        An ``ipywidgets.VBox``; its ``controls`` are ``x1``, ``x2``, ...
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >= high.
+    """
+    return MeanExplorer(checked_entries("mean_explorer", values, low, high), low, high)
+
+
+def entry_sliders(values, low: float, high: float) -> dict:
+    """One slider per entry, named ``x1``, ``x2``, ... (the explorers of the chapters "The mean" and "The variance")."""
+    return {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
+
+
+def checked_entries(explorer: str, values, low: float, high: float) -> list[float]:
+    """The starting entries of a slider-per-entry explorer as floats (chapters "The mean" and "The variance").
+
+    Raises
+    ------
+    ValueError
+        Naming `explorer`, if there are fewer than 2 or more than 8 entries, if
+        low >= high, or if an entry lies outside [low, high].
+    """
+    values = [float(v) for v in values]
+    if not 2 <= len(values) <= 8:
+        raise ValueError(f"{explorer} takes 2 to 8 starting values; got {len(values)}.")
+    if not low < high:
+        raise ValueError(f"{explorer} needs low < high; got low={low}, high={high}.")
+    if not all(low <= v <= high for v in values):
+        raise ValueError(f"{explorer}: starting values must lie in [{low}, {high}]; got {values}.")
+    return values

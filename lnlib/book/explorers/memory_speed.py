@@ -1,0 +1,104 @@
+"""The explorer of the chapter "LayerNorm at the speed of memory": pick a shape and a dtype, see the floor and the measured times."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..experiments.memory_speed import PARTS, KernelResults, bytes_moved, floor_seconds
+from ..figures.memory_speed import THREADED, FloorPanels, IMPLEMENTATION_STYLE
+from ..figures.render import FastRenderer
+from ..figures.style import COLUMN_WIDTH, new_figure
+from .base import Explorer, choice_slider
+
+__all__ = ["memory_speed_explorer"]
+
+#: The explorer's shapes: the benchmark's grid (H in powers of 4, rows in powers of 10) and its dtypes.
+SIZES = (64, 256, 1024, 4096, 16384)
+ROWS = (1, 10, 100, 1000, 10000, 100000)
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def _time(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _readout(results, values, floors, points) -> str:
+    """One row per quantity, one column per part: narrow enough for a phone."""
+    rows, size, dtype = values["rows"], values["size"], values["dtype"]
+    moved = {part: bytes_moved(rows, size, dtype, part).total for part in PARTS}
+    lines = [f"<tr><th></th>{''.join(f'<th>{part}</th>' for part in PARTS)}</tr>",
+             f"<tr><td>bytes moved</td>{''.join(f'<td>{moved[p] / 1e6:.3g} MB</td>' for p in PARTS)}</tr>",
+             f"<tr><td>floor, 1 thread</td>{''.join(f'<td>{_time(floors[p, 1])}</td>' for p in PARTS)}</tr>"]
+    for name in results.implementations:
+        cells = []
+        for part in PARTS:
+            entry = points.get((part, name, 1))
+            cells.append(f"<td>{_time(entry['median_s'])}, {results.fraction(entry):.2f} of floor</td>" if entry else "<td>not measured</td>")
+        lines.append(f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>{''.join(cells)}</tr>")
+    return (f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
+            f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>")
+
+
+class MemorySpeedExplorer(Explorer):
+    """Choose rows, H and the storage dtype: the floor moves with the bytes; the markers are the committed measurements."""
+
+    def __init__(self, results: KernelResults, rows: int, size: int, dtype: str):
+        self.results = results
+        controls = {
+            "size": choice_slider("H", SIZES, size),
+            "rows": choice_slider("rows", ROWS, rows),
+            "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
+        }
+        figure, axes = new_figure(2, 1, figsize=(COLUMN_WIDTH, 3.9), managed=False, sharex=True)
+        self.panels = FloorPanels(axes, results.implementations, results.thread_counts)
+        super().__init__("LayerNorm against the memory floor: choose a shape", controls, FastRenderer(figure, self.panels.artists))
+
+    def compute(self, size, rows, dtype):
+        results = self.results
+        floors = {(part, t): floor_seconds(bytes_moved(rows, size, dtype, part), results.memory_bandwidth(t))
+                  for part in PARTS for t in results.thread_counts}
+        points = {}
+        for part in PARTS:
+            for name in results.implementations:
+                for threads in results.thread_counts:
+                    if threads == 1 or name in THREADED:
+                        entry = results.point(name, part, dtype, threads, rows, size)
+                        if entry is not None:
+                            points[part, name, threads] = entry
+        self.panels.show(floors, points)
+        values = {"rows": rows, "size": size, "dtype": dtype}
+        note = ""
+        if not points:
+            note = ("Not measured at this shape (the benchmark stops at 2²⁴ elements, and times 16-bit storage at H = 1024 only): "
+                    "the lines show the floor the bytes-moved model predicts.")
+        return _readout(results, values, floors, points), note, {"floors": floors, "points": points}
+
+
+def memory_speed_explorer(rows: int = 1000, size: int = 1024, dtype: str = "float32", results=None) -> MemorySpeedExplorer:
+    """Explorer for the chapter "LayerNorm at the speed of memory": the floor and the measured kernels at one shape.
+
+    Parameters
+    ----------
+    rows : one of 1, 10, ..., 100000, default 1000
+    size : one of 64, 256, 1024, 4096, 16384, default 1024
+        H, the number of features.
+    dtype : {"float32", "float16", "bfloat16"}, default "float32"
+    results : lnlib.book.experiments.memory_speed.KernelResults, optional
+        Default: the committed ``benchmarks/results/kernels.json``.
+
+    Returns
+    -------
+    MemorySpeedExplorer
+
+    Raises
+    ------
+    ValueError
+        If a value is not one the explorer offers.
+    """
+    for name, value, options in (("rows", rows, ROWS), ("size", size, SIZES), ("dtype", dtype, DTYPES)):
+        if value not in options:
+            raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}.")
+    return MemorySpeedExplorer(KernelResults.load() if results is None else results, rows, size, dtype)

@@ -1,0 +1,68 @@
+"""The explorer of the chapter "The variance"."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..figures.render import FastRenderer
+from ..figures.variance import variance_figure
+from ...variants import sample_variance
+from .base import Explorer
+from .mean import checked_entries, entry_sliders
+
+__all__ = ["variance_explorer"]
+
+#: The divisor dropdown: label shown to the reader, and whether it is the unbiased (H - 1) variance.
+DIVISORS = [("H (LayerNorm, numpy.var)", False), ("H − 1 (torch.std default)", True)]
+
+
+class VarianceExplorer(Explorer):
+    """Drag the entries; the deviations' squares, their average area σ² and the band μ ± σ follow."""
+
+    def __init__(self, values, low: float, high: float):
+        controls = entry_sliders(values, low, high)
+        controls["divisor"] = widgets.Dropdown(options=DIVISORS, value=False, description="divide by")
+        figure, self.panels = variance_figure(values, value_range=(low, high), managed=False)
+        dynamic = [artist for panel in self.panels for artist in panel.artists]
+        super().__init__("The variance: move the entries", controls, FastRenderer(figure, dynamic))
+
+    def compute(self, divisor: bool, **entries):
+        x = np.array(list(entries.values()))
+        squares = (x - x.mean()) ** 2
+        variance = float(sample_variance(x, unbiased=divisor))
+        for panel in self.panels:
+            panel.update(x, divisor)
+        symbol, count = ("s", x.size - 1) if divisor else ("σ", x.size)
+        readout = (
+            f"μ = {x.mean():.4g}; squares (x − μ)² = [{', '.join(f'{q:.4g}' for q in squares)}], "
+            f"sum = {squares.sum():.4g}; {symbol}² = sum / {count} = <b>{variance:.4g}</b>, {symbol} = <b>{np.sqrt(variance):.4g}</b>"
+        )
+        note = ""
+        if np.ptp(x) == 0:
+            note = "All entries are equal: every square has zero area, so the variance is 0 and normalizing would divide 0 by 0 (the chapter on ε fixes that)."
+        return readout, note, {"mean": float(x.mean()), "squares": squares, "variance": variance, "std": float(np.sqrt(variance))}
+
+
+def variance_explorer(values=(1.0, 2.0, 3.0, 4.0), *, low: float = 0.0, high: float = 5.0) -> VarianceExplorer:
+    """Explorer for the chapter "The variance": one slider per entry and a choice of divisor, H or H - 1.
+
+    Parameters
+    ----------
+    values : sequence of float, default (1, 2, 3, 4)
+        The starting entries (2 to 8 of them), each within [low, high].
+    low, high : float
+        The sliders' range; it fixes the figure's scales, so areas stay comparable.
+
+    Returns
+    -------
+    VarianceExplorer
+        An ``ipywidgets.VBox``; its ``controls`` are ``x1``, ``x2``, ... and ``divisor``
+        (False: divide by H; True: by H - 1).
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >= high.
+    """
+    return VarianceExplorer(checked_entries("variance_explorer", values, low, high), low, high)

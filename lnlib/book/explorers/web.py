@@ -1,0 +1,360 @@
+"""The explorers on the website: a grid of settings precomputed at build time, swapped in the page.
+
+A website reader has no kernel (DESIGN.md, "Widgets"). When ``make book`` executes a chapter it sets
+``LNBOOK_WEBSITE=1``, and an explorer then displays as :func:`web_explorer_html` instead of a widget:
+native controls (``<input type=range>``, ``<select>``, a checkbox) with the explorer's own labels, and
+the display of every setting of a grid, computed by the explorer's own ``compute``. Per setting only
+the pixels the moving artists drew are stored (lossless WebP over one static background, from
+:meth:`lnlib.book.figures.render.FastRenderer.layers`), with the readout and the note as the notebook shows
+them. ``_ext/web_explorers_static/lnlib-explorers.js`` swaps them as the reader moves a control.
+
+Explorers with one slider per vector entry (chapters 3, 4, 6, 7, 9) cannot enumerate their settings;
+on the website they offer named presets and a sweep of one entry at a time (:class:`Sweep`).
+
+The HTML of an explorer is cached on disk when ``LNBOOK_WEB_CACHE`` names a folder (``make book`` does),
+keyed on lnlib's source, the library versions and the explorer's starting values: an unchanged chapter
+costs nothing the next time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import itertools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import ipywidgets as widgets
+import numpy as np
+from PIL import Image
+
+from ..figures.render import overlay
+
+__all__ = ["Sweep", "WebControl", "overlay", "web_controls", "web_explorer_html", "web_plan", "web_states"]
+
+#: The most distinct settings one explorer may compute at build time (a bound on `make book`'s time).
+MAX_STATES = 1500
+#: The most HTML one explorer may add to its page (issue 17's budget; a page stays under 2.5 MB).
+MAX_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class WebControl:
+    """One control of the website's explorer: what the reader moves, and the values behind each position."""
+
+    name: str
+    label: str
+    kind: str  # "range", "select" or "checkbox"
+    labels: tuple[str, ...]
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Presets and one-entry sweeps, for an explorer with one slider per vector entry.
+
+    Parameters
+    ----------
+    presets : dict of str to dict
+        A name the reader sees, and the value of every swept control (``x1``, ``x2``, ...), and of any
+        other control the preset fixes (the website then offers no control for it).
+    grids : dict of str to tuple of float
+        The values the website's slider offers for each swept control; every preset's values lie on them.
+    """
+
+    presets: dict
+    grids: dict
+
+    def __post_init__(self):
+        for name, values in self.presets.items():
+            for entry, value in values.items():
+                if entry in self.grids and not np.isclose(self.grids[entry], value).any():
+                    raise ValueError(f"preset {name!r}: {entry} = {value} is not on the sweep grid {self.grids[entry]}.")
+
+
+def _steps(low: float, high: float, step: float) -> tuple[float, ...]:
+    return tuple(float(v) for v in np.round(np.arange(low, high + step / 2, step), 10))
+
+
+def _entries(prefix: str, values) -> dict:
+    return {f"{prefix}{i + 1}": float(v) for i, v in enumerate(values)}
+
+
+def _decades(low: int, high: int, per_decade: int) -> tuple[float, ...]:
+    return tuple(float(10.0**e) for e in np.round(np.linspace(low, high, (high - low) * per_decade + 1), 10))
+
+
+#: What each explorer offers on the website, by class name: grids for its float sliders, or a Sweep.
+WEB_PLANS = {
+    "EpsilonExplorer": {"eps": _decades(-10, 0, 2), "spread": _decades(-5, 1, 2)},
+    "NumericsExplorer": {"shift": _decades(0, 5, 4)},
+    "MeanExplorer": Sweep(
+        presets={"sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)), "sample 2: [5, 6, 7, 8]": _entries("x", (5, 6, 7, 8)),
+                 "constant: [3, 3, 3, 3]": _entries("x", (3, 3, 3, 3)), "one outlier: [0, 0, 0, 10]": _entries("x", (0, 0, 0, 10))},
+        grids={f"x{i}": _steps(-5, 10, 1) for i in range(1, 5)}),
+    "VarianceExplorer": Sweep(
+        presets={"sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)), "constant: [2, 2, 2, 2]": _entries("x", (2, 2, 2, 2)),
+                 "near-constant: [2, 2, 2, 2.5]": _entries("x", (2, 2, 2, 2.5)), "one outlier: [0, 0, 0, 4]": _entries("x", (0, 0, 0, 4))},
+        grids={f"x{i}": _steps(0, 5, 0.5) for i in range(1, 5)}),
+    "NormalizingExplorer": Sweep(
+        presets={"x = (1, 2, 3)": _entries("x", (1, 2, 3)), "constant: (2, 2, 2)": _entries("x", (2, 2, 2)),
+                 "near-constant: (1, 1, 1.5)": _entries("x", (1, 1, 1.5))},
+        grids={f"x{i}": _steps(-3, 3, 0.5) for i in range(1, 4)}),
+    "GammaBetaExplorer": Sweep(
+        presets={"initial: γ = 1, β = 0": {**_entries("gamma", (1,) * 4), **_entries("beta", (0,) * 4)},
+                 "γ = 2, β = 0": {**_entries("gamma", (2,) * 4), **_entries("beta", (0,) * 4)},
+                 "γ = 0.5, β = −1": {**_entries("gamma", (0.5,) * 4), **_entries("beta", (-1,) * 4)},
+                 "one pair per group": {**_entries("gamma", (2, -1, 0.5, 1)), **_entries("beta", (1, -2, 0, 3))}},
+        grids={**{f"gamma{i}": _steps(-2, 2, 0.25) for i in range(1, 5)}, **{f"beta{i}": _steps(-3, 3, 0.5) for i in range(1, 5)}}),
+    "GradientsExplorer": Sweep(
+        presets={"x = [2, 4, 6, 8], generic dy, ε = 0": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (1.5, -0.5, 0, 0.5)), "eps": 0.0},
+                 "dy constant, ε = 0": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (1, 1, 1, 1)), "eps": 0.0},
+                 "dy ∝ x̂, ε = 0": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (-1.5, -0.5, 0.5, 1.5)), "eps": 0.0},
+                 "dy ∝ x̂, ε = 1": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (-1.5, -0.5, 0.5, 1.5)), "eps": 1.0}},
+        grids={**{f"x{i}": _steps(-8, 8, 2) for i in range(1, 5)}, **{f"dy{i}": _steps(-2, 2, 0.5) for i in range(1, 5)}}),
+}
+
+
+def web_plan(explorer):
+    """The website's plan for `explorer`: a :class:`Sweep`, or a dict of grids for its float sliders (maybe empty)."""
+    return WEB_PLANS.get(type(explorer).__name__, {})
+
+
+def _format(control, value) -> str:
+    readout_format = getattr(control, "readout_format", None)
+    if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider)) and readout_format:
+        return format(value, readout_format)
+    return str(value)
+
+
+def web_controls(explorer, grids: dict, skip=()) -> list[WebControl]:
+    """The explorer's own controls as website controls, in order; float sliders take their values from `grids`."""
+    controls = []
+    for name, control in explorer.controls.items():
+        if name in skip:
+            continue
+        label = control.description or name
+        if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider)):
+            values = grids[name]
+            controls.append(WebControl(name, label, "range", tuple(_format(control, v) for v in values), tuple(values)))
+        elif isinstance(control, widgets.IntSlider):
+            values = tuple(range(control.min, control.max + 1))
+            controls.append(WebControl(name, label, "range", tuple(map(str, values)), values))
+        elif isinstance(control, widgets.SelectionSlider):
+            controls.append(WebControl(name, label, "range", tuple(control._options_labels), tuple(control._options_values)))
+        elif isinstance(control, (widgets.Dropdown, widgets.ToggleButtons)):
+            controls.append(WebControl(name, label or "choice", "select", tuple(control._options_labels), tuple(control._options_values)))
+        elif isinstance(control, widgets.Checkbox):
+            controls.append(WebControl(name, label, "checkbox", ("off", "on"), (False, True)))
+        else:
+            raise TypeError(f"{type(explorer).__name__}.{name}: no website control for {type(control).__name__}")
+    return controls
+
+
+def _nearest(values, value) -> int:
+    if isinstance(value, (bool, str)) or not all(isinstance(v, (int, float)) for v in values):
+        return list(values).index(value)
+    return int(np.argmin(np.abs(np.asarray(values, dtype=float) - value)))
+
+
+@dataclass
+class WebStates:
+    """Every setting of an explorer's website grid: the controls, and the explorer values behind each grid index."""
+
+    controls: list
+    settings: list  # per flat grid index: the explorer's control values (dict), or None where the grid has a hole
+    start: list  # the starting position of every control
+    sweep: dict | None = None
+
+
+def web_states(explorer) -> WebStates:
+    """The website's controls for `explorer` and the explorer values at every flat grid index (row-major)."""
+    plan = web_plan(explorer)
+    start_values = explorer.values()
+    if not isinstance(plan, Sweep):
+        controls = web_controls(explorer, plan)
+        settings = [{c.name: c.values[i] for c, i in zip(controls, index)}
+                    for index in itertools.product(*(range(len(c.values)) for c in controls))]
+        return WebStates(controls, settings, [_nearest(c.values, start_values[c.name]) for c in controls])
+    entries = list(plan.grids)
+    presets = list(plan.presets)
+    longest = max(len(g) for g in plan.grids.values())
+    labels = {e: explorer.controls[e].description for e in entries}
+    fixed = {name for values in plan.presets.values() for name in values}
+    others = web_controls(explorer, {}, skip=fixed)  # menus and checkboxes; a sweep's float sliders are all swept or fixed
+    value_labels = [[_format(explorer.controls[e], v) for v in plan.grids[e]] for e in entries]
+    controls = [
+        WebControl("preset", "start from", "select", tuple(presets), tuple(presets)),
+        WebControl("entry", "move", "select", tuple(labels.values()), tuple(entries)),
+        WebControl("value", labels[entries[0]], "range", tuple(value_labels[0]), tuple(plan.grids[entries[0]])),
+        *others,
+    ]
+    settings = []
+    for p, e, v, *rest in itertools.product(range(len(presets)), range(len(entries)), range(longest), *(range(len(c.values)) for c in others)):
+        grid = plan.grids[entries[e]]
+        if v >= len(grid):
+            settings.append(None)
+            continue
+        values = {**plan.presets[presets[p]], entries[e]: grid[v]}
+        settings.append(values | {c.name: c.values[i] for c, i in zip(others, rest)})
+    reset = [[_nearest(plan.grids[e], plan.presets[p][e]) for e in entries] for p in presets]
+    sweep = {"reset": reset, "labels": value_labels, "names": list(labels.values()), "size": longest}
+    start = [0, 0, reset[0][0], *(_nearest(c.values, start_values[c.name]) for c in others)]
+    return WebStates(controls, settings, start, sweep)
+
+
+def _webp(rgba: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    Image.fromarray(rgba).save(buffer, format="webp", lossless=True, quality=50, method=4)
+    return "data:image/webp;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+class _Table:
+    """Distinct strings, each stored once, by index."""
+
+    def __init__(self):
+        self.items, self.index = [], {}
+
+    def add(self, key, make=lambda key: key) -> int:
+        if key not in self.index:
+            self.index[key] = len(self.items)
+            self.items.append(make(key))
+        return self.index[key]
+
+
+def _render(explorer, states: WebStates) -> dict:
+    """Compute every distinct setting once; return the JSON data of the page's explorer."""
+    images, texts, done, table = _Table(), _Table(), {}, []
+    arrays = {}
+    position = {c.name: i for i, c in enumerate(states.controls)}
+    for values in states.settings:
+        if values is None:
+            table.append(None)
+            continue
+        inactive = [name for name in explorer.inactive(values) if name in position]
+        # A control with no effect is disabled on the page; its position must not change the display.
+        canonical = values | {name: states.controls[position[name]].values[0] for name in inactive}
+        key = tuple(sorted(canonical.items()))
+        if key not in done:
+            readout, note = explorer.texts(canonical)
+            background, frame = explorer.renderer.layers()
+            layer = overlay(background, frame)
+            ids = []
+            for array in (background, layer):
+                digest = hashlib.sha1(array.tobytes()).hexdigest()
+                arrays.setdefault(digest, array)
+                ids.append(images.add(digest, lambda d: _webp(arrays.pop(d))))
+            done[key] = [*ids, texts.add(readout), texts.add(note), sorted(position[name] for name in inactive)]
+        table.append(done[key])
+    distinct = len(done)
+    if distinct > MAX_STATES:
+        raise ValueError(f"{type(explorer).__name__} would ship {distinct} settings to the website; the budget is {MAX_STATES}.")
+    sizes = [len(c.values) for c in states.controls]
+    if states.sweep:
+        sizes[2] = states.sweep["size"]
+    return {"sizes": sizes, "labels": [list(c.labels) for c in states.controls], "states": table,
+            "images": images.items, "texts": texts.items, "sweep": states.sweep, "distinct": distinct}
+
+
+def _control_html(uid: str, i: int, control: WebControl, position: int, disabled: bool) -> str:
+    cid = f"{uid}-{i}"
+    label = f'<label for="{cid}">{html.escape(control.label)}</label>'
+    common = f'id="{cid}" data-lnlib-control="{i}"' + (" disabled" if disabled else "")
+    if control.kind == "range":
+        text = html.escape(control.labels[position])
+        return (f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" max="{len(control.values) - 1}" '
+                f'step="1" value="{position}" aria-valuetext="{text}"><output for="{cid}">{text}</output></span>')
+    if control.kind == "select":
+        options = "".join(f'<option value="{j}"{" selected" if j == position else ""}>{html.escape(t)}</option>'
+                          for j, t in enumerate(control.labels))
+        return f'<span class="lnlib-web-control">{label}<select {common}>{options}</select></span>'
+    checked = " checked" if position else ""
+    return f'<span class="lnlib-web-control lnlib-web-check"><input type="checkbox" {common}{checked}>{label}</span>'
+
+
+def _grid_line(explorer, states: WebStates, distinct: int) -> str:
+    """One line, only where the page's explorer is coarser than the notebook's (module docstring)."""
+    if states.sweep:
+        return (f"On this page you start from a preset and move one entry at a time, on a grid ({distinct} precomputed "
+                "settings); in the notebook every entry has its own continuous slider.")
+    if any(isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider)) for c in states.controls):
+        return f"On this page the sliders move on a grid ({distinct} precomputed settings); in the notebook they are continuous."
+    return ""
+
+
+def _html(explorer, states: WebStates, data: dict) -> str:
+    uid = "lnlib-web-" + hashlib.sha1(json.dumps(data["texts"]).encode()).hexdigest()[:10]
+    figure = explorer.renderer.figure
+    width, height = (int(round(v)) for v in figure.bbox.size)
+    k = 0
+    for size, position in zip(data["sizes"], states.start):
+        k = k * size + position
+    background, layer, readout, note, disabled = data["states"][k]
+    title = html.escape(explorer.title)
+    line = _grid_line(explorer, states, data["distinct"])
+    payload = json.dumps({key: data[key] for key in ("sizes", "labels", "states", "images", "texts", "sweep")},
+                         ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    controls = "".join(_control_html(uid, i, c, p, i in disabled) for i, (c, p) in enumerate(zip(states.controls, states.start)))
+    alt = html.escape(f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below.")
+    return (
+        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}">'
+        f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
+        f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
+        f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
+        f'<img class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
+        f'</div><div class="lnlib-readout" aria-live="polite">{data["texts"][readout]}</div>'
+        f'<div class="lnlib-note">{data["texts"][note]}</div>'
+        + (f'<p class="lnlib-web-grid">{html.escape(line)}</p>' if line else "")
+        + f'<script type="application/json" class="lnlib-web-data">{payload}</script></div>'
+    )
+
+
+def _cache_key(explorer) -> str:
+    import matplotlib  # noqa: PLC0415
+    import PIL  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[2]  # lnlib: the library and the book
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
+    digest.update(repr((type(explorer).__name__, sorted(explorer.values().items()), np.__version__, matplotlib.__version__,
+                        PIL.__version__, widgets.__version__)).encode())
+    return digest.hexdigest()[:24]
+
+
+def web_explorer_html(explorer) -> str:
+    """The precomputed explorer of the website, as one self-contained HTML fragment (module docstring).
+
+    Parameters
+    ----------
+    explorer : lnlib.book.explorers.base.Explorer
+        Any chapter's explorer; its controls' current values are the starting setting.
+
+    Returns
+    -------
+    str
+        HTML: native controls, the figure as a background and a moving layer, the readout, the note,
+        and the states as JSON, for ``_ext/web_explorers_static/lnlib-explorers.js``.
+    """
+    folder = os.environ.get("LNBOOK_WEB_CACHE")
+    cached = Path(folder) / f"{_cache_key(explorer)}.html" if folder else None
+    if cached is not None and cached.exists():
+        return cached.read_text(encoding="utf-8")
+    start = explorer.values()
+    states = web_states(explorer)
+    data = _render(explorer, states)
+    explorer.texts(start)  # leave the explorer where it started
+    result = _html(explorer, states, data)
+    if len(result.encode()) > MAX_BYTES:
+        raise ValueError(f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} MB; the budget is "
+                         f"{MAX_BYTES / 1e6:.0f} MB: coarsen its grid in WEB_PLANS.")
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        temporary = cached.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(result, encoding="utf-8")
+        temporary.replace(cached)
+    return result

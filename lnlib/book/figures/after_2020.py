@@ -1,0 +1,181 @@
+"""Figures for the chapter "LayerNorm after 2020": seven placements side by side, QK-norm's bound, DyT's S-curve."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
+
+from ..models.placements import SCHEME_LABELS
+from .style import PALETTE, new_figure
+
+__all__ = ["COLOURS", "PlacementPanels", "dyt_figure", "explorer_figure", "placements_figure", "qk_figure"]
+
+#: One Okabe-Ito colour and line style per placement, in every figure of the chapter.
+COLOURS = {"post": PALETTE["mean"], "pre": PALETTE["input"], "peri": PALETTE["positive"], "olmo2": PALETTE["negative"],
+           "mixln": PALETTE["output"], "deepnorm": PALETTE["neutral"], "lns": PALETTE["reference"]}
+STYLES = {"post": "-", "pre": "-", "peri": "--", "olmo2": "--", "mixln": "-.", "deepnorm": ":", "lns": "-."}
+
+#: The per-layer measures: attribute of PlacementProfile, axis label, log scale.
+MEASURES = {
+    "stream_sq": ("hidden-state variance\n$\\|x_l\\|^2/d$", True),
+    "grad_norm": ("weight gradient\n$\\|\\partial\\mathcal{L}/\\partial W^{(l)}\\|_F$", True),
+    "angle": ("change made by layer l\nangle$(x_{l-1}, x_l)/\\pi$", False),
+    "entropy": ("attention entropy\n(nats)", False),
+}
+
+
+def _log_axis(ax, subs=(1.0, 3.0)) -> None:
+    """A logarithmic y-axis labelled with plain numbers, at `subs` times each power of ten."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _series(profile, measure: str):
+    """Layers, mean over seeds and standard deviation of one measure."""
+    rows = getattr(profile, measure)
+    start = 0 if measure == "stream_sq" else 1
+    return np.arange(start, start + rows.shape[1]), rows.mean(axis=0), rows.std(axis=0)
+
+
+def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle")):
+    """Every placement on the same axes: one row per measure, layer on the x-axis, mean ± sd over seeds as a band.
+
+    Parameters
+    ----------
+    profiles : dict of str to lnlib.book.models.placements.PlacementProfile
+        One profile per scheme, all of the same depth (as from :func:`lnlib.book.models.placements.profile_table`).
+    """
+    fig, axes = new_figure(len(measures), 1, figsize=(5.4, 2.3 * len(measures) + 0.8), sharex=True)
+    for ax, measure in zip(axes, measures):
+        label, log = MEASURES[measure]
+        for scheme, profile in profiles.items():
+            layers, mean, spread = _series(profile, measure)
+            ax.plot(layers, mean, STYLES[scheme], color=COLOURS[scheme], lw=1.8, label=SCHEME_LABELS[scheme])
+            low = np.maximum(mean - spread, mean / 3) if log else mean - spread
+            ax.fill_between(layers, low, mean + spread, color=COLOURS[scheme], alpha=0.15, lw=0)
+        ax.set_ylabel(label)
+        if log:
+            _log_axis(ax)
+    axes[-1].set_xlabel("layer l (1 = bottom)")
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, fontsize=9)
+    return fig
+
+
+def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
+    """Attention logits and entropy as the query/key scale grows, without and with QK-norm.
+
+    Parameters
+    ----------
+    scales : sequence of float
+    plain, normed : list of dict
+        :func:`lnlib.book.models.placements.logit_statistics` at each scale, without and with QK-norm.
+    bound : float
+        √d, QK-norm's ceiling.
+    tokens : int
+        T, so the plot can mark uniform attention's entropy ln T.
+    """
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8))
+    for rows, colour, marker, label in ((plain, PALETTE["mean"], "o", "plain"), (normed, PALETTE["input"], "s", "QK-norm")):
+        left.plot(scales, [r["max_logit"] for r in rows], marker=marker, color=colour, label=label)
+        right.plot(scales, [r["entropy"] for r in rows], marker=marker, color=colour, label=label)
+    left.axhline(bound, color=PALETTE["neutral"], ls=":", lw=1)
+    left.text(scales[0], bound * 1.3, "$\\sqrt{d}$", fontsize=10)
+    right.axhline(np.log(tokens), color=PALETTE["neutral"], ls=":", lw=1)
+    right.text(scales[-1], np.log(tokens) * 1.03, f"uniform, ln {tokens}", fontsize=10, va="bottom", ha="right")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.set_xlabel("scale s of $W_q, W_k$")
+    left.set_yscale("log")
+    left.set(ylabel="largest |logit|", title="logits")
+    right.set(ylabel="mean entropy (nats)", title="attention entropy", ylim=(0, 1.25 * np.log(tokens)))
+    left.legend(loc="upper left")
+    return fig
+
+
+def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, width: int):
+    """LayerNorm's input against its output, entry by entry: heavy-tailed tokens (left) and normal tokens (right), with the fitted tanh and line.
+
+    Parameters
+    ----------
+    heavy, normal : (ndarray, ndarray)
+        Inputs and outputs, as from :func:`lnlib.book.models.dyt.s_curve`.
+    heavy_fit, normal_fit : dict
+        :func:`lnlib.book.models.dyt.fit_tanh` of each.
+    width : int
+        The tokens' width d, so the plot can mark LayerNorm's ceiling √(d − 1).
+    """
+    fig, axes = new_figure(1, 2, figsize=(5.4, 2.9), sharey=True)
+    ceiling = np.sqrt(width - 1)
+    for ax, (x, y), fit, title in zip(axes, (heavy, normal), (heavy_fit, normal_fit), ("heavy-tailed tokens", "normal tokens")):
+        span = np.linspace(x.min(), x.max(), 300)
+        ax.plot(x, y, ".", ms=2, color=PALETTE["reference"], alpha=0.4, rasterized=True)
+        ax.plot(span, fit["gamma"] * np.tanh(fit["alpha"] * span), color=PALETTE["mean"], lw=2)
+        ax.plot(span, fit["slope"] * span, "--", color=PALETTE["neutral"], lw=1)
+        for sign in (-1, 1):
+            ax.axhline(sign * ceiling, color=PALETTE["neutral"], ls=":", lw=1)
+        ax.set(title=title, xlabel="LayerNorm input $x_i$")
+    axes[0].set_ylabel("output $\\hat x_i$")
+    axes[0].set_ylim(-1.15 * ceiling, 1.15 * ceiling)
+    handles = [Line2D([], [], marker=".", ls="", color=PALETTE["reference"], label="entries"),
+               Line2D([], [], color=PALETTE["mean"], lw=2, label="$\\gamma\\tanh(\\alpha x)$ fit"),
+               Line2D([], [], color=PALETTE["neutral"], ls="--", label="line fit"),
+               Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
+    return fig
+
+
+class PlacementPanels:
+    """The explorer's four panels: variance, gradient, change per layer and attention entropy of one profile.
+
+    Axis limits are fixed when drawn, so :meth:`update` only moves the lines (chapter "LayerNorm after 2020").
+    """
+
+    def __init__(self, axes, max_depth: int, limits: dict):
+        self.lines, self.bands = {}, {}
+        for ax, measure in zip(axes, MEASURES):
+            label, log = MEASURES[measure]
+            self.bands[measure] = ax.fill_between([0, 1], [0, 0], [0, 0], alpha=0.2, lw=0)
+            (self.lines[measure],) = ax.plot([], [], "o-", ms=2.5, lw=1.8)
+            ax.set(xlim=(-0.5, max_depth + 0.5), ylim=limits[measure], ylabel=label)
+            if log:
+                _log_axis(ax, subs=(1.0,))
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+        for ax in axes[-2:]:
+            ax.set_xlabel("layer l")
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return list(self.bands.values()) + list(self.lines.values())
+
+    def update(self, profile) -> None:
+        """Show one :class:`lnlib.book.models.placements.PlacementProfile` in its scheme's colour."""
+        colour = COLOURS[profile.scheme]
+        for measure in MEASURES:
+            layers, mean, spread = _series(profile, measure)
+            log = MEASURES[measure][1]
+            low = np.maximum(mean - spread, mean / 3) if log else mean - spread
+            self.lines[measure].set_data(layers, mean)
+            self.lines[measure].set_color(colour)
+            band = self.bands[measure]
+            band.set_verts([np.column_stack([np.r_[layers, layers[::-1]], np.r_[low, (mean + spread)[::-1]]])])
+            band.set_color(colour)
+
+
+def explorer_figure(profile, *, max_depth: int, limits: dict, managed: bool = True):
+    """The explorer's figure for one profile, a 2 x 2 grid of the four measures.
+
+    Returns
+    -------
+    (Figure, PlacementPanels)
+    """
+    fig, axes = new_figure(2, 2, figsize=(5.4, 4.4), managed=managed)
+    panels = PlacementPanels(axes.ravel(), max_depth, limits)
+    panels.update(profile)
+    return fig, panels
+

@@ -1,0 +1,203 @@
+r"""Figures for the chapter "Epsilon": how ε shrinks the output, inside the square root and added to σ.
+
+For an input with (biased) variance :math:`\sigma^2`, the normalized values have
+standard deviation :math:`\sqrt{\sigma^2 / (\sigma^2 + \varepsilon)}` when ε sits inside the
+square root (PyTorch, Flax, Keras) and :math:`\sigma / (\sigma + \varepsilon)` when ε is added to σ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tools.prose import number
+from ...variants import std_inside, std_outside
+from .style import PALETTE, new_figure, panel_grid
+
+__all__ = ["OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
+
+#: Fixed ε axis of the curves: 1e-10 to 1.
+EPS_GRID = np.logspace(-10, 0, 161)
+#: Every curve of the chapter's figures is ε inside the square root (orange) or ε added to σ (sky blue); the
+#: frameworks are told apart by name, never by a colour, so orange means one thing in the whole chapter.
+FRAMEWORK_LINE = {"color": PALETTE["neutral"], "lw": 1, "ls": ":", "alpha": 0.6}
+
+
+class OutputBars:
+    """The normalized values of one vector, ε inside the square root against ε added to σ, beside the ε = 0 values (chapter "Epsilon").
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    size : int
+        H, the number of entries.
+    limit : float
+        Fixed half-height of the value axis (the largest ``abs(x̂)`` reachable, e.g. sqrt(H - 1)).
+    """
+
+    def __init__(self, ax, size: int, limit: float):
+        index = np.arange(1, size + 1)
+        self.inside = ax.bar(index - 0.2, np.zeros(size), width=0.4, color=PALETTE["output"], label="ε inside √ (frameworks)")
+        self.outside = ax.bar(index + 0.2, np.zeros(size), width=0.4, color=PALETTE["reference"], label="ε added to σ")
+        (self.exact,) = ax.plot(index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0")
+        ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
+        ax.set(xlabel="feature index i", ylabel="normalized value $\\hat{x}_i$", xticks=index, ylim=(-1.15 * limit, 1.15 * limit))
+        ax.set_title("the normalized vector x̂,\nthree ways")
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [*self.inside, *self.outside, self.exact]
+
+    def update(self, exact, inside, outside) -> None:
+        """Show the normalized values without ε (`exact`), with ε inside the root, and with ε added to σ."""
+        for bars, heights in ((self.inside, inside), (self.outside, outside)):
+            for bar, height in zip(bars, heights):
+                bar.set_height(height)
+        self.exact.set_ydata(exact)
+
+
+class StdCurves:
+    """The output's standard deviation against ε (log scale) for one input variance, both placements of ε (chapter "Epsilon").
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    framework_eps : dict of str to float, optional
+        Defaults to mark as vertical lines, e.g. ``lnlib.variants.FRAMEWORK_EPS``.
+    """
+
+    def __init__(self, ax, framework_eps=None):
+        (self.inside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["output"], lw=2, label="ε inside √")
+        (self.outside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["reference"], lw=2, ls="--", label="ε added to σ")
+        (self.variance_mark,) = ax.plot([], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²")
+        for name, eps in (framework_eps or {}).items():
+            ax.axvline(eps, **FRAMEWORK_LINE)
+            # upright along its line, above the axes: defaults one decade apart (1e-6, 1e-5) stay side by side
+            ax.text(eps, 1.02, name, transform=ax.get_xaxis_transform(), fontsize=9, rotation=90, ha="center",
+                    va="bottom", color=PALETTE["neutral"])
+        ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12),
+               xticks=[1e-9, 1e-6, 1e-3, 1.0])
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [self.inside, self.outside, self.variance_mark]
+
+    def update(self, variance: float) -> None:
+        """Redraw both curves for an input of (biased) variance `variance`."""
+        self.inside.set_ydata(std_inside(variance, EPS_GRID))
+        self.outside.set_ydata(std_outside(variance, EPS_GRID))
+        self.variance_mark.set_data([variance], [std_inside(variance, variance)])
+
+
+class EpsilonMarker:
+    """The current ε on a :class:`StdCurves` panel: a vertical line and the two outputs' standard deviations (chapter "Epsilon").
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        The :class:`StdCurves` panel.
+    """
+
+    def __init__(self, ax):
+        self.line = ax.axvline(1e-5, color=PALETTE["neutral"], lw=1.5)
+        (self.dots,) = ax.plot([1e-5, 1e-5], [1.0, 1.0], "o", color=PALETTE["neutral"], ms=6)
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`update` changes."""
+        return [self.line, self.dots]
+
+    def update(self, eps: float, std_in: float, std_out: float) -> None:
+        """Move the marker to `eps`, with dots at the two standard deviations."""
+        self.line.set_xdata([eps, eps])
+        self.dots.set_data([eps, eps], [std_in, std_out])
+
+
+def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
+    """The explorer's figure (chapter "Epsilon"): the normalized vector three ways, and the output std against ε.
+
+    Parameters
+    ----------
+    pattern : array_like
+        The direction of the input's spread (its deviations are ``s * pattern``); fixes the bar limits.
+    framework_eps : dict of str to float, optional
+        Framework defaults marked on the ε axis.
+    managed : bool, default True
+        False for a free-standing figure (explorers).
+
+    Returns
+    -------
+    (Figure, OutputBars, StdCurves, EpsilonMarker)
+    """
+    pattern = np.asarray(pattern, dtype=float)
+    centred = pattern - pattern.mean()
+    limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
+    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), managed=managed)
+    bars = OutputBars(left, pattern.size, limit)
+    curves = StdCurves(right, framework_eps)
+    right.set_title("std of x̂ against ε\n(black line: the current ε)", pad=44 if framework_eps else None)
+    # One legend for both panels, below them: inside, the moving bars and curves would run under it.
+    handles = [bars.inside, bars.outside, bars.exact, curves.variance_mark]
+    labels = ["ε inside √ (frameworks)", "ε added to σ", "ε = 0 (black ticks)", "ε = σ² (black tick, right)"]
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)
+    return fig, bars, curves, EpsilonMarker(right)
+
+
+def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
+    """Small multiples of :class:`StdCurves`, one per input variance (chapter "Epsilon").
+
+    The static stand-in for :func:`lnlib.book.explorers.epsilon_explorer` on the website: each
+    panel sweeps ε over ten decades for one input spread, with the framework defaults marked.
+
+    Parameters
+    ----------
+    variances : dict of str to float
+        Title of each panel and the input's (biased) variance σ² it shows.
+    framework_eps : dict of str to float, optional
+        Framework defaults marked on the ε axis.
+
+    Returns
+    -------
+    Figure
+    """
+    fig, axes = panel_grid(len(variances), panel=(3.0, 3.0), sharey=True)
+    for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
+        StdCurves(ax, framework_eps).update(variance)
+        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=44 if framework_eps else None)
+        ax.set_ylabel("")
+    first = np.atleast_1d(axes)[0]
+    first.set_ylabel("std of the output $\\hat{x}$")
+    fig.legend(*first.get_legend_handles_labels(), loc="outside lower center", ncols=3)  # inside, it covers a curve
+    return fig
+
+
+def output_variance_figure(framework_eps: dict[str, float], variances=np.logspace(-10, 2, 241)):
+    """The output variance σ² / (σ² + ε) against the input variance σ², one curve per framework default ε (chapter "Epsilon").
+
+    Parameters
+    ----------
+    framework_eps : dict of str to float
+        Name and ε of each curve, e.g. ``lnlib.variants.FRAMEWORK_EPS``.
+    variances : array_like
+        Input variances to plot (log-spaced).
+
+    Returns
+    -------
+    Figure
+    """
+    variances = np.asarray(variances, dtype=float)
+    fig, ax = new_figure(figsize=(5.4, 3.2))
+    ordered = sorted(framework_eps.items(), key=lambda item: item[1])
+    for k, (name, eps) in enumerate(ordered):
+        # one colour for all: each curve is ε inside the root, as in the chapter's other figures; named in place
+        ax.semilogx(variances, variances / (variances + eps), color=PALETTE["output"], lw=2)
+        ax.plot([eps], [0.5], "o", color=PALETTE["neutral"])
+        # the smallest ε is named on the empty left of its curve, the others on the empty right below theirs
+        left = k == 0
+        ax.annotate(f"{name}\nε = {number(eps, '.0e')}", (eps, 0.5), xytext=(-7, 4) if left else (7, -4), textcoords="offset points",
+                    ha="right" if left else "left", va="bottom" if left else "top", fontsize=9)
+    ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
+    ax.set(xlabel="input variance σ² (log scale)", ylabel="output variance σ² / (σ² + ε)",
+           title="LayerNorm's output variance is 1 only when σ² ≫ ε\n(dots: σ² = ε gives 1/2)")
+    return fig

@@ -1,0 +1,194 @@
+"""Figures for the chapter "Computing it right: numerics": how wrong each variance algorithm is, and what that does to LayerNorm."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from .style import PALETTE, new_figure
+
+__all__ = ["METHOD_STYLE", "ErrorPanels", "error_vs_shift_figure", "output_scatter_figure", "numerics_companion"]
+
+#: Colour, marker and label of each variance algorithm, shared by every figure of the chapter.
+METHOD_STYLE = {
+    "one_pass": {"color": PALETTE["mean"], "marker": "o", "label": "one-pass E[x²] − E[x]²"},
+    "two_pass": {"color": PALETTE["input"], "marker": "s", "label": "two-pass"},
+    "welford": {"color": PALETTE["positive"], "marker": "^", "label": "Welford + Chan merge"},
+}
+#: Where errors are drawn: a floor for exact results, and a ceiling row for inf / NaN.
+ERROR_FLOOR, ERROR_CEILING = 1e-17, 1e4
+SHIFT_LIMITS = (0.8, 1.25e5)
+
+
+def _plottable(errors) -> np.ndarray:
+    """Errors clipped to the axes: exact results at the floor, inf (overflow or NaN) on the ceiling row."""
+    errors = np.asarray(errors, dtype=np.float64)
+    return np.where(np.isinf(errors), ERROR_CEILING, np.clip(errors, ERROR_FLOOR, ERROR_CEILING))
+
+
+#: Labels of the error panels' y-axis ticks: every fourth decade, so a narrow panel stays legible.
+ERROR_TICKS = (1e-16, 1e-12, 1e-8, 1e-4, 1.0)
+#: The axis label of the shift, shared by every panel of the chapter.
+SHIFT_LABEL = "shift κ = mean / std"
+
+
+def _error_axes(ax, ylabel: str | None = None, band: str | None = "wrong by 100 % or more") -> None:
+    """Log-log axes of an error against the shift, the "100 % wrong" band shaded, the inf / NaN row at the top.
+
+    `band` labels the band inside the panel (None: no label, for narrow panels).
+    """
+    ax.set(xscale="log", yscale="log", xlim=SHIFT_LIMITS, ylim=(ERROR_FLOOR / 3, ERROR_CEILING * 30), ylabel=ylabel)
+    ax.set_yticks(ERROR_TICKS, [f"$10^{{{round(np.log10(t))}}}$" for t in ERROR_TICKS])
+    ax.set_xticks([1.0, 1e1, 1e2, 1e3, 1e4, 1e5], ["1", "", "$10^2$", "", "$10^4$", ""])
+    ax.minorticks_off()
+    ax.axhspan(1.0, ERROR_CEILING / 3, color=PALETTE["highlight"], alpha=0.25, lw=0)
+    ax.axhline(ERROR_CEILING, color=PALETTE["neutral"], lw=0.8, ls=":")
+    ax.text(SHIFT_LIMITS[0] * 1.2, ERROR_CEILING * 2, "inf / NaN", fontsize=8, va="bottom")
+    if band:
+        ax.text(SHIFT_LIMITS[0] * 1.2, 30.0, band, fontsize=8, va="center")
+
+
+class ErrorPanels:
+    """Two panels redrawn in place: variance relative error and LayerNorm output error against the shift.
+
+    Each panel has one curve per method (a whole sweep) and one marker per
+    method at the current shift, with a vertical line there. The axes limits
+    are fixed, so an explorer only moves artists (a full redraw of log axes
+    costs over 100 ms; redrawing six curves and markers costs a few).
+
+    Parameters
+    ----------
+    ax_variance, ax_output : matplotlib Axes
+        Side by side with a shared y-axis (only the left one gets the y label), or in one column.
+    band_labels : bool, default True
+        Label the "100 % wrong" band inside each panel (False for narrow panels).
+    """
+
+    TITLES = {"variance_error": "variance: relative error", "output_error": "output: max |y − y_exact|"}
+    BANDS = {"variance_error": "≥ 100 % wrong", "output_error": "error ≥ output"}
+
+    def __init__(self, ax_variance, ax_output, *, band_labels: bool = True):
+        self.curves, self.markers = {}, {}
+        for key, ax in (("variance_error", ax_variance), ("output_error", ax_output)):
+            _error_axes(ax, band=self.BANDS[key] if band_labels else None)
+            ax.set_title(self.TITLES[key])
+            for method, style in METHOD_STYLE.items():
+                (self.curves[key, method],) = ax.plot([], [], color=style["color"], lw=1.5, label=style["label"])
+                (self.markers[key, method],) = ax.plot([], [], style["marker"], color=style["color"], ms=8, mec="black")
+        self.cursors = [ax.axvline(1.0, color=PALETTE["neutral"], lw=1, ls="--") for ax in (ax_variance, ax_output)]
+        ax_variance.set_ylabel("error (log scale)")
+        for ax in (ax_variance, ax_output):
+            ax.set_xlabel(SHIFT_LABEL)
+
+    def legend(self, figure, **kwargs):
+        """One legend of the three methods for the whole figure, above the panels (never over the curves)."""
+        handles = [self.curves["variance_error", method] for method in METHOD_STYLE]
+        return figure.legend(handles=handles, loc="outside upper center", ncol=3, fontsize=8, handlelength=1.5, columnspacing=1.0, **kwargs)
+
+    @property
+    def artists(self) -> list:
+        """The artists :meth:`show_sweep` and :meth:`show_point` change."""
+        return [*self.curves.values(), *self.markers.values(), *self.cursors]
+
+    def show_sweep(self, sweep) -> None:
+        """Draw the curves of an :class:`lnlib.book.experiments.numerics.ErrorSweep`."""
+        for (key, method), line in self.curves.items():
+            line.set_data(sweep.shifts, _plottable(getattr(sweep, key)[method]))
+
+    def show_point(self, shift: float, errors) -> None:
+        """Put the markers at `shift`; `errors` is an :class:`lnlib.book.experiments.numerics.ShiftErrors`, or None to hide them."""
+        for cursor in self.cursors:
+            cursor.set_xdata([shift, shift])
+        for (key, method), marker in self.markers.items():
+            marker.set_data(([shift], _plottable([getattr(errors, key)[method]])) if errors is not None else ([], []))
+
+
+def error_vs_shift_figure(sweeps, guides: dict[str, float]):
+    """Relative error of the variance against the shift, one panel per dtype, with the error laws as guides.
+
+    Parameters
+    ----------
+    sweeps : sequence of lnlib.book.experiments.numerics.ErrorSweep
+        One per dtype (a panel each).
+    guides : dict of str to float
+        The unit roundoff u of each dtype, by name: dashed lines show u·κ²
+        (one-pass), u·κ (Welford) and (u·κ)² (two-pass's second-order term), with κ the shift.
+    """
+    fig, axes = new_figure(1, len(sweeps), figsize=(5.4, 3.4), sharey=True)
+    for ax, sweep in zip(np.atleast_1d(axes), sweeps):
+        _error_axes(ax, band=None)
+        ax.set_xlabel(SHIFT_LABEL)
+        kappa = np.logspace(0, 5, 50)
+        u = guides[sweep.dtype]
+        ax.plot(kappa, np.clip(u * kappa**2, None, ERROR_CEILING / 3), color=METHOD_STYLE["one_pass"]["color"], ls="--", lw=1, label="u·κ²")
+        ax.plot(kappa, u * kappa, color=METHOD_STYLE["welford"]["color"], ls="--", lw=1, label="u·κ")
+        ax.plot(kappa, (u * kappa) ** 2, color=METHOD_STYLE["two_pass"]["color"], ls="--", lw=1, label="(u·κ)²")
+        for method, style in METHOD_STYLE.items():
+            ax.plot(sweep.shifts, _plottable(sweep.variance_error[method]), marker=style["marker"], ms=4, color=style["color"], label=style["label"])
+        ax.set_title(f"{sweep.dtype}\nu = {u:.1e}")
+    np.atleast_1d(axes)[0].set_ylabel("relative error of the variance")
+    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    order = [3, 0, 4, 2, 5, 1]  # one column per method, its law below it: u·κ², (u·κ)², u·κ
+    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
+    """Each method's LayerNorm output against the exact one, one panel per method; NaN outputs are counted in the title.
+
+    Each panel has its own (square) scale, wide enough for its finite points,
+    so a method that is off by a factor of 300 and one that is right are both
+    readable; the dotted diagonal is perfect agreement.
+
+    Parameters
+    ----------
+    y_exact : ndarray
+        The exact output.
+    outputs : dict of str to ndarray
+        The computed outputs, by method name (keys of :data:`METHOD_STYLE`).
+    title : str
+        The figure's title (the setting).
+    """
+    fig, axes = new_figure(1, len(outputs), figsize=(5.4, 2.8))
+    for ax, (method, y) in zip(np.atleast_1d(axes), outputs.items()):
+        style = METHOD_STYLE[method]
+        finite = np.isfinite(y)
+        limit = 1.1 * max(float(np.max(np.abs(y[finite]), initial=0.0)), float(np.max(np.abs(y_exact))))
+        ax.plot([-limit, limit], [-limit, limit], color=PALETTE["neutral"], lw=0.8, ls=":")
+        ax.plot(np.ravel(y_exact), np.ravel(y), style["marker"], color=style["color"], ms=3)
+        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{int(np.sum(~finite))} NaN outputs")
+    np.atleast_1d(axes)[0].set_ylabel("computed output")
+    fig.suptitle(textwrap.fill(title, 56))  # wrapped: a long setting would widen the figure
+    return fig
+
+
+def numerics_companion(sweeps, shift: float, points):
+    """Small multiples of the explorer: one column per dtype, both error panels, markers at one shift.
+
+    The static stand-in for :func:`lnlib.book.explorers.numerics_explorer` on the website.
+
+    Parameters
+    ----------
+    sweeps : sequence of lnlib.book.experiments.numerics.ErrorSweep
+        One per dtype.
+    shift : float
+        Where the markers sit.
+    points : sequence of lnlib.book.experiments.numerics.ShiftErrors or None
+        The errors at `shift` for each dtype (None where the dtype cannot hold the data).
+    """
+    fig, axes = new_figure(2, len(sweeps), figsize=(5.4, 5.0), sharex=True, sharey=True)
+    for column, (sweep, point) in enumerate(zip(sweeps, points)):
+        panels = ErrorPanels(axes[0, column], axes[1, column], band_labels=False)
+        panels.show_sweep(sweep)
+        panels.show_point(shift, point)
+        axes[0, column].set_title(sweep.dtype)
+        axes[1, column].set_title("")
+        for ax in axes[:, column]:
+            ax.set_xlabel("")
+            ax.set_ylabel("")
+    axes[0, 0].set_ylabel("variance: relative error")
+    axes[1, 0].set_ylabel("output: max |y − y_exact|")
+    fig.supxlabel(f"{SHIFT_LABEL} (markers at {shift:g}); shaded: wrong by 100 % or more", fontsize=9)
+    panels.legend(fig)
+    return fig

@@ -1,0 +1,359 @@
+r"""Where the norm sits after 2020: seven placements of LayerNorm, forward and backward.
+
+Each layer of :mod:`lnlib.book.models.transformer` (attention, then a ReLU FFN, each in a
+residual sub-layer :math:`F`) with the norm placed one of these ways; ℓ is
+the layer's index, 1 to L:
+
+=========  ===========================================================================
+scheme     one residual sub-layer, and its source
+=========  ===========================================================================
+post       :math:`y = \mathrm{LN}(x + F(x))`; Vaswani et al. (2017)
+pre        :math:`y = x + F(\mathrm{LN}(x))`; Xiong et al. (2020)
+peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`; CogView's Sandwich-LN (Ding et al., 2021), named Peri-LN by Kim et al. (2025)
+olmo2      :math:`y = x + \mathrm{LN}(F(x))`; Swin Transformer V2's res-post-norm (Liu et al., 2022), OLMo 2 (2025)
+mixln      post in layers ℓ ≤ ⌊L/4⌋, pre above; Li et al. (2025)
+deepnorm   :math:`y = \mathrm{LN}(\alpha x + F(x))`, β-scaled init; Wang et al. (2022)
+lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`; Sun et al. (2025)
+=========  ===========================================================================
+
+Every scheme whose residual stream is not normalized at its top (all but
+post and deepnorm) ends with one more LayerNorm. DeepNorm uses Wang et al.'s
+decoder-only constants :math:`\alpha = (2L)^{1/4}` and
+:math:`\beta = (8L)^{-1/4}` (their Table 1 writes M for the decoder's
+layers, N for the encoder's); β multiplies the Xavier initialization of
+``Wv, Wo, W1, W2``. Optionally every attention normalizes its queries and
+keys (:mod:`lnlib.book.models.placements`), and ``qk_scale`` multiplies ``Wq`` and ``Wk``
+(the growth QK-norm guards against). Norms have scale γ = 1 and shift 0, as
+at initialization. The chapter "LayerNorm after 2020" measures these stacks at
+initialization with :func:`placement_profile`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...backward import layer_norm_backward
+from ...forward import layer_norm
+from ...validation import check_count
+from .transformer import (ATTENTION_WEIGHTS, FFN_WEIGHTS, attention_backward, attention_forward, check_activations, ffn_backward, ffn_forward,
+                          init_layer, model_norm, model_norm_backward, mse_loss)
+
+__all__ = ["MIXLN_RATIO", "SCHEMES", "SCHEME_LABELS", "PlacementProfile", "check_scheme", "deepnorm_constants", "init_weights", "mixln_post_layers", "placement_backward", "placement_forward", "placement_profile", "profile_table", "sublayer_rules", "attention_entropy", "logit_statistics"]
+
+#: The placements, in the order the chapter introduces them.
+SCHEMES = ("post", "pre", "peri", "olmo2", "mixln", "deepnorm", "lns")
+
+#: How the chapter and its figures name each scheme.
+SCHEME_LABELS = {"post": "Post-LN", "pre": "Pre-LN", "peri": "Peri-LN", "olmo2": "OLMo 2 reordered", "mixln": "Mix-LN",
+                 "deepnorm": "DeepNorm", "lns": "LN scaling"}
+
+#: The fraction of layers (from the bottom) that Mix-LN makes post-norm, Li et al.'s default α = 0.25.
+MIXLN_RATIO = 0.25
+
+_NO_FINAL_NORM = ("post", "deepnorm")
+
+
+def check_scheme(value) -> str:
+    """Return `value` after checking it is one of :data:`SCHEMES` (chapter "LayerNorm after 2020")."""
+    if value not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}; got {value!r}.")
+    return value
+
+
+def deepnorm_constants(depth: int) -> tuple[float, float]:
+    r"""Wang et al.'s DeepNorm constants for a decoder-only stack of `depth` layers: :math:`\alpha = (2M)^{1/4}`, :math:`\beta = (8M)^{-1/4}` with M = `depth` (chapter "LayerNorm after 2020").
+
+    The paper's Table 1 counts decoder layers M and encoder layers N; the decoder-only row uses M only.
+    """
+    depth = check_count(depth, "depth")
+    return (2.0 * depth) ** 0.25, (8.0 * depth) ** -0.25
+
+
+def mixln_post_layers(depth: int, ratio: float = MIXLN_RATIO) -> int:
+    """How many of the bottom layers Mix-LN makes post-norm: ⌊ratio · L⌋ (chapter "LayerNorm after 2020")."""
+    return int(np.floor(ratio * check_count(depth, "depth")))
+
+
+@dataclass(frozen=True)
+class SublayerRule:
+    """How one residual sub-layer is wired: ``kind`` in post/pre/peri/olmo2, the residual gain, the scale of the norm's output."""
+
+    kind: str
+    residual: float = 1.0
+    norm_scale: float = 1.0
+
+
+def sublayer_rules(scheme: str, depth: int) -> list[SublayerRule]:
+    """One rule per layer, bottom first (both sub-layers of a layer share it) (chapter "LayerNorm after 2020")."""
+    scheme, depth = check_scheme(scheme), check_count(depth, "depth")
+    if scheme == "deepnorm":
+        return [SublayerRule("post", residual=deepnorm_constants(depth)[0])] * depth
+    if scheme == "mixln":
+        n_post = mixln_post_layers(depth)
+        return [SublayerRule("post" if ell <= n_post else "pre") for ell in range(1, depth + 1)]
+    if scheme == "lns":
+        return [SublayerRule("pre", norm_scale=1.0 / np.sqrt(ell)) for ell in range(1, depth + 1)]
+    return [SublayerRule(scheme)] * depth
+
+
+def _check_scale(value, name: str) -> float:
+    if not np.isscalar(value) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number; got {value!r}.")
+    return float(value)
+
+
+def init_weights(scheme: str, depth: int, width: int, *, seed: int = 0, qk_scale: float = 1.0, out_scale: float = 1.0,
+                 rng: np.random.Generator | None = None) -> list[dict[str, np.ndarray]]:
+    """Xavier-normal weights for `depth` layers, with DeepNorm's β where the scheme asks for it (chapter "LayerNorm after 2020").
+
+    ``Wq`` and ``Wk`` are multiplied by `qk_scale`; ``Wo`` and ``W2``, the
+    last matrix of each branch, by `out_scale` (a stand-in for branch
+    outputs that grow in training). `rng` overrides `seed`.
+    """
+    scheme, depth = check_scheme(scheme), check_count(depth, "depth")
+    qk_scale, out_scale = _check_scale(qk_scale, "qk_scale"), _check_scale(out_scale, "out_scale")
+    rng = np.random.default_rng(seed) if rng is None else rng
+    beta = deepnorm_constants(depth)[1] if scheme == "deepnorm" else 1.0
+    weights = [init_layer(rng, width) for _ in range(depth)]
+    for w in weights:
+        for name in ("Wv", "Wo", "W1", "W2"):
+            w[name] = w[name] * beta
+        for name in ("Wq", "Wk"):
+            w[name] = w[name] * qk_scale
+        for name in ("Wo", "W2"):
+            w[name] = w[name] * out_scale
+    return weights
+
+
+# --- one sub-layer ---------------------------------------------------------------------------------
+
+
+def _sublayer_forward(x, branch, rule: SublayerRule):
+    """Return the sub-layer's output and what its backward needs; `branch` maps an input to (output, cache)."""
+    if rule.kind == "post":
+        f, f_cache = branch(x)
+        y, saved = model_norm(rule.residual * x + f)
+        return y, (saved, f_cache)
+    if rule.kind == "pre":
+        n, saved = model_norm(x)
+        f, f_cache = branch(rule.norm_scale * n)
+        return x + f, (saved, f_cache)
+    if rule.kind == "peri":
+        n, saved_in = model_norm(x)
+        f, f_cache = branch(n)
+        y, saved_out = model_norm(f)
+        return x + y, (saved_in, saved_out, f_cache)
+    f, f_cache = branch(x)  # olmo2
+    y, saved = model_norm(f)
+    return x + y, (saved, f_cache)
+
+
+def _sublayer_backward(dy, cache, branch_backward, rule: SublayerRule):
+    """Gradient of :func:`_sublayer_forward` with respect to its input, and the branch's weight gradients."""
+    if rule.kind == "post":
+        saved, f_cache = cache
+        dz = model_norm_backward(dy, saved)
+        df, grads = branch_backward(dz, f_cache)
+        return rule.residual * dz + df, grads
+    if rule.kind == "pre":
+        saved, f_cache = cache
+        dn, grads = branch_backward(dy, f_cache)
+        return dy + rule.norm_scale * model_norm_backward(dn, saved), grads
+    if rule.kind == "peri":
+        saved_in, saved_out, f_cache = cache
+        dn, grads = branch_backward(model_norm_backward(dy, saved_out), f_cache)
+        return dy + model_norm_backward(dn, saved_in), grads
+    saved, f_cache = cache
+    dx, grads = branch_backward(model_norm_backward(dy, saved), f_cache)
+    return dy + dx, grads
+
+
+# --- the stack -------------------------------------------------------------------------------------
+
+
+def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = False):
+    """A stack of layers with the norm placed by `scheme` (chapter "LayerNorm after 2020").
+
+    Returns
+    -------
+    out : ndarray
+        The stack's output (after the final LayerNorm where the scheme has one).
+    states : list of ndarray
+        The residual stream x_0 (the input), x_1, ..., x_L after each layer, before any final LayerNorm.
+    caches : list
+        What :func:`placement_backward` needs.
+    """
+    scheme = check_scheme(scheme)
+    states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
+    for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
+        middle, attn_cache = _sublayer_forward(states[-1], lambda h: attention_forward(h, w, qk_norm=qk_norm), rule)
+        out, ffn_cache = _sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
+        states.append(out)
+        caches.append((attn_cache, ffn_cache))
+    out = states[-1] if scheme in _NO_FINAL_NORM else layer_norm(states[-1])
+    return out, states, caches
+
+
+def placement_backward(dout, states: list, caches: list, weights: list[dict], scheme: str):
+    """Gradients of :func:`placement_forward` (chapter "LayerNorm after 2020").
+
+    Returns
+    -------
+    stream_grads : list of ndarray
+        dL/dx_l for l = 0 (the input) .. L.
+    grads : list of dict
+        Every layer's six weight gradients, bottom layer first.
+    """
+    scheme = check_scheme(scheme)
+    stream_grads = [dout if scheme in _NO_FINAL_NORM else layer_norm_backward(dout, states[-1])[0]]
+    grads = []
+    rules = sublayer_rules(scheme, len(weights))
+    for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
+        attn_cache, ffn_cache = cache
+        dmiddle, ffn_grads = _sublayer_backward(stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
+        dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule)
+        stream_grads.append(dx)
+        grads.append({**attn_grads, **ffn_grads})
+    return stream_grads[::-1], grads[::-1]
+
+
+# --- the measurements of the chapter ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlacementProfile:
+    r"""One scheme's stack at initialization, one row per seed (chapter "LayerNorm after 2020").
+
+    Attributes
+    ----------
+    scheme : str
+        One of :data:`SCHEMES`.
+    depth, width : int
+        As passed to :func:`placement_profile`.
+    stream_sq : ndarray, shape (seeds, depth + 1)
+        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to the depth: the hidden-state variance.
+    grad_norm : ndarray, shape (seeds, depth)
+        Frobenius norm of all six weight gradients of each layer.
+    angle : ndarray, shape (seeds, depth)
+        Mean over tokens of the angular distance
+        :math:`\arccos(\cos(x_{l-1}, x_l)) / \pi` between a layer's
+        input and output: 0 when the layer leaves its input's direction unchanged.
+    entropy : ndarray, shape (seeds, depth)
+        Mean attention entropy of each layer, in nats.
+    """
+
+    scheme: str
+    depth: int
+    width: int
+    stream_sq: np.ndarray
+    grad_norm: np.ndarray
+    angle: np.ndarray
+    entropy: np.ndarray
+
+
+def _angular_distance(a: np.ndarray, b: np.ndarray) -> float:
+    cos = np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+    return float(np.mean(np.arccos(np.clip(cos, -1.0, 1.0))) / np.pi)
+
+
+def placement_profile(scheme: str, depth: int, width: int = 32, *, seeds: int = 3, tokens: int = 8, batch: int = 2,
+                      qk_norm: bool = False, qk_scale: float = 1.0, out_scale: float = 1.0,
+                      first_seed: int = 0) -> PlacementProfile:
+    """Measure one scheme's stack at initialization over several seeds (chapter "LayerNorm after 2020").
+
+    For each seed: fresh weights (:func:`init_weights`), a batch of inputs and
+    targets with N(0, 1) entries, one forward and one backward pass of
+    :func:`lnlib.book.models.transformer.mse_loss`.
+
+    Parameters
+    ----------
+    scheme : str
+        One of :data:`SCHEMES`.
+    depth : int
+        L, the number of layers.
+    width : int, default 32
+        d, the width of the residual stream.
+    seeds : int, default 3
+        Independent repetitions (weights and data).
+    tokens : int, default 8
+        Sequence length.
+    batch : int, default 2
+        Number of sequences per batch.
+    qk_norm : bool
+        Normalize queries and keys in every attention.
+    qk_scale : float, default 1
+        Multiplies ``Wq`` and ``Wk`` (:func:`init_weights`).
+    out_scale : float, default 1
+        Multiplies ``Wo`` and ``W2``, the last matrix of each branch.
+    first_seed : int
+        Seed s uses ``np.random.default_rng(first_seed + s)``.
+    """
+    scheme = check_scheme(scheme)
+    depth, width, seeds = check_count(depth, "depth"), check_count(width, "width"), check_count(seeds, "seeds")
+    tokens, batch = check_count(tokens, "tokens"), check_count(batch, "batch")
+    stream_sq, grad_norm = np.empty((seeds, depth + 1)), np.empty((seeds, depth))
+    angle, entropy = np.empty((seeds, depth)), np.empty((seeds, depth))
+    for s in range(seeds):
+        rng = np.random.default_rng(first_seed + s)
+        weights = init_weights(scheme, depth, width, qk_scale=qk_scale, out_scale=out_scale, rng=rng)
+        x, target = rng.normal(size=(batch, tokens, width)), rng.normal(size=(batch, tokens, width))
+        out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
+        _, grads = placement_backward(mse_loss(out, target)[1], states, caches, weights, scheme)
+        stream_sq[s] = [np.mean(np.sum(h * h, axis=-1)) / width for h in states]
+        grad_norm[s] = [np.sqrt(sum(np.sum(g[n] ** 2) for n in ATTENTION_WEIGHTS + FFN_WEIGHTS)) for g in grads]
+        angle[s] = [_angular_distance(a, b) for a, b in zip(states[:-1], states[1:])]
+        entropy[s] = [attention_entropy(cache[0][-1][6]).mean() for cache in caches]
+    return PlacementProfile(scheme, depth, width, stream_sq, grad_norm, angle, entropy)
+
+
+def profile_table(depth: int, width: int = 32, **kwargs) -> dict[str, PlacementProfile]:
+    """:func:`placement_profile` of every scheme at one depth: the data of the chapter's comparison figure."""
+    return {scheme: placement_profile(scheme, depth, width, **kwargs) for scheme in SCHEMES}
+
+
+# --- QK-norm's measurements (was qk_norm.py) ------------------------------------------------------
+# QK-norm: attention with LayerNorm on the queries and the keys, forward and backward.
+#
+# Dehghani et al. (2023) saw the attention logits
+# :math:`s_{ij} = q_i \cdot k_j / \sqrt d` grow during training until the
+# softmax put all its weight on one key (zero entropy) and training diverged;
+# they normalize each query and key with a LayerNorm before the dot product,
+# crediting Gilmer et al. (Wortsman et al., 2023, reproduce the effect in small
+# models). The idea is Henry et al.'s QKNorm (2020): queries and keys divided by
+# their lengths, with a learned scale in place of 1/√d. With
+# :math:`\gamma = 1` a normalized vector has squared length
+# :math:`d\,\sigma^2/(\sigma^2+\varepsilon) < d`, so by Cauchy-Schwarz every
+# logit satisfies :math:`\lvert s_{ij}\rvert < \sqrt d` however large the
+# projections grow. The chapter "LayerNorm after 2020" shows both numbers.
+#
+# The attention itself, with and without QK-norm, is
+# :func:`lnlib.book.models.transformer.attention_forward` (``qk_norm=True``) and its
+# backward; this module measures what the norm does to the logits.
+
+
+def attention_entropy(a: np.ndarray) -> np.ndarray:
+    r"""The entropy :math:`-\sum_j a_{ij}\ln a_{ij}` of each row of attention weights, in nats (chapter "LayerNorm after 2020").
+
+    Uniform attention over T tokens has entropy ln T; attention on one token has 0.
+    """
+    return -np.sum(np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0), axis=-1)
+
+
+def logit_statistics(x, w: dict, *, qk_norm: bool = False) -> dict:
+    """The largest absolute attention logit and the mean attention entropy of one attention layer (chapter "LayerNorm after 2020").
+
+    Returns
+    -------
+    dict
+        ``max_logit`` (the largest :math:`\\lvert q\\cdot k\\rvert/\\sqrt d`),
+        ``entropy`` (mean over queries, nats) and ``bound`` (√d, the
+        ceiling QK-norm puts on every logit).
+    """
+    _, cache = attention_forward(x, w, qk_norm=qk_norm)
+    q, k, a = cache[3], cache[4], cache[6]
+    width = q.shape[-1]
+    logits = q @ k.transpose(0, 2, 1) / np.sqrt(width)
+    return {"max_logit": float(np.abs(logits).max()), "entropy": float(attention_entropy(a).mean()),
+            "bound": float(np.sqrt(width))}

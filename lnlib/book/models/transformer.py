@@ -1,0 +1,373 @@
+r"""A tiny transformer in numpy, post-norm or pre-norm, with a hand-written backward pass.
+
+One layer is two residual sub-layers, single-head self-attention and a
+two-layer ReLU feed-forward network (FFN), arranged in one of two ways
+(Xiong et al., 2020):
+
+.. math::
+
+    \text{post-norm:}\quad x' = \mathrm{LN}(x + \mathrm{Attn}(x)), \qquad x_{l+1} = \mathrm{LN}(x' + \mathrm{FFN}(x'))
+
+    \text{pre-norm:}\quad x' = x + \mathrm{Attn}(\mathrm{LN}(x)), \qquad x_{l+1} = x' + \mathrm{FFN}(\mathrm{LN}(x'))
+
+and a pre-norm stack ends with one more LayerNorm. Weights are Xavier-normal,
+with no biases, and every LayerNorm has gamma = 1, beta = 0, as at
+initialization. Every piece has a forward function that returns its output and
+a cache, and a backward function that takes the upstream gradient and the
+cache; LayerNorm is :func:`model_norm`, the textbook formula, held to
+:func:`lnlib.layer_norm` and :func:`lnlib.backward.layer_norm_backward` by the tests.
+The chapter "Pre-norm vs post-norm" explains the model and uses
+:func:`lnlib.book.experiments.pre_post_norm.init_profile` to measure the residual stream and the weight gradients at
+initialization.
+
+Shapes: activations are ``(batch, tokens, width)``; a layer's weights are a
+dict with ``Wq, Wk, Wv, Wo`` (width x width) and ``W1`` (width x ffn_width),
+``W2`` (ffn_width x width).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...backward import layer_norm_backward
+from ...forward import layer_norm
+from ...validation import as_float_array, check_count
+
+__all__ = [
+    "PLACEMENTS",
+    "attention_backward",
+    "attention_forward",
+    "block_backward",
+    "block_forward",
+    "check_activations",
+    "check_placement",
+    "ffn_backward",
+    "ffn_forward",
+    "init_layer",
+    "init_stack",
+    "loss_gradient_norm",
+    "MODEL_EPS",
+    "model_norm",
+    "model_norm_backward",
+    "mse_loss",
+    "softmax",
+    "softmax_backward",
+    "stack_backward",
+    "stack_forward",
+    "weight_gradient",
+    "xavier_normal",
+]
+
+#: The two places a LayerNorm can sit in a residual sub-layer.
+PLACEMENTS = ("post", "pre")
+
+ATTENTION_WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
+FFN_WEIGHTS = ("W1", "W2")
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+
+def check_placement(value) -> str:
+    """Return `value` after checking it is 'post' or 'pre' (the placements of chapter "Pre-norm vs post-norm")."""
+    if value not in PLACEMENTS:
+        raise ValueError(f"placement must be 'post' or 'pre'; got {value!r}.")
+    return value
+
+
+def check_activations(x, width: int | None = None) -> np.ndarray:
+    """Check a (batch, tokens, width) activation array, as a float array (chapter "Pre-norm vs post-norm")."""
+    x = as_float_array(x, "x")
+    if x.ndim != 3:
+        raise ValueError(f"x must have shape (batch, tokens, width); got shape {x.shape}.")
+    if width is not None and x.shape[-1] != width:
+        raise ValueError(f"x has width {x.shape[-1]}, but the weights expect width {width}.")
+    return x
+
+
+# --- initialization ---------------------------------------------------------------------------
+
+
+def xavier_normal(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
+    """A fan_in x fan_out matrix with N(0, 2 / (fan_in + fan_out)) entries, Glorot & Bengio's Xavier-normal (chapter "Pre-norm vs post-norm")."""
+    return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
+
+
+def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = None) -> dict[str, np.ndarray]:
+    """Xavier-normal weights of one layer (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    width : int
+        d, the width of the residual stream.
+    ffn_width : int, optional
+        The FFN's hidden width. Default: `width`, the setting of Xiong et al.'s analysis.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``Wq, Wk, Wv, Wo, W1, W2``.
+    """
+    width = check_count(width, "width")
+    ffn_width = width if ffn_width is None else check_count(ffn_width, "ffn_width")
+    weights = {name: xavier_normal(rng, width, width) for name in ATTENTION_WEIGHTS}
+    weights["W1"] = xavier_normal(rng, width, ffn_width)
+    weights["W2"] = xavier_normal(rng, ffn_width, width)
+    return weights
+
+
+def init_stack(depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm vs post-norm")."""
+    depth = check_count(depth, "depth")
+    rng = np.random.default_rng(seed)
+    return [init_layer(rng, width, ffn_width) for _ in range(depth)]
+
+
+# --- softmax and attention --------------------------------------------------------------------
+
+
+def softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax along `axis`, shifted by the maximum so that exp never overflows (chapter "Pre-norm vs post-norm")."""
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_backward(da: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
+    r"""Gradient through softmax: :math:`ds = a \odot (da - \sum_j da_j a_j)`, given the output `a` (chapter "Pre-norm vs post-norm")."""
+    return a * (da - (da * a).sum(axis=axis, keepdims=True))
+
+
+def attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarray, tuple]:
+    r"""Single-head scaled dot-product self-attention, :math:`\mathrm{softmax}(QK^\top/\sqrt d)\,V\,W_o` (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    x : array_like, shape (batch, tokens, width)
+    w : dict
+        Holds ``Wq, Wk, Wv, Wo``, each width x width.
+    qk_norm : bool, default False
+        Normalize each query and key over its width (γ = 1, β = 0) before the dot product: QK-norm
+        (chapter "LayerNorm after 2020", :mod:`lnlib.book.models.placements`).
+
+    Returns
+    -------
+    out : ndarray, the shape of `x`
+    cache : tuple
+        ``(x, q_raw, k_raw, q, k, v, a, context, qk_norm)``: what :func:`attention_backward` needs.
+    """
+    x = check_activations(x, w["Wq"].shape[0])
+    q_raw, k_raw, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
+    q, k = (layer_norm(q_raw), layer_norm(k_raw)) if qk_norm else (q_raw, k_raw)
+    a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1]))
+    context = a @ v
+    return context @ w["Wo"], (x, q_raw, k_raw, q, k, v, a, context, qk_norm)
+
+
+def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
+    """Gradients of :func:`attention_forward` with respect to its input and its four weights (chapter "Pre-norm vs post-norm").
+
+    Returns
+    -------
+    dx : ndarray
+    grads : dict
+        ``Wq, Wk, Wv, Wo``, summed over the batch and the tokens.
+    """
+    x, q_raw, k_raw, q, k, v, a, context, qk_norm = cache
+    grads = {"Wo": weight_gradient(context, dout)}
+    dcontext = dout @ w["Wo"].T
+    dv = a.transpose(0, 2, 1) @ dcontext
+    ds = softmax_backward(dcontext @ v.transpose(0, 2, 1), a) * (1.0 / np.sqrt(x.shape[-1]))
+    dq, dk = ds @ k, ds.transpose(0, 2, 1) @ q
+    if qk_norm:  # back through the LayerNorms on q and k (chapter "Gradients through LayerNorm")
+        dq, dk = layer_norm_backward(dq, q_raw)[0], layer_norm_backward(dk, k_raw)[0]
+    grads.update(Wq=weight_gradient(x, dq), Wk=weight_gradient(x, dk), Wv=weight_gradient(x, dv))
+    return dq @ w["Wq"].T + dk @ w["Wk"].T + dv @ w["Wv"].T, grads
+
+
+def weight_gradient(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
+    """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs (chapter "Pre-norm vs post-norm")."""
+    return inputs.reshape(-1, inputs.shape[-1]).T @ doutputs.reshape(-1, doutputs.shape[-1])
+
+
+# --- feed-forward -----------------------------------------------------------------------------
+
+
+def ffn_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
+    r"""The two-layer ReLU feed-forward network, :math:`\max(0, x W_1)\, W_2` (chapter "Pre-norm vs post-norm")."""
+    x = check_activations(x, w["W1"].shape[0])
+    h = x @ w["W1"]
+    r = np.maximum(h, 0.0)
+    return r @ w["W2"], (x, h, r)
+
+
+def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
+    """Gradients of :func:`ffn_forward` with respect to its input and ``W1, W2`` (chapter "Pre-norm vs post-norm")."""
+    x, h, r = cache
+    dr = dout @ w["W2"].T
+    dh = dr * (h > 0)
+    return dh @ w["W1"].T, {"W1": weight_gradient(x, dh), "W2": weight_gradient(r, dout)}
+
+
+# --- residual sub-layers, blocks, stacks ------------------------------------------------------
+
+
+#: The models' LayerNorm ε, lnlib.forward.layer_norm's default.
+MODEL_EPS = 1e-5
+
+
+def model_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
+    """The models' LayerNorm over the last axis (γ = 1, β = 0, ε = :data:`MODEL_EPS`), and what its backward needs (chapter "Pre-norm vs post-norm").
+
+    The textbook formula in float64, without :func:`lnlib.forward.layer_norm`'s
+    input checks and scaling: a model calls it hundreds of times per run on
+    small, finite float64 activations, where those checks cost two thirds of
+    the time. ``tests/test_transformer.py`` holds it to :func:`lnlib.forward.layer_norm`
+    and :func:`lnlib.backward.layer_norm_backward`.
+
+    Returns
+    -------
+    y : ndarray
+        The normalized `x`.
+    saved : tuple
+        ``(y, rstd)`` for :func:`model_norm_backward`.
+    """
+    centred = x - x.mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + MODEL_EPS)
+    y = centred * rstd
+    return y, (y, rstd)
+
+
+def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
+    """dL/dx of :func:`model_norm` from the upstream gradient and its saved ``(y, rstd)`` (chapter "Gradients through LayerNorm")."""
+    xhat, rstd = saved
+    return (dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)) * rstd
+
+
+def _sublayer_forward(x: np.ndarray, f_forward, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
+    """post: LN(x + F(x)); pre: x + F(LN(x))."""
+    if placement == "post":
+        f_out, f_cache = f_forward(x, w)
+        y, saved = model_norm(x + f_out)
+        return y, (saved, f_cache)
+    normed, saved = model_norm(x)
+    f_out, f_cache = f_forward(normed, w)
+    return x + f_out, (saved, f_cache)
+
+
+def _sublayer_backward(dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str) -> tuple[np.ndarray, dict]:
+    """The residual adds the identity path's gradient to the branch's."""
+    saved, f_cache = cache
+    if placement == "post":
+        dz = model_norm_backward(dy, saved)
+        df, grads = f_backward(dz, f_cache, w)
+        return dz + df, grads
+    dnormed, grads = f_backward(dy, f_cache, w)
+    return dy + model_norm_backward(dnormed, saved), grads
+
+
+def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
+    """One transformer layer: an attention sub-layer, then an FFN sub-layer (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    x : array_like, shape (batch, tokens, width)
+    w : dict
+        One layer's weights, as from :func:`init_layer`.
+    placement : {"post", "pre"}
+
+    Returns
+    -------
+    out : ndarray, the shape of `x`
+    cache : tuple
+        What :func:`block_backward` needs.
+    """
+    placement = check_placement(placement)
+    x = check_activations(x, w["Wq"].shape[0])
+    middle, attn_cache = _sublayer_forward(x, attention_forward, w, placement)
+    out, ffn_cache = _sublayer_forward(middle, ffn_forward, w, placement)
+    return out, (attn_cache, ffn_cache)
+
+
+def block_backward(dout: np.ndarray, cache: tuple, w: dict, placement: str) -> tuple[np.ndarray, dict]:
+    """Gradients of :func:`block_forward` with respect to its input and the layer's six weights (chapter "Pre-norm vs post-norm")."""
+    attn_cache, ffn_cache = cache
+    dmiddle, grads = _sublayer_backward(dout, ffn_cache, ffn_backward, w, placement)
+    dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, attention_backward, w, placement)
+    return dx, {**attn_grads, **grads}
+
+
+def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, list[np.ndarray], list[tuple]]:
+    """A stack of layers; a pre-norm stack ends with a final LayerNorm (chapter "Pre-norm vs post-norm").
+
+    Returns
+    -------
+    out : ndarray
+        The stack's output (after the final LayerNorm for pre-norm).
+    states : list of ndarray
+        The residual stream x_0 (the input), x_1, ..., x_L after each layer,
+        before any final LayerNorm.
+    caches : list of tuple
+        One per layer, for :func:`stack_backward`.
+    """
+    placement = check_placement(placement)
+    states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
+    for w in weights:
+        out, cache = block_forward(states[-1], w, placement)
+        states.append(out)
+        caches.append(cache)
+    out = model_norm(states[-1])[0] if placement == "pre" else states[-1]
+    return out, states, caches
+
+
+def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[dict], placement: str) -> tuple[list[np.ndarray], list[dict]]:
+    """Gradients of :func:`stack_forward` (chapter "Pre-norm vs post-norm").
+
+    Returns
+    -------
+    stream_grads : list of ndarray
+        dL/dx_l for every state of the residual stream, x_0 (the input) to x_L.
+    grads : list of dict
+        Every layer's weight gradients, bottom layer first.
+    """
+    stream_grads = [model_norm_backward(dout, model_norm(states[-1])[1]) if placement == "pre" else dout]
+    grads = []
+    for w, cache in zip(reversed(weights), reversed(caches)):
+        grad, layer_grads = block_backward(stream_grads[-1], cache, w, placement)
+        stream_grads.append(grad)
+        grads.append(layer_grads)
+    return stream_grads[::-1], grads[::-1]
+
+
+def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
+    r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y (chapter "Pre-norm vs post-norm")."""
+    target = as_float_array(target, "target")
+    if target.shape != y.shape:
+        raise ValueError(f"target must have the shape of the output, {y.shape}; got shape {target.shape}.")
+    count = y.shape[0] * y.shape[1]
+    diff = y - target
+    return 0.5 * float(np.sum(diff * diff)) / count, diff / count
+
+
+def loss_gradient_norm(x, target, weights: list[dict], placement: str) -> float:
+    """The Frobenius norm of all weight gradients of :func:`mse_loss` for one batch (chapter "Pre-norm vs post-norm").
+
+    Parameters
+    ----------
+    x : array_like, shape (batch, tokens, width)
+        The stack's input.
+    target : array_like, shape (batch, tokens, width)
+        What the stack's output is compared with.
+    weights : list of dict
+        One dict per layer, as from :func:`init_stack`.
+    placement : {"post", "pre"}
+
+    Returns
+    -------
+    float
+        The square root of the sum of squares of every entry of every layer's six weight gradients.
+    """
+    out, states, caches = stack_forward(x, weights, placement)
+    _, grads = stack_backward(mse_loss(out, target)[1], states, caches, weights, placement)
+    return float(np.sqrt(sum(np.sum(g * g) for layer in grads for g in layer.values())))

@@ -1,0 +1,2 @@
+"""The book's machinery: prose numbers and glue, exercise feedback, PyTorch's stored outputs, notebook and
+website helpers."""

@@ -1,0 +1,79 @@
+"""The book's notebook and website tools: the committed notebook format, whether this run builds the
+website, and dropping live-widget outputs from committed notebooks (``python -m
+lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``). Each part keeps its own
+introduction below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["read_notebook", "write_notebook", "website_build", "WIDGET_VIEW", "drop_widget_views"]
+
+
+# --- the committed notebook format (was notebook_files.py) ----------------------------------------
+# Read and write a chapter notebook in the committed format (JSON, indent 1, UTF-8, a final newline).
+#
+# One format for every tool that rewrites notebooks after ``make notebooks`` executes them
+# (:mod:`lnlib.book.tools.prose` fills the prose numbers, :mod:`lnlib.book.tools.notebooks` drops live-widget outputs),
+# so a rewrite changes only what it meant to change and diffs stay readable (CONTRIBUTING.md).
+
+
+def read_notebook(path) -> dict:
+    """The notebook at `path` as a JSON dict."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_notebook(path, nb: dict) -> None:
+    """Write `nb` to `path` as the committed notebooks are written (``json.dump(nb, indent=1)``)."""
+    Path(path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# --- is this the website build? (was website.py) --------------------------------------------------
+# Whether the chapters are being executed for the website (``make book``), where nothing is interactive.
+#
+# ``make book`` (and ``_ext/web_explorers.py``) set ``LNBOOK_WEBSITE=1`` before executing the chapters;
+# explorers then display their precomputed website version (chapter "Explore" sections, CONTRIBUTING.md)
+# and exercise checks say how to try an answer instead of "Not answered yet".
+
+
+def website_build() -> bool:
+    """True while ``make book`` executes the chapters for the website (it sets ``LNBOOK_WEBSITE=1``)."""
+    return os.environ.get("LNBOOK_WEBSITE") == "1"
+
+
+# --- no live-widget output in committed notebooks (was notebook_outputs.py) -----------------------
+# Committed notebooks keep no live-widget output: a widget cannot be shown without its kernel.
+#
+# ``make notebooks`` executes each chapter without storing widget state (so a re-run changes only what
+# the code changed). A live explorer's output is then a reference to a widget model that no longer
+# exists, and JupyterLab shows its text fallback, ``MeanExplorer(children=(HTML(value=...``, under the
+# cell until the reader runs it. :func:`drop_widget_views` removes those outputs, so the notebook opens
+# with an empty explorer cell that comes alive when run; the website executes the chapters itself, and
+# nbval ignores these cells' outputs (they carry ``nbval-ignore-output``).
+
+
+#: The MIME type of a live ipywidgets output.
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def drop_widget_views(path) -> bool:
+    """Remove every widget-view output of the notebook at `path`, in place; return whether any was removed."""
+    nb = read_notebook(path)
+    removed = False
+    for cell in nb["cells"]:
+        outputs = cell.get("outputs", [])
+        kept = [out for out in outputs if WIDGET_VIEW not in out.get("data", {})]
+        if len(kept) != len(outputs):
+            cell["outputs"], removed = kept, True
+    if removed:
+        write_notebook(path, nb)
+    return removed
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:]:
+        drop_widget_views(name)
