@@ -119,7 +119,7 @@ notebooks: $(VENV)/.book-installed
 
 # PyTorch's outputs on the chapters' own inputs, stored in lnlib/book/data/pytorch_reference.{npz,json} with
 # their provenance, so the website shows PyTorch's evidence without PyTorch. Re-run after changing an input
-# in lnlib.book.tools.pytorch_reference.CASES; tests/test_pytorch_reference.py fails when the stored file has drifted.
+# in lnlib.book.tools.pytorch_reference.CASES; tests/book/test_pytorch_reference.py fails when the stored file has drifted.
 TORCH_REFERENCE ?= torch==2.13.0
 references: $(VENV)/.book-installed
 	$(BIN)/python -m pip install $(PIP_FLAGS) "$(TORCH_REFERENCE)"
@@ -127,7 +127,7 @@ references: $(VENV)/.book-installed
 
 # Chapter 11's warm-up sweep (96 small training runs, about a minute on two cores), stored with the
 # machine it ran on; the chapter reads it and states each loss as mean ± sd over the seeds, because
-# training is chaotic and another CPU's rounding moves every run (tests/test_training_cpus.py).
+# training is chaotic and another CPU's rounding moves every run (tests/book/test_training_cpus.py).
 results: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.book.models.training --workers 2
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "book"))
 
 import lnlib.book.explorers  # noqa: E402
 from test_widgets import option_values  # noqa: E402  (the same positions the widget tests use)

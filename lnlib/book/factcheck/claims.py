@@ -4,8 +4,8 @@ One :class:`Claim` per statement judged anywhere in the book. Each claim has
 one home: the chapter whose "Check the claim" box judges it and shows the
 evidence (other chapters link to it in a sentence). The summary table of the
 chapter "Fact check" is built from :data:`CLAIMS` by :func:`claims_table`;
-``tests/test_fact_check.py`` has one test per claim (named ``test_<key>``)
-that fails if the verdict is wrong, and ``tests/test_claims_coherence.py``
+``tests/book/test_fact_check.py`` has one test per claim (named ``test_<key>``)
+that fails if the verdict is wrong, and ``tests/book/test_claims_coherence.py``
 fails if a chapter's box judges a claim missing here, or gives a verdict
 other than the one recorded here.
 """

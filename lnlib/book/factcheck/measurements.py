@@ -5,7 +5,7 @@ either as a :class:`Measurement` (a Monte Carlo estimate with its sample size,
 seed and standard error; the standard error is 0 for an exact computation) or
 as a small record of exact quantities. The claims themselves, with verdicts,
 are listed in :mod:`lnlib.book.factcheck.claims`; the chapter "Fact check" shows both and
-``tests/test_fact_check.py`` turns every verdict into an assertion.
+``tests/book/test_fact_check.py`` turns every verdict into an assertion.
 
 Inputs are random vectors of H features drawn by :func:`draw_inputs`. Four
 families are *exchangeable* (i.i.d. features): "normal", "uniform" (kurtosis

@@ -202,7 +202,7 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
     Draws the figure once and reports, in words: any text that reaches outside the figure (cut off
     on the page), any two texts whose boxes overlap (titles running into each other, a row's labels
     into the next row's titles), and, if `legends_over_data`, any legend drawn over the data of its
-    axes. Used by the tests of every chapter's figures and explorers (``tests/test_figure_layout.py``).
+    axes. Used by the tests of every chapter's figures and explorers (``tests/book/test_figure_layout.py``).
 
     Parameters
     ----------

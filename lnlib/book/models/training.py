@@ -43,7 +43,7 @@ WARMUP_SETTINGS = {"rates": (3e-3, 1e-2, 3e-2), "seeds": tuple(range(8)), "warmu
 #: The chapter's sweep, computed once by ``make results`` (:func:`save_sweep`) and read by the chapter
 #: (:func:`load_sweep`). Training is chaotic: another CPU's rounding (another BLAS kernel) moves every
 #: run's loss after a few dozen steps, so the chapter reads one stored run and states each number with
-#: its spread over the seeds; ``tests/test_training_cpus.py`` re-runs the sweep under two BLAS kernels.
+#: its spread over the seeds; ``tests/book/test_training_cpus.py`` re-runs the sweep under two BLAS kernels.
 WARMUP_RESULTS = Path(__file__).parents[1] / "data" / "warmup_sweep.json"
 
 

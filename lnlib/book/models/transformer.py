@@ -223,7 +223,7 @@ def model_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
     The textbook formula in float64, without :func:`lnlib.forward.layer_norm`'s
     input checks and scaling: a model calls it hundreds of times per run on
     small, finite float64 activations, where those checks cost two thirds of
-    the time. ``tests/test_transformer.py`` holds it to :func:`lnlib.forward.layer_norm`
+    the time. ``tests/book/test_transformer.py`` holds it to :func:`lnlib.forward.layer_norm`
     and :func:`lnlib.backward.layer_norm_backward`.
 
     Returns

@@ -7,7 +7,7 @@ build replaces the whole marker by myst-nb's ``glue:text`` role for that key (``
 so the site always shows the number of its own execution. The code cell glues the value already formatted
 by :func:`number`, so the glued text is exactly what the prose shows; ``python -m lnlib.book.tools.prose
 chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its markers, and
-``tests/test_prose.py`` fails if a literal and its glued text differ. See CONTRIBUTING.md.
+``tests/book/test_prose.py`` fails if a literal and its glued text differ. See CONTRIBUTING.md.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ evidence is a small versioned data file: ``make references`` (PyTorch installed)
 
 A chapter loads its case with :func:`pytorch_reference`, passing its own inputs: if they differ from
 the ones PyTorch was given, it stops with an error that says to run ``make references``. It then
-compares lnlib with the stored outputs through :func:`lnlib.compare`. ``tests/test_pytorch_reference.py``
+compares lnlib with the stored outputs through :func:`lnlib.compare`. ``tests/book/test_pytorch_reference.py``
 re-runs every case when PyTorch is installed (CI installs it) and fails if the stored file drifted.
 """
 

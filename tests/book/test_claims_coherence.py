@@ -19,7 +19,7 @@ import pytest
 
 from lnlib.book.factcheck.claims import CLAIMS, FACT_CHECK, VERDICTS, backlinks_markdown, claim
 
-CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 BOX_OPEN = "{admonition} Check the claim"
 MARKER = re.compile(r"\*\*Verdict:\s*([^*]+?)\.\*\*")
 BOLD = re.compile(r"\*\*([^*]+)\*\*")

@@ -23,7 +23,7 @@ from lnlib.book.experiments.memory_speed import Bytes, bytes_moved, copy_bandwid
 from lnlib.harness import CASES, Case, check_layer_norm
 from lnlib.forward import layer_norm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters" / "14_memory_speed.ipynb"
 NUMBA_MISSING = 'numba is not installed, so the compiled kernels are not tested; install it with pip install "lnlib[kernels]"'
 

@@ -15,7 +15,7 @@ import yaml
 import lnlib.book.explorers
 from lnlib.book.tools import prose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 TEMPLATE_HEADINGS = ["The documents' worked example", "The idea", "Explore", "Exercises", "Summary"]
 EXPLORER_CALL = re.compile(r"\b(\w+_explorer)\(")

@@ -54,7 +54,7 @@ from lnlib.book.models.placements import SCHEMES, placement_profile
 from lnlib.book.models.placements import logit_statistics
 from lnlib.variants import FRAMEWORK_EPS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 Z = 4.0  # Monte Carlo tolerance, in standard errors
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from lnlib.book.tools.notebooks import WIDGET_VIEW, drop_widget_views
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 

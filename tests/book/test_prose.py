@@ -18,7 +18,7 @@ from pybtex.database import parse_file
 
 from lnlib.book.tools import prose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 sys.path.insert(0, str(ROOT / "_ext"))
 import prose_markers  # noqa: E402  (the book's own Sphinx extension)
