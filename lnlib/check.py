@@ -52,9 +52,9 @@ from .core import layer_norm
 from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
 
 __all__ = [
-    "CASES", "DTYPES", "LAYOUTS", "Case", "CheckResult", "CheckReport", "check_layer_norm", "harness_inputs",
-    "rounding_bias", "unit_roundoff", "numpy_layer_norm", "numpy_layer_norm_backward", "welford_layer_norm",
-    "torch_layer_norm",
+    "CASES", "DTYPES", "LAYOUTS", "Case", "CheckResult", "CheckReport", "check_layer_norm",
+    "harness_inputs", "rounding_bias", "unit_roundoff", "numpy_layer_norm", "numpy_layer_norm_backward",
+    "welford_layer_norm", "torch_layer_norm",
 ]  # the buggy_* functions are the chapter's planted bugs, examples rather than API
 
 #: The width the report's lines keep to (the book's code column).
@@ -65,9 +65,10 @@ DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 
 #: The memory layouts :class:`Case` can give x and dy, each a view holding the same values:
-#: "contiguous" (C order), "transposed" (the axes reversed in memory: Fortran order), "sliced" (each row
-#: the start of a wider row, as a slice of a fused QKV buffer), "strided" (every second element) and
-#: "reversed" (negative strides on every axis). The gaps of "sliced" and "strided" hold NaN.
+#: "contiguous" (C order), "transposed" (the axes reversed in memory: Fortran order), "sliced"
+#: (each row the start of a wider row, as a slice of a fused QKV buffer), "strided" (every second
+#: element) and "reversed" (negative strides on every axis). The gaps of "sliced" and "strided"
+#: hold NaN.
 LAYOUTS = ("contiguous", "transposed", "sliced", "strided", "reversed")
 
 
@@ -111,9 +112,9 @@ class Case:
         return self.offset + self.spread * noise
 
     def lay_out(self, array: np.ndarray) -> np.ndarray:
-        """A new array with the values of `array` in this case's :attr:`layout` (a view into a fresh buffer)."""
+        """A new array with the values of `array` in this case's :attr:`layout` (a view, fresh memory)."""
         array = np.asarray(array)
-        if self.layout == "contiguous":  # always a copy: the implementation may write to what it gets
+        if self.layout == "contiguous":  # always a copy: the implementation may write to it
             return np.array(array, order="C", copy=True)
         if self.layout == "transposed":
             return np.array(array.T, order="C", copy=True).T
@@ -128,7 +129,7 @@ class Case:
         return view
 
 
-#: The default inputs: ordinary data and the edge cases where implementations break, a few seconds in all.
+#: The default inputs: ordinary data and the edge cases where implementations break (a few seconds).
 CASES = (
     Case("random (4, 3, 64)", (4, 3, 64)),
     Case("offset 1000 (8, 32)", (8, 32), offset=1000.0),
@@ -280,11 +281,12 @@ def check_layer_norm(forward: Callable, backward: Callable | None = None, *, dty
     results, samples = [], {d: [] for d in dtypes}
     for (case, dtype), inputs in harness_inputs(dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed).items():
         case_eps = eps if case.eps is None else case.eps
-        results.append(_run("forward", case, dtype,
-                            lambda: _check_forward(forward, case, inputs, case_eps, normalized_ndim, samples[dtype])))
+        results.append(_run("forward", case, dtype, lambda: _check_forward(
+            forward, case, inputs, case_eps, normalized_ndim, samples[dtype])))
         if backward is not None:
-            results.append(_run("backward", case, dtype, lambda: _check_backward(backward, case, inputs, case_eps, normalized_ndim)))
-    for dtype in dtypes:  # one pooled bias check per dtype, where the final rounding dominates some entries
+            results.append(_run("backward", case, dtype, lambda: _check_backward(
+                backward, case, inputs, case_eps, normalized_ndim)))
+    for dtype in dtypes:  # one pooled bias check per dtype, where the final rounding dominates
         pooled = [np.concatenate(parts) for parts in zip(*samples[dtype])]
         if pooled and len(pooled[0]):
             results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
@@ -313,12 +315,13 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
             raise ValueError(f"case {case.name!r} has shape {case.shape}, fewer axes than normalized_ndim={normalized_ndim}.")
         for dtype in dtypes:
             if case.dtypes is None or dtype in case.dtypes:
-                inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, np.random.default_rng([seed, index]))
+                rng = np.random.default_rng([seed, index])
+                inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, rng)
     return inputs
 
 
 def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
-    """x, gamma, beta and dy rounded to `dtype`: the values the implementation receives, and the reference uses.
+    """x, gamma, beta and dy rounded to `dtype`: what the implementation receives and the reference uses.
 
     x and dy are laid out as the case says; gamma and beta are contiguous vectors.
     """
@@ -337,7 +340,8 @@ def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
 
 def _fresh(case: Case, inputs: dict, names) -> dict:
     """New copies of the inputs `names`, in the case's layout: what one call of the implementation gets."""
-    return {name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy() for name in names}
+    return {name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy()
+            for name in names}
 
 
 def _overwritten(given: dict, inputs: dict) -> str:
@@ -349,8 +353,8 @@ def _overwritten(given: dict, inputs: dict) -> str:
             changed.append(f"{name} ({differ} of {value.size} entries)")
     if not changed:
         return ""
-    return (f"overwrote: the call changed its input {', '.join(changed)}; a LayerNorm must leave its inputs intact "
-            "(the residual stream reads x again)")
+    return (f"overwrote: the call changed its input {', '.join(changed)}; a LayerNorm must leave "
+            "its inputs intact (the residual stream reads x again)")
 
 
 def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
@@ -361,10 +365,12 @@ def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
     return CheckResult(part, case.name, dtype, ratio, detail)
 
 
-def _check_forward(forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list) -> tuple[float, str]:
+def _check_forward(forward: Callable, case: Case, inputs: dict, eps: float, k: int,
+                   sample: list) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
-    y_ref, mean, rstd = layer_norm(wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes, return_stats=True)
+    y_ref, mean, rstd = layer_norm(wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes,
+                                   return_stats=True)
     xhat = (wide["x"] - mean) * rstd
     dtype = inputs["x"].dtype
     u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
@@ -379,11 +385,13 @@ def _check_forward(forward: Callable, case: Case, inputs: dict, eps: float, k: i
         return float("inf"), overwritten
     ratio, detail = _compare("y", got, y_ref, budget, dtype)
     if np.isfinite(ratio):
-        sample.append(_rounding_sample(np.asarray(got).astype(np.float64), y_ref, arithmetic, dtype))
+        values = np.asarray(got).astype(np.float64)
+        sample.append(_rounding_sample(values, y_ref, arithmetic, dtype))
     return ratio, detail
 
 
-def _check_backward(backward: Callable, case: Case, inputs: dict, eps: float, k: int) -> tuple[float, str]:
+def _check_backward(backward: Callable, case: Case, inputs: dict, eps: float,
+                    k: int) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
@@ -416,24 +424,24 @@ def _check_backward(backward: Callable, case: Case, inputs: dict, eps: float, k:
 
 #: The report's row for the pooled rounding-bias check of each dtype.
 BIAS = "rounding bias"
-#: The chance that :func:`rounding_bias` flags an unbiased rounding (Hoeffding's bound, both statistics).
+#: The chance that :func:`rounding_bias` flags an unbiased rounding (Hoeffding's bound).
 BIAS_FALSE_ALARM = 1e-9
 
 
 def _ulp(values: np.ndarray, dtype) -> np.ndarray:
-    """The spacing of `dtype`'s numbers at each |value| (its binade's ulp; the subnormal spacing below)."""
+    """The spacing of `dtype`'s numbers at each |value| (its binade's ulp; subnormal spacing below)."""
     info = float_info(dtype)
     _, exponent = np.frexp(np.abs(values))
     return np.maximum(np.ldexp(float(info.eps), exponent - 1), float(info.smallest_subnormal))
 
 
 def _rounding_sample(got: np.ndarray, ref: np.ndarray, arithmetic: np.ndarray, dtype) -> tuple:
-    """Signed errors in ulps of the entries whose error the final rounding dominates (see :func:`rounding_bias`).
+    """Signed errors in ulps of the entries the final rounding dominates (see :func:`rounding_bias`).
 
-    An entry counts when its reference is not a number of `dtype` (else a correct rounding is exact
-    there) and the arithmetic's part of the budget is at most a quarter ulp. Returns the signed errors,
-    the same turned toward zero's direction (times the sign of the reference) and the arithmetic's
-    bound, all in ulps of the larger of |got| and |ref|.
+    An entry counts when its reference is not a number of `dtype` (else a correct rounding is
+    exact there) and the arithmetic's part of the budget is at most a quarter ulp. Returns the
+    signed errors, the same turned toward zero's direction (times the sign of the reference) and
+    the arithmetic's bound, all in ulps of the larger of |got| and |ref|.
     """
     with np.errstate(over="ignore"):
         exact = ref.astype(dtype).astype(np.float64) == ref
@@ -443,8 +451,11 @@ def _rounding_sample(got: np.ndarray, ref: np.ndarray, arithmetic: np.ndarray, d
     return error, error * np.sign(ref[counted]), arithmetic[counted] / ulp[counted]
 
 
-def rounding_bias(error, toward_zero, arithmetic, *, false_alarm: float = BIAS_FALSE_ALARM) -> tuple[float, str]:
-    r"""Whether an output's rounding is biased: the mean signed error against its threshold (chapter "Check your own LayerNorm").
+def rounding_bias(error, toward_zero, arithmetic, *,
+                  false_alarm: float = BIAS_FALSE_ALARM) -> tuple[float, str]:
+    r"""Whether an output's rounding is biased: its mean signed error against a threshold.
+
+    Chapter "Check your own LayerNorm".
 
     Each counted entry's error, in ulps of the output dtype, is
     :math:`t_i = \rho_i + c_i`: the final rounding's :math:`\rho_i` and the
@@ -507,9 +518,10 @@ def rounding_bias(error, toward_zero, arithmetic, *, false_alarm: float = BIAS_F
     ratio = abs(worst) / threshold
     if ratio <= 1:
         return ratio, ""
-    return ratio, (f"bias: the mean signed error{direction} is {worst:+.3f} ulp over {n} entries, where an unbiased "
-                   f"rounding stays within ±{threshold:.3f} ulp (Hoeffding, false-alarm chance {false_alarm:g}, "
-                   "plus the arithmetic's bound); the output is rounded in one direction, as by truncation")
+    return ratio, (f"bias: the mean signed error{direction} is {worst:+.3f} ulp over {n} entries, "
+                   f"where an unbiased rounding stays within ±{threshold:.3f} ulp (Hoeffding, "
+                   f"false-alarm chance {false_alarm:g}, plus the arithmetic's bound); the output "
+                   "is rounded in one direction, as by truncation")
 
 
 def _accumulation_roundoff(dtype) -> float:
@@ -572,7 +584,8 @@ def numpy_layer_norm_backward(dy, x, gamma, eps):
 def welford_layer_norm(x, gamma, beta, eps):
     """A correct LayerNorm over the last axis with Welford's one-sweep mean and variance.
 
-    Float32 statistics for 16-bit data, as the frameworks keep them; one feature at a time, every row at once.
+    Float32 statistics for 16-bit data, as the frameworks keep them; one feature at a time, every
+    row at once.
     """
     work = np.dtype(np.float32 if x.dtype.itemsize == 2 else x.dtype).type
     xw = x.astype(work)
@@ -587,7 +600,7 @@ def welford_layer_norm(x, gamma, beta, eps):
 
 
 def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
-    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (default: their count)."""
+    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (or their count)."""
     part = xw[..., features]
     count = part.shape[-1] if divide_by is None else divide_by
     mean = part.sum(axis=-1, keepdims=True) / count
@@ -596,7 +609,7 @@ def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
 
 
 def _normalize_with(x, gamma, beta, statistics, clamp=None):
-    """LayerNorm of `x` (clamped to ±`clamp`) with the statistics ``statistics(xw) -> (mean, rstd)`` of a planted bug."""
+    """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean, rstd)``."""
     work = np.float32 if x.dtype.itemsize == 2 else x.dtype
     xw = x.astype(work) if clamp is None else np.clip(x.astype(work), -clamp, clamp)
     mean, rstd = statistics(xw)
@@ -604,13 +617,13 @@ def _normalize_with(x, gamma, beta, statistics, clamp=None):
 
 
 def buggy_vector_tail_skipped(x, gamma, beta, eps):
-    """Bug: sums the row four at a time (one SIMD vector) and forgets the H % 4 elements left over."""
-    body = x.shape[-1] - x.shape[-1] % 4
-    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, slice(0, body), x.shape[-1]))
+    """Bug: sums the row four at a time (one SIMD vector) and forgets the H % 4 elements left."""
+    body = slice(0, x.shape[-1] - x.shape[-1] % 4)
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, body, x.shape[-1]))
 
 
 def buggy_first_1024_features(x, gamma, beta, eps):
-    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no loop over the rest)."""
+    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no loop)."""
     return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, slice(0, 1024)))
 
 
@@ -625,7 +638,7 @@ def buggy_ignores_eps(x, gamma, beta, eps):
 
 
 def buggy_one_pass_variance(x, gamma, beta, eps):
-    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically when the mean is large."""
+    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large mean."""
     def statistics(xw):
         mean = xw.mean(axis=-1, keepdims=True)
         var = np.maximum((xw * xw).mean(axis=-1, keepdims=True) - mean * mean, 0)
@@ -636,26 +649,26 @@ def buggy_one_pass_variance(x, gamma, beta, eps):
 def buggy_assumes_c_contiguous(x, gamma, beta, eps):
     """Bug: reads x's memory as rows packed one after another (a C kernel handed ``x.ctypes.data``).
 
-    Emulated safely: the memory from x's first element on is read in order, wrapping at the end of the
-    buffer x lives in, instead of out of bounds.
+    Emulated safely: the memory from x's first element on is read in order, wrapping at the end
+    of the buffer x lives in, instead of out of bounds.
     """
     owner = x
     while isinstance(owner.base, np.ndarray):
         owner = owner.base
-    memory = np.ravel(owner, order="K")  # the buffer in memory order (the harness allocates it packed)
+    memory = np.ravel(owner, order="K")  # in memory order (the harness allocates it packed)
     start = (x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // x.itemsize
     packed = np.take(memory, np.arange(start, start + x.size), mode="wrap").reshape(x.shape)
     return _normalize_with(packed, gamma, beta, lambda xw: _numpy_statistics(xw, eps))
 
 
 def buggy_overwrites_input(x, gamma, beta, eps):
-    """Bug: writes y over x (in place, to save memory) and returns x, destroying the residual stream."""
+    """Bug: writes y over x (in place, to save memory) and returns x: the residual stream is lost."""
     x[...] = numpy_layer_norm(x, gamma, beta, eps)
     return x
 
 
 def buggy_truncating_bfloat16(x, gamma, beta, eps):
-    """Bug: rounds the float32 result to bfloat16 by dropping its low 16 bits (toward zero), not to nearest."""
+    """Bug: rounds the float32 result to bfloat16 by dropping its low 16 bits (toward zero)."""
     if x.dtype != np.dtype("bfloat16"):
         return numpy_layer_norm(x, gamma, beta, eps)
     xw = x.astype(np.float32)

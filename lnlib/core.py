@@ -173,7 +173,8 @@ def standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: boo
         return Standardized(mean=m.mean * m.scale, var=m.spread * m.scale * m.scale, sqrt_var_eps=sqrt_var_eps, rstd=rstd, xhat=xhat)
 
 
-def to_storage(y: np.ndarray, dtype, name: str = "the output", cause: str = "gamma or beta is too large for it") -> np.ndarray:
+def to_storage(y: np.ndarray, dtype, name: str = "the output",
+               cause: str = "gamma or beta is too large for it") -> np.ndarray:
     """Round a result computed in the working dtype back to the input's dtype, refusing an overflow (chapter "Computing it right: numerics").
 
     Parameters
@@ -195,7 +196,9 @@ def to_storage(y: np.ndarray, dtype, name: str = "the output", cause: str = "gam
     """
     with np.errstate(over="ignore"):
         out = y.astype(dtype, copy=False)
-    return check_finite(out, name, f" after rounding it to {np.dtype(dtype).name} (largest value {float(float_info(dtype).max):.6g}): {cause}")
+    largest = float(float_info(dtype).max)
+    where = f" after rounding it to {np.dtype(dtype).name} (largest value {largest:.6g}): {cause}"
+    return check_finite(out, name, where)
 
 
 @dataclass(frozen=True)

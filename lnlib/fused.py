@@ -329,24 +329,25 @@ def _storage(x, name: str) -> tuple[np.ndarray, str, np.dtype]:
 def _parameter(value, name: str, size: int, work: np.dtype, default: float) -> np.ndarray:
     """gamma or beta as a contiguous vector of the compute dtype, refused as lnlib.core refuses it.
 
-    Complex, non-numeric, NaN or infinite values, and values that overflow the compute dtype once rounded
-    to it, get core's TypeError or ValueError (:func:`~lnlib.validation.as_parameter`).
+    Complex, non-numeric, NaN or infinite values, and values that overflow the compute dtype once
+    rounded to it, get core's TypeError or ValueError (:func:`~lnlib.validation.as_parameter`).
     """
     if value is None:
         return np.full(size, default, dtype=work)
     if np.shape(value) != (size,):
-        raise ValueError(f"{name} must have shape ({size},), the normalized last axis of x; got {np.shape(value)}.")
-    if isinstance(value, np.ndarray) and value.dtype in STORAGE.values():  # the common case, checked quickly
+        raise ValueError(f"{name} must have shape ({size},), the normalized last axis of x; "
+                         f"got {np.shape(value)}.")
+    if isinstance(value, np.ndarray) and value.dtype in STORAGE.values():  # common: checked quickly
         with np.errstate(over="ignore"):
             cast = np.ascontiguousarray(value, dtype=work)
         if np.isfinite(cast).all():
             return cast
-    return np.ascontiguousarray(as_parameter(value, name, (size,), (0,), 1, work))  # refuses, or converts
+    return np.ascontiguousarray(as_parameter(value, name, (size,), (0,), 1, work))  # refuses or converts
 
 
 @lru_cache(maxsize=None)
 def _largest_trusted_rstd(work: np.dtype, size: int):
-    """rstd above which var + eps = 1 / rstd**2 is below ``size * tiny / u``: the squares may have underflowed."""
+    """rstd above which var + eps = 1 / rstd**2 is below ``size * tiny / u`` (squares may underflow)."""
     info = float_info(work)
     floor = size * float(info.tiny) / (float(info.eps) / 2)
     return work.type(1 / np.sqrt(floor)) if floor < 1 else work.type(1)
@@ -356,19 +357,20 @@ def _trusted_rows(mean: np.ndarray, rstd: np.ndarray, size: int, work: np.dtype)
     """Which rows' statistics the fast path got right: a check of two numbers per row.
 
     A row is redone by lnlib.core when its mean is not finite (x held NaN or infinity, or its sum
-    overflowed), when rstd is 0 or not finite (the squares overflowed, or var + eps is 0: eps = 0 with a
-    constant row, or an eps that rounds to 0 in the compute dtype), or when var + eps = 1 / rstd**2 is
-    below ``size * tiny / u`` (the squares may have underflowed, losing more than one rounding's worth).
+    overflowed), when rstd is 0 or not finite (the squares overflowed, or var + eps is 0: eps = 0
+    with a constant row, or an eps that rounds to 0 in the compute dtype), or when var + eps =
+    1 / rstd**2 is below ``size * tiny / u`` (the squares may have underflowed, losing more than one
+    rounding's worth).
     """
     largest = _largest_trusted_rstd(work, size)
     with np.errstate(invalid="ignore", over="ignore"):
-        if np.isfinite(mean.sum()) and rstd.min() > 0 and rstd.max() <= largest:  # three reductions, no copies
+        if np.isfinite(mean.sum()) and rstd.min() > 0 and rstd.max() <= largest:  # 3 reductions
             return np.ones(mean.shape, dtype=bool)
         return np.isfinite(mean) & (rstd > 0) & (rstd <= largest)
 
 
 def _redo_rows(x, x2, rows, gamma, beta, eps, y, mean, rstd) -> None:
-    """Recompute `rows` with lnlib.core (scaled, checked) into y, mean and rstd; core's errors name the problem."""
+    """Recompute `rows` with lnlib.core (scaled, checked) into y, mean and rstd; or core's error."""
     storage = x.dtype
     part = x2[rows].view(storage)
     try:
@@ -382,19 +384,19 @@ def _redo_rows(x, x2, rows, gamma, beta, eps, y, mean, rstd) -> None:
 
 @lru_cache(maxsize=None)
 def _half_range(storage: np.dtype, size: int) -> float:
-    """Half the largest value of `storage`, over ``sqrt(H - 1)``, the largest |xhat| (Samuelson's inequality)."""
+    """Half the largest value of `storage`, over ``sqrt(H - 1)``: the largest |xhat| (Samuelson)."""
     return float(float_info(storage).max) / 2 / np.sqrt(max(size - 1, 1))
 
 
 def _output_may_overflow(gamma, beta, size: int, storage: np.dtype) -> bool:
-    """Whether ``|gamma * xhat + beta|`` can come near the storage dtype's range (None: the default 1 or 0)."""
+    """Whether ``|gamma * xhat + beta|`` can come near the storage dtype's range (None: 1 or 0)."""
     largest_gamma = 1.0 if gamma is None else max(float(gamma.max()), -float(gamma.min()))
     largest_beta = 0.0 if beta is None else max(float(beta.max()), -float(beta.min()))
     return largest_gamma + largest_beta >= _half_range(storage, size)
 
 
 def _refuse_non_finite(out: np.ndarray) -> None:
-    """core's error for an output that overflowed its storage dtype; 16-bit outputs are judged by their bits."""
+    """core's error for an output that overflowed its storage dtype (16-bit: judged by the bits)."""
     if out.dtype.itemsize == 2:
         exponent = np.uint16(0x7C00 if out.dtype == np.float16 else 0x7F80)
         if not ((out.view(np.uint16) & exponent) == exponent).any():
@@ -462,19 +464,21 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     rows, size = x2.shape
     given = gamma is not None, beta is not None
     gamma, beta = _parameter(gamma, "gamma", size, work, 1.0), _parameter(beta, "beta", size, work, 0.0)
-    may_overflow = _output_may_overflow(gamma if given[0] else None, beta if given[1] else None, size, x.dtype)
+    may_overflow = _output_may_overflow(gamma if given[0] else None, beta if given[1] else None,
+                                        size, x.dtype)
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "forward", bool(compiled), statistics == "welford", chunks > 1)
     y = np.empty_like(x2)
     mean, rstd = np.empty(rows, dtype=work), np.empty(rows, dtype=work)
     buffers, outputs = np.empty((chunks, size), dtype=work), np.empty((chunks, size), dtype=work)
+    arguments = (x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
     if compiled:
-        kernel(x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
+        kernel(*arguments)
     else:
         with np.errstate(all="ignore"):  # numpy scalars warn where the compiled kernel is silent
-            kernel(x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
+            kernel(*arguments)
     trusted = _trusted_rows(mean, rstd, size, work)
-    if not trusted.all():  # huge, tiny, constant or non-finite rows: lnlib.core's scaled, checked path
+    if not trusted.all():  # huge, tiny, constant or non-finite rows: core's scaled, checked path
         _redo_rows(x, x2, np.flatnonzero(~trusted), gamma, beta, eps, y, mean, rstd)
     out = y.view(x.dtype).reshape(x.shape)
     if may_overflow:  # only then is y read again
@@ -535,16 +539,18 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
         _, mean, rstd = fused_layer_norm(x, eps=eps, compiled=compiled)
     mean, rstd = _saved(mean, "mean", rows, work), _saved(rstd, "rstd", rows, work)
     if not (rstd > 0).all():
-        raise ValueError("rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward pass.")
+        raise ValueError("rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward "
+                         "pass.")
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
     dx = np.empty_like(x2)
     dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
     buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
     with np.errstate(all="ignore"):
-        kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks, buffers, outputs)
+        kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks,
+               buffers, outputs)
     storage = x.dtype
-    sums = "is the sum of {} over every row, and dy is too large for that sum (or holds NaN or infinity)"
+    sums = "is the sum of {} over every row, and dy is too large for that sum (or not finite)"
     with np.errstate(over="ignore", invalid="ignore"):
         dgamma, dbeta = dgamma_parts.sum(axis=0), dbeta_parts.sum(axis=0)
     # every dy enters dbeta's sums: a NaN or infinite dy, or one too large, shows here, in H numbers
@@ -557,9 +563,10 @@ def _saved(value, name: str, rows: int, work: np.dtype) -> np.ndarray:
     """A saved statistic, one finite number per row, in the compute dtype."""
     value = np.asarray(value)
     if value.size != rows or value.dtype.kind not in "fiu":
-        raise ValueError(f"{name} must hold one real number per row ({rows}), as fused_layer_norm returns it; "
-                         f"got shape {value.shape} of {value.dtype}.")
+        raise ValueError(f"{name} must hold one real number per row ({rows}), as fused_layer_norm "
+                         f"returns it; got shape {value.shape} of {value.dtype}.")
     value = np.ascontiguousarray(value.astype(work).reshape(rows))
     if not np.isfinite(value).all():
-        raise ValueError(f"{name} must be finite, as fused_layer_norm returns it; it holds NaN or infinity.")
+        raise ValueError(f"{name} must be finite, as fused_layer_norm returns it; it holds NaN or "
+                         "infinity.")
     return value

@@ -173,7 +173,7 @@ def _check_inputs():
     return {"harness_inputs": np.concatenate(arrays)}
 
 
-#: The stored check report's two arrays: every check's "part / case / dtype" (UTF-8, one per line), and its ratio.
+#: The stored check report's two arrays: each check's "part / case / dtype" (UTF-8, one a line), its ratio.
 CHECK_LABELS, CHECK_RATIOS = "labels, utf-8, one per line", "ratios"
 
 
@@ -182,7 +182,7 @@ def _check(torch, harness_inputs):
 
     report = check_layer_norm(*torch_layer_norm())
     labels = "\n".join(f"{r.part} / {r.case} / {r.dtype}" for r in report.results)
-    # two arrays, not one per check: a hundred small entries would make the data file mostly zip headers
+    # two arrays, not one per check: a hundred small entries would make the file mostly zip headers
     return {CHECK_LABELS: np.frombuffer(labels.encode("utf-8"), dtype=np.uint8).copy(),
             CHECK_RATIOS: np.array([r.ratio for r in report.results], dtype=np.float64)}
 
@@ -316,7 +316,9 @@ def stored_check_report(harness_inputs) -> tuple[Reference, CheckReport]:
     """
     stored = pytorch_reference("check_your_own", harness_inputs=harness_inputs)
     labels = bytes(stored[CHECK_LABELS]).decode("utf-8").split("\n")
-    results = tuple(CheckResult(*label.split(" / "), float(ratio)) for label, ratio in zip(labels, stored[CHECK_RATIOS], strict=True))
+    ratios = stored[CHECK_RATIOS]
+    results = tuple(CheckResult(*label.split(" / "), float(ratio))
+                    for label, ratio in zip(labels, ratios, strict=True))
     dtypes = tuple(dict.fromkeys(r.dtype for r in results))
     return stored, CheckReport(results, dtypes, 1e-5)
 
