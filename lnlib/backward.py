@@ -166,9 +166,33 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
     >>> dbeta
     array([1., 0., 0., 0.])
     """
-    parts = backward_parts(dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd, compute_dtype=compute_dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, with its cause
+        parts = backward_parts(dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd,
+                               compute_dtype=compute_dtype)
     dtype = as_float_array(x, "x").dtype
-    return tuple(to_storage(g, dtype, name) for g, name in ((parts.dx, "dx"), (parts.dgamma, "dgamma"), (parts.dbeta, "dbeta")))
+    grads = {"dx": parts.dx, "dgamma": parts.dgamma, "dbeta": parts.dbeta}
+    return tuple(to_storage(g, dtype, name, _overflow_cause(name, parts))
+                 for name, g in grads.items())
+
+
+def _overflow_cause(name: str, parts: BackwardParts) -> str:
+    """Why gradient `name` can overflow, for the message that refuses it (never gamma or beta)."""
+    if name != "dx":
+        summed = "dy * xhat" if name == "dgamma" else "dy"
+        return (f"{name} is the sum of {summed} over every other axis, and dy is too large for "
+                "that sum")
+    rstd = np.broadcast_to(parts.rstd, parts.xhat.shape)
+    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(rstd)), rstd.shape))
+    largest = float(rstd[where])
+    beyond = "" if np.isfinite(largest) else (
+        " (beyond the working dtype's range: var + eps is smaller than it can invert)")
+    with np.errstate(invalid="ignore"):
+        upstream = float(np.max(np.abs(parts.dxhat)))
+    index = where[:-1] if len(where) > 1 else where
+    return (f"dx is (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) * rstd, and "
+            f"rstd = 1 / sqrt(var + eps) is {largest:.3g}{beyond} at index {index} for "
+            f"|dy * gamma| up to {upstream:.3g}: the row's spread is tiny next to its eps "
+            "(eps=0 leaves nothing to bound rstd); use a larger eps, or compute_dtype='float64'")
 
 
 def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:

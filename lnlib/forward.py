@@ -173,11 +173,32 @@ def standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: boo
         return Standardized(mean=m.mean * m.scale, var=m.spread * m.scale * m.scale, sqrt_var_eps=sqrt_var_eps, rstd=rstd, xhat=xhat)
 
 
-def to_storage(y: np.ndarray, dtype, name: str = "the output") -> np.ndarray:
-    """Round a result computed in the working dtype back to the input's dtype, refusing an overflow (chapter "Computing it right: numerics")."""
+def to_storage(y: np.ndarray, dtype, name: str = "the output",
+               cause: str = "gamma or beta is too large for it") -> np.ndarray:
+    """Round a result computed in the working dtype back to the input's dtype, refusing an overflow (chapter "Computing it right: numerics").
+
+    Parameters
+    ----------
+    y : ndarray
+        The result in the working dtype.
+    dtype : dtype
+        The storage dtype to round to.
+    name : str, default "the output"
+        Names the result in the message.
+    cause : str, default "gamma or beta is too large for it"
+        What makes the result too large, for the message: the forward pass's output grows only
+        with gamma and beta (``|xhat| <= sqrt(H - 1)``); a gradient names its own cause.
+
+    Raises
+    ------
+    ValueError
+        If a value of `y` is not finite after rounding to `dtype`.
+    """
     with np.errstate(over="ignore"):
         out = y.astype(dtype, copy=False)
-    return check_finite(out, name, f" after rounding it to {np.dtype(dtype).name} (largest value {float(float_info(dtype).max):.6g}): gamma or beta is too large for it")
+    largest = float(float_info(dtype).max)
+    where = f" after rounding it to {np.dtype(dtype).name} (largest value {largest:.6g}): {cause}"
+    return check_finite(out, name, where)
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,42 @@ rows are converted to float32 in a per-thread row buffer (decoded from their
 bits, so the kernels need no 16-bit support from numba) and the output is
 rounded once, to nearest even.
 
+How the kernels keep api.md's "How lnlib computes, everywhere" without a second
+pass over x:
+
+- huge or tiny finite inputs: the fast path squares unscaled deviations, so
+  after it a check of two numbers per row (mean and rstd) finds the rows it
+  cannot trust: a mean that is not finite, an rstd that is 0 or not finite (the
+  squares overflowed, or var + eps is 0), or var + eps = 1 / rstd² below
+  H·tiny/u (the squares may have underflowed). Those rows, and only those, are
+  recomputed by :func:`lnlib.forward.layer_norm`, which scales each row by a power
+  of two; float32 1e20, float64 1e200 and bfloat16 1e20 are normalized right.
+- bad input gets the forward pass's errors: NaN or infinity in x (found through its row's
+  mean), ε = 0 with a constant row, an ε that rounds to 0 in the compute dtype,
+  and γ or β that are complex (``TypeError``), not finite, or overflow the
+  compute dtype once rounded to it.
+- an output that overflows its storage dtype (float16 with a large γ or β) is
+  refused with the forward pass's ``ValueError``; y is read again for this only when
+  ``max|γ|·sqrt(H - 1) + max|β|`` reaches half the dtype's largest value
+  (``|x̂| <= sqrt(H - 1)`` always), so ordinary calls never pay for it.
+
+What they do not keep: the backward pass does not read dx again, so a dx
+beyond the storage range (float16, with a large dy·γ·rstd) comes out as
+infinity instead of an error, as in PyTorch's kernels; a NaN, infinite or too
+large dy is still refused, because every dy enters the sums dβ and dγ, which
+are checked (H numbers). Only the last axis is normalized, and x must already
+be one of the four storage dtypes (lnlib.forward also promotes integers).
+
 numba is an optional dependency (``pip install "lnlib[kernels]"``). Without
 it, ``import lnlib.fused`` works; calling a kernel with ``compiled=True`` (the
 default) raises an ImportError that says how to install it, and
 ``compiled=False`` runs the very same Python source uncompiled: slow, but
-right, which is how the chapter checks the kernels on any machine.
+right, which is how the chapter checks the kernels on any machine. The two
+agree to rounding, not bit for bit: compiled, a row's sums are split over SIMD
+lanes and multiply-adds fused (``fastmath`` reassociation and contraction), so
+its float32 or float64 results differ from the uncompiled ones by a few units
+of the compute dtype (a 16-bit output can then round to the neighbouring
+value); rows recomputed by lnlib.forward, and every error, are the same in both modes.
 """
 
 from __future__ import annotations
@@ -27,7 +58,8 @@ from functools import lru_cache
 import ml_dtypes
 import numpy as np
 
-from .validation import BFLOAT16, check_eps
+from .forward import layer_norm, to_storage
+from .validation import BFLOAT16, as_parameter, check_eps, float_info
 
 __all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
 
@@ -251,12 +283,12 @@ def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel
     load, target, store = _KINDS[kind]
     if compiled:
         numba = _numba()
-        jit = numba.njit(fastmath=_FASTMATH, nogil=True)
+        jit = numba.njit(fastmath=_FASTMATH, nogil=True, error_model="numpy")
         if kind == "float16":
             store = _make_store_float16(jit(_float16_bits))
         load, target, store = jit(load), jit(target), jit(store)
         prange = numba.prange if parallel else range
-        wrap = numba.njit(parallel=parallel, fastmath=_FASTMATH, nogil=True)
+        wrap = numba.njit(parallel=parallel, fastmath=_FASTMATH, nogil=True, error_model="numpy")
     else:
         prange, wrap = range, (lambda f: f)
         if kind == "float16":
@@ -295,12 +327,81 @@ def _storage(x, name: str) -> tuple[np.ndarray, str, np.dtype]:
 
 
 def _parameter(value, name: str, size: int, work: np.dtype, default: float) -> np.ndarray:
+    """gamma or beta as a contiguous vector of the compute dtype, refused as lnlib.forward refuses it.
+
+    Complex, non-numeric, NaN or infinite values, and values that overflow the compute dtype once
+    rounded to it, get the forward pass's TypeError or ValueError (:func:`~lnlib.validation.as_parameter`).
+    """
     if value is None:
         return np.full(size, default, dtype=work)
-    value = np.asarray(value)
-    if value.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), the normalized last axis of x; got {value.shape}.")
-    return value.astype(work)
+    if np.shape(value) != (size,):
+        raise ValueError(f"{name} must have shape ({size},), the normalized last axis of x; "
+                         f"got {np.shape(value)}.")
+    if isinstance(value, np.ndarray) and value.dtype in STORAGE.values():  # common: checked quickly
+        with np.errstate(over="ignore"):
+            cast = np.ascontiguousarray(value, dtype=work)
+        if np.isfinite(cast).all():
+            return cast
+    return np.ascontiguousarray(as_parameter(value, name, (size,), (0,), 1, work))  # refuses or converts
+
+
+@lru_cache(maxsize=None)
+def _largest_trusted_rstd(work: np.dtype, size: int):
+    """rstd above which var + eps = 1 / rstd**2 is below ``size * tiny / u`` (squares may underflow)."""
+    info = float_info(work)
+    floor = size * float(info.tiny) / (float(info.eps) / 2)
+    return work.type(1 / np.sqrt(floor)) if floor < 1 else work.type(1)
+
+
+def _trusted_rows(mean: np.ndarray, rstd: np.ndarray, size: int, work: np.dtype) -> np.ndarray:
+    """Which rows' statistics the fast path got right: a check of two numbers per row.
+
+    A row is redone by lnlib.forward when its mean is not finite (x held NaN or infinity, or its sum
+    overflowed), when rstd is 0 or not finite (the squares overflowed, or var + eps is 0: eps = 0
+    with a constant row, or an eps that rounds to 0 in the compute dtype), or when var + eps =
+    1 / rstd**2 is below ``size * tiny / u`` (the squares may have underflowed, losing more than one
+    rounding's worth).
+    """
+    largest = _largest_trusted_rstd(work, size)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if np.isfinite(mean.sum()) and rstd.min() > 0 and rstd.max() <= largest:  # 3 reductions
+            return np.ones(mean.shape, dtype=bool)
+        return np.isfinite(mean) & (rstd > 0) & (rstd <= largest)
+
+
+def _redo_rows(x, x2, rows, gamma, beta, eps, y, mean, rstd) -> None:
+    """Recompute `rows` with lnlib.forward (scaled, checked) into y, mean and rstd; or the forward pass's error."""
+    storage = x.dtype
+    part = x2[rows].view(storage)
+    try:
+        y_rows, mean_rows, rstd_rows = layer_norm(part, gamma, beta, eps=eps, return_stats=True)
+    except ValueError:  # raise the forward pass's message with indices into x itself, not into the rows redone
+        layer_norm(x, gamma, beta, eps=eps)
+        raise
+    y[rows] = y_rows.view(y.dtype)
+    mean[rows], rstd[rows] = mean_rows[:, 0], rstd_rows[:, 0]
+
+
+@lru_cache(maxsize=None)
+def _half_range(storage: np.dtype, size: int) -> float:
+    """Half the largest value of `storage`, over ``sqrt(H - 1)``: the largest |xhat| (Samuelson)."""
+    return float(float_info(storage).max) / 2 / np.sqrt(max(size - 1, 1))
+
+
+def _output_may_overflow(gamma, beta, size: int, storage: np.dtype) -> bool:
+    """Whether ``|gamma * xhat + beta|`` can come near the storage dtype's range (None: 1 or 0)."""
+    largest_gamma = 1.0 if gamma is None else max(float(gamma.max()), -float(gamma.min()))
+    largest_beta = 0.0 if beta is None else max(float(beta.max()), -float(beta.min()))
+    return largest_gamma + largest_beta >= _half_range(storage, size)
+
+
+def _refuse_non_finite(out: np.ndarray) -> None:
+    """the forward pass's error for an output that overflowed its storage dtype (16-bit: judged by the bits)."""
+    if out.dtype.itemsize == 2:
+        exponent = np.uint16(0x7C00 if out.dtype == np.float16 else 0x7F80)
+        if not ((out.view(np.uint16) & exponent) == exponent).any():
+            return
+    to_storage(out, out.dtype)
 
 
 def _chunks(rows: int, size: int, compiled: bool) -> int:
@@ -342,8 +443,12 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     ------
     ImportError
         With ``compiled=True`` when numba cannot be imported (the message says how to install it).
-    TypeError, ValueError
-        For an array of another dtype, gamma or beta of the wrong shape, a bad eps or statistics.
+    TypeError
+        For an array of another dtype, or a complex or non-numeric gamma or beta.
+    ValueError
+        For gamma or beta of the wrong shape, not finite or overflowing the compute dtype; a bad eps or
+        statistics; NaN or infinity in x; a constant row with an eps that is 0 in the compute dtype;
+        an output that overflows the storage dtype (as :func:`lnlib.forward.layer_norm`).
 
     Examples
     --------
@@ -357,14 +462,28 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     eps = check_eps(eps)
     x2, kind, work = _storage(x, "x")
     rows, size = x2.shape
+    given = gamma is not None, beta is not None
     gamma, beta = _parameter(gamma, "gamma", size, work, 1.0), _parameter(beta, "beta", size, work, 0.0)
+    may_overflow = _output_may_overflow(gamma if given[0] else None, beta if given[1] else None,
+                                        size, x.dtype)
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "forward", bool(compiled), statistics == "welford", chunks > 1)
     y = np.empty_like(x2)
     mean, rstd = np.empty(rows, dtype=work), np.empty(rows, dtype=work)
     buffers, outputs = np.empty((chunks, size), dtype=work), np.empty((chunks, size), dtype=work)
-    kernel(x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
-    return y.view(x.dtype).reshape(x.shape), mean.reshape(x.shape[:-1]), rstd.reshape(x.shape[:-1])
+    arguments = (x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
+    if compiled:
+        kernel(*arguments)
+    else:
+        with np.errstate(all="ignore"):  # numpy scalars warn where the compiled kernel is silent
+            kernel(*arguments)
+    trusted = _trusted_rows(mean, rstd, size, work)
+    if not trusted.all():  # huge, tiny, constant or non-finite rows: the forward pass's scaled, checked path
+        _redo_rows(x, x2, np.flatnonzero(~trusted), gamma, beta, eps, y, mean, rstd)
+    out = y.view(x.dtype).reshape(x.shape)
+    if may_overflow:  # only then is y read again
+        _refuse_non_finite(out)
+    return out, mean.reshape(x.shape[:-1]), rstd.reshape(x.shape[:-1])
 
 
 def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: float = 1e-5, *, compiled: bool = True):
@@ -401,7 +520,10 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     ImportError
         With ``compiled=True`` when numba cannot be imported.
     TypeError, ValueError
-        For arrays of other dtypes or mismatched shapes.
+        For arrays of other dtypes or mismatched shapes, a gamma refused as in :func:`fused_layer_norm`,
+        only one of mean and rstd, saved statistics that are not finite or an rstd that is not positive,
+        and a dgamma or dbeta that is not finite in the storage dtype (dy too large, or not finite).
+        A dx beyond the storage dtype's range is returned as infinity, not refused (see the module).
     """
     if not isinstance(dy, np.ndarray) or not isinstance(x, np.ndarray) or dy.shape != x.shape or dy.dtype != x.dtype:
         raise ValueError("dy and x must be numpy arrays of the same shape and dtype; got "
@@ -411,15 +533,40 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     dy2 = _storage(dy, "dy")[0]
     rows, size = x2.shape
     gamma = _parameter(gamma, "gamma", size, work, 1.0)
-    if mean is None or rstd is None:
+    if (mean is None) != (rstd is None):
+        raise ValueError("pass both saved statistics, mean and rstd (from fused_layer_norm), or neither.")
+    if mean is None:
         _, mean, rstd = fused_layer_norm(x, eps=eps, compiled=compiled)
-    mean, rstd = np.asarray(mean, dtype=work).reshape(rows), np.asarray(rstd, dtype=work).reshape(rows)
+    mean, rstd = _saved(mean, "mean", rows, work), _saved(rstd, "rstd", rows, work)
+    if not (rstd > 0).all():
+        raise ValueError("rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward "
+                         "pass.")
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
     dx = np.empty_like(x2)
     dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
     buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
-    kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks, buffers, outputs)
+    with np.errstate(all="ignore"):
+        kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks,
+               buffers, outputs)
     storage = x.dtype
-    return (dx.view(storage).reshape(x.shape), dgamma_parts.sum(axis=0).astype(storage),
-            dbeta_parts.sum(axis=0).astype(storage))
+    sums = "is the sum of {} over every row, and dy is too large for that sum (or not finite)"
+    with np.errstate(over="ignore", invalid="ignore"):
+        dgamma, dbeta = dgamma_parts.sum(axis=0), dbeta_parts.sum(axis=0)
+    # every dy enters dbeta's sums: a NaN or infinite dy, or one too large, shows here, in H numbers
+    dgamma = to_storage(dgamma, storage, "dgamma", sums.format("dy * xhat"))
+    dbeta = to_storage(dbeta, storage, "dbeta", sums.format("dy"))
+    return dx.view(storage).reshape(x.shape), dgamma, dbeta
+
+
+def _saved(value, name: str, rows: int, work: np.dtype) -> np.ndarray:
+    """A saved statistic, one finite number per row, in the compute dtype."""
+    value = np.asarray(value)
+    if value.size != rows or value.dtype.kind not in "fiu":
+        raise ValueError(f"{name} must hold one real number per row ({rows}), as fused_layer_norm "
+                         f"returns it; got shape {value.shape} of {value.dtype}.")
+    value = np.ascontiguousarray(value.astype(work).reshape(rows))
+    if not np.isfinite(value).all():
+        raise ValueError(f"{name} must be finite, as fused_layer_norm returns it; it holds NaN or "
+                         "infinity.")
+    return value

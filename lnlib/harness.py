@@ -2,10 +2,15 @@ r"""Check your own LayerNorm against lnlib's float64 reference (chapter "Check y
 
 :func:`check_layer_norm` runs a forward function (and optionally a backward
 function) on seeded inputs of several shapes, in several dtypes, including the
-edge cases where implementations break: constant rows, a large offset, a wide
-or tiny spread, H = 1. Each output is compared, entry by entry, with lnlib's
-LayerNorm computed in float64 *on the same rounded inputs*, against an error
-budget derived in the chapter "Computing it right: numerics":
+edge cases where implementations break: constant rows, large offsets (up to
+3·10⁴ in every dtype, 10⁶ in float32 and float64), a wide or tiny spread,
+H = 1, odd H and H that is not a multiple of a vector width (7, 33, 100, 200,
+1030), H above 1024 (LLaMA's 4096), a second ε (0.1), and memory layouts a
+kernel may not expect (transposed, rows sliced out of a wider buffer, every
+second element, negative strides; see :data:`LAYOUTS`). It checks that the call
+leaves x, γ and β (and dy) unchanged. Each output is compared, entry by entry,
+with lnlib's LayerNorm computed in float64 *on the same rounded inputs*,
+against an error budget derived in the chapter "Computing it right: numerics":
 
 - the statistics, accumulated with unit roundoff :math:`u_\text{acc}` (float32's
   for 16-bit data, as PyTorch's CPU and CUDA kernels accumulate; the
@@ -20,13 +25,22 @@ budget derived in the chapter "Computing it right: numerics":
   may accumulate in the storage dtype (PyTorch's CPU kernel keeps its partial
   sums in it): :math:`M u_\text{out}` relative.
 
+A budget of whole ulps admits a rounding that is always off in the same
+direction (a bfloat16 cast by truncation stays within it), so the forward
+outputs of each dtype are also pooled into one "rounding bias" check of the
+mean signed error (see :func:`rounding_bias`).
+
 A correct implementation stays inside the budget everywhere; the bugs the
 chapter plants (unbiased variance, ε outside the root, statistics in half
-precision, a wrong axis, a wrong dγ reduction) leave it by a wide margin.
+precision, a wrong axis, a wrong dγ reduction) and those of real kernels
+(a skipped vector tail, statistics over the first 1024 features only, clamped
+inputs, an ignored ε, a C-contiguity assumption, an input overwritten in place,
+a truncating bfloat16 cast, a one-pass variance) leave it, in the default run.
 """
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass
 from typing import Callable
@@ -35,12 +49,12 @@ import numpy as np
 
 from .backward import layer_norm_backward
 from .forward import layer_norm
-from .textbook import numpy_layer_norm_backward
+from .textbook import numpy_layer_norm, numpy_layer_norm_backward
 from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
 
 __all__ = [
-    "CASES", "DTYPES", "Case", "CheckResult", "CheckReport", "check_layer_norm", "harness_inputs", "unit_roundoff",
-    "torch_layer_norm",
+    "CASES", "DTYPES", "LAYOUTS", "Case", "CheckResult", "CheckReport", "check_layer_norm",
+    "harness_inputs", "rounding_bias", "unit_roundoff", "welford_layer_norm", "torch_layer_norm",
 ]  # the buggy_* functions are the chapter's planted bugs, examples rather than API
 
 #: The width the report's lines keep to (the book's code column).
@@ -48,6 +62,14 @@ REPORT_WIDTH = 80
 
 #: The dtypes :func:`check_layer_norm` tries by default.
 DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+
+#: The memory layouts :class:`Case` can give x and dy, each a view holding the same values:
+#: "contiguous" (C order), "transposed" (the axes reversed in memory: Fortran order), "sliced"
+#: (each row the start of a wider row, as a slice of a fused QKV buffer), "strided" (every second
+#: element) and "reversed" (negative strides on every axis). The gaps of "sliced" and "strided"
+#: hold NaN.
+LAYOUTS = ("contiguous", "transposed", "sliced", "strided", "reversed")
 
 
 @dataclass(frozen=True)
@@ -62,20 +84,52 @@ class Case:
         The input's shape; the trailing `normalized_ndim` axes are normalized.
     offset, spread : float
         The input is ``offset + spread * N(0, 1)``, or the constant `offset` when `spread` is 0.
+    layout : str, default "contiguous"
+        How x and dy lie in memory, one of :data:`LAYOUTS`.
+    eps : float, optional
+        The ε this case runs with; None (default) takes :func:`check_layer_norm`'s.
+    dtypes : tuple of str, optional
+        The only dtypes this case runs in (for values another dtype cannot hold); None: all.
     """
 
     name: str
     shape: tuple
     offset: float = 0.0
     spread: float = 1.0
+    layout: str = "contiguous"
+    eps: float | None = None
+    dtypes: tuple | None = None
+
+    def __post_init__(self):
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}; got {self.layout!r}.")
+        if self.eps is not None:
+            check_eps(self.eps)
 
     def make(self, rng: np.random.Generator) -> np.ndarray:
         """The input in float64, before it is rounded to the dtype under test."""
         noise = rng.normal(size=self.shape) if self.spread else np.zeros(self.shape)
         return self.offset + self.spread * noise
 
+    def lay_out(self, array: np.ndarray) -> np.ndarray:
+        """A new array with the values of `array` in this case's :attr:`layout` (a view, fresh memory)."""
+        array = np.asarray(array)
+        if self.layout == "contiguous":  # always a copy: the implementation may write to it
+            return np.array(array, order="C", copy=True)
+        if self.layout == "transposed":
+            return np.array(array.T, order="C", copy=True).T
+        if self.layout == "reversed":
+            flip = (slice(None, None, -1),) * array.ndim
+            return np.array(array[flip], order="C", copy=True)[flip]
+        size = array.shape[-1]
+        wide = array.shape[:-1] + ((size + 3) if self.layout == "sliced" else 2 * size,)
+        buffer = np.full(wide, np.nan, dtype=array.dtype)
+        view = buffer[..., :size] if self.layout == "sliced" else buffer[..., ::2]
+        view[...] = array
+        return view
 
-#: The default inputs: ordinary data and the edge cases where implementations break.
+
+#: The default inputs: ordinary data and the edge cases where implementations break (a few seconds).
 CASES = (
     Case("random (4, 3, 64)", (4, 3, 64)),
     Case("offset 1000 (8, 32)", (8, 32), offset=1000.0),
@@ -83,6 +137,13 @@ CASES = (
     Case("tiny spread (8, 64)", (8, 64), offset=1.0, spread=0.01),
     Case("constant rows (4, 16)", (4, 16), offset=3.0, spread=0.0),
     Case("H = 1 (6, 1)", (6, 1)),
+    Case("H = 7, sliced (257, 7)", (257, 7), offset=-2.0, layout="sliced"),
+    Case("H = 100, strided (16, 100)", (16, 100), spread=3.0, layout="strided"),
+    Case("H = 4096, transposed (4, 4096)", (4, 4096), offset=0.5, layout="transposed"),
+    Case("H = 1030, reversed (3, 1030)", (3, 1030), spread=2.0, layout="reversed"),
+    Case("offset 30000, reversed (8, 96)", (8, 96), offset=3e4, spread=10.0, layout="reversed"),
+    Case("offset 1e6 (8, 200)", (8, 200), offset=1e6, spread=1e3, dtypes=("float64", "float32")),
+    Case("eps 0.1, transposed (6, 33)", (6, 33), spread=0.5, layout="transposed", eps=0.1),
 )
 
 
@@ -143,7 +204,8 @@ class CheckReport:
         for part, case in rows:
             marks = [_mark(cell.get((part, case, d))) for d in self.dtypes]
             lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
-        lines += ["ok: within the error budget; ×k: k times over it;", "NaN, shape, dtype, error: see .failures"]
+        lines += ["ok: within the error budget; ×k: k times over it; -: not run;",
+                  "NaN, shape, dtype, error, overwrote: see .failures"]
         for r in self.failures[:6]:
             lines.append(f"  {r.part} / {r.case} / {r.dtype}:")
             lines += textwrap.wrap(r.detail, REPORT_WIDTH, initial_indent="    ", subsequent_indent="      ")
@@ -216,11 +278,18 @@ def check_layer_norm(forward: Callable, backward: Callable | None = None, *, dty
     eps = check_eps(eps)
     normalized_ndim = check_count(normalized_ndim, "normalized_ndim")
     dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
-    results = []
+    results, samples = [], {d: [] for d in dtypes}
     for (case, dtype), inputs in harness_inputs(dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed).items():
-        results.append(_run("forward", case, dtype, lambda: _check_forward(forward, inputs, eps, normalized_ndim)))
+        case_eps = eps if case.eps is None else case.eps
+        results.append(_run("forward", case, dtype, lambda: _check_forward(
+            forward, case, inputs, case_eps, normalized_ndim, samples[dtype])))
         if backward is not None:
-            results.append(_run("backward", case, dtype, lambda: _check_backward(backward, inputs, eps, normalized_ndim)))
+            results.append(_run("backward", case, dtype, lambda: _check_backward(
+                backward, case, inputs, case_eps, normalized_ndim)))
+    for dtype in dtypes:  # one pooled bias check per dtype, where the final rounding dominates
+        pooled = [np.concatenate(parts) for parts in zip(*samples[dtype])]
+        if pooled and len(pooled[0]):
+            results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
     return CheckReport(tuple(results), dtypes, eps)
 
 
@@ -245,17 +314,47 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
         if len(case.shape) < normalized_ndim:
             raise ValueError(f"case {case.name!r} has shape {case.shape}, fewer axes than normalized_ndim={normalized_ndim}.")
         for dtype in dtypes:
-            inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, np.random.default_rng([seed, index]))
+            if case.dtypes is None or dtype in case.dtypes:
+                rng = np.random.default_rng([seed, index])
+                inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, rng)
     return inputs
 
 
 def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
-    """x, gamma, beta and dy rounded to `dtype`: the values the implementation receives, and the reference uses."""
+    """x, gamma, beta and dy rounded to `dtype`: what the implementation receives and the reference uses.
+
+    x and dy are laid out as the case says; gamma and beta are contiguous vectors.
+    """
     storage = compute_dtype(np.float64, dtype)
     feature = case.shape[-k:]
     raw = {"x": case.make(rng), "gamma": 1 + 0.5 * rng.normal(size=feature), "beta": 0.5 * rng.normal(size=feature),
            "dy": rng.normal(size=case.shape)}
-    return {name: value.astype(storage) for name, value in raw.items()}
+    with np.errstate(over="ignore"):
+        rounded = {name: value.astype(storage) for name, value in raw.items()}
+    for name, value in rounded.items():
+        if not np.isfinite(value.astype(np.float64)).all():
+            raise ValueError(f"case {case.name!r} has {name} values that {dtype} cannot hold; "
+                             f"limit it with Case(..., dtypes=...).")
+    return {name: case.lay_out(v) if name in ("x", "dy") else v for name, v in rounded.items()}
+
+
+def _fresh(case: Case, inputs: dict, names) -> dict:
+    """New copies of the inputs `names`, in the case's layout: what one call of the implementation gets."""
+    return {name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy()
+            for name in names}
+
+
+def _overwritten(given: dict, inputs: dict) -> str:
+    """Which inputs the implementation changed, as a report detail; empty when it left them alone."""
+    changed = []
+    for name, value in given.items():
+        differ = int((value.astype(np.float64) != inputs[name].astype(np.float64)).sum())
+        if differ:
+            changed.append(f"{name} ({differ} of {value.size} entries)")
+    if not changed:
+        return ""
+    return (f"overwrote: the call changed its input {', '.join(changed)}; a LayerNorm must leave "
+            "its inputs intact (the residual stream reads x again)")
 
 
 def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
@@ -266,29 +365,42 @@ def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
     return CheckResult(part, case.name, dtype, ratio, detail)
 
 
-def _check_forward(forward: Callable, inputs: dict, eps: float, k: int) -> tuple[float, str]:
-    x, gamma, beta = inputs["x"], inputs["gamma"], inputs["beta"]
-    axes = tuple(range(x.ndim - k, x.ndim))
+def _check_forward(forward: Callable, case: Case, inputs: dict, eps: float, k: int,
+                   sample: list) -> tuple[float, str]:
+    axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
-    y_ref, mean, rstd = layer_norm(wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes, return_stats=True)
+    y_ref, mean, rstd = layer_norm(wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes,
+                                   return_stats=True)
     xhat = (wide["x"] - mean) * rstd
-    u_out, u_acc = unit_roundoff(x.dtype), _accumulation_roundoff(x.dtype)
-    size = int(np.prod(x.shape[-k:]))
+    dtype = inputs["x"].dtype
+    u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
+    size = int(np.prod(inputs["x"].shape[-k:]))
     dxhat = size * u_acc * (1 + np.abs(mean) * rstd) * (1 + np.abs(xhat))
-    budget = np.abs(wide["gamma"]) * dxhat + 2 * u_out * (np.abs(wide["gamma"] * xhat) + np.abs(wide["beta"]))
-    return _compare("y", forward(x, gamma, beta, eps), y_ref, budget, x.dtype)
+    arithmetic = np.abs(wide["gamma"]) * dxhat
+    budget = arithmetic + 2 * u_out * (np.abs(wide["gamma"] * xhat) + np.abs(wide["beta"]))
+    given = _fresh(case, inputs, ("x", "gamma", "beta"))
+    got = forward(given["x"], given["gamma"], given["beta"], eps)
+    overwritten = _overwritten(given, inputs)
+    if overwritten:
+        return float("inf"), overwritten
+    ratio, detail = _compare("y", got, y_ref, budget, dtype)
+    if np.isfinite(ratio):
+        values = np.asarray(got).astype(np.float64)
+        sample.append(_rounding_sample(values, y_ref, arithmetic, dtype))
+    return ratio, detail
 
 
-def _check_backward(backward: Callable, inputs: dict, eps: float, k: int) -> tuple[float, str]:
-    x, gamma, dy = inputs["x"], inputs["gamma"], inputs["dy"]
-    axes = tuple(range(x.ndim - k, x.ndim))
-    others = tuple(range(x.ndim - k))
+def _check_backward(backward: Callable, case: Case, inputs: dict, eps: float,
+                    k: int) -> tuple[float, str]:
+    axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
+    others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
     _, mean, rstd = layer_norm(wide["x"], eps=eps, axis=axes, return_stats=True)
     refs = layer_norm_backward(wide["dy"], wide["x"], wide["gamma"], eps=eps, axis=axes)
     xhat = (wide["x"] - mean) * rstd
-    u_out, u_acc = unit_roundoff(x.dtype), _accumulation_roundoff(x.dtype)
-    size, rows = int(np.prod(x.shape[-k:])), int(np.prod(x.shape[:-k]))
+    dtype = inputs["x"].dtype
+    u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
+    size, rows = int(np.prod(inputs["x"].shape[-k:])), int(np.prod(inputs["x"].shape[:-k]))
     xhat_error = size * u_acc * (2 + np.abs(mean) * rstd) * (1 + np.abs(xhat))  # of x-hat, and relative of the two means
     dxhat = np.abs(wide["dy"] * wide["gamma"])
     terms = rstd * (dxhat + dxhat.mean(axis=axes, keepdims=True) + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True))
@@ -297,13 +409,119 @@ def _check_backward(backward: Callable, inputs: dict, eps: float, k: int) -> tup
         (np.abs(wide["dy"]) * xhat_error + rows * u_out * np.abs(wide["dy"] * xhat)).sum(axis=others) + 2 * u_out * np.abs(refs[1]),
         rows * u_out * np.abs(wide["dy"]).sum(axis=others),
     )
-    got = backward(dy, x, gamma, eps)
+    given = _fresh(case, inputs, ("dy", "x", "gamma"))
+    got = backward(given["dy"], given["x"], given["gamma"], eps)
+    overwritten = _overwritten(given, inputs)
+    if overwritten:
+        return float("inf"), overwritten
     if not isinstance(got, (tuple, list)) or len(got) != 3:
         return float("inf"), "shape: backward must return the three arrays (dx, dgamma, dbeta)"
     worst = (0.0, "")
     for name, g, ref, budget in zip(("dx", "dgamma", "dbeta"), got, refs, budgets):
-        worst = max(worst, _compare(name, g, ref, budget, x.dtype), key=lambda r: r[0])
+        worst = max(worst, _compare(name, g, ref, budget, dtype), key=lambda r: r[0])
     return worst
+
+
+#: The report's row for the pooled rounding-bias check of each dtype.
+BIAS = "rounding bias"
+#: The chance that :func:`rounding_bias` flags an unbiased rounding (Hoeffding's bound).
+BIAS_FALSE_ALARM = 1e-9
+
+
+def _ulp(values: np.ndarray, dtype) -> np.ndarray:
+    """The spacing of `dtype`'s numbers at each |value| (its binade's ulp; subnormal spacing below)."""
+    info = float_info(dtype)
+    _, exponent = np.frexp(np.abs(values))
+    return np.maximum(np.ldexp(float(info.eps), exponent - 1), float(info.smallest_subnormal))
+
+
+def _rounding_sample(got: np.ndarray, ref: np.ndarray, arithmetic: np.ndarray, dtype) -> tuple:
+    """Signed errors in ulps of the entries the final rounding dominates (see :func:`rounding_bias`).
+
+    An entry counts when its reference is not a number of `dtype` (else a correct rounding is
+    exact there) and the arithmetic's part of the budget is at most a quarter ulp. Returns the
+    signed errors, the same turned toward zero's direction (times the sign of the reference) and
+    the arithmetic's bound, all in ulps of the larger of |got| and |ref|.
+    """
+    with np.errstate(over="ignore"):
+        exact = ref.astype(dtype).astype(np.float64) == ref
+    ulp = _ulp(np.maximum(np.abs(got), np.abs(ref)), dtype)
+    counted = ~exact & (arithmetic <= ulp / 4)
+    error = (got - ref)[counted] / ulp[counted]
+    return error, error * np.sign(ref[counted]), arithmetic[counted] / ulp[counted]
+
+
+def rounding_bias(error, toward_zero, arithmetic, *,
+                  false_alarm: float = BIAS_FALSE_ALARM) -> tuple[float, str]:
+    r"""Whether an output's rounding is biased: its mean signed error against a threshold.
+
+    Chapter "Check your own LayerNorm".
+
+    Each counted entry's error, in ulps of the output dtype, is
+    :math:`t_i = \rho_i + c_i`: the final rounding's :math:`\rho_i` and the
+    arithmetic's :math:`c_i`, with :math:`|c_i| \le b_i`, the budget's
+    arithmetic part (entries are counted only where :math:`b_i \le 1/4`, so the
+    check applies to 16-bit outputs computed in float32; in float32 and float64
+    the arithmetic's error is as large as the rounding's and the check is not made).
+    Rounding to nearest gives :math:`|\rho_i| \le 1/2`, and over entries whose
+    values are spread over many ulps (the probabilistic model of rounding
+    errors, Higham and Mary 2019) the :math:`\rho_i` are independent with mean 0.
+    Hoeffding's inequality then bounds the mean of n of them:
+    :math:`P(|\bar\rho| \ge a) \le 2 e^{-2 n a^2}`, which shrinks like
+    :math:`1/\sqrt n`; applied to the plain mean and to the mean of
+    :math:`t_i\,\mathrm{sign}(y_i)` (bias toward zero), the union bound gives
+    the threshold
+
+    .. math:: T = \sqrt{\ln(4/p) / (2n)} + \bar b
+
+    with p the false-alarm chance. A biased rounding has a mean that does not
+    shrink with n: truncation (round toward zero) gives
+    :math:`\overline{t\,\mathrm{sign}(y)} \approx -1/2`, rounding down
+    :math:`\bar t \approx -1/2`. Over the default cases' bfloat16 outputs
+    (n of several thousand) T is under 0.1 ulp.
+
+    Parameters
+    ----------
+    error, toward_zero, arithmetic : ndarray
+        The counted entries' :math:`t_i`, :math:`t_i\,\mathrm{sign}(y_i)` and :math:`b_i`, in ulps.
+    false_alarm : float, default 1e-9
+        p, the chance that an unbiased rounding is flagged.
+
+    Returns
+    -------
+    ratio : float
+        ``max(|mean t|, |mean t sign(y)|) / T``: at most 1 passes.
+    detail : str
+        Empty when it passed; otherwise the bias, for the report.
+
+    Raises
+    ------
+    ValueError
+        If no entry was counted.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> rho = rng.uniform(-0.5, 0.5, 10000)       # rounding to nearest
+    >>> rounding_bias(rho, rho, np.zeros(10000))[0] < 1
+    True
+    >>> chopped = rng.uniform(-1.0, 0.0, 10000)   # truncation: always toward zero
+    >>> rounding_bias(chopped, chopped, np.zeros(10000))[0] > 1
+    True
+    """
+    n = len(error)
+    if n == 0:
+        raise ValueError("rounding_bias needs at least one counted entry; got none.")
+    threshold = math.sqrt(math.log(4 / false_alarm) / (2 * n)) + float(np.mean(arithmetic))
+    means = {"": float(np.mean(error)), " toward zero": float(np.mean(toward_zero))}
+    direction, worst = max(means.items(), key=lambda item: abs(item[1]))
+    ratio = abs(worst) / threshold
+    if ratio <= 1:
+        return ratio, ""
+    return ratio, (f"bias: the mean signed error{direction} is {worst:+.3f} ulp over {n} entries, "
+                   f"where an unbiased rounding stays within ±{threshold:.3f} ulp (Hoeffding, "
+                   f"false-alarm chance {false_alarm:g}, plus the arithmetic's bound); the output "
+                   "is rounded in one direction, as by truncation")
 
 
 def _accumulation_roundoff(dtype) -> float:
@@ -333,7 +551,104 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
 
 
 # Example implementations for the chapter "Check your own LayerNorm" and the tests: the correct numpy
-# version (lnlib.textbook) with one planted bug each, and PyTorch's.
+# versions (lnlib.textbook, and Welford's below), the same with one planted bug each, and PyTorch's.
+
+
+def welford_layer_norm(x, gamma, beta, eps):
+    """A correct LayerNorm over the last axis with Welford's one-sweep mean and variance.
+
+    Float32 statistics for 16-bit data, as the frameworks keep them; one feature at a time, every
+    row at once.
+    """
+    work = np.dtype(np.float32 if x.dtype.itemsize == 2 else x.dtype).type
+    xw = x.astype(work)
+    mean, m2 = np.zeros(x.shape[:-1], dtype=work), np.zeros(x.shape[:-1], dtype=work)
+    for count in range(1, x.shape[-1] + 1):
+        delta = xw[..., count - 1] - mean
+        mean = mean + delta / work(count)
+        m2 = m2 + delta * (xw[..., count - 1] - mean)
+    rstd = 1 / np.sqrt(m2 / work(x.shape[-1]) + work(eps))
+    y = (xw - mean[..., None]) * rstd[..., None] * gamma.astype(work) + beta.astype(work)
+    return y.astype(x.dtype)
+
+
+def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
+    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (or their count)."""
+    part = xw[..., features]
+    count = part.shape[-1] if divide_by is None else divide_by
+    mean = part.sum(axis=-1, keepdims=True) / count
+    var = ((part - mean) ** 2).sum(axis=-1, keepdims=True) / count
+    return mean, 1 / np.sqrt(var + eps)
+
+
+def _normalize_with(x, gamma, beta, statistics, clamp=None):
+    """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean, rstd)``."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw = x.astype(work) if clamp is None else np.clip(x.astype(work), -clamp, clamp)
+    mean, rstd = statistics(xw)
+    return ((xw - mean) * rstd * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+
+
+def buggy_vector_tail_skipped(x, gamma, beta, eps):
+    """Bug: sums the row four at a time (one SIMD vector) and forgets the H % 4 elements left."""
+    body = slice(0, x.shape[-1] - x.shape[-1] % 4)
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, body, x.shape[-1]))
+
+
+def buggy_first_1024_features(x, gamma, beta, eps):
+    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no loop)."""
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, slice(0, 1024)))
+
+
+def buggy_clamped_inputs(x, gamma, beta, eps):
+    """Bug: clamps the inputs to ±10⁴ "for safety" before normalizing."""
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps), clamp=1e4)
+
+
+def buggy_ignores_eps(x, gamma, beta, eps):
+    """Bug: uses a hard-coded ε of 1e-5, whatever `eps` it is given."""
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, 1e-5))
+
+
+def buggy_one_pass_variance(x, gamma, beta, eps):
+    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large mean."""
+    def statistics(xw):
+        mean = xw.mean(axis=-1, keepdims=True)
+        var = np.maximum((xw * xw).mean(axis=-1, keepdims=True) - mean * mean, 0)
+        return mean, 1 / np.sqrt(var + eps)
+    return _normalize_with(x, gamma, beta, statistics)
+
+
+def buggy_assumes_c_contiguous(x, gamma, beta, eps):
+    """Bug: reads x's memory as rows packed one after another (a C kernel handed ``x.ctypes.data``).
+
+    Emulated safely: the memory from x's first element on is read in order, wrapping at the end
+    of the buffer x lives in, instead of out of bounds.
+    """
+    owner = x
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    memory = np.ravel(owner, order="K")  # in memory order (the harness allocates it packed)
+    start = (x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // x.itemsize
+    packed = np.take(memory, np.arange(start, start + x.size), mode="wrap").reshape(x.shape)
+    return _normalize_with(packed, gamma, beta, lambda xw: _numpy_statistics(xw, eps))
+
+
+def buggy_overwrites_input(x, gamma, beta, eps):
+    """Bug: writes y over x (in place, to save memory) and returns x: the residual stream is lost."""
+    x[...] = numpy_layer_norm(x, gamma, beta, eps)
+    return x
+
+
+def buggy_truncating_bfloat16(x, gamma, beta, eps):
+    """Bug: rounds the float32 result to bfloat16 by dropping its low 16 bits (toward zero)."""
+    if x.dtype != np.dtype("bfloat16"):
+        return numpy_layer_norm(x, gamma, beta, eps)
+    xw = x.astype(np.float32)
+    mean, rstd = _numpy_statistics(xw, eps)
+    y = ((xw - mean) * rstd * gamma.astype(np.float32) + beta.astype(np.float32)).astype(np.float32)
+    chopped = (np.ascontiguousarray(y).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+    return chopped.astype(x.dtype)  # exact: the low bits are already zero
 
 
 def buggy_unbiased_variance(x, gamma, beta, eps):
