@@ -2,9 +2,11 @@
 # everything else is installed from the package registries into .venv.
 #
 #   make book    install, then build the website into _build/html (warnings are errors)
-#   make test    install the test tools, then run every test (lnlib, explorers, notebooks, strict build)
+#   make test    install the test tools, then run every test (lint, lnlib, explorers, notebooks, strict build, browser)
+#   make lint    ruff's lint and format check
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
+#   make screenshots   the browser tests, saving screenshots of every page for a person to look at
 #   make bench   measure explorer latency (Python side and in JupyterLab), build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
@@ -21,7 +23,12 @@ PIP_FLAGS ?= --disable-pip-version-check --quiet
 export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
+.DEFAULT_GOAL := help
+.PHONY: help lint book test screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
+
+# Plain `make` prints the commands: the header of this file.
+help:
+	@sed -n '/^#   make/s/^#   //p' $(firstword $(MAKEFILE_LIST))
 
 $(VENV)/.book-installed: requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed, found " + sys.version.split()[0]'
@@ -57,7 +64,12 @@ website: $(VENV)/.book-installed
 
 test: $(VENV)/.test-installed
 	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
-	$(MAKE) test-python test-notebooks test-build test-browser
+	$(MAKE) lint test-python test-notebooks test-build test-browser
+
+# ruff's lint and format check (configured in pyproject.toml): seconds, so it runs first.
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test-python: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 --doctest-modules tests lnlib --ignore=tests/browser
@@ -72,10 +84,16 @@ test-build: $(VENV)/.book-installed
 	$(MAKE) website
 
 # The built website and live notebooks in Debian's Chromium (skipped, with the install command, when
-# Chromium is missing; mandatory in CI). Screenshots land in tests/artifacts/screenshots. Two workers, each
+# Chromium is missing; mandatory in CI). No screenshots (make screenshots saves them). Two workers, each
 # with its own Chromium (and JupyterLab for test_lab.py): much of each test is waiting on a kernel or a page.
 test-browser: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 tests/browser
+
+# The same browser tests, saving a screenshot of every page at both widths, every chapter in JupyterLab
+# and every explorer in tests/artifacts/screenshots, for a person to look at (make test skips them).
+screenshots: $(VENV)/.test-installed
+	@test -f _build/html/index.html || $(MAKE) book
+	LNBOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -n 2 tests/browser
 
 # jupyterlab-myst renders the chapters' MyST prose (admonitions, math, dropdowns) as the website does.
 lab: $(VENV)/.book-installed

@@ -41,7 +41,9 @@ def _backref_paragraph(app, fromdoc: str, places: dict[str, str]) -> nodes.parag
         if i:
             paragraph += nodes.Text(", ")
         uri = app.builder.get_relative_uri(fromdoc, docname) + "#" + places[docname]
-        paragraph += nodes.reference("", app.env.titles[docname].astext(), refuri=uri, internal=True)
+        paragraph += nodes.reference(
+            "", app.env.titles[docname].astext(), refuri=uri, internal=True
+        )
     return paragraph
 
 

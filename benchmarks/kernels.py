@@ -71,7 +71,9 @@ def naive_layer_norm_backward(dy, x, gamma, eps=EPS):
     rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
     xhat = (x - mean) * rstd
     g = dy * gamma
-    dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) * rstd
+    dx = (
+        g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)
+    ) * rstd
     return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
 
 
@@ -81,8 +83,12 @@ def shapes() -> list[tuple[int, int]]:
 
 
 def summary(seconds: np.ndarray) -> dict:
-    return {"median_s": float(np.median(seconds)), "p10_s": float(np.percentile(seconds, 10)),
-            "p90_s": float(np.percentile(seconds, 90)), "repetitions": int(seconds.size)}
+    return {
+        "median_s": float(np.median(seconds)),
+        "p10_s": float(np.percentile(seconds, 10)),
+        "p90_s": float(np.percentile(seconds, 90)),
+        "repetitions": int(seconds.size),
+    }
 
 
 def torch_module():
@@ -97,22 +103,40 @@ def implementations(torch, dtype: str):
     """name -> (forward(x, gamma, beta), backward(dy, x, gamma, mean, rstd) or None, uses threads), for one dtype."""
     impls = {}
     if dtype == "float32":
-        impls["naive numpy"] = (lambda x, g, b: naive_layer_norm(x, g, b),
-                                lambda dy, x, g, m, r: naive_layer_norm_backward(dy, x, g), False)
-        impls["lnlib (numpy)"] = (lambda x, g, b: lnlib.layer_norm(x, g, b, eps=EPS),
-                                  lambda dy, x, g, m, r: lnlib.layer_norm_backward(dy, x, g, eps=EPS), False)
+        impls["naive numpy"] = (
+            lambda x, g, b: naive_layer_norm(x, g, b),
+            lambda dy, x, g, m, r: naive_layer_norm_backward(dy, x, g),
+            False,
+        )
+        impls["lnlib (numpy)"] = (
+            lambda x, g, b: lnlib.layer_norm(x, g, b, eps=EPS),
+            lambda dy, x, g, m, r: lnlib.layer_norm_backward(dy, x, g, eps=EPS),
+            False,
+        )
     if fused.numba_available():
-        impls["fused (numba)"] = (lambda x, g, b: fused.fused_layer_norm(x, g, b, EPS),
-                                  lambda dy, x, g, m, r: fused.fused_layer_norm_backward(dy, x, g, m, r), True)
-        if dtype == "float32":  # Welford's single sweep, forward only, to see what its division per element costs
-            impls["fused Welford (numba)"] = (lambda x, g, b: fused.fused_layer_norm(x, g, b, EPS, statistics="welford"),
-                                              None, False)
+        impls["fused (numba)"] = (
+            lambda x, g, b: fused.fused_layer_norm(x, g, b, EPS),
+            lambda dy, x, g, m, r: fused.fused_layer_norm_backward(dy, x, g, m, r),
+            True,
+        )
+        if (
+            dtype == "float32"
+        ):  # Welford's single sweep, forward only, to see what its division per element costs
+            impls["fused Welford (numba)"] = (
+                lambda x, g, b: fused.fused_layer_norm(x, g, b, EPS, statistics="welford"),
+                None,
+                False,
+            )
     if torch is not None:
+
         def t_forward(x, g, b):
             return torch.ops.aten.native_layer_norm(x, [x.shape[-1]], g, b, EPS)
 
         def t_backward(dy, x, g, m, r):
-            return torch.ops.aten.native_layer_norm_backward(dy, x, [x.shape[-1]], m, r, g, g, [True, True, True])
+            return torch.ops.aten.native_layer_norm_backward(
+                dy, x, [x.shape[-1]], m, r, g, g, [True, True, True]
+            )
+
         impls["PyTorch"] = (t_forward, t_backward, True)
     return impls
 
@@ -127,9 +151,14 @@ def inputs(name: str, rows: int, size: int, dtype: str, torch):
     x = to_storage(rng.normal(size=(rows, size)).astype(np.float32), dtype)
     dy = to_storage(rng.normal(size=(rows, size)).astype(np.float32), dtype)
     work = np.float32
-    gamma, beta = (1 + 0.1 * rng.normal(size=size)).astype(work), (0.1 * rng.normal(size=size)).astype(work)
+    gamma, beta = (
+        (1 + 0.1 * rng.normal(size=size)).astype(work),
+        (0.1 * rng.normal(size=size)).astype(work),
+    )
     if name == "PyTorch":
-        tdtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+        tdtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[
+            dtype
+        ]
         tx = torch.from_numpy(x.astype(np.float32)).to(tdtype)
         tdy = torch.from_numpy(dy.astype(np.float32)).to(tdtype)
         tg, tb = torch.from_numpy(gamma), torch.from_numpy(beta)
@@ -158,20 +187,41 @@ def measure(call) -> dict:
 def kernel_rows(torch, cores: int, log) -> list[dict]:
     rows_out = []
     plan = [("float32", shape) for shape in shapes()]
-    plan += [(d, (r, ROWS_H)) for d in ("float16", "bfloat16") for r in ROWS if r * ROWS_H <= MAX_ELEMENTS]
+    plan += [
+        (d, (r, ROWS_H))
+        for d in ("float16", "bfloat16")
+        for r in ROWS
+        if r * ROWS_H <= MAX_ELEMENTS
+    ]
     for dtype, (rows, size) in plan:
         for name, (forward, backward, threaded) in implementations(torch, dtype).items():
             x, g, b, dy, m, r = inputs(name, rows, size, dtype, torch)
-            for threads in ((1, cores) if threaded and cores > 1 and dtype == "float32" else (1,)):
+            for threads in (1, cores) if threaded and cores > 1 and dtype == "float32" else (1,):
                 set_threads(torch, threads)
                 for part in ("forward", "backward") if backward is not None else ("forward",):
-                    call = (lambda: forward(x, g, b)) if part == "forward" else (lambda: backward(dy, x, g, m, r))
+                    call = (
+                        (lambda: forward(x, g, b))
+                        if part == "forward"
+                        else (lambda: backward(dy, x, g, m, r))
+                    )
                     result = measure(call)
                     moved = bytes_moved(rows, size, dtype, part)
-                    rows_out.append({"implementation": name, "part": part, "dtype": dtype, "rows": rows, "size": size,
-                                     "threads": threads, "bytes": moved.total, **result})
-                    log(f"{dtype:>8} {rows:>6} x {size:<5} {name:<14} {part:<8} {threads}t "
-                        f"{result['median_s'] * 1e3:9.3f} ms  {moved.total / result['median_s'] / 1e9:6.2f} GB/s")
+                    rows_out.append(
+                        {
+                            "implementation": name,
+                            "part": part,
+                            "dtype": dtype,
+                            "rows": rows,
+                            "size": size,
+                            "threads": threads,
+                            "bytes": moved.total,
+                            **result,
+                        }
+                    )
+                    log(
+                        f"{dtype:>8} {rows:>6} x {size:<5} {name:<14} {part:<8} {threads}t "
+                        f"{result['median_s'] * 1e3:9.3f} ms  {moved.total / result['median_s'] / 1e9:6.2f} GB/s"
+                    )
             set_threads(torch, 1)
     return rows_out
 
@@ -193,9 +243,18 @@ def machine(torch) -> dict:
             continue
         if kind != "Instruction":
             caches[f"L{level}"] = size
-    versions = {name: metadata.version(name) for name in ("numpy", "numba", "torch") if _installed(name)}
-    return {"cpu": cpu, "cores": os.cpu_count(), "machine": platform.machine(), "system": platform.system(),
-            "python": platform.python_version(), "caches_per_core_or_shared": caches, "versions": versions}
+    versions = {
+        name: metadata.version(name) for name in ("numpy", "numba", "torch") if _installed(name)
+    }
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "python": platform.python_version(),
+        "caches_per_core_or_shared": caches,
+        "versions": versions,
+    }
 
 
 def _installed(name: str) -> bool:
@@ -213,34 +272,68 @@ def summary_markdown(path: Path = RESULTS) -> str:
     results = KernelResults.load(path)
     fused_name, torch_name = "fused (numba)", "PyTorch"
     machine, load = results.data["machine"], results.data["load_average"]
-    lines = [f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, {machine['versions']}; "
-             f"load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy bandwidth "
-             + ", ".join(f"{results.memory_bandwidth(t) / 1e9:.1f} GB/s on {t} thread(s)" for t in results.thread_counts) + ".",
-             "", "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / floor | "
-             "PyTorch bwd / floor | fused / PyTorch bwd |", "|---|---:|---:|---:|---:|---:|---:|"]
-    shapes = sorted({(k["rows"], k["size"]) for k in results.kernels if k["implementation"] == fused_name and k["dtype"] == "float32"},
-                    key=lambda s: (s[1], s[0]))
+    lines = [
+        f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, {machine['versions']}; "
+        f"load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy bandwidth "
+        + ", ".join(
+            f"{results.memory_bandwidth(t) / 1e9:.1f} GB/s on {t} thread(s)"
+            for t in results.thread_counts
+        )
+        + ".",
+        "",
+        "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / floor | "
+        "PyTorch bwd / floor | fused / PyTorch bwd |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    shapes = sorted(
+        {
+            (k["rows"], k["size"])
+            for k in results.kernels
+            if k["implementation"] == fused_name and k["dtype"] == "float32"
+        },
+        key=lambda s: (s[1], s[0]),
+    )
     for rows, size in shapes:
         cells = []
         for part in ("forward", "backward"):
             ours = results.point(fused_name, part, "float32", 1, rows, size)
             theirs = results.point(torch_name, part, "float32", 1, rows, size)
-            cells += [f"{results.fraction(ours):.2f}", f"{results.fraction(theirs):.2f}" if theirs else "-",
-                      f"{ours['median_s'] / theirs['median_s']:.2f}" if theirs else "-"]
+            cells += [
+                f"{results.fraction(ours):.2f}",
+                f"{results.fraction(theirs):.2f}" if theirs else "-",
+                f"{ours['median_s'] / theirs['median_s']:.2f}" if theirs else "-",
+            ]
         lines.append(f"| {rows} × {size} | " + " | ".join(cells) + " |")
-    big = [(max(r for r, h in shapes if h == size), size) for size in sorted({h for _, h in shapes}) if size >= 1024]
-    fractions = [results.fraction(results.point(fused_name, "forward", "float32", 1, *s)) for s in big]
-    ratios = {part: [results.point(fused_name, part, "float32", 1, *s)["median_s"]
-                     / results.point(torch_name, part, "float32", 1, *s)["median_s"] for s in big]
-              for part in ("forward", "backward") if results.point(torch_name, part, "float32", 1, *big[0])}
-    lines += ["", f"Goals of issue 16 in this run, 1 thread, float32, H ≥ 1024 at the most rows ({', '.join(f'{r} × {h}' for r, h in big)}): "
-              f"the fused forward reached {min(fractions):.2f}-{max(fractions):.2f} of the floor (goal: at least 0.5; met at "
-              f"{sum(f >= 0.5 for f in fractions)} of {len(big)} shapes)"]
+    big = [
+        (max(r for r, h in shapes if h == size), size)
+        for size in sorted({h for _, h in shapes})
+        if size >= 1024
+    ]
+    fractions = [
+        results.fraction(results.point(fused_name, "forward", "float32", 1, *s)) for s in big
+    ]
+    ratios = {
+        part: [
+            results.point(fused_name, part, "float32", 1, *s)["median_s"]
+            / results.point(torch_name, part, "float32", 1, *s)["median_s"]
+            for s in big
+        ]
+        for part in ("forward", "backward")
+        if results.point(torch_name, part, "float32", 1, *big[0])
+    }
+    lines += [
+        "",
+        f"Goals of issue 16 in this run, 1 thread, float32, H ≥ 1024 at the most rows ({', '.join(f'{r} × {h}' for r, h in big)}): "
+        f"the fused forward reached {min(fractions):.2f}-{max(fractions):.2f} of the floor (goal: at least 0.5; met at "
+        f"{sum(f >= 0.5 for f in fractions)} of {len(big)} shapes)",
+    ]
     if ratios:
-        lines[-1] += (f"; it took {min(ratios['forward']):.2f}-{max(ratios['forward']):.2f} times PyTorch's forward time (goal: at most 1.5; "
-                      f"met at {sum(r <= 1.5 for r in ratios['forward'])} of {len(big)}); the fused backward took "
-                      f"{min(ratios['backward']):.2f}-{max(ratios['backward']):.2f} times PyTorch's backward kernel (goal: at most 2; "
-                      f"met at {sum(r <= 2 for r in ratios['backward'])} of {len(big)})")
+        lines[-1] += (
+            f"; it took {min(ratios['forward']):.2f}-{max(ratios['forward']):.2f} times PyTorch's forward time (goal: at most 1.5; "
+            f"met at {sum(r <= 1.5 for r in ratios['forward'])} of {len(big)}); the fused backward took "
+            f"{min(ratios['backward']):.2f}-{max(ratios['backward']):.2f} times PyTorch's backward kernel (goal: at most 2; "
+            f"met at {sum(r <= 2 for r in ratios['backward'])} of {len(big)})"
+        )
     lines[-1] += "."
     return "\n".join(lines)
 
@@ -248,7 +341,11 @@ def summary_markdown(path: Path = RESULTS) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--summary", action="store_true", help="print the markdown table of an existing results file and exit")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the markdown table of an existing results file and exit",
+    )
     args = parser.parse_args()
     if args.summary:
         print(summary_markdown(args.output))
@@ -262,25 +359,39 @@ def main() -> None:
     for threads in sorted({1, cores}):
         for nbytes in COPY_SIZES:
             bandwidth = copy_bandwidth(nbytes, threads=threads, min_seconds=MIN_SECONDS)
-            copies.append({"bytes": nbytes, "threads": threads, "median_bytes_per_s": float(np.median(bandwidth)),
-                           "p10_bytes_per_s": float(np.percentile(bandwidth, 10)),
-                           "p90_bytes_per_s": float(np.percentile(bandwidth, 90)), "repetitions": int(bandwidth.size)})
+            copies.append(
+                {
+                    "bytes": nbytes,
+                    "threads": threads,
+                    "median_bytes_per_s": float(np.median(bandwidth)),
+                    "p10_bytes_per_s": float(np.percentile(bandwidth, 10)),
+                    "p90_bytes_per_s": float(np.percentile(bandwidth, 90)),
+                    "repetitions": int(bandwidth.size),
+                }
+            )
             log(f"copy {nbytes / 2**20:8.2f} MB {threads}t {np.median(bandwidth) / 1e9:6.2f} GB/s")
     kernels = kernel_rows(torch, cores, log)
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(torch),
         "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
-        "settings": {"eps": EPS, "max_elements": MAX_ELEMENTS, "rows_sweep_size": ROWS_H, "min_seconds": MIN_SECONDS,
-                     "copy": "np.copyto of float64 arrays, one contiguous piece per thread; bytes = 2 x source",
-                     "pytorch": "torch.ops.aten.native_layer_norm and native_layer_norm_backward (CPU kernels)"},
+        "settings": {
+            "eps": EPS,
+            "max_elements": MAX_ELEMENTS,
+            "rows_sweep_size": ROWS_H,
+            "min_seconds": MIN_SECONDS,
+            "copy": "np.copyto of float64 arrays, one contiguous piece per thread; bytes = 2 x source",
+            "pytorch": "torch.ops.aten.native_layer_norm and native_layer_norm_backward (CPU kernels)",
+        },
         "copy": copies,
         "kernels": kernels,
         "seconds": round(time.perf_counter() - start, 1),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=1) + "\n")
-    log(f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output} in {result['seconds']} s")
+    log(
+        f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output} in {result['seconds']} s"
+    )
 
 
 if __name__ == "__main__":

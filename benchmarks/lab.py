@@ -41,7 +41,9 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def measure_chapter(page, base: str, token: str, chapter: str, moves: int, pause_ms: int) -> list[dict]:
+def measure_chapter(
+    page, base: str, token: str, chapter: str, moves: int, pause_ms: int
+) -> list[dict]:
     """Open and run `chapter`, then time `moves` control moves of its explorer."""
     lab.open_chapter(page, base, token, chapter)
     lab.run_all(page)
@@ -61,33 +63,61 @@ def measure_chapter(page, base: str, token: str, chapter: str, moves: int, pause
         lab.move(page, control, how, what)
         try:
             page.wait_for_function(lab.CHANGED, arg=[handle, before], timeout=10_000)
-        except PlaywrightTimeout:  # a move that changed nothing (the lab test fails on it); not a latency
-            print(f"  {chapter}: {state['label']} moved by {how} ({what}) changed nothing in 10 s", flush=True)
+        except (
+            PlaywrightTimeout
+        ):  # a move that changed nothing (the lab test fails on it); not a latency
+            print(
+                f"  {chapter}: {state['label']} moved by {how} ({what}) changed nothing in 10 s",
+                flush=True,
+            )
             continue
         page.wait_for_timeout(pause_ms)  # late messages of this move land before its times are read
         times = handle.evaluate(lab.TIMES)
         shown = max(t for t in (times["figure"], times["readout"]) if t is not None)
-        records.append({"control": state["label"], "how": how, "what": what, "ms": shown,
-                        "figure_ms": times["figure"], "readout_ms": times["readout"]})
+        records.append(
+            {
+                "control": state["label"],
+                "how": how,
+                "what": what,
+                "ms": shown,
+                "figure_ms": times["figure"],
+                "readout_ms": times["readout"],
+            }
+        )
     return records
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=40, help="control moves per explorer")
-    parser.add_argument("--pause", type=int, default=150, help="ms between one move's end and the next move")
-    parser.add_argument("chapters", nargs="*", help="chapters to measure (default: every chapter with an explorer)")
+    parser.add_argument(
+        "--pause", type=int, default=150, help="ms between one move's end and the next move"
+    )
+    parser.add_argument(
+        "chapters", nargs="*", help="chapters to measure (default: every chapter with an explorer)"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 (a test requirement, not the book's)
 
     chapters = args.chapters or [c for c in lab.CHAPTERS if lab.has_explorer(c)]
-    results = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
-               "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "moves": args.moves, "explorers": {}}
+    results = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+        "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "moves": args.moves,
+        "explorers": {},
+    }
     print(f"JupyterLab, input event to new figure loaded; {results['machine']}")
-    print(f"{'chapter':<22} {'moves':>5} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}  load average (1, 5, 15 min)")
-    with tempfile.TemporaryDirectory() as workdir, lab.jupyterlab(Path(workdir), chapters) as (base, token), \
-            sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    print(
+        f"{'chapter':<22} {'moves':>5} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}  load average (1, 5, 15 min)"
+    )
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        lab.jupyterlab(Path(workdir), chapters) as (base, token),
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
         for chapter in chapters:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(180_000)
@@ -96,14 +126,29 @@ def main() -> None:
             ms = np.array([r["ms"] for r in records])
             p50, p95 = np.percentile(ms, [50, 95])
             flag = "" if p95 <= BUDGET_MS else f"  <-- over {BUDGET_MS} ms"
-            results["explorers"][chapter] = {"p50": p50, "p95": p95, "max": ms.max(), "load": load(), "moves": records}
-            print(f"{chapter:<22} {ms.size:>5} {p50:>7.1f} {p95:>7.1f} {ms.max():>7.1f}  {load()}{flag}", flush=True)
+            results["explorers"][chapter] = {
+                "p50": p50,
+                "p95": p95,
+                "max": ms.max(),
+                "load": load(),
+                "moves": records,
+            }
+            print(
+                f"{chapter:<22} {ms.size:>5} {p50:>7.1f} {p95:>7.1f} {ms.max():>7.1f}  {load()}{flag}",
+                flush=True,
+            )
             RESULTS.parent.mkdir(parents=True, exist_ok=True)
-            RESULTS.write_text(json.dumps(results, indent=1) + "\n")  # after each chapter: a stopped run keeps its numbers
+            RESULTS.write_text(
+                json.dumps(results, indent=1) + "\n"
+            )  # after each chapter: a stopped run keeps its numbers
         browser.close()
-    print("\nFor BENCHMARKS.md:\n\n| chapter | moves | p50 ms | p95 ms | max ms | load average (1, 5, 15 min) |\n|---|---:|---:|---:|---:|---|")
+    print(
+        "\nFor BENCHMARKS.md:\n\n| chapter | moves | p50 ms | p95 ms | max ms | load average (1, 5, 15 min) |\n|---|---:|---:|---:|---:|---|"
+    )
     for chapter, r in results["explorers"].items():
-        print(f"| {chapter} | {len(r['moves'])} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | {r['load']} |")
+        print(
+            f"| {chapter} | {len(r['moves'])} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | {r['load']} |"
+        )
     print(f"every move's times: {RESULTS.relative_to(ROOT)}")
 
 

@@ -34,8 +34,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "book"))
 
-import lnlib.book.explorers  # noqa: E402
 from test_widgets import option_values  # noqa: E402  (the same positions the widget tests use)
+
+import lnlib.book.explorers  # noqa: E402
 
 
 def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +53,14 @@ def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
                 start = time.perf_counter()
                 control.value = value
                 timings.append(time.perf_counter() - start)
-                sent.append(len(explorer.image.value) + (len(explorer.background.value) if explorer.background.value is not background else 0))
+                sent.append(
+                    len(explorer.image.value)
+                    + (
+                        len(explorer.background.value)
+                        if explorer.background.value is not background
+                        else 0
+                    )
+                )
     return np.array(timings), np.array(sent)
 
 
@@ -101,60 +109,99 @@ def web_pages() -> None:
     from tests.browser.test_web_explorers import PAGE_WEIGHT  # noqa: PLC0415
 
     site = ROOT / "_build" / "html"
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     shared = None
     print(f"{'chapter page':<26} {'own MB':>7} {'step p50/p95 ms':>16} {'jump p50/p95 ms':>16}")
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
         for path in sorted((site / "chapters").glob("*.html")):
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}/chapters/{path.name}", wait_until="load")
-            page.wait_for_function("() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'")
+            page.goto(
+                f"http://127.0.0.1:{server.server_address[1]}/chapters/{path.name}",
+                wait_until="load",
+            )
+            page.wait_for_function(
+                "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
+            )
             own = page.evaluate(PAGE_WEIGHT)
             if shared is None:
-                shared = page.evaluate("() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
-                                       ".reduce((sum, e) => sum + (e.encodedBodySize || 0), 0)") - own
+                shared = (
+                    page.evaluate(
+                        "() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
+                        ".reduce((sum, e) => sum + (e.encodedBodySize || 0), 0)"
+                    )
+                    - own
+                )
             times = page.locator(".lnlib-web-explorer").element_handle().evaluate(SWAP)
-            cells = [f"{np.percentile(times[k], 50):.1f} / {np.percentile(times[k], 95):.1f}" if times[k] else "-" for k in ("step", "jump")]
+            cells = [
+                f"{np.percentile(times[k], 50):.1f} / {np.percentile(times[k], 95):.1f}"
+                if times[k]
+                else "-"
+                for k in ("step", "jump")
+            ]
             print(f"{path.stem:<26} {own / 1e6:>7.2f} {cells[0]:>16} {cells[1]:>16}")
             page.close()
         browser.close()
     server.shutdown()
-    print(f"(theme, MathJax and search index shared by every page, cached after the first: {shared / 1e6:.2f} MB uncompressed)")
+    print(
+        f"(theme, MathJax and search index shared by every page, cached after the first: {shared / 1e6:.2f} MB uncompressed)"
+    )
 
 
 def timed(command: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="passes over every control position per explorer")
-    parser.add_argument("--explorers-only", action="store_true", help="skip the book build and make test timings")
-    parser.add_argument("--web-only", action="store_true", help="only the website's explorers (needs a built book)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="passes over every control position per explorer"
+    )
+    parser.add_argument(
+        "--explorers-only", action="store_true", help="skip the book build and make test timings"
+    )
+    parser.add_argument(
+        "--web-only", action="store_true", help="only the website's explorers (needs a built book)"
+    )
     args = parser.parse_args()
     if args.web_only:
         web_costs()
         web_pages()
         return
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
-    print(f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'KB sent':>8}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}"
+    )
+    print(
+        f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'KB sent':>8}"
+    )
     for name in sorted(n for n in lnlib.book.explorers.__all__ if n.endswith("_explorer")):
         t, sent = explorer_latencies(name, args.rounds)
         t = t * 1e3
         flag = "" if np.percentile(t, 95) < 50 else "  <-- over the 50 ms budget"
-        print(f"{name:<28} {t.size:>8} {np.median(t):>10.1f} {np.percentile(t, 95):>8.1f} {t.max():>8.1f} {sent.mean() / 1e3:>8.1f}{flag}")
+        print(
+            f"{name:<28} {t.size:>8} {np.median(t):>10.1f} {np.percentile(t, 95):>8.1f} {t.max():>8.1f} {sent.mean() / 1e3:>8.1f}{flag}"
+        )
     if args.explorers_only:
         return
     web_costs()
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     shutil.rmtree(ROOT / ".cache" / "web-explorers", ignore_errors=True)
-    print(f"clean book build (make book, empty explorer state cache): {timed(['make', 'book']):.0f} s")
-    print(f"book rebuild (make book, explorer states from the cache): {timed(['make', 'book']):.0f} s")
+    print(
+        f"clean book build (make book, empty explorer state cache): {timed(['make', 'book']):.0f} s"
+    )
+    print(
+        f"book rebuild (make book, explorer states from the cache): {timed(['make', 'book']):.0f} s"
+    )
     web_pages()
     print(f"make test: {timed(['make', 'test']):.0f} s")
 

@@ -20,6 +20,15 @@ from .harness import check_layer_norm
 from .norms import batch_norm, rms_norm
 from .variance import variance
 
-__all__ = ["LayerNormSteps", "batch_norm", "check_layer_norm", "compare", "layer_norm", "layer_norm_backward", "layer_norm_steps",
-           "rms_norm", "variance"]
+__all__ = [
+    "LayerNormSteps",
+    "batch_norm",
+    "check_layer_norm",
+    "compare",
+    "layer_norm",
+    "layer_norm_backward",
+    "layer_norm_steps",
+    "rms_norm",
+    "variance",
+]
 __version__ = "0.1.0"

@@ -24,9 +24,24 @@ from typing import Callable
 import numpy as np
 
 from .forward import standardize, to_storage
-from .validation import as_float_array, as_parameter, check_eps, check_finite, compute_dtype as resolve_compute_dtype, normalized_axes, normalized_shape
+from .validation import (
+    as_float_array,
+    as_parameter,
+    check_eps,
+    check_finite,
+    normalized_axes,
+    normalized_shape,
+)
+from .validation import compute_dtype as resolve_compute_dtype
 
-__all__ = ["BackwardParts", "backward_parts", "layer_norm_backward", "layer_norm_jacobian", "numerical_gradient", "relative_error"]
+__all__ = [
+    "BackwardParts",
+    "backward_parts",
+    "layer_norm_backward",
+    "layer_norm_jacobian",
+    "numerical_gradient",
+    "relative_error",
+]
 
 
 @dataclass(frozen=True)
@@ -74,7 +89,9 @@ class BackwardParts:
         return 1 / self.rstd
 
 
-def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None) -> BackwardParts:
+def backward_parts(
+    dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None
+) -> BackwardParts:
     """The closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm").
 
     Parameters, errors and the meaning of the results as in :func:`layer_norm_backward`.
@@ -89,14 +106,20 @@ def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, 
     shape = normalized_shape(x, axes)
     work = resolve_compute_dtype(x.dtype, compute_dtype)
     if (mean is None) != (rstd is None):
-        raise ValueError("pass both saved statistics, mean and rstd (from layer_norm(..., return_stats=True)), or neither.")
+        raise ValueError(
+            "pass both saved statistics, mean and rstd (from layer_norm(..., return_stats=True)), or neither."
+        )
     if mean is None:
         stats = standardize(x, axes, eps, compute_dtype=work)
         xhat, rstd = stats.xhat, stats.rstd
     else:
-        mean, rstd = (_saved_statistic(v, name, x, axes, work) for v, name in ((mean, "mean"), (rstd, "rstd")))
+        mean, rstd = (
+            _saved_statistic(v, name, x, axes, work) for v, name in ((mean, "mean"), (rstd, "rstd"))
+        )
         if np.any(rstd <= 0):
-            raise ValueError("rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward pass.")
+            raise ValueError(
+                "rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward pass."
+            )
         xhat = (x.astype(work) - mean) * rstd
     dy = _as_upstream(dy, x).astype(work)
     others = tuple(a for a in range(x.ndim) if a not in axes)
@@ -105,14 +128,23 @@ def backward_parts(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, 
     mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
     mean_dxhat_xhat = (dxhat * xhat).mean(axis=axes, keepdims=True)
     return BackwardParts(
-        xhat=xhat, rstd=rstd, dxhat=dxhat, mean_dxhat=mean_dxhat, mean_dxhat_xhat=mean_dxhat_xhat,
-        direct=dxhat * rstd, through_mean=np.broadcast_to(-mean_dxhat * rstd, x.shape), through_var=-xhat * mean_dxhat_xhat * rstd,
+        xhat=xhat,
+        rstd=rstd,
+        dxhat=dxhat,
+        mean_dxhat=mean_dxhat,
+        mean_dxhat_xhat=mean_dxhat_xhat,
+        direct=dxhat * rstd,
+        through_mean=np.broadcast_to(-mean_dxhat * rstd, x.shape),
+        through_var=-xhat * mean_dxhat_xhat * rstd,
         dx=(dxhat - mean_dxhat - xhat * mean_dxhat_xhat) * rstd,
-        dgamma=(dy * xhat).sum(axis=others), dbeta=dy.sum(axis=others),
+        dgamma=(dy * xhat).sum(axis=others),
+        dbeta=dy.sum(axis=others),
     )
 
 
-def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None):
+def layer_norm_backward(
+    dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None
+):
     """Gradients of LayerNorm with respect to x, gamma and beta (chapter "Gradients through LayerNorm").
 
     Parameters
@@ -166,33 +198,43 @@ def layer_norm_backward(dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=N
     >>> dbeta
     array([1., 0., 0., 0.])
     """
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, with its cause
-        parts = backward_parts(dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd,
-                               compute_dtype=compute_dtype)
+    with np.errstate(
+        over="ignore", invalid="ignore"
+    ):  # an overflow is refused below, with its cause
+        parts = backward_parts(
+            dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd, compute_dtype=compute_dtype
+        )
     dtype = as_float_array(x, "x").dtype
     grads = {"dx": parts.dx, "dgamma": parts.dgamma, "dbeta": parts.dbeta}
-    return tuple(to_storage(g, dtype, name, _overflow_cause(name, parts))
-                 for name, g in grads.items())
+    return tuple(
+        to_storage(g, dtype, name, _overflow_cause(name, parts)) for name, g in grads.items()
+    )
 
 
 def _overflow_cause(name: str, parts: BackwardParts) -> str:
     """Why gradient `name` can overflow, for the message that refuses it (never gamma or beta)."""
     if name != "dx":
         summed = "dy * xhat" if name == "dgamma" else "dy"
-        return (f"{name} is the sum of {summed} over every other axis, and dy is too large for "
-                "that sum")
+        return (
+            f"{name} is the sum of {summed} over every other axis, and dy is too large for that sum"
+        )
     rstd = np.broadcast_to(parts.rstd, parts.xhat.shape)
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(rstd)), rstd.shape))
     largest = float(rstd[where])
-    beyond = "" if np.isfinite(largest) else (
-        " (beyond the working dtype's range: var + eps is smaller than it can invert)")
+    beyond = (
+        ""
+        if np.isfinite(largest)
+        else (" (beyond the working dtype's range: var + eps is smaller than it can invert)")
+    )
     with np.errstate(invalid="ignore"):
         upstream = float(np.max(np.abs(parts.dxhat)))
     index = where[:-1] if len(where) > 1 else where
-    return (f"dx is (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) * rstd, and "
-            f"rstd = 1 / sqrt(var + eps) is {largest:.3g}{beyond} at index {index} for "
-            f"|dy * gamma| up to {upstream:.3g}: the row's spread is tiny next to its eps "
-            "(eps=0 leaves nothing to bound rstd); use a larger eps, or compute_dtype='float64'")
+    return (
+        f"dx is (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) * rstd, and "
+        f"rstd = 1 / sqrt(var + eps) is {largest:.3g}{beyond} at index {index} for "
+        f"|dy * gamma| up to {upstream:.3g}: the row's spread is tiny next to its eps "
+        "(eps=0 leaves nothing to bound rstd); use a larger eps, or compute_dtype='float64'"
+    )
 
 
 def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
@@ -246,12 +288,18 @@ def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndar
     stats = standardize(x, axes, check_eps(eps))
     xhat = stats.xhat.ravel()
     size = xhat.size
-    scale = np.ones_like(xhat) if gamma is None else as_parameter(gamma, "gamma", x.shape, axes, x.ndim, xhat.dtype).ravel()
+    scale = (
+        np.ones_like(xhat)
+        if gamma is None
+        else as_parameter(gamma, "gamma", x.shape, axes, x.ndim, xhat.dtype).ravel()
+    )
     inner = np.eye(size, dtype=xhat.dtype) - 1.0 / size - np.outer(xhat, xhat) / size
     return scale[:, None] * inner * stats.rstd.ravel()[0]
 
 
-def numerical_gradient(f: Callable[[np.ndarray], np.ndarray], x, dy, *, step: float = 1e-6) -> np.ndarray:
+def numerical_gradient(
+    f: Callable[[np.ndarray], np.ndarray], x, dy, *, step: float = 1e-6
+) -> np.ndarray:
     """Central-difference gradient of ``L(x) = sum(dy * f(x))`` with respect to x (chapter "Gradients through LayerNorm").
 
     Works for any function of one array, such as ``lambda x: layer_norm(x, g, b)``
@@ -317,7 +365,9 @@ def relative_error(ours, reference) -> float:
     ours = np.asarray(ours, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     if ours.shape != reference.shape:
-        raise ValueError(f"shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape.")
+        raise ValueError(
+            f"shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape."
+        )
     diff = float(np.max(np.abs(ours - reference), initial=0.0))
     scale = float(np.max(np.abs(reference), initial=0.0))
     if scale == 0.0:
@@ -331,7 +381,9 @@ def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dty
     kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
     dropped = tuple(n for a, n in enumerate(x.shape) if a not in axes)
     if value.shape not in (kept, dropped) and not (value.size == 1 and not dropped):
-        raise ValueError(f"{name} must have the shape of the statistics, {kept} (or {dropped}), one value per normalized slice; got shape {value.shape}.")
+        raise ValueError(
+            f"{name} must have the shape of the statistics, {kept} (or {dropped}), one value per normalized slice; got shape {value.shape}."
+        )
     return check_finite(value.astype(dtype).reshape(kept), name)
 
 
@@ -339,5 +391,7 @@ def _as_upstream(dy, out: np.ndarray) -> np.ndarray:
     """Check an upstream gradient: finite, real, the shape of `out`, cast to its dtype."""
     dy = as_float_array(dy, "dy")
     if dy.shape != out.shape:
-        raise ValueError(f"dy must have the shape of the forward output, {out.shape}; got shape {dy.shape}.")
+        raise ValueError(
+            f"dy must have the shape of the forward output, {out.shape}; got shape {dy.shape}."
+        )
     return dy.astype(out.dtype, copy=False)

@@ -40,7 +40,9 @@ class Comparison:
         return f"{self.name}\n{'':<{NAME_WIDTH}}{stats}"
 
 
-def compare(name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-8, show: bool = True) -> Comparison:
+def compare(
+    name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-8, show: bool = True
+) -> Comparison:
     """Compare `ours` with `reference` and print one line: allclose, exact, max abs difference.
 
     Parameters
@@ -70,7 +72,9 @@ def compare(name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-
     ours = np.asarray(ours)
     reference = np.asarray(reference)
     if ours.shape != reference.shape:
-        raise ValueError(f"{name}: shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape.")
+        raise ValueError(
+            f"{name}: shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape."
+        )
     diff = np.abs(ours.astype(np.float64) - reference.astype(np.float64))
     result = Comparison(
         name=name,

@@ -35,9 +35,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import as_float_array, as_parameter, check_eps, check_finite, check_nonzero_spread, compute_dtype as resolve_compute_dtype, float_info, normalized_axes, normalized_shape
+from .validation import (
+    as_float_array,
+    as_parameter,
+    check_eps,
+    check_finite,
+    check_nonzero_spread,
+    float_info,
+    normalized_axes,
+    normalized_shape,
+)
+from .validation import compute_dtype as resolve_compute_dtype
 
-__all__ = ["LayerNormSteps", "ScaledMoments", "Standardized", "layer_norm", "layer_norm_steps", "scaled_moments", "standardize", "to_storage"]
+__all__ = [
+    "LayerNormSteps",
+    "ScaledMoments",
+    "Standardized",
+    "layer_norm",
+    "layer_norm_steps",
+    "scaled_moments",
+    "standardize",
+    "to_storage",
+]
 
 
 @dataclass(frozen=True)
@@ -95,10 +114,18 @@ class ScaledMoments:
 
     def check(self, eps: float, axes: tuple[int, ...], what: str) -> None:
         """Refuse a zero divisor, judged in the working dtype (see :func:`~lnlib.validation.check_nonzero_spread`)."""
-        check_nonzero_spread(self.spread, eps, varies=np.any(self.centred != 0, axis=axes, keepdims=True), dtype=self.dtype, what=what)
+        check_nonzero_spread(
+            self.spread,
+            eps,
+            varies=np.any(self.centred != 0, axis=axes, keepdims=True),
+            dtype=self.dtype,
+            what=what,
+        )
 
 
-def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centre: bool = True, compute_dtype=None) -> ScaledMoments:
+def scaled_moments(
+    x: np.ndarray, axes: tuple[int, ...], *, centre: bool = True, compute_dtype=None
+) -> ScaledMoments:
     """Mean and variance of each slice of `x`, computed on ``x / s`` with s a power of two near its largest magnitude.
 
     Dividing by a power of two is exact, and afterwards every value lies in
@@ -114,19 +141,29 @@ def scaled_moments(x: np.ndarray, axes: tuple[int, ...], *, centre: bool = True,
     work = resolve_compute_dtype(x.dtype, compute_dtype)
     with np.errstate(over="ignore"):
         xw = x.astype(work)
-    check_finite(xw, "x", f" after rounding it to the compute dtype {work.name} (largest value {float(float_info(work).max):.6g})")
+    check_finite(
+        xw,
+        "x",
+        f" after rounding it to the compute dtype {work.name} (largest value {float(float_info(work).max):.6g})",
+    )
     size = work.type(int(np.prod([x.shape[a] for a in axes])))
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         _, exponent = np.frexp(np.max(np.abs(xw), axis=axes, keepdims=True).astype(np.float64))
         scale = np.ldexp(1.0, exponent - 1).astype(work)
         u = xw / scale
-        mean = np.sum(u, axis=axes, keepdims=True, dtype=work) / size if centre else np.zeros_like(scale)
+        mean = (
+            np.sum(u, axis=axes, keepdims=True, dtype=work) / size
+            if centre
+            else np.zeros_like(scale)
+        )
         centred = u - mean
         spread = np.sum(centred * centred, axis=axes, keepdims=True, dtype=work) / size
     return ScaledMoments(scale=scale, mean=mean, centred=centred, spread=spread, dtype=work)
 
 
-def standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: bool = True, compute_dtype=None) -> Standardized:
+def standardize(
+    x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: bool = True, compute_dtype=None
+) -> Standardized:
     r"""``(x - mean) / sqrt(var + eps)`` over `axes`, the one kernel every lnlib normalization uses (chapter "Computing it right: numerics").
 
     The moments come from :func:`scaled_moments` (each slice divided by
@@ -163,18 +200,29 @@ def standardize(x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: boo
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         inv_scale = m.dtype.type(1) / m.scale
         eps_u = eps_w * inv_scale * inv_scale if eps_w > 0 else np.zeros_like(m.scale)
-        tiny = ~np.isfinite(eps_u)  # eps / s**2 overflows: the slice's variance is negligible next to eps
+        tiny = ~np.isfinite(
+            eps_u
+        )  # eps / s**2 overflows: the slice's variance is negligible next to eps
         root_u = np.sqrt(m.spread + np.where(tiny, 0, eps_u))
-        eps_only = tiny | (root_u == 0)  # or a constant slice whose eps / s**2 underflowed: the divisor is sqrt(eps)
+        eps_only = tiny | (
+            root_u == 0
+        )  # or a constant slice whose eps / s**2 underflowed: the divisor is sqrt(eps)
         safe_root = np.where(eps_only, 1, root_u)
         xhat = np.where(tiny, m.centred * m.scale / np.sqrt(eps_w), m.centred / safe_root)
         rstd = np.where(eps_only, 1 / np.sqrt(eps_w), inv_scale / safe_root)
         sqrt_var_eps = np.where(eps_only, np.sqrt(eps_w), m.scale * safe_root)
-        return Standardized(mean=m.mean * m.scale, var=m.spread * m.scale * m.scale, sqrt_var_eps=sqrt_var_eps, rstd=rstd, xhat=xhat)
+        return Standardized(
+            mean=m.mean * m.scale,
+            var=m.spread * m.scale * m.scale,
+            sqrt_var_eps=sqrt_var_eps,
+            rstd=rstd,
+            xhat=xhat,
+        )
 
 
-def to_storage(y: np.ndarray, dtype, name: str = "the output",
-               cause: str = "gamma or beta is too large for it") -> np.ndarray:
+def to_storage(
+    y: np.ndarray, dtype, name: str = "the output", cause: str = "gamma or beta is too large for it"
+) -> np.ndarray:
     """Round a result computed in the working dtype back to the input's dtype, refusing an overflow (chapter "Computing it right: numerics").
 
     Parameters
@@ -249,7 +297,9 @@ class LayerNormSteps:
         return int(np.prod([self.x.shape[a] for a in self.axes]))
 
 
-def layer_norm_steps(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, compute_dtype=None) -> LayerNormSteps:
+def layer_norm_steps(
+    x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, compute_dtype=None
+) -> LayerNormSteps:
     """Layer-normalize `x` and keep every intermediate (chapter "The complete examples").
 
     Parameters
@@ -307,11 +357,29 @@ def layer_norm_steps(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, co
     with np.errstate(over="ignore"):
         y = stats.xhat if gamma is None else stats.xhat * gamma
         y = y if beta is None else y + beta
-    return LayerNormSteps(x=x, mean=stats.mean, var=stats.var, sqrt_var_eps=stats.sqrt_var_eps, rstd=stats.rstd, xhat=stats.xhat,
-                          y=to_storage(y, x.dtype), axes=axes, eps=eps)
+    return LayerNormSteps(
+        x=x,
+        mean=stats.mean,
+        var=stats.var,
+        sqrt_var_eps=stats.sqrt_var_eps,
+        rstd=stats.rstd,
+        xhat=stats.xhat,
+        y=to_storage(y, x.dtype),
+        axes=axes,
+        eps=eps,
+    )
 
 
-def layer_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1, compute_dtype=None, return_stats: bool = False):
+def layer_norm(
+    x,
+    gamma=None,
+    beta=None,
+    *,
+    eps: float = 1e-5,
+    axis=-1,
+    compute_dtype=None,
+    return_stats: bool = False,
+):
     """Layer Normalization: ``gamma * (x - mean) / sqrt(var + eps) + beta`` (chapter "Normalizing").
 
     Parameters and errors as in :func:`layer_norm_steps`, which also returns

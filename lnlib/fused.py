@@ -55,7 +55,6 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
-import ml_dtypes
 import numpy as np
 
 from .forward import layer_norm, to_storage

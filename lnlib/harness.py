@@ -53,8 +53,18 @@ from .textbook import numpy_layer_norm, numpy_layer_norm_backward
 from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
 
 __all__ = [
-    "CASES", "DTYPES", "LAYOUTS", "Case", "CheckResult", "CheckReport", "check_layer_norm",
-    "harness_inputs", "rounding_bias", "unit_roundoff", "welford_layer_norm", "torch_layer_norm",
+    "CASES",
+    "DTYPES",
+    "LAYOUTS",
+    "Case",
+    "CheckResult",
+    "CheckReport",
+    "check_layer_norm",
+    "harness_inputs",
+    "rounding_bias",
+    "unit_roundoff",
+    "welford_layer_norm",
+    "torch_layer_norm",
 ]  # the buggy_* functions are the chapter's planted bugs, examples rather than API
 
 #: The width the report's lines keep to (the book's code column).
@@ -199,16 +209,22 @@ class CheckReport:
         rows = list(dict.fromkeys((r.part, r.case) for r in self.results))
         cell = {(r.part, r.case, r.dtype): r for r in self.results}
         width = max(len(f"{p:<8} {c}") for p, c in rows)
-        lines = [f"LayerNorm check, eps={self.eps:g}: {len(self.results) - len(self.failures)} of {len(self.results)} checks passed",
-                 f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes)]
+        lines = [
+            f"LayerNorm check, eps={self.eps:g}: {len(self.results) - len(self.failures)} of {len(self.results)} checks passed",
+            f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes),
+        ]
         for part, case in rows:
             marks = [_mark(cell.get((part, case, d))) for d in self.dtypes]
             lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
-        lines += ["ok: within the error budget; ×k: k times over it; -: not run;",
-                  "NaN, shape, dtype, error, overwrote: see .failures"]
+        lines += [
+            "ok: within the error budget; ×k: k times over it; -: not run;",
+            "NaN, shape, dtype, error, overwrote: see .failures",
+        ]
         for r in self.failures[:6]:
             lines.append(f"  {r.part} / {r.case} / {r.dtype}:")
-            lines += textwrap.wrap(r.detail, REPORT_WIDTH, initial_indent="    ", subsequent_indent="      ")
+            lines += textwrap.wrap(
+                r.detail, REPORT_WIDTH, initial_indent="    ", subsequent_indent="      "
+            )
         if len(self.failures) > 6:
             lines.append(f"  ... and {len(self.failures) - 6} more in .failures")
         return "\n".join(lines)
@@ -226,8 +242,16 @@ def _mark(result: CheckResult | None) -> str:
     return result.detail.split(":")[0]
 
 
-def check_layer_norm(forward: Callable, backward: Callable | None = None, *, dtypes=DTYPES, cases=CASES, eps: float = 1e-5,
-                     normalized_ndim: int = 1, seed: int = 0) -> CheckReport:
+def check_layer_norm(
+    forward: Callable,
+    backward: Callable | None = None,
+    *,
+    dtypes=DTYPES,
+    cases=CASES,
+    eps: float = 1e-5,
+    normalized_ndim: int = 1,
+    seed: int = 0,
+) -> CheckReport:
     """Run a LayerNorm implementation against lnlib's float64 reference and report, per case and dtype (chapter "Check your own LayerNorm").
 
     Parameters
@@ -274,18 +298,36 @@ def check_layer_norm(forward: Callable, backward: Callable | None = None, *, dty
     """
     for name, function in (("forward", forward), ("backward", backward)):
         if function is not None and not callable(function):
-            raise TypeError(f"{name} must be a function such as {name}(x, gamma, beta, eps); got {function!r}.")
+            raise TypeError(
+                f"{name} must be a function such as {name}(x, gamma, beta, eps); got {function!r}."
+            )
     eps = check_eps(eps)
     normalized_ndim = check_count(normalized_ndim, "normalized_ndim")
     dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
     results, samples = [], {d: [] for d in dtypes}
-    for (case, dtype), inputs in harness_inputs(dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed).items():
+    for (case, dtype), inputs in harness_inputs(
+        dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed
+    ).items():
         case_eps = eps if case.eps is None else case.eps
-        results.append(_run("forward", case, dtype, lambda: _check_forward(
-            forward, case, inputs, case_eps, normalized_ndim, samples[dtype])))
+        results.append(
+            _run(
+                "forward",
+                case,
+                dtype,
+                lambda: _check_forward(
+                    forward, case, inputs, case_eps, normalized_ndim, samples[dtype]
+                ),
+            )
+        )
         if backward is not None:
-            results.append(_run("backward", case, dtype, lambda: _check_backward(
-                backward, case, inputs, case_eps, normalized_ndim)))
+            results.append(
+                _run(
+                    "backward",
+                    case,
+                    dtype,
+                    lambda: _check_backward(backward, case, inputs, case_eps, normalized_ndim),
+                )
+            )
     for dtype in dtypes:  # one pooled bias check per dtype, where the final rounding dominates
         pooled = [np.concatenate(parts) for parts in zip(*samples[dtype])]
         if pooled and len(pooled[0]):
@@ -312,7 +354,9 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
     inputs = {}
     for index, case in enumerate(cases):
         if len(case.shape) < normalized_ndim:
-            raise ValueError(f"case {case.name!r} has shape {case.shape}, fewer axes than normalized_ndim={normalized_ndim}.")
+            raise ValueError(
+                f"case {case.name!r} has shape {case.shape}, fewer axes than normalized_ndim={normalized_ndim}."
+            )
         for dtype in dtypes:
             if case.dtypes is None or dtype in case.dtypes:
                 rng = np.random.default_rng([seed, index])
@@ -327,21 +371,29 @@ def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
     """
     storage = compute_dtype(np.float64, dtype)
     feature = case.shape[-k:]
-    raw = {"x": case.make(rng), "gamma": 1 + 0.5 * rng.normal(size=feature), "beta": 0.5 * rng.normal(size=feature),
-           "dy": rng.normal(size=case.shape)}
+    raw = {
+        "x": case.make(rng),
+        "gamma": 1 + 0.5 * rng.normal(size=feature),
+        "beta": 0.5 * rng.normal(size=feature),
+        "dy": rng.normal(size=case.shape),
+    }
     with np.errstate(over="ignore"):
         rounded = {name: value.astype(storage) for name, value in raw.items()}
     for name, value in rounded.items():
         if not np.isfinite(value.astype(np.float64)).all():
-            raise ValueError(f"case {case.name!r} has {name} values that {dtype} cannot hold; "
-                             f"limit it with Case(..., dtypes=...).")
+            raise ValueError(
+                f"case {case.name!r} has {name} values that {dtype} cannot hold; "
+                f"limit it with Case(..., dtypes=...)."
+            )
     return {name: case.lay_out(v) if name in ("x", "dy") else v for name, v in rounded.items()}
 
 
 def _fresh(case: Case, inputs: dict, names) -> dict:
     """New copies of the inputs `names`, in the case's layout: what one call of the implementation gets."""
-    return {name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy()
-            for name in names}
+    return {
+        name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy()
+        for name in names
+    }
 
 
 def _overwritten(given: dict, inputs: dict) -> str:
@@ -353,24 +405,30 @@ def _overwritten(given: dict, inputs: dict) -> str:
             changed.append(f"{name} ({differ} of {value.size} entries)")
     if not changed:
         return ""
-    return (f"overwrote: the call changed its input {', '.join(changed)}; a LayerNorm must leave "
-            "its inputs intact (the residual stream reads x again)")
+    return (
+        f"overwrote: the call changed its input {', '.join(changed)}; a LayerNorm must leave "
+        "its inputs intact (the residual stream reads x again)"
+    )
 
 
 def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
     try:
         ratio, detail = compare()
-    except Exception as exc:  # the implementation under test may raise anything: report it, never crash the table
+    except (
+        Exception
+    ) as exc:  # the implementation under test may raise anything: report it, never crash the table
         ratio, detail = float("inf"), f"error: {type(exc).__name__}: {exc}"
     return CheckResult(part, case.name, dtype, ratio, detail)
 
 
-def _check_forward(forward: Callable, case: Case, inputs: dict, eps: float, k: int,
-                   sample: list) -> tuple[float, str]:
+def _check_forward(
+    forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list
+) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
-    y_ref, mean, rstd = layer_norm(wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes,
-                                   return_stats=True)
+    y_ref, mean, rstd = layer_norm(
+        wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes, return_stats=True
+    )
     xhat = (wide["x"] - mean) * rstd
     dtype = inputs["x"].dtype
     u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
@@ -390,8 +448,9 @@ def _check_forward(forward: Callable, case: Case, inputs: dict, eps: float, k: i
     return ratio, detail
 
 
-def _check_backward(backward: Callable, case: Case, inputs: dict, eps: float,
-                    k: int) -> tuple[float, str]:
+def _check_backward(
+    backward: Callable, case: Case, inputs: dict, eps: float, k: int
+) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
@@ -401,12 +460,21 @@ def _check_backward(backward: Callable, case: Case, inputs: dict, eps: float,
     dtype = inputs["x"].dtype
     u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
     size, rows = int(np.prod(inputs["x"].shape[-k:])), int(np.prod(inputs["x"].shape[:-k]))
-    xhat_error = size * u_acc * (2 + np.abs(mean) * rstd) * (1 + np.abs(xhat))  # of x-hat, and relative of the two means
+    xhat_error = (
+        size * u_acc * (2 + np.abs(mean) * rstd) * (1 + np.abs(xhat))
+    )  # of x-hat, and relative of the two means
     dxhat = np.abs(wide["dy"] * wide["gamma"])
-    terms = rstd * (dxhat + dxhat.mean(axis=axes, keepdims=True) + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True))
+    terms = rstd * (
+        dxhat
+        + dxhat.mean(axis=axes, keepdims=True)
+        + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True)
+    )
     budgets = (
         xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        (np.abs(wide["dy"]) * xhat_error + rows * u_out * np.abs(wide["dy"] * xhat)).sum(axis=others) + 2 * u_out * np.abs(refs[1]),
+        (np.abs(wide["dy"]) * xhat_error + rows * u_out * np.abs(wide["dy"] * xhat)).sum(
+            axis=others
+        )
+        + 2 * u_out * np.abs(refs[1]),
         rows * u_out * np.abs(wide["dy"]).sum(axis=others),
     )
     given = _fresh(case, inputs, ("dy", "x", "gamma"))
@@ -451,8 +519,9 @@ def _rounding_sample(got: np.ndarray, ref: np.ndarray, arithmetic: np.ndarray, d
     return error, error * np.sign(ref[counted]), arithmetic[counted] / ulp[counted]
 
 
-def rounding_bias(error, toward_zero, arithmetic, *,
-                  false_alarm: float = BIAS_FALSE_ALARM) -> tuple[float, str]:
+def rounding_bias(
+    error, toward_zero, arithmetic, *, false_alarm: float = BIAS_FALSE_ALARM
+) -> tuple[float, str]:
     r"""Whether an output's rounding is biased: its mean signed error against a threshold.
 
     Chapter "Check your own LayerNorm".
@@ -518,10 +587,12 @@ def rounding_bias(error, toward_zero, arithmetic, *,
     ratio = abs(worst) / threshold
     if ratio <= 1:
         return ratio, ""
-    return ratio, (f"bias: the mean signed error{direction} is {worst:+.3f} ulp over {n} entries, "
-                   f"where an unbiased rounding stays within ±{threshold:.3f} ulp (Hoeffding, "
-                   f"false-alarm chance {false_alarm:g}, plus the arithmetic's bound); the output "
-                   "is rounded in one direction, as by truncation")
+    return ratio, (
+        f"bias: the mean signed error{direction} is {worst:+.3f} ulp over {n} entries, "
+        f"where an unbiased rounding stays within ±{threshold:.3f} ulp (Hoeffding, "
+        f"false-alarm chance {false_alarm:g}, plus the arithmetic's bound); the output "
+        "is rounded in one direction, as by truncation"
+    )
 
 
 def _accumulation_roundoff(dtype) -> float:
@@ -535,19 +606,28 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
     if got.shape != ref.shape:
         return float("inf"), f"shape: {name} has shape {got.shape}, expected {ref.shape}"
     if got.dtype != np.dtype(dtype):
-        return float("inf"), f"dtype: {name} is {got.dtype}, expected {np.dtype(dtype).name} (the input's)"
+        return float(
+            "inf"
+        ), f"dtype: {name} is {got.dtype}, expected {np.dtype(dtype).name} (the input's)"
     values = got.astype(np.float64)
     if not np.isfinite(values).all():
-        return float("inf"), f"NaN: {name} has {int((~np.isfinite(values)).sum())} NaN or infinite entries"
+        return float(
+            "inf"
+        ), f"NaN: {name} has {int((~np.isfinite(values)).sum())} NaN or infinite entries"
     tiny = float_info(dtype).smallest_subnormal
     with np.errstate(over="ignore"):
         ratio = np.abs(values - ref) / (budget + tiny)
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
     worst = float(ratio[where])
-    detail = "" if worst <= 1 else (f"{name}[{', '.join(map(str, where))}] = {values[where]:.6g}, reference {ref[where]:.6g}, "
-                                    f"error {abs(values[where] - ref[where]):.2g} > allowed {budget[where]:.2g}")
+    detail = (
+        ""
+        if worst <= 1
+        else (
+            f"{name}[{', '.join(map(str, where))}] = {values[where]:.6g}, reference {ref[where]:.6g}, "
+            f"error {abs(values[where] - ref[where]):.2g} > allowed {budget[where]:.2g}"
+        )
+    )
     return worst, detail
-
 
 
 # Example implementations for the chapter "Check your own LayerNorm" and the tests: the correct numpy
@@ -612,10 +692,12 @@ def buggy_ignores_eps(x, gamma, beta, eps):
 
 def buggy_one_pass_variance(x, gamma, beta, eps):
     """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large mean."""
+
     def statistics(xw):
         mean = xw.mean(axis=-1, keepdims=True)
         var = np.maximum((xw * xw).mean(axis=-1, keepdims=True) - mean * mean, 0)
         return mean, 1 / np.sqrt(var + eps)
+
     return _normalize_with(x, gamma, beta, statistics)
 
 
@@ -657,7 +739,9 @@ def buggy_unbiased_variance(x, gamma, beta, eps):
     xw = x.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)
     var = ((xw - mean) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)
-    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(
+        x.dtype
+    )
 
 
 def buggy_eps_outside_root(x, gamma, beta, eps):
@@ -682,7 +766,9 @@ def buggy_wrong_axis(x, gamma, beta, eps):
     xw = x.astype(work)
     mean = xw.mean(axis=0, keepdims=True)
     var = ((xw - mean) ** 2).mean(axis=0, keepdims=True)
-    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(
+        x.dtype
+    )
 
 
 def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
@@ -715,10 +801,16 @@ def torch_layer_norm():
         return torch.from_numpy(np.ascontiguousarray(a))
 
     def array(t, dtype):
-        return t.detach().float().numpy().astype(dtype) if t.dtype == torch.bfloat16 else t.detach().numpy().astype(dtype)
+        return (
+            t.detach().float().numpy().astype(dtype)
+            if t.dtype == torch.bfloat16
+            else t.detach().numpy().astype(dtype)
+        )
 
     def forward(x, gamma, beta, eps):
-        y = torch.nn.functional.layer_norm(tensor(x), gamma.shape, tensor(gamma, param=True), tensor(beta, param=True), eps)
+        y = torch.nn.functional.layer_norm(
+            tensor(x), gamma.shape, tensor(gamma, param=True), tensor(beta, param=True), eps
+        )
         return array(y, x.dtype)
 
     def backward(dy, x, gamma, eps):

@@ -35,7 +35,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .forward import layer_norm, standardize, to_storage
-from .validation import as_float_array, as_parameter, check_eps, check_finite, check_nonzero_spread, compute_dtype as resolve_compute_dtype, normalized_axes, normalized_shape
+from .validation import (
+    as_float_array,
+    as_parameter,
+    check_eps,
+    check_finite,
+    check_nonzero_spread,
+    normalized_axes,
+    normalized_shape,
+)
+from .validation import compute_dtype as resolve_compute_dtype
 
 __all__ = [
     "METHODS",
@@ -53,7 +62,9 @@ __all__ = [
 METHODS = ("batch", "layer", "instance", "group", "rms")
 
 
-def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype, *, centre: bool = True) -> np.ndarray:
+def _normalized(
+    x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype, *, centre: bool = True
+) -> np.ndarray:
     """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.forward.standardize`."""
     return standardize(x, axes, eps, centre=centre, compute_dtype=compute_dtype).xhat
 
@@ -78,7 +89,9 @@ def _channels_first(x, name: str, min_ndim: int) -> np.ndarray:
     x = as_float_array(x, "x")
     if x.ndim < min_ndim:
         spatial = "" if min_ndim == 2 else ", with at least one spatial axis"
-        raise ValueError(f"{name} expects an input of shape (N, C, *spatial){spatial}; got shape {x.shape}.")
+        raise ValueError(
+            f"{name} expects an input of shape (N, C, *spatial){spatial}; got shape {x.shape}."
+        )
     return x
 
 
@@ -122,15 +135,25 @@ class RunningStats:
         ValueError
             Naming the problem.
         """
-        if isinstance(self.momentum, bool) or not isinstance(self.momentum, numbers.Real) or not 0 < self.momentum <= 1:
-            raise ValueError(f"momentum must be a number in (0, 1], such as 0.1; got {self.momentum!r}.")
+        if (
+            isinstance(self.momentum, bool)
+            or not isinstance(self.momentum, numbers.Real)
+            or not 0 < self.momentum <= 1
+        ):
+            raise ValueError(
+                f"momentum must be a number in (0, 1], such as 0.1; got {self.momentum!r}."
+            )
         self.mean = check_finite(as_float_array(self.mean, "running mean"), "running mean")
         self.var = check_finite(as_float_array(self.var, "running variance"), "running variance")
         if self.mean.shape != self.var.shape:
-            raise ValueError(f"the running mean and variance must have the same shape; got {self.mean.shape} and {self.var.shape}.")
+            raise ValueError(
+                f"the running mean and variance must have the same shape; got {self.mean.shape} and {self.var.shape}."
+            )
         if np.any(self.var < 0):
             where = tuple(int(i) for i in np.argwhere(self.var < 0)[0])
-            raise ValueError(f"the running variance is negative at index {where} ({float(self.var[where]):g}); a variance is >= 0.")
+            raise ValueError(
+                f"the running variance is negative at index {where} ({float(self.var[where]):g}); a variance is >= 0."
+            )
 
     @classmethod
     def start(cls, shape, *, momentum: float = 0.1) -> "RunningStats":
@@ -147,13 +170,27 @@ class RunningStats:
     def update(self, batch_mean: np.ndarray, batch_var: np.ndarray, count: int) -> None:
         """Fold in one batch's mean and biased variance over `count` values per feature."""
         unbiased = batch_var * (count / (count - 1))
-        self.mean = (1 - self.momentum) * self.mean + self.momentum * np.asarray(batch_mean, dtype=np.float64)
-        self.var = (1 - self.momentum) * self.var + self.momentum * np.asarray(unbiased, dtype=np.float64)
+        self.mean = (1 - self.momentum) * self.mean + self.momentum * np.asarray(
+            batch_mean, dtype=np.float64
+        )
+        self.var = (1 - self.momentum) * self.var + self.momentum * np.asarray(
+            unbiased, dtype=np.float64
+        )
         self.updates += 1
         self.check()
 
 
-def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: RunningStats | None = None, training: bool = True, compute_dtype=None) -> np.ndarray:
+def batch_norm(
+    x,
+    gamma=None,
+    beta=None,
+    *,
+    eps: float = 1e-5,
+    axis=0,
+    running: RunningStats | None = None,
+    training: bool = True,
+    compute_dtype=None,
+) -> np.ndarray:
     """Batch normalization (chapter "LayerNorm and its family").
 
     In training mode each feature is standardized with the mean and biased
@@ -211,7 +248,9 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
     if running is not None:
         running.check()
         if running.mean.shape != kept_shape:
-            raise ValueError(f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}.")
+            raise ValueError(
+                f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}."
+            )
     if training:
         if count == 1:
             raise ValueError(
@@ -224,7 +263,9 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
             running.update(stats.mean.squeeze(axes), stats.var.squeeze(axes), count)
     else:
         if running is None:
-            raise ValueError("batch norm in inference mode (training=False) needs running statistics: pass running=RunningStats(...).")
+            raise ValueError(
+                "batch norm in inference mode (training=False) needs running statistics: pass running=RunningStats(...)."
+            )
         shape = [1] * x.ndim
         for a in kept:
             shape[a] = x.shape[a]
@@ -233,7 +274,9 @@ def batch_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=0, running: 
         check_nonzero_spread(var, eps, dtype=work, what="running variance")
         with np.errstate(over="ignore", invalid="ignore"):
             xhat = (x.astype(work) - mean) / np.sqrt(var + np.asarray(eps).astype(work))
-        check_finite(xhat, "the normalized x", f" (the running statistics do not fit in {work.name})")
+        check_finite(
+            xhat, "the normalized x", f" (the running statistics do not fit in {work.name})"
+        )
     return _affine(xhat, gamma, beta, kept, x.dtype)
 
 
@@ -263,10 +306,14 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=
     """
     x = _channels_first(x, "instance_norm", 3)
     eps = check_eps(eps)
-    return _affine(_normalized(x, tuple(range(2, x.ndim)), eps, compute_dtype), gamma, beta, (1,), x.dtype)
+    return _affine(
+        _normalized(x, tuple(range(2, x.ndim)), eps, compute_dtype), gamma, beta, (1,), x.dtype
+    )
 
 
-def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None) -> np.ndarray:
+def group_norm(
+    x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None
+) -> np.ndarray:
     """Group normalization: each group of C/G channels of each sample, over those channels and positions.
 
     ``groups=1`` is layer norm over ``(C, *spatial)``; ``groups=C`` is instance norm
@@ -300,10 +347,14 @@ def group_norm(x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, comp
     eps = check_eps(eps)
     channels = x.shape[1]
     if isinstance(groups, bool) or not isinstance(groups, numbers.Integral):
-        raise TypeError(f"groups must be an int that divides the {channels} channels; got {groups!r}.")
+        raise TypeError(
+            f"groups must be an int that divides the {channels} channels; got {groups!r}."
+        )
     if groups < 1 or channels % groups:
         divisors = [g for g in range(1, channels + 1) if channels % g == 0]
-        raise ValueError(f"groups must divide the number of channels C = {channels}, i.e. be one of {divisors}; got {groups}.")
+        raise ValueError(
+            f"groups must divide the number of channels C = {channels}, i.e. be one of {divisors}; got {groups}."
+        )
     grouped = x.reshape(x.shape[0], int(groups), channels // int(groups), *x.shape[2:])
     xhat = _normalized(grouped, tuple(range(2, grouped.ndim)), eps, compute_dtype).reshape(x.shape)
     return _affine(xhat, gamma, beta, (1,), x.dtype)
@@ -342,7 +393,9 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None) -
     x = as_float_array(x, "x")
     eps = check_eps(eps)
     axes = normalized_axes(axis, x.ndim)
-    return _affine(_normalized(x, axes, eps, compute_dtype, centre=False), gamma, None, axes, x.dtype)
+    return _affine(
+        _normalized(x, axes, eps, compute_dtype, centre=False), gamma, None, axes, x.dtype
+    )
 
 
 def normalize(x, method: str, *, groups: int = 1, eps: float | None = None) -> np.ndarray:
@@ -400,7 +453,11 @@ def axis_ids(shape, axes) -> np.ndarray:
     kept = _other_axes(normalized_axes(axes, len(shape)), len(shape))
     index = np.indices(shape)
     kept_shape = tuple(shape[a] for a in kept)
-    return np.ravel_multi_index(tuple(index[a] for a in kept), kept_shape) if kept else np.zeros(shape, dtype=int)
+    return (
+        np.ravel_multi_index(tuple(index[a] for a in kept), kept_shape)
+        if kept
+        else np.zeros(shape, dtype=int)
+    )
 
 
 def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
@@ -438,8 +495,15 @@ def statistic_ids(shape, method: str, *, groups: int = 1) -> np.ndarray:
         n, c = np.indices(shape)[:2]
         return n * shape[1] + c
     if method == "group":
-        if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups < 1 or shape[1] % groups:
-            raise ValueError(f"groups must divide the number of channels C = {shape[1]}; got {groups!r}.")
+        if (
+            isinstance(groups, bool)
+            or not isinstance(groups, numbers.Integral)
+            or groups < 1
+            or shape[1] % groups
+        ):
+            raise ValueError(
+                f"groups must divide the number of channels C = {shape[1]}; got {groups!r}."
+            )
         n, c = np.indices(shape)[:2]
         return n * groups + c // (shape[1] // groups)
     raise ValueError(f"method must be one of {METHODS}; got {method!r}.")

@@ -86,15 +86,23 @@ def make_symbols(H: int = 3) -> Symbols:
         the simplification gets slow).
     """
     if isinstance(H, bool) or not isinstance(H, (int, np.integer)) or not 2 <= H <= 6:
-        raise ValueError(f"H must be an integer from 2 to 6 (the symbolic derivation is for a short vector); got {H!r}.")
+        raise ValueError(
+            f"H must be an integer from 2 to 6 (the symbolic derivation is for a short vector); got {H!r}."
+        )
     H = int(H)
 
     def vector(name):
         return tuple(sp.symbols(f"{name}_1:{H + 1}", real=True))
 
     return Symbols(
-        H=H, x=vector("x"), gamma=vector("gamma"), beta=vector("beta"), dy=vector("dy"),
-        eps=sp.Symbol("epsilon", positive=True), mean=sp.Symbol("mu", real=True), var=sp.Symbol("sigma^2", nonnegative=True),
+        H=H,
+        x=vector("x"),
+        gamma=vector("gamma"),
+        beta=vector("beta"),
+        dy=vector("dy"),
+        eps=sp.Symbol("epsilon", positive=True),
+        mean=sp.Symbol("mu", real=True),
+        var=sp.Symbol("sigma^2", nonnegative=True),
     )
 
 
@@ -146,9 +154,12 @@ def chain_rule(sym: Symbols) -> dict:
 
     local = {
         "dvar": sum(g * sp.diff(xh, var) for g, xh in zip(up["dxhat"], xhat)),
-        "dmean": sum(g * sp.diff(xh, mu) for g, xh in zip(up["dxhat"], xhat)) + up["dvar"] * sp.diff(var_node, mu),
+        "dmean": sum(g * sp.diff(xh, mu) for g, xh in zip(up["dxhat"], xhat))
+        + up["dvar"] * sp.diff(var_node, mu),
         "dx": tuple(
-            sum(g * sp.diff(xh, xj) for g, xh in zip(up["dxhat"], xhat)) + up["dvar"] * sp.diff(var_node, xj) + up["dmean"] * sp.diff(mean_node, xj)
+            sum(g * sp.diff(xh, xj) for g, xh in zip(up["dxhat"], xhat))
+            + up["dvar"] * sp.diff(var_node, xj)
+            + up["dmean"] * sp.diff(mean_node, xj)
             for xj in sym.x
         ),
     }
@@ -199,7 +210,11 @@ def in_normalized_variables(sym: Symbols) -> dict:
 
 def _gradient_symbols(H: int) -> dict:
     """Symbols for the upstream gradients dL/dxhat_i, dL/dsigma^2 and dL/dmu."""
-    return {"dxhat": tuple(sp.symbols(f"g_xhat_1:{H + 1}", real=True)), "dvar": sp.Symbol("g_var", real=True), "dmean": sp.Symbol("g_mean", real=True)}
+    return {
+        "dxhat": tuple(sp.symbols(f"g_xhat_1:{H + 1}", real=True)),
+        "dvar": sp.Symbol("g_var", real=True),
+        "dmean": sp.Symbol("g_mean", real=True),
+    }
 
 
 def to_latex(expr) -> str:
@@ -247,7 +262,7 @@ def to_latex_lines(lhs: str, expr, *, per_line: int = 2) -> str:
         negative = term.could_extract_minus_sign()
         sign = "- " if negative else ("+ " if k else "")
         pieces.append(sign + to_latex(-term if negative else term))
-    lines = [" ".join(pieces[k:k + per_line]) for k in range(0, len(pieces), per_line)]
+    lines = [" ".join(pieces[k : k + per_line]) for k in range(0, len(pieces), per_line)]
     body = " \\\\\n&\\quad ".join(lines)
     return f"\\begin{{aligned}}\n{lhs} &= {body}\n\\end{{aligned}}"
 
@@ -267,7 +282,9 @@ def closed_form_gradient(sym: Symbols) -> tuple:
     dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
     mean_dxhat = sum(dxhat) / sym.H
     mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
-    return tuple((d - mean_dxhat - xh * mean_dxhat_xhat) / fwd.sqrt_var_eps for d, xh in zip(dxhat, fwd.xhat))
+    return tuple(
+        (d - mean_dxhat - xh * mean_dxhat_xhat) / fwd.sqrt_var_eps for d, xh in zip(dxhat, fwd.xhat)
+    )
 
 
 def jacobian(sym: Symbols) -> sp.Matrix:
@@ -280,7 +297,15 @@ def closed_form_jacobian(sym: Symbols) -> sp.Matrix:
     r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)` (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     H = sym.H
-    return sp.Matrix(H, H, lambda i, j: sym.gamma[i] / fwd.sqrt_var_eps * (sp.KroneckerDelta(i, j) - sp.Rational(1, H) - fwd.xhat[i] * fwd.xhat[j] / H))
+    return sp.Matrix(
+        H,
+        H,
+        lambda i, j: (
+            sym.gamma[i]
+            / fwd.sqrt_var_eps
+            * (sp.KroneckerDelta(i, j) - sp.Rational(1, H) - fwd.xhat[i] * fwd.xhat[j] / H)
+        ),
+    )
 
 
 def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
@@ -300,7 +325,15 @@ def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
     """
     fwd = forward(sym)
     centred_sum = sum(xj - fwd.mean for xj in sym.x)
-    return sym.gamma[i] / fwd.sqrt_var_eps * (1 - sp.Rational(1, sym.H) - (sym.x[i] - fwd.mean) / fwd.sqrt_var_eps**2 * centred_sum / sym.H)
+    return (
+        sym.gamma[i]
+        / fwd.sqrt_var_eps
+        * (
+            1
+            - sp.Rational(1, sym.H)
+            - (sym.x[i] - fwd.mean) / fwd.sqrt_var_eps**2 * centred_sum / sym.H
+        )
+    )
 
 
 def equal(a, b) -> bool:
@@ -319,7 +352,9 @@ def equal(a, b) -> bool:
     """
     left, right = _flat(a), _flat(b)
     if len(left) != len(right):
-        raise ValueError(f"equal compares expressions one to one; got {len(left)} against {len(right)}.")
+        raise ValueError(
+            f"equal compares expressions one to one; got {len(left)} against {len(right)}."
+        )
     return all(_is_zero(p - q) for p, q in zip(left, right))
 
 
@@ -338,10 +373,14 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
     compiled = sp.lambdify(args, list(gradient), modules="numpy")
 
     def backward(dy, x, gamma, eps):
-        vectors = [as_float_array(value, name) for value, name in ((dy, "dy"), (x, "x"), (gamma, "gamma"))]
+        vectors = [
+            as_float_array(value, name) for value, name in ((dy, "dy"), (x, "x"), (gamma, "gamma"))
+        ]
         for value, name in zip(vectors, ("dy", "x", "gamma")):
             if value.shape != (sym.H,):
-                raise ValueError(f"{name} must be a vector of shape ({sym.H},), the width this gradient was derived for; got shape {value.shape}.")
+                raise ValueError(
+                    f"{name} must be a vector of shape ({sym.H},), the width this gradient was derived for; got shape {value.shape}."
+                )
         return np.array(compiled(*vectors[0], *vectors[1], *vectors[2], check_eps(eps)))
 
     return backward

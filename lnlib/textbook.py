@@ -50,6 +50,14 @@ def numpy_layer_norm_backward(dy, x, gamma, eps):
     rstd = 1 / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
     xhat = (xw - mean) * rstd
     dxhat = dyw * gw
-    dx = (dxhat - dxhat.mean(axis=-1, keepdims=True) - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)) * rstd
+    dx = (
+        dxhat
+        - dxhat.mean(axis=-1, keepdims=True)
+        - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
+    ) * rstd
     rows = tuple(range(x.ndim - 1))
-    return dx.astype(x.dtype), (dyw * xhat).sum(axis=rows).astype(x.dtype), dyw.sum(axis=rows).astype(x.dtype)
+    return (
+        dx.astype(x.dtype),
+        (dyw * xhat).sum(axis=rows).astype(x.dtype),
+        dyw.sum(axis=rows).astype(x.dtype),
+    )

@@ -67,9 +67,13 @@ def compute_dtype(storage, requested=None) -> np.dtype:
     try:
         resolved = np.dtype(ml_dtypes.bfloat16) if requested == "bfloat16" else np.dtype(requested)
     except TypeError:
-        raise TypeError(f"compute_dtype must be None or a float dtype (float16, bfloat16, float32, float64); got {requested!r}.") from None
+        raise TypeError(
+            f"compute_dtype must be None or a float dtype (float16, bfloat16, float32, float64); got {requested!r}."
+        ) from None
     if resolved not in _FLOAT_DTYPES:
-        raise ValueError(f"compute_dtype must be one of float16, bfloat16, float32, float64; got {resolved.name}.")
+        raise ValueError(
+            f"compute_dtype must be one of float16, bfloat16, float32, float64; got {resolved.name}."
+        )
     return resolved
 
 
@@ -110,15 +114,23 @@ def as_float_array(x, name: str = "x") -> np.ndarray:
     try:
         array = np.asarray(x)
     except ValueError as exc:  # ragged nested lists
-        raise ValueError(f"{name} must be a rectangular array of real numbers; got a ragged sequence ({exc})") from None
+        raise ValueError(
+            f"{name} must be a rectangular array of real numbers; got a ragged sequence ({exc})"
+        ) from None
     if array.dtype.kind == "c":
-        raise TypeError(f"{name} must hold real numbers; got complex dtype {array.dtype}. Pass x.real or abs(x) explicitly.")
+        raise TypeError(
+            f"{name} must hold real numbers; got complex dtype {array.dtype}. Pass x.real or abs(x) explicitly."
+        )
     if array.dtype.kind in "biu":
         array = array.astype(np.float64)
     elif array.dtype not in _FLOAT_DTYPES:
-        raise TypeError(f"{name} must hold real numbers (int, float16, bfloat16, float32 or float64); got dtype {array.dtype!r} ({type(x).__name__}).")
+        raise TypeError(
+            f"{name} must hold real numbers (int, float16, bfloat16, float32 or float64); got dtype {array.dtype!r} ({type(x).__name__})."
+        )
     if array.ndim == 0:
-        raise ValueError(f"{name} must be an array with at least one axis, e.g. a vector of shape (H,); got the scalar {array.item()!r}.")
+        raise ValueError(
+            f"{name} must be an array with at least one axis, e.g. a vector of shape (H,); got the scalar {array.item()!r}."
+        )
     return check_finite(array, name)
 
 
@@ -141,7 +153,9 @@ def normalized_axes(axis, ndim: int) -> tuple[int, ...]:
     resolved = []
     for item in items:
         if not -ndim <= item < ndim:
-            raise ValueError(f"axis {item} is out of range for an input with {ndim} dimension(s); expected an axis in [{-ndim}, {ndim - 1}].")
+            raise ValueError(
+                f"axis {item} is out of range for an input with {ndim} dimension(s); expected an axis in [{-ndim}, {ndim - 1}]."
+            )
         resolved.append(int(item) % ndim)
     if len(set(resolved)) != len(resolved):
         raise ValueError(f"axis {axis!r} names the same axis twice.")
@@ -158,23 +172,31 @@ def normalized_shape(x: np.ndarray, axes: tuple[int, ...]) -> tuple[int, ...]:
     """
     shape = tuple(x.shape[a] for a in axes)
     if 0 in shape:
-        raise ValueError(f"the normalized axes {axes} of an input of shape {x.shape} are empty; the mean and variance of zero numbers are undefined.")
+        raise ValueError(
+            f"the normalized axes {axes} of an input of shape {x.shape} are empty; the mean and variance of zero numbers are undefined."
+        )
     return shape
 
 
 def check_eps(eps) -> float:
     """Return `eps` as a float after checking it is a finite number >= 0."""
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
-        raise TypeError(f"eps must be a real number >= 0, such as 1e-5; got {eps!r} of type {type(eps).__name__}.")
+        raise TypeError(
+            f"eps must be a real number >= 0, such as 1e-5; got {eps!r} of type {type(eps).__name__}."
+        )
     eps = float(eps)
     if not math.isfinite(eps):
         raise ValueError(f"eps must be finite; got {eps}.")
     if eps < 0:
-        raise ValueError(f"eps must be >= 0 (it is added to a variance before the square root); got {eps}.")
+        raise ValueError(
+            f"eps must be >= 0 (it is added to a variance before the square root); got {eps}."
+        )
     return eps
 
 
-def as_parameter(value, name: str, shape: tuple[int, ...], axes: tuple[int, ...], ndim: int, dtype) -> np.ndarray | None:
+def as_parameter(
+    value, name: str, shape: tuple[int, ...], axes: tuple[int, ...], ndim: int, dtype
+) -> np.ndarray | None:
     """Check a per-feature parameter (gamma or beta) and shape it to broadcast against the input.
 
     Parameters
@@ -205,11 +227,22 @@ def as_parameter(value, name: str, shape: tuple[int, ...], axes: tuple[int, ...]
         broadcast_shape[axis] = size
     with np.errstate(over="ignore"):
         cast = param.astype(dtype, copy=False)
-    check_finite(cast, name, f" after rounding it to {np.dtype(dtype).name}, whose largest value is {float(float_info(dtype).max):.6g}")
+    check_finite(
+        cast,
+        name,
+        f" after rounding it to {np.dtype(dtype).name}, whose largest value is {float(float_info(dtype).max):.6g}",
+    )
     return cast.reshape(broadcast_shape)
 
 
-def check_nonzero_spread(spread: np.ndarray, eps: float, *, varies: np.ndarray | None = None, dtype=None, what: str = "variance") -> None:
+def check_nonzero_spread(
+    spread: np.ndarray,
+    eps: float,
+    *,
+    varies: np.ndarray | None = None,
+    dtype=None,
+    what: str = "variance",
+) -> None:
     """Refuse a slice whose divisor ``spread + eps`` is zero *in the working dtype*.
 
     Parameters
@@ -237,7 +270,9 @@ def check_nonzero_spread(spread: np.ndarray, eps: float, *, varies: np.ndarray |
     zero = spread == 0
     if not zero.any():
         return
-    varies = np.zeros(spread.shape, bool) if varies is None else np.broadcast_to(varies, spread.shape)
+    varies = (
+        np.zeros(spread.shape, bool) if varies is None else np.broadcast_to(varies, spread.shape)
+    )
     underflow = zero & varies
     if underflow.any():
         where = tuple(int(i) for i in np.argwhere(underflow)[0])
@@ -251,7 +286,9 @@ def check_nonzero_spread(spread: np.ndarray, eps: float, *, varies: np.ndarray |
         where = tuple(int(i) for i in np.argwhere(zero)[0])
         count = f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics)"
         if eps == 0:
-            raise ValueError(f"{count} and eps=0, so the normalization is 0/0 and undefined; use eps > 0 (e.g. 1e-5) or an input that is not constant.")
+            raise ValueError(
+                f"{count} and eps=0, so the normalization is 0/0 and undefined; use eps > 0 (e.g. 1e-5) or an input that is not constant."
+            )
         raise ValueError(
             f"{count}, and eps={eps:g} rounds to 0 in {dtype.name}, so the normalization is 0/0 and undefined; "
             f"use an eps that {dtype.name} can hold (e.g. 1e-5), a wider compute dtype, or an input that is not constant."

@@ -82,7 +82,9 @@ class WelfordState:
 def check_method(method) -> str:
     """Return `method` if it is one of :data:`METHODS`, else raise a ValueError naming them (chapter "Computing it right: numerics")."""
     if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}.")
+        raise ValueError(
+            f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}."
+        )
     return method
 
 
@@ -101,9 +103,13 @@ def working_dtype(dtype, default) -> np.dtype:
     try:
         resolved = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"dtype must be a numpy dtype or its name, one of {', '.join(DTYPES)}; got {dtype!r}.") from None
+        raise TypeError(
+            f"dtype must be a numpy dtype or its name, one of {', '.join(DTYPES)}; got {dtype!r}."
+        ) from None
     if resolved not in [np.dtype(d) for d in DTYPES.values()]:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)} (the precisions this chapter compares); got {resolved.name}.")
+        raise ValueError(
+            f"dtype must be one of {', '.join(DTYPES)} (the precisions this chapter compares); got {resolved.name}."
+        )
     return resolved
 
 
@@ -144,7 +150,9 @@ def _mean(rows: np.ndarray) -> np.ndarray:
 
 def _moments(rows: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Mean and biased variance over the last axis by `method`, every operation in the rows' dtype."""
-    with np.errstate(over="ignore", invalid="ignore"):  # float16 overflow is shown as inf, not warned about
+    with np.errstate(
+        over="ignore", invalid="ignore"
+    ):  # float16 overflow is shown as inf, not warned about
         if method == "welford":
             state = _merge_lanes(_welford_lanes(rows, min(WELFORD_LANES, rows.shape[-1])))
             return state.mean, state.variance
@@ -177,7 +185,9 @@ def _welford_lanes(rows: np.ndarray, lanes: int) -> WelfordState:
     """Welford's update in `lanes` interleaved lanes: value k goes to lane k % lanes."""
     size = rows.shape[-1]
     steps = -(-size // lanes)
-    padded = np.concatenate([rows, np.zeros((*rows.shape[:-1], steps * lanes - size), rows.dtype)], axis=-1)
+    padded = np.concatenate(
+        [rows, np.zeros((*rows.shape[:-1], steps * lanes - size), rows.dtype)], axis=-1
+    )
     padded = padded.reshape(*rows.shape[:-1], steps, lanes)
     active = (np.arange(steps * lanes) < size).reshape(steps, lanes)
     count = np.zeros((*rows.shape[:-1], lanes))
@@ -197,11 +207,19 @@ def _merge_lanes(state: WelfordState) -> WelfordState:
     while state.count.shape[-1] > 1:
         half = state.count.shape[-1] // 2
         left = WelfordState(*(s[..., :half] for s in (state.count, state.mean, state.m2)))
-        right = WelfordState(*(s[..., half : 2 * half] for s in (state.count, state.mean, state.m2)))
+        right = WelfordState(
+            *(s[..., half : 2 * half] for s in (state.count, state.mean, state.m2))
+        )
         merged = chan_merge(left, right)
         if state.count.shape[-1] % 2:
-            merged = WelfordState(*(np.concatenate([m, s[..., -1:]], axis=-1) for m, s in zip(
-                (merged.count, merged.mean, merged.m2), (state.count, state.mean, state.m2))))
+            merged = WelfordState(
+                *(
+                    np.concatenate([m, s[..., -1:]], axis=-1)
+                    for m, s in zip(
+                        (merged.count, merged.mean, merged.m2), (state.count, state.mean, state.m2)
+                    )
+                )
+            )
         state = merged
     return WelfordState(state.count[..., 0], state.mean[..., 0], state.m2[..., 0])
 
@@ -335,7 +353,9 @@ def variance_relative_error(estimate, exact) -> np.ndarray:
     estimate = np.asarray(estimate, dtype=np.float64)
     exact = np.asarray(exact, dtype=np.float64)
     if np.any(exact <= 0):
-        raise ValueError("the exact variance must be positive for a relative error; got a zero (all values equal in the working dtype?).")
+        raise ValueError(
+            "the exact variance must be positive for a relative error; got a zero (all values equal in the working dtype?)."
+        )
     error = np.abs(estimate - exact) / exact
     return np.where(np.isfinite(error), error, np.inf)
 

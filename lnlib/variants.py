@@ -22,9 +22,23 @@ from types import MappingProxyType
 import numpy as np
 
 from .forward import scaled_moments, to_storage
-from .validation import as_float_array, as_parameter, check_eps, compute_dtype, normalized_axes, normalized_shape
+from .validation import (
+    as_float_array,
+    as_parameter,
+    check_eps,
+    compute_dtype,
+    normalized_axes,
+    normalized_shape,
+)
 
-__all__ = ["FRAMEWORK_EPS", "sample_variance", "layer_norm_eps_outside_sqrt", "annotated_transformer_layer_norm", "std_inside", "std_outside"]
+__all__ = [
+    "FRAMEWORK_EPS",
+    "sample_variance",
+    "layer_norm_eps_outside_sqrt",
+    "annotated_transformer_layer_norm",
+    "std_inside",
+    "std_outside",
+]
 
 #: Default ``eps`` of each framework's LayerNorm (chapter "Epsilon"), from their documentation:
 #: ``torch.nn.LayerNorm``, ``flax.linen.LayerNorm``, ``keras.layers.LayerNormalization``.
@@ -76,13 +90,17 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
     """
     x, axes, size = _checked_input(x, axis)
     if unbiased and size < 2:
-        raise ValueError(f"the unbiased variance divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold {size}.")
+        raise ValueError(
+            f"the unbiased variance divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold {size}."
+        )
     centred = x - x.mean(axis=axes, keepdims=True)
     total = (centred * centred).sum(axis=axes, keepdims=keepdims)
     return np.asarray(total / x.dtype.type(size - 1 if unbiased else size))
 
 
-def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
+def layer_norm_eps_outside_sqrt(
+    x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1
+) -> np.ndarray:
     r"""LayerNorm with eps added to the standard deviation: ``gamma * (x - mean) / (sqrt(var) + eps) + beta`` (chapter "Epsilon").
 
     Not what PyTorch, Flax or Keras compute (they divide by :math:`\sqrt{\sigma^2 + \varepsilon}`);
@@ -101,7 +119,9 @@ def layer_norm_eps_outside_sqrt(x, gamma=None, beta=None, *, eps: float = 1e-5, 
     return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=False), gamma, beta, x.dtype)
 
 
-def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6, axis=-1) -> np.ndarray:
+def annotated_transformer_layer_norm(
+    x, a_2=None, b_2=None, *, eps: float = 1e-6, axis=-1
+) -> np.ndarray:
     r"""The Annotated Transformer's LayerNorm: ``a_2 * (x - mean) / (std + eps) + b_2`` with the unbiased std (chapter "The variance").
 
     The module in Rush's *The Annotated Transformer* computes
@@ -140,7 +160,9 @@ def annotated_transformer_layer_norm(x, a_2=None, b_2=None, *, eps: float = 1e-6
     """
     x, a_2, b_2, eps, axes = _checked_layer_norm_args(x, a_2, b_2, eps, axis, names=("a_2", "b_2"))
     if int(np.prod(normalized_shape(x, axes))) < 2:
-        raise ValueError(f"the unbiased std divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold 1.")
+        raise ValueError(
+            f"the unbiased std divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold 1."
+        )
     return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=True), a_2, b_2, x.dtype)
 
 
@@ -150,12 +172,18 @@ def _over_std_plus_eps(x, axes, eps, *, unbiased):
     m.check(eps, axes, "variance")
     size = int(np.prod(normalized_shape(x, axes)))
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        sigma_u = np.sqrt(m.spread * m.dtype.type(size / (size - 1))) if unbiased else np.sqrt(m.spread)
+        sigma_u = (
+            np.sqrt(m.spread * m.dtype.type(size / (size - 1))) if unbiased else np.sqrt(m.spread)
+        )
         eps_w = np.asarray(eps).astype(m.dtype)
         eps_u = eps_w / m.scale
-        tiny = ~np.isfinite(eps_u)  # eps / s overflows (so eps > 0): the deviations are negligible next to eps
+        tiny = ~np.isfinite(
+            eps_u
+        )  # eps / s overflows (so eps > 0): the deviations are negligible next to eps
         divisor = sigma_u + np.where(tiny, 0, eps_u)
-        safe = np.where(divisor > 0, divisor, 1)  # 0 only for a constant slice, whose deviations are 0
+        safe = np.where(
+            divisor > 0, divisor, 1
+        )  # 0 only for a constant slice, whose deviations are 0
         return np.where(tiny, m.centred * m.scale / np.where(eps_w > 0, eps_w, 1), m.centred / safe)
 
 

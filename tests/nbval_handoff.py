@@ -21,8 +21,12 @@ _PASSED = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser):
-    parser.addoption("--nbval-executed-into", metavar="DIR", default=None,
-                     help="write each notebook all of whose cells passed nbval, with nbval's outputs, into DIR")
+    parser.addoption(
+        "--nbval-executed-into",
+        metavar="DIR",
+        default=None,
+        help="write each notebook all of whose cells passed nbval, with nbval's outputs, into DIR",
+    )
 
 
 def pytest_configure(config):
@@ -32,7 +36,11 @@ def pytest_configure(config):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     report = (yield).get_result()
-    if report.when == "call" and hasattr(item, "cell_num") and item.config.getoption("nbval_executed_into"):
+    if (
+        report.when == "call"
+        and hasattr(item, "cell_num")
+        and item.config.getoption("nbval_executed_into")
+    ):
         cells = item.config.stash[_PASSED].setdefault(item.parent, {})
         cells[item.cell_num] = item.test_outputs if report.passed else None
 
@@ -56,6 +64,10 @@ def executed_notebook(nb, outputs: dict):
     executed = copy.deepcopy(nb)
     for count, cell in enumerate((c for c in executed.cells if c.cell_type == "code"), start=1):
         cell.execution_count = count
-        cell.outputs = [nbformat.from_dict({**o, "execution_count": count} if o["output_type"] == "execute_result" else o)
-                        for o in copy.deepcopy(outputs[count - 1])]
+        cell.outputs = [
+            nbformat.from_dict(
+                {**o, "execution_count": count} if o["output_type"] == "execute_result" else o
+            )
+            for o in copy.deepcopy(outputs[count - 1])
+        ]
     return executed

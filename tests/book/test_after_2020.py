@@ -3,16 +3,25 @@
 import numpy as np
 import pytest
 
-from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
-from lnlib.forward import layer_norm
+from lnlib.backward import numerical_gradient, relative_error
 from lnlib.book.models.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
-from lnlib.book.models.placements import (SCHEMES, deepnorm_constants, init_weights, mixln_post_layers, placement_backward,
-                              placement_forward, placement_profile, sublayer_rules)
-from lnlib.book.models.placements import logit_statistics
+from lnlib.book.models.placements import (
+    SCHEMES,
+    deepnorm_constants,
+    init_weights,
+    logit_statistics,
+    mixln_post_layers,
+    placement_backward,
+    placement_forward,
+    placement_profile,
+    sublayer_rules,
+)
 from lnlib.book.models.transformer import init_layer
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
-TORCH_MISSING = "PyTorch is not installed: run `make test TORCH_SPEC=torch==2.13.0` to compare with autograd"
+TORCH_MISSING = (
+    "PyTorch is not installed: run `make test TORCH_SPEC=torch==2.13.0` to compare with autograd"
+)
 
 
 def small_stack(scheme, *, depth=4, width=4, seed=0, qk_scale=1.0):
@@ -32,10 +41,12 @@ def test_stack_backward_matches_finite_differences(scheme, qk_norm):
     assert relative_error(stream_grads[0], numerical_gradient(forward, x, dy)) < 1e-6
     for layer in (0, len(weights) - 1):
         for name in WEIGHT_NAMES:
+
             def with_weight(m, layer=layer, name=name):
                 ws = [dict(w) for w in weights]
                 ws[layer][name] = m
                 return forward(x, ws)
+
             numeric = numerical_gradient(with_weight, weights[layer][name], dy)
             assert relative_error(grads[layer][name], numeric) < 1e-6, (layer, name)
 
@@ -48,7 +59,9 @@ def test_qk_norm_bounds_every_logit_by_root_width_at_any_scale(seed):
         scaled = {**w, "Wq": w["Wq"] * scale, "Wk": w["Wk"] * scale}
         normed = logit_statistics(x, scaled, qk_norm=True)
         assert normed["max_logit"] < normed["bound"] == 4.0
-    plain_small, plain_large = (logit_statistics(x, {**w, "Wq": w["Wq"] * s, "Wk": w["Wk"] * s}) for s in (1.0, 10.0))
+    plain_small, plain_large = (
+        logit_statistics(x, {**w, "Wq": w["Wq"] * s, "Wk": w["Wk"] * s}) for s in (1.0, 10.0)
+    )
     # q and k each grow tenfold, so every logit grows a hundredfold
     assert plain_large["max_logit"] == pytest.approx(100 * plain_small["max_logit"], rel=1e-9)
     assert plain_large["entropy"] < 0.25 * plain_small["entropy"]
@@ -59,18 +72,30 @@ def test_dyt_backward_matches_finite_differences():
     x, dy = rng.normal(size=(3, 5)) * 2, rng.normal(size=(3, 5))
     gamma, beta, alpha = rng.normal(size=5), rng.normal(size=5), 0.7
     dx, dalpha, dgamma, dbeta = dyt_backward(dy, x, alpha, gamma)
-    assert relative_error(dx, numerical_gradient(lambda v: dyt(v, alpha, gamma, beta), x, dy)) < 1e-7
-    assert relative_error(dgamma, numerical_gradient(lambda g: dyt(x, alpha, g, beta), gamma, dy)) < 1e-7
-    assert relative_error(dbeta, numerical_gradient(lambda b: dyt(x, alpha, gamma, b), beta, dy)) < 1e-7
+    assert (
+        relative_error(dx, numerical_gradient(lambda v: dyt(v, alpha, gamma, beta), x, dy)) < 1e-7
+    )
+    assert (
+        relative_error(dgamma, numerical_gradient(lambda g: dyt(x, alpha, g, beta), gamma, dy))
+        < 1e-7
+    )
+    assert (
+        relative_error(dbeta, numerical_gradient(lambda b: dyt(x, alpha, gamma, b), beta, dy))
+        < 1e-7
+    )
     step = 1e-6
-    numeric = np.sum(dy * (dyt(x, alpha + step, gamma, beta) - dyt(x, alpha - step, gamma, beta))) / (2 * step)
+    numeric = np.sum(
+        dy * (dyt(x, alpha + step, gamma, beta) - dyt(x, alpha - step, gamma, beta))
+    ) / (2 * step)
     assert dalpha == pytest.approx(numeric, rel=1e-7)
 
 
 def test_fit_tanh_recovers_a_known_curve():
     x = np.linspace(-6, 6, 401)
     fit = fit_tanh(x, 3.0 * np.tanh(0.4 * x))
-    assert fit["alpha"] == pytest.approx(0.4, rel=1e-6) and fit["gamma"] == pytest.approx(3.0, rel=1e-6)
+    assert fit["alpha"] == pytest.approx(0.4, rel=1e-6) and fit["gamma"] == pytest.approx(
+        3.0, rel=1e-6
+    )
     assert fit["rms_tanh"] < 1e-8 < fit["rms_line"]
 
 
@@ -88,7 +113,9 @@ def test_deepnorm_constants_and_initialization():
     assert alpha == pytest.approx(2.0) and beta == pytest.approx(1 / (2 * np.sqrt(2)))
     plain, deep = init_weights("pre", 8, 6, seed=4), init_weights("deepnorm", 8, 6, seed=4)
     for name in WEIGHT_NAMES:
-        np.testing.assert_allclose(deep[3][name], plain[3][name] * (beta if name in ("Wv", "Wo", "W1", "W2") else 1.0))
+        np.testing.assert_allclose(
+            deep[3][name], plain[3][name] * (beta if name in ("Wv", "Wo", "W1", "W2") else 1.0)
+        )
     assert {rule.residual for rule in sublayer_rules("deepnorm", 8)} == {alpha}
 
 
@@ -102,9 +129,15 @@ def test_mixln_and_layer_norm_scaling_rules():
 
 def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
     for scheme in ("peri", "olmo2"):
-        base, scaled = (placement_profile(scheme, 6, 16, seeds=2, out_scale=s).stream_sq for s in (1.0, 5.0))
-        np.testing.assert_allclose(base, scaled, rtol=1e-3)  # equal but for the epsilon inside each norm
-    pre, pre_scaled = (placement_profile("pre", 6, 16, seeds=2, out_scale=s).stream_sq[:, -1] for s in (1.0, 5.0))
+        base, scaled = (
+            placement_profile(scheme, 6, 16, seeds=2, out_scale=s).stream_sq for s in (1.0, 5.0)
+        )
+        np.testing.assert_allclose(
+            base, scaled, rtol=1e-3
+        )  # equal but for the epsilon inside each norm
+    pre, pre_scaled = (
+        placement_profile("pre", 6, 16, seeds=2, out_scale=s).stream_sq[:, -1] for s in (1.0, 5.0)
+    )
     assert np.all(pre_scaled > 10 * pre)
 
 
@@ -135,12 +168,18 @@ def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(scheme):
         assert abs(values.mean() - expected) < 3 * standard_error, (values.mean(), standard_error)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(scheme="sandwich", depth=4, width=8), "scheme must be one of"),
-    (dict(scheme="pre", depth=0, width=8), "depth"),
-    (dict(scheme="pre", depth=4, width=8, qk_scale=-1.0), "qk_scale must be a positive"),
-    (dict(scheme="pre", depth=4, width=8, out_scale=float("nan")), "out_scale must be a positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(scheme="sandwich", depth=4, width=8), "scheme must be one of"),
+        (dict(scheme="pre", depth=0, width=8), "depth"),
+        (dict(scheme="pre", depth=4, width=8, qk_scale=-1.0), "qk_scale must be a positive"),
+        (
+            dict(scheme="pre", depth=4, width=8, out_scale=float("nan")),
+            "out_scale must be a positive",
+        ),
+    ],
+)
 def test_bad_settings_get_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         placement_profile(**kwargs, seeds=1)
@@ -162,7 +201,11 @@ def torch_stack(torch, x, weights, scheme, qk_norm):
         q, k = v @ w["Wq"], v @ w["Wk"]
         if qk_norm:
             q, k = ln(q), ln(k)
-        return torch.softmax(q @ k.transpose(1, 2) / v.shape[-1] ** 0.5, dim=-1) @ (v @ w["Wv"]) @ w["Wo"]
+        return (
+            torch.softmax(q @ k.transpose(1, 2) / v.shape[-1] ** 0.5, dim=-1)
+            @ (v @ w["Wv"])
+            @ w["Wo"]
+        )
 
     def ffn(v, w):
         return torch.relu(v @ w["W1"]) @ w["W2"]
@@ -201,8 +244,15 @@ def test_stack_backward_matches_pytorch_autograd(scheme, qk_norm):
 def test_dyt_backward_matches_pytorch_autograd():
     torch = pytest.importorskip("torch", reason=TORCH_MISSING)
     rng = np.random.default_rng(8)
-    x, dy, gamma, beta = rng.normal(size=(4, 6)) * 3, rng.normal(size=(4, 6)), rng.normal(size=6), rng.normal(size=6)
-    tx, ta, tg, tb = (torch.tensor(v, requires_grad=True) for v in (x, np.float64(0.5), gamma, beta))
+    x, dy, gamma, beta = (
+        rng.normal(size=(4, 6)) * 3,
+        rng.normal(size=(4, 6)),
+        rng.normal(size=6),
+        rng.normal(size=6),
+    )
+    tx, ta, tg, tb = (
+        torch.tensor(v, requires_grad=True) for v in (x, np.float64(0.5), gamma, beta)
+    )
     out = tg * torch.tanh(ta * tx) + tb
     out.backward(torch.tensor(dy))
     dx, dalpha, dgamma, dbeta = dyt_backward(dy, x, 0.5, gamma)
@@ -218,13 +268,17 @@ def test_explorer_shows_the_numbers_of_its_grid():
     import lnlib.book.explorers
     from lnlib.book.explorers.after_2020 import SEEDS, WIDTH
 
-    explorer = lnlib.book.explorers.after_2020_explorer(scheme="lns", depth=8, qk_scale=8, qk_norm=True)
-    profile = placement_profile("lns", 8, WIDTH, seeds=SEEDS, qk_scale=8, qk_norm=True)  # measured again, by hand
+    explorer = lnlib.book.explorers.after_2020_explorer(
+        scheme="lns", depth=8, qk_scale=8, qk_norm=True
+    )
+    profile = placement_profile(
+        "lns", 8, WIDTH, seeds=SEEDS, qk_scale=8, qk_norm=True
+    )  # measured again, by hand
     assert explorer.result["stream_top"] == pytest.approx(profile.stream_sq[:, -1].mean())
     grads = profile.grad_norm.mean(axis=0)
     assert explorer.result["grad_top_over_bottom"] == pytest.approx(grads[-1] / grads[0])
     assert f"<b>{profile.stream_sq[:, -1].mean():.3g}</b>" in explorer.readout.value
-    explorer.controls["qk_norm"].value = False                                     # scale 8, no QK-norm: collapse
+    explorer.controls["qk_norm"].value = False  # scale 8, no QK-norm: collapse
     assert explorer.result["entropy"] < 0.5 and "QK-norm" in explorer.note.value
     explorer.controls["qk_norm"].value = True
     assert explorer.result["entropy"] > 1.5 and explorer.note.value == ""

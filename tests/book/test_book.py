@@ -48,31 +48,45 @@ def tags(cell):
 
 def test_every_toc_entry_exists():
     for name in toc_files():
-        assert any((ROOT / f"{name}{suffix}").exists() for suffix in (".md", ".ipynb")), f"_toc.yml lists {name}, which does not exist"
+        assert any((ROOT / f"{name}{suffix}").exists() for suffix in (".md", ".ipynb")), (
+            f"_toc.yml lists {name}, which does not exist"
+        )
 
 
 def test_every_chapter_is_in_the_toc_in_numbered_order():
     listed = [name for name in toc_files() if name.startswith("chapters/")]
-    assert sorted(listed) == [f"chapters/{path.stem}" for path in CHAPTERS], "a chapter notebook is missing from _toc.yml (or the reverse)"
-    assert listed == sorted(listed), "chapters must appear in _toc.yml in their numbered reading order"
+    assert sorted(listed) == [f"chapters/{path.stem}" for path in CHAPTERS], (
+        "a chapter notebook is missing from _toc.yml (or the reverse)"
+    )
+    assert listed == sorted(listed), (
+        "chapters must appear in _toc.yml in their numbered reading order"
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_is_committed_executed_top_to_bottom(path):
     nb = load(path)
     counts = [cell["execution_count"] for cell in code_cells(nb) if source(cell).strip()]
-    assert counts == list(range(1, len(counts) + 1)), f"{path.name}: run it top to bottom in a fresh kernel (make notebooks)"
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{path.name}: run it top to bottom in a fresh kernel (make notebooks)"
+    )
     for cell in code_cells(nb):
-        assert all(out["output_type"] != "error" for out in cell["outputs"]), f"{path.name}: a stored output is an error"
+        assert all(out["output_type"] != "error" for out in cell["outputs"]), (
+            f"{path.name}: a stored output is an error"
+        )
         for out in cell["outputs"]:
-            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), f"{path.name}: stderr output (a warning?) in:\n{source(cell)}"
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), (
+                f"{path.name}: stderr output (a warning?) in:\n{source(cell)}"
+            )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_chapter_follows_the_template(path):
     nb = load(path)
     markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
-    assert re.match(r"# .+", markdown), f"{path.name}: the first markdown line must be the chapter title"
+    assert re.match(r"# .+", markdown), (
+        f"{path.name}: the first markdown line must be the chapter title"
+    )
     assert "**Goal.**" in markdown, f"{path.name}: no Goal paragraph"
     positions = [markdown.find(f"## {heading}") for heading in TEMPLATE_HEADINGS]
     for heading, position in zip(TEMPLATE_HEADINGS, positions):
@@ -84,7 +98,9 @@ def test_chapter_follows_the_template(path):
 
 
 ANSWER_CELL = re.compile(r"^answer_(\d+) = None", re.M)
-SOLUTION = re.compile(r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S)
+SOLUTION = re.compile(
+    r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S
+)
 
 
 def exercise_cells(nb):
@@ -104,15 +120,31 @@ def test_exercises_ask_before_they_tell(path):
     collapsed markdown, which Run All does not execute (issue 18, item 2)."""
     for k, (answer, hidden, check_cell, solution) in exercise_cells(load(path)).items():
         where = f"{path.name}, exercise {k}"
-        assert hidden["cell_type"] == "code" and re.search(rf"^exercise_{k} = Exercise\(", source(hidden), re.M), f"{where}: the cell after the answer builds exercise_{k} = Exercise(...)"
-        assert source(hidden).startswith("#"), f"{where}: the Exercise cell starts with a comment line, which is all JupyterLab previews of a collapsed cell"
-        assert "remove-cell" in tags(hidden) and hidden["metadata"].get("jupyter", {}).get("source_hidden"), f"{where}: the Exercise cell is tagged remove-cell and has its source hidden in JupyterLab"
-        assert source(check_cell).strip() == f"exercise_{k}.check(answer_{k})", f"{where}: the check cell is only exercise_{k}.check(answer_{k})"
-        assert solution["cell_type"] == "markdown", f"{where}: the solution is a markdown dropdown, not a code cell Run All would execute"
+        assert hidden["cell_type"] == "code" and re.search(
+            rf"^exercise_{k} = Exercise\(", source(hidden), re.M
+        ), f"{where}: the cell after the answer builds exercise_{k} = Exercise(...)"
+        assert source(hidden).startswith("#"), (
+            f"{where}: the Exercise cell starts with a comment line, which is all JupyterLab previews of a collapsed cell"
+        )
+        assert "remove-cell" in tags(hidden) and hidden["metadata"].get("jupyter", {}).get(
+            "source_hidden"
+        ), (
+            f"{where}: the Exercise cell is tagged remove-cell and has its source hidden in JupyterLab"
+        )
+        assert source(check_cell).strip() == f"exercise_{k}.check(answer_{k})", (
+            f"{where}: the check cell is only exercise_{k}.check(answer_{k})"
+        )
+        assert solution["cell_type"] == "markdown", (
+            f"{where}: the solution is a markdown dropdown, not a code cell Run All would execute"
+        )
         match = SOLUTION.match(source(solution).strip())
-        assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
+        assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), (
+            f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
+        )
     for cell in code_cells(load(path)):
-        assert "hide-cell" not in tags(cell), f"{path.name}: a hide-cell code cell runs in JupyterLab; solutions are collapsed markdown"
+        assert "hide-cell" not in tags(cell), (
+            f"{path.name}: a hide-cell code cell runs in JupyterLab; solutions are collapsed markdown"
+        )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -123,8 +155,12 @@ def test_explorers_show_on_the_website_and_are_not_compared_by_nbval(path):
     for cell in cells:
         if cell["cell_type"] != "code" or not EXPLORER_CALL.search(source(cell)):
             continue
-        assert "nbval-ignore-output" in tags(cell), f"{path.name}: the explorer cell must be tagged nbval-ignore-output"
-        assert not {"remove-output", "remove-cell", "hide-output"} & set(tags(cell)), f"{path.name}: the explorer's output must show on the website"
+        assert "nbval-ignore-output" in tags(cell), (
+            f"{path.name}: the explorer cell must be tagged nbval-ignore-output"
+        )
+        assert not {"remove-output", "remove-cell", "hide-output"} & set(tags(cell)), (
+            f"{path.name}: the explorer's output must show on the website"
+        )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -134,7 +170,9 @@ def test_ignored_outputs_are_only_live_explorers(path):
     for cell in code_cells(load(path)):
         if "nbval-ignore-output" in tags(cell):
             # PyTorch's evidence is stored data (lnlib.book.tools.pytorch_reference), as reproducible as any other output
-            assert EXPLORER_CALL.search(source(cell)), f"{path.name}: nbval-ignore-output on a cell that shows no explorer:\n{source(cell)}"
+            assert EXPLORER_CALL.search(source(cell)), (
+                f"{path.name}: nbval-ignore-output on a cell that shows no explorer:\n{source(cell)}"
+            )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -143,15 +181,26 @@ def test_every_figure_has_alt_text(path):
         has_figure = any("image/png" in out.get("data", {}) for out in cell["outputs"])
         if has_figure and "remove-output" not in tags(cell):
             alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
-            assert len(alt) > 20, f"{path.name}: a figure without alt text (cell metadata mystnb.image.alt):\n{source(cell)}"
+            assert len(alt) > 20, (
+                f"{path.name}: a figure without alt text (cell metadata mystnb.image.alt):\n{source(cell)}"
+            )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_glued_number_in_the_prose_is_computed_in_the_chapter(path):
     nb = load(path)
-    used = {key for c in nb["cells"] if c["cell_type"] == "markdown" for key in GLUE_REFERENCE.findall(source(c))}
-    defined = set(prose.glued_texts(nb))  # what the executed chapter glued (one glue call may glue several keys)
-    assert used <= defined, f"{path.name}: glued in prose but never computed: {sorted(used - defined)}"
+    used = {
+        key
+        for c in nb["cells"]
+        if c["cell_type"] == "markdown"
+        for key in GLUE_REFERENCE.findall(source(c))
+    }
+    defined = set(
+        prose.glued_texts(nb)
+    )  # what the executed chapter glued (one glue call may glue several keys)
+    assert used <= defined, (
+        f"{path.name}: glued in prose but never computed: {sorted(used - defined)}"
+    )
 
 
 def test_every_explorer_is_used_in_a_chapter():

@@ -24,8 +24,22 @@ BOX_OPEN = "{admonition} Check the claim"
 MARKER = re.compile(r"\*\*Verdict:\s*([^*]+?)\.\*\*")
 BOLD = re.compile(r"\*\*([^*]+)\*\*")
 #: Words that start a verdict in some other vocabulary; a bold phrase starting with one must be a canonical marker.
-VERDICT_WORDS = ("verdict", "true", "false", "wrong", "right", "half", "partly", "derived", "supported", "incomplete",
-                 "not checkable", "too vague", "correct", "holds")
+VERDICT_WORDS = (
+    "verdict",
+    "true",
+    "false",
+    "wrong",
+    "right",
+    "half",
+    "partly",
+    "derived",
+    "supported",
+    "incomplete",
+    "not checkable",
+    "too vague",
+    "correct",
+    "holds",
+)
 BACKLINKS_TAG = "lnlib-fact-check-backlinks"
 
 
@@ -41,9 +55,11 @@ def boxes():
             text = "".join(cell["source"])
             if cell["cell_type"] != "markdown" or BOX_OPEN not in text:
                 continue
-            box = text[text.index(BOX_OPEN):]
+            box = text[text.index(BOX_OPEN) :]
             box = box[: box.index("\n````", 1)] if "\n````" in box else box
-            found.append((path.stem, cell.get("id"), tuple(cell["metadata"].get("claims", ())), box))
+            found.append(
+                (path.stem, cell.get("id"), tuple(cell["metadata"].get("claims", ())), box)
+            )
     return found
 
 
@@ -60,37 +76,57 @@ def judgements():
 
 
 def test_the_book_has_boxes():
-    assert len(BOXES) >= 12, f"found only {len(BOXES)} 'Check the claim' boxes; has the box syntax changed?"
+    assert len(BOXES) >= 12, (
+        f"found only {len(BOXES)} 'Check the claim' boxes; has the box syntax changed?"
+    )
 
 
-@pytest.mark.parametrize("chapter, cell_id, keys, box", BOXES, ids=[f"{b[0]}:{b[1]}" for b in BOXES])
+@pytest.mark.parametrize(
+    "chapter, cell_id, keys, box", BOXES, ids=[f"{b[0]}:{b[1]}" for b in BOXES]
+)
 def test_box_judges_claims_of_the_table_with_their_verdicts(chapter, cell_id, keys, box):
-    assert keys, f"{chapter}, cell {cell_id}: a 'Check the claim' box must list the claims it judges in its metadata 'claims'"
+    assert keys, (
+        f"{chapter}, cell {cell_id}: a 'Check the claim' box must list the claims it judges in its metadata 'claims'"
+    )
     known = {c.key for c in CLAIMS}
     missing = [k for k in keys if k not in known]
-    assert not missing, f"{chapter}, cell {cell_id} judges {missing}, which the fact check's table (lnlib.book.factcheck.claims.CLAIMS) does not hold"
+    assert not missing, (
+        f"{chapter}, cell {cell_id} judges {missing}, which the fact check's table (lnlib.book.factcheck.claims.CLAIMS) does not hold"
+    )
     written = [v.strip().lower() for v in MARKER.findall(box)]
     assert len(written) == len(keys), (
         f"{chapter}, cell {cell_id}: {len(keys)} claims listed ({list(keys)}) but {len(written)} verdicts written as "
-        f"'**Verdict: <verdict>.**' ({written})")
+        f"'**Verdict: <verdict>.**' ({written})"
+    )
     for key, verdict in zip(keys, written):
         assert verdict == claim(key).verdict, (
-            f"{chapter}, cell {cell_id} gives {key!r} the verdict {verdict!r}; the fact check's table says {claim(key).verdict!r}")
+            f"{chapter}, cell {cell_id} gives {key!r} the verdict {verdict!r}; the fact check's table says {claim(key).verdict!r}"
+        )
 
 
-@pytest.mark.parametrize("chapter, cell_id, keys, box", BOXES, ids=[f"{b[0]}:{b[1]}" for b in BOXES])
+@pytest.mark.parametrize(
+    "chapter, cell_id, keys, box", BOXES, ids=[f"{b[0]}:{b[1]}" for b in BOXES]
+)
 def test_box_uses_only_the_books_verdict_vocabulary(chapter, cell_id, keys, box):
     for phrase in BOLD.findall(box):
         lowered = phrase.strip().lower()
         if lowered.startswith(VERDICT_WORDS) and not MARKER.fullmatch(f"**{phrase}**"):
-            assert False, f"{chapter}, cell {cell_id}: '**{phrase}**' reads as a verdict outside the vocabulary {VERDICTS}; write '**Verdict: <verdict>.**'"
+            assert False, (
+                f"{chapter}, cell {cell_id}: '**{phrase}**' reads as a verdict outside the vocabulary {VERDICTS}; write '**Verdict: <verdict>.**'"
+            )
         if MARKER.fullmatch(f"**{phrase}**"):
             verdict = MARKER.fullmatch(f"**{phrase}**").group(1).strip().lower()
-            assert verdict in VERDICTS, f"{chapter}, cell {cell_id}: verdict {verdict!r} is not one of {VERDICTS}"
+            assert verdict in VERDICTS, (
+                f"{chapter}, cell {cell_id}: verdict {verdict!r} is not one of {VERDICTS}"
+            )
 
 
 def test_no_two_chapters_give_one_claim_different_verdicts():
-    clashes = {key: by_chapter for key, by_chapter in judgements().items() if len(set().union(*by_chapter.values())) > 1}
+    clashes = {
+        key: by_chapter
+        for key, by_chapter in judgements().items()
+        if len(set().union(*by_chapter.values())) > 1
+    }
     assert not clashes, f"claims with different verdicts in different places: {clashes}"
 
 
@@ -99,26 +135,37 @@ def test_every_claim_has_one_home_and_is_judged_there():
     for item in CLAIMS:
         where = sorted(judged.get(item.key, {}))
         assert where == [item.home], (
-            f"claim {item.key!r} must be judged in exactly one chapter, its home {item.home!r}; it is judged in {where}")
+            f"claim {item.key!r} must be judged in exactly one chapter, its home {item.home!r}; it is judged in {where}"
+        )
 
 
 def test_fact_check_sections_hold_their_claims():
-    text = "\n".join("".join(c["source"]) for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"])
+    text = "\n".join(
+        "".join(c["source"])
+        for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"]
+    )
     for item in CLAIMS:
         if item.home == FACT_CHECK:
-            assert f"({item.section})=" in text, f"{item.key}: section label {item.section!r} is missing from {FACT_CHECK}"
+            assert f"({item.section})=" in text, (
+                f"{item.key}: section label {item.section!r} is missing from {FACT_CHECK}"
+            )
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
 def test_backlinks_match_the_table(path):
     """The seealso box that ends a chapter lists exactly the verdicts judged elsewhere on its topic, as lnlib.book.factcheck.claims has them."""
-    cells = [c for c in json.loads(path.read_text())["cells"] if BACKLINKS_TAG in c["metadata"].get("tags", [])]
+    cells = [
+        c
+        for c in json.loads(path.read_text())["cells"]
+        if BACKLINKS_TAG in c["metadata"].get("tags", [])
+    ]
     expected = backlinks_markdown(path.stem)
     if expected is None:
         assert not cells, f"{path.stem} has a backlinks cell but no claim lists it"
     else:
         assert len(cells) == 1 and "".join(cells[0]["source"]) == expected, (
-            f"{path.stem}: the backlinks cell must read lnlib.book.factcheck.claims.backlinks_markdown({path.stem!r})")
+            f"{path.stem}: the backlinks cell must read lnlib.book.factcheck.claims.backlinks_markdown({path.stem!r})"
+        )
 
 
 def test_chapter_titles_match_the_notebooks():
@@ -126,16 +173,25 @@ def test_chapter_titles_match_the_notebooks():
 
     assert sorted(CHAPTER_TITLES) == [p.stem for p in notebooks()]
     for stem, title in CHAPTER_TITLES.items():
-        first = "".join(json.loads((CHAPTERS / f"{stem}.ipynb").read_text())["cells"][0]["source"]).splitlines()[0]
-        assert first.startswith(f"# {title}"), f"{stem}: title {title!r} does not start its heading {first!r}"
+        first = "".join(
+            json.loads((CHAPTERS / f"{stem}.ipynb").read_text())["cells"][0]["source"]
+        ).splitlines()[0]
+        assert first.startswith(f"# {title}"), (
+            f"{stem}: title {title!r} does not start its heading {first!r}"
+        )
 
 
 def test_section_titles_match_the_fact_check_headings():
     from lnlib.book.factcheck.claims import SECTION_TITLES
 
-    text = "\n".join("".join(c["source"]) for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"])
+    text = "\n".join(
+        "".join(c["source"])
+        for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"]
+    )
     for label, title in SECTION_TITLES.items():
-        assert f"({label})=\n### {title}" in text, f"section {label!r} is not headed '### {title}' in {FACT_CHECK}"
+        assert f"({label})=\n### {title}" in text, (
+            f"section {label!r} is not headed '### {title}' in {FACT_CHECK}"
+        )
 
 
 #: Words that open a verdict on a source's statement; "agrees" (a reproduction of a paper's finding) is not one.
@@ -148,8 +204,11 @@ def test_no_verdict_is_given_outside_a_box(path):
     for cell in json.loads(path.read_text())["cells"]:
         if cell["cell_type"] != "markdown" or BACKLINKS_TAG in cell["metadata"].get("tags", []):
             continue
-        prose_only = re.sub(r"````\{admonition\} Check the claim.*?\n````", "", "".join(cell["source"]), flags=re.S)
+        prose_only = re.sub(
+            r"````\{admonition\} Check the claim.*?\n````", "", "".join(cell["source"]), flags=re.S
+        )
         for phrase in BOLD.findall(prose_only):
             assert not phrase.strip().lower().startswith(OUTSIDE_WORDS), (
                 f"{path.stem}, cell {cell.get('id')}: '**{phrase}**' gives a verdict outside a 'Check the claim' box; "
-                "judge the statement in its home's box and link to it here")
+                "judge the statement in its home's box and link to it here"
+            )

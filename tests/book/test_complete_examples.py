@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm_steps
+from lnlib.book.experiments.complete_examples import (
+    EMBEDDING_SHOWN,
+    describe_step,
+    documents_batch,
+    documents_embedding,
+    documents_token,
+    vector_with_moments,
+)
 from lnlib.book.explorers import complete_examples_explorer
-from lnlib.book.experiments.complete_examples import EMBEDDING_SHOWN, describe_step, documents_batch, documents_embedding, documents_token, vector_with_moments
 
 
 def test_embedding_has_the_documents_entries_and_statistics():
@@ -22,12 +29,15 @@ def test_embedding_is_seeded():
     assert not np.array_equal(documents_embedding(seed=1), documents_embedding(seed=2))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"size": 3, "mean": 0.0, "std": 1.0, "pinned": {0: 1.0, 1: 2.0}}, "at least 4"),
-    ({"size": 10, "mean": 0.0, "std": 0.0}, "positive"),
-    ({"size": 10, "mean": 0.0, "std": 1.0, "pinned": {10: 1.0}}, r"\[0, 9\]"),
-    ({"size": 10, "mean": 0.0, "std": 0.1, "pinned": {0: 5.0}}, "already spread"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"size": 3, "mean": 0.0, "std": 1.0, "pinned": {0: 1.0, 1: 2.0}}, "at least 4"),
+        ({"size": 10, "mean": 0.0, "std": 0.0}, "positive"),
+        ({"size": 10, "mean": 0.0, "std": 1.0, "pinned": {10: 1.0}}, r"\[0, 9\]"),
+        ({"size": 10, "mean": 0.0, "std": 0.1, "pinned": {0: 5.0}}, "already spread"),
+    ],
+)
 def test_vector_with_moments_refuses_impossible_requests(kwargs, match):
     with pytest.raises(ValueError, match=match):
         vector_with_moments(**kwargs)
@@ -47,15 +57,22 @@ def test_explorer_token_numbers_by_hand():
     explorer.controls["step"].value = 2
     assert "σ² = 5.000000" in explorer.readout.value and "2.23607" in explorer.readout.value
     explorer.controls["step"].value = 3
-    np.testing.assert_allclose(explorer.result["xhat"][0], np.array([-3, -1, 1, 3]) / np.sqrt(5.00001), rtol=1e-14)
+    np.testing.assert_allclose(
+        explorer.result["xhat"][0], np.array([-3, -1, 1, 3]) / np.sqrt(5.00001), rtol=1e-14
+    )
     assert "[-1.3416, -0.4472, 0.4472, 1.3416]" in explorer.readout.value
 
 
 def test_explorer_batch_shows_one_mean_per_sample():
     explorer = complete_examples_explorer(example="2×4 batch", step=1)
     np.testing.assert_allclose(explorer.result["mean"], [2.5, 6.5])
-    np.testing.assert_allclose(explorer.result["var"], [1.25, 1.25])  # (2.25 + 0.25 + 0.25 + 2.25) / 4
-    assert "sample 1: μ = 2.5000" in explorer.readout.value and "sample 2: μ = 6.5000" in explorer.readout.value
+    np.testing.assert_allclose(
+        explorer.result["var"], [1.25, 1.25]
+    )  # (2.25 + 0.25 + 0.25 + 2.25) / 4
+    assert (
+        "sample 1: μ = 2.5000" in explorer.readout.value
+        and "sample 2: μ = 6.5000" in explorer.readout.value
+    )
 
 
 def test_explorer_embedding_prints_the_documents_entries():

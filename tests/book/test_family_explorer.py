@@ -20,14 +20,26 @@ def test_tensor_has_the_documented_channel_statistics():
 
 @pytest.mark.parametrize(
     "method,batch,groups,size",
-    [("batch", 6, 2, 6 * 4), ("batch", 2, 2, 2 * 4), ("layer", 6, 2, 4 * 4), ("rms", 3, 2, 4 * 4), ("instance", 6, 2, 4), ("group", 6, 2, 2 * 4), ("group", 6, 4, 4)],
+    [
+        ("batch", 6, 2, 6 * 4),
+        ("batch", 2, 2, 2 * 4),
+        ("layer", 6, 2, 4 * 4),
+        ("rms", 3, 2, 4 * 4),
+        ("instance", 6, 2, 4),
+        ("group", 6, 2, 2 * 4),
+        ("group", 6, 4, 4),
+    ],
 )
 def test_the_marked_set_has_the_right_size_and_statistics(method, batch, groups, size):
     explorer = family_explorer(method=method, batch=batch, groups=groups)
     x = family_tensor()[:batch]
     assert explorer.result["set_size"] == size
     members = {  # the dot is sample 1, channel 1, position 1: its set written out per method
-        "batch": x[:, 0, :], "layer": x[0], "rms": x[0], "instance": x[0, 0], "group": x[0, : 4 // groups],
+        "batch": x[:, 0, :],
+        "layer": x[0],
+        "rms": x[0],
+        "instance": x[0, 0],
+        "group": x[0, : 4 // groups],
     }[method]
     assert explorer.result["set_mean"] == pytest.approx(members.mean())
     assert explorer.result["set_std"] == pytest.approx(members.std())
@@ -41,15 +53,25 @@ def test_rms_norm_readout_shows_the_root_mean_square_it_divides_by():
     rms = float(np.sqrt(sum(float(v) ** 2 for v in sample.ravel()) / sample.size))
     assert explorer.result["set_rms"] == pytest.approx(rms)
     assert f"RMS = {rms:.3f}" in explorer.readout.value and "μ =" not in explorer.readout.value
-    np.testing.assert_allclose(explorer.result["y"][0], sample / np.sqrt(rms**2 + 1e-6), rtol=1e-12)  # rms_norm's own eps, 1e-6
+    np.testing.assert_allclose(
+        explorer.result["y"][0], sample / np.sqrt(rms**2 + 1e-6), rtol=1e-12
+    )  # rms_norm's own eps, 1e-6
 
 
 def test_batch_norm_output_of_sample_1_is_its_channel_standardized_over_the_batch():
     explorer = family_explorer(method="batch", batch=3)
     x = family_tensor()[:3]
-    expected = np.array([(x[0, c] - x[:, c].mean()) / np.sqrt(x[:, c].var() + 1e-5) for c in range(4)])
+    expected = np.array(
+        [(x[0, c] - x[:, c].mean()) / np.sqrt(x[:, c].var() + 1e-5) for c in range(4)]
+    )
     np.testing.assert_allclose(explorer.result["y"][0], expected, rtol=1e-12)
-    full = np.array([(family_tensor()[0, c] - family_tensor()[:, c].mean()) / np.sqrt(family_tensor()[:, c].var() + 1e-5) for c in range(4)])
+    full = np.array(
+        [
+            (family_tensor()[0, c] - family_tensor()[:, c].mean())
+            / np.sqrt(family_tensor()[:, c].var() + 1e-5)
+            for c in range(4)
+        ]
+    )
     assert explorer.result["change"] == pytest.approx(np.abs(expected - full).max())
     assert explorer.result["change"] > 0.05
     # the panel draws both: dots for this batch, rings for the full batch (clipped to the axis's [-4, 4])
@@ -66,13 +88,17 @@ def test_per_sample_methods_do_not_depend_on_the_batch(method):
 
 def test_layer_norm_output_is_the_sample_standardized():
     explorer = family_explorer(method="layer", batch=2)
-    np.testing.assert_allclose(explorer.result["y"][0].ravel(), standardize(family_tensor()[0]).ravel(), rtol=1e-12)
+    np.testing.assert_allclose(
+        explorer.result["y"][0].ravel(), standardize(family_tensor()[0]).ravel(), rtol=1e-12
+    )
 
 
 def test_degenerate_settings_have_notes():
     explorer = family_explorer(method="batch", batch=1)
     assert "it is instance norm" in explorer.note.value
-    np.testing.assert_allclose(explorer.result["y"][0, 1], standardize(family_tensor()[0, 1]), rtol=1e-12)
+    np.testing.assert_allclose(
+        explorer.result["y"][0, 1], standardize(family_tensor()[0, 1]), rtol=1e-12
+    )
     explorer.controls["method"].value = "group"
     explorer.controls["groups"].value = 1
     assert "group norm is layer norm" in explorer.note.value
@@ -80,7 +106,10 @@ def test_degenerate_settings_have_notes():
     assert "group norm is instance norm" in explorer.note.value
 
 
-@pytest.mark.parametrize("kwargs,match", [({"method": "weight"}, "method"), ({"batch": 0}, "batch"), ({"groups": 3}, "groups")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"method": "weight"}, "method"), ({"batch": 0}, "batch"), ({"groups": 3}, "groups")],
+)
 def test_bad_starting_values_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         family_explorer(**kwargs)

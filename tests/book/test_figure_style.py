@@ -13,7 +13,9 @@ from lnlib.book.figures.style import COLUMN_WIDTH, DPI, new_figure, panel_grid  
 def test_figures_are_sharp_opaque_and_no_wider_than_the_column():
     fig, _ = new_figure(1, 2)
     assert fig.dpi >= 150 and DPI >= 150
-    assert fig.get_figwidth() <= COLUMN_WIDTH and fig.get_facecolor()[3] == 1.0  # opaque: readable in dark mode
+    assert (
+        fig.get_figwidth() <= COLUMN_WIDTH and fig.get_facecolor()[3] == 1.0
+    )  # opaque: readable in dark mode
     plt.close(fig)
     with pytest.raises(ValueError, match="lay the panels out in more rows"):
         new_figure(1, 5, figsize=(10.0, 2.6))

@@ -9,9 +9,14 @@ from hypothesis.extra import numpy as hnp
 from scipy import stats
 
 from lnlib import layer_norm
-from lnlib.book.experiments.gamma_beta import best_shared_scale_shift, gpt2_parameter_counts, identity_parameters, train_scale_shift
-from lnlib.book.explorers import gamma_beta_explorer
 from lnlib.book.experiments.complete_examples import documents_embedding
+from lnlib.book.experiments.gamma_beta import (
+    best_shared_scale_shift,
+    gpt2_parameter_counts,
+    identity_parameters,
+    train_scale_shift,
+)
+from lnlib.book.explorers import gamma_beta_explorer
 
 # --- undoing the normalization ---------------------------------------------------------------
 
@@ -21,7 +26,9 @@ def test_identity_parameters_give_back_the_input_by_hand():
     gamma, beta = identity_parameters([2.0, 4.0, 6.0, 8.0], eps=1e-5)
     np.testing.assert_allclose(gamma, np.full(4, np.sqrt(5.00001)), rtol=1e-15)
     np.testing.assert_allclose(beta, np.full(4, 5.0), rtol=1e-15)
-    np.testing.assert_allclose(layer_norm([2.0, 4.0, 6.0, 8.0], gamma, beta), [2.0, 4.0, 6.0, 8.0], rtol=1e-14)
+    np.testing.assert_allclose(
+        layer_norm([2.0, 4.0, 6.0, 8.0], gamma, beta), [2.0, 4.0, 6.0, 8.0], rtol=1e-14
+    )
 
 
 def test_identity_needs_the_epsilon_inside_the_root_sympy():
@@ -76,10 +83,19 @@ def test_per_slot_parameters_all_drift_to_the_best_shared_pair():
 def test_best_shared_pair_is_numpy_polyfit():
     xhat, target, _, _ = _data(seed=3)
     slope, intercept = np.polyfit(xhat.ravel(), target.ravel(), 1)
-    np.testing.assert_allclose(best_shared_scale_shift(xhat, target), (slope, intercept), rtol=1e-10)
+    np.testing.assert_allclose(
+        best_shared_scale_shift(xhat, target), (slope, intercept), rtol=1e-10
+    )
 
 
-@pytest.mark.parametrize("kwargs, match", [({"per": "sample"}, "per must be"), ({"batch_size": 0}, "positive integer"), ({"batch_size": 300}, "at most")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"per": "sample"}, "per must be"),
+        ({"batch_size": 0}, "positive integer"),
+        ({"batch_size": 300}, "at most"),
+    ],
+)
 def test_train_scale_shift_refuses_bad_settings(kwargs, match):
     xhat, target, _, _ = _data()
     with pytest.raises(ValueError, match=match):
@@ -101,12 +117,23 @@ def test_gpt2_small_total_matches_torch_modules(torch):
     d, layers = 768, 12
 
     def block():
-        return nn.Sequential(nn.LayerNorm(d, **meta), nn.Linear(d, 3 * d, **meta), nn.Linear(d, d, **meta),
-                             nn.LayerNorm(d, **meta), nn.Linear(d, 4 * d, **meta), nn.Linear(4 * d, d, **meta))
+        return nn.Sequential(
+            nn.LayerNorm(d, **meta),
+            nn.Linear(d, 3 * d, **meta),
+            nn.Linear(d, d, **meta),
+            nn.LayerNorm(d, **meta),
+            nn.Linear(d, 4 * d, **meta),
+            nn.Linear(4 * d, d, **meta),
+        )
 
-    model = nn.ModuleList([nn.Embedding(50257, d, **meta), nn.Embedding(1024, d, **meta), nn.LayerNorm(d, **meta)] + [block() for _ in range(layers)])
+    model = nn.ModuleList(
+        [nn.Embedding(50257, d, **meta), nn.Embedding(1024, d, **meta), nn.LayerNorm(d, **meta)]
+        + [block() for _ in range(layers)]
+    )
     total = sum(p.numel() for p in model.parameters())
-    norms = sum(p.numel() for m in model.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters())
+    norms = sum(
+        p.numel() for m in model.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters()
+    )
     counts = gpt2_parameter_counts()
     assert counts["total"] == total
     assert counts["layer_norm"] == norms
@@ -122,7 +149,9 @@ def test_gpt2_counts_refuse_bad_sizes():
 
 def test_explorer_starts_as_pure_normalization():
     explorer = gamma_beta_explorer()
-    np.testing.assert_allclose(explorer.result["y_small"], [-3, -1, 1, 3] / np.sqrt(5.00001), rtol=1e-12)
+    np.testing.assert_allclose(
+        explorer.result["y_small"], [-3, -1, 1, 3] / np.sqrt(5.00001), rtol=1e-12
+    )
     assert "-1.342" in explorer.readout.value and explorer.note.value == ""
 
 
@@ -131,9 +160,15 @@ def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
     x = documents_embedding()
     xhat_groups = np.split((x - x.mean()) / np.sqrt(x.var() + 1e-5), 4)
     for k, (g, b) in enumerate(zip((2.0, -1.0, 0.5, 1.0), (1.0, -2.0, 0.0, 3.0))):
-        assert explorer.result["group_means"][k] == pytest.approx(b + g * xhat_groups[k].mean(), abs=1e-4)
-        assert explorer.result["group_stds"][k] == pytest.approx(abs(g) * xhat_groups[k].std(), rel=1e-4)
-    np.testing.assert_allclose(explorer.result["y_small"][0], 2.0 * (-3 / np.sqrt(5.00001)) + 1.0, rtol=1e-12)
+        assert explorer.result["group_means"][k] == pytest.approx(
+            b + g * xhat_groups[k].mean(), abs=1e-4
+        )
+        assert explorer.result["group_stds"][k] == pytest.approx(
+            abs(g) * xhat_groups[k].std(), rel=1e-4
+        )
+    np.testing.assert_allclose(
+        explorer.result["y_small"][0], 2.0 * (-3 / np.sqrt(5.00001)) + 1.0, rtol=1e-12
+    )
 
 
 def test_explorer_notes_a_zero_gamma():
@@ -153,7 +188,10 @@ def test_explorer_refuses_bad_starting_values(kwargs):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(2, 32).flatmap(lambda h: hnp.arrays(np.float64, h, elements=st.floats(-1e3, 1e3))), st.sampled_from([0.0, 1e-5, 1.0]))
+@given(
+    st.integers(2, 32).flatmap(lambda h: hnp.arrays(np.float64, h, elements=st.floats(-1e3, 1e3))),
+    st.sampled_from([0.0, 1e-5, 1.0]),
+)
 def test_no_normalized_entry_exceeds_root_h_minus_one(x, eps):
     # x̂_i = -(sum of the other H-1 entries), so by Cauchy-Schwarz x̂_i² <= (H-1)(sum x̂² - x̂_i²) <= (H-1)(H - x̂_i²),
     # i.e. x̂_i² <= H - 1 (sum x̂² = H σ²/(σ² + ε) <= H).

@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
-from lnlib.book.experiments.normalizing import centre, centring_matrix, ones_component, plane_basis, plane_coordinates, xhat_radius
+from lnlib.book.experiments.normalizing import (
+    centre,
+    centring_matrix,
+    ones_component,
+    plane_basis,
+    plane_coordinates,
+    xhat_radius,
+)
 
 sizes = st.integers(2, 64)
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
@@ -70,12 +77,16 @@ def test_centre_is_the_projection_and_ones_component_is_what_it_removes(x):
 @given(sizes.flatmap(vectors))
 def test_plane_coordinates_ignore_the_mean_and_keep_the_length(x):
     np.testing.assert_allclose(plane_coordinates(x), plane_coordinates(centre(x)), atol=1e-9)
-    np.testing.assert_allclose(np.linalg.norm(plane_coordinates(x)), np.linalg.norm(centre(x)), atol=1e-9)
+    np.testing.assert_allclose(
+        np.linalg.norm(plane_coordinates(x)), np.linalg.norm(centre(x)), atol=1e-9
+    )
 
 
 def test_coordinates_of_one_two_three_by_hand():
     # (1, -1, 0).(1, 2, 3) / sqrt(2) = -1/sqrt(2);  (1, 1, -2).(1, 2, 3) / sqrt(6) = -3/sqrt(6).
-    np.testing.assert_allclose(plane_coordinates([1.0, 2.0, 3.0]), [-1 / np.sqrt(2), -3 / np.sqrt(6)], rtol=1e-15)
+    np.testing.assert_allclose(
+        plane_coordinates([1.0, 2.0, 3.0]), [-1 / np.sqrt(2), -3 / np.sqrt(6)], rtol=1e-15
+    )
     # sqrt(3) * mean = sqrt(3) * 2.
     assert ones_component([1.0, 2.0, 3.0]) == pytest.approx(2 * np.sqrt(3))
 
@@ -108,7 +119,9 @@ def test_with_eps_xhat_is_on_the_smaller_sphere(x, eps):
 
 def test_radius_by_hand_for_one_two_three():
     # x = (1, 2, 3): mean 2, var = (1 + 0 + 1)/3 = 2/3. With eps = 0: x̂ = (-1, 0, 1)/sqrt(2/3), length sqrt(3).
-    np.testing.assert_allclose(layer_norm([1.0, 2.0, 3.0], eps=0), [-np.sqrt(1.5), 0.0, np.sqrt(1.5)], rtol=1e-15)
+    np.testing.assert_allclose(
+        layer_norm([1.0, 2.0, 3.0], eps=0), [-np.sqrt(1.5), 0.0, np.sqrt(1.5)], rtol=1e-15
+    )
     # With eps = 1: length sqrt(3) * sqrt((2/3) / (5/3)) = sqrt(3 * 2/5) = sqrt(1.2).
     assert xhat_radius([1.0, 2.0, 3.0], eps=1.0) == pytest.approx(np.sqrt(1.2), rel=1e-15)
 
@@ -124,19 +137,28 @@ def test_a_constant_vector_with_eps_lands_at_the_centre_not_on_the_sphere():
 
 @settings(max_examples=150, deadline=None)
 @given(sizes.flatmap(vectors), st.floats(1e-2, 1e2), st.sampled_from([1.0, -1.0]), finite)
-def test_scaling_by_a_and_adding_a_constant_gives_sign_of_a_times_layer_norm(x, magnitude, sign, shift):
+def test_scaling_by_a_and_adding_a_constant_gives_sign_of_a_times_layer_norm(
+    x, magnitude, sign, shift
+):
     assume(spread(x, minimum=1e-1))
     moved = sign * magnitude * x + shift
     np.testing.assert_allclose(layer_norm(moved, eps=0.0), sign * layer_norm(x, eps=0.0), atol=1e-6)
 
 
 @settings(max_examples=150, deadline=None)
-@given(sizes.flatmap(vectors), st.floats(1e-2, 1e2), st.sampled_from([1.0, -1.0]), st.sampled_from([1e-5, 1e-2, 1.0]))
+@given(
+    sizes.flatmap(vectors),
+    st.floats(1e-2, 1e2),
+    st.sampled_from([1.0, -1.0]),
+    st.sampled_from([1e-5, 1e-2, 1.0]),
+)
 def test_with_eps_scaling_by_a_is_the_same_as_dividing_eps_by_a_squared(x, magnitude, sign, eps):
     # (a x - a mu) / sqrt(a^2 var + eps) = sign(a) (x - mu) / sqrt(var + eps / a^2), exactly.
     assume(spread(x, minimum=1e-1))
     a = sign * magnitude
-    np.testing.assert_allclose(layer_norm(a * x, eps=eps), sign * layer_norm(x, eps=eps / a**2), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        layer_norm(a * x, eps=eps), sign * layer_norm(x, eps=eps / a**2), rtol=1e-9, atol=1e-9
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -144,13 +166,23 @@ def test_with_eps_scaling_by_a_is_the_same_as_dividing_eps_by_a_squared(x, magni
 def test_a_vector_shift_acts_only_through_its_centred_part(pair):
     x, b = pair
     assume(spread(x + b, minimum=1e-1))
-    np.testing.assert_allclose(layer_norm(x + b, eps=0), layer_norm(x + centre(b), eps=0), atol=1e-6)
+    np.testing.assert_allclose(
+        layer_norm(x + b, eps=0), layer_norm(x + centre(b), eps=0), atol=1e-6
+    )
 
 
 # --- errors -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("size, error, message", [(1, ValueError, ">= 2"), (0, ValueError, ">= 2"), (2.5, TypeError, "integer"), (True, TypeError, "integer")])
+@pytest.mark.parametrize(
+    "size, error, message",
+    [
+        (1, ValueError, ">= 2"),
+        (0, ValueError, ">= 2"),
+        (2.5, TypeError, "integer"),
+        (True, TypeError, "integer"),
+    ],
+)
 def test_bad_sizes_are_refused(size, error, message):
     for function in (plane_basis, centring_matrix):
         with pytest.raises(error, match=message):

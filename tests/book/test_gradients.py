@@ -10,10 +10,16 @@ from lnlib.book.figures.gradients import scaled_pieces
 
 
 def test_explorer_shows_the_finite_difference_gradient_at_its_defaults():
-    explorer = lnlib.book.explorers.gradients_explorer(x=[2.0, 4.0, 6.0, 8.0], dy=[1.5, -0.5, 0.0, 0.5])
-    numeric = numerical_gradient(lambda v: layer_norm(v, eps=0), [2.0, 4.0, 6.0, 8.0], [1.5, -0.5, 0.0, 0.5])
+    explorer = lnlib.book.explorers.gradients_explorer(
+        x=[2.0, 4.0, 6.0, 8.0], dy=[1.5, -0.5, 0.0, 0.5]
+    )
+    numeric = numerical_gradient(
+        lambda v: layer_norm(v, eps=0), [2.0, 4.0, 6.0, 8.0], [1.5, -0.5, 0.0, 0.5]
+    )
     assert relative_error(explorer.result["dx"], numeric) < 1e-6
-    assert explorer.result["std"] == pytest.approx(np.sqrt(5.0))  # var of 2, 4, 6, 8 is (9 + 1 + 1 + 9) / 4 = 5
+    assert explorer.result["std"] == pytest.approx(
+        np.sqrt(5.0)
+    )  # var of 2, 4, 6, 8 is (9 + 1 + 1 + 9) / 4 = 5
     shown = ", ".join(f"{v:.3g}" for v in numeric)
     assert f"dx = [{shown}]" in explorer.readout.value
     assert "Σ dx = 0 " in explorer.readout.value and "dx · x̂ = 0 " in explorer.readout.value
@@ -30,7 +36,9 @@ def test_explorer_jacobian_follows_the_sliders():
 
 def test_explorer_shows_what_eps_leaves_along_xhat():
     # sum_j dx_j xhat_j = H m eps / ((var + eps) s) with m = mean(dy xhat), gamma = 1 (see test_backward.py)
-    explorer = lnlib.book.explorers.gradients_explorer(x=[0.0, 0.5, 1.0, 1.5], dy=[1.0, 0.0, 0.0, 0.0])
+    explorer = lnlib.book.explorers.gradients_explorer(
+        x=[0.0, 0.5, 1.0, 1.5], dy=[1.0, 0.0, 0.0, 0.0]
+    )
     explorer.controls["eps"].value = 1.0
     var, s = 0.3125, np.sqrt(1.3125)  # var of 0, .5, 1, 1.5 = (2.25 + .25 + .25 + 2.25) / 16
     xhat = (np.array([0.0, 0.5, 1.0, 1.5]) - 0.75) / s
@@ -48,14 +56,20 @@ def test_explorer_notes_a_constant_input():
     assert "LayerNorm is undefined here" in explorer.note.value
     explorer.controls["eps"].value = 0.01
     dy = np.array([1.5, -0.5, 0.0, 0.5])
-    np.testing.assert_allclose(explorer.result["dx"], (dy - dy.mean()) / 0.1, rtol=1e-12)  # xhat = 0, s = sqrt(0.01)
+    np.testing.assert_allclose(
+        explorer.result["dx"], (dy - dy.mean()) / 0.1, rtol=1e-12
+    )  # xhat = 0, s = sqrt(0.01)
     assert "x̂ = 0" in explorer.note.value
 
 
 @pytest.mark.parametrize(
     "kwargs, words",
-    [({"x": [1.0, 2.0], "dy": [1.0]}, "same length"), ({"x": [20.0, 1.0], "dy": [0.0, 1.0]}, "must lie in"),
-     ({"eps": 0.5}, "eps must be one of"), ({"gamma": [1.0, 2.0]}, "gamma must have one value per feature")],
+    [
+        ({"x": [1.0, 2.0], "dy": [1.0]}, "same length"),
+        ({"x": [20.0, 1.0], "dy": [0.0, 1.0]}, "must lie in"),
+        ({"eps": 0.5}, "eps must be one of"),
+        ({"gamma": [1.0, 2.0]}, "gamma must have one value per feature"),
+    ],
 )
 def test_explorer_refuses_bad_starting_values(kwargs, words):
     with pytest.raises(ValueError, match=words):
@@ -79,7 +93,13 @@ def test_companion_colour_scale_covers_every_jacobian_entry_with_gamma():
     from lnlib.book.figures.gradients import gradients_companion
 
     x = np.array([2.0, 4.0, 6.0, 8.0])
-    fig = gradients_companion({"eps = 0": (x, [1.0, 0.0, 0.0, 0.0], 0.0), "eps = 0.01": (x / 100, [0.0, 1.0, 0.0, 0.0], 1e-2)}, gamma=[2.0, -1.0, 0.5, 1.0])
+    fig = gradients_companion(
+        {
+            "eps = 0": (x, [1.0, 0.0, 0.0, 0.0], 0.0),
+            "eps = 0.01": (x / 100, [0.0, 1.0, 0.0, 0.0], 1e-2),
+        },
+        gamma=[2.0, -1.0, 0.5, 1.0],
+    )
     heatmaps = [image for ax in fig.axes for image in ax.images]
     assert len(heatmaps) == 2
     for image in heatmaps:

@@ -3,11 +3,24 @@
 import numpy as np
 import pytest
 
-from lnlib.book.experiments.family import METHODS, PAPER_TABLE_1, ROUNDING_BOUND, TRANSFORMATIONS, invariance_table, max_change
+from lnlib.book.experiments.family import (
+    METHODS,
+    PAPER_TABLE_1,
+    ROUNDING_BOUND,
+    TRANSFORMATIONS,
+    invariance_table,
+    max_change,
+)
 
 # Typed from the paper (REFERENCES.md), independently of lnlib's copy: "I" = Invariant, "N" = No.
-COLUMNS = ["weight matrix re-scaling", "weight matrix re-centering", "weight vector re-scaling",
-           "dataset re-scaling", "dataset re-centering", "single training case re-scaling"]
+COLUMNS = [
+    "weight matrix re-scaling",
+    "weight matrix re-centering",
+    "weight vector re-scaling",
+    "dataset re-scaling",
+    "dataset re-centering",
+    "single training case re-scaling",
+]
 PAPER = {
     "Batch norm": "I N I I I N",
     "Weight norm": "I N I N N N",

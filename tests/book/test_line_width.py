@@ -16,8 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 WIDTH = 80
 PROSE_WIDTH = 76  # code blocks inside a dropdown (exercise solutions)
-RICH = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex",
-        "application/vnd.jupyter.widget-view+json")  # a live explorer shows as a widget, not as its repr
+RICH = (
+    "image/png",
+    "image/svg+xml",
+    "text/html",
+    "text/markdown",
+    "text/latex",
+    "application/vnd.jupyter.widget-view+json",
+)  # a live explorer shows as a widget, not as its repr
 
 
 def shown_text(cell: dict) -> list[tuple[str, str]]:
@@ -44,10 +50,16 @@ def shown_text(cell: dict) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
 def test_code_and_output_fit_80_columns(notebook):
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    long = [f"cell {cell.get('id')}, {kind} ({len(line)} chars): {line[:60]}…"
-            for cell in cells if cell["cell_type"] == "code"
-            for kind, line in shown_text(cell) if len(line) > WIDTH]
-    assert long == [], f"{notebook.name}: {len(long)} lines wider than {WIDTH} columns:\n" + "\n".join(long)
+    long = [
+        f"cell {cell.get('id')}, {kind} ({len(line)} chars): {line[:60]}…"
+        for cell in cells
+        if cell["cell_type"] == "code"
+        for kind, line in shown_text(cell)
+        if len(line) > WIDTH
+    ]
+    assert long == [], (
+        f"{notebook.name}: {len(long)} lines wider than {WIDTH} columns:\n" + "\n".join(long)
+    )
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
@@ -55,8 +67,14 @@ def test_code_in_prose_fits_80_columns(notebook):
     """Code blocks in markdown (the exercises' solutions) sit inside a dropdown, whose padding leaves
     fewer columns than a code cell's box: 76 fit at 1280 px."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    long = [f"cell {cell.get('id')} ({len(line)} chars): {line[:60]}…"
-            for cell in cells if cell["cell_type"] == "markdown"
-            for block in re.findall(r"```python\n(.*?)```", "".join(cell["source"]), re.S)
-            for line in block.splitlines() if len(line) > PROSE_WIDTH]
-    assert long == [], f"{notebook.name}: {len(long)} lines wider than {PROSE_WIDTH} columns:\n" + "\n".join(long)
+    long = [
+        f"cell {cell.get('id')} ({len(line)} chars): {line[:60]}…"
+        for cell in cells
+        if cell["cell_type"] == "markdown"
+        for block in re.findall(r"```python\n(.*?)```", "".join(cell["source"]), re.S)
+        for line in block.splitlines()
+        if len(line) > PROSE_WIDTH
+    ]
+    assert long == [], (
+        f"{notebook.name}: {len(long)} lines wider than {PROSE_WIDTH} columns:\n" + "\n".join(long)
+    )

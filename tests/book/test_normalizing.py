@@ -8,9 +8,14 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm
-from lnlib.book.figures.normalizing import normalizing_companion, normalizing_figure, plane_limit, sphere_figure
-from lnlib.variants import layer_norm_eps_outside_sqrt
 from lnlib.book.explorers.normalizing import normalizing_explorer
+from lnlib.book.figures.normalizing import (
+    normalizing_companion,
+    normalizing_figure,
+    plane_limit,
+    sphere_figure,
+)
+from lnlib.variants import layer_norm_eps_outside_sqrt
 
 
 def test_explorer_shows_one_two_three_on_the_circle():
@@ -56,7 +61,9 @@ def test_explorer_notes_a_constant_vector(eps, says):
     assert explorer.result["radius"] == 0.0
 
 
-@pytest.mark.parametrize("kwargs", [{"values": (1.0, 2.0)}, {"values": (1.0, 2.0, 9.0)}, {"eps": 0.5}])
+@pytest.mark.parametrize(
+    "kwargs", [{"values": (1.0, 2.0)}, {"values": (1.0, 2.0, 9.0)}, {"eps": 0.5}]
+)
 def test_explorer_refuses_bad_starting_values(kwargs):
     with pytest.raises(ValueError, match="3 starting values|must lie in|eps must be one of"):
         normalizing_explorer(**kwargs)
@@ -74,7 +81,9 @@ def test_figure_draws_the_projection_and_the_image():
     image = np.column_stack(plane.xhat.get_data()).ravel()
     np.testing.assert_allclose(point, [-1 / np.sqrt(2), -3 / np.sqrt(6)])
     np.testing.assert_allclose(np.linalg.norm(image), np.sqrt(3))
-    np.testing.assert_allclose(image / np.linalg.norm(image), point / np.linalg.norm(point))  # same ray
+    np.testing.assert_allclose(
+        image / np.linalg.norm(image), point / np.linalg.norm(point)
+    )  # same ray
     assert [bar.get_height() for bar in entries.x_bars] == [1.0, 2.0, 3.0]
 
 
@@ -87,7 +96,14 @@ def test_sphere_figure_puts_every_image_on_the_circle():
 
 
 def test_companion_has_one_panel_per_example():
-    fig = normalizing_companion({"a": ([1, 2, 3], 0.0), "b": ([2, 2, 2], 1e-5), "c": ([-1, -2, -3], 0.0), "d": ([1, 2, 3], 1.0)})
+    fig = normalizing_companion(
+        {
+            "a": ([1, 2, 3], 0.0),
+            "b": ([2, 2, 2], 1e-5),
+            "c": ([-1, -2, -3], 0.0),
+            "d": ([1, 2, 3], 1.0),
+        }
+    )
     assert [ax.get_title() for ax in fig.axes] == ["a", "b", "c", "d"]
 
 
@@ -98,7 +114,12 @@ def test_the_step_by_step_document_cut_off_its_outer_entries_instead_of_rounding
     # By hand: 1.5 / sqrt(1.25) = 1.5 / 1.1180340 = 1.3416408, which rounds to 1.342 (the document prints 1.341).
     assert round(1.5 / 1.1180340, 3) == 1.342
     for variant in (layer_norm, layer_norm_eps_outside_sqrt):
-        assert variant([1.0, 2.0, 3.0, 4.0], eps=1e-5).round(3).tolist() == [-1.342, -0.447, 0.447, 1.342]
+        assert variant([1.0, 2.0, 3.0, 4.0], eps=1e-5).round(3).tolist() == [
+            -1.342,
+            -0.447,
+            0.447,
+            1.342,
+        ]
 
 
 def test_the_two_samples_give_identical_xhat_and_the_token_only_nearly():

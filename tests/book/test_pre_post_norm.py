@@ -19,7 +19,11 @@ def test_explorer_shows_a_fresh_measurement(explorer):
     np.testing.assert_allclose(explorer.result["stream"], profile.stream_sq.mean(axis=0))
     np.testing.assert_allclose(explorer.result["grad"], profile.grad_norm["W2"].mean(axis=0))
     grads = profile.grad_norm["W2"].mean(axis=0)
-    for shown in (f"{profile.stream_sq[:, -1].mean():.2f}", f"{grads[-1]:.3g}", f"{grads[-1] / grads[0]:.2f}"):
+    for shown in (
+        f"{profile.stream_sq[:, -1].mean():.2f}",
+        f"{grads[-1]:.3g}",
+        f"{grads[-1] / grads[0]:.2f}",
+    ):
         assert f"<b>{shown}</b>" in explorer.readout.value
 
 
@@ -28,7 +32,9 @@ def test_explorer_follows_placement_and_depth(explorer):
     explorer.controls["depth"].value = 16
     post = init_profile(16, 32, "post", seeds=SEEDS)
     assert explorer.result["stream_top"] == pytest.approx(post.stream_sq[:, -1].mean())
-    assert explorer.result["stream_top"] == pytest.approx(1.0, abs=1e-4)  # post-norm ends every layer with a LayerNorm
+    assert explorer.result["stream_top"] == pytest.approx(
+        1.0, abs=1e-4
+    )  # post-norm ends every layer with a LayerNorm
     grads = post.grad_norm["W2"].mean(axis=0)
     assert explorer.result["top_over_bottom"] == pytest.approx(grads[-1] / grads[0])
 

@@ -29,7 +29,11 @@ UNRENDERED = re.compile(r"\{(glue(:\w+)?|doc|ref|cite(:\w+)?|eval|numref|eq)\}`"
 
 
 def markdown_cells(path):
-    return [cell for cell in json.loads(path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "markdown"]
+    return [
+        cell
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if cell["cell_type"] == "markdown"
+    ]
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -38,7 +42,9 @@ def test_every_prose_number_is_its_committed_glue_text(path):
     texts = prose.glued_texts(nb)
     for cell in markdown_cells(path):
         for key, literal in prose.MARKER.findall("".join(cell["source"])):
-            assert key in texts, f"{path.name}: the prose names glue key {key!r}, which no cell glues"
+            assert key in texts, (
+                f"{path.name}: the prose names glue key {key!r}, which no cell glues"
+            )
             assert literal == texts[key], (
                 f"{path.name}: the prose shows {literal!r} for {key!r} but the code glued {texts[key]!r}: run `make notebooks`"
             )
@@ -58,7 +64,9 @@ def test_the_website_prints_each_glued_text_as_committed(path):
                 stored[record["name"]] = "".join(out["data"][record["mime_prefix"] + "text/plain"])
     for cell in markdown_cells(path):
         for key, literal in prose.MARKER.findall("".join(cell["source"])):
-            assert format_plain_text(stored[key], "s") == literal, f"{path.name}: the website would print {key!r} differently from {literal!r}"
+            assert format_plain_text(stored[key], "s") == literal, (
+                f"{path.name}: the website would print {key!r} differently from {literal!r}"
+            )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -66,7 +74,9 @@ def test_prose_uses_no_markup_jupyterlab_cannot_render(path):
     for cell in markdown_cells(path):
         text = "".join(cell["source"])
         found = UNRENDERED.search(text)
-        assert found is None, f"{path.name}: {found.group(0)!r} renders raw or unresolved in JupyterLab; see CONTRIBUTING.md for the marker or link to use"
+        assert found is None, (
+            f"{path.name}: {found.group(0)!r} renders raw or unresolved in JupyterLab; see CONTRIBUTING.md for the marker or link to use"
+        )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -75,7 +85,9 @@ def test_no_marker_starts_a_line(path):
     show the rest of that paragraph as HTML (math unrendered). Keep markers inside the sentence."""
     for cell in markdown_cells(path):
         for line in "".join(cell["source"]).split("\n"):
-            assert not line.lstrip().startswith("<!--"), f"{path.name}: a line starts with a marker: {line[:60]!r}"
+            assert not line.lstrip().startswith("<!--"), (
+                f"{path.name}: a line starts with a marker: {line[:60]!r}"
+            )
 
 
 BIB = parse_file(str(ROOT / "references.bib")).entries
@@ -88,15 +100,20 @@ def test_every_citation_names_its_authors_and_year(path):
             for key in keys.split(","):
                 assert key in BIB, f"{path.name}: cites {key!r}, which references.bib does not have"
                 entry = BIB[key]
-                surname = " ".join((entry.persons.get("author") or entry.persons["editor"])[0].last_names)
+                surname = " ".join(
+                    (entry.persons.get("author") or entry.persons["editor"])[0].last_names
+                )
                 assert surname in literal and entry.fields["year"] in literal, (
                     f"{path.name}: the citation of {key} reads {literal!r}, without {surname} and {entry.fields['year']}"
                 )
 
 
 def test_the_website_gets_this_builds_roles():
-    text = 'a <!--glue:mean_sample1-->2.5<!--/glue--> b <!--cite:ba2016layer,wu2018group-->[Ba et al., 2016; Wu and He, 2018]<!--/cite-->'
-    assert prose_markers.to_roles(text) == "a {glue:text}`mean_sample1` b {cite}`ba2016layer,wu2018group`"
+    text = "a <!--glue:mean_sample1-->2.5<!--/glue--> b <!--cite:ba2016layer,wu2018group-->[Ba et al., 2016; Wu and He, 2018]<!--/cite-->"
+    assert (
+        prose_markers.to_roles(text)
+        == "a {glue:text}`mean_sample1` b {cite}`ba2016layer,wu2018group`"
+    )
     textual = "as <!--citet:xu2019understanding-->Xu et al. [2019]<!--/citet--> show"
     assert prose_markers.to_roles(textual) == "as {cite:t}`xu2019understanding` show"
 
@@ -129,7 +146,10 @@ def test_prose_number_rejects_what_is_not_a_finite_number():
 def test_fill_names_a_missing_key():
     with pytest.raises(KeyError, match="never_glued"):
         prose.fill_markers("x <!--glue:never_glued-->1<!--/glue-->", {})
-    assert prose.fill_markers("x <!--glue:a-->old<!--/glue-->", {"a": "new"}) == "x <!--glue:a-->new<!--/glue-->"
+    assert (
+        prose.fill_markers("x <!--glue:a-->old<!--/glue-->", {"a": "new"})
+        == "x <!--glue:a-->new<!--/glue-->"
+    )
 
 
 def test_a_spread_keeps_only_the_digits_its_seeds_support():
@@ -138,12 +158,16 @@ def test_a_spread_keeps_only_the_digits_its_seeds_support():
     tight = prose.mean_sd(5 + np.linspace(-1e-3, 1e-3, 8))
     assert str(tight) == "5.000 ± 0.0007" and tight.n == 8
     # sd 0.3 over 24 seeds: standard error 0.06, so the tenths digit is supported (1.4, not 1)
-    assert str(prose.mean_sd(1.4 + 0.3 * np.tile([-1.0, 1.0], 12) * np.sqrt(23 / 24))) == "1.4 ± 0.3"  # standard error 0.00025: three decimals
+    assert (
+        str(prose.mean_sd(1.4 + 0.3 * np.tile([-1.0, 1.0], 12) * np.sqrt(23 / 24))) == "1.4 ± 0.3"
+    )  # standard error 0.00025: three decimals
 
 
 def test_spreads_agree_within_four_standard_errors_of_their_difference():
     one, two = prose.mean_sd([1.0, 2.0, 3.0, 4.0]), prose.mean_sd([2.0, 3.0, 4.0, 5.0])
-    assert one.agrees_with(two) and two.agrees_with(one)  # means 1 apart, standard error of the difference 0.91
+    assert one.agrees_with(two) and two.agrees_with(
+        one
+    )  # means 1 apart, standard error of the difference 0.91
     assert not one.agrees_with(prose.mean_sd([11.0, 12.0, 13.0, 14.0]))
 
 
@@ -151,3 +175,22 @@ def test_spreads_agree_within_four_standard_errors_of_their_difference():
 def test_mean_sd_refuses_what_has_no_spread_to_state(values):
     with pytest.raises(ValueError, match="at least two finite values"):
         prose.mean_sd(values)
+
+
+@pytest.mark.parametrize("display", [False, True])
+@pytest.mark.parametrize("value", [prose.number(0.123, ".3f"), 2.5, "text"])
+def test_glue_displays_what_myst_nb_glue_displays(value, display, monkeypatch):
+    glue_module = pytest.importorskip(
+        "myst_nb.ext.glue", reason="myst-nb is not installed: run `make test`"
+    )
+    import IPython.display
+
+    calls = []
+    record = lambda *args, **kwargs: calls.append((args, kwargs))  # noqa: E731
+    monkeypatch.setattr(glue_module, "ipy_display", record)
+    monkeypatch.setattr(IPython.display, "display", record)
+    glue_module.glue("key", value, display)
+    prose.glue("key", value, display)
+    assert len(calls) == 2 and calls[0] == calls[1]
+    bundle = calls[1][0][0]
+    assert bundle[("" if display else prose.GLUE_PREFIX) + "text/plain"] == repr(value)

@@ -20,7 +20,9 @@ def test_provenance_names_version_date_and_command():
 
 
 def test_data_file_is_small():
-    assert ref.DATA.stat().st_size < 64 * 1024, "keep the reference data in kilobytes: store a summary of large outputs"
+    assert ref.DATA.stat().st_size < 64 * 1024, (
+        "keep the reference data in kilobytes: store a summary of large outputs"
+    )
 
 
 def test_every_case_accepts_the_inputs_it_was_made_from():
@@ -31,7 +33,9 @@ def test_every_case_accepts_the_inputs_it_was_made_from():
 
 
 def test_changed_inputs_are_refused_with_the_fix():
-    with pytest.raises(ValueError, match=r"differ from the ones PyTorch was given.*make references"):
+    with pytest.raises(
+        ValueError, match=r"differ from the ones PyTorch was given.*make references"
+    ):
         ref.pytorch_reference("variance", one_hot=np.array([0.0, 1.0, 0.0, 0.0]))
     with pytest.raises(ValueError, match=r"takes the inputs \['one_hot'\]"):
         ref.pytorch_reference("variance", x=np.zeros(4))
@@ -45,11 +49,28 @@ def test_stored_outputs_match_pytorch_now(torch):
     provenance = json.loads(ref.PROVENANCE.read_text(encoding="utf-8"))
     with np.load(ref.DATA) as data:
         for case, results in outputs.items():
-            assert digests[case] == provenance["cases"][case]["inputs"], f"{case}: inputs changed; run `make references`"
-            assert list(results) == provenance["cases"][case]["outputs"], f"{case}: calls changed; run `make references`"
+            assert digests[case] == provenance["cases"][case]["inputs"], (
+                f"{case}: inputs changed; run `make references`"
+            )
+            assert list(results) == provenance["cases"][case]["outputs"], (
+                f"{case}: calls changed; run `make references`"
+            )
             for label, value in results.items():
                 stored = data[f"{case}::{label}"]
-                assert stored.dtype == value.dtype and stored.shape == value.shape, f"{case}: {label}"
-                tolerance = 1e-12 if value.dtype == np.float64 else 2 * float(np.finfo(value.dtype).eps) if value.dtype.kind == "f" else 0
-                np.testing.assert_allclose(value, stored, rtol=tolerance, atol=tolerance,
-                                           err_msg=f"{case}: {label} drifted from the stored reference; run `make references`")
+                assert stored.dtype == value.dtype and stored.shape == value.shape, (
+                    f"{case}: {label}"
+                )
+                tolerance = (
+                    1e-12
+                    if value.dtype == np.float64
+                    else 2 * float(np.finfo(value.dtype).eps)
+                    if value.dtype.kind == "f"
+                    else 0
+                )
+                np.testing.assert_allclose(
+                    value,
+                    stored,
+                    rtol=tolerance,
+                    atol=tolerance,
+                    err_msg=f"{case}: {label} drifted from the stored reference; run `make references`",
+                )

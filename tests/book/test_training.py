@@ -3,12 +3,21 @@
 import numpy as np
 import pytest
 
-from lnlib.book.models.training import load_sweep, mean_token_task, save_sweep, train, warmup_rate, warmup_sweep
+from lnlib.book.models.training import (
+    load_sweep,
+    mean_token_task,
+    save_sweep,
+    train,
+    warmup_rate,
+    warmup_sweep,
+)
 
 
 def test_warmup_rate_by_hand():
     # a 4-step ramp to 0.01: 0.0025, 0.005, 0.0075, then 0.01 for good
-    assert [warmup_rate(step, 0.01, 4) for step in (1, 2, 3, 4, 5, 100)] == pytest.approx([0.0025, 0.005, 0.0075, 0.01, 0.01, 0.01])
+    assert [warmup_rate(step, 0.01, 4) for step in (1, 2, 3, 4, 5, 100)] == pytest.approx(
+        [0.0025, 0.005, 0.0075, 0.01, 0.01, 0.01]
+    )
     assert warmup_rate(1, 0.01, 0) == 0.01
 
 
@@ -22,14 +31,25 @@ def test_task_target_is_the_normalized_sequence_mean_at_every_token():
 
 def test_training_is_reproducible_and_learns():
     losses = train("pre", lr=3e-3, steps=60, depth=2, width=16, seed=1)
-    np.testing.assert_array_equal(losses, train("pre", lr=3e-3, steps=60, depth=2, width=16, seed=1))
+    np.testing.assert_array_equal(
+        losses, train("pre", lr=3e-3, steps=60, depth=2, width=16, seed=1)
+    )
     frozen = train("pre", lr=1e-9, steps=60, depth=2, width=16, seed=1)
-    assert losses[-10:].mean() < 0.7 * frozen[-10:].mean(), "60 Adam steps should cut the loss well below an untrained model's"
+    assert losses[-10:].mean() < 0.7 * frozen[-10:].mean(), (
+        "60 Adam steps should cut the loss well below an untrained model's"
+    )
     assert losses[0] == frozen[0]  # the same weights and data before the first update
 
 
-@pytest.mark.parametrize("kwargs, message", [({"lr": 0.0}, "lr must be"), ({"lr": "fast"}, "lr must be"), ({"lr": 1e-3, "warmup": -1}, "warmup must be"),
-                                             ({"lr": 1e-3, "steps": 0}, "steps must be")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"lr": 0.0}, "lr must be"),
+        ({"lr": "fast"}, "lr must be"),
+        ({"lr": 1e-3, "warmup": -1}, "warmup must be"),
+        ({"lr": 1e-3, "steps": 0}, "steps must be"),
+    ],
+)
 def test_train_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         train("post", **kwargs)

@@ -5,8 +5,26 @@ import pytest
 
 from lnlib import layer_norm
 from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
-from lnlib.book.models.transformer import PLACEMENTS, attention_backward, attention_forward, block_backward, block_forward, ffn_backward, ffn_forward, init_layer, init_stack, loss_gradient_norm, model_norm, model_norm_backward, mse_loss, softmax, softmax_backward, stack_backward, stack_forward
 from lnlib.book.experiments.pre_post_norm import depth_sweep, init_profile
+from lnlib.book.models.transformer import (
+    PLACEMENTS,
+    attention_backward,
+    attention_forward,
+    block_backward,
+    block_forward,
+    ffn_backward,
+    ffn_forward,
+    init_layer,
+    init_stack,
+    loss_gradient_norm,
+    model_norm,
+    model_norm_backward,
+    mse_loss,
+    softmax,
+    softmax_backward,
+    stack_backward,
+    stack_forward,
+)
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 
@@ -35,46 +53,79 @@ def assert_gradients_match(forward, backward, x, w, dy, names):
 def test_softmax_rows_sum_to_one_and_survive_large_scores():
     s = np.array([[1000.0, 1000.0, -1000.0], [0.0, np.log(3.0), 0.0]])
     a = softmax(s)
-    np.testing.assert_allclose(a, [[0.5, 0.5, 0.0], [0.2, 0.6, 0.2]], atol=1e-15)  # exp(log 3) = 3, 3 / (1 + 3 + 1) = 0.6
+    np.testing.assert_allclose(
+        a, [[0.5, 0.5, 0.0], [0.2, 0.6, 0.2]], atol=1e-15
+    )  # exp(log 3) = 3, 3 / (1 + 3 + 1) = 0.6
 
 
 def test_softmax_backward_matches_finite_differences():
     rng = np.random.default_rng(1)
     s, da = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
-    assert relative_error(softmax_backward(da, softmax(s)), numerical_gradient(softmax, s, da)) < 1e-7
+    assert (
+        relative_error(softmax_backward(da, softmax(s)), numerical_gradient(softmax, s, da)) < 1e-7
+    )
 
 
 def test_layer_norm_backward_on_transformer_activations_matches_finite_differences():
     """The LayerNorm backward the blocks call (lnlib.backward), on a (batch, tokens, width) activation, normalized per token."""
     x, _, dy = small_case(seed=9)
-    assert relative_error(layer_norm_backward(dy, x)[0], numerical_gradient(layer_norm, x, dy)) < 1e-6
+    assert (
+        relative_error(layer_norm_backward(dy, x)[0], numerical_gradient(layer_norm, x, dy)) < 1e-6
+    )
 
 
 def test_attention_backward_matches_finite_differences():
     x, w, dy = small_case()
     _, cache = attention_forward(x, w)
-    assert_gradients_match(lambda v, m: attention_forward(v, m)[0], lambda d: attention_backward(d, cache, w), x, w, dy, ("Wq", "Wk", "Wv", "Wo"))
+    assert_gradients_match(
+        lambda v, m: attention_forward(v, m)[0],
+        lambda d: attention_backward(d, cache, w),
+        x,
+        w,
+        dy,
+        ("Wq", "Wk", "Wv", "Wo"),
+    )
 
 
 def test_attention_with_qk_norm_backward_matches_finite_differences():
     """QK-norm (chapter "LayerNorm after 2020"): the same attention with LayerNorm on q and k."""
     x, w, dy = small_case(seed=2)
     _, cache = attention_forward(x, w, qk_norm=True)
-    assert_gradients_match(lambda v, m: attention_forward(v, m, qk_norm=True)[0],
-                           lambda d: attention_backward(d, cache, w), x, w, dy, ("Wq", "Wk", "Wv", "Wo"))
+    assert_gradients_match(
+        lambda v, m: attention_forward(v, m, qk_norm=True)[0],
+        lambda d: attention_backward(d, cache, w),
+        x,
+        w,
+        dy,
+        ("Wq", "Wk", "Wv", "Wo"),
+    )
 
 
 def test_ffn_backward_matches_finite_differences():
     x, w, dy = small_case(seed=2)
     _, cache = ffn_forward(x, w)
-    assert_gradients_match(lambda v, m: ffn_forward(v, m)[0], lambda d: ffn_backward(d, cache, w), x, w, dy, ("W1", "W2"))
+    assert_gradients_match(
+        lambda v, m: ffn_forward(v, m)[0],
+        lambda d: ffn_backward(d, cache, w),
+        x,
+        w,
+        dy,
+        ("W1", "W2"),
+    )
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
 def test_block_backward_matches_finite_differences(placement):
     x, w, dy = small_case(seed=3)
     _, cache = block_forward(x, w, placement)
-    assert_gradients_match(lambda v, m: block_forward(v, m, placement)[0], lambda d: block_backward(d, cache, w, placement), x, w, dy, WEIGHT_NAMES)
+    assert_gradients_match(
+        lambda v, m: block_forward(v, m, placement)[0],
+        lambda d: block_backward(d, cache, w, placement),
+        x,
+        w,
+        dy,
+        WEIGHT_NAMES,
+    )
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
@@ -90,19 +141,36 @@ def test_stack_backward_matches_finite_differences_through_three_layers_and_the_
     _, dout = mse_loss(out, target)
     stream_grads, grads = stack_backward(dout, states, caches, weights, placement)
     assert len(stream_grads) == 4
-    assert relative_error(stream_grads[0], numerical_gradient(lambda v: loss_of(v, weights), x, np.ones(1))) < 1e-6
+    assert (
+        relative_error(
+            stream_grads[0], numerical_gradient(lambda v: loss_of(v, weights), x, np.ones(1))
+        )
+        < 1e-6
+    )
     for layer in (0, 2):
         for name in ("Wq", "W2"):
+
             def with_weight(m, layer=layer, name=name):
-                return loss_of(x, [{**w, name: m} if i == layer else w for i, w in enumerate(weights)])
-            assert relative_error(grads[layer][name], numerical_gradient(with_weight, weights[layer][name], np.ones(1))) < 1e-6
+                return loss_of(
+                    x, [{**w, name: m} if i == layer else w for i, w in enumerate(weights)]
+                )
+
+            assert (
+                relative_error(
+                    grads[layer][name],
+                    numerical_gradient(with_weight, weights[layer][name], np.ones(1)),
+                )
+                < 1e-6
+            )
 
 
 def test_mse_loss_by_hand():
     y = np.zeros((1, 2, 2))
     target = np.array([[[1.0, 2.0], [0.0, 2.0]]])
     loss, dy = mse_loss(y, target)
-    assert loss == pytest.approx(0.5 * (1 + 4 + 0 + 4) / 2)  # half the squared error, per token (2 tokens)
+    assert loss == pytest.approx(
+        0.5 * (1 + 4 + 0 + 4) / 2
+    )  # half the squared error, per token (2 tokens)
     np.testing.assert_allclose(dy, -target / 2)
 
 
@@ -167,7 +235,9 @@ def test_block_agrees_with_pytorch(torch, placement):
     np.testing.assert_allclose(out, out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-9, atol=1e-12)
     for name in WEIGHT_NAMES:
-        np.testing.assert_allclose(grads[name], tw[name].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            grads[name], tw[name].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name
+        )
 
 
 # --- initialization ---------------------------------------------------------------------
@@ -175,8 +245,12 @@ def test_block_agrees_with_pytorch(torch, placement):
 
 def test_xavier_variance_and_shapes():
     w = init_layer(np.random.default_rng(6), 200, 300)
-    assert w["Wq"].shape == (200, 200) and w["W1"].shape == (200, 300) and w["W2"].shape == (300, 200)
-    assert w["W1"].var() == pytest.approx(2 / (200 + 300), rel=0.02)  # Glorot: 2 / (fan_in + fan_out), 60 000 draws
+    assert (
+        w["Wq"].shape == (200, 200) and w["W1"].shape == (200, 300) and w["W2"].shape == (300, 200)
+    )
+    assert w["W1"].var() == pytest.approx(
+        2 / (200 + 300), rel=0.02
+    )  # Glorot: 2 / (fan_in + fan_out), 60 000 draws
     assert w["Wq"].var() == pytest.approx(1 / 200, rel=0.02)
 
 
@@ -211,7 +285,9 @@ def test_finding_1_post_norm_keeps_the_norm_and_pre_norm_grows_linearly():
     # pre-norm: each layer adds d/2 (FFN) plus 0 to d (attention), so E||x_l||^2 / d lies between 1 + l/2 and 1 + 3l/2
     layers = np.arange(depth + 1)
     mean = pre.stream_sq.mean(axis=0)
-    assert np.all(mean[1:] >= 0.9 * (1 + layers[1:] / 2)) and np.all(mean <= 1.1 * (1 + 1.5 * layers))
+    assert np.all(mean[1:] >= 0.9 * (1 + layers[1:] / 2)) and np.all(
+        mean <= 1.1 * (1 + 1.5 * layers)
+    )
     slope, _ = np.polyfit(layers, mean, 1)
     assert 0.5 <= slope <= 1.5
     residual = mean - np.polyval(np.polyfit(layers, mean, 1), layers)
@@ -223,14 +299,19 @@ def test_finding_1_post_norm_keeps_the_norm_and_pre_norm_grows_linearly():
 
 def last_layer_slope(placement, depths=(2, 4, 8, 16, 32), seeds=6):
     """Log-log slope of the mean (over seeds) of one batch's ||dL/dW2|| in the last layer, against depth L."""
-    norms = [init_profile(depth, 32, placement, seeds=seeds).grad_norm["W2"][:, -1].mean() for depth in depths]
+    norms = [
+        init_profile(depth, 32, placement, seeds=seeds).grad_norm["W2"][:, -1].mean()
+        for depth in depths
+    ]
     return np.polyfit(np.log(depths), np.log(norms), 1)[0]
 
 
 def test_depth_sweep_takes_the_top_layer_of_each_stack():
     sweep = depth_sweep([1, 3], 8, "post", seeds=2, weight="W1")
     for column, depth in enumerate([1, 3]):
-        np.testing.assert_array_equal(sweep[:, column], init_profile(depth, 8, "post", seeds=2).grad_norm["W1"][:, depth - 1])
+        np.testing.assert_array_equal(
+            sweep[:, column], init_profile(depth, 8, "post", seeds=2).grad_norm["W1"][:, depth - 1]
+        )
 
 
 def test_finding_2_last_layer_gradient_is_depth_independent_for_post_norm():
@@ -279,7 +360,9 @@ def test_init_profile_averages_gradients_over_batches_before_the_norm():
     for _ in range(2):
         x, target = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
         out, states, caches = stack_forward(x, weights, "pre")
-        total += stack_backward(mse_loss(out, target)[1], states, caches, weights, "pre")[1][1]["W2"] / 2
+        total += (
+            stack_backward(mse_loss(out, target)[1], states, caches, weights, "pre")[1][1]["W2"] / 2
+        )
     assert profile.grad_norm["W2"][0, 1] == pytest.approx(np.linalg.norm(total))
 
 
@@ -289,4 +372,6 @@ def test_the_models_norm_is_lnlib_layer_norm():
     x, dy = rng.normal(size=(2, 3, 7)) * 3 + 1, rng.normal(size=(2, 3, 7))
     y, saved = model_norm(x)
     np.testing.assert_allclose(y, layer_norm(x), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(model_norm_backward(dy, saved), layer_norm_backward(dy, x)[0], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(
+        model_norm_backward(dy, saved), layer_norm_backward(dy, x)[0], rtol=1e-10, atol=1e-13
+    )

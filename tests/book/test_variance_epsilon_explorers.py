@@ -9,11 +9,10 @@ import matplotlib
 import numpy as np
 import pytest
 
-from lnlib.book.figures.epsilon import epsilon_companion, output_variance_figure
-from lnlib.variants import std_inside, std_outside
-from lnlib.book.figures.variance import bessel_figure, variance_companion, variance_figure
-from lnlib.variants import FRAMEWORK_EPS, sample_variance
 from lnlib.book.explorers import epsilon_explorer, mean_explorer, variance_explorer
+from lnlib.book.figures.epsilon import epsilon_companion, output_variance_figure
+from lnlib.book.figures.variance import bessel_figure, variance_companion, variance_figure
+from lnlib.variants import FRAMEWORK_EPS, sample_variance, std_inside, std_outside
 
 matplotlib.use("Agg")
 
@@ -32,7 +31,9 @@ def test_variance_explorer_shows_the_documents_example():
 
 def test_variance_explorer_divisor_switches_to_h_minus_one():
     explorer = variance_explorer(values=[1.0, 0.0, 0.0, 0.0])
-    assert explorer.result["variance"] == pytest.approx(0.75 / 4)  # squares sum to 3/4 (see test_variants)
+    assert explorer.result["variance"] == pytest.approx(
+        0.75 / 4
+    )  # squares sum to 3/4 (see test_variants)
     explorer.controls["divisor"].value = True
     assert explorer.result["variance"] == pytest.approx(0.75 / 3)
     assert "s² = sum / 3" in explorer.readout.value
@@ -57,12 +58,15 @@ def test_variance_explorer_notes_a_constant_vector():
     assert explorer.result["variance"] == 0.0
 
 
-@pytest.mark.parametrize(("values", "kwargs", "problem"), [
-    ([1.0], {}, "2 to 8"),
-    (list(range(9)), {"high": 10.0}, "2 to 8"),
-    ([1.0, 20.0], {}, "must lie in"),
-    ([1.0, 2.0], {"low": 3.0, "high": 3.0}, "low < high"),
-])
+@pytest.mark.parametrize(
+    ("values", "kwargs", "problem"),
+    [
+        ([1.0], {}, "2 to 8"),
+        (list(range(9)), {"high": 10.0}, "2 to 8"),
+        ([1.0, 20.0], {}, "must lie in"),
+        ([1.0, 2.0], {"low": 3.0, "high": 3.0}, "low < high"),
+    ],
+)
 @pytest.mark.parametrize("factory", [mean_explorer, variance_explorer])
 def test_slider_per_entry_explorers_refuse_bad_arguments(factory, values, kwargs, problem):
     with pytest.raises(ValueError, match=f"{factory.__name__}.*{problem}"):
@@ -94,7 +98,9 @@ def test_epsilon_explorer_on_the_near_constant_input():
     # deviations 0, 1e-3, -1e-3, 0: variance 2e-6 / 4 = 5e-7, smaller than eps = 1e-5
     assert explorer.result["variance"] == pytest.approx(5e-7, rel=1e-9)
     assert explorer.result["output_variance"] == pytest.approx(5e-7 / (5e-7 + 1e-5), rel=1e-6)
-    assert explorer.result["std_outside"] == pytest.approx(math.sqrt(5e-7) / (math.sqrt(5e-7) + 1e-5), rel=1e-6)
+    assert explorer.result["std_outside"] == pytest.approx(
+        math.sqrt(5e-7) / (math.sqrt(5e-7) + 1e-5), rel=1e-6
+    )
     # the readout shows the same two numbers (0.04762 and 0.9861)
     assert f"<b>{5e-7 / (5e-7 + 1e-5):.4g}</b>" in explorer.readout.value
     assert f"<b>{math.sqrt(5e-7) / (math.sqrt(5e-7) + 1e-5):.4g}</b>" in explorer.readout.value
@@ -105,7 +111,9 @@ def test_epsilon_explorer_large_spread_is_standardized():
     explorer = epsilon_explorer(eps=1e-5, spread=1.0)
     # variance 2 / 4 = 0.5, so the output variance is 0.5 / 0.50001
     assert explorer.result["output_variance"] == pytest.approx(0.5 / 0.50001, rel=1e-9)
-    np.testing.assert_allclose(explorer.result["exact"], [0.0, math.sqrt(2), -math.sqrt(2), 0.0], atol=1e-12)
+    np.testing.assert_allclose(
+        explorer.result["exact"], [0.0, math.sqrt(2), -math.sqrt(2), 0.0], atol=1e-12
+    )
     assert explorer.note.value == ""
 
 

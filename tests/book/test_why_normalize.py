@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from lnlib.book.models.deep_stack import random_stack, run_stack
-from lnlib.book.figures.why_normalize import EXPLORER_YLIM
 from lnlib.book.explorers import why_normalize_explorer
 from lnlib.book.explorers.why_normalize import DEPTHS, WEIGHT_SCALES
+from lnlib.book.figures.why_normalize import EXPLORER_YLIM
+from lnlib.book.models.deep_stack import random_stack, run_stack
 
 
 @pytest.fixture(scope="module")
@@ -17,12 +17,22 @@ def explorer():
 def separate_run(depth, a, layer_norm, activation):
     """The same stack, run on its own with run_stack (not the explorer's batched precomputation)."""
     x, weights, upstream = random_stack(50, 64, 32, seed=0)
-    return run_stack(x, a * weights[:depth], upstream, layer_norm_on=layer_norm, activation=activation)
+    return run_stack(
+        x, a * weights[:depth], upstream, layer_norm_on=layer_norm, activation=activation
+    )
 
 
-@pytest.mark.parametrize("depth, a, layer_norm, activation", [(20, 2.0, False, "relu"), (50, 0.5, True, "tanh"), (1, np.sqrt(2), False, "tanh")])
+@pytest.mark.parametrize(
+    "depth, a, layer_norm, activation",
+    [(20, 2.0, False, "relu"), (50, 0.5, True, "tanh"), (1, np.sqrt(2), False, "tanh")],
+)
 def test_explorer_shows_the_scales_of_a_separate_run(explorer, depth, a, layer_norm, activation):
-    for name, value in (("depth", depth), ("weight_scale", a), ("layer_norm", layer_norm), ("activation", activation)):
+    for name, value in (
+        ("depth", depth),
+        ("weight_scale", a),
+        ("layer_norm", layer_norm),
+        ("activation", activation),
+    ):
         explorer.controls[name].value = value
     run = separate_run(depth, a, layer_norm, activation)
     np.testing.assert_allclose(explorer.result["activation_rms"], run.activation_rms, rtol=1e-10)
@@ -30,13 +40,20 @@ def test_explorer_shows_the_scales_of_a_separate_run(explorer, depth, a, layer_n
     assert f"<b>{run.activation_rms[-1]:.3g}</b> after the last layer" in explorer.readout.value
     assert f"<b>{run.gradient_rms[0]:.3g}</b> at the input" in explorer.readout.value
     assert f"a = {'√2' if a == np.sqrt(2) else f'{a:g}'}," in explorer.readout.value
-    per_layer = (run.gradient_rms[0] / run.gradient_rms[-1]) ** (1 / depth)  # geometric mean factor over the depth layers
+    per_layer = (run.gradient_rms[0] / run.gradient_rms[-1]) ** (
+        1 / depth
+    )  # geometric mean factor over the depth layers
     assert f"× {per_layer:.3f} per layer on the way down" in explorer.readout.value
 
 
 def test_relu_without_layer_norm_grows_by_a_over_sqrt2_per_layer(explorer):
     """A ReLU halves the mean square of a symmetric input, so each layer multiplies the scale by about a / sqrt(2)."""
-    for name, value in (("depth", 50), ("weight_scale", 3.0), ("layer_norm", False), ("activation", "relu")):
+    for name, value in (
+        ("depth", 50),
+        ("weight_scale", 3.0),
+        ("layer_norm", False),
+        ("activation", "relu"),
+    ):
         explorer.controls[name].value = value
     act = explorer.result["activation_rms"]
     per_layer = (act[-1] / act[1]) ** (1 / 49)
@@ -62,14 +79,24 @@ def test_explorer_refuses_settings_it_has_not_precomputed(kwargs):
         why_normalize_explorer(**kwargs)
 
 
-@pytest.mark.parametrize("a, layer_norm, expected", [(3.0, False, "overflows to inf"), (0.5, False, "round to 0"), (3.0, True, None)])
+@pytest.mark.parametrize(
+    "a, layer_norm, expected",
+    [(3.0, False, "overflows to inf"), (0.5, False, "round to 0"), (3.0, True, None)],
+)
 def test_explorer_notes_scales_beyond_half_precision(explorer, a, layer_norm, expected):
     """float16 holds magnitudes from about 6e-8 to 65504; a 50-layer stack without LayerNorm leaves that range."""
-    for name, value in (("depth", 50), ("weight_scale", a), ("layer_norm", layer_norm), ("activation", "relu")):
+    for name, value in (
+        ("depth", 50),
+        ("weight_scale", a),
+        ("layer_norm", layer_norm),
+        ("activation", "relu"),
+    ):
         explorer.controls[name].value = value
     run = separate_run(50, a, layer_norm, "relu")
     scales = np.concatenate([run.activation_rms, run.gradient_rms])
-    outside = scales.max() > 65504 or scales.min() < 2.0**-24  # float16: largest finite, smallest subnormal
+    outside = (
+        scales.max() > 65504 or scales.min() < 2.0**-24
+    )  # float16: largest finite, smallest subnormal
     assert outside == (expected is not None)
     if expected:
         assert expected in explorer.note.value

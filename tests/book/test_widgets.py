@@ -18,7 +18,12 @@ import lnlib.book.explorers
 EXPLORERS = sorted(name for name in lnlib.book.explorers.__all__ if name.endswith("_explorer"))
 
 
-SELECTIONS = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.SelectionSlider)
+SELECTIONS = (
+    widgets.Dropdown,
+    widgets.ToggleButtons,
+    widgets.RadioButtons,
+    widgets.SelectionSlider,
+)
 
 
 def option_values(control):
@@ -28,12 +33,18 @@ def option_values(control):
         return [control.base**low, control.base**high, control.base ** ((low + high) / 2)]
     if isinstance(control, (widgets.FloatSlider, widgets.IntSlider)):
         middle = (control.min + control.max) / 2
-        return [control.min, control.max, int(middle) if isinstance(control, widgets.IntSlider) else middle]
+        return [
+            control.min,
+            control.max,
+            int(middle) if isinstance(control, widgets.IntSlider) else middle,
+        ]
     if isinstance(control, SELECTIONS):
         return [option[1] if isinstance(option, tuple) else option for option in control.options]
     if isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
         return [not control.value, control.value]
-    raise AssertionError(f"no test positions for control {type(control).__name__}; add it to option_values")
+    raise AssertionError(
+        f"no test positions for control {type(control).__name__}; add it to option_values"
+    )
 
 
 def png(image) -> bytes:
@@ -58,21 +69,33 @@ def test_every_control_changes_the_display(name):
     for image in (explorer.image, explorer.background):
         assert png(image)[:8] == b"\x89PNG\r\n\x1a\n"
     assert explorer.readout.value, f"{name} shows no readout at its defaults"
-    assert not explorer.note.value.startswith("<span") or "no answer" not in explorer.note.value, f"{name} fails at its defaults"
+    assert not explorer.note.value.startswith("<span") or "no answer" not in explorer.note.value, (
+        f"{name} fails at its defaults"
+    )
     for control_name, control in explorer.controls.items():
         for value in option_values(control):
             before_value = control.value
             before = display(explorer)
             control.value = value
             after = display(explorer)
-            assert after[0][:8] == b"\x89PNG\r\n\x1a\n", f"{name}.{control_name}={value!r} shows no figure"
-            assert after[1] or after[2], f"{name}.{control_name}={value!r} shows neither a readout nor a note"
+            assert after[0][:8] == b"\x89PNG\r\n\x1a\n", (
+                f"{name}.{control_name}={value!r} shows no figure"
+            )
+            assert after[1] or after[2], (
+                f"{name}.{control_name}={value!r} shows neither a readout nor a note"
+            )
             reason = explorer.inactive(explorer.values()).get(control_name)
-            assert control.disabled == bool(reason), f"{name}.{control_name}: disabled exactly when it has no effect"
+            assert control.disabled == bool(reason), (
+                f"{name}.{control_name}: disabled exactly when it has no effect"
+            )
             if reason:
-                assert reason in after[1], f"{name}: {control_name} is disabled and the readout does not say why"
+                assert reason in after[1], (
+                    f"{name}: {control_name} is disabled and the readout does not say why"
+                )
             elif control.value != before_value:
-                assert after[:2] != before[:2], f"{name}: moving {control_name} from {before_value!r} to {value!r} changed nothing on screen"
+                assert after[:2] != before[:2], (
+                    f"{name}: moving {control_name} from {before_value!r} to {value!r} changed nothing on screen"
+                )
 
 
 @pytest.mark.parametrize("name", EXPLORERS)
@@ -131,7 +154,9 @@ def test_the_moving_layer_over_the_background_is_the_figure(name):
     opaque = layer[..., 3] > 0
     composed = np.where(opaque[..., None], layer, background)
     np.testing.assert_array_equal(composed, frame)
-    assert 0 < opaque.mean() < 0.9, f"{name}: the moving layer covers {opaque.mean():.0%} of the figure"
+    assert 0 < opaque.mean() < 0.9, (
+        f"{name}: the moving layer covers {opaque.mean():.0%} of the figure"
+    )
 
 
 @pytest.mark.parametrize("name", EXPLORERS)
@@ -176,7 +201,9 @@ def test_the_website_build_shows_the_precomputed_explorer(monkeypatch, tmp_path)
     page = explorer._repr_mimebundle_()["text/html"]
     assert 'class="lnlib-web-explorer"' in page and "<select" in page and 'type="range"' in page
     assert len(list(tmp_path.glob("*.html"))) == 1
-    monkeypatch.setattr(web, "_render", lambda *args: pytest.fail("an unchanged explorer was computed again"))
+    monkeypatch.setattr(
+        web, "_render", lambda *args: pytest.fail("an unchanged explorer was computed again")
+    )
     assert explorer._repr_mimebundle_()["text/html"] == page  # from the cache
 
 

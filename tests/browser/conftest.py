@@ -22,10 +22,18 @@ SITE = Path(os.environ.get("LNBOOK_SITE", ROOT / "_build" / "html"))  # the buil
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = os.environ.get("LNBOOK_CHROMIUM", "/usr/bin/chromium")
 INSTALL_HINT = "install Debian's Chromium with `sudo apt-get install -y chromium` (or set LNBOOK_CHROMIUM to its path)"
+# Screenshots are for a person to look at (`make screenshots`); `make test` skips encoding them.
+SCREENSHOTS = os.environ.get("LNBOOK_SCREENSHOTS") == "1"
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -40,10 +48,18 @@ def require(condition: bool, reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def browser():
-    require(Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is not None, f"Chromium was not found at {CHROMIUM}: {INSTALL_HINT}")
-    playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: run `make test`, which installs it")
+    require(
+        Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is not None,
+        f"Chromium was not found at {CHROMIUM}: {INSTALL_HINT}",
+    )
+    playwright_api = pytest.importorskip(
+        "playwright.sync_api",
+        reason="playwright is not installed: run `make test`, which installs it",
+    )
     with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
         yield browser
         browser.close()
 
@@ -80,13 +96,22 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="session")
 def site_url():
-    require((SITE / "index.html").exists(), "the website is not built: run `make book` first (make test does)")
+    require(
+        (SITE / "index.html").exists(),
+        "the website is not built: run `make book` first (make test does)",
+    )
     handler = functools.partial(QuietHandler, directory=str(SITE))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
+
+
+def screenshot(target, path, **options) -> None:
+    """Save `target`'s (a page's or an element's) screenshot at `path` when LNBOOK_SCREENSHOTS=1."""
+    if SCREENSHOTS:
+        target.screenshot(path=str(path), **options)
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,11 @@ KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 def has_explorer(chapter: str) -> bool:
     """True if the chapter holds a live explorer (a cell that is one ``*_explorer(...)`` call)."""
     cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
-    return any(c["cell_type"] == "code" and "".join(c["source"]).strip().split("(")[0].endswith("_explorer") for c in cells)
+    return any(
+        c["cell_type"] == "code"
+        and "".join(c["source"]).strip().split("(")[0].endswith("_explorer")
+        for c in cells
+    )
 
 
 def free_port() -> int:
@@ -59,12 +63,23 @@ def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
     write_settings(settings)
     port, token = free_port(), secrets.token_hex(16)
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={workdir}", "--ServerApp.open_browser=False",
-        "--ServerApp.allow_root=True", "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={workdir}",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.allow_root=True",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir, env=env)
+    server = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir, env=env
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
@@ -99,11 +114,15 @@ def run_all(page) -> None:
     item.wait_for(state="visible")
     item.click()
     # The last code cell gets an execution count when everything before it has run.
-    page.wait_for_function("""() => {
+    page.wait_for_function(
+        """() => {
         const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
         const last = prompts[prompts.length - 1];
         return prompts.length > 0 && !prompts.some(e => e.textContent.includes('*')) && /\\[\\d+\\]/.test(last.textContent);
-    }""", polling=200, timeout=300_000)
+    }""",
+        polling=200,
+        timeout=300_000,
+    )
     page.get_by_text(KERNEL_IDLE).first.wait_for()
 
 
@@ -150,18 +169,24 @@ def install_probe(page, root) -> None:
 def drag_slider(page, slider, fraction: float) -> None:
     """Drag the slider's handle with the mouse to a fraction of the track's width, in a few steps."""
     slider.scroll_into_view_if_needed()
-    slider.locator(".noUi-handle").hover()  # waits until the handle is visible and stable, then points at it
+    slider.locator(
+        ".noUi-handle"
+    ).hover()  # waits until the handle is visible and stable, then points at it
     handle = slider.locator(".noUi-handle").bounding_box()
     track = slider.locator(".noUi-target").bounding_box()
     page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
     page.mouse.down()
-    page.mouse.move(track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2, steps=8)
+    page.mouse.move(
+        track["x"] + fraction * track["width"], handle["y"] + handle["height"] / 2, steps=8
+    )
     page.mouse.up()
 
 
 def controls(root) -> list:
     """The explorer's sliders, dropdowns, toggle buttons and checkboxes, as locators, in order."""
-    return root.locator(".widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-checkbox").all()
+    return root.locator(
+        ".widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-checkbox"
+    ).all()
 
 
 def control_state(control) -> dict:
@@ -191,8 +216,14 @@ def plan_move(state: dict, how: str, i: int):
     """A move that changes `state`'s position: a key (turned round at an end) or a fraction of the track to click."""
     span = state["max"] - state["min"] or 1
     here = (state["now"] - state["min"]) / span
-    if state["kind"] in ("select", "toggle", "checkbox"):  # the next option, or the first after the last
-        return ("select" if state["kind"] == "select" else "click"), state["now"] + 1 if state["now"] < state["max"] else 0
+    if state["kind"] in (
+        "select",
+        "toggle",
+        "checkbox",
+    ):  # the next option, or the first after the last
+        return ("select" if state["kind"] == "select" else "click"), state["now"] + 1 if state[
+            "now"
+        ] < state["max"] else 0
     if how == "key":
         up = here < 1 and (i % 2 == 0 or here <= 0)
         return "key", (KEYS_UP if up else KEYS_DOWN)[(i // 2) % 3 if i % 4 else 0]
@@ -217,7 +248,11 @@ def move(page, control, how: str, what) -> None:
     if how == "select":
         control.locator("select").select_option(index=what)
     elif how == "click":  # a toggle's button, or a checkbox
-        target = control.locator("button").nth(what) if control.locator("button").count() else control.locator("input[type=checkbox]")
+        target = (
+            control.locator("button").nth(what)
+            if control.locator("button").count()
+            else control.locator("input[type=checkbox]")
+        )
         target.click()
     elif how == "key":
         control.locator(".noUi-handle").focus()

@@ -4,8 +4,8 @@ One JupyterLab server per test worker (``tests/browser/jupyterlab.py``: loopback
 copy of the chapters so the test can never modify the committed notebooks, windowing off so every cell is
 rendered) serves every chapter. For each chapter: open it, run all cells, and check that the rendered
 prose shows no raw MyST markup (``{glue``, ``{doc}``, ``{cite}``, ``{ref}``, ```` ```{ ````), that no
-solution is open or has run ("Correct!") before the reader asks, and that no cell shows an error; a
-full-page screenshot of each lands in tests/artifacts/screenshots.
+solution is open or has run ("Correct!") before the reader asks, and that no cell shows an error; with
+LNBOOK_SCREENSHOTS=1 (`make screenshots`) a full-page screenshot of each lands in tests/artifacts/screenshots.
 
 Then every control of the chapter's explorer is moved: each slider by keyboard (arrows, Page Up/Down, Home
 or End on its handle), by a mouse click on its track and by dragging its handle; each dropdown to its next
@@ -24,10 +24,19 @@ import ipywidgets as widgets
 import pytest
 
 from . import jupyterlab as lab
-from .conftest import ROOT, require
+from .conftest import ROOT, SCREENSHOTS, require, screenshot
 from .test_web_explorers import EXPLORERS, build
 
-RAW_MARKUP = ["{glue", "{doc}", "{cite}", "{ref}", "```{", "<!--", "$\\", "$$"]  # "$\\": TeX left unrendered
+RAW_MARKUP = [
+    "{glue",
+    "{doc}",
+    "{cite}",
+    "{ref}",
+    "```{",
+    "<!--",
+    "$\\",
+    "$$",
+]  # "$\\": TeX left unrendered
 ERROR_OUTPUTS = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
 # Where the cell after the explorer's cell starts, relative to the explorer's cell: a change means a layout shift.
 BELOW = """root => {
@@ -41,9 +50,15 @@ PARTS = "root => [...root.children].map(e => Math.round(e.getBoundingClientRect(
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    require(shutil.which("jupyter-lab", path=str(ROOT / ".venv" / "bin")) is not None or shutil.which("jupyter-lab") is not None,
-            "JupyterLab is not installed: run `make test`, which installs it")
-    pytest.importorskip("jupyterlab_myst", reason="jupyterlab-myst is not installed: run `make test`, which installs it")
+    require(
+        shutil.which("jupyter-lab", path=str(ROOT / ".venv" / "bin")) is not None
+        or shutil.which("jupyter-lab") is not None,
+        "JupyterLab is not installed: run `make test`, which installs it",
+    )
+    pytest.importorskip(
+        "jupyterlab_myst",
+        reason="jupyterlab-myst is not installed: run `make test`, which installs it",
+    )
     with lab.jupyterlab(tmp_path_factory.mktemp("lab")) as (base, token):
         yield base, token
 
@@ -56,40 +71,60 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, offline, artifacts):
     started = time.perf_counter()
     lab.open_chapter(page, base, token, chapter)
     # Opening must not change the notebook (a missing kernelspec made JupyterLab mark chapter 13 modified).
-    assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, f"{chapter}: JupyterLab marks the notebook modified on open"
+    assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, (
+        f"{chapter}: JupyterLab marks the notebook modified on open"
+    )
     lab.run_all(page)
     prose = page.locator(".jp-MarkdownCell .jp-RenderedHTMLCommon")
-    assert page.locator(".jp-MarkdownCell .myst").count() > 0, f"{chapter}: markdown is not rendered by jupyterlab-myst"
+    assert page.locator(".jp-MarkdownCell .myst").count() > 0, (
+        f"{chapter}: markdown is not rendered by jupyterlab-myst"
+    )
     text = "\n".join(prose.all_inner_texts())
     for raw in RAW_MARKUP:
         assert raw not in text, f"{chapter}: the rendered prose shows raw markup {raw!r}"
-    unresolved = page.locator(".jp-MarkdownCell .myst [title*='not found'], .jp-MarkdownCell .myst .text-yellow-600").count()
+    unresolved = page.locator(
+        ".jp-MarkdownCell .myst [title*='not found'], .jp-MarkdownCell .myst .text-yellow-600"
+    ).count()
     assert unresolved == 0, f"{chapter}: a cross-reference or citation is unresolved in JupyterLab"
-    assert page.locator(".jp-MarkdownCell details[open]").count() == 0, f"{chapter}: a solution is open before the reader asks"
+    assert page.locator(".jp-MarkdownCell details[open]").count() == 0, (
+        f"{chapter}: a solution is open before the reader asks"
+    )
     outputs = "\n".join(page.locator(".jp-OutputArea-output").all_inner_texts())
-    assert "Correct!" not in outputs, f"{chapter}: a solution ran with Run All (a check says Correct!)"
-    assert page.locator(ERROR_OUTPUTS).count() == 0, f"{chapter}: a cell printed an error or a warning in JupyterLab"
+    assert "Correct!" not in outputs, (
+        f"{chapter}: a solution ran with Run All (a check says Correct!)"
+    )
+    assert page.locator(ERROR_OUTPUTS).count() == 0, (
+        f"{chapter}: a cell printed an error or a warning in JupyterLab"
+    )
     solution = page.locator(".jp-MarkdownCell details").first
     solution.locator("summary").click()  # a solution opens when the reader asks
-    assert "answer_" in solution.inner_text(), f"{chapter}: the first solution dropdown shows no answer when opened"
+    assert "answer_" in solution.inner_text(), (
+        f"{chapter}: the first solution dropdown shows no answer when opened"
+    )
     solution.locator("summary").click()
     screenshot_whole_chapter(page, artifacts / f"lab__{chapter}.png")
     print(f"{chapter}: opened and ran in {time.perf_counter() - started:.1f} s")
     if f"chapters/{chapter}" in EXPLORERS:
         move_every_control(page, chapter)
-        assert page.locator(ERROR_OUTPUTS).count() == 0, f"{chapter}: the explorer printed an error in JupyterLab"
+        assert page.locator(ERROR_OUTPUTS).count() == 0, (
+            f"{chapter}: the explorer printed an error in JupyterLab"
+        )
     assert offline.blocked == [] or all("127.0.0.1" not in url for url in offline.blocked)
 
 
 def screenshot_whole_chapter(page, path) -> None:
     """JupyterLab scrolls the notebook inside its panel: grow the window to the whole chapter for the screenshot."""
+    if not SCREENSHOTS:
+        return
     height = page.evaluate("""() => {
         const scroller = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
         scroller.scrollTop = 0;
         return scroller.scrollHeight;
     }""")
     page.set_viewport_size({"width": 1280, "height": min(height + 200, 30_000)})
-    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.evaluate(
+        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     page.screenshot(path=str(path))
     page.set_viewport_size({"width": 1280, "height": 900})
 
@@ -97,7 +132,9 @@ def screenshot_whole_chapter(page, path) -> None:
 def settle(page) -> None:
     """Wait until the kernel is idle again (every message of the last move has arrived) and the page has painted."""
     page.get_by_text(lab.KERNEL_IDLE).first.wait_for()
-    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.evaluate(
+        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
 
 
 def readout_text(html_text: str) -> str:
@@ -119,13 +156,18 @@ def move_every_control(page, chapter) -> None:
         where = f"{chapter}: {state['label']}"
         if state["disabled"]:
             inactive = explorer_at_page_choices(explorer, root)
-            assert names.get(state["label"]) in inactive, f"{where} is disabled but the explorer says it is in effect"
+            assert names.get(state["label"]) in inactive, (
+                f"{where} is disabled but the explorer says it is in effect"
+            )
             reason = inactive[names[state["label"]]]
-            assert readout_text(reason) in " ".join(root.locator(".lnlib-readout").inner_text().split()), \
-                f"{where} is disabled without its reason ({reason!r}) in the readout"
+            assert readout_text(reason) in " ".join(
+                root.locator(".lnlib-readout").inner_text().split()
+            ), f"{where} is disabled without its reason ({reason!r}) in the readout"
             enable(page, handle, control, where)
         for kind in moves(state):
-            how, what = lab.plan_move(lab.control_state(control), "mouse" if kind == "drag" else kind, moved)
+            how, what = lab.plan_move(
+                lab.control_state(control), "mouse" if kind == "drag" else kind, moved
+            )
             before = handle.evaluate(lab.STATE)
             if kind == "drag":
                 how = kind
@@ -135,13 +177,17 @@ def move_every_control(page, chapter) -> None:
             try:
                 page.wait_for_function(lab.CHANGED, arg=[handle, before], timeout=10_000)
             except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
-                pytest.fail(f"{where} moved by {how} ({what}): neither the figure nor the readout changed in 10 s")
+                pytest.fail(
+                    f"{where} moved by {how} ({what}): neither the figure nor the readout changed in 10 s"
+                )
             settle(page)
             after = handle.evaluate(BELOW)
-            assert abs(after - below) < 0.5, (f"{where} moved by {how} ({what}): the cell below the explorer moved {after - below:+.1f} px"
-                                              f" (heights of title, controls, figure, readout, note: {parts} -> {handle.evaluate(PARTS)})")
+            assert abs(after - below) < 0.5, (
+                f"{where} moved by {how} ({what}): the cell below the explorer moved {after - below:+.1f} px"
+                f" (heights of title, controls, figure, readout, note: {parts} -> {handle.evaluate(PARTS)})"
+            )
             moved += 1
-    page.screenshot(path=str(ROOT / "tests" / "artifacts" / "screenshots" / f"lab__{chapter}__explorer.png"))
+    screenshot(page, ROOT / "tests" / "artifacts" / "screenshots" / f"lab__{chapter}__explorer.png")
     assert moved >= len(controls), f"{chapter}: only {moved} moves were made"
 
 
@@ -157,9 +203,14 @@ def explorer_at_page_choices(explorer, root) -> dict:
     """The controls `explorer` declares inactive with its dropdowns set to the page's choices."""
     for name, control in explorer.controls.items():
         if isinstance(control, (widgets.Dropdown, widgets.ToggleButtons)):
-            control.index = root.locator(".widget-dropdown, .widget-toggle-buttons").filter(has_text=control.description).evaluate(
-                "e => { const s = e.querySelector('select'); return s ? s.selectedIndex"
-                " : [...e.querySelectorAll('button')].findIndex(b => b.classList.contains('mod-active')); }")
+            control.index = (
+                root.locator(".widget-dropdown, .widget-toggle-buttons")
+                .filter(has_text=control.description)
+                .evaluate(
+                    "e => { const s = e.querySelector('select'); return s ? s.selectedIndex"
+                    " : [...e.querySelectorAll('button')].findIndex(b => b.classList.contains('mod-active')); }"
+                )
+            )
     return explorer.inactive(explorer.values())
 
 

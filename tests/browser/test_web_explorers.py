@@ -20,17 +20,23 @@ import pytest
 import lnlib.book.explorers
 from lnlib.book.explorers.web import web_states
 
-from .conftest import ROOT, SITE
+from .conftest import ROOT, SITE, screenshot
 
 EXPLORER_CALL = re.compile(r"^\w+_explorer\(.*\)\s*$", re.S)
-PAGE_BUDGET = 2.5e6  # bytes: the page's own HTML (states included), its images and the explorers' front-end
+PAGE_BUDGET = (
+    2.5e6  # bytes: the page's own HTML (states included), its images and the explorers' front-end
+)
 # The theme, MathJax and the search index (about 3.8 MB uncompressed) are shared by every page of the book and
 # come from the browser's cache after the first; BENCHMARKS.md lists them apart.
 PAGE_WEIGHT = """() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
     .filter(e => { const path = new URL(e.name).pathname;
                    return !(path.includes('/_static/') && !path.includes('lnlib-explorers')) && !path.endsWith('searchindex.js'); })
     .reduce((sum, e) => sum + (e.encodedBodySize || 0), 0)"""
-STALE_PHRASES = ("is replaced by the figure below", "run this chapter in JupyterLab (`make lab`)", "static companion")
+STALE_PHRASES = (
+    "is replaced by the figure below",
+    "run this chapter in JupyterLab (`make lab`)",
+    "static companion",
+)
 
 
 def chapter_explorers() -> dict[str, str]:
@@ -92,7 +98,13 @@ def frame(explorer, values):
 def moves(control_kind: str):
     """(how, what) pairs: one mouse move and keyboard moves a reader would make with this kind of control."""
     if control_kind == "range":
-        return [("mouse", 0.8), ("key", "Home"), ("key", "ArrowRight"), ("key", "End"), ("mouse", 0.3)]
+        return [
+            ("mouse", 0.8),
+            ("key", "Home"),
+            ("key", "ArrowRight"),
+            ("key", "End"),
+            ("mouse", 0.3),
+        ]
     if control_kind == "select":
         return [("mouse", -1), ("key", "ArrowUp"), ("mouse", 0)]
     return [("mouse", None), ("key", "Space")]
@@ -107,7 +119,9 @@ def move(page, element, kind: str, how: str, what) -> None:
         page.mouse.click(box["x"] + what * box["width"], box["y"] + box["height"] / 2)
     elif kind == "select":
         count = element.evaluate("e => e.options.length")
-        element.select_option(index=what % count)  # a native <select>'s list is the browser's own popup
+        element.select_option(
+            index=what % count
+        )  # a native <select>'s list is the browser's own popup
     else:
         element.click()
 
@@ -119,7 +133,9 @@ def enable(root, element) -> None:
             select.select_option(index=index)
             if not element.is_disabled():
                 return
-    pytest.fail(f"control {element.get_attribute('id')} is disabled at every choice of the dropdowns")
+    pytest.fail(
+        f"control {element.get_attribute('id')} is disabled at every choice of the dropdowns"
+    )
 
 
 @pytest.mark.parametrize("page_name", sorted(EXPLORERS))
@@ -128,18 +144,26 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
     states = web_states(explorer)
     page = offline.context.new_page()
     errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     response = page.goto(f"{site_url}/{page_name}.html", wait_until="load")
     assert response is not None and response.ok
     root = page.locator(".lnlib-web-explorer")
-    assert root.count() == 1, f"{page_name}: expected one explorer on the page, found {root.count()}"
+    assert root.count() == 1, (
+        f"{page_name}: expected one explorer on the page, found {root.count()}"
+    )
     root.scroll_into_view_if_needed()
-    page.wait_for_function("() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'")
+    page.wait_for_function(
+        "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
+    )
     handle = root.element_handle()
     handle.evaluate(PROBE)
     controls = root.locator("[data-lnlib-control]")
-    assert controls.count() == len(states.controls), f"{page_name}: the page shows {controls.count()} controls, the grid has {len(states.controls)}"
+    assert controls.count() == len(states.controls), (
+        f"{page_name}: the page shows {controls.count()} controls, the grid has {len(states.controls)}"
+    )
     checked = 0
     for i, control in enumerate(states.controls):
         element = controls.nth(i)
@@ -148,7 +172,9 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
         if element.is_disabled():
             enable(root, element)
         for how, what in moves(control.kind):
-            page.wait_for_function("r => (r.dataset.decoding || '0') === '0'", arg=handle, timeout=10000)  # a reader's pause
+            page.wait_for_function(
+                "r => (r.dataset.decoding || '0') === '0'", arg=handle, timeout=10000
+            )  # a reader's pause
             before = handle.evaluate(SHOWN)
             handle.evaluate(ARM)
             move(page, element, control.kind, how, what)
@@ -162,34 +188,54 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
             where = f"{page_name}: {control.name} moved by {how} ({what}) to {values}"
             # Every setting one move away was decoded ahead: on screen by the next animation frame.
             assert after["frames"] == 0, f"{where}: shown {after['frames']} animation frames late"
-            assert after["overlayOk"] and after["backgroundOk"], f"{where}: the figure shown is not the setting's"
-            assert after["readout"] == page.evaluate(NORMALIZE, readout), f"{where}: readout differs from the explorer's"
-            assert after["note"] == page.evaluate(NORMALIZE, note), f"{where}: note differs from the explorer's"
+            assert after["overlayOk"] and after["backgroundOk"], (
+                f"{where}: the figure shown is not the setting's"
+            )
+            assert after["readout"] == page.evaluate(NORMALIZE, readout), (
+                f"{where}: readout differs from the explorer's"
+            )
+            assert after["note"] == page.evaluate(NORMALIZE, note), (
+                f"{where}: note differs from the explorer's"
+            )
             inactive = explorer.inactive(values)
             expected = sorted(j for j, c in enumerate(states.controls) if c.name in inactive)
-            assert after["disabled"] == expected, f"{where}: disabled controls {after['disabled']}, expected {expected}"
-            assert all(reason in readout for reason in inactive.values()), f"{where}: a disabled control without its reason"
+            assert after["disabled"] == expected, (
+                f"{where}: disabled controls {after['disabled']}, expected {expected}"
+            )
+            assert all(reason in readout for reason in inactive.values()), (
+                f"{where}: a disabled control without its reason"
+            )
             before_values = states.settings[before["state"]]
             if before_values == values:
                 continue  # a sweep's "move" control picks another entry at the same setting
             if not np.array_equal(frame(explorer, before_values), frame(explorer, values)):
-                assert after["figure"] != before["figure"], f"{where}: the explorer's figure changed, the page's did not"
-            assert after["readout"] != before["readout"] or after["figure"] != before["figure"], f"{where}: nothing changed on the page"
+                assert after["figure"] != before["figure"], (
+                    f"{where}: the explorer's figure changed, the page's did not"
+                )
+            assert after["readout"] != before["readout"] or after["figure"] != before["figure"], (
+                f"{where}: nothing changed on the page"
+            )
             checked += 1
     assert checked >= len(states.controls), f"{page_name}: only {checked} moves changed the setting"
-    images = page.evaluate("() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 60))")
+    images = page.evaluate(
+        "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 60))"
+    )
     weight = page.evaluate(PAGE_WEIGHT)
-    handle.screenshot(path=str(artifacts / f"web-explorer-{page_name.split('/')[-1]}.png"))
+    screenshot(handle, artifacts / f"web-explorer-{page_name.split('/')[-1]}.png")
     assert errors == [], f"{page_name}: console errors {errors}"
     assert offline.blocked == [], f"{page_name}: outside requests {offline.blocked}"
     assert images == [], f"{page_name}: images that did not load: {images}"
-    assert weight <= PAGE_BUDGET, f"{page_name}: the page weighs {weight / 1e6:.2f} MB, over the {PAGE_BUDGET / 1e6} MB budget"
+    assert weight <= PAGE_BUDGET, (
+        f"{page_name}: the page weighs {weight / 1e6:.2f} MB, over the {PAGE_BUDGET / 1e6} MB budget"
+    )
 
 
 def test_pages_without_explorers_load_no_explorer_code(site_url):
     for page in ("intro", "api", "bibliography"):
         text = (SITE / f"{page}.html").read_text(encoding="utf-8")
-        assert "lnlib-explorers.js" not in text and "lnlib-explorers.css" not in text, f"{page}: loads the explorers' front-end"
+        assert "lnlib-explorers.js" not in text and "lnlib-explorers.css" not in text, (
+            f"{page}: loads the explorers' front-end"
+        )
 
 
 class ExploreSection(HTMLParser):
@@ -249,14 +295,28 @@ def test_explore_prose_asks_only_for_controls_the_page_has(page_name):
     section = ExploreSection()
     section.feed(html_text)
     prose = " ".join(" ".join(section.prose).split())
-    assert section.explorers == 1, f"{page_name}: the Explore section holds {section.explorers} explorers, not one"
+    assert section.explorers == 1, (
+        f"{page_name}: the Explore section holds {section.explorers} explorers, not one"
+    )
     call = EXPLORERS[page_name].split("(")[0]
-    assert call in prose, f"{page_name}: the explorer cell {call}(...) is not in the Explore section"
-    explore = html_text[html_text.index('<section id="explore"'):]  # an import cell above may name the call too
+    assert call in prose, (
+        f"{page_name}: the explorer cell {call}(...) is not in the Explore section"
+    )
+    explore = html_text[
+        html_text.index('<section id="explore"') :
+    ]  # an import cell above may name the call too
     after_call = explore.split(call, 1)[1]
-    assert after_call.find('class="lnlib-web-explorer"') < after_call.find("</section>"), f"{page_name}: the explorer cell has no explorer under it"
+    assert after_call.find('class="lnlib-web-explorer"') < after_call.find("</section>"), (
+        f"{page_name}: the explorer cell has no explorer under it"
+    )
     for phrase in STALE_PHRASES:
         assert phrase not in prose, f"{page_name}: the Explore prose still says {phrase!r}"
-    asked = [code for code in section.codes if not re.search(r"[()\[\]=._]", code) and not code.startswith("make")]
+    asked = [
+        code
+        for code in section.codes
+        if not re.search(r"[()\[\]=._]", code) and not code.startswith("make")
+    ]
     missing = [code for code in asked if code not in section.labels]
-    assert missing == [], f"{page_name}: the Explore prose names controls the page does not have: {missing}"
+    assert missing == [], (
+        f"{page_name}: the Explore prose names controls the page does not have: {missing}"
+    )

@@ -12,8 +12,8 @@ output figure, the website explorers' included, is shown at >= 75 % of its natur
 so its text stays legible; on a phone a tap shows a figure larger in its own sideways-scrolling box
 (_static/figure-zoom.js), without widening the page; no
 page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
-lnlib.book.tools.pytorch_reference). A full-page screenshot of each page at both widths is saved under
-tests/artifacts/screenshots for a person to look at.
+lnlib.book.tools.pytorch_reference). With LNBOOK_SCREENSHOTS=1 (`make screenshots`) a full-page screenshot of each page at both widths is
+saved under tests/artifacts/screenshots for a person to look at.
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ from urllib.parse import urldefrag, urljoin, urlparse
 import pytest
 import yaml
 
-from .conftest import ROOT, SITE, OfflineContext
+from .conftest import ROOT, SITE, OfflineContext, screenshot
 
 
 def toc_pages() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + [entry["file"] for part in toc.get("parts", []) for entry in part["chapters"]]
+    files = [toc["root"]] + [
+        entry["file"] for part in toc.get("parts", []) for entry in part["chapters"]
+    ]
     return files
 
 
@@ -42,7 +44,11 @@ def has_explorer(page: str) -> bool:
     if not notebook.exists():
         return False
     cells = json.loads(notebook.read_text())["cells"]
-    return any(re.search(r"\b\w+_explorer\(", "".join(c["source"])) for c in cells if c["cell_type"] == "code")
+    return any(
+        re.search(r"\b\w+_explorer\(", "".join(c["source"]))
+        for c in cells
+        if c["cell_type"] == "code"
+    )
 
 
 PAGES = toc_pages()
@@ -71,26 +77,40 @@ PAGE_FACTS = """() => {
 def test_page_renders_fully_offline(page, offline, site_url, artifacts):
     browser_page = offline.context.new_page()
     errors: list[str] = []
-    browser_page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    browser_page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     browser_page.on("pageerror", lambda exc: errors.append(str(exc)))
     response = browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
-    assert response is not None and response.ok, f"{page}: HTTP {response.status if response else 'no response'}"
+    assert response is not None and response.ok, (
+        f"{page}: HTTP {response.status if response else 'no response'}"
+    )
     math_state = browser_page.evaluate(WAIT_FOR_MATHJAX)
     facts = browser_page.evaluate(PAGE_FACTS)
 
     assert offline.blocked == [], f"{page}: the page asked for outside resources: {offline.blocked}"
     assert errors == [], f"{page}: JavaScript console errors: {errors}"
     assert math_state in ("typeset", "no math"), f"{page}: {math_state}"
-    assert facts["untypeset"] == [], f"{page}: formulas MathJax did not typeset: {facts['untypeset']}"
+    assert facts["untypeset"] == [], (
+        f"{page}: formulas MathJax did not typeset: {facts['untypeset']}"
+    )
     for raw in ("$$", "{glue", "{cite}", "{doc}"):
         assert raw not in facts["text"], f"{page}: raw markup {raw!r} left in the page text"
     for image in facts["images"]:
         assert image["ok"], f"{page}: image {image['src']} did not load"
-        assert len(image["alt"]) >= 10, f"{page}: image {image['src']} has no useful alt text ({image['alt']!r})"
-    assert facts["widgets"] == 0, f"{page}: shows {facts['widgets']} ipywidgets element(s) outside a website explorer, which cannot move without a kernel"
-    assert not re.search(r"\b(VBox|HBox|\w+Explorer)\(", facts["text"]), f"{page}: a widget's text repr is shown instead of a figure"
+        assert len(image["alt"]) >= 10, (
+            f"{page}: image {image['src']} has no useful alt text ({image['alt']!r})"
+        )
+    assert facts["widgets"] == 0, (
+        f"{page}: shows {facts['widgets']} ipywidgets element(s) outside a website explorer, which cannot move without a kernel"
+    )
+    assert not re.search(r"\b(VBox|HBox|\w+Explorer)\(", facts["text"]), (
+        f"{page}: a widget's text repr is shown instead of a figure"
+    )
     if has_explorer(page):
-        assert facts["exploreImages"] >= 1, f"{page}: the Explore section has no static companion figure"
+        assert facts["exploreImages"] >= 1, (
+            f"{page}: the Explore section has no static companion figure"
+        )
 
 
 # Everything measured in CSS pixels; 1 px of slack for sub-pixel rounding.
@@ -138,27 +158,62 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
         browser_page.evaluate(WAIT_FOR_MATHJAX)
         # the API page is very tall: a full-page screenshot takes a while on a busy machine
-        browser_page.screenshot(path=str(artifacts / f"{page.replace('/', '__')}@{width}.png"), full_page=True, timeout=120_000)
+        screenshot(
+            browser_page,
+            artifacts / f"{page.replace('/', '__')}@{width}.png",
+            full_page=True,
+            timeout=120_000,
+        )
         facts = browser_page.evaluate(LAYOUT_FACTS)
     finally:
         holder.context.close()
 
     for phrase in ("not installed", "skipping", "skipped"):
-        assert phrase not in facts["text"].lower(), f"{page}: says {phrase!r}; show stored evidence instead (lnlib.book.tools.pytorch_reference)"
-    assert facts["page"] <= facts["viewport"] + 1, f"{page} at {width} px: the page is {facts['page']} px wide, wider than the window"
+        assert phrase not in facts["text"].lower(), (
+            f"{page}: says {phrase!r}; show stored evidence instead (lnlib.book.tools.pytorch_reference)"
+        )
+    assert facts["page"] <= facts["viewport"] + 1, (
+        f"{page} at {width} px: the page is {facts['page']} px wide, wider than the window"
+    )
     for image in facts["images"]:
-        assert image["right"] <= facts["viewport"] + 1, f"{page} at {width} px: image {image['what']} runs off the page"
+        assert image["right"] <= facts["viewport"] + 1, (
+            f"{page} at {width} px: image {image['what']} runs off the page"
+        )
     if width == 1280:
-        assert facts["tables"] == [], f"{page}: tables wider than the {facts['column']:.0f} px column: {facts['tables']}"
-        assert facts["math"] == [], f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): {facts['math']}"
-        assert facts["code"] == [], f"{page}: code or output wider than its box at 1280 px (keep lines <= 80 columns): {facts['code']}"
-        small = [f"{i['what']} at {i['shown'] / i['natural']:.0%}" for i in facts["images"] if i["output"] and i["shown"] < 0.75 * i["natural"]]
-        assert small == [], f"{page}: figures shrunk below 75 % of their natural width, so their text is too small: {small}"
+        assert facts["tables"] == [], (
+            f"{page}: tables wider than the {facts['column']:.0f} px column: {facts['tables']}"
+        )
+        assert facts["math"] == [], (
+            f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): {facts['math']}"
+        )
+        assert facts["code"] == [], (
+            f"{page}: code or output wider than its box at 1280 px (keep lines <= 80 columns): {facts['code']}"
+        )
+        small = [
+            f"{i['what']} at {i['shown'] / i['natural']:.0%}"
+            for i in facts["images"]
+            if i["output"] and i["shown"] < 0.75 * i["natural"]
+        ]
+        assert small == [], (
+            f"{page}: figures shrunk below 75 % of their natural width, so their text is too small: {small}"
+        )
     else:
-        clipped = [block for block in facts["math"] + facts["code"] + facts["tables"] if not block["scrolls"]]
-        assert clipped == [], f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own box: {clipped}"
-        silent = [block for block in facts["math"] + facts["code"] + facts["tables"] if not block["hinted"]]
-        assert silent == [], f"{page} at {width} px: a box that scrolls sideways without the fade at its right edge: {silent}"
+        clipped = [
+            block
+            for block in facts["math"] + facts["code"] + facts["tables"]
+            if not block["scrolls"]
+        ]
+        assert clipped == [], (
+            f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own box: {clipped}"
+        )
+        silent = [
+            block
+            for block in facts["math"] + facts["code"] + facts["tables"]
+            if not block["hinted"]
+        ]
+        assert silent == [], (
+            f"{page} at {width} px: a box that scrolls sideways without the fade at its right edge: {silent}"
+        )
 
 
 ZOOM_FACTS = """(selector) => {
@@ -171,20 +226,29 @@ ZOOM_FACTS = """(selector) => {
 }"""
 
 
-@pytest.mark.parametrize("selector", ["article div.cell_output img:not(.lnlib-web-figure img)", "article .lnlib-web-figure"])
+@pytest.mark.parametrize(
+    "selector",
+    ["article div.cell_output img:not(.lnlib-web-figure img)", "article .lnlib-web-figure"],
+)
 def test_a_tap_shows_a_figure_larger_on_a_phone(selector, browser, site_url):
     holder = OfflineContext(browser, 390)
     try:
         page = holder.context.new_page()
         page.goto(f"{site_url}/chapters/03_mean.html", wait_until="load")
         fitted = page.evaluate(ZOOM_FACTS, selector)
-        assert fitted["zoomable"] and fitted["pressed"] == "false", f"{selector}: not offered for zooming on a phone"
+        assert fitted["zoomable"] and fitted["pressed"] == "false", (
+            f"{selector}: not offered for zooming on a phone"
+        )
         assert fitted["width"] <= fitted["box"] + 1 and not fitted["scrolls"]
         page.locator(selector).first.click()
         zoomed = page.evaluate(ZOOM_FACTS, selector)
-        assert zoomed["pressed"] == "true" and zoomed["width"] > 1.3 * fitted["width"], f"{selector}: a tap did not enlarge it"
+        assert zoomed["pressed"] == "true" and zoomed["width"] > 1.3 * fitted["width"], (
+            f"{selector}: a tap did not enlarge it"
+        )
         assert zoomed["scrolls"], f"{selector}: the enlarged figure must scroll inside its own box"
-        assert zoomed["page"] <= zoomed["viewport"] + 1, f"{selector}: the enlarged figure widened the page"
+        assert zoomed["page"] <= zoomed["viewport"] + 1, (
+            f"{selector}: the enlarged figure widened the page"
+        )
         page.locator(selector).first.press("Enter")  # the keyboard does what a tap does
         assert page.evaluate(ZOOM_FACTS, selector)["width"] == pytest.approx(fitted["width"], abs=1)
     finally:
@@ -248,4 +312,6 @@ def test_internal_links_and_citations_resolve(page, site_url):
 def test_citations_reach_the_bibliography(site_url):
     intro = parse(SITE / "intro.html")
     citations = [href for href in intro.links if href.startswith("bibliography.html#")]
-    assert citations, "the landing page cites the papers it builds on; their links must lead to the bibliography"
+    assert citations, (
+        "the landing page cites the papers it builds on; their links must lead to the bibliography"
+    )

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from lnlib import layer_norm, layer_norm_steps
-from lnlib.backward import backward_parts, layer_norm_backward, layer_norm_jacobian, numerical_gradient, relative_error
+from lnlib.backward import (
+    backward_parts,
+    layer_norm_backward,
+    layer_norm_jacobian,
+    numerical_gradient,
+    relative_error,
+)
 
 # (shape, axis): leading batch axes, a tuple of trailing axes, a non-trailing axis, a middle axis
 CASES = [
@@ -56,8 +62,12 @@ def test_dx_matches_finite_differences(shape, axis, eps):
 def test_dgamma_dbeta_match_finite_differences(shape, axis):
     x, gamma, beta, dy = random_problem(shape, axis, seed=11)
     _, dgamma, dbeta = layer_norm_backward(dy, x, gamma, eps=1e-3, axis=axis)
-    numeric_gamma = numerical_gradient(lambda g: layer_norm(x, g, beta, eps=1e-3, axis=axis), gamma, dy)
-    numeric_beta = numerical_gradient(lambda b: layer_norm(x, gamma, b, eps=1e-3, axis=axis), beta, dy)
+    numeric_gamma = numerical_gradient(
+        lambda g: layer_norm(x, g, beta, eps=1e-3, axis=axis), gamma, dy
+    )
+    numeric_beta = numerical_gradient(
+        lambda b: layer_norm(x, gamma, b, eps=1e-3, axis=axis), beta, dy
+    )
     assert dgamma.shape == gamma.shape and dbeta.shape == beta.shape
     assert relative_error(dgamma, numeric_gamma) < 1e-6
     assert relative_error(dbeta, numeric_beta) < 1e-6
@@ -75,7 +85,9 @@ def test_hand_computed_example():
     # dx = (e_1 - 1/4 + xhat * 3 / (4 sqrt 5)) / sqrt 5 = (e_1 - 1/4 + [-9, -3, 3, 9] / 20) / sqrt 5
     #    = [0.3, -0.4, -0.1, 0.2] / sqrt 5.
     dx, dgamma, dbeta = layer_norm_backward([1.0, 0.0, 0.0, 0.0], [2.0, 4.0, 6.0, 8.0], eps=0)
-    np.testing.assert_allclose(dx, np.array([0.3, -0.4, -0.1, 0.2]) / np.sqrt(5), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(
+        dx, np.array([0.3, -0.4, -0.1, 0.2]) / np.sqrt(5), rtol=1e-14, atol=1e-15
+    )
     np.testing.assert_allclose(dgamma, [-3 / np.sqrt(5), 0, 0, 0], rtol=1e-14)
     np.testing.assert_array_equal(dbeta, [1.0, 0.0, 0.0, 0.0])
 
@@ -85,9 +97,14 @@ def test_jacobian_matches_finite_differences_and_backward(eps):
     x, gamma, beta, dy = random_problem((5,), -1, seed=21)
     jac = layer_norm_jacobian(x, gamma, eps=eps)
     # column j of J is dy/dx_j; numerically, the gradient of sum(e_i * y) is row i
-    rows = [numerical_gradient(lambda v: layer_norm(v, gamma, beta, eps=eps), x, np.eye(5)[i]) for i in range(5)]
+    rows = [
+        numerical_gradient(lambda v: layer_norm(v, gamma, beta, eps=eps), x, np.eye(5)[i])
+        for i in range(5)
+    ]
     assert relative_error(jac, np.array(rows)) < 1e-6
-    np.testing.assert_allclose(dy @ jac, layer_norm_backward(dy, x, gamma, eps=eps)[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        dy @ jac, layer_norm_backward(dy, x, gamma, eps=eps)[0], rtol=1e-12, atol=1e-14
+    )
 
 
 def test_jacobian_of_two_axes_flattens_in_c_order():
@@ -176,7 +193,9 @@ def test_float32_stays_float32_and_agrees_with_float64():
 
 def test_float32_dx_still_sums_to_zero_at_float32_precision():
     x, gamma, _, dy = random_problem((4, 64), -1, seed=14)
-    dx, _, _ = layer_norm_backward(dy.astype(np.float32), x.astype(np.float32), gamma.astype(np.float32))
+    dx, _, _ = layer_norm_backward(
+        dy.astype(np.float32), x.astype(np.float32), gamma.astype(np.float32)
+    )
     assert np.all(np.abs(dx.sum(axis=-1)) < 64 * np.finfo(np.float32).eps * np.abs(dx).max())
 
 
@@ -186,7 +205,11 @@ def test_float32_dx_still_sums_to_zero_at_float32_precision():
 @pytest.mark.parametrize(
     "dy, error, words",
     [
-        (np.ones((2, 3)), ValueError, r"dy must have the shape of the forward output, \(2, 4\); got shape \(2, 3\)"),
+        (
+            np.ones((2, 3)),
+            ValueError,
+            r"dy must have the shape of the forward output, \(2, 4\); got shape \(2, 3\)",
+        ),
         ([[1.0, np.nan, 0, 0], [0, 0, 0, 0]], ValueError, "dy contains NaN"),
         (np.ones((2, 4), dtype=complex), TypeError, "dy must hold real numbers"),
     ],
@@ -243,9 +266,15 @@ def test_the_three_path_terms_add_up_to_dx_and_match_the_chain_rule(shape, axis)
     dxhat = dy * broadcast(gamma, x.ndim, axes)
     dvar = (dxhat * centred).sum(axis=axes, keepdims=True) * -0.5 * steps.sqrt_var_eps**-3
     np.testing.assert_allclose(parts.direct, dxhat / steps.sqrt_var_eps, rtol=1e-12)
-    np.testing.assert_allclose(parts.through_mean, np.broadcast_to(-dxhat.sum(axis=axes, keepdims=True) / steps.sqrt_var_eps / size, x.shape), rtol=1e-12)
+    np.testing.assert_allclose(
+        parts.through_mean,
+        np.broadcast_to(-dxhat.sum(axis=axes, keepdims=True) / steps.sqrt_var_eps / size, x.shape),
+        rtol=1e-12,
+    )
     np.testing.assert_allclose(parts.through_var, dvar * 2 * centred / size, rtol=1e-10, atol=1e-14)
-    np.testing.assert_allclose(parts.direct + parts.through_mean + parts.through_var, parts.dx, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(
+        parts.direct + parts.through_mean + parts.through_var, parts.dx, rtol=1e-10, atol=1e-13
+    )
 
 
 # --- random shapes, axes and eps ------------------------------------------------------------
@@ -270,9 +299,15 @@ def test_random_shapes_axes_and_eps_match_finite_differences_to_1e_6(problem):
     x, gamma, beta, dy = random_problem(shape, axes, seed)
     dx, dgamma, _ = layer_norm_backward(dy, x, gamma, eps=eps, axis=axes)
     numeric = numerical_gradient(lambda v: layer_norm(v, gamma, beta, eps=eps, axis=axes), x, dy)
-    numeric_gamma = numerical_gradient(lambda g: layer_norm(x, g, beta, eps=eps, axis=axes), gamma, dy)
+    numeric_gamma = numerical_gradient(
+        lambda g: layer_norm(x, g, beta, eps=eps, axis=axes), gamma, dy
+    )
     # Relative to the gradient's size, or to its natural scale max|gamma dy| / s when it is (nearly) zero:
     # with H = 2 and eps = 0 the output is always (-1, 1) and the true dx is exactly 0.
-    natural = np.abs(gamma).max() * np.abs(dy).max() / layer_norm_steps(x, eps=eps, axis=axes).sqrt_var_eps.min()
+    natural = (
+        np.abs(gamma).max()
+        * np.abs(dy).max()
+        / layer_norm_steps(x, eps=eps, axis=axes).sqrt_var_eps.min()
+    )
     assert np.abs(dx - numeric).max() < 1e-6 * max(np.abs(numeric).max(), natural)
     assert relative_error(dgamma, numeric_gamma) < 1e-6

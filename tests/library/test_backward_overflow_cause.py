@@ -13,10 +13,14 @@ from lnlib.backward import layer_norm_backward
 
 
 def test_a_subnormal_spread_with_eps_0_blames_rstd_not_gamma_or_beta():
-    x = np.array([1e-44, -1e-44, 2e-44, 0.0], dtype=np.float32)  # subnormal: 1 / sqrt(var) exceeds float32
+    x = np.array(
+        [1e-44, -1e-44, 2e-44, 0.0], dtype=np.float32
+    )  # subnormal: 1 / sqrt(var) exceeds float32
     dy = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
     var = x.astype(np.float64).var()
-    assert 1 / np.sqrt(var) > np.finfo(np.float32).max  # the premise: rstd cannot be held in float32
+    assert (
+        1 / np.sqrt(var) > np.finfo(np.float32).max
+    )  # the premise: rstd cannot be held in float32
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # refused cleanly: no RuntimeWarning on the way
         with pytest.raises(ValueError) as caught:
@@ -30,7 +34,9 @@ def test_a_subnormal_spread_with_eps_0_blames_rstd_not_gamma_or_beta():
 def test_the_same_row_in_float64_has_a_finite_gradient():
     x = np.array([1e-44, -1e-44, 2e-44, 0.0], dtype=np.float32).astype(np.float64)
     dx, _, _ = layer_norm_backward(np.array([1.0, 0.0, 0.0, 0.0]), x, eps=0)
-    assert np.isfinite(dx).all() and np.abs(dx).max() > 1e40  # far beyond float32's 3.4e38: the refusal was right
+    assert (
+        np.isfinite(dx).all() and np.abs(dx).max() > 1e40
+    )  # far beyond float32's 3.4e38: the refusal was right
 
 
 def test_dgamma_and_dbeta_that_overflow_float16_blame_dy():

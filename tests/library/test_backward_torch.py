@@ -20,7 +20,9 @@ def test_backward_matches_torch_autograd(torch, seed):
     dy = rng.normal(size=shape)
 
     tx, tgamma, tbeta = (torch.tensor(a, requires_grad=True) for a in (x, gamma, beta))
-    torch.nn.functional.layer_norm(tx, normalized, tgamma, tbeta, eps=eps).backward(torch.from_numpy(dy))
+    torch.nn.functional.layer_norm(tx, normalized, tgamma, tbeta, eps=eps).backward(
+        torch.from_numpy(dy)
+    )
 
     ours = layer_norm_backward(dy, x, gamma, eps=eps, axis=tuple(range(ndim - n_trailing, ndim)))
     for mine, theirs in zip(ours, (tx.grad, tgamma.grad, tbeta.grad)):

@@ -14,7 +14,12 @@ def test_compare_reports_exact_close_and_difference(capsys):
     assert (result.exact, result.close) == (False, True)
     assert result.max_abs_diff == pytest.approx(1e-9, rel=1e-6)
     line = capsys.readouterr().out
-    assert line.startswith("dx") and "exact: False" in line and "allclose: True" in line and "1.00e-09" in line
+    assert (
+        line.startswith("dx")
+        and "exact: False" in line
+        and "allclose: True" in line
+        and "1.00e-09" in line
+    )
 
 
 def test_compare_exact_and_not_close(capsys):
@@ -34,8 +39,16 @@ def test_compare_refuses_shapes_that_would_broadcast():
     [
         (None, 1.0, "Not answered yet"),
         (np.array([1.0, 2.0]), np.array([1.0, 2.0]), "Correct!"),
-        (np.array([1.0, 2.0]), np.array([[1.0, 2.0]]), r"expected shape \(1, 2\), got shape \(2,\)"),
-        (np.array([1.0, 2.5]), np.array([1.0, 2.0]), r"1 of 2 entries differ from the expected answer \(the largest by 0.5\)"),
+        (
+            np.array([1.0, 2.0]),
+            np.array([[1.0, 2.0]]),
+            r"expected shape \(1, 2\), got shape \(2,\)",
+        ),
+        (
+            np.array([1.0, 2.5]),
+            np.array([1.0, 2.0]),
+            r"1 of 2 entries differ from the expected answer \(the largest by 0.5\)",
+        ),
         (np.array([-1.0, 2.0]), np.array([1.0, -2.0]), "the sign is flipped"),
         (np.array([[1.0, 2.0]]), np.array([[1.0], [2.0]]), "right but transposed"),
         (1.0 + 1e-4, 1.0, "close, but not within the tolerance"),
@@ -67,7 +80,9 @@ def test_multiple_choice_says_which_kind_of_wrong():
     from lnlib.book.tools.exercises import Exercise
 
     exercise = Exercise(1000, choices=(10, 100, 1000, 10000))
-    assert exercise.feedback(100).startswith("Not quite: 100 is one of the choices, but not the right one")
+    assert exercise.feedback(100).startswith(
+        "Not quite: 100 is one of the choices, but not the right one"
+    )
     assert exercise.feedback(5).startswith("Not quite: answer with one of 10, 100, 1000, 10000")
     assert exercise.feedback(1000) == "Correct!"
 
@@ -77,7 +92,9 @@ def test_compare_lines_fit_the_books_80_columns(capsys):
         compare(name, np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and max(len(line) for line in lines) <= 80
-    assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith("| allclose: True")
+    assert lines[2] == "a name longer than the name column holds" and lines[3].lstrip().startswith(
+        "| allclose: True"
+    )
 
 
 def test_an_unanswered_check_on_the_website_says_how_to_try_it(monkeypatch, capsys):

@@ -54,7 +54,9 @@ def test_matches_scalar_reference_with_nontrivial_gamma_beta():
     gamma = rng.uniform(0.5, 2.0, size=6)
     beta = rng.normal(size=6)
     expected = reference_layer_norm(x, gamma, beta, 1e-3)
-    np.testing.assert_allclose(layer_norm(x, gamma, beta, eps=1e-3), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        layer_norm(x, gamma, beta, eps=1e-3), expected, rtol=1e-12, atol=1e-12
+    )
 
 
 def test_tuple_axis_equals_flattened_trailing_axes():
@@ -63,8 +65,12 @@ def test_tuple_axis_equals_flattened_trailing_axes():
     gamma = rng.uniform(0.5, 2.0, size=(4, 5))
     beta = rng.normal(size=(4, 5))
     flat = layer_norm(x.reshape(2, 3, 20), gamma.ravel(), beta.ravel())
-    np.testing.assert_allclose(layer_norm(x, gamma, beta, axis=(-2, -1)), flat.reshape(x.shape), rtol=1e-12)
-    np.testing.assert_allclose(layer_norm(x, gamma, beta, axis=(2, 3)), flat.reshape(x.shape), rtol=1e-12)
+    np.testing.assert_allclose(
+        layer_norm(x, gamma, beta, axis=(-2, -1)), flat.reshape(x.shape), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        layer_norm(x, gamma, beta, axis=(2, 3)), flat.reshape(x.shape), rtol=1e-12
+    )
 
 
 def test_non_trailing_axis_puts_gamma_on_that_axis():
@@ -88,7 +94,9 @@ def test_std_is_sqrt_of_var_plus_eps():
     assert steps.sqrt_var_eps.item() == pytest.approx(np.sqrt(steps.var.item() + 0.25), rel=1e-15)
 
 
-@pytest.mark.parametrize("x", [[1, 2, 3, 4], np.array([1, 2, 3, 4], dtype=np.int32), [True, False, True, True]])
+@pytest.mark.parametrize(
+    "x", [[1, 2, 3, 4], np.array([1, 2, 3, 4], dtype=np.int32), [True, False, True, True]]
+)
 def test_integers_and_lists_promote_to_float64(x):
     y = layer_norm(x)
     assert y.dtype == np.float64
@@ -134,8 +142,16 @@ def test_bad_inputs(x, error, words):
 @pytest.mark.parametrize(
     "kwargs, error, words",
     [
-        ({"gamma": np.ones(3)}, ValueError, r"gamma must have the shape of the normalized axes, \(4,\)"),
-        ({"beta": np.ones((2, 4))}, ValueError, r"beta must have the shape of the normalized axes, \(4,\).*got shape \(2, 4\)"),
+        (
+            {"gamma": np.ones(3)},
+            ValueError,
+            r"gamma must have the shape of the normalized axes, \(4,\)",
+        ),
+        (
+            {"beta": np.ones((2, 4))},
+            ValueError,
+            r"beta must have the shape of the normalized axes, \(4,\).*got shape \(2, 4\)",
+        ),
         ({"gamma": [1.0, np.nan, 1.0, 1.0]}, ValueError, "gamma contains NaN"),
         ({"eps": -1e-5}, ValueError, "eps must be >= 0"),
         ({"eps": float("nan")}, ValueError, "eps must be finite"),

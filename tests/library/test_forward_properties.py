@@ -26,7 +26,9 @@ def test_mean_zero_and_variance_var_over_var_plus_eps(x, eps):
     scale = 1 + np.abs(x).max() / x.std(axis=-1).min()
     np.testing.assert_allclose(steps.xhat.mean(axis=-1), 0.0, atol=1e-12 * scale)
     expected_var = (steps.var / (steps.var + eps))[..., 0]
-    np.testing.assert_allclose(steps.xhat.var(axis=-1), expected_var, rtol=1e-9, atol=1e-12 * scale**2)
+    np.testing.assert_allclose(
+        steps.xhat.var(axis=-1), expected_var, rtol=1e-9, atol=1e-12 * scale**2
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -46,7 +48,9 @@ def test_gamma_beta_act_per_feature(x, data):
     gamma = data.draw(hnp.arrays(np.float64, h, elements=st.floats(-3, 3)))
     beta = data.draw(hnp.arrays(np.float64, h, elements=st.floats(-3, 3)))
     xhat = layer_norm(x)
-    np.testing.assert_allclose(layer_norm(x, gamma, beta), gamma * xhat + beta, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        layer_norm(x, gamma, beta), gamma * xhat + beta, rtol=1e-12, atol=1e-12
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -54,4 +58,6 @@ def test_gamma_beta_act_per_feature(x, data):
 def test_layer_norm_equals_steps_y_for_any_axis(x, eps, data):
     axis = data.draw(st.sampled_from([-1, 0, tuple(range(x.ndim))]))
     assume(with_spread(x, axis=axis))
-    np.testing.assert_array_equal(layer_norm(x, eps=eps, axis=axis), layer_norm_steps(x, eps=eps, axis=axis).y)
+    np.testing.assert_array_equal(
+        layer_norm(x, eps=eps, axis=axis), layer_norm_steps(x, eps=eps, axis=axis).y
+    )

@@ -19,9 +19,16 @@ import pytest
 
 from lnlib import fused
 from lnlib.backward import layer_norm_backward
-from lnlib.book.experiments.memory_speed import Bytes, bytes_moved, copy_bandwidth, floor_seconds, fraction_of_floor, timings
-from lnlib.harness import CASES, Case, check_layer_norm
+from lnlib.book.experiments.memory_speed import (
+    Bytes,
+    bytes_moved,
+    copy_bandwidth,
+    floor_seconds,
+    fraction_of_floor,
+    timings,
+)
 from lnlib.forward import layer_norm
+from lnlib.harness import CASES, Case, check_layer_norm
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters" / "14_memory_speed.ipynb"
@@ -44,11 +51,15 @@ def numba():
 
 
 def forward_of(compiled, statistics="two_pass"):
-    return lambda x, g, b, eps: fused.fused_layer_norm(x, g, b, eps, statistics=statistics, compiled=compiled)[0]
+    return lambda x, g, b, eps: fused.fused_layer_norm(
+        x, g, b, eps, statistics=statistics, compiled=compiled
+    )[0]
 
 
 def backward_of(compiled):
-    return lambda dy, x, g, eps: fused.fused_layer_norm_backward(dy, x, g, eps=eps, compiled=compiled)
+    return lambda dy, x, g, eps: fused.fused_layer_norm_backward(
+        dy, x, g, eps=eps, compiled=compiled
+    )
 
 
 @pytest.mark.parametrize("statistics", fused.STATISTICS)
@@ -56,9 +67,15 @@ def test_compiled_kernels_pass_the_harness_over_shapes_dtypes_and_edge_cases(num
     report = check_layer_norm(forward_of(True, statistics), backward_of(True), cases=WIDE_CASES)
     assert report.passed, str(report)
     pairs = sum(4 if case.dtypes is None else len(case.dtypes) for case in WIDE_CASES)
-    assert len(report.results) == 2 * pairs + 2  # and the rounding-bias checks of float16 and bfloat16
-    huge = (Case("offset 10^6", (4, 256), offset=1e6, spread=10.0),)  # beyond float16's range (65504)
-    report = check_layer_norm(forward_of(True, statistics), backward_of(True), cases=huge, dtypes=("float64", "float32"))
+    assert (
+        len(report.results) == 2 * pairs + 2
+    )  # and the rounding-bias checks of float16 and bfloat16
+    huge = (
+        Case("offset 10^6", (4, 256), offset=1e6, spread=10.0),
+    )  # beyond float16's range (65504)
+    report = check_layer_norm(
+        forward_of(True, statistics), backward_of(True), cases=huge, dtypes=("float64", "float32")
+    )
     assert report.passed, str(report)
 
 
@@ -81,7 +98,10 @@ def test_saved_statistics_are_the_references_in_float32_for_half_storage(numba):
 
 def test_more_threads_give_the_same_answer_within_rounding(numba):
     rng = np.random.default_rng(2)
-    x, dy = rng.normal(size=(2001, 64)).astype(np.float32), rng.normal(size=(2001, 64)).astype(np.float32)  # above PARALLEL_MIN_ELEMENTS
+    x, dy = (
+        rng.normal(size=(2001, 64)).astype(np.float32),
+        rng.normal(size=(2001, 64)).astype(np.float32),
+    )  # above PARALLEL_MIN_ELEMENTS
     runs = []
     for count in (1, numba.config.NUMBA_NUM_THREADS):
         fused.set_threads(count)
@@ -90,7 +110,9 @@ def test_more_threads_give_the_same_answer_within_rounding(numba):
     np.testing.assert_array_equal(runs[0][0], runs[1][0])  # rows are independent: bit-identical
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     reference = layer_norm_backward(dy.astype(np.float64), x.astype(np.float64))
-    for one, many, ref in zip(runs[0][2:], runs[1][2:], reference[1:]):  # dγ, dβ: partial sums merged in another order
+    for one, many, ref in zip(
+        runs[0][2:], runs[1][2:], reference[1:]
+    ):  # dγ, dβ: partial sums merged in another order
         np.testing.assert_allclose(one, ref, rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(many, ref, rtol=1e-4, atol=1e-3)
 
@@ -99,16 +121,28 @@ def test_16_bit_decoding_and_rounding_match_numpy_on_every_float16_and_bfloat16_
     every = np.arange(2**16, dtype=np.uint16)
     buffer = np.empty(every.size, dtype=np.float32)
     store_float16 = fused._make_store_float16(numba.njit(fused._float16_bits))
-    for storage, load, store in ((np.float16, fused._load_float16, store_float16),
-                                 (ml_dtypes.bfloat16, fused._load_bfloat16, fused._store_bfloat16)):
+    for storage, load, store in (
+        (np.float16, fused._load_float16, store_float16),
+        (ml_dtypes.bfloat16, fused._load_bfloat16, fused._store_bfloat16),
+    ):
         decoded = numba.njit(load)(every, buffer).copy()
         expected = every.view(storage).astype(np.float32)
-        np.testing.assert_array_equal(decoded.view(np.uint32)[np.isfinite(expected)], expected.view(np.uint32)[np.isfinite(expected)])
+        np.testing.assert_array_equal(
+            decoded.view(np.uint32)[np.isfinite(expected)],
+            expected.view(np.uint32)[np.isfinite(expected)],
+        )
         assert np.isnan(decoded[np.isnan(expected)]).all()
-        rng = np.random.default_rng(3)  # float32 values of every scale, and halfway ties, rounded back
+        rng = np.random.default_rng(
+            3
+        )  # float32 values of every scale, and halfway ties, rounded back
         finite = np.sort(decoded[np.isfinite(decoded)].astype(np.float64))
-        values = np.concatenate([rng.normal(size=20000) * 10.0 ** rng.uniform(-9, 6, 20000), finite,
-                                 (finite[:-1] + finite[1:]) / 2]).astype(np.float32)  # every value and every halfway tie
+        values = np.concatenate(
+            [
+                rng.normal(size=20000) * 10.0 ** rng.uniform(-9, 6, 20000),
+                finite,
+                (finite[:-1] + finite[1:]) / 2,
+            ]
+        ).astype(np.float32)  # every value and every halfway tie
         out = np.empty(values.size, dtype=np.uint16)
         numba.njit(store)(out, values.copy())
         with np.errstate(over="ignore"):
@@ -119,16 +153,29 @@ def test_matches_pytorch_forward_and_autograd_backward(numba, torch):
     rng = np.random.default_rng(4)
     x, dy = rng.normal(size=(64, 768)) * 2 + 1, rng.normal(size=(64, 768))
     gamma, beta = 1 + 0.3 * rng.normal(size=768), 0.3 * rng.normal(size=768)
-    for dtype, tdtype, tol in (("float32", torch.float32, 1e-5), ("bfloat16", torch.bfloat16, 2e-2)):
-        xs, dys = x.astype(np.float32).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype), dy.astype(np.float32)
+    for dtype, tdtype, tol in (
+        ("float32", torch.float32, 1e-5),
+        ("bfloat16", torch.bfloat16, 2e-2),
+    ):
+        xs, dys = (
+            x.astype(np.float32).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype),
+            dy.astype(np.float32),
+        )
         tx = torch.tensor(xs.astype(np.float32), dtype=tdtype, requires_grad=True)
-        tg, tb = torch.tensor(gamma, dtype=torch.float32, requires_grad=True), torch.tensor(beta, dtype=torch.float32, requires_grad=True)
+        tg, tb = (
+            torch.tensor(gamma, dtype=torch.float32, requires_grad=True),
+            torch.tensor(beta, dtype=torch.float32, requires_grad=True),
+        )
         ty = torch.nn.functional.layer_norm(tx, (768,), tg, tb, eps=1e-5)
         ty.backward(torch.tensor(dys, dtype=tdtype))
         y, mean, rstd = fused.fused_layer_norm(xs, gamma, beta, 1e-5)
-        dx, dgamma, dbeta = fused.fused_layer_norm_backward(dys.astype(xs.dtype), xs, gamma, mean, rstd)
+        dx, dgamma, dbeta = fused.fused_layer_norm_backward(
+            dys.astype(xs.dtype), xs, gamma, mean, rstd
+        )
         for ours, theirs in ((y, ty.detach()), (dx, tx.grad), (dgamma, tg.grad), (dbeta, tb.grad)):
-            np.testing.assert_allclose(ours.astype(np.float64), theirs.float().numpy(), rtol=tol, atol=tol * 30)
+            np.testing.assert_allclose(
+                ours.astype(np.float64), theirs.float().numpy(), rtol=tol, atol=tol * 30
+            )
 
 
 def test_bad_inputs_get_clear_errors():
@@ -165,14 +212,22 @@ def test_lnlib_and_the_chapter_work_without_numba():
                 exec("".join(cell["source"]), namespace)
         print("ran", sum(c["cell_type"] == "code" for c in cells), "cells")
     """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=CHAPTER.parent, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=CHAPTER.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1].startswith("ran ")
 
 
 def test_bytes_moved_counts_each_array_once():
     f32 = bytes_moved(4096, 1024, "float32", "forward")
-    assert f32 == Bytes(activations=2 * 4096 * 1024 * 4, per_row=2 * 4096 * 4, per_feature=2 * 1024 * 4)
+    assert f32 == Bytes(
+        activations=2 * 4096 * 1024 * 4, per_row=2 * 4096 * 4, per_feature=2 * 1024 * 4
+    )
     b16 = bytes_moved(10, 64, "bfloat16", "backward")
     assert b16 == Bytes(activations=3 * 10 * 64 * 2, per_row=2 * 10 * 4, per_feature=3 * 64 * 4)
     assert bytes_moved(1, 8, "float64").per_row == 16
@@ -203,7 +258,10 @@ def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps
     assert min(sizes) == 64 and max(sizes) == 16384 and min(rows) == 1 and max(rows) == 100000
     for entry in results["kernels"]:
         assert entry["p10_s"] <= entry["median_s"] <= entry["p90_s"] and entry["repetitions"] >= 3
-        assert entry["bytes"] == bytes_moved(entry["rows"], entry["size"], entry["dtype"], entry["part"]).total
+        assert (
+            entry["bytes"]
+            == bytes_moved(entry["rows"], entry["size"], entry["dtype"], entry["part"]).total
+        )
 
 
 def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():
@@ -217,9 +275,14 @@ def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():
     assert floors["forward", 1] == pytest.approx(expected / results.memory_bandwidth(1))
     fused_point = points["forward", "fused (numba)", 1]
     assert fused_point == results.point("fused (numba)", "forward", "float32", 1, 1000, 1024)
-    assert f"{results.fraction(fused_point):.2f} of floor" in explorer.readout.value and not explorer.note.value
+    assert (
+        f"{results.fraction(fused_point):.2f} of floor" in explorer.readout.value
+        and not explorer.note.value
+    )
     explorer.controls["rows"].value = 100000
-    explorer.controls["size"].value = 16384  # over the benchmark's 2^24 elements: the model only, with a note
+    explorer.controls[
+        "size"
+    ].value = 16384  # over the benchmark's 2^24 elements: the model only, with a note
     assert not explorer.result["points"] and "Not measured" in explorer.note.value
     with pytest.raises(ValueError, match="rows must be one of"):
         memory_speed_explorer(rows=7)

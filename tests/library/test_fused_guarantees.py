@@ -42,29 +42,42 @@ def scaled_reference(x, exponent):
     return centred / std[:, None], np.ldexp(1 / std, -exponent)
 
 
-@pytest.mark.parametrize("dtype, scale, exponent", [
-    (np.float32, 1e20, 66), (np.float64, 1e200, 664), (BF16, 1e20, 66),
-])
+@pytest.mark.parametrize(
+    "dtype, scale, exponent",
+    [
+        (np.float32, 1e20, 66),
+        (np.float64, 1e200, 664),
+        (BF16, 1e20, 66),
+    ],
+)
 def test_huge_finite_inputs_are_normalized_not_zeroed(compiled, dtype, scale, exponent):
     x = (np.random.default_rng(0).normal(size=(3, 40)) * scale).astype(dtype)
     with np.errstate(over="ignore"):
-        assert not np.isfinite((x.astype(np.float64) ** 2).astype(dtype if dtype != BF16 else np.float32)).all()
+        assert not np.isfinite(
+            (x.astype(np.float64) ** 2).astype(dtype if dtype != BF16 else np.float32)
+        ).all()
     y, mean, rstd = quietly(fused.fused_layer_norm, x, compiled=compiled)
     xhat, expected_rstd = scaled_reference(x, exponent)
     tolerance = 1e-12 if dtype == np.float64 else 1e-5 if dtype == np.float32 else 2**-7
     np.testing.assert_allclose(y.astype(np.float64), xhat, rtol=tolerance, atol=tolerance)
     np.testing.assert_allclose(rstd.astype(np.float64), expected_rstd, rtol=1e-5)
     assert (rstd > 0).all()
-    np.testing.assert_allclose(mean.astype(np.float64), x.astype(np.float64).mean(axis=-1), rtol=1e-5)
+    np.testing.assert_allclose(
+        mean.astype(np.float64), x.astype(np.float64).mean(axis=-1), rtol=1e-5
+    )
 
 
 def test_one_huge_row_is_redone_and_the_others_keep_the_fast_path(compiled):
     rng = np.random.default_rng(1)
     ordinary = rng.normal(size=(5, 64)).astype(np.float32)
-    batch = np.concatenate([ordinary[:2], (rng.normal(size=(1, 64)) * 1e25).astype(np.float32), ordinary[2:]])
+    batch = np.concatenate(
+        [ordinary[:2], (rng.normal(size=(1, 64)) * 1e25).astype(np.float32), ordinary[2:]]
+    )
     y, _, rstd = quietly(fused.fused_layer_norm, batch, compiled=compiled)
     alone, _, alone_rstd = fused.fused_layer_norm(ordinary, compiled=compiled)
-    np.testing.assert_array_equal(np.delete(y, 2, axis=0), alone)  # rows are independent: bit-identical
+    np.testing.assert_array_equal(
+        np.delete(y, 2, axis=0), alone
+    )  # rows are independent: bit-identical
     np.testing.assert_array_equal(np.delete(rstd, 2), alone_rstd)
     np.testing.assert_allclose(y[2], scaled_reference(batch[2:3], 84)[0][0], rtol=1e-5, atol=1e-5)
 
@@ -100,10 +113,28 @@ def test_non_finite_x_is_refused_with_its_index(compiled, bad):
 
 def test_a_float16_output_overflow_from_beta_is_refused_and_a_near_miss_is_not(compiled):
     x = np.array([[1.0, -1.0]], dtype=np.float16)  # xhat = (1, -1) exactly with eps = 0
-    y, _, _ = quietly(fused.fused_layer_norm, x, gamma=[60000.0, 60000.0], beta=[0.0, 0.0], eps=0, compiled=compiled)
-    np.testing.assert_array_equal(y, np.array([[60000.0, -60000.0]], dtype=np.float16))  # 65504 is float16's max
-    with pytest.raises(ValueError, match="after rounding it to float16 .*gamma or beta is too large"):
-        quietly(fused.fused_layer_norm, x, gamma=[60000.0, 60000.0], beta=[6000.0, 6000.0], eps=0, compiled=compiled)
+    y, _, _ = quietly(
+        fused.fused_layer_norm,
+        x,
+        gamma=[60000.0, 60000.0],
+        beta=[0.0, 0.0],
+        eps=0,
+        compiled=compiled,
+    )
+    np.testing.assert_array_equal(
+        y, np.array([[60000.0, -60000.0]], dtype=np.float16)
+    )  # 65504 is float16's max
+    with pytest.raises(
+        ValueError, match="after rounding it to float16 .*gamma or beta is too large"
+    ):
+        quietly(
+            fused.fused_layer_norm,
+            x,
+            gamma=[60000.0, 60000.0],
+            beta=[6000.0, 6000.0],
+            eps=0,
+            compiled=compiled,
+        )
 
 
 def test_a_float16_output_overflow_from_gamma_is_refused(compiled):
@@ -118,13 +149,19 @@ def test_complex_gamma_or_beta_is_refused_without_a_warning(compiled, name):
     with pytest.raises(TypeError, match=f"{name} must hold real numbers; got complex"):
         quietly(fused.fused_layer_norm, x, compiled=compiled, **{name: np.ones(4) + 1j})
     with pytest.raises(TypeError, match="gamma must hold real numbers"):
-        quietly(fused.fused_layer_norm_backward, np.ones((2, 4)), x, np.ones(4) + 0j, compiled=compiled)
+        quietly(
+            fused.fused_layer_norm_backward, np.ones((2, 4)), x, np.ones(4) + 0j, compiled=compiled
+        )
 
 
 def test_gamma_that_overflows_the_compute_dtype_is_refused(compiled):
     with pytest.raises(ValueError, match="gamma contains infinity .* after rounding it to float32"):
-        quietly(fused.fused_layer_norm, np.ones((1, 4), np.float32) + np.arange(4, dtype=np.float32),
-                gamma=np.full(4, 1e40), compiled=compiled)
+        quietly(
+            fused.fused_layer_norm,
+            np.ones((1, 4), np.float32) + np.arange(4, dtype=np.float32),
+            gamma=np.full(4, 1e40),
+            compiled=compiled,
+        )
 
 
 def test_compiled_and_uncompiled_give_the_same_result_on_every_redone_row():
@@ -141,7 +178,10 @@ def test_compiled_and_uncompiled_agree_to_rounding_on_ordinary_rows(dtype):
     pytest.importorskip("numba", reason=NUMBA_MISSING)
     x = (np.random.default_rng(4).normal(size=(50, 257)) * 3 + 2).astype(dtype)
     gamma, beta = np.linspace(0.5, 1.5, 257), np.linspace(-1, 1, 257)
-    fast, slow = (fused.fused_layer_norm(x, gamma, beta, compiled=c)[0].astype(np.float64) for c in (True, False))
+    fast, slow = (
+        fused.fused_layer_norm(x, gamma, beta, compiled=c)[0].astype(np.float64)
+        for c in (True, False)
+    )
     work = np.float32 if np.dtype(dtype).itemsize == 2 else dtype
     u = float(np.finfo(work).eps) / 2
     larger = np.maximum(np.abs(fast), np.abs(slow))

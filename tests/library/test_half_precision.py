@@ -49,10 +49,15 @@ def test_half_precision_is_within_one_output_rounding_of_float64(name, data):
 def test_half_precision_error_is_no_worse_than_pytorch(torch, name, data):
     x = data.astype(HALVES[name])
     truth = layer_norm(x.astype(np.float64))
-    tensor = torch.from_numpy(x.astype(np.float32)).to(torch.float16 if name == "float16" else torch.bfloat16)
+    tensor = torch.from_numpy(x.astype(np.float32)).to(
+        torch.float16 if name == "float16" else torch.bfloat16
+    )
     theirs = torch.nn.functional.layer_norm(tensor, (x.shape[-1],)).float().numpy()
     # no worse, up to one rounding of the output (the two round from slightly different float32 values)
-    assert _error(layer_norm(x), truth) <= _error(theirs, truth) + unit_roundoff(x.dtype) * np.abs(truth).max()
+    assert (
+        _error(layer_norm(x), truth)
+        <= _error(theirs, truth) + unit_roundoff(x.dtype) * np.abs(truth).max()
+    )
 
 
 @pytest.mark.parametrize("name", sorted(HALVES))
@@ -63,12 +68,22 @@ def test_half_precision_backward_matches_pytorch_with_float32_statistics(torch, 
     gamma = rng.uniform(0.5, 1.5, size=48).astype(np.float32)
     half = torch.float16 if name == "float16" else torch.bfloat16
     tx = torch.from_numpy(x.astype(np.float32)).to(half).requires_grad_()
-    tg = torch.from_numpy(gamma).requires_grad_()  # float32 parameters: PyTorch keeps mean and rstd in float32
-    torch.nn.functional.layer_norm(tx, (48,), tg, None).backward(torch.from_numpy(dy.astype(np.float32)).to(half))
-    truth = layer_norm_backward(dy.astype(np.float64), x.astype(np.float64), gamma.astype(np.float64))
+    tg = torch.from_numpy(
+        gamma
+    ).requires_grad_()  # float32 parameters: PyTorch keeps mean and rstd in float32
+    torch.nn.functional.layer_norm(tx, (48,), tg, None).backward(
+        torch.from_numpy(dy.astype(np.float32)).to(half)
+    )
+    truth = layer_norm_backward(
+        dy.astype(np.float64), x.astype(np.float64), gamma.astype(np.float64)
+    )
     ours = layer_norm_backward(dy, x, gamma)
     for mine, theirs, exact in zip(ours, (tx.grad, tg.grad), truth):
-        assert _error(mine, exact) <= _error(theirs.float().numpy(), exact) + 2 * unit_roundoff(x.dtype) * np.abs(exact).max()
+        assert (
+            _error(mine, exact)
+            <= _error(theirs.float().numpy(), exact)
+            + 2 * unit_roundoff(x.dtype) * np.abs(exact).max()
+        )
 
 
 def test_saved_statistics_match_pytorch_native_layer_norm(torch):

@@ -11,15 +11,21 @@ from lnlib.forward import layer_norm
 def test_a_correct_numpy_implementation_passes_everywhere():
     report = harness.check_layer_norm(textbook.numpy_layer_norm, textbook.numpy_layer_norm_backward)
     assert report.passed, str(report)
-    pairs = sum(len(harness.DTYPES) if case.dtypes is None else len(case.dtypes) for case in harness.CASES)
-    bias_rows = 2  # float16 and bfloat16: the only dtypes whose outputs the final rounding dominates
+    pairs = sum(
+        len(harness.DTYPES) if case.dtypes is None else len(case.dtypes) for case in harness.CASES
+    )
+    bias_rows = (
+        2  # float16 and bfloat16: the only dtypes whose outputs the final rounding dominates
+    )
     assert len(report.results) == 2 * pairs + bias_rows
     assert {r.dtype for r in report.results if r.case == harness.BIAS} == {"float16", "bfloat16"}
 
 
 def test_lnlib_passes_its_own_harness():
-    report = harness.check_layer_norm(lambda x, g, b, eps: layer_norm(x, g, b, eps=eps),
-                                    lambda dy, x, g, eps: layer_norm_backward(dy, x, g, eps=eps))
+    report = harness.check_layer_norm(
+        lambda x, g, b, eps: layer_norm(x, g, b, eps=eps),
+        lambda dy, x, g, eps: layer_norm_backward(dy, x, g, eps=eps),
+    )
     assert report.passed, str(report)
 
 
@@ -29,12 +35,15 @@ def test_pytorch_passes(torch):
     assert report.passed, str(report)
 
 
-@pytest.mark.parametrize("bug, where", [
-    (harness.buggy_unbiased_variance, {"float64", "float32", "float16"}),
-    (harness.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
-    (harness.buggy_half_statistics, {"float16", "bfloat16"}),
-    (harness.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
-])
+@pytest.mark.parametrize(
+    "bug, where",
+    [
+        (harness.buggy_unbiased_variance, {"float64", "float32", "float16"}),
+        (harness.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
+        (harness.buggy_half_statistics, {"float16", "bfloat16"}),
+        (harness.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
+    ],
+)
 def test_each_planted_forward_bug_is_caught_in_the_dtypes_it_shows_in(bug, where):
     with np.errstate(all="ignore"):  # the bugs themselves overflow or divide by zero
         report = harness.check_layer_norm(bug)
@@ -50,7 +59,9 @@ def test_statistics_in_half_precision_pass_only_in_float32_and_float64():
 
 
 def test_a_dgamma_summed_over_the_batch_only_is_caught_by_its_shape():
-    report = harness.check_layer_norm(textbook.numpy_layer_norm, harness.buggy_dgamma_over_batch_only)
+    report = harness.check_layer_norm(
+        textbook.numpy_layer_norm, harness.buggy_dgamma_over_batch_only
+    )
     assert {r.part for r in report.failures} == {"backward"}
     assert all("shape: dgamma" in r.detail for r in report.failures)
 
@@ -74,11 +85,14 @@ def test_an_implementation_that_raises_is_reported_not_propagated():
     assert not report.passed and all("kernel launch failed" in r.detail for r in report.failures)
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    ({"forward": "not a function"}, TypeError),
-    ({"forward": textbook.numpy_layer_norm, "dtypes": ("int8",)}, ValueError),
-    ({"forward": textbook.numpy_layer_norm, "normalized_ndim": 3}, ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"forward": "not a function"}, TypeError),
+        ({"forward": textbook.numpy_layer_norm, "dtypes": ("int8",)}, ValueError),
+        ({"forward": textbook.numpy_layer_norm, "normalized_ndim": 3}, ValueError),
+    ],
+)
 def test_bad_arguments_get_clear_errors(kwargs, error):
     with pytest.raises(error):
         harness.check_layer_norm(**kwargs)

@@ -42,11 +42,15 @@ def lnlib_backward(dy, x, gamma, eps):
     return layer_norm_backward(dy, x, gamma, eps=eps)
 
 
-@pytest.mark.parametrize("forward, backward", [
-    (textbook.numpy_layer_norm, textbook.numpy_layer_norm_backward),
-    (check.welford_layer_norm, None),
-    (lnlib_forward, lnlib_backward),
-], ids=["numpy textbook", "welford", "lnlib"])
+@pytest.mark.parametrize(
+    "forward, backward",
+    [
+        (textbook.numpy_layer_norm, textbook.numpy_layer_norm_backward),
+        (check.welford_layer_norm, None),
+        (lnlib_forward, lnlib_backward),
+    ],
+    ids=["numpy textbook", "welford", "lnlib"],
+)
 def test_correct_implementations_pass_the_default_run(forward, backward):
     report = check.check_layer_norm(forward, backward)
     assert report.passed, str(report)
@@ -60,23 +64,33 @@ def test_pytorch_passes_the_default_run(torch):
 
 def test_the_defaults_hold_the_shapes_values_eps_and_layouts_kernels_get_wrong():
     sizes = [case.shape[-1] for case in check.CASES]
-    assert any(h % 2 for h in sizes if h > 1)                       # odd H
-    assert all(any(h % width for h in sizes if h > 1) for width in (4, 8, 16))  # a vector tail for each width
-    assert 4096 in sizes and any(h > 1024 and h % 4 for h in sizes)  # LLaMA's H, and above 1024 with a tail
-    assert any(abs(case.offset) >= 3e4 and case.dtypes is None for case in check.CASES)  # float16 holds 3e4
+    assert any(h % 2 for h in sizes if h > 1)  # odd H
+    assert all(
+        any(h % width for h in sizes if h > 1) for width in (4, 8, 16)
+    )  # a vector tail for each width
+    assert 4096 in sizes and any(
+        h > 1024 and h % 4 for h in sizes
+    )  # LLaMA's H, and above 1024 with a tail
+    assert any(
+        abs(case.offset) >= 3e4 and case.dtypes is None for case in check.CASES
+    )  # float16 holds 3e4
     assert any(abs(case.offset) >= 1e6 for case in check.CASES)
-    assert {case.eps for case in check.CASES} - {None}                # a second eps
+    assert {case.eps for case in check.CASES} - {None}  # a second eps
     assert set(check.LAYOUTS) - {"contiguous"} <= {case.layout for case in check.CASES}
 
 
-@pytest.mark.parametrize("bug, shows_on", [
-    (check.buggy_vector_tail_skipped, lambda case: case.shape[-1] % 4 != 0),
-    (check.buggy_first_1024_features, lambda case: case.shape[-1] > 1024),
-    (check.buggy_clamped_inputs, lambda case: abs(case.offset) > 1e4),
-    (check.buggy_ignores_eps, lambda case: case.eps is not None),
-    (check.buggy_assumes_c_contiguous, lambda case: case.layout != "contiguous"),
-    (check.buggy_overwrites_input, lambda case: True),
-], ids=lambda value: getattr(value, "__name__", ""))
+@pytest.mark.parametrize(
+    "bug, shows_on",
+    [
+        (check.buggy_vector_tail_skipped, lambda case: case.shape[-1] % 4 != 0),
+        (check.buggy_first_1024_features, lambda case: case.shape[-1] > 1024),
+        (check.buggy_clamped_inputs, lambda case: abs(case.offset) > 1e4),
+        (check.buggy_ignores_eps, lambda case: case.eps is not None),
+        (check.buggy_assumes_c_contiguous, lambda case: case.layout != "contiguous"),
+        (check.buggy_overwrites_input, lambda case: True),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
 def test_each_kernel_bug_fails_exactly_the_cases_that_can_show_it(bug, shows_on):
     report = run(bug)
     assert not report.passed
@@ -85,7 +99,9 @@ def test_each_kernel_bug_fails_exactly_the_cases_that_can_show_it(bug, shows_on)
 
 def test_an_input_overwritten_in_place_is_named_as_such():
     report = run(check.buggy_overwrites_input)
-    assert all(r.detail.startswith("overwrote: the call changed its input x") for r in report.failures)
+    assert all(
+        r.detail.startswith("overwrote: the call changed its input x") for r in report.failures
+    )
     assert "overwrote" in str(report)
 
 
@@ -93,7 +109,9 @@ def test_an_input_overwritten_in_place_is_named_as_such():
 def test_a_forward_that_changes_gamma_or_beta_fails(name):
     def scales_in_place(x, gamma, beta, eps):
         y = textbook.numpy_layer_norm(x, gamma, beta, eps)
-        {"gamma": gamma, "beta": beta}[name][...] = 0  # e.g. a fused optimizer step in the wrong place
+        {"gamma": gamma, "beta": beta}[name][...] = (
+            0  # e.g. a fused optimizer step in the wrong place
+        )
         return y
 
     report = run(scales_in_place)
@@ -120,13 +138,17 @@ def test_a_truncating_bfloat16_cast_is_flagged_as_a_bias_and_only_as_one():
     assert mean == pytest.approx(-0.5, abs=0.05)  # chopping: uniform over (-1, 0] ulp, mean -1/2
 
 
-@pytest.mark.parametrize("bug, shows_in", [
-    (check.buggy_one_pass_variance, {"float64", "float32", "float16", "bfloat16"}),
-    (check.buggy_unbiased_variance, {"float64", "float32", "float16", "bfloat16"}),
-    (check.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
-    (check.buggy_half_statistics, {"float16", "bfloat16"}),
-    (check.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
-], ids=lambda value: getattr(value, "__name__", ""))
+@pytest.mark.parametrize(
+    "bug, shows_in",
+    [
+        (check.buggy_one_pass_variance, {"float64", "float32", "float16", "bfloat16"}),
+        (check.buggy_unbiased_variance, {"float64", "float32", "float16", "bfloat16"}),
+        (check.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
+        (check.buggy_half_statistics, {"float16", "bfloat16"}),
+        (check.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
 def test_the_common_bugs_are_still_flagged(bug, shows_in):
     report = run(bug)
     assert {r.dtype for r in report.failures} == shows_in
@@ -175,7 +197,9 @@ def test_rounding_bias_threshold_shrinks_like_one_over_root_n():
     p = check.BIAS_FALSE_ALARM
     for n in (100, 10000):
         zeros = np.zeros(n)
-        on_the_edge = np.full(n, math.sqrt(math.log(4 / p) / (2 * n)))  # Hoeffding's a, computed here
+        on_the_edge = np.full(
+            n, math.sqrt(math.log(4 / p) / (2 * n))
+        )  # Hoeffding's a, computed here
         assert check.rounding_bias(on_the_edge, zeros, zeros)[0] == pytest.approx(1.0)
         assert check.rounding_bias(zeros, on_the_edge, zeros)[0] == pytest.approx(1.0)
     arithmetic = np.full(10000, 0.2)  # the arithmetic's bound adds to the threshold
@@ -188,7 +212,9 @@ def test_rounding_bias_tells_unbiased_from_biased_rounding():
     values = rng.normal(size=20000).astype(np.float32) * 3
     to_nearest = values.astype(BFLOAT16).astype(np.float64)
     truncated = (values.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32).astype(np.float64)
-    ulp = np.ldexp(2.0**-7, np.frexp(np.abs(values.astype(np.float64)))[1] - 1)  # bfloat16's spacing
+    ulp = np.ldexp(
+        2.0**-7, np.frexp(np.abs(values.astype(np.float64)))[1] - 1
+    )  # bfloat16's spacing
     for rounded, biased in ((to_nearest, False), (truncated, True)):
         error = (rounded - values) / ulp
         ratio, detail = check.rounding_bias(error, error * np.sign(values), np.zeros_like(error))
@@ -203,5 +229,8 @@ def test_case_arguments_are_checked():
     with pytest.raises(ValueError, match="eps must be >= 0"):
         check.Case("bad", (2, 3), eps=-1.0)
     with pytest.raises(ValueError, match="float16 cannot hold"):
-        check.check_layer_norm(textbook.numpy_layer_norm, cases=(check.Case("huge", (2, 8), offset=1e6),),
-                               dtypes=("float16",))
+        check.check_layer_norm(
+            textbook.numpy_layer_norm,
+            cases=(check.Case("huge", (2, 8), offset=1e6),),
+            dtypes=("float16",),
+        )

@@ -12,15 +12,21 @@ MAX_TOP_LEVEL = 14
 
 
 def test_import_lnlib_loads_no_plotting_widgets_or_sympy():
-    code = ("import lnlib, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "{'matplotlib','ipywidgets','IPython','sympy'}))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    code = (
+        "import lnlib, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'matplotlib','ipywidgets','IPython','sympy'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == "[]", "import lnlib loaded " + done.stdout
 
 
 def test_import_lnlib_loads_no_book_module():
     code = "import lnlib, sys; print(sorted(m for m in sys.modules if m.startswith('lnlib.book')))"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == "[]", "import lnlib loaded " + done.stdout
 
 
@@ -39,8 +45,12 @@ def imported_modules(path: Path) -> list[str]:
 
 
 def test_no_library_module_imports_the_book():
-    offenders = {path.name: [m for m in imported_modules(path) if m == "lnlib.book" or m.startswith("lnlib.book.")]
-                 for path in LIBRARY}
+    offenders = {
+        path.name: [
+            m for m in imported_modules(path) if m == "lnlib.book" or m.startswith("lnlib.book.")
+        ]
+        for path in LIBRARY
+    }
     assert {name: mods for name, mods in offenders.items() if mods} == {}
 
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import lnlib
-from lnlib.variance import variance_relative_error
-from lnlib.book.experiments.gamma_beta import best_shared_scale_shift
 from lnlib.backward import layer_norm_backward
+from lnlib.book.experiments.gamma_beta import best_shared_scale_shift
 from lnlib.forward import layer_norm, layer_norm_steps
 from lnlib.norms import RunningStats, batch_norm, instance_norm, normalize, rms_norm
 from lnlib.validation import BFLOAT16
+from lnlib.variance import variance_relative_error
 
 U16 = 2.0**-11  # float16's unit roundoff
 RNG = np.random.default_rng(13)
@@ -31,14 +31,18 @@ def test_float16_input_with_a_wide_spread_is_normalized_correctly():
     truth = layer_norm(x.astype(np.float64))
     y = layer_norm(x)
     assert y.dtype == np.float16
-    np.testing.assert_allclose(y.astype(np.float64), truth, rtol=0, atol=2 * U16 * np.abs(truth).max())
+    np.testing.assert_allclose(
+        y.astype(np.float64), truth, rtol=0, atol=2 * U16 * np.abs(truth).max()
+    )
 
 
 # Was: rms_norm and the backward pass inherited the float16 accumulation.
 def test_rms_norm_and_backward_of_float16_use_float32_statistics():
     x = wide_float16()
     truth = rms_norm(x.astype(np.float64))
-    np.testing.assert_allclose(rms_norm(x).astype(np.float64), truth, rtol=0, atol=2 * U16 * np.abs(truth).max())
+    np.testing.assert_allclose(
+        rms_norm(x).astype(np.float64), truth, rtol=0, atol=2 * U16 * np.abs(truth).max()
+    )
     dy = RNG.normal(size=x.shape).astype(np.float16)
     dx, dgamma, dbeta = layer_norm_backward(dy, x)
     dx64, dgamma64, dbeta64 = layer_norm_backward(dy.astype(np.float64), x.astype(np.float64))
@@ -53,7 +57,9 @@ def test_bfloat16_is_accepted_and_normalized_in_float32():
     truth = layer_norm(x.astype(np.float64))
     y = layer_norm(x)
     assert y.dtype == BFLOAT16
-    np.testing.assert_allclose(y.astype(np.float64), truth, rtol=0, atol=2 * 2.0**-8 * np.abs(truth).max())
+    np.testing.assert_allclose(
+        y.astype(np.float64), truth, rtol=0, atol=2 * 2.0**-8 * np.abs(truth).max()
+    )
 
 
 def test_the_storage_dtype_mode_computes_everything_in_float16_and_is_less_accurate():
@@ -65,7 +71,9 @@ def test_the_storage_dtype_mode_computes_everything_in_float16_and_is_less_accur
 
 
 # Was: huge finite inputs gave zeros (the squares overflowed), with eps = 0 and eps > 0, in float32 and float64.
-@pytest.mark.parametrize("dtype, magnitude", [(np.float32, 1e30), (np.float64, 1e200), (np.float64, 1e307)])
+@pytest.mark.parametrize(
+    "dtype, magnitude", [(np.float32, 1e30), (np.float64, 1e200), (np.float64, 1e307)]
+)
 @pytest.mark.parametrize("eps", [0.0, 1e-5])
 def test_huge_finite_inputs_are_normalized_by_scale_invariance(dtype, magnitude, eps):
     base = RNG.normal(size=(3, 16))
@@ -93,7 +101,9 @@ def test_an_eps_that_rounds_to_zero_in_the_working_dtype_is_refused(normalize_fn
     x = np.zeros((1, 2, 4), np.float16) + (0 if normalize_fn is rms_norm else 3)
     with pytest.raises(ValueError, match="eps=1e-08 rounds to 0 in float16"):
         normalize_fn(x, eps=1e-8, compute_dtype="float16")
-    y = normalize_fn(x, eps=1e-8)  # float32 statistics hold 1e-8: the constant slices give 0, as in PyTorch
+    y = normalize_fn(
+        x, eps=1e-8
+    )  # float32 statistics hold 1e-8: the constant slices give 0, as in PyTorch
     assert np.isfinite(y).all() and not y.any()
 
 
@@ -102,12 +112,16 @@ def test_gamma_is_checked_after_the_cast_and_the_output_after_rounding():
     x = RNG.normal(size=(2, 4)).astype(np.float16)
     with pytest.raises(ValueError, match="gamma contains infinity .* after rounding it to float16"):
         layer_norm(x, gamma=np.full(4, 1e5), compute_dtype="float16")
-    with pytest.raises(ValueError, match="the output contains infinity .* after rounding it to float16"):
+    with pytest.raises(
+        ValueError, match="the output contains infinity .* after rounding it to float16"
+    ):
         layer_norm(x, gamma=np.full(4, 1e5))
 
 
 # Was: running statistics were never validated, and a negative or NaN variance gave NaN columns at inference.
-@pytest.mark.parametrize("var, match", [([1.0, -0.5], "negative at index"), ([1.0, np.nan], "contains NaN")])
+@pytest.mark.parametrize(
+    "var, match", [([1.0, -0.5], "negative at index"), ([1.0, np.nan], "contains NaN")]
+)
 def test_running_statistics_are_validated_on_creation(var, match):
     with pytest.raises(ValueError, match=match):
         RunningStats(mean=np.zeros(2), var=np.array(var))
@@ -123,11 +137,17 @@ def test_running_statistics_are_validated_on_use():
 # Was: a variance that underflowed was reported as "use an input that is not constant".
 def test_an_underflowed_variance_is_named_as_such():
     x = np.ones(64, np.float16)
-    x[0] = 1 - 2.0**-11  # one value one float16 step away: the mean square of the deviations is 2**-28
-    with pytest.raises(ValueError, match="underflowed to 0 in float16 .* although their values differ"):
+    x[0] = (
+        1 - 2.0**-11
+    )  # one value one float16 step away: the mean square of the deviations is 2**-28
+    with pytest.raises(
+        ValueError, match="underflowed to 0 in float16 .* although their values differ"
+    ):
         layer_norm(x, eps=0.0, compute_dtype="float16")
     truth = layer_norm(x.astype(np.float64), eps=0.0)
-    np.testing.assert_allclose(layer_norm(x, eps=0.0).astype(np.float64), truth, rtol=0, atol=2 * U16 * np.abs(truth).max())
+    np.testing.assert_allclose(
+        layer_norm(x, eps=0.0).astype(np.float64), truth, rtol=0, atol=2 * U16 * np.abs(truth).max()
+    )
 
 
 # Was: LayerNormSteps.std and BackwardParts.std held sqrt(var + eps), not the standard deviation.
@@ -137,12 +157,16 @@ def test_the_divisor_is_named_for_what_it_is():
     np.testing.assert_allclose(steps.rstd, 1 / np.sqrt(steps.var + 0.5), rtol=1e-15)
     parts = lnlib.backward.backward_parts(np.ones((1, 4)), [[1.0, 2.0, 4.0, 8.0]], eps=0.5)
     np.testing.assert_allclose(parts.rstd, steps.rstd, rtol=1e-15)
-    assert not hasattr(steps, "std") and not hasattr(parts, "std"), "the misleading name is gone, not aliased"
+    assert not hasattr(steps, "std") and not hasattr(parts, "std"), (
+        "the misleading name is gone, not aliased"
+    )
 
 
 # Was: two functions named relative_error with different meanings.
 def test_one_name_one_meaning_for_relative_error():
-    assert not hasattr(sys.modules["lnlib.variance"], "relative_error")  # the module (lnlib.variance is the function)
+    assert not hasattr(
+        sys.modules["lnlib.variance"], "relative_error"
+    )  # the module (lnlib.variance is the function)
     assert variance_relative_error([1.5], [1.0]) == pytest.approx(0.5)
 
 
@@ -176,11 +200,14 @@ def test_saved_statistics_give_the_same_backward_as_recomputing():
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"mean": np.zeros((2, 1))}, "both saved statistics"),
-    ({"mean": np.zeros((3, 1)), "rstd": np.ones((3, 1))}, "shape of the statistics"),
-    ({"mean": np.zeros((2, 1)), "rstd": -np.ones((2, 1))}, "rstd must be positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"mean": np.zeros((2, 1))}, "both saved statistics"),
+        ({"mean": np.zeros((3, 1)), "rstd": np.ones((3, 1))}, "shape of the statistics"),
+        ({"mean": np.zeros((2, 1)), "rstd": -np.ones((2, 1))}, "rstd must be positive"),
+    ],
+)
 def test_bad_saved_statistics_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         layer_norm_backward(np.ones((2, 4)), np.arange(8.0).reshape(2, 4), **kwargs)

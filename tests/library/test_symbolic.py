@@ -12,7 +12,12 @@ from lnlib.backward import layer_norm_backward, layer_norm_jacobian
 def derivation(request):
     """The symbols of width H and the three derivations of dx, computed once per H for the whole module."""
     sym = symbolic.make_symbols(request.param)
-    return {"sym": sym, "direct": symbolic.direct_gradient(sym), "steps": symbolic.chain_rule(sym), "closed": symbolic.closed_form_gradient(sym)}
+    return {
+        "sym": sym,
+        "direct": symbolic.direct_gradient(sym),
+        "steps": symbolic.chain_rule(sym),
+        "closed": symbolic.closed_form_gradient(sym),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +39,20 @@ def test_chain_rule_parameter_gradients(sym, derivation):
     fwd = symbolic.forward(sym)
     # dL/dbeta_i = dy_i and dL/dgamma_i = dy_i xhat_i, differentiated from the full loss as a second route
     assert steps["dbeta"] == tuple(sp.diff(fwd.loss, b) for b in sym.beta) == sym.dy
-    assert symbolic.equal(symbolic.substitute_statistics(sym, steps["dgamma"]), tuple(sp.diff(fwd.loss, g) for g in sym.gamma))
+    assert symbolic.equal(
+        symbolic.substitute_statistics(sym, steps["dgamma"]),
+        tuple(sp.diff(fwd.loss, g) for g in sym.gamma),
+    )
 
 
 def test_the_mean_path_through_the_variance_vanishes(sym, derivation):
     # d(sigma^2)/d(mu) = -(2/H) sum_i (x_i - mu), which is 0 once mu is the mean.
     steps = derivation["steps"]
     dmean_without_var_path = -sum(d for d in steps["dxhat"]) / sp.sqrt(sym.var + sym.eps)
-    assert symbolic.equal(symbolic.substitute_statistics(sym, steps["dmean"]), symbolic.substitute_statistics(sym, dmean_without_var_path))
+    assert symbolic.equal(
+        symbolic.substitute_statistics(sym, steps["dmean"]),
+        symbolic.substitute_statistics(sym, dmean_without_var_path),
+    )
 
 
 def test_in_normalized_variables_the_chain_rule_reads_as_the_closed_form(sym):
@@ -52,7 +63,10 @@ def test_in_normalized_variables_the_chain_rule_reads_as_the_closed_form(sym):
     H = sym.H
     assert symbolic.equal(normal["dvar"], -sum(gi * h for gi, h in zip(g, xhat)) / (2 * s**2))
     assert symbolic.equal(normal["dmean"], -sum(g) / s)
-    closed = tuple((gj - sum(g) / H - hj * sum(gi * h for gi, h in zip(g, xhat)) / H) / s for gj, hj in zip(g, xhat))
+    closed = tuple(
+        (gj - sum(g) / H - hj * sum(gi * h for gi, h in zip(g, xhat)) / H) / s
+        for gj, hj in zip(g, xhat)
+    )
     assert symbolic.equal(normal["dx"], closed)
 
 
@@ -69,13 +83,18 @@ def wrong_closed_forms(sym):
     return {
         "no mean terms": tuple(d / fwd.sqrt_var_eps for d in dxhat),
         "no variance term": tuple((d - mean_dxhat) / fwd.sqrt_var_eps for d in dxhat),
-        "variance term over H - 1": tuple((d - mean_dxhat - xh * mean_dxhat_xhat * sym.H / (sym.H - 1)) / fwd.sqrt_var_eps for d, xh in zip(dxhat, fwd.xhat)),
+        "variance term over H - 1": tuple(
+            (d - mean_dxhat - xh * mean_dxhat_xhat * sym.H / (sym.H - 1)) / fwd.sqrt_var_eps
+            for d, xh in zip(dxhat, fwd.xhat)
+        ),
     }
 
 
 @pytest.mark.parametrize("name", ["no mean terms", "no variance term", "variance term over H - 1"])
 def test_a_wrong_closed_form_is_not_proved_equal(name):
-    sym = symbolic.make_symbols(2)  # the smallest width keeps sympy's fruitless search for a proof short
+    sym = symbolic.make_symbols(
+        2
+    )  # the smallest width keeps sympy's fruitless search for a proof short
     assert not symbolic.equal(symbolic.direct_gradient(sym), wrong_closed_forms(sym)[name])
 
 
@@ -93,7 +112,11 @@ def test_source_formula_collapses_to_gamma_over_sigma_times_one_minus_one_over_h
 
 def test_source_formula_disagrees_with_the_true_diagonal_at_a_point(sym):
     # x = (1, 2, ..., H), gamma = 1, eps = 0: the true J_11 = (1/s)(1 - 1/H - xhat_1^2 / H) < (1/s)(1 - 1/H).
-    point = {**{xi: i + 1 for i, xi in enumerate(sym.x)}, **{g: 1 for g in sym.gamma}, sym.eps: sp.Rational(1, 10**9)}
+    point = {
+        **{xi: i + 1 for i, xi in enumerate(sym.x)},
+        **{g: 1 for g in sym.gamma},
+        sym.eps: sp.Rational(1, 10**9),
+    }
     source = float(symbolic.source_jacobian_diagonal(sym, 0).subs(point))
     true = float(symbolic.jacobian(sym)[0, 0].subs(point))
     numeric = layer_norm_jacobian(np.arange(1.0, sym.H + 1), eps=1e-9)[0, 0]
@@ -107,7 +130,12 @@ def test_lambdified_gradient_matches_numpy_backward(sym, derivation):
     for eps in (0.0, 1e-5, 0.3):
         x, dy = rng.normal(2.0, 3.0, size=sym.H), rng.normal(size=sym.H)
         gamma = rng.uniform(0.5, 2.0, size=sym.H)
-        np.testing.assert_allclose(backward(dy, x, gamma, eps), layer_norm_backward(dy, x, gamma, eps=eps)[0], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            backward(dy, x, gamma, eps),
+            layer_norm_backward(dy, x, gamma, eps=eps)[0],
+            rtol=1e-10,
+            atol=1e-12,
+        )
 
 
 @pytest.mark.parametrize("H", [1, 7, 2.5, True, "3"])
@@ -127,7 +155,9 @@ def test_lambdified_gradient_refuses_the_wrong_width():
 
 def test_to_latex_lines_breaks_a_sum_without_changing_it():
     sym = symbolic.make_symbols(3)
-    expr = sp.expand(symbolic.in_normalized_variables(sym)["dx"][0] * symbolic.in_normalized_variables(sym)["s"])
+    expr = sp.expand(
+        symbolic.in_normalized_variables(sym)["dx"][0] * symbolic.in_normalized_variables(sym)["s"]
+    )
     one_line = symbolic.to_latex(expr)
     broken = symbolic.to_latex_lines(r"s\,dx_1", expr, per_line=2)
     terms = len(expr.as_ordered_terms())
@@ -135,7 +165,11 @@ def test_to_latex_lines_breaks_a_sum_without_changing_it():
     flat = broken.removeprefix("\\begin{aligned}").removesuffix("\\end{aligned}")
     for mark in ("&", r"\quad", r"\\", " ", "\n"):
         flat = flat.replace(mark, "")
-    assert flat == r"s\,dx_1=" + one_line.replace(" ", "")  # the same terms, signs and order as sympy's one line
-    assert symbolic.to_latex_lines("y", sym.x[0], per_line=2) == f"y = {symbolic.to_latex(sym.x[0])}"
+    assert flat == r"s\,dx_1=" + one_line.replace(
+        " ", ""
+    )  # the same terms, signs and order as sympy's one line
+    assert (
+        symbolic.to_latex_lines("y", sym.x[0], per_line=2) == f"y = {symbolic.to_latex(sym.x[0])}"
+    )
     with pytest.raises(ValueError, match="per_line"):
         symbolic.to_latex_lines("y", expr, per_line=0)

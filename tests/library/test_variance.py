@@ -10,9 +10,23 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
-from lnlib.book.experiments.memory_speed import FUSED_WELFORD_LAYER_NORM, NAIVE_LAYER_NORM, KernelStep, memory_traffic
-from lnlib.variance import METHODS, WelfordState, chan_merge, exact_variance, variance_relative_error, unit_roundoff, variance, welford
+from lnlib.book.experiments.memory_speed import (
+    FUSED_WELFORD_LAYER_NORM,
+    NAIVE_LAYER_NORM,
+    KernelStep,
+    memory_traffic,
+)
 from lnlib.book.experiments.numerics import error_sweep, layer_norm_with, shift_errors, shifted_data
+from lnlib.variance import (
+    METHODS,
+    WelfordState,
+    chan_merge,
+    exact_variance,
+    unit_roundoff,
+    variance,
+    variance_relative_error,
+    welford,
+)
 
 
 def fraction_variance(row):
@@ -38,7 +52,9 @@ UNIT = RNG.normal(size=(6, 100))
 @pytest.mark.parametrize("method", METHODS)
 def test_documents_batch_variance(method):
     # deviations are -1.5, -0.5, 0.5, 1.5: (2.25 + 0.25 + 0.25 + 2.25) / 4 = 5 / 4
-    np.testing.assert_array_equal(variance([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], method=method), [1.25, 1.25])
+    np.testing.assert_array_equal(
+        variance([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], method=method), [1.25, 1.25]
+    )
 
 
 def test_documents_example_shifted_breaks_only_one_pass_in_float32():
@@ -98,7 +114,9 @@ def test_one_pass_error_grows_like_the_square_of_the_shift():
 
 def test_math_fsum_reference_agrees_with_float64_two_pass():
     x = UNIT + 50.0
-    fsum_reference = [math.fsum((v - math.fsum(row) / row.size) ** 2 for v in row) / row.size for row in x]
+    fsum_reference = [
+        math.fsum((v - math.fsum(row) / row.size) ** 2 for v in row) / row.size for row in x
+    ]
     np.testing.assert_allclose(variance(x, method="two_pass"), fsum_reference, rtol=1e-14)
     np.testing.assert_allclose(variance(x, method="welford"), fsum_reference, rtol=1e-13)
 
@@ -138,14 +156,18 @@ def test_float16_overflow_is_returned_not_hidden():
     # one-pass sums x**2 ~ 256 * 100**2 = 2.56e6, beyond float16's 65504: inf (or NaN after inf - inf)
     assert not np.isfinite(variance(x, method="one_pass", dtype="float16"))
     # two-pass sums x ~ 256 * 100 = 25600 < 65504, then squared deviations of order 1: finite and close
-    assert variance(x, method="two_pass", dtype="float16") == pytest.approx(float64_two_pass(x.astype(np.float16)), rel=1e-2)
+    assert variance(x, method="two_pass", dtype="float16") == pytest.approx(
+        float64_two_pass(x.astype(np.float16)), rel=1e-2
+    )
 
 
 def test_float16_two_pass_overflows_where_welford_does_not():
     x = np.random.default_rng(0).normal(size=256) + 500.0
     # the sum 256 * 500 = 128000 overflows float16; Welford's running mean stays near 500
     assert not np.isfinite(variance(x, method="two_pass", dtype="float16"))
-    assert variance(x, method="welford", dtype="float16") == pytest.approx(float64_two_pass(x.astype(np.float16)), rel=0.2)
+    assert variance(x, method="welford", dtype="float16") == pytest.approx(
+        float64_two_pass(x.astype(np.float16)), rel=0.2
+    )
 
 
 def test_unit_roundoff_values():
@@ -189,19 +211,30 @@ def test_welford_any_lanes_any_size(size, lanes):
 def test_tuple_axis_equals_flattened_trailing_axes():
     x = np.random.default_rng(3).normal(size=(2, 3, 4)) + 5.0
     for method in METHODS:
-        np.testing.assert_allclose(variance(x, method=method, axis=(1, 2)), float64_two_pass(x.reshape(2, 12)), rtol=1e-8)
-        np.testing.assert_allclose(variance(x, method=method, axis=0), float64_two_pass(np.moveaxis(x, 0, -1)), rtol=1e-8)  # one-pass on 2 values near 5: ~1e-10
+        np.testing.assert_allclose(
+            variance(x, method=method, axis=(1, 2)), float64_two_pass(x.reshape(2, 12)), rtol=1e-8
+        )
+        np.testing.assert_allclose(
+            variance(x, method=method, axis=0), float64_two_pass(np.moveaxis(x, 0, -1)), rtol=1e-8
+        )  # one-pass on 2 values near 5: ~1e-10
 
 
 def test_layer_norm_with_two_pass_float64_is_layer_norm():
     x = UNIT + 3.0
-    np.testing.assert_allclose(layer_norm_with(x, method="two_pass", dtype="float64"), layer_norm(x), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        layer_norm_with(x, method="two_pass", dtype="float64"),
+        layer_norm(x),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 def test_torch_agrees_with_welford_and_two_pass(torch):
     x = UNIT + 1e4
     t64 = torch.tensor(x)
-    np.testing.assert_allclose(variance(x, method="welford"), t64.var(dim=-1, unbiased=False).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        variance(x, method="welford"), t64.var(dim=-1, unbiased=False).numpy(), rtol=1e-12
+    )
     x32 = x.astype(np.float32)
     torch_out = torch.nn.functional.layer_norm(torch.tensor(x32), (x.shape[-1],)).numpy()
     exact_out = layer_norm(x32.astype(np.float64))
@@ -263,7 +296,9 @@ def test_data_destroyed_by_rounding_is_refused():
     with pytest.raises(ValueError, match="8 apart"):
         shifted_data(1e4, "float16")
     sweep = error_sweep([10.0, 1e4], "float16")
-    assert np.isfinite(sweep.variance_error["two_pass"][0]) and np.isnan(sweep.variance_error["two_pass"][1])
+    assert np.isfinite(sweep.variance_error["two_pass"][0]) and np.isnan(
+        sweep.variance_error["two_pass"][1]
+    )
 
 
 # --- memory traffic -----------------------------------------------------------------------------
@@ -280,7 +315,10 @@ def test_naive_layer_norm_traffic_by_hand():
 
 def test_fused_kernel_traffic_by_hand():
     # Welford sweep reads x; the normalize sweep reads x again and writes y: 2 reads, 1 write
-    assert (memory_traffic(FUSED_WELFORD_LAYER_NORM).reads, memory_traffic(FUSED_WELFORD_LAYER_NORM).writes) == (2, 1)
+    assert (
+        memory_traffic(FUSED_WELFORD_LAYER_NORM).reads,
+        memory_traffic(FUSED_WELFORD_LAYER_NORM).writes,
+    ) == (2, 1)
     assert memory_traffic(FUSED_WELFORD_LAYER_NORM, count_parameters=True).total == 5
 
 
@@ -315,7 +353,9 @@ def test_explorer_dtype_changes_the_curves_and_notes_float16_limits():
     explorer.controls["dtype"].value = "float16"
     curve = explorer.panels.curves["variance_error", "welford"]
     finite = np.isfinite(sweep_for("float16").variance_error["welford"])
-    np.testing.assert_allclose(curve.get_ydata()[finite], sweep_for("float16").variance_error["welford"][finite])
+    np.testing.assert_allclose(
+        curve.get_ydata()[finite], sweep_for("float16").variance_error["welford"][finite]
+    )
     assert "8 apart" in explorer.note.value
     explorer.controls["shift"].value = 1e5
     assert "does not fit in float16" in explorer.note.value
@@ -349,7 +389,9 @@ def test_welford_counts_stay_exact_beyond_float16_integers():
     state = welford(x, dtype="float16")
     assert state.count == 5001
     assert state.mean.dtype == np.float16
-    assert float(state.variance) == pytest.approx(float(float64_two_pass(x.astype(np.float16))), rel=2e-2)
+    assert float(state.variance) == pytest.approx(
+        float(float64_two_pass(x.astype(np.float16))), rel=2e-2
+    )
 
 
 # --- the table's claim: Welford's M2 cannot go negative, even after rounding ----------------------------

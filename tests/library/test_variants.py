@@ -13,7 +13,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lnlib import layer_norm
-from lnlib.variants import FRAMEWORK_EPS, annotated_transformer_layer_norm, layer_norm_eps_outside_sqrt, sample_variance
+from lnlib.variants import (
+    FRAMEWORK_EPS,
+    annotated_transformer_layer_norm,
+    layer_norm_eps_outside_sqrt,
+    sample_variance,
+)
 
 ONE_HOT = [1.0, 0.0, 0.0, 0.0]
 
@@ -24,7 +29,9 @@ ONE_HOT = [1.0, 0.0, 0.0, 0.0]
 def test_variance_of_one_hot_by_hand():
     # mean 1/4; deviations 3/4, -1/4, -1/4, -1/4; squares 9/16 + 3 * 1/16 = 12/16 = 3/4.
     assert sample_variance(ONE_HOT) == pytest.approx(0.75 / 4)  # biased: 3/16
-    assert sample_variance(ONE_HOT, unbiased=True) == pytest.approx(0.75 / 3)  # unbiased: 1/4, so s = 1/2
+    assert sample_variance(ONE_HOT, unbiased=True) == pytest.approx(
+        0.75 / 3
+    )  # unbiased: 1/4, so s = 1/2
 
 
 def test_documents_batch_variance_by_hand():
@@ -34,9 +41,15 @@ def test_documents_batch_variance_by_hand():
 
 def test_annotated_transformer_on_one_hot_by_hand():
     # unbiased std s = 1/2 (above): (x - 1/4) / s = [3/4, -1/4, -1/4, -1/4] * 2 = [1.5, -0.5, -0.5, -0.5]
-    np.testing.assert_allclose(annotated_transformer_layer_norm(ONE_HOT, eps=0.0), [1.5, -0.5, -0.5, -0.5], rtol=1e-12)
+    np.testing.assert_allclose(
+        annotated_transformer_layer_norm(ONE_HOT, eps=0.0), [1.5, -0.5, -0.5, -0.5], rtol=1e-12
+    )
     # with its default eps = 1e-6 added to s: divide by 0.500001 instead
-    np.testing.assert_allclose(annotated_transformer_layer_norm(ONE_HOT), np.array([0.75, -0.25, -0.25, -0.25]) / 0.500001, rtol=1e-12)
+    np.testing.assert_allclose(
+        annotated_transformer_layer_norm(ONE_HOT),
+        np.array([0.75, -0.25, -0.25, -0.25]) / 0.500001,
+        rtol=1e-12,
+    )
 
 
 def test_standard_layer_norm_on_one_hot_by_hand():
@@ -73,13 +86,19 @@ def test_annotated_is_layer_norm_times_bessel_factor_without_eps(seed):
 def test_sample_variance_matches_numpy_ddof(seed):
     x = np.random.default_rng(seed).normal(size=(4, 7))
     np.testing.assert_allclose(sample_variance(x), x.var(axis=-1, ddof=0), rtol=1e-12)
-    np.testing.assert_allclose(sample_variance(x, unbiased=True), x.var(axis=-1, ddof=1), rtol=1e-12)
-    np.testing.assert_allclose(sample_variance(x, axis=0, keepdims=True), x.var(axis=0, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(
+        sample_variance(x, unbiased=True), x.var(axis=-1, ddof=1), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        sample_variance(x, axis=0, keepdims=True), x.var(axis=0, keepdims=True), rtol=1e-12
+    )
 
 
 def test_eps_outside_equals_layer_norm_when_eps_is_zero():
     x = np.random.default_rng(3).normal(size=(5, 6))
-    np.testing.assert_allclose(layer_norm_eps_outside_sqrt(x, eps=0.0), layer_norm(x, eps=0.0), rtol=1e-12)
+    np.testing.assert_allclose(
+        layer_norm_eps_outside_sqrt(x, eps=0.0), layer_norm(x, eps=0.0), rtol=1e-12
+    )
 
 
 def test_gamma_beta_and_axes_are_applied_like_layer_norm():
@@ -89,10 +108,17 @@ def test_gamma_beta_and_axes_are_applied_like_layer_norm():
     flat = x.reshape(2, 12)
     centred = flat - flat.mean(axis=1, keepdims=True)
     xhat = (centred / (centred.std(axis=1, keepdims=True) + 1e-3)).reshape(2, 3, 4)
-    np.testing.assert_allclose(layer_norm_eps_outside_sqrt(x, gamma, beta, eps=1e-3, axis=(1, 2)), gamma * xhat + beta, rtol=1e-12)
+    np.testing.assert_allclose(
+        layer_norm_eps_outside_sqrt(x, gamma, beta, eps=1e-3, axis=(1, 2)),
+        gamma * xhat + beta,
+        rtol=1e-12,
+    )
     s = centred.std(axis=1, ddof=1, keepdims=True)
-    np.testing.assert_allclose(annotated_transformer_layer_norm(x, gamma, beta, eps=1e-3, axis=(-2, -1)),
-                               gamma * (centred / (s + 1e-3)).reshape(2, 3, 4) + beta, rtol=1e-12)
+    np.testing.assert_allclose(
+        annotated_transformer_layer_norm(x, gamma, beta, eps=1e-3, axis=(-2, -1)),
+        gamma * (centred / (s + 1e-3)).reshape(2, 3, 4) + beta,
+        rtol=1e-12,
+    )
 
 
 def test_float32_stays_float32():
@@ -167,14 +193,20 @@ def test_annotated_matches_torch(torch, seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(3, 6))
     a_2, b_2 = rng.uniform(0.5, 2, size=6), rng.normal(size=6)
-    theirs = torch_annotated_layer_norm(torch, *(torch.from_numpy(v) for v in (x, a_2, b_2))).numpy()
-    np.testing.assert_allclose(annotated_transformer_layer_norm(x, a_2, b_2), theirs, rtol=1e-12, atol=1e-12)
+    theirs = torch_annotated_layer_norm(
+        torch, *(torch.from_numpy(v) for v in (x, a_2, b_2))
+    ).numpy()
+    np.testing.assert_allclose(
+        annotated_transformer_layer_norm(x, a_2, b_2), theirs, rtol=1e-12, atol=1e-12
+    )
 
 
 def test_one_hot_against_torch_layer_norm_and_annotated(torch):
     x = torch.tensor([ONE_HOT], dtype=torch.float64)
     standard = torch.nn.LayerNorm(4, dtype=torch.float64)(x).detach().numpy()[0]
-    annotated = torch_annotated_layer_norm(torch, x, torch.ones(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)).numpy()[0]
+    annotated = torch_annotated_layer_norm(
+        torch, x, torch.ones(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
+    ).numpy()[0]
     np.testing.assert_allclose(layer_norm(ONE_HOT), standard, rtol=1e-12)
     np.testing.assert_allclose(annotated_transformer_layer_norm(ONE_HOT), annotated, rtol=1e-12)
     assert not np.allclose(standard, annotated, atol=0.1)
@@ -182,14 +214,20 @@ def test_one_hot_against_torch_layer_norm_and_annotated(torch):
 
 def test_torch_var_is_unbiased_by_default_and_layer_norm_is_not(torch):
     x = np.random.default_rng(9).normal(size=(2, 5))
-    np.testing.assert_allclose(sample_variance(x, unbiased=True), torch.from_numpy(x).var(-1).numpy(), rtol=1e-12)
-    np.testing.assert_allclose(sample_variance(x), torch.from_numpy(x).var(-1, correction=0).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        sample_variance(x, unbiased=True), torch.from_numpy(x).var(-1).numpy(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        sample_variance(x), torch.from_numpy(x).var(-1, correction=0).numpy(), rtol=1e-12
+    )
 
 
 def test_eps_outside_matches_torch_formula(torch):
     x = np.random.default_rng(5).normal(size=(3, 8))
     t = torch.from_numpy(x)
-    theirs = ((t - t.mean(-1, keepdim=True)) / (t.var(-1, correction=0, keepdim=True).sqrt() + 1e-2)).numpy()
+    theirs = (
+        (t - t.mean(-1, keepdim=True)) / (t.var(-1, correction=0, keepdim=True).sqrt() + 1e-2)
+    ).numpy()
     np.testing.assert_allclose(layer_norm_eps_outside_sqrt(x, eps=1e-2), theirs, rtol=1e-12)
 
 
@@ -199,7 +237,11 @@ def test_pytorch_default_eps(torch):
 
 # --- properties for every input (hypothesis) -----------------------------------------------
 
-vectors = hnp.arrays(np.float64, st.integers(2, 12), elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False))
+vectors = hnp.arrays(
+    np.float64,
+    st.integers(2, 12),
+    elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -209,7 +251,12 @@ def test_variance_scales_with_the_square_and_ignores_shifts(x, scale, shift):
     for unbiased in (False, True):
         expected = (scale**2) * float(sample_variance(x, unbiased=unbiased))
         got = float(sample_variance(scale * x + shift, unbiased=unbiased))
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9 * (1 + scale**2) * (1 + np.abs(x).max() + abs(shift)) ** 2)
+        np.testing.assert_allclose(
+            got,
+            expected,
+            rtol=1e-6,
+            atol=1e-9 * (1 + scale**2) * (1 + np.abs(x).max() + abs(shift)) ** 2,
+        )
     assert base >= 0.0
 
 
@@ -218,4 +265,6 @@ def test_variance_scales_with_the_square_and_ignores_shifts(x, scale, shift):
 def test_output_std_with_eps_added_to_sigma_is_sigma_over_sigma_plus_eps(x, eps):
     assume(x.std() > 1e-3)
     sigma = x.std()
-    np.testing.assert_allclose(layer_norm_eps_outside_sqrt(x, eps=eps).std(), sigma / (sigma + eps), rtol=1e-9)
+    np.testing.assert_allclose(
+        layer_norm_eps_outside_sqrt(x, eps=eps).std(), sigma / (sigma + eps), rtol=1e-9
+    )

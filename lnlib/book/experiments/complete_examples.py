@@ -17,7 +17,17 @@ import numpy as np
 
 from ...validation import as_float_array
 
-__all__ = ["EMBEDDING_MEAN", "EMBEDDING_SHOWN", "EMBEDDING_SIZE", "EMBEDDING_STD", "documents_batch", "documents_token", "documents_embedding", "vector_with_moments", "describe_step"]
+__all__ = [
+    "EMBEDDING_MEAN",
+    "EMBEDDING_SHOWN",
+    "EMBEDDING_SIZE",
+    "EMBEDDING_STD",
+    "documents_batch",
+    "documents_token",
+    "documents_embedding",
+    "vector_with_moments",
+    "describe_step",
+]
 
 #: The entries of the 512-d embedding the document prints, by (0-based) index: x1, x2, x3 and x512.
 EMBEDDING_SHOWN = MappingProxyType({0: 0.146, 1: 0.108, 2: 0.192, 511: 0.11})
@@ -51,10 +61,14 @@ def documents_embedding(seed: int = 0) -> np.ndarray:
     -------
     ndarray of shape (512,)
     """
-    return vector_with_moments(EMBEDDING_SIZE, EMBEDDING_MEAN, EMBEDDING_STD, pinned=EMBEDDING_SHOWN, seed=seed)
+    return vector_with_moments(
+        EMBEDDING_SIZE, EMBEDDING_MEAN, EMBEDDING_STD, pinned=EMBEDDING_SHOWN, seed=seed
+    )
 
 
-def vector_with_moments(size: int, mean: float, std: float, *, pinned=None, seed: int = 0) -> np.ndarray:
+def vector_with_moments(
+    size: int, mean: float, std: float, *, pinned=None, seed: int = 0
+) -> np.ndarray:
     """A seeded random vector with exactly the given mean and biased standard deviation (chapter "The complete examples").
 
     Parameters
@@ -76,19 +90,25 @@ def vector_with_moments(size: int, mean: float, std: float, *, pinned=None, seed
     """
     pinned = dict(pinned or {})
     if int(size) != size or size < len(pinned) + 2:
-        raise ValueError(f"size must be an integer of at least {len(pinned) + 2} (the pinned entries plus two free ones); got {size!r}.")
+        raise ValueError(
+            f"size must be an integer of at least {len(pinned) + 2} (the pinned entries plus two free ones); got {size!r}."
+        )
     if not std > 0:
         raise ValueError(f"std must be a positive number; got {std!r}.")
     size = int(size)
     index = np.array(sorted(pinned), dtype=int)
     if index.size and not (0 <= index.min() and index.max() < size):
         raise ValueError(f"pinned indices must lie in [0, {size - 1}]; got {sorted(pinned)}.")
-    values = as_float_array([pinned[i] for i in index], "pinned values") if index.size else np.empty(0)
+    values = (
+        as_float_array([pinned[i] for i in index], "pinned values") if index.size else np.empty(0)
+    )
     free = np.setdiff1d(np.arange(size), index)
     free_mean = (size * mean - values.sum()) / free.size
     spread_left = size * std**2 - np.sum((values - mean) ** 2) - free.size * (free_mean - mean) ** 2
     if spread_left <= 0:
-        raise ValueError(f"the pinned entries {pinned} already spread more than std={std} allows for a vector of size {size}.")
+        raise ValueError(
+            f"the pinned entries {pinned} already spread more than std={std} allows for a vector of size {size}."
+        )
     z = np.random.default_rng(seed).normal(size=free.size)
     z = (z - z.mean()) / z.std()
     out = np.empty(size)
@@ -113,7 +133,10 @@ def describe_step(steps, step: int, *, decimals: int = 4) -> list[str]:
     if step not in range(5):
         raise ValueError(f"step must be an integer from 0 to 4; got {step!r}.")
     d = decimals
-    x, mean, var, root, xhat, y = (np.atleast_2d(a) for a in (steps.x, steps.mean, steps.var, steps.sqrt_var_eps, steps.xhat, steps.y))
+    x, mean, var, root, xhat, y = (
+        np.atleast_2d(a)
+        for a in (steps.x, steps.mean, steps.var, steps.sqrt_var_eps, steps.xhat, steps.y)
+    )
     lines = []
     for n in range(x.shape[0]):
         text = [
@@ -128,5 +151,9 @@ def describe_step(steps, step: int, *, decimals: int = 4) -> list[str]:
 
 
 def _vector(values, decimals: int) -> str:
-    shown = [f"{v:.{decimals}f}" for v in values] if values.size <= 8 else [*(f"{v:.{decimals}f}" for v in values[:3]), "…", f"{values[-1]:.{decimals}f}"]
+    shown = (
+        [f"{v:.{decimals}f}" for v in values]
+        if values.size <= 8
+        else [*(f"{v:.{decimals}f}" for v in values[:3]), "…", f"{values[-1]:.{decimals}f}"]
+    )
     return "[" + ", ".join(shown) + "]"

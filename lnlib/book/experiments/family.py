@@ -29,7 +29,17 @@ from ...forward import layer_norm
 from ...norms import RunningStats, batch_norm, rms_norm
 from ...validation import as_float_array
 
-__all__ = ["METHODS", "PAPER_TABLE_1", "ROUNDING_BOUND", "TRANSFORMATIONS", "InvarianceTable", "invariance_table", "max_change", "BatchEffects", "batch_effects"]
+__all__ = [
+    "METHODS",
+    "PAPER_TABLE_1",
+    "ROUNDING_BOUND",
+    "TRANSFORMATIONS",
+    "InvarianceTable",
+    "invariance_table",
+    "max_change",
+    "BatchEffects",
+    "batch_effects",
+]
 
 
 def _batch(W, X):
@@ -54,7 +64,12 @@ ROUNDING_BOUND = 100 * float(np.finfo(np.float64).eps)
 
 
 #: Normalized outputs ``f(W, X)`` of shape (cases, units), by the paper's row names (plus RMS norm).
-METHODS: dict[str, Callable] = {"Batch norm": _batch, "Weight norm": _weight, "Layer norm": _layer, "RMS norm": _rms}
+METHODS: dict[str, Callable] = {
+    "Batch norm": _batch,
+    "Weight norm": _weight,
+    "Layer norm": _layer,
+    "RMS norm": _rms,
+}
 
 
 def weight_matrix_rescaling(W, X, rng):
@@ -126,7 +141,9 @@ def max_change(method: str, transformation: str, W, X, rng) -> float:
     if method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
     if transformation not in TRANSFORMATIONS:
-        raise ValueError(f"transformation must be one of {list(TRANSFORMATIONS)}; got {transformation!r}.")
+        raise ValueError(
+            f"transformation must be one of {list(TRANSFORMATIONS)}; got {transformation!r}."
+        )
     f = METHODS[method]
     before = f(W, X)
     after = f(*TRANSFORMATIONS[transformation](W, X, rng))
@@ -157,15 +174,21 @@ class InvarianceTable:
     def rows(self) -> list[list[str]]:
         """The table as text rows: a header, then one row per method with "Invariant" or "No"."""
         header = ["", *TRANSFORMATIONS]
-        return [header] + [[m, *("Invariant" if v else "No" for v in row)] for m, row in self.invariant.items()]
+        return [header] + [
+            [m, *("Invariant" if v else "No" for v in row)] for m, row in self.invariant.items()
+        ]
 
     def __str__(self) -> str:
         rows = self.rows()
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        return "\n".join(" | ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+        return "\n".join(
+            " | ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows
+        )
 
 
-def invariance_table(*, cases: int = 16, inputs: int = 6, units: int = 5, seed: int = 0, tol: float = 1e-9) -> InvarianceTable:
+def invariance_table(
+    *, cases: int = 16, inputs: int = 6, units: int = 5, seed: int = 0, tol: float = 1e-9
+) -> InvarianceTable:
     """Compute Table 1 of Ba, Kiros & Hinton (2016), plus an RMS-norm row, on random data.
 
     Draws `cases` random inputs with a non-zero mean (so re-centering is visible)
@@ -193,7 +216,9 @@ def invariance_table(*, cases: int = 16, inputs: int = 6, units: int = 5, seed: 
     """
     for name, size in (("cases", cases), ("inputs", inputs), ("units", units)):
         if size < 2:
-            raise ValueError(f"{name} must be at least 2 so that means and variances exist; got {size}.")
+            raise ValueError(
+                f"{name} must be at least 2 so that means and variances exist; got {size}."
+            )
     rng = np.random.default_rng(seed)
     X = as_float_array(rng.normal(loc=1.0, size=(cases, inputs)), "X")
     W = as_float_array(rng.normal(size=(units, inputs)), "W")
@@ -246,8 +271,17 @@ def _draw_batch(population: np.ndarray, index: int, size: int, rng) -> np.ndarra
     return population[np.concatenate([[index], rng.choice(others, size=size - 1, replace=False)])]
 
 
-def batch_effects(population, sizes=(2, 8, 64), *, index: int = 0, trials: int = 200, train_steps: int = 200,
-                  train_batch: int = 32, momentum: float = 0.1, seed: int = 0) -> BatchEffects:
+def batch_effects(
+    population,
+    sizes=(2, 8, 64),
+    *,
+    index: int = 0,
+    trials: int = 200,
+    train_steps: int = 200,
+    train_batch: int = 32,
+    momentum: float = 0.1,
+    seed: int = 0,
+) -> BatchEffects:
     """Normalize sample `index` of `population` inside random batches of each size (chapter "LayerNorm and its family").
 
     Parameters
@@ -276,13 +310,17 @@ def batch_effects(population, sizes=(2, 8, 64), *, index: int = 0, trials: int =
     """
     population = as_float_array(population, "population")
     if population.ndim != 2:
-        raise ValueError(f"population must have shape (P, D), one sample per row; got shape {population.shape}.")
+        raise ValueError(
+            f"population must have shape (P, D), one sample per row; got shape {population.shape}."
+        )
     count = len(population)
     if not 0 <= index < count:
         raise ValueError(f"index must pick a sample, 0 <= index < {count}; got {index}.")
     for size in (*sizes, train_batch):
         if not 2 <= size <= count:
-            raise ValueError(f"batch sizes must lie in [2, {count}] (the population size); got {size}.")
+            raise ValueError(
+                f"batch sizes must lie in [2, {count}] (the population size); got {size}."
+            )
     rng = np.random.default_rng(seed)
     training, layer_in_batches = {}, {}
     for size in sizes:
@@ -293,4 +331,9 @@ def batch_effects(population, sizes=(2, 8, 64), *, index: int = 0, trials: int =
     for _ in range(train_steps):
         batch_norm(population[rng.choice(count, size=train_batch, replace=False)], running=running)
     inference = batch_norm(population[index : index + 1], running=running, training=False)[0]
-    return BatchEffects(training=training, inference=inference, layer=layer_norm(population[index]), layer_in_batches=layer_in_batches)
+    return BatchEffects(
+        training=training,
+        inference=inference,
+        layer=layer_norm(population[index]),
+        layer_in_batches=layer_in_batches,
+    )

@@ -17,7 +17,13 @@ import numpy as np
 from ...forward import layer_norm_steps
 from ...validation import as_float_array, check_count
 
-__all__ = ["ScaleShiftFit", "identity_parameters", "best_shared_scale_shift", "train_scale_shift", "gpt2_parameter_counts"]
+__all__ = [
+    "ScaleShiftFit",
+    "identity_parameters",
+    "best_shared_scale_shift",
+    "train_scale_shift",
+    "gpt2_parameter_counts",
+]
 
 
 def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
@@ -75,10 +81,14 @@ def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
     xhat = as_float_array(xhat, "xhat").ravel()
     target = as_float_array(target, "target").ravel()
     if xhat.shape != target.shape:
-        raise ValueError(f"xhat and target must have the same number of entries; got {xhat.size} and {target.size}.")
+        raise ValueError(
+            f"xhat and target must have the same number of entries; got {xhat.size} and {target.size}."
+        )
     if np.all(xhat == xhat[0]):
-        raise ValueError(f"every entry of xhat equals {xhat[0]:g}, so the fit has no unique scale (a line through one x-value); "
-                         "pass an xhat whose entries differ.")
+        raise ValueError(
+            f"every entry of xhat equals {xhat[0]:g}, so the fit has no unique scale (a line through one x-value); "
+            "pass an xhat whose entries differ."
+        )
     gamma = float(np.mean((xhat - xhat.mean()) * (target - target.mean())) / np.var(xhat))
     return gamma, float(target.mean() - gamma * xhat.mean())
 
@@ -101,7 +111,16 @@ class ScaleShiftFit:
     final_loss: float
 
 
-def train_scale_shift(xhat, target, *, per: str = "feature", batch_size: int = 8, steps: int = 2000, lr: float = 0.05, seed: int = 0) -> ScaleShiftFit:
+def train_scale_shift(
+    xhat,
+    target,
+    *,
+    per: str = "feature",
+    batch_size: int = 8,
+    steps: int = 2000,
+    lr: float = 0.05,
+    seed: int = 0,
+) -> ScaleShiftFit:
     r"""Learn ``gamma`` and ``beta`` by minibatch gradient descent on ``mean((gamma * xhat + beta - target)**2)``.
 
     ``per="feature"`` gives each feature its own pair, as LayerNorm does.
@@ -131,12 +150,16 @@ def train_scale_shift(xhat, target, *, per: str = "feature", batch_size: int = 8
     xhat = as_float_array(xhat, "xhat")
     target = as_float_array(target, "target")
     if xhat.ndim != 2 or xhat.shape != target.shape:
-        raise ValueError(f"xhat and target must both have shape (N, H); got {xhat.shape} and {target.shape}.")
+        raise ValueError(
+            f"xhat and target must both have shape (N, H); got {xhat.shape} and {target.shape}."
+        )
     if per not in ("feature", "slot"):
         raise ValueError(f"per must be 'feature' or 'slot'; got {per!r}.")
     batch_size, steps = check_count(batch_size, "batch_size"), check_count(steps, "steps")
     if batch_size > xhat.shape[0]:
-        raise ValueError(f"batch_size must be at most the number of examples, {xhat.shape[0]}; got {batch_size}.")
+        raise ValueError(
+            f"batch_size must be at most the number of examples, {xhat.shape[0]}; got {batch_size}."
+        )
     axis = 0 if per == "feature" else 1  # the axis a parameter is shared over
     size = xhat.shape[1] if per == "feature" else batch_size
     gamma, beta = np.ones(size), np.zeros(size)
@@ -153,10 +176,16 @@ def train_scale_shift(xhat, target, *, per: str = "feature", batch_size: int = 8
             kept_gamma.append(gamma)
             kept_beta.append(beta)
             losses.append(np.mean(error**2))
-    return ScaleShiftFit(gamma=np.mean(kept_gamma, axis=0), beta=np.mean(kept_beta, axis=0), final_loss=float(np.mean(losses)))
+    return ScaleShiftFit(
+        gamma=np.mean(kept_gamma, axis=0),
+        beta=np.mean(kept_beta, axis=0),
+        final_loss=float(np.mean(losses)),
+    )
 
 
-def gpt2_parameter_counts(d_model: int = 768, n_layers: int = 12, vocab_size: int = 50257, n_positions: int = 1024) -> dict[str, int]:
+def gpt2_parameter_counts(
+    d_model: int = 768, n_layers: int = 12, vocab_size: int = 50257, n_positions: int = 1024
+) -> dict[str, int]:
     """Parameter counts of a GPT-2-style model, and how many of them are LayerNorm's (chapter "Scale γ and shift β").
 
     GPT-2 (Radford et al. 2019) has two LayerNorms per block (before the
@@ -172,13 +201,19 @@ def gpt2_parameter_counts(d_model: int = 768, n_layers: int = 12, vocab_size: in
     ``"layer_norm"`` (all their parameters), ``"total"``.
     """
     d, layers = check_count(d_model, "d_model"), check_count(n_layers, "n_layers")
-    vocab, positions = check_count(vocab_size, "vocab_size"), check_count(n_positions, "n_positions")
+    vocab, positions = (
+        check_count(vocab_size, "vocab_size"),
+        check_count(n_positions, "n_positions"),
+    )
     per_layer_norm = 2 * d
     layer_norms = 2 * layers + 1
     attention = (d * 3 * d + 3 * d) + (d * d + d)
     mlp = (d * 4 * d + 4 * d) + (4 * d * d + d)
     embeddings = vocab * d + positions * d
     layer_norm = layer_norms * per_layer_norm
-    return {"per_layer_norm": per_layer_norm, "layer_norms": layer_norms, "layer_norm": layer_norm,
-            "total": embeddings + layers * (attention + mlp) + layer_norm}
-
+    return {
+        "per_layer_norm": per_layer_norm,
+        "layer_norms": layer_norms,
+        "layer_norm": layer_norm,
+        "total": embeddings + layers * (attention + mlp) + layer_norm,
+    }

@@ -18,7 +18,24 @@ import numpy as np
 
 from ...validation import BFLOAT16, check_count
 
-__all__ = ["KernelStep", "Traffic", "NAIVE_LAYER_NORM", "FUSED_WELFORD_LAYER_NORM", "SCALARS", "PARAMETERS", "memory_traffic", "PARTS", "RESULTS_PATH", "KernelResults", "Bytes", "bytes_moved", "copy_bandwidth", "timings", "floor_seconds", "fraction_of_floor"]
+__all__ = [
+    "KernelStep",
+    "Traffic",
+    "NAIVE_LAYER_NORM",
+    "FUSED_WELFORD_LAYER_NORM",
+    "SCALARS",
+    "PARAMETERS",
+    "memory_traffic",
+    "PARTS",
+    "RESULTS_PATH",
+    "KernelResults",
+    "Bytes",
+    "bytes_moved",
+    "copy_bandwidth",
+    "timings",
+    "floor_seconds",
+    "fraction_of_floor",
+]
 
 
 # --- H-vector transfers of a kernel, chapter 13 (was kernel_traffic.py) ---------------------------
@@ -77,7 +94,11 @@ NAIVE_LAYER_NORM = (
 #: A fused kernel: one Welford sweep for the statistics, one sweep that normalizes, scales and shifts.
 FUSED_WELFORD_LAYER_NORM = (
     KernelStep("mean, rstd = welford(x)", reads=("x",), writes=("mean", "rstd")),
-    KernelStep("y = (x - mean) * rstd * gamma + beta", reads=("x", "mean", "rstd", "gamma", "beta"), writes=("y",)),
+    KernelStep(
+        "y = (x - mean) * rstd * gamma + beta",
+        reads=("x", "mean", "rstd", "gamma", "beta"),
+        writes=("y",),
+    ),
 )
 
 
@@ -131,7 +152,12 @@ def memory_traffic(steps, *, count_parameters: bool = False) -> Traffic:
 
 #: The two kernels whose traffic is modelled.
 PARTS = ("forward", "backward")
-_DTYPES = {"float64": np.dtype(np.float64), "float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BFLOAT16}
+_DTYPES = {
+    "float64": np.dtype(np.float64),
+    "float32": np.dtype(np.float32),
+    "float16": np.dtype(np.float16),
+    "bfloat16": BFLOAT16,
+}
 
 
 @dataclass(frozen=True)
@@ -211,7 +237,9 @@ def floor_seconds(moved: Bytes | int, bandwidth: float) -> float:
     """The least time to move `moved` bytes at `bandwidth` bytes per second: the floor (chapter "LayerNorm at the speed of memory")."""
     total = moved.total if isinstance(moved, Bytes) else int(moved)
     if not bandwidth > 0:
-        raise ValueError(f"bandwidth must be a positive number of bytes per second; got {bandwidth!r}.")
+        raise ValueError(
+            f"bandwidth must be a positive number of bytes per second; got {bandwidth!r}."
+        )
     return total / bandwidth
 
 
@@ -222,7 +250,9 @@ def fraction_of_floor(seconds: float, moved: Bytes | int, bandwidth: float) -> f
     return floor_seconds(moved, bandwidth) / seconds
 
 
-def timings(call, *, repeats: int = 5, min_seconds: float = 0.0, max_repeats: int = 200) -> np.ndarray:
+def timings(
+    call, *, repeats: int = 5, min_seconds: float = 0.0, max_repeats: int = 200
+) -> np.ndarray:
     """Seconds per call of `call()`, after one warm-up call (chapter "LayerNorm at the speed of memory").
 
     Parameters
@@ -251,7 +281,9 @@ def timings(call, *, repeats: int = 5, min_seconds: float = 0.0, max_repeats: in
     return np.array(times)
 
 
-def copy_bandwidth(nbytes: int, *, threads: int = 1, repeats: int = 5, min_seconds: float = 0.2) -> np.ndarray:
+def copy_bandwidth(
+    nbytes: int, *, threads: int = 1, repeats: int = 5, min_seconds: float = 0.2
+) -> np.ndarray:
     """Bytes per second a copy of `nbytes` bytes moves (read + written), one value per repetition.
 
     The source and destination are split into `threads` contiguous pieces,
@@ -277,10 +309,16 @@ def copy_bandwidth(nbytes: int, *, threads: int = 1, repeats: int = 5, min_secon
     target = np.empty_like(source)
     pieces = list(zip(np.array_split(target, threads), np.array_split(source, threads)))
     if threads == 1:
-        seconds = timings(lambda: np.copyto(target, source), repeats=repeats, min_seconds=min_seconds)
+        seconds = timings(
+            lambda: np.copyto(target, source), repeats=repeats, min_seconds=min_seconds
+        )
     else:
         with ThreadPoolExecutor(threads) as pool:
-            seconds = timings(lambda: list(pool.map(lambda pair: np.copyto(*pair), pieces)), repeats=repeats, min_seconds=min_seconds)
+            seconds = timings(
+                lambda: list(pool.map(lambda pair: np.copyto(*pair), pieces)),
+                repeats=repeats,
+                min_seconds=min_seconds,
+            )
     return 2 * source.nbytes / seconds
 
 
@@ -312,7 +350,9 @@ class KernelResults:
         try:
             text = open(path, encoding="utf-8").read()
         except FileNotFoundError:
-            raise FileNotFoundError(f"no benchmark results at {path}: run `make bench-kernels` in the book's repository.") from None
+            raise FileNotFoundError(
+                f"no benchmark results at {path}: run `make bench-kernels` in the book's repository."
+            ) from None
         return cls(json.loads(text))
 
     @property
@@ -331,28 +371,55 @@ class KernelResults:
     def copy_curve(self, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Footprints (bytes copied from) and median bandwidths (bytes per second) for `threads`."""
         rows = self._copies(threads)
-        return np.array([c["bytes"] for c in rows], dtype=float), np.array([c["median_bytes_per_s"] for c in rows])
+        return np.array([c["bytes"] for c in rows], dtype=float), np.array(
+            [c["median_bytes_per_s"] for c in rows]
+        )
 
     def copy_spread(self, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """The 10th and 90th percentiles of the repeats' bandwidths (bytes per second), in :meth:`copy_curve`'s order."""
         rows = self._copies(threads)
-        return np.array([c["p10_bytes_per_s"] for c in rows]), np.array([c["p90_bytes_per_s"] for c in rows])
+        return np.array([c["p10_bytes_per_s"] for c in rows]), np.array(
+            [c["p90_bytes_per_s"] for c in rows]
+        )
 
     @property
     def implementations(self) -> tuple[str, ...]:
         """Implementation names, in the order they were measured."""
         return tuple(dict.fromkeys(k["implementation"] for k in self.kernels))
 
-    def point(self, implementation: str, part: str, dtype: str, threads: int, rows: int, size: int) -> dict | None:
+    def point(
+        self, implementation: str, part: str, dtype: str, threads: int, rows: int, size: int
+    ) -> dict | None:
         """The entry of one measurement, or None where it was not measured."""
         for k in self.kernels:
-            if (k["implementation"], k["part"], k["dtype"], k["threads"], k["rows"], k["size"]) == (implementation, part, dtype, threads, rows, size):
+            if (k["implementation"], k["part"], k["dtype"], k["threads"], k["rows"], k["size"]) == (
+                implementation,
+                part,
+                dtype,
+                threads,
+                rows,
+                size,
+            ):
                 return k
         return None
 
-    def series(self, implementation: str, part: str, *, threads: int = 1, dtype: str = "float32", rows=None, size=None) -> list[dict]:
+    def series(
+        self,
+        implementation: str,
+        part: str,
+        *,
+        threads: int = 1,
+        dtype: str = "float32",
+        rows=None,
+        size=None,
+    ) -> list[dict]:
         """Entries along the rows axis (give `size`) or the H axis (give `rows`, or None for each H's most rows)."""
-        chosen = [k for k in self.kernels if (k["implementation"], k["part"], k["dtype"], k["threads"]) == (implementation, part, dtype, threads)]
+        chosen = [
+            k
+            for k in self.kernels
+            if (k["implementation"], k["part"], k["dtype"], k["threads"])
+            == (implementation, part, dtype, threads)
+        ]
         if size is not None:
             return sorted((k for k in chosen if k["size"] == size), key=lambda k: k["rows"])
         if rows is not None:
@@ -364,4 +431,6 @@ class KernelResults:
 
     def fraction(self, entry: dict) -> float:
         """The measured time's fraction of the floor at the entry's thread count (above 1: faster than a large copy)."""
-        return fraction_of_floor(entry["median_s"], entry["bytes"], self.memory_bandwidth(entry["threads"]))
+        return fraction_of_floor(
+            entry["median_s"], entry["bytes"], self.memory_bandwidth(entry["threads"])
+        )

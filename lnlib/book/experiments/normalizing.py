@@ -18,14 +18,19 @@ Every function here works on the last axis of its input.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ...forward import layer_norm_steps
 from ...validation import as_float_array, check_count
 
-__all__ = ["centring_matrix", "plane_basis", "centre", "ones_component", "plane_coordinates", "xhat_radius"]
-
+__all__ = [
+    "centring_matrix",
+    "plane_basis",
+    "centre",
+    "ones_component",
+    "plane_coordinates",
+    "xhat_radius",
+]
 
 
 def centring_matrix(size: int) -> np.ndarray:

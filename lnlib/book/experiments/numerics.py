@@ -11,9 +11,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...validation import check_eps
-from ...variance import METHODS, _moments, _rows, check_method, exact_variance, variance, variance_relative_error, working_dtype
+from ...variance import (
+    METHODS,
+    _moments,
+    _rows,
+    check_method,
+    exact_variance,
+    variance,
+    variance_relative_error,
+    working_dtype,
+)
 
-__all__ = ["layer_norm_with", "ShiftErrors", "shifted_data", "shift_errors", "ErrorSweep", "error_sweep"]
+__all__ = [
+    "layer_norm_with",
+    "ShiftErrors",
+    "shifted_data",
+    "shift_errors",
+    "ErrorSweep",
+    "error_sweep",
+]
 
 
 def layer_norm_with(x, *, method: str, dtype, eps: float = 1e-5, clamp: bool = False) -> np.ndarray:
@@ -62,7 +78,9 @@ class ShiftErrors:
     rows: int
 
 
-def shifted_data(shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0) -> np.ndarray:
+def shifted_data(
+    shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0
+) -> np.ndarray:
     """Seeded N(0, 1) rows of length `size`, plus `shift`, rounded to `dtype` (chapter "Computing it right: numerics").
 
     The same seed gives the same noise at every shift, so a sweep over shifts
@@ -92,7 +110,9 @@ def _worst(errors: np.ndarray) -> float:
     return float(np.inf) if not np.all(np.isfinite(errors)) else float(errors.max())
 
 
-def shift_errors(shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0, eps: float = 1e-5) -> ShiftErrors:
+def shift_errors(
+    shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0, eps: float = 1e-5
+) -> ShiftErrors:
     """Run every method on :func:`shifted_data` and measure its errors (chapter "Computing it right: numerics").
 
     The references are exact for the rounded data: :func:`exact_variance` for
@@ -106,7 +126,9 @@ def shift_errors(shift: float, dtype, *, rows: int = 8, size: int = 256, seed: i
     for method in METHODS:
         var = variance(data, method=method)
         variance_error[method] = _worst(variance_relative_error(var, exact))
-        output_error[method] = _worst(np.abs(layer_norm_with(data, method=method, dtype=data.dtype, eps=eps) - y_exact))
+        output_error[method] = _worst(
+            np.abs(layer_norm_with(data, method=method, dtype=data.dtype, eps=eps) - y_exact)
+        )
         negative[method] = int(np.sum(var < 0))
     return ShiftErrors(float(shift), data.dtype.name, variance_error, output_error, negative, rows)
 
@@ -138,7 +160,10 @@ def error_sweep(shifts, dtype, **options) -> ErrorSweep:
     """
     shifts = np.asarray(shifts, dtype=np.float64)
     name = working_dtype(dtype, np.float64).name
-    fields = {key: {m: np.full(shifts.shape, np.nan) for m in METHODS} for key in ("variance_error", "output_error", "negative")}
+    fields = {
+        key: {m: np.full(shifts.shape, np.nan) for m in METHODS}
+        for key in ("variance_error", "output_error", "negative")
+    }
     for i, shift in enumerate(shifts):
         try:
             result = shift_errors(shift, name, **options)

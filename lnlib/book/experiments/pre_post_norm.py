@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...validation import check_count
-from ..models.transformer import ATTENTION_WEIGHTS, FFN_WEIGHTS, PLACEMENTS, check_placement, init_layer, mse_loss, stack_backward, stack_forward
+from ..models.transformer import (
+    ATTENTION_WEIGHTS,
+    FFN_WEIGHTS,
+    PLACEMENTS,
+    check_placement,
+    init_layer,
+    mse_loss,
+    stack_backward,
+    stack_forward,
+)
 
 __all__ = ["InitProfile", "depth_sweep", "init_profile", "profile_grid"]
 
@@ -50,8 +59,18 @@ class InitProfile:
         return self.grad_norm[weight].std(axis=0)
 
 
-def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, tokens: int = 8, batch: int = 4,
-                 batches: int = 1, ffn_width: int | None = None, first_seed: int = 0) -> InitProfile:
+def init_profile(
+    depth: int,
+    width: int,
+    placement: str,
+    *,
+    seeds: int = 8,
+    tokens: int = 8,
+    batch: int = 4,
+    batches: int = 1,
+    ffn_width: int | None = None,
+    first_seed: int = 0,
+) -> InitProfile:
     """Measure one stack at initialization over several seeds (chapter "Pre-norm vs post-norm").
 
     For each seed: fresh Xavier weights, then a fresh batch of inputs and
@@ -89,7 +108,11 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
     """
     placement = check_placement(placement)
     depth, width = check_count(depth, "depth"), check_count(width, "width")
-    seeds, tokens, batch = check_count(seeds, "seeds"), check_count(tokens, "tokens"), check_count(batch, "batch")
+    seeds, tokens, batch = (
+        check_count(seeds, "seeds"),
+        check_count(tokens, "tokens"),
+        check_count(batch, "batch"),
+    )
     batches = check_count(batches, "batches")
     names = ATTENTION_WEIGHTS + FFN_WEIGHTS
     stream_sq, stream_grad = np.zeros((seeds, depth + 1)), np.zeros((seeds, depth + 1))
@@ -110,7 +133,9 @@ def init_profile(depth: int, width: int, placement: str, *, seeds: int = 8, toke
     return InitProfile(placement, depth, width, tokens, batch, stream_sq, grad_norm, stream_grad)
 
 
-def _one_batch(rng: np.random.Generator, weights: list[dict], placement: str, batch: int, tokens: int):
+def _one_batch(
+    rng: np.random.Generator, weights: list[dict], placement: str, batch: int, tokens: int
+):
     """Draw inputs and targets with N(0, 1) entries; return the stream states, their gradients and the weight gradients."""
     width = weights[0]["Wq"].shape[0]
     x = rng.normal(size=(batch, tokens, width))
@@ -121,7 +146,9 @@ def _one_batch(rng: np.random.Generator, weights: list[dict], placement: str, ba
     return states, stream_grads, grads
 
 
-def depth_sweep(depths, width: int, placement: str, *, seeds: int = 8, weight: str = "W2", **kwargs) -> np.ndarray:
+def depth_sweep(
+    depths, width: int, placement: str, *, seeds: int = 8, weight: str = "W2", **kwargs
+) -> np.ndarray:
     """One batch's gradient norm of the last layer's `weight`, per seed and depth (chapter "Pre-norm vs post-norm").
 
     Returns
@@ -130,7 +157,12 @@ def depth_sweep(depths, width: int, placement: str, *, seeds: int = 8, weight: s
         Column j is the top layer of a ``depths[j]``-layer stack; other
         keyword arguments go to :func:`init_profile`.
     """
-    return np.column_stack([init_profile(depth, width, placement, seeds=seeds, **kwargs).grad_norm[weight][:, -1] for depth in depths])
+    return np.column_stack(
+        [
+            init_profile(depth, width, placement, seeds=seeds, **kwargs).grad_norm[weight][:, -1]
+            for depth in depths
+        ]
+    )
 
 
 def profile_grid(depths, widths, *, seeds: int = 4, **kwargs) -> dict:
@@ -141,5 +173,9 @@ def profile_grid(depths, widths, *, seeds: int = 4, **kwargs) -> dict:
     dict
         ``(placement, depth, width) -> InitProfile``.
     """
-    return {(placement, depth, width): init_profile(depth, width, placement, seeds=seeds, **kwargs)
-            for placement in PLACEMENTS for depth in depths for width in widths}
+    return {
+        (placement, depth, width): init_profile(depth, width, placement, seeds=seeds, **kwargs)
+        for placement in PLACEMENTS
+        for depth in depths
+        for width in widths
+    }

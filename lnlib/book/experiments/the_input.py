@@ -41,9 +41,17 @@ class Context:
 
 #: The three contexts of the source documents, by name.
 CONTEXTS = {
-    "feed-forward": Context("feed-forward", ("batch", "features"), "the output W h + b of a linear map, one vector per sample"),
-    "recurrent": Context("recurrent", ("batch", "hidden"), "the summed inputs of the hidden state at one time step"),
-    "transformer": Context("transformer", ("batch", "sequence", "hidden"), "the residual stream, one vector per token"),
+    "feed-forward": Context(
+        "feed-forward",
+        ("batch", "features"),
+        "the output W h + b of a linear map, one vector per sample",
+    ),
+    "recurrent": Context(
+        "recurrent", ("batch", "hidden"), "the summed inputs of the hidden state at one time step"
+    ),
+    "transformer": Context(
+        "transformer", ("batch", "sequence", "hidden"), "the residual stream, one vector per token"
+    ),
 }
 
 #: The normalizations the chapter compares, by name: what each reduces over.
@@ -81,7 +89,9 @@ def reduction_axes(normalization: str, ndim: int) -> tuple[int, ...]:
     ((2,), (0, 1))
     """
     if normalization not in NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {sorted(NORMALIZATIONS)}; got {normalization!r}.")
+        raise ValueError(
+            f"normalization must be one of {sorted(NORMALIZATIONS)}; got {normalization!r}."
+        )
     if ndim < 2:
         raise ValueError(f"the input needs at least 2 axes (a batch of vectors); got {ndim}.")
     if normalization == "LayerNorm":

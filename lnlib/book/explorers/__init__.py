@@ -20,4 +20,21 @@ from .the_input import input_explorer
 from .variance import variance_explorer
 from .why_normalize import why_normalize_explorer
 
-__all__ = ["Explorer", "after_2020_explorer", "complete_examples_explorer", "gamma_beta_explorer", "gradients_explorer", "input_explorer", "epsilon_explorer", "fact_check_explorer", "family_explorer", "mean_explorer", "memory_speed_explorer", "normalizing_explorer", "numerics_explorer", "pre_post_norm_explorer", "variance_explorer", "why_normalize_explorer"]
+__all__ = [
+    "Explorer",
+    "after_2020_explorer",
+    "complete_examples_explorer",
+    "gamma_beta_explorer",
+    "gradients_explorer",
+    "input_explorer",
+    "epsilon_explorer",
+    "fact_check_explorer",
+    "family_explorer",
+    "mean_explorer",
+    "memory_speed_explorer",
+    "normalizing_explorer",
+    "numerics_explorer",
+    "pre_post_norm_explorer",
+    "variance_explorer",
+    "why_normalize_explorer",
+]

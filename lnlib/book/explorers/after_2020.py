@@ -7,9 +7,9 @@ from functools import lru_cache
 import ipywidgets as widgets
 import numpy as np
 
-from ..models.placements import SCHEME_LABELS, SCHEMES, placement_profile
 from ..figures.after_2020 import explorer_figure
 from ..figures.render import FastRenderer
+from ..models.placements import SCHEME_LABELS, SCHEMES, placement_profile
 from .base import Explorer
 
 __all__ = ["DEPTHS", "QK_SCALES", "after_2020_explorer", "explorer_grid"]
@@ -29,18 +29,33 @@ def explorer_grid() -> dict:
     dict
         ``(scheme, depth, qk_scale, qk_norm) -> PlacementProfile``.
     """
-    return {(scheme, depth, scale, norm): placement_profile(scheme, depth, WIDTH, seeds=SEEDS, qk_scale=scale, qk_norm=norm)
-            for scheme in SCHEMES for depth in DEPTHS for scale in QK_SCALES for norm in (False, True)}
+    return {
+        (scheme, depth, scale, norm): placement_profile(
+            scheme, depth, WIDTH, seeds=SEEDS, qk_scale=scale, qk_norm=norm
+        )
+        for scheme in SCHEMES
+        for depth in DEPTHS
+        for scale in QK_SCALES
+        for norm in (False, True)
+    }
 
 
 def _limits(grid: dict) -> dict:
     """Fixed axis limits that hold every setting's curves."""
+
     def span(measure):
         values = np.concatenate([getattr(p, measure).ravel() for p in grid.values()])
         return values.min(), values.max()
-    (v_low, v_high), (g_low, g_high), (_, a_high), (_, e_high) = (span(m) for m in ("stream_sq", "grad_norm", "angle", "entropy"))
-    return {"stream_sq": (0.5 * v_low, 2 * v_high), "grad_norm": (0.3 * g_low, 2 * g_high), "angle": (0, 1.05 * a_high),
-            "entropy": (0, 1.05 * e_high)}
+
+    (v_low, v_high), (g_low, g_high), (_, a_high), (_, e_high) = (
+        span(m) for m in ("stream_sq", "grad_norm", "angle", "entropy")
+    )
+    return {
+        "stream_sq": (0.5 * v_low, 2 * v_high),
+        "grad_norm": (0.3 * g_low, 2 * g_high),
+        "angle": (0, 1.05 * a_high),
+        "entropy": (0, 1.05 * e_high),
+    }
 
 
 class After2020Explorer(Explorer):
@@ -49,37 +64,68 @@ class After2020Explorer(Explorer):
     def __init__(self, scheme: str, depth: int, qk_scale: int, qk_norm: bool):
         self.grid = explorer_grid()
         controls = {
-            "scheme": widgets.Dropdown(options=[(SCHEME_LABELS[s], s) for s in SCHEMES], value=scheme, description="placement"),
-            "depth": widgets.SelectionSlider(options=DEPTHS, value=depth, description="depth L", continuous_update=True),
-            "qk_scale": widgets.ToggleButtons(options=QK_SCALES, value=qk_scale, description="q/k scale"),
+            "scheme": widgets.Dropdown(
+                options=[(SCHEME_LABELS[s], s) for s in SCHEMES],
+                value=scheme,
+                description="placement",
+            ),
+            "depth": widgets.SelectionSlider(
+                options=DEPTHS, value=depth, description="depth L", continuous_update=True
+            ),
+            "qk_scale": widgets.ToggleButtons(
+                options=QK_SCALES, value=qk_scale, description="q/k scale"
+            ),
             "qk_norm": widgets.Checkbox(value=qk_norm, description="QK-norm"),
         }
-        figure, self.panels = explorer_figure(self.grid[(scheme, depth, qk_scale, qk_norm)], max_depth=max(DEPTHS),
-                                              limits=_limits(self.grid), managed=False)
-        super().__init__("Placements at initialization", controls, FastRenderer(figure, self.panels.artists))
+        figure, self.panels = explorer_figure(
+            self.grid[(scheme, depth, qk_scale, qk_norm)],
+            max_depth=max(DEPTHS),
+            limits=_limits(self.grid),
+            managed=False,
+        )
+        super().__init__(
+            "Placements at initialization", controls, FastRenderer(figure, self.panels.artists)
+        )
 
     def compute(self, scheme, depth, qk_scale, qk_norm):
         profile = self.grid[(scheme, depth, qk_scale, qk_norm)]
         self.panels.update(profile)
-        stream, grads, angle = profile.stream_sq.mean(axis=0), profile.grad_norm.mean(axis=0), profile.angle.mean(axis=0)
+        stream, grads, angle = (
+            profile.stream_sq.mean(axis=0),
+            profile.grad_norm.mean(axis=0),
+            profile.angle.mean(axis=0),
+        )
         entropy = float(profile.entropy.mean())
-        result = {"stream_top": float(stream[-1]), "grad_top_over_bottom": float(grads[-1] / grads[0]),
-                  "angle_first": float(angle[0]), "angle_last": float(angle[-1]), "entropy": entropy}
-        readout = (f"{SCHEME_LABELS[scheme]}, L = {depth}, d = {WIDTH} ({SEEDS} seeds): "
-                   f"‖x<sub>L</sub>‖²/d = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{grads[-1] / grads[0]:.2f}</b>; "
-                   f"angle turned by layer 1 / layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; "
-                   f"attention entropy <b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})")
+        result = {
+            "stream_top": float(stream[-1]),
+            "grad_top_over_bottom": float(grads[-1] / grads[0]),
+            "angle_first": float(angle[0]),
+            "angle_last": float(angle[-1]),
+            "entropy": entropy,
+        }
+        readout = (
+            f"{SCHEME_LABELS[scheme]}, L = {depth}, d = {WIDTH} ({SEEDS} seeds): "
+            f"‖x<sub>L</sub>‖²/d = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{grads[-1] / grads[0]:.2f}</b>; "
+            f"angle turned by layer 1 / layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; "
+            f"attention entropy <b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
+        )
         note = ""
         if qk_scale > 1 and not qk_norm and entropy < 0.5:
-            note = ("The queries and keys are scaled up and nothing normalizes them: the logits grow with the square of the scale "
-                    "and each query attends to almost one key. Tick QK-norm to bound them.")
+            note = (
+                "The queries and keys are scaled up and nothing normalizes them: the logits grow with the square of the scale "
+                "and each query attends to almost one key. Tick QK-norm to bound them."
+            )
         elif scheme == "olmo2" and not qk_norm:
-            note = ("OLMo 2's reordering leaves each branch's input unnormalized, so attention reads the growing stream and "
-                    "its entropy falls with depth; OLMo 2 pairs it with QK-norm.")
+            note = (
+                "OLMo 2's reordering leaves each branch's input unnormalized, so attention reads the growing stream and "
+                "its entropy falls with depth; OLMo 2 pairs it with QK-norm."
+            )
         return readout, note, result
 
 
-def after_2020_explorer(scheme: str = "pre", depth: int = 16, qk_scale: int = 1, qk_norm: bool = False) -> After2020Explorer:
+def after_2020_explorer(
+    scheme: str = "pre", depth: int = 16, qk_scale: int = 1, qk_norm: bool = False
+) -> After2020Explorer:
     """Explorer for the chapter "LayerNorm after 2020": variance, gradient, change per layer and attention entropy.
 
     Every setting is measured before the explorer is drawn (:func:`explorer_grid`), so moving a control only redraws.
@@ -99,7 +145,14 @@ def after_2020_explorer(scheme: str = "pre", depth: int = 16, qk_scale: int = 1,
     ValueError
         For a setting the explorer does not offer.
     """
-    if scheme not in SCHEMES or depth not in DEPTHS or qk_scale not in QK_SCALES or not isinstance(qk_norm, bool):
-        raise ValueError(f"after_2020_explorer offers scheme in {SCHEMES}, depth in {DEPTHS}, qk_scale in {QK_SCALES} and "
-                         f"qk_norm True or False; got scheme={scheme!r}, depth={depth!r}, qk_scale={qk_scale!r}, qk_norm={qk_norm!r}.")
+    if (
+        scheme not in SCHEMES
+        or depth not in DEPTHS
+        or qk_scale not in QK_SCALES
+        or not isinstance(qk_norm, bool)
+    ):
+        raise ValueError(
+            f"after_2020_explorer offers scheme in {SCHEMES}, depth in {DEPTHS}, qk_scale in {QK_SCALES} and "
+            f"qk_norm True or False; got scheme={scheme!r}, depth={depth!r}, qk_scale={qk_scale!r}, qk_norm={qk_norm!r}."
+        )
     return After2020Explorer(scheme, depth, qk_scale, qk_norm)

@@ -17,40 +17,81 @@ import ipywidgets as widgets
 from ..figures.render import encode_png, overlay
 from ..tools.notebooks import website_build
 
-
 __all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "png_url", "slider"]
 
 #: The errors lnlib raises for settings a reader can reach; shown as a note, never as a traceback.
 READER_ERRORS = (ValueError, TypeError, ArithmeticError)
 
 
-def slider(description: str, value: float, low: float, high: float, step: float = 0.1) -> widgets.FloatSlider:
+def slider(
+    description: str, value: float, low: float, high: float, step: float = 0.1
+) -> widgets.FloatSlider:
     """A float slider that updates on every move (``continuous_update``) with a readable width."""
     return widgets.FloatSlider(
-        value=value, min=low, max=high, step=step, description=description, continuous_update=True, readout_format=".2f",
-        style={"description_width": "initial"}, layout=widgets.Layout(width="320px"),
+        value=value,
+        min=low,
+        max=high,
+        step=step,
+        description=description,
+        continuous_update=True,
+        readout_format=".2f",
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="320px"),
     )
 
 
-def log_slider(description: str, value: float, low_exponent: float, high_exponent: float, *, step: float = 0.1,
-               readout_format: str = ".1e", width: str = "360px") -> widgets.FloatLogSlider:
+def log_slider(
+    description: str,
+    value: float,
+    low_exponent: float,
+    high_exponent: float,
+    *,
+    step: float = 0.1,
+    readout_format: str = ".1e",
+    width: str = "360px",
+) -> widgets.FloatLogSlider:
     """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move."""
     return widgets.FloatLogSlider(
-        value=value, base=10, min=low_exponent, max=high_exponent, step=step, description=description, continuous_update=True,
-        readout_format=readout_format, style={"description_width": "initial"}, layout=widgets.Layout(width=width),
+        value=value,
+        base=10,
+        min=low_exponent,
+        max=high_exponent,
+        step=step,
+        description=description,
+        continuous_update=True,
+        readout_format=readout_format,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width=width),
     )
 
 
-def int_slider(description: str, value: int, low: int, high: int, *, width: str = "340px") -> widgets.IntSlider:
+def int_slider(
+    description: str, value: int, low: int, high: int, *, width: str = "340px"
+) -> widgets.IntSlider:
     """An integer slider over ``[low, high]`` that updates on every move."""
-    return widgets.IntSlider(value=value, min=low, max=high, description=description, continuous_update=True,
-                             style={"description_width": "initial"}, layout=widgets.Layout(width=width))
+    return widgets.IntSlider(
+        value=value,
+        min=low,
+        max=high,
+        description=description,
+        continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width=width),
+    )
 
 
-def choice_slider(description: str, options, value, *, width: str = "320px") -> widgets.SelectionSlider:
+def choice_slider(
+    description: str, options, value, *, width: str = "320px"
+) -> widgets.SelectionSlider:
     """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the precomputed settings of an explorer."""
-    return widgets.SelectionSlider(options=options, value=value, description=description, continuous_update=True,
-                                   style={"description_width": "initial"}, layout=widgets.Layout(width=width))
+    return widgets.SelectionSlider(
+        options=options,
+        value=value,
+        description=description,
+        continuous_update=True,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width=width),
+    )
 
 
 def png_url(png: bytes) -> bytes:
@@ -106,20 +147,46 @@ class Explorer(widgets.VBox):
         self.renderer = renderer
         # The figure is two stacked images: the static background, sent when it changes, and the moving
         # layer (the pixels the dynamic artists drew, transparent elsewhere), sent on every update.
-        self.background = widgets.Image(format="url", layout=widgets.Layout(grid_area="figure", max_width="100%"))
-        self.image = widgets.Image(format="url", layout=widgets.Layout(grid_area="figure", max_width="100%"))
+        self.background = widgets.Image(
+            format="url", layout=widgets.Layout(grid_area="figure", max_width="100%")
+        )
+        self.image = widgets.Image(
+            format="url", layout=widgets.Layout(grid_area="figure", max_width="100%")
+        )
         self._shown_background = None
         # Room for the longest readout and note this explorer shows, so nothing below them moves as they change.
-        self.readout = widgets.HTML(layout=widgets.Layout(min_height=text_lines(self.readout_lines)))
+        self.readout = widgets.HTML(
+            layout=widgets.Layout(min_height=text_lines(self.readout_lines))
+        )
         self.note = widgets.HTML(layout=widgets.Layout(min_height=text_lines(self.note_lines)))
         self.result: dict = {}
-        parts = ((self.image, "lnlib-figure"), (self.background, "lnlib-figure-background"), (self.readout, "lnlib-readout"), (self.note, "lnlib-note"))
+        parts = (
+            (self.image, "lnlib-figure"),
+            (self.background, "lnlib-figure-background"),
+            (self.readout, "lnlib-readout"),
+            (self.note, "lnlib-note"),
+        )
         for part, css_class in parts:
-            part.add_class(css_class)  # stable hooks for the browser tests (tests/browser/test_lab.py)
+            part.add_class(
+                css_class
+            )  # stable hooks for the browser tests (tests/browser/test_lab.py)
         self.title = title
         header = widgets.HTML(f"<b>{html.escape(title)}</b>")
-        figure = widgets.Box([self.background, self.image], layout=widgets.Layout(display="grid", grid_template_areas='"figure"', justify_items="flex-start"))
-        super().__init__([header, widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")), figure, self.readout, self.note])
+        figure = widgets.Box(
+            [self.background, self.image],
+            layout=widgets.Layout(
+                display="grid", grid_template_areas='"figure"', justify_items="flex-start"
+            ),
+        )
+        super().__init__(
+            [
+                header,
+                widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+                figure,
+                self.readout,
+                self.note,
+            ]
+        )
         self.add_class("lnlib-explorer")
         for control in controls.values():
             control.observe(self._on_change, names="value")
@@ -176,7 +243,10 @@ class Explorer(widgets.VBox):
         if website_build():
             from .web import web_explorer_html  # noqa: PLC0415 (only the website build needs it)
 
-            return {"text/html": web_explorer_html(self), "text/plain": f"<{type(self).__name__}: precomputed for the website>"}
+            return {
+                "text/html": web_explorer_html(self),
+                "text/plain": f"<{type(self).__name__}: precomputed for the website>",
+            }
         return super()._repr_mimebundle_(**kwargs)
 
     def compute(self, **values):  # pragma: no cover - every subclass overrides it

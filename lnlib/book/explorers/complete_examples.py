@@ -6,15 +6,24 @@ import html
 
 import ipywidgets as widgets
 
+from ..experiments.complete_examples import (
+    describe_step,
+    documents_batch,
+    documents_embedding,
+    documents_token,
+)
 from ..figures.complete_examples import STEP_TITLES, steps_figure
 from ..figures.render import FastRenderer
-from ..experiments.complete_examples import describe_step, documents_batch, documents_embedding, documents_token
 from .base import Explorer
 
 __all__ = ["complete_examples_explorer"]
 
 #: The documents' three walk-throughs, by the name the dropdown shows.
-EXAMPLES = {"2×4 batch": documents_batch, "token [2, 4, 6, 8]": documents_token, "512-d embedding": documents_embedding}
+EXAMPLES = {
+    "2×4 batch": documents_batch,
+    "token [2, 4, 6, 8]": documents_token,
+    "512-d embedding": documents_embedding,
+}
 
 
 def step_readout(steps, step: int) -> str:
@@ -22,7 +31,9 @@ def step_readout(steps, step: int) -> str:
     lines = describe_step(steps, step)
     if step == 4:
         lines.append("(γ = 1 and β = 0, their initial values: y = x̂)")
-    return f"<b>{html.escape(STEP_TITLES[step])}</b><br>" + "<br>".join(html.escape(line) for line in lines)
+    return f"<b>{html.escape(STEP_TITLES[step])}</b><br>" + "<br>".join(
+        html.escape(line) for line in lines
+    )
 
 
 class CompleteExamplesExplorer(Explorer):
@@ -36,8 +47,16 @@ class CompleteExamplesExplorer(Explorer):
             renderer.png()  # draw the static parts now, so switching examples costs no full redraw
             self.figures[name] = (panels, renderer)
         controls = {
-            "example": widgets.Dropdown(options=list(EXAMPLES), value=example, description="example"),
-            "step": widgets.IntSlider(value=step, min=0, max=len(STEP_TITLES) - 1, description="step", continuous_update=True),
+            "example": widgets.Dropdown(
+                options=list(EXAMPLES), value=example, description="example"
+            ),
+            "step": widgets.IntSlider(
+                value=step,
+                min=0,
+                max=len(STEP_TITLES) - 1,
+                description="step",
+                continuous_update=True,
+            ),
         }
         super().__init__("The complete examples, step by step", controls, self.figures[example][1])
 
@@ -45,10 +64,22 @@ class CompleteExamplesExplorer(Explorer):
         panels, self.renderer = self.figures[example]
         panels.show(step)
         s = panels.steps
-        return step_readout(s, step), "", {"mean": s.mean[:, 0], "var": s.var[:, 0], "std": s.sqrt_var_eps[:, 0], "xhat": s.xhat, "y": s.y}
+        return (
+            step_readout(s, step),
+            "",
+            {
+                "mean": s.mean[:, 0],
+                "var": s.var[:, 0],
+                "std": s.sqrt_var_eps[:, 0],
+                "xhat": s.xhat,
+                "y": s.y,
+            },
+        )
 
 
-def complete_examples_explorer(example: str = "token [2, 4, 6, 8]", step: int = 0) -> CompleteExamplesExplorer:
+def complete_examples_explorer(
+    example: str = "token [2, 4, 6, 8]", step: int = 0
+) -> CompleteExamplesExplorer:
     """Explorer for the chapter "The complete examples": pick one of the documents' examples and step through it.
 
     Parameters

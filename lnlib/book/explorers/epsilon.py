@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...forward import layer_norm
+from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
 from ..figures.epsilon import epsilon_figure
 from ..figures.render import FastRenderer
-from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
 from .base import Explorer, log_slider
 
 __all__ = ["epsilon_explorer"]
@@ -17,20 +17,30 @@ PATTERN = np.array([0.0, 1.0, -1.0, 0.0])
 CENTRE = 1.0
 
 
-
 class EpsilonExplorer(Explorer):
     """Move ε and the input's spread; see the normalized vector shrink and the two placements of ε part ways."""
 
     def __init__(self, eps: float, spread: float):
-        controls = {"eps": log_slider("ε", eps, -10, 0), "spread": log_slider("spread s", spread, -5, 1)}
-        figure, self.bars, self.curves, self.marker = epsilon_figure(PATTERN, framework_eps=FRAMEWORK_EPS, managed=False)
+        controls = {
+            "eps": log_slider("ε", eps, -10, 0),
+            "spread": log_slider("spread s", spread, -5, 1),
+        }
+        figure, self.bars, self.curves, self.marker = epsilon_figure(
+            PATTERN, framework_eps=FRAMEWORK_EPS, managed=False
+        )
         dynamic = [*self.bars.artists, *self.curves.artists, *self.marker.artists]
-        super().__init__("Epsilon: x = [1, 1 + s, 1 − s, 1]", controls, FastRenderer(figure, dynamic))
+        super().__init__(
+            "Epsilon: x = [1, 1 + s, 1 − s, 1]", controls, FastRenderer(figure, dynamic)
+        )
 
     def compute(self, eps: float, spread: float):
         x = CENTRE + spread * PATTERN
         variance = float(sample_variance(x))
-        exact, inside, outside = layer_norm(x, eps=0.0), layer_norm(x, eps=eps), layer_norm_eps_outside_sqrt(x, eps=eps)
+        exact, inside, outside = (
+            layer_norm(x, eps=0.0),
+            layer_norm(x, eps=eps),
+            layer_norm_eps_outside_sqrt(x, eps=eps),
+        )
         std_in, std_out = float(inside.std()), float(outside.std())
         self.bars.update(exact, inside, outside)
         self.curves.update(variance)
@@ -41,10 +51,23 @@ class EpsilonExplorer(Explorer):
         )
         note = ""
         if eps >= variance:
-            note = (f"ε ≥ σ²: ε dominates the variance, so LayerNorm no longer standardizes; it squashes the output toward 0 "
-                    f"(variance {std_in**2:.3g} instead of 1).")
-        return readout, note, {"x": x, "variance": variance, "inside": inside, "outside": outside, "exact": exact,
-                               "output_variance": std_in**2, "std_outside": std_out}
+            note = (
+                f"ε ≥ σ²: ε dominates the variance, so LayerNorm no longer standardizes; it squashes the output toward 0 "
+                f"(variance {std_in**2:.3g} instead of 1)."
+            )
+        return (
+            readout,
+            note,
+            {
+                "x": x,
+                "variance": variance,
+                "inside": inside,
+                "outside": outside,
+                "exact": exact,
+                "output_variance": std_in**2,
+                "std_outside": std_out,
+            },
+        )
 
 
 def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer:

@@ -26,19 +26,36 @@ class FactCheckExplorer(Explorer):
     def __init__(self, grid, distribution: str, size: int):
         self.grid = grid
         controls = {
-            "size": widgets.SelectionSlider(options=list(grid.sizes), value=size, description="features H", continuous_update=True),
-            "distribution": widgets.Dropdown(options=[(LABELS[d], d) for d in grid.distributions], value=distribution, description="inputs"),
+            "size": widgets.SelectionSlider(
+                options=list(grid.sizes),
+                value=size,
+                description="features H",
+                continuous_update=True,
+            ),
+            "distribution": widgets.Dropdown(
+                options=[(LABELS[d], d) for d in grid.distributions],
+                value=distribution,
+                description="inputs",
+            ),
         }
         figure, self.panels = moment_explorer_figure(grid, distribution, size, managed=False)
-        super().__init__("Fact check: covariance and moments of x̂", controls, FastRenderer(figure, self.panels.artists))
+        super().__init__(
+            "Fact check: covariance and moments of x̂",
+            controls,
+            FastRenderer(figure, self.panels.artists),
+        )
 
     def compute(self, size, distribution):
         self.panels.update(distribution, size)
         d, k = self.grid.index(distribution, size)
         result = {
-            "cov": float(self.grid.cov[d, k]), "cov_err": float(self.grid.cov_err[d, k]), "cov_claimed": -1.0 / (size - 1),
-            "third": float(self.grid.third[d, k]), "third_err": float(self.grid.third_err[d, k]),
-            "fourth": float(self.grid.fourth[d, k]), "fourth_err": float(self.grid.fourth_err[d, k]),
+            "cov": float(self.grid.cov[d, k]),
+            "cov_err": float(self.grid.cov_err[d, k]),
+            "cov_claimed": -1.0 / (size - 1),
+            "third": float(self.grid.third[d, k]),
+            "third_err": float(self.grid.third_err[d, k]),
+            "fourth": float(self.grid.fourth[d, k]),
+            "fourth_err": float(self.grid.fourth_err[d, k]),
             "fourth_normal": normal_fourth_moment(size),
         }
         readout = (
@@ -49,10 +66,14 @@ class FactCheckExplorer(Explorer):
         )
         notes = []
         if size == 2:
-            notes.append("With H = 2 every x̂ is exactly (−1, +1) or (+1, −1), so E[x̂⁴] = 1 whatever the inputs, and "
-                         "Cov(x̂₁, x̂₂) = −Var(x̂₁) = −(1 − E[x̂₁]²): −1 when x̂₁ has mean 0, as for exchangeable inputs.")
+            notes.append(
+                "With H = 2 every x̂ is exactly (−1, +1) or (+1, −1), so E[x̂⁴] = 1 whatever the inputs, and "
+                "Cov(x̂₁, x̂₂) = −Var(x̂₁) = −(1 − E[x̂₁]²): −1 when x̂₁ has mean 0, as for exchangeable inputs."
+            )
         if distribution == "unequal":
-            notes.append("These features have different means and scales, so they are not exchangeable: −1/(H−1) no longer applies.")
+            notes.append(
+                "These features have different means and scales, so they are not exchangeable: −1/(H−1) no longer applies."
+            )
         note = " ".join(notes)
         return readout, note, result
 
@@ -78,5 +99,7 @@ def fact_check_explorer(distribution: str = "normal", size: int = 4) -> FactChec
         For a distribution or an H the precomputed grid does not hold.
     """
     if distribution not in DISTRIBUTIONS or size not in GRID_SIZES:
-        raise ValueError(f"fact_check_explorer takes a distribution in {DISTRIBUTIONS} and H in {GRID_SIZES}; got {distribution!r}, H = {size!r}.")
+        raise ValueError(
+            f"fact_check_explorer takes a distribution in {DISTRIBUTIONS} and H in {GRID_SIZES}; got {distribution!r}, H = {size!r}."
+        )
     return FactCheckExplorer(_default_grid(), distribution, size)

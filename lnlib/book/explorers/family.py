@@ -13,11 +13,19 @@ from .base import Explorer
 
 __all__ = ["family_explorer", "family_tensor"]
 
-METHOD_OPTIONS = [("batch norm", "batch"), ("layer norm", "layer"), ("instance norm", "instance"), ("group norm", "group"), ("RMS norm", "rms")]
+METHOD_OPTIONS = [
+    ("batch norm", "batch"),
+    ("layer norm", "layer"),
+    ("instance norm", "instance"),
+    ("group norm", "group"),
+    ("RMS norm", "rms"),
+]
 NAMES = {value: label for label, value in METHOD_OPTIONS}
 
 
-def family_tensor(samples: int = 6, channels: int = 4, positions: int = 4, *, seed: int = 0) -> np.ndarray:
+def family_tensor(
+    samples: int = 6, channels: int = 4, positions: int = 4, *, seed: int = 0
+) -> np.ndarray:
     """The explorer's (N, C, positions) tensor: channels with different means and scales, like a convolution's features.
 
     Channel c has mean ``[1, -2, 0.5, 3, ...][c]`` and standard deviation ``[1, 2, 0.5, 1.5, ...][c]``
@@ -38,17 +46,36 @@ class FamilyExplorer(Explorer):
         divisors = [g for g in range(1, channels + 1) if channels % g == 0]
         controls = {
             "method": widgets.Dropdown(options=METHOD_OPTIONS, value=method, description="method"),
-            "batch": widgets.IntSlider(value=batch, min=1, max=samples, description="batch size", continuous_update=True),
-            "groups": widgets.SelectionSlider(options=divisors, value=groups, description="groups G", continuous_update=True),
+            "batch": widgets.IntSlider(
+                value=batch, min=1, max=samples, description="batch size", continuous_update=True
+            ),
+            "groups": widgets.SelectionSlider(
+                options=divisors, value=groups, description="groups G", continuous_update=True
+            ),
         }
         self.full_batch = {(m, g): normalize(x, m, groups=g)[0] for m in NAMES for g in divisors}
-        figure, (grid_ax, out_ax) = new_figure(2, 1, figsize=(5.4, 3.6), managed=False, height_ratios=[1, 1.4])
+        figure, (grid_ax, out_ax) = new_figure(
+            2, 1, figsize=(5.4, 3.6), managed=False, height_ratios=[1, 1.4]
+        )
         self.grid = SharingPanel(grid_ax, samples, channels, positions)
         self.output = OutputPanel(out_ax, channels, positions)
-        grid_ax.set_title("blue: shares statistics with the dot; pale: not in the batch", loc="left")
+        grid_ax.set_title(
+            "blue: shares statistics with the dot; pale: not in the batch", loc="left"
+        )
         out_ax.set_title("sample 1 after normalization", loc="left")
-        out_ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False, borderaxespad=0.2)
-        super().__init__("LayerNorm's family: who shares statistics?", controls, FastRenderer(figure, self.grid.artists + self.output.artists))
+        out_ax.legend(
+            loc="lower right",
+            bbox_to_anchor=(1.0, 1.0),
+            ncol=2,
+            fontsize=8,
+            frameon=False,
+            borderaxespad=0.2,
+        )
+        super().__init__(
+            "LayerNorm's family: who shares statistics?",
+            controls,
+            FastRenderer(figure, self.grid.artists + self.output.artists),
+        )
 
     def compute(self, method, batch, groups):
         batch_x = self.x[:batch]
@@ -59,15 +86,34 @@ class FamilyExplorer(Explorer):
         shared = batch_x[ids == ids[0, 0, 0]]
         change = float(np.max(np.abs(y[0] - self.full_batch[method, groups])))
         rms = float(np.sqrt(np.mean(shared * shared)))
-        statistics = f"RMS = {rms:.3f}" if method == "rms" else f"μ = {shared.mean():.3f}, σ = {shared.std():.3f}"
+        statistics = (
+            f"RMS = {rms:.3f}"
+            if method == "rms"
+            else f"μ = {shared.mean():.3f}, σ = {shared.std():.3f}"
+        )
         readout = (
             f"<b>{NAMES[method]}</b>{f' with G = {groups}' if method == 'group' else ''}, batch of {batch}: "
             f"the dot shares its statistics with {shared.size} entries ({statistics}). "
-            + (f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
-               if batch < len(self.x) else f"This is the full batch of {len(self.x)}, whose outputs the rings mark.")
+            + (
+                f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
+                if batch < len(self.x)
+                else f"This is the full batch of {len(self.x)}, whose outputs the rings mark."
+            )
             + "".join(f" ({reason}.)" for reason in self.inactive({"method": method}).values())
         )
-        return readout, self._note(method, batch, groups, len(self.x[0])), {"ids": ids, "y": y, "set_size": shared.size, "set_mean": shared.mean(), "set_std": shared.std(), "set_rms": rms, "change": change}
+        return (
+            readout,
+            self._note(method, batch, groups, len(self.x[0])),
+            {
+                "ids": ids,
+                "y": y,
+                "set_size": shared.size,
+                "set_mean": shared.mean(),
+                "set_std": shared.std(),
+                "set_rms": rms,
+                "change": change,
+            },
+        )
 
     def inactive(self, values):
         return {} if values["method"] == "group" else {"groups": "G matters only for group norm"}
@@ -85,7 +131,9 @@ class FamilyExplorer(Explorer):
         return ""
 
 
-def family_explorer(method: str = "batch", batch: int = 6, groups: int = 2, *, seed: int = 0) -> FamilyExplorer:
+def family_explorer(
+    method: str = "batch", batch: int = 6, groups: int = 2, *, seed: int = 0
+) -> FamilyExplorer:
     """Explorer for the chapter "LayerNorm and its family": method, batch size and groups on one (6, 4, 4) tensor.
 
     Parameters

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...forward import layer_norm
+from ..experiments.complete_examples import documents_embedding, documents_token
 from ..figures.gamma_beta import gamma_beta_figure
 from ..figures.render import FastRenderer
-from ..experiments.complete_examples import documents_embedding, documents_token
 from .base import Explorer, slider
 
 __all__ = ["gamma_beta_explorer"]
@@ -18,16 +18,31 @@ GAMMA_RANGE, BETA_RANGE = (-2.0, 2.0), (-3.0, 3.0)
 class GammaBetaExplorer(Explorer):
     """Set a scale and a shift for each of four features; watch a small vector and a wide one's histogram follow."""
 
-    readout_lines = 4  # y, and the bars cut at the top when there are any (four lines at JupyterLab's width)
+    readout_lines = (
+        4  # y, and the bars cut at the top when there are any (four lines at JupyterLab's width)
+    )
 
     def __init__(self, gamma, beta):
         self.xhat_small = layer_norm(documents_token())
         self.xhat_wide = layer_norm(documents_embedding())
-        limits = [float(np.ceil(max(map(abs, GAMMA_RANGE)) * np.abs(x).max() + max(map(abs, BETA_RANGE)))) for x in (self.xhat_small, self.xhat_wide)]
-        controls = {f"gamma{i + 1}": slider(f"γ{i + 1}", g, *GAMMA_RANGE) for i, g in enumerate(gamma)}
-        controls |= {f"beta{i + 1}": slider(f"β{i + 1}", b, *BETA_RANGE) for i, b in enumerate(beta)}
-        figure, self.panels = gamma_beta_figure(self.xhat_small, self.xhat_wide, gamma, beta, limits=limits, managed=False)
-        super().__init__("Scale γ and shift β, one pair per feature", controls, FastRenderer(figure, self.panels.artists))
+        limits = [
+            float(np.ceil(max(map(abs, GAMMA_RANGE)) * np.abs(x).max() + max(map(abs, BETA_RANGE))))
+            for x in (self.xhat_small, self.xhat_wide)
+        ]
+        controls = {
+            f"gamma{i + 1}": slider(f"γ{i + 1}", g, *GAMMA_RANGE) for i, g in enumerate(gamma)
+        }
+        controls |= {
+            f"beta{i + 1}": slider(f"β{i + 1}", b, *BETA_RANGE) for i, b in enumerate(beta)
+        }
+        figure, self.panels = gamma_beta_figure(
+            self.xhat_small, self.xhat_wide, gamma, beta, limits=limits, managed=False
+        )
+        super().__init__(
+            "Scale γ and shift β, one pair per feature",
+            controls,
+            FastRenderer(figure, self.panels.artists),
+        )
 
     def compute(self, **values):
         gamma = np.array([values[f"gamma{i}"] for i in range(1, 5)])
@@ -43,14 +58,24 @@ class GammaBetaExplorer(Explorer):
             f"whole vector: mean {y_wide.mean():.3f}, std {y_wide.std():.3f}"
         )
         if self.panels.clipped:
-            readout += (f"<br>{self.panels.clipped} histogram bar{'s are' if self.panels.clipped > 1 else ' is'} taller than "
-                        f"the axis ({self.panels.top:g} features) and cut at the top (▲): a small |γ| packs a group into few bins.")
+            readout += (
+                f"<br>{self.panels.clipped} histogram bar{'s are' if self.panels.clipped > 1 else ' is'} taller than "
+                f"the axis ({self.panels.top:g} features) and cut at the top (▲): a small |γ| packs a group into few bins."
+            )
         note = ""
         if np.any(gamma == 0):
             zeros = ", ".join(str(i + 1) for i in np.flatnonzero(gamma == 0))
             note = f"γ = 0 for feature {zeros}: its output is βᵢ whatever the input, so the feature carries no information."
-        return readout, note, {"y_small": y_small, "y_wide": y_wide, "group_means": np.array([g.mean() for g in groups_y]),
-                               "group_stds": np.array([g.std() for g in groups_y])}
+        return (
+            readout,
+            note,
+            {
+                "y_small": y_small,
+                "y_wide": y_wide,
+                "group_means": np.array([g.mean() for g in groups_y]),
+                "group_stds": np.array([g.std() for g in groups_y]),
+            },
+        )
 
 
 def gamma_beta_explorer(gamma=(1.0, 1.0, 1.0, 1.0), beta=(0.0, 0.0, 0.0, 0.0)) -> GammaBetaExplorer:
@@ -80,7 +105,11 @@ def gamma_beta_explorer(gamma=(1.0, 1.0, 1.0, 1.0), beta=(0.0, 0.0, 0.0, 0.0)) -
     gamma, beta = [float(g) for g in gamma], [float(b) for b in beta]
     for name, values, (low, high) in (("gamma", gamma, GAMMA_RANGE), ("beta", beta, BETA_RANGE)):
         if len(values) != 4:
-            raise ValueError(f"gamma_beta_explorer takes 4 starting values of {name}, one per feature; got {len(values)}.")
+            raise ValueError(
+                f"gamma_beta_explorer takes 4 starting values of {name}, one per feature; got {len(values)}."
+            )
         if not all(low <= v <= high for v in values):
-            raise ValueError(f"starting values of {name} must lie in [{low}, {high}]; got {values}.")
+            raise ValueError(
+                f"starting values of {name} must lie in [{low}, {high}]; got {values}."
+            )
     return GammaBetaExplorer(gamma, beta)

@@ -20,15 +20,33 @@ class GradientsExplorer(Explorer):
     def __init__(self, x, dy, gamma, eps: float, x_range: float, dy_range: float):
         size = len(x)
         self.gamma = None if gamma is None else np.asarray(gamma, dtype=float)
-        controls = {f"x{i + 1}": slider(f"x{i + 1}", float(v), -x_range, x_range, 0.25) for i, v in enumerate(x)}
-        controls |= {f"dy{i + 1}": slider(f"dy{i + 1}", float(v), -dy_range, dy_range, 0.05) for i, v in enumerate(dy)}
+        controls = {
+            f"x{i + 1}": slider(f"x{i + 1}", float(v), -x_range, x_range, 0.25)
+            for i, v in enumerate(x)
+        }
+        controls |= {
+            f"dy{i + 1}": slider(f"dy{i + 1}", float(v), -dy_range, dy_range, 0.05)
+            for i, v in enumerate(dy)
+        }
         controls["eps"] = widgets.Dropdown(options=EPS_OPTIONS, value=eps, description="ε")
         max_gamma = 1.0 if gamma is None else float(np.max(np.abs(self.gamma)))
         # With M = max|dxhat|: |direct|, |via mu| <= M; |via var| <= |xhat_j| M <= sqrt(H - 1) M; and
         # |s dx| <= ||(I - 11'/H - xhat xhat'/H) dxhat|| <= ||dxhat|| <= sqrt(H) M (the matrix has eigenvalues in [0, 1]).
         term_limit = 1.05 * dy_range * max_gamma * np.sqrt(size)
-        figure, self.panels = gradients_figure(x, dy, gamma, eps=eps, value_range=(-x_range, x_range), term_limit=term_limit, managed=False)
-        super().__init__("Gradients through LayerNorm: move x and the upstream gradient dy", controls, FastRenderer(figure, self.panels.artists))
+        figure, self.panels = gradients_figure(
+            x,
+            dy,
+            gamma,
+            eps=eps,
+            value_range=(-x_range, x_range),
+            term_limit=term_limit,
+            managed=False,
+        )
+        super().__init__(
+            "Gradients through LayerNorm: move x and the upstream gradient dy",
+            controls,
+            FastRenderer(figure, self.panels.artists),
+        )
 
     def compute(self, eps, **values):
         size = len(values) // 2
@@ -37,9 +55,19 @@ class GradientsExplorer(Explorer):
         var = float(x.var())
         if var == 0.0 and eps == 0.0:
             zeros = np.zeros(size)
-            self.panels.update(x, zeros, {path: zeros for path in ("direct", "through_mean", "through_var")}, zeros, np.zeros((size, size)))
+            self.panels.update(
+                x,
+                zeros,
+                {path: zeros for path in ("direct", "through_mean", "through_var")},
+                zeros,
+                np.zeros((size, size)),
+            )
             readout = f"x = [{_fmt(x)}] is constant and ε = 0: σ² + ε = 0, so x̂ = 0/0 and dy = [{_fmt(dy)}] has no gradient to pass back."
-            return readout, "All entries are equal and ε = 0: LayerNorm is undefined here. Pick ε > 0 or move one entry.", {"defined": False}
+            return (
+                readout,
+                "All entries are equal and ε = 0: LayerNorm is undefined here. Pick ε > 0 or move one entry.",
+                {"defined": False},
+            )
         xhat, terms, scaled_dx, scaled_jac, std = scaled_pieces(x, dy, self.gamma, eps=eps)
         self.panels.update(x, xhat, terms, scaled_dx, scaled_jac)
         dx = scaled_dx / std
@@ -53,7 +81,19 @@ class GradientsExplorer(Explorer):
             note = f"All entries are equal: x̂ = 0, and dx = (dx̂ − mean(dx̂))/√ε, which is huge for small ε (here s = {std:.3g})."
         elif eps > var:
             note = "ε is larger than the variance: LayerNorm barely rescales, and the gradient keeps a visible component along x̂."
-        return readout, note, {"defined": True, "dx": dx, "std": std, "xhat": xhat, "sum_dx": along_ones, "dx_dot_xhat": along_xhat, "jacobian": scaled_jac / std}
+        return (
+            readout,
+            note,
+            {
+                "defined": True,
+                "dx": dx,
+                "std": std,
+                "xhat": xhat,
+                "sum_dx": along_ones,
+                "dx_dot_xhat": along_xhat,
+                "jacobian": scaled_jac / std,
+            },
+        )
 
 
 def _fmt(values) -> str:
@@ -65,8 +105,15 @@ def _small(value: float) -> str:
     return "0" if abs(value) < 1e-12 else f"{value:.3g}"
 
 
-def gradients_explorer(x=(2.0, 4.0, 6.0, 8.0), dy=(1.5, -0.5, 0.0, 0.5), *, gamma=None, eps: float = 0.0,
-                       x_range: float = 10.0, dy_range: float = 2.0) -> GradientsExplorer:
+def gradients_explorer(
+    x=(2.0, 4.0, 6.0, 8.0),
+    dy=(1.5, -0.5, 0.0, 0.5),
+    *,
+    gamma=None,
+    eps: float = 0.0,
+    x_range: float = 10.0,
+    dy_range: float = 2.0,
+) -> GradientsExplorer:
     """Explorer for the chapter "Gradients through LayerNorm": sliders for x and dy, a choice of eps.
 
     Parameters
@@ -94,11 +141,17 @@ def gradients_explorer(x=(2.0, 4.0, 6.0, 8.0), dy=(1.5, -0.5, 0.0, 0.5), *, gamm
     """
     x, dy = [float(v) for v in x], [float(v) for v in dy]
     if len(x) != len(dy) or not 2 <= len(x) <= 6:
-        raise ValueError(f"gradients_explorer needs x and dy of the same length, 2 to 6; got {len(x)} and {len(dy)}.")
+        raise ValueError(
+            f"gradients_explorer needs x and dy of the same length, 2 to 6; got {len(x)} and {len(dy)}."
+        )
     if not all(abs(v) <= x_range for v in x) or not all(abs(v) <= dy_range for v in dy):
-        raise ValueError(f"starting values must lie in [-{x_range}, {x_range}] (x) and [-{dy_range}, {dy_range}] (dy); got x={x}, dy={dy}.")
+        raise ValueError(
+            f"starting values must lie in [-{x_range}, {x_range}] (x) and [-{dy_range}, {dy_range}] (dy); got x={x}, dy={dy}."
+        )
     if gamma is not None and np.shape(gamma) != (len(x),):
-        raise ValueError(f"gamma must have one value per feature, shape ({len(x)},); got shape {np.shape(gamma)}.")
+        raise ValueError(
+            f"gamma must have one value per feature, shape ({len(x)},); got shape {np.shape(gamma)}."
+        )
     if eps not in dict(EPS_OPTIONS).values():
         raise ValueError(f"eps must be one of {[value for _, value in EPS_OPTIONS]}; got {eps!r}.")
     return GradientsExplorer(x, dy, gamma, eps, x_range, dy_range)

@@ -17,7 +17,9 @@ class MeanExplorer(Explorer):
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
         figure, self.panels = mean_figure(values, value_range=(low, high), managed=False)
-        super().__init__("The mean: move the entries", controls, FastRenderer(figure, self.panels.artists))
+        super().__init__(
+            "The mean: move the entries", controls, FastRenderer(figure, self.panels.artists)
+        )
 
     def compute(self, **entries):
         x = np.array(list(entries.values()))
@@ -25,7 +27,11 @@ class MeanExplorer(Explorer):
         centred = x - mu
         total = float(centred.sum())
         # The exact sum is 0; in floating point it is a rounding residue, which the readout says rather than prints.
-        total_text = "0 (up to rounding)" if abs(total) <= 1e-12 * max(1.0, float(np.abs(x).max())) else f"{total:.2g}"
+        total_text = (
+            "0 (up to rounding)"
+            if abs(total) <= 1e-12 * max(1.0, float(np.abs(x).max()))
+            else f"{total:.2g}"
+        )
         self.panels.update(x)
         readout = (
             f"μ = ({' + '.join(f'{v:g}' for v in x)}) / {x.size} = <b>{mu:.4g}</b>; "
@@ -37,7 +43,9 @@ class MeanExplorer(Explorer):
         return readout, note, {"mean": mu, "centred": centred}
 
 
-def mean_explorer(values=(1.0, 2.0, 3.0, 4.0), *, low: float = -5.0, high: float = 10.0) -> MeanExplorer:
+def mean_explorer(
+    values=(1.0, 2.0, 3.0, 4.0), *, low: float = -5.0, high: float = 10.0
+) -> MeanExplorer:
     """Explorer for the chapter "The mean": one slider per entry of a small vector.
 
     Parameters

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..experiments.memory_speed import PARTS, KernelResults, bytes_moved, floor_seconds
-from ..figures.memory_speed import THREADED, FloorPanels, IMPLEMENTATION_STYLE
+from ..figures.memory_speed import IMPLEMENTATION_STYLE, THREADED, FloorPanels
 from ..figures.render import FastRenderer
 from ..figures.style import COLUMN_WIDTH, new_figure
 from .base import Explorer, choice_slider
@@ -29,17 +29,27 @@ def _readout(results, values, floors, points) -> str:
     """One row per quantity, one column per part: narrow enough for a phone."""
     rows, size, dtype = values["rows"], values["size"], values["dtype"]
     moved = {part: bytes_moved(rows, size, dtype, part).total for part in PARTS}
-    lines = [f"<tr><th></th>{''.join(f'<th>{part}</th>' for part in PARTS)}</tr>",
-             f"<tr><td>bytes moved</td>{''.join(f'<td>{moved[p] / 1e6:.3g} MB</td>' for p in PARTS)}</tr>",
-             f"<tr><td>floor, 1 thread</td>{''.join(f'<td>{_time(floors[p, 1])}</td>' for p in PARTS)}</tr>"]
+    lines = [
+        f"<tr><th></th>{''.join(f'<th>{part}</th>' for part in PARTS)}</tr>",
+        f"<tr><td>bytes moved</td>{''.join(f'<td>{moved[p] / 1e6:.3g} MB</td>' for p in PARTS)}</tr>",
+        f"<tr><td>floor, 1 thread</td>{''.join(f'<td>{_time(floors[p, 1])}</td>' for p in PARTS)}</tr>",
+    ]
     for name in results.implementations:
         cells = []
         for part in PARTS:
             entry = points.get((part, name, 1))
-            cells.append(f"<td>{_time(entry['median_s'])}, {results.fraction(entry):.2f} of floor</td>" if entry else "<td>not measured</td>")
-        lines.append(f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>{''.join(cells)}</tr>")
-    return (f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
-            f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>")
+            cells.append(
+                f"<td>{_time(entry['median_s'])}, {results.fraction(entry):.2f} of floor</td>"
+                if entry
+                else "<td>not measured</td>"
+            )
+        lines.append(
+            f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>{''.join(cells)}</tr>"
+        )
+    return (
+        f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
+        f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>"
+    )
 
 
 class MemorySpeedExplorer(Explorer):
@@ -54,12 +64,21 @@ class MemorySpeedExplorer(Explorer):
         }
         figure, axes = new_figure(2, 1, figsize=(COLUMN_WIDTH, 3.9), managed=False, sharex=True)
         self.panels = FloorPanels(axes, results.implementations, results.thread_counts)
-        super().__init__("LayerNorm against the memory floor: choose a shape", controls, FastRenderer(figure, self.panels.artists))
+        super().__init__(
+            "LayerNorm against the memory floor: choose a shape",
+            controls,
+            FastRenderer(figure, self.panels.artists),
+        )
 
     def compute(self, size, rows, dtype):
         results = self.results
-        floors = {(part, t): floor_seconds(bytes_moved(rows, size, dtype, part), results.memory_bandwidth(t))
-                  for part in PARTS for t in results.thread_counts}
+        floors = {
+            (part, t): floor_seconds(
+                bytes_moved(rows, size, dtype, part), results.memory_bandwidth(t)
+            )
+            for part in PARTS
+            for t in results.thread_counts
+        }
         points = {}
         for part in PARTS:
             for name in results.implementations:
@@ -72,12 +91,16 @@ class MemorySpeedExplorer(Explorer):
         values = {"rows": rows, "size": size, "dtype": dtype}
         note = ""
         if not points:
-            note = ("Not measured at this shape (the benchmark stops at 2²⁴ elements, and times 16-bit storage at H = 1024 only): "
-                    "the lines show the floor the bytes-moved model predicts.")
+            note = (
+                "Not measured at this shape (the benchmark stops at 2²⁴ elements, and times 16-bit storage at H = 1024 only): "
+                "the lines show the floor the bytes-moved model predicts."
+            )
         return _readout(results, values, floors, points), note, {"floors": floors, "points": points}
 
 
-def memory_speed_explorer(rows: int = 1000, size: int = 1024, dtype: str = "float32", results=None) -> MemorySpeedExplorer:
+def memory_speed_explorer(
+    rows: int = 1000, size: int = 1024, dtype: str = "float32", results=None
+) -> MemorySpeedExplorer:
     """Explorer for the chapter "LayerNorm at the speed of memory": the floor and the measured kernels at one shape.
 
     Parameters
@@ -98,7 +121,15 @@ def memory_speed_explorer(rows: int = 1000, size: int = 1024, dtype: str = "floa
     ValueError
         If a value is not one the explorer offers.
     """
-    for name, value, options in (("rows", rows, ROWS), ("size", size, SIZES), ("dtype", dtype, DTYPES)):
+    for name, value, options in (
+        ("rows", rows, ROWS),
+        ("size", size, SIZES),
+        ("dtype", dtype, DTYPES),
+    ):
         if value not in options:
-            raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}.")
-    return MemorySpeedExplorer(KernelResults.load() if results is None else results, rows, size, dtype)
+            raise ValueError(
+                f"{name} must be one of {', '.join(map(str, options))}; got {value!r}."
+            )
+    return MemorySpeedExplorer(
+        KernelResults.load() if results is None else results, rows, size, dtype
+    )

@@ -27,10 +27,20 @@ class NormalizingExplorer(Explorer):
     readout_lines = 4  # the statistics and the projection: four lines at the width of the live figure (LIVE_DPI)
 
     def __init__(self, values, eps: float, low: float, high: float):
-        controls = {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
-        controls["eps"] = widgets.Dropdown(options=EPS_OPTIONS, value=eps, description="ε", layout=widgets.Layout(width="200px"))
-        figure, (self.plane, self.entries) = normalizing_figure(values, eps, value_range=(low, high), managed=False)
-        super().__init__("Normalizing: move x, watch x̂ land on the circle", controls, FastRenderer(figure, self.plane.artists + self.entries.artists))
+        controls = {
+            f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)
+        }
+        controls["eps"] = widgets.Dropdown(
+            options=EPS_OPTIONS, value=eps, description="ε", layout=widgets.Layout(width="200px")
+        )
+        figure, (self.plane, self.entries) = normalizing_figure(
+            values, eps, value_range=(low, high), managed=False
+        )
+        super().__init__(
+            "Normalizing: move x, watch x̂ land on the circle",
+            controls,
+            FastRenderer(figure, self.plane.artists + self.entries.artists),
+        )
 
     def compute(self, x1, x2, x3, eps):
         x = np.array([x1, x2, x3])
@@ -41,10 +51,24 @@ class NormalizingExplorer(Explorer):
             self.entries.update(x, None if eps == 0 else np.zeros(3))
             note = (
                 "All entries are equal: x lies on the line through (1, 1, 1), so its projection is the origin. "
-                + ("With ε = 0, x̂ = 0/0 is undefined." if eps == 0 else "With ε > 0, x̂ = 0: the centre of the circle, not a point on it.")
+                + (
+                    "With ε = 0, x̂ = 0/0 is undefined."
+                    if eps == 0
+                    else "With ε > 0, x̂ = 0: the centre of the circle, not a point on it."
+                )
             )
             readout = f"μ = {x1:.3f}, σ² = 0, ε = {eps:g}; the whole of x is along (1, 1, 1): √3·μ = {along_ones:.3f} is discarded; projection = (0, 0)"
-            return readout, note, {"mean": x1, "var": 0.0, "projection": point, "xhat": None if eps == 0 else np.zeros(3), "radius": 0.0}
+            return (
+                readout,
+                note,
+                {
+                    "mean": x1,
+                    "var": 0.0,
+                    "projection": point,
+                    "xhat": None if eps == 0 else np.zeros(3),
+                    "radius": 0.0,
+                },
+            )
         steps = layer_norm_steps(x, eps=eps)
         xhat = steps.xhat
         radius = float(np.linalg.norm(xhat))
@@ -57,13 +81,31 @@ class NormalizingExplorer(Explorer):
         )
         if 0 < eps and var / (var + eps) > 0.999:
             # The figure cannot show a change of a thousandth of the radius: say so, or the reader sees nothing happen.
-            readout += (f"<br>ε = {eps:g} is tiny next to σ² = {var:.3g}: x̂ is at {radius / np.sqrt(3):.4%} of the radius, "
-                        "too close to the circle for the figure to show the difference from ε = 0.")
-        note = "" if eps == 0 or var / (var + eps) > 0.999 else f"ε is not small next to σ² here: x̂ sits inside the circle, at {radius / np.sqrt(3):.1%} of its radius."
-        return readout, note, {"mean": float(steps.mean.item()), "var": var, "projection": point, "xhat": xhat, "radius": radius}
+            readout += (
+                f"<br>ε = {eps:g} is tiny next to σ² = {var:.3g}: x̂ is at {radius / np.sqrt(3):.4%} of the radius, "
+                "too close to the circle for the figure to show the difference from ε = 0."
+            )
+        note = (
+            ""
+            if eps == 0 or var / (var + eps) > 0.999
+            else f"ε is not small next to σ² here: x̂ sits inside the circle, at {radius / np.sqrt(3):.1%} of its radius."
+        )
+        return (
+            readout,
+            note,
+            {
+                "mean": float(steps.mean.item()),
+                "var": var,
+                "projection": point,
+                "xhat": xhat,
+                "radius": radius,
+            },
+        )
 
 
-def normalizing_explorer(values=(1.0, 2.0, 3.0), *, eps: float = 0.0, low: float = -3.0, high: float = 3.0) -> NormalizingExplorer:
+def normalizing_explorer(
+    values=(1.0, 2.0, 3.0), *, eps: float = 0.0, low: float = -3.0, high: float = 3.0
+) -> NormalizingExplorer:
     """Explorer for the chapter "Normalizing": three sliders for x in R³ and a choice of eps.
 
     The left panel shows the plane x₁ + x₂ + x₃ = 0 face on (in the basis of
@@ -91,7 +133,9 @@ def normalizing_explorer(values=(1.0, 2.0, 3.0), *, eps: float = 0.0, low: float
     """
     values = [float(v) for v in values]
     if len(values) != 3:
-        raise ValueError(f"normalizing_explorer draws the plane of 3-vectors, so it takes 3 starting values; got {len(values)}.")
+        raise ValueError(
+            f"normalizing_explorer draws the plane of 3-vectors, so it takes 3 starting values; got {len(values)}."
+        )
     if not all(low <= v <= high for v in values):
         raise ValueError(f"starting values must lie in [{low}, {high}]; got {values}.")
     choices = [value for _, value in EPS_OPTIONS]

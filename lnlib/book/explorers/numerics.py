@@ -50,7 +50,9 @@ def _note(errors) -> str:
         )
     overflowed = [METHOD_STYLE[m]["label"] for m in METHODS if np.isinf(errors.variance_error[m])]
     if overflowed:
-        notes.append(f"Overflow or NaN in {' and '.join(overflowed)}: a sum left {errors.dtype}'s range (float16 stops at 65504).")
+        notes.append(
+            f"Overflow or NaN in {' and '.join(overflowed)}: a sum left {errors.dtype}'s range (float16 stops at 65504)."
+        )
     return " ".join(notes)
 
 
@@ -59,16 +61,24 @@ class NumericsExplorer(Explorer):
 
     def __init__(self, shift: float, dtype: str):
         controls = {
-            "shift": log_slider("shift", shift, 0, 5, step=0.05, readout_format=".3g", width="320px"),
+            "shift": log_slider(
+                "shift", shift, 0, 5, step=0.05, readout_format=".3g", width="320px"
+            ),
             "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
         }
         for name in DTYPES:  # precompute every curve, so a dtype change only redraws
             sweep_for(name)
-        figure, (left, right) = new_figure(1, 2, figsize=(5.4, 2.4), managed=False, sharex=True, sharey=True)
+        figure, (left, right) = new_figure(
+            1, 2, figsize=(5.4, 2.4), managed=False, sharex=True, sharey=True
+        )
         self.panels = ErrorPanels(left, right)
         self.panels.legend(figure)
         self.shown_dtype = None
-        super().__init__("Catastrophic cancellation: shift the data, pick a precision", controls, FastRenderer(figure, self.panels.artists))
+        super().__init__(
+            "Catastrophic cancellation: shift the data, pick a precision",
+            controls,
+            FastRenderer(figure, self.panels.artists),
+        )
 
     def compute(self, shift, dtype):
         if dtype != self.shown_dtype:

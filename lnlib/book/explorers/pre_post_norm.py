@@ -6,10 +6,10 @@ from functools import lru_cache
 
 import ipywidgets as widgets
 
+from ..experiments.pre_post_norm import profile_grid
 from ..figures.pre_post_norm import profile_figure
 from ..figures.render import FastRenderer
 from ..models.transformer import PLACEMENTS
-from ..experiments.pre_post_norm import profile_grid
 from .base import Explorer
 
 __all__ = ["DEPTHS", "WIDTHS", "explorer_grid", "pre_post_norm_explorer"]
@@ -32,25 +32,45 @@ class PrePostNormExplorer(Explorer):
     def __init__(self, depth: int, width: int, placement: str):
         self.grid = explorer_grid()
         controls = {
-            "depth": widgets.SelectionSlider(options=DEPTHS, value=depth, description="depth L", continuous_update=True),
+            "depth": widgets.SelectionSlider(
+                options=DEPTHS, value=depth, description="depth L", continuous_update=True
+            ),
             "width": widgets.Dropdown(options=WIDTHS, value=width, description="width d"),
-            "placement": widgets.ToggleButtons(options=[("post-norm", "post"), ("pre-norm", "pre")], value=placement, description="placement"),
+            "placement": widgets.ToggleButtons(
+                options=[("post-norm", "post"), ("pre-norm", "pre")],
+                value=placement,
+                description="placement",
+            ),
         }
         profiles = self.grid.values()
         stream_max = 1.05 * max(p.stream_sq.mean(axis=0).max() for p in profiles)
         low = min(p.mean("W2").min() for p in profiles) / 2
         high = 1.5 * max((p.mean("W2") + p.spread("W2")).max() for p in profiles)
-        figure, self.panels = profile_figure(self.grid[(placement, depth, width)], max_depth=max(DEPTHS), stream_max=stream_max,
-                                             grad_range=(low, high), managed=False)
-        super().__init__("Pre-norm vs post-norm at initialization", controls, FastRenderer(figure, self.panels.artists))
+        figure, self.panels = profile_figure(
+            self.grid[(placement, depth, width)],
+            max_depth=max(DEPTHS),
+            stream_max=stream_max,
+            grad_range=(low, high),
+            managed=False,
+        )
+        super().__init__(
+            "Pre-norm vs post-norm at initialization",
+            controls,
+            FastRenderer(figure, self.panels.artists),
+        )
 
     def compute(self, depth, width, placement):
         profile = self.grid[(placement, depth, width)]
         self.panels.update(profile)
         stream_top = float(profile.stream_sq[:, -1].mean())
         grads = profile.mean("W2")
-        result = {"stream_top": stream_top, "last_grad": float(grads[-1]), "top_over_bottom": float(grads[-1] / grads[0]),
-                  "stream": profile.stream_sq.mean(axis=0), "grad": grads}
+        result = {
+            "stream_top": stream_top,
+            "last_grad": float(grads[-1]),
+            "top_over_bottom": float(grads[-1] / grads[0]),
+            "stream": profile.stream_sq.mean(axis=0),
+            "grad": grads,
+        }
         readout = (
             f"{placement}-norm, L = {depth}, d = {width} ({SEEDS} seeds): "
             f"‖x<sub>L</sub>‖²/d = <b>{stream_top:.2f}</b>; last layer's ‖∂L/∂W<sub>2</sub>‖ = <b>{grads[-1]:.3g}</b>; "
@@ -58,12 +78,16 @@ class PrePostNormExplorer(Explorer):
         )
         note = ""
         if depth == min(DEPTHS):
-            note = ("With two layers the placements differ little: pre-norm's stream has had only two layers to grow and the "
-                    "gradients barely tilt; the differences build up with depth.")
+            note = (
+                "With two layers the placements differ little: pre-norm's stream has had only two layers to grow and the "
+                "gradients barely tilt; the differences build up with depth."
+            )
         return readout, note, result
 
 
-def pre_post_norm_explorer(depth: int = 12, width: int = 64, placement: str = "post") -> PrePostNormExplorer:
+def pre_post_norm_explorer(
+    depth: int = 12, width: int = 64, placement: str = "post"
+) -> PrePostNormExplorer:
     """Explorer for the chapter "Pre-norm vs post-norm": the residual stream and the FFN gradients per layer.
 
     Every setting is measured before the explorer is drawn (:func:`explorer_grid`,
@@ -83,6 +107,8 @@ def pre_post_norm_explorer(depth: int = 12, width: int = 64, placement: str = "p
         For a depth, width or placement the explorer does not offer.
     """
     if depth not in DEPTHS or width not in WIDTHS or placement not in PLACEMENTS:
-        raise ValueError(f"pre_post_norm_explorer offers depth in {DEPTHS}, width in {WIDTHS} and placement in {PLACEMENTS}; "
-                         f"got depth={depth!r}, width={width!r}, placement={placement!r}.")
+        raise ValueError(
+            f"pre_post_norm_explorer offers depth in {DEPTHS}, width in {WIDTHS} and placement in {PLACEMENTS}; "
+            f"got depth={depth!r}, width={width!r}, placement={placement!r}."
+        )
     return PrePostNormExplorer(depth, width, placement)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..experiments.the_input import CONTEXTS, NORMALIZATIONS, reduction_axes
 from ...norms import axis_ids
+from ..experiments.the_input import CONTEXTS, NORMALIZATIONS, reduction_axes
 from ..figures.render import FastRenderer
 from ..figures.style import new_figure
 from ..figures.the_input import GroupsPanel
@@ -14,10 +14,14 @@ from .base import Explorer, int_slider
 __all__ = ["input_explorer"]
 
 
-
 def _dropdown(description: str, options, value: str) -> widgets.Dropdown:
-    return widgets.Dropdown(options=list(options), value=value, description=description, style={"description_width": "initial"},
-                            layout=widgets.Layout(width="max-content"))
+    return widgets.Dropdown(
+        options=list(options),
+        value=value,
+        description=description,
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="max-content"),
+    )
 
 
 def _pytorch_call(normalization: str, shape: tuple[int, ...]) -> str:
@@ -31,12 +35,17 @@ def _pytorch_call(normalization: str, shape: tuple[int, ...]) -> str:
 
 def _note(normalization: str, shape: tuple[int, ...], group_size: int) -> str:
     if group_size == 1:
-        why = ("PyTorch's BatchNorm refuses a batch of one in training" if normalization == "BatchNorm"
-               else "a LayerNorm over one feature outputs beta whatever the input")
+        why = (
+            "PyTorch's BatchNorm refuses a batch of one in training"
+            if normalization == "BatchNorm"
+            else "a LayerNorm over one feature outputs beta whatever the input"
+        )
         return f"Each mean is taken over a single value, so every variance is 0 and the normalized output is all zeros ({why})."
     if normalization == "LayerNorm over the last two axes" and len(shape) == 2:
-        return ("In a 2-D input the last two axes include the batch: every sample shares one mean, so a sample's output "
-                "depends on the others. That is not LayerNorm any more.")
+        return (
+            "In a 2-D input the last two axes include the batch: every sample shares one mean, so a sample's output "
+            "depends on the others. That is not LayerNorm any more."
+        )
     return ""
 
 
@@ -61,16 +70,24 @@ class InputExplorer(Explorer):
         }
         figure, ax = new_figure(figsize=(5.4, 2.0), managed=False)
         # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.
-        ax.set_title("squares of one colour share one mean and one variance\n"
-                     "columns: last axis; rows: the axis before; blocks: samples")
+        ax.set_title(
+            "squares of one colour share one mean and one variance\n"
+            "columns: last axis; rows: the axis before; blocks: samples"
+        )
         self.panel = GroupsPanel(ax, labels=False)
-        super().__init__("The input x: which elements share one mean and variance", controls, FastRenderer(figure, self.panel.artists))
+        super().__init__(
+            "The input x: which elements share one mean and variance",
+            controls,
+            FastRenderer(figure, self.panel.artists),
+        )
 
     def inactive(self, values):
         context = values["context"]
         if CONTEXTS[context].ndim == 3:
             return {}
-        return {"length": f"sequence length T is not used: a {context} layer gives one vector per sample"}
+        return {
+            "length": f"sequence length T is not used: a {context} layer gives one vector per sample"
+        }
 
     def compute(self, context, normalization, batch, length, features):
         ctx = CONTEXTS[context]
@@ -88,11 +105,21 @@ class InputExplorer(Explorer):
             f"<b>{count}</b> {'means and variances' if count > 1 else 'mean and variance'}, each over <b>{size}</b> value{'s' if size > 1 else ''}. "
             f"PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
         )
-        return readout, _note(normalization, shape, size), {"shape": shape, "axes": axes, "groups": groups, "count": count, "size": size}
+        return (
+            readout,
+            _note(normalization, shape, size),
+            {"shape": shape, "axes": axes, "groups": groups, "count": count, "size": size},
+        )
 
 
-def input_explorer(context: str = "transformer", normalization: str = "LayerNorm", *, batch: int = 2, length: int = 3,
-                   features: int = 4) -> InputExplorer:
+def input_explorer(
+    context: str = "transformer",
+    normalization: str = "LayerNorm",
+    *,
+    batch: int = 2,
+    length: int = 3,
+    features: int = 4,
+) -> InputExplorer:
     """Explorer for the chapter "The input x": context, normalization and shape; the statistic groups in colour.
 
     Parameters
@@ -121,8 +148,14 @@ def input_explorer(context: str = "transformer", normalization: str = "LayerNorm
     if context not in CONTEXTS:
         raise ValueError(f"context must be one of {list(CONTEXTS)}; got {context!r}.")
     if normalization not in NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {list(NORMALIZATIONS)}; got {normalization!r}.")
-    for name, value, high in (("batch", batch, 4), ("length", length, 5), ("features", features, 8)):
+        raise ValueError(
+            f"normalization must be one of {list(NORMALIZATIONS)}; got {normalization!r}."
+        )
+    for name, value, high in (
+        ("batch", batch, 4),
+        ("length", length, 5),
+        ("features", features, 8),
+    ):
         if not (isinstance(value, int) and 1 <= value <= high):
             raise ValueError(f"{name} must be an int from 1 to {high}; got {value!r}.")
     return InputExplorer(context, normalization, batch, length, features)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
+from ...variants import sample_variance
 from ..figures.render import FastRenderer
 from ..figures.variance import variance_figure
-from ...variants import sample_variance
 from .base import Explorer
 from .mean import checked_entries, entry_sliders
 
@@ -22,7 +22,9 @@ class VarianceExplorer(Explorer):
 
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
-        controls["divisor"] = widgets.Dropdown(options=DIVISORS, value=False, description="divide by")
+        controls["divisor"] = widgets.Dropdown(
+            options=DIVISORS, value=False, description="divide by"
+        )
         figure, self.panels = variance_figure(values, value_range=(low, high), managed=False)
         dynamic = [artist for panel in self.panels for artist in panel.artists]
         super().__init__("The variance: move the entries", controls, FastRenderer(figure, dynamic))
@@ -41,10 +43,21 @@ class VarianceExplorer(Explorer):
         note = ""
         if np.ptp(x) == 0:
             note = "All entries are equal: every square has zero area, so the variance is 0 and normalizing would divide 0 by 0 (the chapter on ε fixes that)."
-        return readout, note, {"mean": float(x.mean()), "squares": squares, "variance": variance, "std": float(np.sqrt(variance))}
+        return (
+            readout,
+            note,
+            {
+                "mean": float(x.mean()),
+                "squares": squares,
+                "variance": variance,
+                "std": float(np.sqrt(variance)),
+            },
+        )
 
 
-def variance_explorer(values=(1.0, 2.0, 3.0, 4.0), *, low: float = 0.0, high: float = 5.0) -> VarianceExplorer:
+def variance_explorer(
+    values=(1.0, 2.0, 3.0, 4.0), *, low: float = 0.0, high: float = 5.0
+) -> VarianceExplorer:
     """Explorer for the chapter "The variance": one slider per entry and a choice of divisor, H or H - 1.
 
     Parameters

@@ -34,7 +34,15 @@ from PIL import Image
 
 from ..figures.render import overlay
 
-__all__ = ["Sweep", "WebControl", "overlay", "web_controls", "web_explorer_html", "web_plan", "web_states"]
+__all__ = [
+    "Sweep",
+    "WebControl",
+    "overlay",
+    "web_controls",
+    "web_explorer_html",
+    "web_plan",
+    "web_states",
+]
 
 #: The most distinct settings one explorer may compute at build time (a bound on `make book`'s time).
 MAX_STATES = 1500
@@ -73,7 +81,9 @@ class Sweep:
         for name, values in self.presets.items():
             for entry, value in values.items():
                 if entry in self.grids and not np.isclose(self.grids[entry], value).any():
-                    raise ValueError(f"preset {name!r}: {entry} = {value} is not on the sweep grid {self.grids[entry]}.")
+                    raise ValueError(
+                        f"preset {name!r}: {entry} = {value} is not on the sweep grid {self.grids[entry]}."
+                    )
 
 
 def _steps(low: float, high: float, step: float) -> tuple[float, ...]:
@@ -85,7 +95,9 @@ def _entries(prefix: str, values) -> dict:
 
 
 def _decades(low: int, high: int, per_decade: int) -> tuple[float, ...]:
-    return tuple(float(10.0**e) for e in np.round(np.linspace(low, high, (high - low) * per_decade + 1), 10))
+    return tuple(
+        float(10.0**e) for e in np.round(np.linspace(low, high, (high - low) * per_decade + 1), 10)
+    )
 
 
 #: What each explorer offers on the website, by class name: grids for its float sliders, or a Sweep.
@@ -93,29 +105,74 @@ WEB_PLANS = {
     "EpsilonExplorer": {"eps": _decades(-10, 0, 2), "spread": _decades(-5, 1, 2)},
     "NumericsExplorer": {"shift": _decades(0, 5, 4)},
     "MeanExplorer": Sweep(
-        presets={"sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)), "sample 2: [5, 6, 7, 8]": _entries("x", (5, 6, 7, 8)),
-                 "constant: [3, 3, 3, 3]": _entries("x", (3, 3, 3, 3)), "one outlier: [0, 0, 0, 10]": _entries("x", (0, 0, 0, 10))},
-        grids={f"x{i}": _steps(-5, 10, 1) for i in range(1, 5)}),
+        presets={
+            "sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)),
+            "sample 2: [5, 6, 7, 8]": _entries("x", (5, 6, 7, 8)),
+            "constant: [3, 3, 3, 3]": _entries("x", (3, 3, 3, 3)),
+            "one outlier: [0, 0, 0, 10]": _entries("x", (0, 0, 0, 10)),
+        },
+        grids={f"x{i}": _steps(-5, 10, 1) for i in range(1, 5)},
+    ),
     "VarianceExplorer": Sweep(
-        presets={"sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)), "constant: [2, 2, 2, 2]": _entries("x", (2, 2, 2, 2)),
-                 "near-constant: [2, 2, 2, 2.5]": _entries("x", (2, 2, 2, 2.5)), "one outlier: [0, 0, 0, 4]": _entries("x", (0, 0, 0, 4))},
-        grids={f"x{i}": _steps(0, 5, 0.5) for i in range(1, 5)}),
+        presets={
+            "sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)),
+            "constant: [2, 2, 2, 2]": _entries("x", (2, 2, 2, 2)),
+            "near-constant: [2, 2, 2, 2.5]": _entries("x", (2, 2, 2, 2.5)),
+            "one outlier: [0, 0, 0, 4]": _entries("x", (0, 0, 0, 4)),
+        },
+        grids={f"x{i}": _steps(0, 5, 0.5) for i in range(1, 5)},
+    ),
     "NormalizingExplorer": Sweep(
-        presets={"x = (1, 2, 3)": _entries("x", (1, 2, 3)), "constant: (2, 2, 2)": _entries("x", (2, 2, 2)),
-                 "near-constant: (1, 1, 1.5)": _entries("x", (1, 1, 1.5))},
-        grids={f"x{i}": _steps(-3, 3, 0.5) for i in range(1, 4)}),
+        presets={
+            "x = (1, 2, 3)": _entries("x", (1, 2, 3)),
+            "constant: (2, 2, 2)": _entries("x", (2, 2, 2)),
+            "near-constant: (1, 1, 1.5)": _entries("x", (1, 1, 1.5)),
+        },
+        grids={f"x{i}": _steps(-3, 3, 0.5) for i in range(1, 4)},
+    ),
     "GammaBetaExplorer": Sweep(
-        presets={"initial: γ = 1, β = 0": {**_entries("gamma", (1,) * 4), **_entries("beta", (0,) * 4)},
-                 "γ = 2, β = 0": {**_entries("gamma", (2,) * 4), **_entries("beta", (0,) * 4)},
-                 "γ = 0.5, β = −1": {**_entries("gamma", (0.5,) * 4), **_entries("beta", (-1,) * 4)},
-                 "one pair per group": {**_entries("gamma", (2, -1, 0.5, 1)), **_entries("beta", (1, -2, 0, 3))}},
-        grids={**{f"gamma{i}": _steps(-2, 2, 0.25) for i in range(1, 5)}, **{f"beta{i}": _steps(-3, 3, 0.5) for i in range(1, 5)}}),
+        presets={
+            "initial: γ = 1, β = 0": {**_entries("gamma", (1,) * 4), **_entries("beta", (0,) * 4)},
+            "γ = 2, β = 0": {**_entries("gamma", (2,) * 4), **_entries("beta", (0,) * 4)},
+            "γ = 0.5, β = −1": {**_entries("gamma", (0.5,) * 4), **_entries("beta", (-1,) * 4)},
+            "one pair per group": {
+                **_entries("gamma", (2, -1, 0.5, 1)),
+                **_entries("beta", (1, -2, 0, 3)),
+            },
+        },
+        grids={
+            **{f"gamma{i}": _steps(-2, 2, 0.25) for i in range(1, 5)},
+            **{f"beta{i}": _steps(-3, 3, 0.5) for i in range(1, 5)},
+        },
+    ),
     "GradientsExplorer": Sweep(
-        presets={"x = [2, 4, 6, 8], generic dy, ε = 0": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (1.5, -0.5, 0, 0.5)), "eps": 0.0},
-                 "dy constant, ε = 0": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (1, 1, 1, 1)), "eps": 0.0},
-                 "dy ∝ x̂, ε = 0": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (-1.5, -0.5, 0.5, 1.5)), "eps": 0.0},
-                 "dy ∝ x̂, ε = 1": {**_entries("x", (2, 4, 6, 8)), **_entries("dy", (-1.5, -0.5, 0.5, 1.5)), "eps": 1.0}},
-        grids={**{f"x{i}": _steps(-8, 8, 2) for i in range(1, 5)}, **{f"dy{i}": _steps(-2, 2, 0.5) for i in range(1, 5)}}),
+        presets={
+            "x = [2, 4, 6, 8], generic dy, ε = 0": {
+                **_entries("x", (2, 4, 6, 8)),
+                **_entries("dy", (1.5, -0.5, 0, 0.5)),
+                "eps": 0.0,
+            },
+            "dy constant, ε = 0": {
+                **_entries("x", (2, 4, 6, 8)),
+                **_entries("dy", (1, 1, 1, 1)),
+                "eps": 0.0,
+            },
+            "dy ∝ x̂, ε = 0": {
+                **_entries("x", (2, 4, 6, 8)),
+                **_entries("dy", (-1.5, -0.5, 0.5, 1.5)),
+                "eps": 0.0,
+            },
+            "dy ∝ x̂, ε = 1": {
+                **_entries("x", (2, 4, 6, 8)),
+                **_entries("dy", (-1.5, -0.5, 0.5, 1.5)),
+                "eps": 1.0,
+            },
+        },
+        grids={
+            **{f"x{i}": _steps(-8, 8, 2) for i in range(1, 5)},
+            **{f"dy{i}": _steps(-2, 2, 0.5) for i in range(1, 5)},
+        },
+    ),
 }
 
 
@@ -140,18 +197,40 @@ def web_controls(explorer, grids: dict, skip=()) -> list[WebControl]:
         label = control.description or name
         if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider)):
             values = grids[name]
-            controls.append(WebControl(name, label, "range", tuple(_format(control, v) for v in values), tuple(values)))
+            controls.append(
+                WebControl(
+                    name, label, "range", tuple(_format(control, v) for v in values), tuple(values)
+                )
+            )
         elif isinstance(control, widgets.IntSlider):
             values = tuple(range(control.min, control.max + 1))
             controls.append(WebControl(name, label, "range", tuple(map(str, values)), values))
         elif isinstance(control, widgets.SelectionSlider):
-            controls.append(WebControl(name, label, "range", tuple(control._options_labels), tuple(control._options_values)))
+            controls.append(
+                WebControl(
+                    name,
+                    label,
+                    "range",
+                    tuple(control._options_labels),
+                    tuple(control._options_values),
+                )
+            )
         elif isinstance(control, (widgets.Dropdown, widgets.ToggleButtons)):
-            controls.append(WebControl(name, label or "choice", "select", tuple(control._options_labels), tuple(control._options_values)))
+            controls.append(
+                WebControl(
+                    name,
+                    label or "choice",
+                    "select",
+                    tuple(control._options_labels),
+                    tuple(control._options_values),
+                )
+            )
         elif isinstance(control, widgets.Checkbox):
             controls.append(WebControl(name, label, "checkbox", ("off", "on"), (False, True)))
         else:
-            raise TypeError(f"{type(explorer).__name__}.{name}: no website control for {type(control).__name__}")
+            raise TypeError(
+                f"{type(explorer).__name__}.{name}: no website control for {type(control).__name__}"
+            )
     return controls
 
 
@@ -177,24 +256,41 @@ def web_states(explorer) -> WebStates:
     start_values = explorer.values()
     if not isinstance(plan, Sweep):
         controls = web_controls(explorer, plan)
-        settings = [{c.name: c.values[i] for c, i in zip(controls, index)}
-                    for index in itertools.product(*(range(len(c.values)) for c in controls))]
-        return WebStates(controls, settings, [_nearest(c.values, start_values[c.name]) for c in controls])
+        settings = [
+            {c.name: c.values[i] for c, i in zip(controls, index)}
+            for index in itertools.product(*(range(len(c.values)) for c in controls))
+        ]
+        return WebStates(
+            controls, settings, [_nearest(c.values, start_values[c.name]) for c in controls]
+        )
     entries = list(plan.grids)
     presets = list(plan.presets)
     longest = max(len(g) for g in plan.grids.values())
     labels = {e: explorer.controls[e].description for e in entries}
     fixed = {name for values in plan.presets.values() for name in values}
-    others = web_controls(explorer, {}, skip=fixed)  # menus and checkboxes; a sweep's float sliders are all swept or fixed
+    others = web_controls(
+        explorer, {}, skip=fixed
+    )  # menus and checkboxes; a sweep's float sliders are all swept or fixed
     value_labels = [[_format(explorer.controls[e], v) for v in plan.grids[e]] for e in entries]
     controls = [
         WebControl("preset", "start from", "select", tuple(presets), tuple(presets)),
         WebControl("entry", "move", "select", tuple(labels.values()), tuple(entries)),
-        WebControl("value", labels[entries[0]], "range", tuple(value_labels[0]), tuple(plan.grids[entries[0]])),
+        WebControl(
+            "value",
+            labels[entries[0]],
+            "range",
+            tuple(value_labels[0]),
+            tuple(plan.grids[entries[0]]),
+        ),
         *others,
     ]
     settings = []
-    for p, e, v, *rest in itertools.product(range(len(presets)), range(len(entries)), range(longest), *(range(len(c.values)) for c in others)):
+    for p, e, v, *rest in itertools.product(
+        range(len(presets)),
+        range(len(entries)),
+        range(longest),
+        *(range(len(c.values)) for c in others),
+    ):
         grid = plan.grids[entries[e]]
         if v >= len(grid):
             settings.append(None)
@@ -202,7 +298,12 @@ def web_states(explorer) -> WebStates:
         values = {**plan.presets[presets[p]], entries[e]: grid[v]}
         settings.append(values | {c.name: c.values[i] for c, i in zip(others, rest)})
     reset = [[_nearest(plan.grids[e], plan.presets[p][e]) for e in entries] for p in presets]
-    sweep = {"reset": reset, "labels": value_labels, "names": list(labels.values()), "size": longest}
+    sweep = {
+        "reset": reset,
+        "labels": value_labels,
+        "names": list(labels.values()),
+        "size": longest,
+    }
     start = [0, 0, reset[0][0], *(_nearest(c.values, start_values[c.name]) for c in others)]
     return WebStates(controls, settings, start, sweep)
 
@@ -248,16 +349,30 @@ def _render(explorer, states: WebStates) -> dict:
                 digest = hashlib.sha1(array.tobytes()).hexdigest()
                 arrays.setdefault(digest, array)
                 ids.append(images.add(digest, lambda d: _webp(arrays.pop(d))))
-            done[key] = [*ids, texts.add(readout), texts.add(note), sorted(position[name] for name in inactive)]
+            done[key] = [
+                *ids,
+                texts.add(readout),
+                texts.add(note),
+                sorted(position[name] for name in inactive),
+            ]
         table.append(done[key])
     distinct = len(done)
     if distinct > MAX_STATES:
-        raise ValueError(f"{type(explorer).__name__} would ship {distinct} settings to the website; the budget is {MAX_STATES}.")
+        raise ValueError(
+            f"{type(explorer).__name__} would ship {distinct} settings to the website; the budget is {MAX_STATES}."
+        )
     sizes = [len(c.values) for c in states.controls]
     if states.sweep:
         sizes[2] = states.sweep["size"]
-    return {"sizes": sizes, "labels": [list(c.labels) for c in states.controls], "states": table,
-            "images": images.items, "texts": texts.items, "sweep": states.sweep, "distinct": distinct}
+    return {
+        "sizes": sizes,
+        "labels": [list(c.labels) for c in states.controls],
+        "states": table,
+        "images": images.items,
+        "texts": texts.items,
+        "sweep": states.sweep,
+        "distinct": distinct,
+    }
 
 
 def _control_html(uid: str, i: int, control: WebControl, position: int, disabled: bool) -> str:
@@ -266,11 +381,15 @@ def _control_html(uid: str, i: int, control: WebControl, position: int, disabled
     common = f'id="{cid}" data-lnlib-control="{i}"' + (" disabled" if disabled else "")
     if control.kind == "range":
         text = html.escape(control.labels[position])
-        return (f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" max="{len(control.values) - 1}" '
-                f'step="1" value="{position}" aria-valuetext="{text}"><output for="{cid}">{text}</output></span>')
+        return (
+            f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" max="{len(control.values) - 1}" '
+            f'step="1" value="{position}" aria-valuetext="{text}"><output for="{cid}">{text}</output></span>'
+        )
     if control.kind == "select":
-        options = "".join(f'<option value="{j}"{" selected" if j == position else ""}>{html.escape(t)}</option>'
-                          for j, t in enumerate(control.labels))
+        options = "".join(
+            f'<option value="{j}"{" selected" if j == position else ""}>{html.escape(t)}</option>'
+            for j, t in enumerate(control.labels)
+        )
         return f'<span class="lnlib-web-control">{label}<select {common}>{options}</select></span>'
     checked = " checked" if position else ""
     return f'<span class="lnlib-web-control lnlib-web-check"><input type="checkbox" {common}{checked}>{label}</span>'
@@ -279,9 +398,14 @@ def _control_html(uid: str, i: int, control: WebControl, position: int, disabled
 def _grid_line(explorer, states: WebStates, distinct: int) -> str:
     """One line, only where the page's explorer is coarser than the notebook's (module docstring)."""
     if states.sweep:
-        return (f"On this page you start from a preset and move one entry at a time, on a grid ({distinct} precomputed "
-                "settings); in the notebook every entry has its own continuous slider.")
-    if any(isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider)) for c in states.controls):
+        return (
+            f"On this page you start from a preset and move one entry at a time, on a grid ({distinct} precomputed "
+            "settings); in the notebook every entry has its own continuous slider."
+        )
+    if any(
+        isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
+        for c in states.controls
+    ):
         return f"On this page the sliders move on a grid ({distinct} precomputed settings); in the notebook they are continuous."
     return ""
 
@@ -296,10 +420,18 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     background, layer, readout, note, disabled = data["states"][k]
     title = html.escape(explorer.title)
     line = _grid_line(explorer, states, data["distinct"])
-    payload = json.dumps({key: data[key] for key in ("sizes", "labels", "states", "images", "texts", "sweep")},
-                         ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    controls = "".join(_control_html(uid, i, c, p, i in disabled) for i, (c, p) in enumerate(zip(states.controls, states.start)))
-    alt = html.escape(f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below.")
+    payload = json.dumps(
+        {key: data[key] for key in ("sizes", "labels", "states", "images", "texts", "sweep")},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).replace("</", "<\\/")
+    controls = "".join(
+        _control_html(uid, i, c, p, i in disabled)
+        for i, (c, p) in enumerate(zip(states.controls, states.start))
+    )
+    alt = html.escape(
+        f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below."
+    )
     return (
         f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}">'
         f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
@@ -321,8 +453,18 @@ def _cache_key(explorer) -> str:
     package = Path(__file__).resolve().parents[2]  # lnlib: the library and the book
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode() + path.read_bytes())
-    digest.update(repr((type(explorer).__name__, sorted(explorer.values().items()), np.__version__, matplotlib.__version__,
-                        PIL.__version__, widgets.__version__)).encode())
+    digest.update(
+        repr(
+            (
+                type(explorer).__name__,
+                sorted(explorer.values().items()),
+                np.__version__,
+                matplotlib.__version__,
+                PIL.__version__,
+                widgets.__version__,
+            )
+        ).encode()
+    )
     return digest.hexdigest()[:24]
 
 
@@ -350,8 +492,10 @@ def web_explorer_html(explorer) -> str:
     explorer.texts(start)  # leave the explorer where it started
     result = _html(explorer, states, data)
     if len(result.encode()) > MAX_BYTES:
-        raise ValueError(f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} MB; the budget is "
-                         f"{MAX_BYTES / 1e6:.0f} MB: coarsen its grid in WEB_PLANS.")
+        raise ValueError(
+            f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} MB; the budget is "
+            f"{MAX_BYTES / 1e6:.0f} MB: coarsen its grid in WEB_PLANS."
+        )
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         temporary = cached.with_suffix(f".{os.getpid()}.tmp")

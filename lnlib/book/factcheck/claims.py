@@ -14,8 +14,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["VERDICTS", "VERDICT_MEANINGS", "CHAPTER_TITLES", "SECTION_TITLES", "SOURCES", "PAPERS", "FACT_CHECK", "Claim", "CLAIMS", "claim", "claims_table", "verdict_legend",
-           "backlinks_markdown", "home_link", "section_anchor"]
+__all__ = [
+    "VERDICTS",
+    "VERDICT_MEANINGS",
+    "CHAPTER_TITLES",
+    "SECTION_TITLES",
+    "SOURCES",
+    "PAPERS",
+    "FACT_CHECK",
+    "Claim",
+    "CLAIMS",
+    "claim",
+    "claims_table",
+    "verdict_legend",
+    "backlinks_markdown",
+    "home_link",
+    "section_anchor",
+]
 
 #: The book's one vocabulary of verdicts, and what each means (chapter "Fact check" defines them with this text).
 VERDICT_MEANINGS = {
@@ -118,14 +133,22 @@ class Claim:
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r} for claim {self.key!r}.")
+            raise ValueError(
+                f"verdict must be one of {VERDICTS}; got {self.verdict!r} for claim {self.key!r}."
+            )
         if self.source not in SOURCES and self.source not in PAPERS:
-            raise ValueError(f"source must be one of {tuple(SOURCES) + tuple(PAPERS)}; got {self.source!r} for claim {self.key!r}.")
+            raise ValueError(
+                f"source must be one of {tuple(SOURCES) + tuple(PAPERS)}; got {self.source!r} for claim {self.key!r}."
+            )
         if self.section is not None and self.section not in SECTION_TITLES:
-            raise ValueError(f"claim {self.key!r}: section must be one of {tuple(SECTION_TITLES)}; got {self.section!r}.")
+            raise ValueError(
+                f"claim {self.key!r}: section must be one of {tuple(SECTION_TITLES)}; got {self.section!r}."
+            )
         if (self.home == FACT_CHECK) != (self.section is not None):
-            raise ValueError(f"claim {self.key!r}: a section label is needed exactly when the home is {FACT_CHECK!r}; "
-                             f"got home {self.home!r}, section {self.section!r}.")
+            raise ValueError(
+                f"claim {self.key!r}: a section label is needed exactly when the home is {FACT_CHECK!r}; "
+                f"got home {self.home!r}, section {self.section!r}."
+            )
 
 
 def _c(key, quote, source, verdict, correct, home, section=None, chapters=()):
@@ -137,188 +160,512 @@ def _c(key, quote, source, verdict, correct, home, section=None, chapters=()):
 #: :meta hide-value:
 CLAIMS: tuple[Claim, ...] = (
     # --- chapter "Why normalize?" ---
-    _c("exploding_vanishing", "stabilizes training by preventing exploding/vanishing gradients", "001", "true under conditions",
-       "at initialization LayerNorm removes the exponential dependence of activation and gradient scales on the weight scale; "
-       "it does not keep gradients level across depth", "01_why_normalize"),
-    _c("internal_covariate_shift", "helps generalization by reducing internal covariate shift", "004", "not checkable as stated",
-       "LN fixes each sample's mean and variance, not the distribution of a feature across samples; the mechanism is disputed",
-       "01_why_normalize"),
-    _c("regularization", "normalization acts as a form of regularization", "001", "not checkable as stated",
-       "batch norm's regularizing noise comes from its mini-batch; LayerNorm's output for a sample is the same in any batch, "
-       "and no regularizing effect of it is established", "01_why_normalize"),
+    _c(
+        "exploding_vanishing",
+        "stabilizes training by preventing exploding/vanishing gradients",
+        "001",
+        "true under conditions",
+        "at initialization LayerNorm removes the exponential dependence of activation and gradient scales on the weight scale; "
+        "it does not keep gradients level across depth",
+        "01_why_normalize",
+    ),
+    _c(
+        "internal_covariate_shift",
+        "helps generalization by reducing internal covariate shift",
+        "004",
+        "not checkable as stated",
+        "LN fixes each sample's mean and variance, not the distribution of a feature across samples; the mechanism is disputed",
+        "01_why_normalize",
+    ),
+    _c(
+        "regularization",
+        "normalization acts as a form of regularization",
+        "001",
+        "not checkable as stated",
+        "batch norm's regularizing noise comes from its mini-batch; LayerNorm's output for a sample is the same in any batch, "
+        "and no regularizing effect of it is established",
+        "01_why_normalize",
+    ),
     # --- chapter "The input x" ---
-    _c("bn_not_in_transformers", "Batch Normalization: Normalizes across samples in a batch (not used in transformers)", "001",
-       "true under conditions", "true of the usual text transformers (BN over the tokens would let later tokens change earlier ones' outputs); "
-       "Conformer uses BN in its convolution module", "02_the_input", chapters=("10_family",)),
+    _c(
+        "bn_not_in_transformers",
+        "Batch Normalization: Normalizes across samples in a batch (not used in transformers)",
+        "001",
+        "true under conditions",
+        "true of the usual text transformers (BN over the tokens would let later tokens change earlier ones' outputs); "
+        "Conformer uses BN in its convolution module",
+        "02_the_input",
+        chapters=("10_family",),
+    ),
     # --- chapter "The mean" ---
-    _c("mean_removes_scale", "mean centering makes the output independent of absolute scales", "003", "false",
-       "subtracting μ removes the location; dividing by σ removes the scale", "03_mean"),
-    _c("centring_mean_zero", "$\\mathbb{E}[x - \\mu_l] = 0$", "003", "true",
-       "read over the features of one sample $l$, whose mean is $\\mu_l$: an identity, true for every input", "03_mean"),
+    _c(
+        "mean_removes_scale",
+        "mean centering makes the output independent of absolute scales",
+        "003",
+        "false",
+        "subtracting μ removes the location; dividing by σ removes the scale",
+        "03_mean",
+    ),
+    _c(
+        "centring_mean_zero",
+        "$\\mathbb{E}[x - \\mu_l] = 0$",
+        "003",
+        "true",
+        "read over the features of one sample $l$, whose mean is $\\mu_l$: an identity, true for every input",
+        "03_mean",
+    ),
     # --- chapter "The variance" ---
-    _c("unit_matching", "variance is in squared units, so we take the square root to get back to the original units", "000", "true",
-       "σ scales like the input (factor a for input a·x), σ² like its square", "04_variance"),
-    _c("scale_invariance", "whether your features range from 0-1 or 0-1000, they'll be normalized to a similar scale", "000",
-       "true under conditions", "for a positive factor and σ² ≫ ε; a negative factor flips the sign, and tiny inputs meet ε", "04_variance"),
+    _c(
+        "unit_matching",
+        "variance is in squared units, so we take the square root to get back to the original units",
+        "000",
+        "true",
+        "σ scales like the input (factor a for input a·x), σ² like its square",
+        "04_variance",
+    ),
+    _c(
+        "scale_invariance",
+        "whether your features range from 0-1 or 0-1000, they'll be normalized to a similar scale",
+        "000",
+        "true under conditions",
+        "for a positive factor and σ² ≫ ε; a negative factor flips the sign, and tiny inputs meet ε",
+        "04_variance",
+    ),
     # --- chapter "Epsilon" ---
-    _c("eps_outside_sqrt", "x̂₁ = (1.0 − 2.5)/(1.118 + 0.00001) under the formula x̂ = (x − μ)/√(σ² + ε)", "001", "false",
-       "x̂ = (x − μ)/√(σ² + ε), as the document's own formula and every framework", "05_epsilon", chapters=("06_normalizing",)),
-    _c("variance_near_one", "$Var(\\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}}) \\approx 1$", "003", "true under conditions",
-       "exactly σ²/(σ²+ε): near 1 only when σ² ≫ ε", "05_epsilon", chapters=("06_normalizing",)),
-    _c("eps_typical", "ε (typically set to values like 1e-5 or 1e-8)", "000", "partly true",
-       "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam", "05_epsilon"),
+    _c(
+        "eps_outside_sqrt",
+        "x̂₁ = (1.0 − 2.5)/(1.118 + 0.00001) under the formula x̂ = (x − μ)/√(σ² + ε)",
+        "001",
+        "false",
+        "x̂ = (x − μ)/√(σ² + ε), as the document's own formula and every framework",
+        "05_epsilon",
+        chapters=("06_normalizing",),
+    ),
+    _c(
+        "variance_near_one",
+        "$Var(\\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}}) \\approx 1$",
+        "003",
+        "true under conditions",
+        "exactly σ²/(σ²+ε): near 1 only when σ² ≫ ε",
+        "05_epsilon",
+        chapters=("06_normalizing",),
+    ),
+    _c(
+        "eps_typical",
+        "ε (typically set to values like 1e-5 or 1e-8)",
+        "000",
+        "partly true",
+        "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam",
+        "05_epsilon",
+    ),
     # --- chapter "Normalizing" ---
-    _c("different_scales", "after normalization both samples ([1, 2, 3, 4] and [5, 6, 7, 8]) have similar distributions "
-       "despite having different original scales", "000", "partly true",
-       "their x̂ are identical, more than similar (true); but the two samples have the same scale (σ² = 1.25) and differ in location (false)",
-       "06_normalizing",
-       chapters=("02_the_input",)),
-    _c("invariance_affine", "$LN(ax + b) = LN(x)$ for any scalar $a$ and vector $b$", "003", "false",
-       "$\\hat x(ax + c\\mathbf{1}) = \\operatorname{sign}(a)\\,\\hat x(x)$ for ε = 0, $a \\ne 0$ (so LN with β = 0 flips sign too; "
-       "with β ≠ 0 only the γ-part does); with ε > 0 only approximately", "06_normalizing", chapters=("10_family",)),
+    _c(
+        "different_scales",
+        "after normalization both samples ([1, 2, 3, 4] and [5, 6, 7, 8]) have similar distributions "
+        "despite having different original scales",
+        "000",
+        "partly true",
+        "their x̂ are identical, more than similar (true); but the two samples have the same scale (σ² = 1.25) and differ in location (false)",
+        "06_normalizing",
+        chapters=("02_the_input",),
+    ),
+    _c(
+        "invariance_affine",
+        "$LN(ax + b) = LN(x)$ for any scalar $a$ and vector $b$",
+        "003",
+        "false",
+        "$\\hat x(ax + c\\mathbf{1}) = \\operatorname{sign}(a)\\,\\hat x(x)$ for ε = 0, $a \\ne 0$ (so LN with β = 0 flips sign too; "
+        "with β ≠ 0 only the γ-part does); with ε > 0 only approximately",
+        "06_normalizing",
+        chapters=("10_family",),
+    ),
     # --- chapter "Gamma and beta" ---
-    _c("gamma_per_sample", "$\\tilde a_{n,i} = \\gamma_n \\hat a_{n,i} + \\beta_n$, one pair per example n", "002", "false",
-       "one $\\gamma_i$, $\\beta_i$ per feature $i$, shared by all samples", "07_gamma_beta", chapters=("02_the_input", "10_family")),
-    _c("undo_normalization", "with appropriate values of γ and β, the layer can learn to perform an identity transformation", "000",
-       "true under conditions", "only for inputs that all share one mean and one spread ($\\gamma_i = \\sqrt{\\sigma^2+\\varepsilon}$, $\\beta_i = \\mu$); γ and β are shared "
-       "by every sample, so they cannot undo the normalization of samples that differ", "07_gamma_beta", chapters=("06_normalizing",)),
+    _c(
+        "gamma_per_sample",
+        "$\\tilde a_{n,i} = \\gamma_n \\hat a_{n,i} + \\beta_n$, one pair per example n",
+        "002",
+        "false",
+        "one $\\gamma_i$, $\\beta_i$ per feature $i$, shared by all samples",
+        "07_gamma_beta",
+        chapters=("02_the_input", "10_family"),
+    ),
+    _c(
+        "undo_normalization",
+        "with appropriate values of γ and β, the layer can learn to perform an identity transformation",
+        "000",
+        "true under conditions",
+        "only for inputs that all share one mean and one spread ($\\gamma_i = \\sqrt{\\sigma^2+\\varepsilon}$, $\\beta_i = \\mu$); γ and β are shared "
+        "by every sample, so they cannot undo the normalization of samples that differ",
+        "07_gamma_beta",
+        chapters=("06_normalizing",),
+    ),
     # --- chapter "The complete examples" ---
-    _c("example_512", "σ² ≈ 0.0023, σ ≈ 0.048, x̂₁ = (0.146 − 0.135)/(0.048 + 0.00001) ≈ 0.229, …, x̂₃ ≈ 1.188", "001", "partly true",
-       "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)", "08_complete_examples"),
+    _c(
+        "example_512",
+        "σ² ≈ 0.0023, σ ≈ 0.048, x̂₁ = (0.146 − 0.135)/(0.048 + 0.00001) ≈ 0.229, …, x̂₃ ≈ 1.188",
+        "001",
+        "partly true",
+        "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)",
+        "08_complete_examples",
+    ),
     # --- chapter "Gradients" ---
-    _c("update_rule_sum", "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\dfrac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)", "003", "false",
-       "$\\partial L/\\partial\\gamma_i = \\sum_n (\\partial L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
-       "09_gradients"),
-    _c("gradient_formula", "$\\dfrac{\\partial LN(x)}{\\partial x_i} = \\dfrac{\\gamma}{\\sigma}(1 - \\dfrac1H - \\dfrac{x_i-\\mu}{\\sigma^2}\\dfrac1H\\sum_j (x_j - \\mu))$",
-       "003", "false", "$J_{ij} = (\\gamma_i/s)\\,(\\delta_{ij} - 1/H - \\hat x_i\\hat x_j/H)$, with $s = \\sqrt{\\sigma^2 + \\varepsilon}$; the document's last term is 0",
-       "09_gradients"),
-    _c("chain_rule_single_path", "$\\dfrac{\\partial L}{\\partial x_i} = \\dfrac{\\partial L}{\\partial y_i}\\dfrac{\\partial y_i}{\\partial \\hat x_i}\\dfrac{\\partial \\hat x_i}{\\partial x_i}$",
-       "003", "false", "$\\partial L/\\partial x_i = \\sum_j (\\partial L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
-       "09_gradients"),
-    _c("gradient_scale_alpha", "$\\dfrac{\\partial L}{\\partial(\\alpha x)} = \\dfrac1\\alpha \\dfrac{\\partial L}{\\partial x}$", "003",
-       "true under conditions", "for α > 0 and ε = 0; for α < 0 the output flips sign, so the factor depends on the loss "
-       "($1/\\lvert\\alpha\\rvert$ for the same upstream gradient); the factor saturates when α²σ² ≲ ε", "09_gradients"),
-    _c("gradient_magnitude_control", "Layer Normalization helps control the magnitude of gradients, preventing them from becoming too large or too small",
-       "000", "true under conditions", "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the input's spread $s = \\sqrt{\\sigma^2 + \\varepsilon}$ is not small; "
-       "a small spread amplifies the gradient up to 1/√ε", "09_gradients"),
-    _c("smoother_landscape", "normalization creates a smoother loss landscape", "000", "not checkable as stated",
-       "no measure of smoothness is given; Santurkar et al. measured one for batch norm, not for LayerNorm", "09_gradients"),
-    _c("smoothed_across_features", "the gradient is 'smoothed' across all features, preventing any single feature from having an outsized impact",
-       "000", "partly true", "every $dx_j$ depends on every $dy_i$ (true); nothing caps one feature's share: dx is linear in dy (false)",
-       "09_gradients"),
+    _c(
+        "update_rule_sum",
+        "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\dfrac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)",
+        "003",
+        "false",
+        "$\\partial L/\\partial\\gamma_i = \\sum_n (\\partial L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
+        "09_gradients",
+    ),
+    _c(
+        "gradient_formula",
+        "$\\dfrac{\\partial LN(x)}{\\partial x_i} = \\dfrac{\\gamma}{\\sigma}(1 - \\dfrac1H - \\dfrac{x_i-\\mu}{\\sigma^2}\\dfrac1H\\sum_j (x_j - \\mu))$",
+        "003",
+        "false",
+        "$J_{ij} = (\\gamma_i/s)\\,(\\delta_{ij} - 1/H - \\hat x_i\\hat x_j/H)$, with $s = \\sqrt{\\sigma^2 + \\varepsilon}$; the document's last term is 0",
+        "09_gradients",
+    ),
+    _c(
+        "chain_rule_single_path",
+        "$\\dfrac{\\partial L}{\\partial x_i} = \\dfrac{\\partial L}{\\partial y_i}\\dfrac{\\partial y_i}{\\partial \\hat x_i}\\dfrac{\\partial \\hat x_i}{\\partial x_i}$",
+        "003",
+        "false",
+        "$\\partial L/\\partial x_i = \\sum_j (\\partial L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
+        "09_gradients",
+    ),
+    _c(
+        "gradient_scale_alpha",
+        "$\\dfrac{\\partial L}{\\partial(\\alpha x)} = \\dfrac1\\alpha \\dfrac{\\partial L}{\\partial x}$",
+        "003",
+        "true under conditions",
+        "for α > 0 and ε = 0; for α < 0 the output flips sign, so the factor depends on the loss "
+        "($1/\\lvert\\alpha\\rvert$ for the same upstream gradient); the factor saturates when α²σ² ≲ ε",
+        "09_gradients",
+    ),
+    _c(
+        "gradient_magnitude_control",
+        "Layer Normalization helps control the magnitude of gradients, preventing them from becoming too large or too small",
+        "000",
+        "true under conditions",
+        "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the input's spread $s = \\sqrt{\\sigma^2 + \\varepsilon}$ is not small; "
+        "a small spread amplifies the gradient up to 1/√ε",
+        "09_gradients",
+    ),
+    _c(
+        "smoother_landscape",
+        "normalization creates a smoother loss landscape",
+        "000",
+        "not checkable as stated",
+        "no measure of smoothness is given; Santurkar et al. measured one for batch norm, not for LayerNorm",
+        "09_gradients",
+    ),
+    _c(
+        "smoothed_across_features",
+        "the gradient is 'smoothed' across all features, preventing any single feature from having an outsized impact",
+        "000",
+        "partly true",
+        "every $dx_j$ depends on every $dy_i$ (true); nothing caps one feature's share: dx is linear in dy (false)",
+        "09_gradients",
+    ),
     # --- chapter "The family" ---
-    _c("instance_norm_definition", "Instance Normalization: Normalizes each sample independently", "001", "true",
-       "true, but it describes layer, group and RMS norm as well; what defines instance norm is one mean and variance per channel of each sample",
-       "10_family", chapters=("01_why_normalize",)),
-    _c("bishop_small_batch", "with batch normalization, if the batch size is too small then the estimates of the mean and variance "
-       "become too noisy; [...] layer normalization [normalizes] across the hidden-unit values for each data point", "002", "true",
-       "batch norm's output for one sample spreads more as the batch shrinks; layer norm's does not depend on the batch", "10_family"),
+    _c(
+        "instance_norm_definition",
+        "Instance Normalization: Normalizes each sample independently",
+        "001",
+        "true",
+        "true, but it describes layer, group and RMS norm as well; what defines instance norm is one mean and variance per channel of each sample",
+        "10_family",
+        chapters=("01_why_normalize",),
+    ),
+    _c(
+        "bishop_small_batch",
+        "with batch normalization, if the batch size is too small then the estimates of the mean and variance "
+        "become too noisy; [...] layer normalization [normalizes] across the hidden-unit values for each data point",
+        "002",
+        "true",
+        "batch norm's output for one sample spreads more as the batch shrinks; layer norm's does not depend on the batch",
+        "10_family",
+    ),
     # --- chapter "Pre-norm vs post-norm" ---
-    _c("constant_gradient_depth", "$\\lVert\\partial L/\\partial\\theta\\rVert \\approx$ constant regardless of layer depth", "003", "false",
-       "gradient norms depend on the layer and the depth, differently for pre- and post-norm", "11_pre_post_norm"),
-    _c("consistent_scale", "our model uses pre-norm! [...] → consistent scale throughout", "001", "true under conditions",
-       "in post-norm the residual stream keeps one scale; in pre-norm only what each branch reads does, the stream grows with depth",
-       "11_pre_post_norm"),
-    _c("placement_chains", "Post-norm: Input → Attention → LayerNorm → Output; pre-norm: Input → LayerNorm → Attention → Output", "001", "false",
-       "both placements have a residual connection, which the chains omit; without it the two stacks differ only at their ends",
-       "11_pre_post_norm"),
+    _c(
+        "constant_gradient_depth",
+        "$\\lVert\\partial L/\\partial\\theta\\rVert \\approx$ constant regardless of layer depth",
+        "003",
+        "false",
+        "gradient norms depend on the layer and the depth, differently for pre- and post-norm",
+        "11_pre_post_norm",
+    ),
+    _c(
+        "consistent_scale",
+        "our model uses pre-norm! [...] → consistent scale throughout",
+        "001",
+        "true under conditions",
+        "in post-norm the residual stream keeps one scale; in pre-norm only what each branch reads does, the stream grows with depth",
+        "11_pre_post_norm",
+    ),
+    _c(
+        "placement_chains",
+        "Post-norm: Input → Attention → LayerNorm → Output; pre-norm: Input → LayerNorm → Attention → Output",
+        "001",
+        "false",
+        "both placements have a residual connection, which the chains omit; without it the two stacks differ only at their ends",
+        "11_pre_post_norm",
+    ),
     # --- chapter "LayerNorm after 2020" (the papers' central claims, checked at initialization) ---
-    _c("curse_of_depth", "While Pre-LN stabilizes the training of Transformer LLMs, its output variance exponentially grows with "
-       "the model depth, which undesirably causes the derivative of the deep Transformer blocks to be an identity matrix",
-       "sun2025curse", "partly true",
-       "at initialization Pre-LN's stream variance grows linearly with depth, not exponentially; the deep blocks do come close "
-       "to the identity (each turns its input by a much smaller angle than the first blocks)", "12_after_2020"),
-    _c("layer_norm_scaling", "This simple modification mitigates the output variance explosion of deeper Transformer layers, "
-       "improving their contribution", "sun2025curse", "partly true",
-       "at initialization scaling each norm's output by $1/\\sqrt{\\ell}$ keeps the stream variance an order of magnitude lower; "
-       "the deep blocks then change their input even less than in Pre-LN, so a larger contribution could only come from training",
-       "12_after_2020"),
-    _c("peri_ln_balanced", "Peri-LN consistently achieves more balanced variance growth, steadier gradient flow, and convergence "
-       "stability", "kim2025peri", "true under conditions",
-       "normalizing each branch's output makes every sub-layer add the same variance whatever the scale of its weights, so the "
-       "stream cannot grow faster than linearly when the branches' outputs grow; at Xavier initialization Peri-LN's stream grows "
-       "as fast as Pre-LN's", "12_after_2020"),
-    _c("mix_ln_uniform", "Pre-LN [...] leads to diminished gradient norms in its deeper layers [...] Post-LN [...] suffers from "
-       "vanishing gradients in earlier layers. [...] Mix-LN applies Post-LN to the earlier layers and Pre-LN to the deeper layers, "
-       "ensuring more uniform gradients across layers", "li2025mixln", "partly true",
-       "at initialization Pre-LN's deepest layers do get smaller gradients than its first; Post-LN's early layers are not "
-       "consistently starved, and Mix-LN's per-layer gradients are about as uneven as Post-LN's and Pre-LN's; "
-       "training may differ, which a toy at initialization cannot check", "12_after_2020"),
-    _c("deepnorm_best_of_both", "The proposed method combines the best of two worlds, i.e., good performance of Post-LN and "
-       "stable training of Pre-LN", "wang2022deepnet", "not checkable as stated",
-       "performance and stability are properties of training runs; at initialization DeepNorm keeps Post-LN's unit-variance "
-       "stream and has the most level per-layer gradients of the seven placements", "12_after_2020"),
-    _c("qk_norm_logits", "[The divergence] was caused by extremely large values in attention logits, which lead to (almost "
-       "one-hot) attention weights with near-zero entropy", "dehghani2023scaling", "true",
-       "the logits grow as the square of the query/key scale and the attention entropy falls towards 0; with LayerNorm on q and k "
-       "every logit stays below $\\sqrt d$ at any scale", "12_after_2020"),
-    _c("dyt_s_shape", "layer normalization in Transformers often produces tanh-like, S-shaped input-output mappings",
-       "zhu2025transformers", "true under conditions",
-       "when the tokens reaching the norm differ in scale (heavy tails, a few very large entries) the entries fall along an S "
-       "that $\\gamma\\tanh(\\alpha x)$ fits far better than a line; for tokens of equal scale the map is a straight line",
-       "12_after_2020"),
+    _c(
+        "curse_of_depth",
+        "While Pre-LN stabilizes the training of Transformer LLMs, its output variance exponentially grows with "
+        "the model depth, which undesirably causes the derivative of the deep Transformer blocks to be an identity matrix",
+        "sun2025curse",
+        "partly true",
+        "at initialization Pre-LN's stream variance grows linearly with depth, not exponentially; the deep blocks do come close "
+        "to the identity (each turns its input by a much smaller angle than the first blocks)",
+        "12_after_2020",
+    ),
+    _c(
+        "layer_norm_scaling",
+        "This simple modification mitigates the output variance explosion of deeper Transformer layers, "
+        "improving their contribution",
+        "sun2025curse",
+        "partly true",
+        "at initialization scaling each norm's output by $1/\\sqrt{\\ell}$ keeps the stream variance an order of magnitude lower; "
+        "the deep blocks then change their input even less than in Pre-LN, so a larger contribution could only come from training",
+        "12_after_2020",
+    ),
+    _c(
+        "peri_ln_balanced",
+        "Peri-LN consistently achieves more balanced variance growth, steadier gradient flow, and convergence "
+        "stability",
+        "kim2025peri",
+        "true under conditions",
+        "normalizing each branch's output makes every sub-layer add the same variance whatever the scale of its weights, so the "
+        "stream cannot grow faster than linearly when the branches' outputs grow; at Xavier initialization Peri-LN's stream grows "
+        "as fast as Pre-LN's",
+        "12_after_2020",
+    ),
+    _c(
+        "mix_ln_uniform",
+        "Pre-LN [...] leads to diminished gradient norms in its deeper layers [...] Post-LN [...] suffers from "
+        "vanishing gradients in earlier layers. [...] Mix-LN applies Post-LN to the earlier layers and Pre-LN to the deeper layers, "
+        "ensuring more uniform gradients across layers",
+        "li2025mixln",
+        "partly true",
+        "at initialization Pre-LN's deepest layers do get smaller gradients than its first; Post-LN's early layers are not "
+        "consistently starved, and Mix-LN's per-layer gradients are about as uneven as Post-LN's and Pre-LN's; "
+        "training may differ, which a toy at initialization cannot check",
+        "12_after_2020",
+    ),
+    _c(
+        "deepnorm_best_of_both",
+        "The proposed method combines the best of two worlds, i.e., good performance of Post-LN and "
+        "stable training of Pre-LN",
+        "wang2022deepnet",
+        "not checkable as stated",
+        "performance and stability are properties of training runs; at initialization DeepNorm keeps Post-LN's unit-variance "
+        "stream and has the most level per-layer gradients of the seven placements",
+        "12_after_2020",
+    ),
+    _c(
+        "qk_norm_logits",
+        "[The divergence] was caused by extremely large values in attention logits, which lead to (almost "
+        "one-hot) attention weights with near-zero entropy",
+        "dehghani2023scaling",
+        "true",
+        "the logits grow as the square of the query/key scale and the attention entropy falls towards 0; with LayerNorm on q and k "
+        "every logit stays below $\\sqrt d$ at any scale",
+        "12_after_2020",
+    ),
+    _c(
+        "dyt_s_shape",
+        "layer normalization in Transformers often produces tanh-like, S-shaped input-output mappings",
+        "zhu2025transformers",
+        "true under conditions",
+        "when the tokens reaching the norm differ in scale (heavy tails, a few very large entries) the entries fall along an S "
+        "that $\\gamma\\tanh(\\alpha x)$ fits far better than a line; for tokens of equal scale the map is a straight line",
+        "12_after_2020",
+    ),
     # --- chapter "Numerics" ---
-    _c("eps_numerical_stability", "even with very small variances, division can lead to extremely large values that cause instability",
-       "000", "true under conditions", "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
-       "from a wrongly computed (one-pass) variance", "13_numerics"),
+    _c(
+        "eps_numerical_stability",
+        "even with very small variances, division can lead to extremely large values that cause instability",
+        "000",
+        "true under conditions",
+        "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
+        "from a wrongly computed (one-pass) variance",
+        "13_numerics",
+    ),
     # --- chapter "LayerNorm at the speed of memory" ---
-    _c("per_example_parallel", "For each example $n = 1, \\ldots, K$ (in parallel): compute the sample mean and variance, normalize, "
-       "re-scale", "002", "true",
-       "each example's forward statistics and outputs depend on that example alone, so rows can be computed in any order or split "
-       "among threads with bit-identical results; the backward's dγ and dβ are sums over all examples", "14_memory_speed"),
+    _c(
+        "per_example_parallel",
+        "For each example $n = 1, \\ldots, K$ (in parallel): compute the sample mean and variance, normalize, "
+        "re-scale",
+        "002",
+        "true",
+        "each example's forward statistics and outputs depend on that example alone, so rows can be computed in any order or split "
+        "among threads with bit-identical results; the backward's dγ and dβ are sums over all examples",
+        "14_memory_speed",
+    ),
     # --- chapter "Check your own LayerNorm" ---
-    _c("eps_in_half", "The small constant ε (typically set to values like 1e-5 or 1e-8) is added to the variance before taking the "
-       "square root", "000", "true under conditions",
-       "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic 1e-8 rounds to 0, "
-       "so a constant row becomes 0/0", "16_check_your_own"),
+    _c(
+        "eps_in_half",
+        "The small constant ε (typically set to values like 1e-5 or 1e-8) is added to the variance before taking the "
+        "square root",
+        "000",
+        "true under conditions",
+        "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic 1e-8 rounds to 0, "
+        "so a constant row becomes 0/0",
+        "16_check_your_own",
+    ),
     # --- chapter "Fact check": definitions ---
-    _c("standardizes_mean0_var1", "normalization standardizes activations to mean 0, variance 1", "001", "true under conditions",
-       "x̂ has mean 0 and variance σ²/(σ²+ε) ≤ 1 over its features; after γ, β the output has whatever mean and spread they give",
-       FACT_CHECK, "fc-definitions", ("05_epsilon", "07_gamma_beta")),
-    _c("initial_identity", "initially, normalization is identity! (γ = 1, β = 0)", "001", "true",
-       "read where the document writes it, after x̂ is computed: at γ = 1, β = 0 the scale-and-shift step is the identity, "
-       "so the layer outputs x̂ (not x)", FACT_CHECK, "fc-definitions", ("07_gamma_beta",)),
+    _c(
+        "standardizes_mean0_var1",
+        "normalization standardizes activations to mean 0, variance 1",
+        "001",
+        "true under conditions",
+        "x̂ has mean 0 and variance σ²/(σ²+ε) ≤ 1 over its features; after γ, β the output has whatever mean and spread they give",
+        FACT_CHECK,
+        "fc-definitions",
+        ("05_epsilon", "07_gamma_beta"),
+    ),
+    _c(
+        "initial_identity",
+        "initially, normalization is identity! (γ = 1, β = 0)",
+        "001",
+        "true",
+        "read where the document writes it, after x̂ is computed: at γ = 1, β = 0 the scale-and-shift step is the identity, "
+        "so the layer outputs x̂ (not x)",
+        FACT_CHECK,
+        "fc-definitions",
+        ("07_gamma_beta",),
+    ),
     # --- chapter "Fact check": statistics ---
-    _c("cov_xhat", "$Cov(\\hat x_i, \\hat x_j) = -1/(H-1)$ for i ≠ j", "003", "true under conditions",
-       "exact for exchangeable features (e.g. i.i.d.) and ε = 0; −E[σ²/(σ²+ε)]/(H−1) with ε; fails for unequal features",
-       FACT_CHECK, "fc-statistics"),
-    _c("cov_scaling", "$Cov(y_i, y_j) =$ $\\gamma_i\\gamma_j Cov(\\hat x_i, \\hat x_j)$", "003", "true",
-       "holds for any input: β is constant and covariance is bilinear", FACT_CHECK, "fc-statistics"),
-    _c("cov_output_formula", "$Cov(LN(x)_i, LN(x)_j) =$ $\\frac{\\gamma_i\\gamma_j}{H}(\\delta_{ij} - \\frac1H)$", "003", "false",
-       "$\\gamma_i\\gamma_j\\frac{H}{H-1}(\\delta_{ij} - \\frac1H)$ for exchangeable inputs, ε = 0: the document's is $H^2/(H-1)$ times too small",
-       FACT_CHECK, "fc-statistics"),
-    _c("moments_first_two", "$E[\\hat x] = 0$, $E[\\hat x^2] = 1$", "003", "true under conditions",
-       "read over one sample's features, as $\\mathbb{E}[x - \\mu_l] = 0$ is: mean 0 exactly, mean square σ²/(σ²+ε), 1 only for ε = 0; "
-       "per feature over samples the same only for exchangeable inputs", FACT_CHECK, "fc-statistics", ("06_normalizing",)),
-    _c("moments_three_four", "$E[\\hat x^3] \\approx 0$, $E[\\hat x^4] \\approx 3$", "003", "true under conditions",
-       "$E[\\hat x^4] = 3(H-1)/(H+1)$ for normal inputs (1 at H = 2); other inputs give their own skewness and kurtosis",
-       FACT_CHECK, "fc-statistics"),
-    _c("output_mean_var", "$E[LN(x)] = \\beta$, $Var(LN(x)) = \\gamma^2$", "003", "true under conditions",
-       "over one sample's features only if γ and β are constant (and ε = 0); per feature over samples for exchangeable inputs and ε = 0",
-       FACT_CHECK, "fc-statistics", ("07_gamma_beta",)),
-    _c("normality", "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞", "003", "true under conditions",
-       "for i.i.d. normal inputs only: for i.i.d. features x̂_i tends to the standardized input distribution, "
-       "normal only when the inputs are (uniform inputs give kurtosis 9/5)", FACT_CHECK, "fc-statistics"),
-    _c("decorrelation", "LayerNorm reduces the correlation between features", "000", "true under conditions",
-       "only for features that share a common factor: it removes the factor if all features share it equally and "
-       "weakens it otherwise, while independent features become correlated (−1/(H−1))",
-       FACT_CHECK, "fc-statistics", ("09_gradients",)),
+    _c(
+        "cov_xhat",
+        "$Cov(\\hat x_i, \\hat x_j) = -1/(H-1)$ for i ≠ j",
+        "003",
+        "true under conditions",
+        "exact for exchangeable features (e.g. i.i.d.) and ε = 0; −E[σ²/(σ²+ε)]/(H−1) with ε; fails for unequal features",
+        FACT_CHECK,
+        "fc-statistics",
+    ),
+    _c(
+        "cov_scaling",
+        "$Cov(y_i, y_j) =$ $\\gamma_i\\gamma_j Cov(\\hat x_i, \\hat x_j)$",
+        "003",
+        "true",
+        "holds for any input: β is constant and covariance is bilinear",
+        FACT_CHECK,
+        "fc-statistics",
+    ),
+    _c(
+        "cov_output_formula",
+        "$Cov(LN(x)_i, LN(x)_j) =$ $\\frac{\\gamma_i\\gamma_j}{H}(\\delta_{ij} - \\frac1H)$",
+        "003",
+        "false",
+        "$\\gamma_i\\gamma_j\\frac{H}{H-1}(\\delta_{ij} - \\frac1H)$ for exchangeable inputs, ε = 0: the document's is $H^2/(H-1)$ times too small",
+        FACT_CHECK,
+        "fc-statistics",
+    ),
+    _c(
+        "moments_first_two",
+        "$E[\\hat x] = 0$, $E[\\hat x^2] = 1$",
+        "003",
+        "true under conditions",
+        "read over one sample's features, as $\\mathbb{E}[x - \\mu_l] = 0$ is: mean 0 exactly, mean square σ²/(σ²+ε), 1 only for ε = 0; "
+        "per feature over samples the same only for exchangeable inputs",
+        FACT_CHECK,
+        "fc-statistics",
+        ("06_normalizing",),
+    ),
+    _c(
+        "moments_three_four",
+        "$E[\\hat x^3] \\approx 0$, $E[\\hat x^4] \\approx 3$",
+        "003",
+        "true under conditions",
+        "$E[\\hat x^4] = 3(H-1)/(H+1)$ for normal inputs (1 at H = 2); other inputs give their own skewness and kurtosis",
+        FACT_CHECK,
+        "fc-statistics",
+    ),
+    _c(
+        "output_mean_var",
+        "$E[LN(x)] = \\beta$, $Var(LN(x)) = \\gamma^2$",
+        "003",
+        "true under conditions",
+        "over one sample's features only if γ and β are constant (and ε = 0); per feature over samples for exchangeable inputs and ε = 0",
+        FACT_CHECK,
+        "fc-statistics",
+        ("07_gamma_beta",),
+    ),
+    _c(
+        "normality",
+        "$(LN(x) - \\beta)/\\gamma \\to \\mathcal N(0, 1)$ as H → ∞",
+        "003",
+        "true under conditions",
+        "for i.i.d. normal inputs only: for i.i.d. features x̂_i tends to the standardized input distribution, "
+        "normal only when the inputs are (uniform inputs give kurtosis 9/5)",
+        FACT_CHECK,
+        "fc-statistics",
+    ),
+    _c(
+        "decorrelation",
+        "LayerNorm reduces the correlation between features",
+        "000",
+        "true under conditions",
+        "only for features that share a common factor: it removes the factor if all features share it equally and "
+        "weakens it otherwise, while independent features become correlated (−1/(H−1))",
+        FACT_CHECK,
+        "fc-statistics",
+        ("09_gradients",),
+    ),
     # --- chapter "Fact check": optimization ---
-    _c("natural_gradient", "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$", "003",
-       "not checkable as stated", "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
-       FACT_CHECK, "fc-optimization", ("09_gradients",)),
-    _c("convergence_gamma", "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le$ $(1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$", "003", "not checkable as stated",
-       "α is undefined; full-batch gradient descent on a quadratic contracts only for $\\eta < 2/\\lambda_\\max$, and SGD steps do not shrink",
-       FACT_CHECK, "fc-optimization"),
+    _c(
+        "natural_gradient",
+        "layer normalization approximates natural gradient descent, $\\Delta\\theta \\approx F^{-1}g$",
+        "003",
+        "not checkable as stated",
+        "Ba et al. (§5.2) show that growing weights shrink the gradient (an implicit learning-rate decay); they do not claim this",
+        FACT_CHECK,
+        "fc-optimization",
+        ("09_gradients",),
+    ),
+    _c(
+        "convergence_gamma",
+        "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le$ $(1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$",
+        "003",
+        "not checkable as stated",
+        "α is undefined; full-batch gradient descent on a quadratic contracts only for $\\eta < 2/\\lambda_\\max$, and SGD steps do not shrink",
+        FACT_CHECK,
+        "fc-optimization",
+    ),
     # --- chapter "Fact check": information ---
-    _c("entropy_reduction", "$H(LN(x)) \\le H(x)$, with equality iff x is already normalized", "003", "not checkable as stated",
-       "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere for ε = 0, in a hyperplane for ε > 0); for discrete x, ≤ holds for any function and the 'iff' is false",
-       FACT_CHECK, "fc-information"),
-    _c("information_bottleneck", "LayerNorm creates an information bottleneck: $I(X;Y) \\le I(X;\\hat X)$", "003", "false",
-       "the inequality holds for any Y computed from X̂ and is an equality when every $\\gamma_i \\ne 0$: the step it describes (γ, β) creates no bottleneck; "
-       "what LN drops is each sample's mean and scale, in x → x̂, which the inequality does not mention", FACT_CHECK, "fc-information"),
-    _c("mi_gradient", "$\\dfrac{\\partial I(X;Y)}{\\partial\\gamma} = E[\\hat x \\dfrac{\\partial L}{\\partial y}]$", "003", "not checkable as stated",
-       "the right side is $\\partial E[L]/\\partial\\gamma_i$ (true); I(X;Y) has no loss in it and does not change with γ", FACT_CHECK, "fc-information"),
+    _c(
+        "entropy_reduction",
+        "$H(LN(x)) \\le H(x)$, with equality iff x is already normalized",
+        "003",
+        "not checkable as stated",
+        "differential entropy of LN(x) is −∞ (x̂ lies on an (H−2)-sphere for ε = 0, in a hyperplane for ε > 0); for discrete x, ≤ holds for any function and the 'iff' is false",
+        FACT_CHECK,
+        "fc-information",
+    ),
+    _c(
+        "information_bottleneck",
+        "LayerNorm creates an information bottleneck: $I(X;Y) \\le I(X;\\hat X)$",
+        "003",
+        "false",
+        "the inequality holds for any Y computed from X̂ and is an equality when every $\\gamma_i \\ne 0$: the step it describes (γ, β) creates no bottleneck; "
+        "what LN drops is each sample's mean and scale, in x → x̂, which the inequality does not mention",
+        FACT_CHECK,
+        "fc-information",
+    ),
+    _c(
+        "mi_gradient",
+        "$\\dfrac{\\partial I(X;Y)}{\\partial\\gamma} = E[\\hat x \\dfrac{\\partial L}{\\partial y}]$",
+        "003",
+        "not checkable as stated",
+        "the right side is $\\partial E[L]/\\partial\\gamma_i$ (true); I(X;Y) has no loss in it and does not change with γ",
+        FACT_CHECK,
+        "fc-information",
+    ),
 )
 
 
@@ -352,7 +699,9 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     Plain markdown links to the notebooks, so they work in JupyterLab and on the website alike.
     With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own table).
     """
-    if item.home == FACT_CHECK:  # a section is named with its chapter, unless the link is in that chapter
+    if (
+        item.home == FACT_CHECK
+    ):  # a section is named with its chapter, unless the link is in that chapter
         name = "here" if here else f"{CHAPTER_TITLES[FACT_CHECK]}, “{SECTION_TITLES[item.section]}”"
         return f"[{name}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
     return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
@@ -369,9 +718,14 @@ def claims_table(claims=None) -> str:
     lines = ["| verdict | claim (source); correct statement (judged in) |", "|---|---|"]
     for item in claims:
         source = _source_link(item.source)
-        cells = [f"**{item.verdict}**", f"“{item.quote}” ({source}). **Correct:** {item.correct} ({home_link(item, here=True)})"]
+        cells = [
+            f"**{item.verdict}**",
+            f"“{item.quote}” ({source}). **Correct:** {item.correct} ({home_link(item, here=True)})",
+        ]
         if any("|" in cell for cell in cells):
-            raise ValueError(f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert.")
+            raise ValueError(
+                f"claim {item.key!r}: a '|' would split its table row; write norms as \\lVert ... \\rVert."
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -398,8 +752,14 @@ def backlinks_markdown(chapter: str, claims=None) -> str | None:
     linked = [item for item in (CLAIMS if claims is None else claims) if chapter in item.chapters]
     if not linked:
         return None
-    lines = ["```{seealso}", "Statements of the source documents on this chapter's topic, judged in another chapter:", ""]
+    lines = [
+        "```{seealso}",
+        "Statements of the source documents on this chapter's topic, judged in another chapter:",
+        "",
+    ]
     for item in linked:
-        lines.append(f"- “{item.quote}” ({_source_link(item.source)}): **{item.verdict}**, see {home_link(item)}.")
+        lines.append(
+            f"- “{item.quote}” ({_source_link(item.source)}): **{item.verdict}**, see {home_link(item)}."
+        )
     lines.append("```")
     return "\n".join(lines)

@@ -94,7 +94,11 @@ class Measurement:
 
     def __str__(self) -> str:
         """One line, or two (the name, then the numbers) where one would pass the book's 80 columns."""
-        error = f" ± {self.stderr:.4f} (n = {self.samples}, seed {self.seed})" if self.samples else " (exact)"
+        error = (
+            f" ± {self.stderr:.4f} (n = {self.samples}, seed {self.seed})"
+            if self.samples
+            else " (exact)"
+        )
         numbers = f"measured {self.measured:.4f}{error}, claimed {self.claimed:.4f}"
         line = f"{self.name}: {numbers}"
         return line if len(line) <= 80 else f"{self.name}:\n  {numbers}"
@@ -102,7 +106,9 @@ class Measurement:
 
 def _check_size(size, low: int = 2) -> int:
     if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"size must be an integer number of features H >= {low}; got {size!r} of type {type(size).__name__}.")
+        raise TypeError(
+            f"size must be an integer number of features H >= {low}; got {size!r} of type {type(size).__name__}."
+        )
     if size < low:
         raise ValueError(f"size must be at least {low} features; got {size}.")
     return int(size)
@@ -189,7 +195,11 @@ def normal_fourth_moment_symbolic():
     def beta_moment(k):
         return sp.prod([(p + m) / (p + q + m) for m in range(k)])
 
-    return {"H": H, "second": sp.simplify((H - 1) * beta_moment(1)), "fourth": sp.factor(sp.simplify((H - 1) ** 2 * beta_moment(2)))}
+    return {
+        "H": H,
+        "second": sp.simplify((H - 1) * beta_moment(1)),
+        "fourth": sp.factor(sp.simplify((H - 1) ** 2 * beta_moment(2))),
+    }
 
 
 def normal_fourth_moment(size: int) -> float:
@@ -202,8 +212,15 @@ def _mean_and_error(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size))
 
 
-def xhat_pair_covariance(size: int, *, distribution: str = "normal", samples: int = 20000, seed: int = 0, eps: float = 0.0,
-                         pair=(0, 1)) -> Measurement:
+def xhat_pair_covariance(
+    size: int,
+    *,
+    distribution: str = "normal",
+    samples: int = 20000,
+    seed: int = 0,
+    eps: float = 0.0,
+    pair=(0, 1),
+) -> Measurement:
     """Monte Carlo Cov(x̂_i, x̂_j) for one pair of features, against the claimed -1/(H - 1) (chapter "Fact check").
 
     The standard error is that of the mean of the products of the centred pair
@@ -214,7 +231,14 @@ def xhat_pair_covariance(size: int, *, distribution: str = "normal", samples: in
     i, j = pair
     products = (xhat[:, i] - xhat[:, i].mean()) * (xhat[:, j] - xhat[:, j].mean())
     value, error = _mean_and_error(products)
-    return Measurement(f"Cov(x̂_{i + 1}, x̂_{j + 1}), H = {size}, {distribution}", value, -1.0 / (size - 1), error, samples, seed)
+    return Measurement(
+        f"Cov(x̂_{i + 1}, x̂_{j + 1}), H = {size}, {distribution}",
+        value,
+        -1.0 / (size - 1),
+        error,
+        samples,
+        seed,
+    )
 
 
 @dataclass(frozen=True)
@@ -239,13 +263,27 @@ def output_covariances(gamma, *, samples: int = 20000, seed: int = 0) -> OutputC
     size = _check_size(gamma.size)
     centring = np.eye(size) - 1.0 / size
     outer = np.outer(gamma, gamma)
-    y = layer_norm(draw_inputs("normal", size, samples, seed), gamma, np.arange(size, dtype=float), eps=0.0)
+    y = layer_norm(
+        draw_inputs("normal", size, samples, seed), gamma, np.arange(size, dtype=float), eps=0.0
+    )
     return OutputCovariances(
-        measured=np.cov(y, rowvar=False), exact=outer * centring * size / (size - 1), document=outer * centring / size, samples=samples, seed=seed,
+        measured=np.cov(y, rowvar=False),
+        exact=outer * centring * size / (size - 1),
+        document=outer * centring / size,
+        samples=samples,
+        seed=seed,
     )
 
 
-def xhat_moment(order: int, size: int, *, distribution: str = "normal", samples: int = 20000, seed: int = 0, eps: float = 0.0) -> Measurement:
+def xhat_moment(
+    order: int,
+    size: int,
+    *,
+    distribution: str = "normal",
+    samples: int = 20000,
+    seed: int = 0,
+    eps: float = 0.0,
+) -> Measurement:
     """Monte Carlo E[x̂_i^order], against the document's 0 (order 3) or 3 (order 4) (chapter "Fact check").
 
     For exchangeable inputs every feature has the same moment, so each sample
@@ -254,11 +292,15 @@ def xhat_moment(order: int, size: int, *, distribution: str = "normal", samples:
     """
     claimed = {1: 0.0, 2: 1.0, 3: 0.0, 4: 3.0}
     if order not in claimed:
-        raise ValueError(f"order must be 1, 2, 3 or 4 (the moments the document lists); got {order!r}.")
+        raise ValueError(
+            f"order must be 1, 2, 3 or 4 (the moments the document lists); got {order!r}."
+        )
     xhat = layer_norm(draw_inputs(distribution, size, samples, seed), eps=eps)
     powers = xhat[:, 0] ** order if distribution == "unequal" else (xhat**order).mean(axis=1)
     value, error = _mean_and_error(powers)
-    return Measurement(f"E[x̂^{order}], H = {size}, {distribution}", value, claimed[order], error, samples, seed)
+    return Measurement(
+        f"E[x̂^{order}], H = {size}, {distribution}", value, claimed[order], error, samples, seed
+    )
 
 
 @dataclass(frozen=True)
@@ -273,7 +315,15 @@ class FeatureMoments:
     seed: int
 
 
-def output_feature_moments(gamma, beta, *, distribution: str = "normal", samples: int = 20000, seed: int = 0, eps: float = 0.0) -> FeatureMoments:
+def output_feature_moments(
+    gamma,
+    beta,
+    *,
+    distribution: str = "normal",
+    samples: int = 20000,
+    seed: int = 0,
+    eps: float = 0.0,
+) -> FeatureMoments:
     """The moments behind the claims E[LN(x)] = β and Var(LN(x)) = γ² (chapter "Fact check").
 
     Returns per-feature moments over samples (``feature_mean``, ``feature_var``, shape (H,))
@@ -281,7 +331,9 @@ def output_feature_moments(gamma, beta, *, distribution: str = "normal", samples
     """
     gamma, beta = np.asarray(gamma, dtype=float), np.asarray(beta, dtype=float)
     y = layer_norm(draw_inputs(distribution, gamma.size, samples, seed), gamma, beta, eps=eps)
-    return FeatureMoments(y.mean(axis=0), y.var(axis=0), y.mean(axis=1), y.var(axis=1), samples, seed)
+    return FeatureMoments(
+        y.mean(axis=0), y.var(axis=0), y.mean(axis=1), y.var(axis=1), samples, seed
+    )
 
 
 def discrete_entropy(rows, *, decimals: int = 9) -> float:
@@ -307,7 +359,9 @@ def jacobian_rank(x) -> int:
     return int(np.linalg.matrix_rank(layer_norm_jacobian(x, eps=0.0)))
 
 
-def feature_correlation(loadings, *, samples: int = 20000, seed: int = 0, pair=(0, 1)) -> tuple[Measurement, Measurement]:
+def feature_correlation(
+    loadings, *, samples: int = 20000, seed: int = 0, pair=(0, 1)
+) -> tuple[Measurement, Measurement]:
     """Correlation of two features before and after LayerNorm, inputs sharing a common factor (chapter "Fact check").
 
     Inputs are :math:`x_i = \\ell_i f + z_i` with one standard-normal factor f per
@@ -348,10 +402,14 @@ def input_scale_gradient_factor(x, alpha: float, *, eps: float = 0.0, seed: int 
     base = layer_norm_backward(dy, x, eps=eps)[0]
     scaled = layer_norm_backward(dy, alpha * x, eps=eps)[0]
     factor = float(scaled @ base / (base @ base))
-    return Measurement(f"gradient factor at α = {alpha:g}, ε = {eps:g}", factor, 1.0 / alpha, 0.0, 0, seed)
+    return Measurement(
+        f"gradient factor at α = {alpha:g}, ε = {eps:g}", factor, 1.0 / alpha, 0.0, 0, seed
+    )
 
 
-def weight_scale_gradient_ratio(scale: float, *, size: int = 8, inputs: int = 5, seed: int = 0) -> Measurement:
+def weight_scale_gradient_ratio(
+    scale: float, *, size: int = 8, inputs: int = 5, seed: int = 0
+) -> Measurement:
     r"""‖dL/dW at cW‖ / ‖dL/dW at W‖ for y = LN(W u), ε = 0, against 1/c (chapter "Fact check").
 
     This is what Ba et al. (2016, §5.2) show about the geometry: growing weights
@@ -397,7 +455,15 @@ def single_path_gradient(x, dy, *, eps: float = 1e-5) -> tuple[np.ndarray, np.nd
     return dy * np.diag(J), dy @ J
 
 
-def gamma_step_ratios(lr: float, *, steps: int = 30, size: int = 4, samples: int = 64, batch: int | None = None, seed: int = 0) -> np.ndarray:
+def gamma_step_ratios(
+    lr: float,
+    *,
+    steps: int = 30,
+    size: int = 4,
+    samples: int = 64,
+    batch: int | None = None,
+    seed: int = 0,
+) -> np.ndarray:
     r"""Ratios ‖γ_{t+1} - γ_t‖ / ‖γ_t - γ_{t-1}‖ of gradient descent on γ (chapter "Fact check").
 
     Fits :math:`y = \gamma \odot \hat x` to targets by mean squared error, with
@@ -419,7 +485,9 @@ def gamma_step_ratios(lr: float, *, steps: int = 30, size: int = 4, samples: int
     return moves[1:] / moves[:-1]
 
 
-def batch_norm_future_leak(*, tokens: int = 6, width: int = 8, batch: int = 4, seed: int = 0) -> tuple[float, float]:
+def batch_norm_future_leak(
+    *, tokens: int = 6, width: int = 8, batch: int = 4, seed: int = 0
+) -> tuple[float, float]:
     """How much token 0's normalized output changes when only the last token changes (chapter "Fact check").
 
     Batch norm with statistics over (batch, tokens), as in a transformer that
@@ -445,7 +513,9 @@ def eps_placement_gap(x, *, eps: float = 1e-5) -> float:
     return float(np.abs(layer_norm_eps_outside_sqrt(x, eps=eps) - layer_norm(x, eps=eps)).max())
 
 
-def shift_after_update(*, samples: int = 500, inputs: int = 6, width: int = 8, step: float = 0.3, seed: int = 11) -> tuple[float, float]:
+def shift_after_update(
+    *, samples: int = 500, inputs: int = 6, width: int = 8, step: float = 0.3, seed: int = 11
+) -> tuple[float, float]:
     """What LayerNorm pins and what still moves when a layer's weights change (chapter "Fact check").
 
     Inputs with mean 1 (as after a ReLU) go through a random linear layer and
@@ -463,7 +533,9 @@ def shift_after_update(*, samples: int = 500, inputs: int = 6, width: int = 8, s
     X, W = rng.normal(loc=1.0, size=(samples, inputs)), rng.normal(size=(inputs, width))
     before = layer_norm(X @ W, eps=0.0)
     after = layer_norm(X @ (W + step * rng.normal(size=W.shape)), eps=0.0)
-    return float(np.abs(after.mean(axis=1)).max()), float(np.abs(after.mean(axis=0) - before.mean(axis=0)).max())
+    return float(np.abs(after.mean(axis=1)).max()), float(
+        np.abs(after.mean(axis=0) - before.mean(axis=0)).max()
+    )
 
 
 #: Feature counts H of :func:`moment_grid` (the explorer's slider positions).
@@ -506,11 +578,20 @@ class MomentGrid:
     def index(self, distribution: str, size: int) -> tuple[int, int]:
         """Position of (distribution, size) in the arrays; ValueError if the grid does not hold it."""
         if distribution not in self.distributions or size not in self.sizes:
-            raise ValueError(f"the grid holds distributions {self.distributions} and sizes {self.sizes}; got {distribution!r}, H = {size!r}.")
+            raise ValueError(
+                f"the grid holds distributions {self.distributions} and sizes {self.sizes}; got {distribution!r}, H = {size!r}."
+            )
         return self.distributions.index(distribution), self.sizes.index(size)
 
 
-def moment_grid(sizes=GRID_SIZES, distributions=DISTRIBUTIONS, *, samples: int = 4000, seed: int = 0, bins: int = 48) -> MomentGrid:
+def moment_grid(
+    sizes=GRID_SIZES,
+    distributions=DISTRIBUTIONS,
+    *,
+    samples: int = 4000,
+    seed: int = 0,
+    bins: int = 48,
+) -> MomentGrid:
     """Precompute the statistics of x̂_1 (ε = 0) on a grid of input families and H (chapter "Fact check").
 
     The explorer of the chapter only looks results up in this grid, so a
@@ -529,5 +610,20 @@ def moment_grid(sizes=GRID_SIZES, distributions=DISTRIBUTIONS, *, samples: int =
             cov[d, k], cov_err[d, k] = _mean_and_error(products)
             third[d, k], third_err[d, k] = _mean_and_error(first[:, 0] ** 3)
             fourth[d, k], fourth_err[d, k] = _mean_and_error(first[:, 0] ** 4)
-            density[d, k] = np.histogram(first[:, 0], bins=edges, density=False)[0] / (samples * np.diff(edges))
-    return MomentGrid(sizes, distributions, cov, cov_err, third, third_err, fourth, fourth_err, edges, density, samples, seed)
+            density[d, k] = np.histogram(first[:, 0], bins=edges, density=False)[0] / (
+                samples * np.diff(edges)
+            )
+    return MomentGrid(
+        sizes,
+        distributions,
+        cov,
+        cov_err,
+        third,
+        third_err,
+        fourth,
+        fourth_err,
+        edges,
+        density,
+        samples,
+        seed,
+    )

@@ -9,12 +9,34 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullF
 from ..models.placements import SCHEME_LABELS
 from .style import PALETTE, new_figure
 
-__all__ = ["COLOURS", "PlacementPanels", "dyt_figure", "explorer_figure", "placements_figure", "qk_figure"]
+__all__ = [
+    "COLOURS",
+    "PlacementPanels",
+    "dyt_figure",
+    "explorer_figure",
+    "placements_figure",
+    "qk_figure",
+]
 
 #: One Okabe-Ito colour and line style per placement, in every figure of the chapter.
-COLOURS = {"post": PALETTE["mean"], "pre": PALETTE["input"], "peri": PALETTE["positive"], "olmo2": PALETTE["negative"],
-           "mixln": PALETTE["output"], "deepnorm": PALETTE["neutral"], "lns": PALETTE["reference"]}
-STYLES = {"post": "-", "pre": "-", "peri": "--", "olmo2": "--", "mixln": "-.", "deepnorm": ":", "lns": "-."}
+COLOURS = {
+    "post": PALETTE["mean"],
+    "pre": PALETTE["input"],
+    "peri": PALETTE["positive"],
+    "olmo2": PALETTE["negative"],
+    "mixln": PALETTE["output"],
+    "deepnorm": PALETTE["neutral"],
+    "lns": PALETTE["reference"],
+}
+STYLES = {
+    "post": "-",
+    "pre": "-",
+    "peri": "--",
+    "olmo2": "--",
+    "mixln": "-.",
+    "deepnorm": ":",
+    "lns": "-.",
+}
 
 #: The per-layer measures: attribute of PlacementProfile, axis label, log scale.
 MEASURES = {
@@ -53,7 +75,14 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
         label, log = MEASURES[measure]
         for scheme, profile in profiles.items():
             layers, mean, spread = _series(profile, measure)
-            ax.plot(layers, mean, STYLES[scheme], color=COLOURS[scheme], lw=1.8, label=SCHEME_LABELS[scheme])
+            ax.plot(
+                layers,
+                mean,
+                STYLES[scheme],
+                color=COLOURS[scheme],
+                lw=1.8,
+                label=SCHEME_LABELS[scheme],
+            )
             low = np.maximum(mean - spread, mean / 3) if log else mean - spread
             ax.fill_between(layers, low, mean + spread, color=COLOURS[scheme], alpha=0.15, lw=0)
         ax.set_ylabel(label)
@@ -61,7 +90,9 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
             _log_axis(ax)
     axes[-1].set_xlabel("layer l (1 = bottom)")
     axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, fontsize=9)
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, fontsize=9
+    )
     return fig
 
 
@@ -79,20 +110,32 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
         T, so the plot can mark uniform attention's entropy ln T.
     """
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8))
-    for rows, colour, marker, label in ((plain, PALETTE["mean"], "o", "plain"), (normed, PALETTE["input"], "s", "QK-norm")):
+    for rows, colour, marker, label in (
+        (plain, PALETTE["mean"], "o", "plain"),
+        (normed, PALETTE["input"], "s", "QK-norm"),
+    ):
         left.plot(scales, [r["max_logit"] for r in rows], marker=marker, color=colour, label=label)
         right.plot(scales, [r["entropy"] for r in rows], marker=marker, color=colour, label=label)
     left.axhline(bound, color=PALETTE["neutral"], ls=":", lw=1)
     left.text(scales[0], bound * 1.3, "$\\sqrt{d}$", fontsize=10)
     right.axhline(np.log(tokens), color=PALETTE["neutral"], ls=":", lw=1)
-    right.text(scales[-1], np.log(tokens) * 1.03, f"uniform, ln {tokens}", fontsize=10, va="bottom", ha="right")
+    right.text(
+        scales[-1],
+        np.log(tokens) * 1.03,
+        f"uniform, ln {tokens}",
+        fontsize=10,
+        va="bottom",
+        ha="right",
+    )
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.set_xlabel("scale s of $W_q, W_k$")
     left.set_yscale("log")
     left.set(ylabel="largest |logit|", title="logits")
-    right.set(ylabel="mean entropy (nats)", title="attention entropy", ylim=(0, 1.25 * np.log(tokens)))
+    right.set(
+        ylabel="mean entropy (nats)", title="attention entropy", ylim=(0, 1.25 * np.log(tokens))
+    )
     left.legend(loc="upper left")
     return fig
 
@@ -111,7 +154,9 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
     """
     fig, axes = new_figure(1, 2, figsize=(5.4, 2.9), sharey=True)
     ceiling = np.sqrt(width - 1)
-    for ax, (x, y), fit, title in zip(axes, (heavy, normal), (heavy_fit, normal_fit), ("heavy-tailed tokens", "normal tokens")):
+    for ax, (x, y), fit, title in zip(
+        axes, (heavy, normal), (heavy_fit, normal_fit), ("heavy-tailed tokens", "normal tokens")
+    ):
         span = np.linspace(x.min(), x.max(), 300)
         ax.plot(x, y, ".", ms=2, color=PALETTE["reference"], alpha=0.4, rasterized=True)
         ax.plot(span, fit["gamma"] * np.tanh(fit["alpha"] * span), color=PALETTE["mean"], lw=2)
@@ -121,10 +166,12 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
         ax.set(title=title, xlabel="LayerNorm input $x_i$")
     axes[0].set_ylabel("output $\\hat x_i$")
     axes[0].set_ylim(-1.15 * ceiling, 1.15 * ceiling)
-    handles = [Line2D([], [], marker=".", ls="", color=PALETTE["reference"], label="entries"),
-               Line2D([], [], color=PALETTE["mean"], lw=2, label="$\\gamma\\tanh(\\alpha x)$ fit"),
-               Line2D([], [], color=PALETTE["neutral"], ls="--", label="line fit"),
-               Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$")]
+    handles = [
+        Line2D([], [], marker=".", ls="", color=PALETTE["reference"], label="entries"),
+        Line2D([], [], color=PALETTE["mean"], lw=2, label="$\\gamma\\tanh(\\alpha x)$ fit"),
+        Line2D([], [], color=PALETTE["neutral"], ls="--", label="line fit"),
+        Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
     return fig
 
@@ -163,7 +210,9 @@ class PlacementPanels:
             self.lines[measure].set_data(layers, mean)
             self.lines[measure].set_color(colour)
             band = self.bands[measure]
-            band.set_verts([np.column_stack([np.r_[layers, layers[::-1]], np.r_[low, (mean + spread)[::-1]]])])
+            band.set_verts(
+                [np.column_stack([np.r_[layers, layers[::-1]], np.r_[low, (mean + spread)[::-1]]])]
+            )
             band.set_color(colour)
 
 
@@ -178,4 +227,3 @@ def explorer_figure(profile, *, max_depth: int, limits: dict, managed: bool = Tr
     panels = PlacementPanels(axes.ravel(), max_depth, limits)
     panels.update(profile)
     return fig, panels
-

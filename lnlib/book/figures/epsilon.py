@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tools.prose import number
 from ...variants import std_inside, std_outside
+from ..tools.prose import number
 from .style import PALETTE, new_figure, panel_grid
 
-__all__ = ["OutputBars", "StdCurves", "EpsilonMarker", "epsilon_figure", "epsilon_companion", "output_variance_figure"]
+__all__ = [
+    "OutputBars",
+    "StdCurves",
+    "EpsilonMarker",
+    "epsilon_figure",
+    "epsilon_companion",
+    "output_variance_figure",
+]
 
 #: Fixed ε axis of the curves: 1e-10 to 1.
 EPS_GRID = np.logspace(-10, 0, 161)
@@ -36,11 +43,26 @@ class OutputBars:
 
     def __init__(self, ax, size: int, limit: float):
         index = np.arange(1, size + 1)
-        self.inside = ax.bar(index - 0.2, np.zeros(size), width=0.4, color=PALETTE["output"], label="ε inside √ (frameworks)")
-        self.outside = ax.bar(index + 0.2, np.zeros(size), width=0.4, color=PALETTE["reference"], label="ε added to σ")
-        (self.exact,) = ax.plot(index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0")
+        self.inside = ax.bar(
+            index - 0.2,
+            np.zeros(size),
+            width=0.4,
+            color=PALETTE["output"],
+            label="ε inside √ (frameworks)",
+        )
+        self.outside = ax.bar(
+            index + 0.2, np.zeros(size), width=0.4, color=PALETTE["reference"], label="ε added to σ"
+        )
+        (self.exact,) = ax.plot(
+            index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0"
+        )
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
-        ax.set(xlabel="feature index i", ylabel="normalized value $\\hat{x}_i$", xticks=index, ylim=(-1.15 * limit, 1.15 * limit))
+        ax.set(
+            xlabel="feature index i",
+            ylabel="normalized value $\\hat{x}_i$",
+            xticks=index,
+            ylim=(-1.15 * limit, 1.15 * limit),
+        )
         ax.set_title("the normalized vector x̂,\nthree ways")
 
     @property
@@ -67,16 +89,41 @@ class StdCurves:
     """
 
     def __init__(self, ax, framework_eps=None):
-        (self.inside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["output"], lw=2, label="ε inside √")
-        (self.outside,) = ax.semilogx(EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["reference"], lw=2, ls="--", label="ε added to σ")
-        (self.variance_mark,) = ax.plot([], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²")
+        (self.inside,) = ax.semilogx(
+            EPS_GRID, np.ones_like(EPS_GRID), color=PALETTE["output"], lw=2, label="ε inside √"
+        )
+        (self.outside,) = ax.semilogx(
+            EPS_GRID,
+            np.ones_like(EPS_GRID),
+            color=PALETTE["reference"],
+            lw=2,
+            ls="--",
+            label="ε added to σ",
+        )
+        (self.variance_mark,) = ax.plot(
+            [], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²"
+        )
         for name, eps in (framework_eps or {}).items():
             ax.axvline(eps, **FRAMEWORK_LINE)
             # upright along its line, above the axes: defaults one decade apart (1e-6, 1e-5) stay side by side
-            ax.text(eps, 1.02, name, transform=ax.get_xaxis_transform(), fontsize=9, rotation=90, ha="center",
-                    va="bottom", color=PALETTE["neutral"])
-        ax.set(xlabel="ε (log scale)", ylabel="std of the output $\\hat{x}$", xlim=(EPS_GRID[0], EPS_GRID[-1]), ylim=(0.0, 1.12),
-               xticks=[1e-9, 1e-6, 1e-3, 1.0])
+            ax.text(
+                eps,
+                1.02,
+                name,
+                transform=ax.get_xaxis_transform(),
+                fontsize=9,
+                rotation=90,
+                ha="center",
+                va="bottom",
+                color=PALETTE["neutral"],
+            )
+        ax.set(
+            xlabel="ε (log scale)",
+            ylabel="std of the output $\\hat{x}$",
+            xlim=(EPS_GRID[0], EPS_GRID[-1]),
+            ylim=(0.0, 1.12),
+            xticks=[1e-9, 1e-6, 1e-3, 1.0],
+        )
 
     @property
     def artists(self) -> list:
@@ -136,10 +183,17 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
-    right.set_title("std of x̂ against ε\n(black line: the current ε)", pad=44 if framework_eps else None)
+    right.set_title(
+        "std of x̂ against ε\n(black line: the current ε)", pad=44 if framework_eps else None
+    )
     # One legend for both panels, below them: inside, the moving bars and curves would run under it.
     handles = [bars.inside, bars.outside, bars.exact, curves.variance_mark]
-    labels = ["ε inside √ (frameworks)", "ε added to σ", "ε = 0 (black ticks)", "ε = σ² (black tick, right)"]
+    labels = [
+        "ε inside √ (frameworks)",
+        "ε added to σ",
+        "ε = 0 (black ticks)",
+        "ε = σ² (black tick, right)",
+    ]
     fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)
     return fig, bars, curves, EpsilonMarker(right)
 
@@ -168,7 +222,9 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
         ax.set_ylabel("")
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
-    fig.legend(*first.get_legend_handles_labels(), loc="outside lower center", ncols=3)  # inside, it covers a curve
+    fig.legend(
+        *first.get_legend_handles_labels(), loc="outside lower center", ncols=3
+    )  # inside, it covers a curve
     return fig
 
 
@@ -195,9 +251,19 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
         ax.plot([eps], [0.5], "o", color=PALETTE["neutral"])
         # the smallest ε is named on the empty left of its curve, the others on the empty right below theirs
         left = k == 0
-        ax.annotate(f"{name}\nε = {number(eps, '.0e')}", (eps, 0.5), xytext=(-7, 4) if left else (7, -4), textcoords="offset points",
-                    ha="right" if left else "left", va="bottom" if left else "top", fontsize=9)
+        ax.annotate(
+            f"{name}\nε = {number(eps, '.0e')}",
+            (eps, 0.5),
+            xytext=(-7, 4) if left else (7, -4),
+            textcoords="offset points",
+            ha="right" if left else "left",
+            va="bottom" if left else "top",
+            fontsize=9,
+        )
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
-    ax.set(xlabel="input variance σ² (log scale)", ylabel="output variance σ² / (σ² + ε)",
-           title="LayerNorm's output variance is 1 only when σ² ≫ ε\n(dots: σ² = ε gives 1/2)")
+    ax.set(
+        xlabel="input variance σ² (log scale)",
+        ylabel="output variance σ² / (σ² + ε)",
+        title="LayerNorm's output variance is 1 only when σ² ≫ ε\n(dots: σ² = ε gives 1/2)",
+    )
     return fig

@@ -29,10 +29,14 @@ OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
 
 def _legend_handles(with_outside: bool) -> list:
     """Legend patches for a sharing grid: the marked set, the other sets, and (optionally) blocks outside the batch."""
-    handles = [Patch(color=CELL_COLOURS[MARKED], label="share statistics with the dot"),
-               Patch(color=CELL_COLOURS[SHADE_B], label="other sets (alternating shades)")]
+    handles = [
+        Patch(color=CELL_COLOURS[MARKED], label="share statistics with the dot"),
+        Patch(color=CELL_COLOURS[SHADE_B], label="other sets (alternating shades)"),
+    ]
     if with_outside:
-        handles.append(Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor="#C4C4C4", label="not in the batch"))
+        handles.append(
+            Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor="#C4C4C4", label="not in the batch")
+        )
     return handles
 
 
@@ -53,18 +57,38 @@ class SharingPanel:
         What the blocks, rows and columns are.
     """
 
-    def __init__(self, ax, blocks: int, rows: int, cols: int, *, block_label="sample", row_label="channel c", col_label="position"):
+    def __init__(
+        self,
+        ax,
+        blocks: int,
+        rows: int,
+        cols: int,
+        *,
+        block_label="sample",
+        row_label="channel c",
+        col_label="position",
+    ):
         self.blocks, self.rows, self.cols = blocks, rows, cols
         self.width = cols + 1
         n, r, c = (a.ravel() for a in np.indices((blocks, rows, cols)))
         left, top = n * self.width + c - 0.5, r - 0.5
-        squares = np.stack([np.stack([left, top], 1), np.stack([left + 1, top], 1), np.stack([left + 1, top + 1], 1), np.stack([left, top + 1], 1)], 1)
+        squares = np.stack(
+            [
+                np.stack([left, top], 1),
+                np.stack([left + 1, top], 1),
+                np.stack([left + 1, top + 1], 1),
+                np.stack([left, top + 1], 1),
+            ],
+            1,
+        )
         self.cells = PolyCollection(squares, edgecolors="white", linewidths=0.5)
         ax.add_collection(self.cells)
         (self.anchor,) = ax.plot([], [], "o", color=PALETTE["neutral"], ms=4)
         centres = [k * self.width + (cols - 1) / 2 for k in range(blocks)]
         ax.set_xticks(centres, [f"{k + 1}" for k in range(blocks)])
-        ax.set_yticks([0, rows - 1], ["1", str(rows)])  # first and last only: small cells leave no room for more
+        ax.set_yticks(
+            [0, rows - 1], ["1", str(rows)]
+        )  # first and last only: small cells leave no room for more
         ax.set(xlim=(-0.5, blocks * self.width - 1.5), ylim=(rows - 0.5, -0.5), aspect="equal")
         ax.set_xlabel(f"{block_label} (each block: {col_label} across)")
         ax.set_ylabel(row_label)
@@ -107,14 +131,36 @@ class OutputPanel:
     def __init__(self, ax, rows: int, cols: int, limit: float = 4.0):
         self.index = np.arange(rows * cols)
         self.limit = limit
-        (self.reference,) = ax.plot(self.index, np.zeros(self.index.size), "o", mfc="none", mec=PALETTE["neutral"], ms=9, label="in the full batch")
-        (self.points,) = ax.plot(self.index, np.zeros(self.index.size), "o", color=PALETTE["output"], ms=6, label="in this batch")
+        (self.reference,) = ax.plot(
+            self.index,
+            np.zeros(self.index.size),
+            "o",
+            mfc="none",
+            mec=PALETTE["neutral"],
+            ms=9,
+            label="in the full batch",
+        )
+        (self.points,) = ax.plot(
+            self.index,
+            np.zeros(self.index.size),
+            "o",
+            color=PALETTE["output"],
+            ms=6,
+            label="in this batch",
+        )
         ax.axhline(0.0, color=PALETTE["neutral"], lw=0.8)
         for boundary in range(1, rows):
             ax.axvline(boundary * cols - 0.5, color=PALETTE["neutral"], lw=0.6, ls=":")
-        ax.set_xticks([r * cols + (cols - 1) / 2 for r in range(rows)], [f"c{r + 1}" for r in range(rows)])
+        ax.set_xticks(
+            [r * cols + (cols - 1) / 2 for r in range(rows)], [f"c{r + 1}" for r in range(rows)]
+        )
         # x margins of one entry: the rings (9 pt) at the first and last entry stay inside the frame
-        ax.set(xlabel="entry of sample 1, by channel", ylabel="output y", ylim=(-limit, limit), xlim=(-1.0, rows * cols))
+        ax.set(
+            xlabel="entry of sample 1, by channel",
+            ylabel="output y",
+            ylim=(-limit, limit),
+            xlim=(-1.0, rows * cols),
+        )
 
     @property
     def artists(self) -> list:
@@ -127,7 +173,13 @@ class OutputPanel:
         self.reference.set_ydata(np.clip(np.ravel(reference), -self.limit, self.limit))
 
 
-def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_label="position (H·W)", block_label="sample n"):
+def sharing_figure(
+    panels: dict[str, np.ndarray],
+    *,
+    row_label="channel c",
+    col_label="position (H·W)",
+    block_label="sample n",
+):
     """Small multiples of :class:`SharingPanel`, one per method (chapter "LayerNorm and its family").
 
     Parameters
@@ -141,10 +193,26 @@ def sharing_figure(panels: dict[str, np.ndarray], *, row_label="channel c", col_
     blocks, rows, cols = shapes.pop()
     fig, axes = new_figure(len(panels), 1, figsize=(5.4, 1.25 * len(panels) * (rows + 2) / 6 + 0.6))
     for ax, (title, ids) in zip(np.atleast_1d(axes), panels.items()):
-        SharingPanel(ax, blocks, rows, cols, block_label=block_label, row_label=row_label, col_label=col_label).update(ids)
-        ax.set_yticks(range(rows), [str(k + 1) for k in range(rows)])  # cells this large have room for every row's number
+        SharingPanel(
+            ax,
+            blocks,
+            rows,
+            cols,
+            block_label=block_label,
+            row_label=row_label,
+            col_label=col_label,
+        ).update(ids)
+        ax.set_yticks(
+            range(rows), [str(k + 1) for k in range(rows)]
+        )  # cells this large have room for every row's number
         ax.set_title(title, loc="left")
-    np.atleast_1d(axes)[0].legend(handles=_legend_handles(False), loc="lower right", bbox_to_anchor=(1.0, 1.15), ncol=2, fontsize=8)
+    np.atleast_1d(axes)[0].legend(
+        handles=_legend_handles(False),
+        loc="lower right",
+        bbox_to_anchor=(1.0, 1.15),
+        ncol=2,
+        fontsize=8,
+    )
     return fig
 
 
@@ -165,16 +233,44 @@ def batch_effects_figure(effects, feature: int, spread_sizes, spreads):
     sizes = list(effects.training)
     for k, size in enumerate(sizes):
         values = effects.training[size][:, feature]
-        left.plot(k + rng.uniform(-0.18, 0.18, values.size), values, ".", color=PALETTE["input"], alpha=0.5, label="batch norm, training" if k == 0 else None)
-    left.axhline(effects.layer[feature], color=PALETTE["mean"], lw=2, label="layer norm (any batch)")
-    left.plot([len(sizes) - 0.5], [effects.inference[feature]], "D", color=PALETTE["output"], ms=8, label="batch norm, inference")
-    left.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes], xlabel="batch size", ylabel=f"output, feature {feature + 1} of sample 1",
-             title="one sample in\n200 random batches", xlim=(-0.5, len(sizes) - 0.2))
+        left.plot(
+            k + rng.uniform(-0.18, 0.18, values.size),
+            values,
+            ".",
+            color=PALETTE["input"],
+            alpha=0.5,
+            label="batch norm, training" if k == 0 else None,
+        )
+    left.axhline(
+        effects.layer[feature], color=PALETTE["mean"], lw=2, label="layer norm (any batch)"
+    )
+    left.plot(
+        [len(sizes) - 0.5],
+        [effects.inference[feature]],
+        "D",
+        color=PALETTE["output"],
+        ms=8,
+        label="batch norm, inference",
+    )
+    left.set(
+        xticks=range(len(sizes)),
+        xticklabels=[str(s) for s in sizes],
+        xlabel="batch size",
+        ylabel=f"output, feature {feature + 1} of sample 1",
+        title="one sample in\n200 random batches",
+        xlim=(-0.5, len(sizes) - 0.2),
+    )
     fig.legend(loc="outside lower center", ncol=3, fontsize=8)
     right.loglog(spread_sizes, spreads, "o-", color=PALETTE["input"], label="batch norm, measured")
     reference = spreads[-1] * np.sqrt(spread_sizes[-1] / np.asarray(spread_sizes, dtype=float))
-    right.loglog(spread_sizes, reference, "--", color=PALETTE["reference"], label="∝ 1/√(batch size)")
-    right.set(xlabel="batch size", ylabel="std across batches", title="spread of batch norm's output\n(layer norm's: exactly 0)")
+    right.loglog(
+        spread_sizes, reference, "--", color=PALETTE["reference"], label="∝ 1/√(batch size)"
+    )
+    right.set(
+        xlabel="batch size",
+        ylabel="std across batches",
+        title="spread of batch norm's output\n(layer norm's: exactly 0)",
+    )
     right.minorticks_off()
     right.set_xticks(spread_sizes, [str(s) for s in spread_sizes])
     right.set_yticks([0.1, 0.2, 0.5, 1.0], ["0.1", "0.2", "0.5", "1"])
@@ -193,22 +289,43 @@ def invariance_figure(table):
     changes = np.array([table.changes[m] for m in methods])
     columns = table.rows()[0][1:]
     fig, ax = new_figure(figsize=(5.4, 3.0))
-    image = ax.imshow(np.log10(np.maximum(changes, 1e-17)), cmap="cividis", vmin=-17, vmax=1, aspect="auto")
+    image = ax.imshow(
+        np.log10(np.maximum(changes, 1e-17)), cmap="cividis", vmin=-17, vmax=1, aspect="auto"
+    )
     for (i, j), change in np.ndenumerate(changes):
         verdict = "Invariant" if change <= table.tol else "No"
-        ax.text(j, i, f"{verdict}\n{change:.0e}", ha="center", va="center", fontsize=8, color="white" if change <= table.tol else "black")
+        ax.text(
+            j,
+            i,
+            f"{verdict}\n{change:.0e}",
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="white" if change <= table.tol else "black",
+        )
     # Column names wrapped to cell width (one or two words a line): side by side they ran into each other.
-    ax.set_xticks(range(len(columns)), [textwrap.fill(c, 10, break_on_hyphens=False, break_long_words=False) for c in columns], fontsize=8)
+    ax.set_xticks(
+        range(len(columns)),
+        [textwrap.fill(c, 10, break_on_hyphens=False, break_long_words=False) for c in columns],
+        fontsize=8,
+    )
     ax.set_yticks(range(len(methods)), methods)
     ax.grid(False)
-    fig.colorbar(image, ax=ax, location="top", shrink=0.6, label="log10 relative change of the output")  # on top: the columns need the width
+    fig.colorbar(
+        image, ax=ax, location="top", shrink=0.6, label="log10 relative change of the output"
+    )  # on top: the columns need the width
     return fig
 
 
 def rms_layer_figure(layer_zero, rms_zero, layer_shifted, rms_shifted):
     """RMS norm against layer norm, for zero-mean inputs and for the same inputs shifted (chapter "LayerNorm and its family")."""
     fig, axes = new_figure(1, 2, figsize=(5.4, 3.0), sharex=True, sharey=True)
-    for ax, ln, rms, title in zip(axes, (layer_zero, layer_shifted), (rms_zero, rms_shifted), ("inputs with mean 0", "the same inputs + 1")):
+    for ax, ln, rms, title in zip(
+        axes,
+        (layer_zero, layer_shifted),
+        (rms_zero, rms_shifted),
+        ("inputs with mean 0", "the same inputs + 1"),
+    ):
         ax.plot(np.ravel(ln), np.ravel(rms), "o", color=PALETTE["input"], ms=4)
         ax.plot([-3, 3], [-3, 3], color=PALETTE["neutral"], lw=0.8, ls="--", label="y = x")
         ax.set(xlabel="layer norm output", title=title)
@@ -230,16 +347,31 @@ def family_companion(x, settings):
         (method, batch size, groups) for each row of panels.
     """
     blocks, rows, cols = x.shape
-    fig, axes = new_figure(len(settings), 2, figsize=(5.4, 1.6 * len(settings) + 0.7), width_ratios=[2.2, 1])
+    fig, axes = new_figure(
+        len(settings), 2, figsize=(5.4, 1.6 * len(settings) + 0.7), width_ratios=[2.2, 1]
+    )
     for (grid_ax, out_ax), (method, batch, groups) in zip(axes, settings):
         batch_x = x[:batch]
-        SharingPanel(grid_ax, blocks, rows, cols, col_label="position").update(statistic_ids(batch_x.shape, method, groups=groups))
-        OutputPanel(out_ax, rows, cols).update(normalize(batch_x, method, groups=groups)[0], normalize(x, method, groups=groups)[0])
+        SharingPanel(grid_ax, blocks, rows, cols, col_label="position").update(
+            statistic_ids(batch_x.shape, method, groups=groups)
+        )
+        OutputPanel(out_ax, rows, cols).update(
+            normalize(batch_x, method, groups=groups)[0], normalize(x, method, groups=groups)[0]
+        )
         out_ax.set_ylabel("output y")
-        label = {"group": f"group norm, G = {groups}", "batch": f"batch norm, batch of {batch}", "rms": "RMS norm"}.get(method, f"{method} norm")
+        label = {
+            "group": f"group norm, G = {groups}",
+            "batch": f"batch norm, batch of {batch}",
+            "rms": "RMS norm",
+        }.get(method, f"{method} norm")
         grid_ax.set_title(label, loc="left")
         for ax in (grid_ax, out_ax):
             if ax is not axes[-1][0] and ax is not axes[-1][1]:
                 ax.set_xlabel("")
-    fig.legend(handles=_legend_handles(True) + axes[0][1].get_legend_handles_labels()[0], loc="outside upper left", ncol=3, fontsize=8)
+    fig.legend(
+        handles=_legend_handles(True) + axes[0][1].get_legend_handles_labels()[0],
+        loc="outside upper left",
+        ncol=3,
+        fontsize=8,
+    )
     return fig

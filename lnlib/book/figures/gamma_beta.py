@@ -6,7 +6,14 @@ import numpy as np
 
 from .style import PALETTE, new_figure, panel_grid
 
-__all__ = ["GROUP_COLOURS", "grouped", "per_feature_figure", "GammaBetaPanels", "gamma_beta_figure", "gamma_beta_companion"]
+__all__ = [
+    "GROUP_COLOURS",
+    "grouped",
+    "per_feature_figure",
+    "GammaBetaPanels",
+    "gamma_beta_figure",
+    "gamma_beta_companion",
+]
 
 #: One colour per feature (or feature group), in the order of the sliders.
 GROUP_COLOURS = (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE["negative"])
@@ -41,11 +48,31 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     edges = np.linspace(min(y.min(), xhat_tokens.min()), max(y.max(), xhat_tokens.max()), 61)
     fig, (left, right) = new_figure(1, 2, figsize=(5.0, 2.8), sharex=True, sharey=True)
     for i, colour in enumerate(GROUP_COLOURS[: xhat_tokens.shape[1]]):
-        left.hist(xhat_tokens[:, i], bins=edges, histtype="step", lw=1.8, color=colour, label=f"feature {i + 1}")
-        right.hist(y[:, i], bins=edges, histtype="step", lw=1.8, color=colour, label=f"γ={gamma[i]:g}, β={beta[i]:g}")
+        left.hist(
+            xhat_tokens[:, i],
+            bins=edges,
+            histtype="step",
+            lw=1.8,
+            color=colour,
+            label=f"feature {i + 1}",
+        )
+        right.hist(
+            y[:, i],
+            bins=edges,
+            histtype="step",
+            lw=1.8,
+            color=colour,
+            label=f"γ={gamma[i]:g}, β={beta[i]:g}",
+        )
         right.axvline(beta[i], color=colour, ls=":", lw=1.2)
-    left.set(title="x̂: every feature has\nmean 0, spread 1", xlabel="value of the feature", ylabel="number of tokens")
-    right.set(title="y = γ x̂ + β: feature i\ncentred on βᵢ, spread |γᵢ|", xlabel="value of the feature")
+    left.set(
+        title="x̂: every feature has\nmean 0, spread 1",
+        xlabel="value of the feature",
+        ylabel="number of tokens",
+    )
+    right.set(
+        title="y = γ x̂ + β: feature i\ncentred on βᵢ, spread |γᵢ|", xlabel="value of the feature"
+    )
     left.set_ylim(top=1.5 * left.get_ylim()[1])  # headroom for the legends
     left.legend(loc="upper left", fontsize=7, ncols=2)
     right.legend(loc="upper left", fontsize=7, ncols=2)
@@ -77,26 +104,50 @@ class GammaBetaPanels:
         k = self.xhat_small.size
         index = np.arange(1, k + 1)
         colours = GROUP_COLOURS[:k]
-        before = ax_small.bar(index, self.xhat_small, width=0.8, fill=False, edgecolor=PALETTE["neutral"], ls="--")
+        before = ax_small.bar(
+            index, self.xhat_small, width=0.8, fill=False, edgecolor=PALETTE["neutral"], ls="--"
+        )
         self.bars = ax_small.bar(index, self.xhat_small, width=0.5, color=colours)
-        (self.beta_marks,) = ax_small.plot(index, np.zeros(k), "_", ms=22, mew=2.5, color=PALETTE["neutral"])
+        (self.beta_marks,) = ax_small.plot(
+            index, np.zeros(k), "_", ms=22, mew=2.5, color=PALETTE["neutral"]
+        )
         ax_small.axhline(0, color=PALETTE["neutral"], lw=0.8)
-        ax_small.set(xticks=index, xlim=(0.4, k + 0.6), ylim=(-small_limit, small_limit), xlabel="feature i", ylabel="value",
-                     title="a small vector,\nfeature by feature")
+        ax_small.set(
+            xticks=index,
+            xlim=(0.4, k + 0.6),
+            ylim=(-small_limit, small_limit),
+            xlabel="feature i",
+            ylabel="value",
+            title="a small vector,\nfeature by feature",
+        )
         self.edges = np.linspace(-wide_limit, wide_limit, 81)
         outline, _ = np.histogram(self.xhat_wide, bins=self.edges)
         ax_wide.stairs(outline, self.edges, color=PALETTE["neutral"], ls="--", lw=1.2)
         block = self.xhat_wide.size // k
-        self.stacks = [ax_wide.stairs(np.zeros(80), self.edges, fill=True, color=c) for c in colours]
+        self.stacks = [
+            ax_wide.stairs(np.zeros(80), self.edges, fill=True, color=c) for c in colours
+        ]
         #: The wide panel's fixed height; a taller bar is cut there and marked by a triangle (:attr:`clipped`).
         self.top = float(np.ceil(2.5 * outline.max()))
         (self.clip_marks,) = ax_wide.plot([], [], "^", color=PALETTE["neutral"], ms=8)
-        ax_wide.set(xlim=(-wide_limit, wide_limit), ylim=(0, self.top), xlabel="value", ylabel="number of features",
-                    title=f"a {self.xhat_wide.size}-vector's y, stacked\nby group i of {block} (shares γᵢ, βᵢ)")
+        ax_wide.set(
+            xlim=(-wide_limit, wide_limit),
+            ylim=(0, self.top),
+            xlabel="value",
+            ylabel="number of features",
+            title=f"a {self.xhat_wide.size}-vector's y, stacked\nby group i of {block} (shares γᵢ, βᵢ)",
+        )
         # One legend for both panels, below them: inside, the moving bars would be drawn over it.
         handles = [self.bars[0], before, self.beta_marks, self.clip_marks]
-        labels = ["y = γ x̂ + β (colour: feature or group i)", "x̂, before (dashed)", "βᵢ", "bar cut at the top"]
-        ax_small.figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9, markerscale=0.6)
+        labels = [
+            "y = γ x̂ + β (colour: feature or group i)",
+            "x̂, before (dashed)",
+            "βᵢ",
+            "bar cut at the top",
+        ]
+        ax_small.figure.legend(
+            handles, labels, loc="outside lower center", ncols=2, fontsize=9, markerscale=0.6
+        )
         #: Bins of the last update taller than the wide panel (cut at its top, marked).
         self.clipped = 0
 
@@ -112,7 +163,9 @@ class GammaBetaPanels:
         for bar, height in zip(self.bars, y_small):
             bar.set_height(height)
         self.beta_marks.set_ydata(beta)
-        y_wide = grouped(gamma, self.xhat_wide.size) * self.xhat_wide + grouped(beta, self.xhat_wide.size)
+        y_wide = grouped(gamma, self.xhat_wide.size) * self.xhat_wide + grouped(
+            beta, self.xhat_wide.size
+        )
         baseline = np.zeros(self.edges.size - 1)
         for stack, part in zip(self.stacks, np.split(y_wide, len(self.stacks))):
             counts, _ = np.histogram(part, bins=self.edges)
@@ -125,14 +178,18 @@ class GammaBetaPanels:
         return y_small, y_wide
 
 
-def gamma_beta_figure(xhat_small, xhat_wide, gamma, beta, *, limits=(6.0, 12.0), managed: bool = True):
+def gamma_beta_figure(
+    xhat_small, xhat_wide, gamma, beta, *, limits=(6.0, 12.0), managed: bool = True
+):
     """The explorer's figure at one setting of gamma and beta (chapter "Scale γ and shift β").
 
     Returns
     -------
     (Figure, GammaBetaPanels)
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.4), managed=managed, gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, (left, right) = new_figure(
+        1, 2, figsize=(5.4, 3.4), managed=managed, gridspec_kw={"width_ratios": [1, 1.6]}
+    )
     panels = GammaBetaPanels(left, right, xhat_small, xhat_wide, limits)
     panels.update(gamma, beta)
     return fig, panels
@@ -155,10 +212,19 @@ def gamma_beta_companion(xhat_wide, settings: dict):
     edges = np.linspace(-6, 6, 61)
     for ax, (title, (gamma, beta)) in zip(np.atleast_1d(axes), settings.items()):
         y = grouped(gamma, xhat_wide.size) * xhat_wide + grouped(beta, xhat_wide.size)
-        ax.hist(xhat_wide, bins=edges, histtype="step", ls="--", color=PALETTE["neutral"], label="x̂ (before)")
+        ax.hist(
+            xhat_wide,
+            bins=edges,
+            histtype="step",
+            ls="--",
+            color=PALETTE["neutral"],
+            label="x̂ (before)",
+        )
         ax.hist(y, bins=edges, color=PALETTE["output"], alpha=0.85, label="y = γ x̂ + β")
         ax.set(xlabel="value")
-        ax.set_title(f"{title}\nmean {round(y.mean(), 2) + 0.0:.2f}, σ² = {y.var():.2f}", fontsize=9)
+        ax.set_title(
+            f"{title}\nmean {round(y.mean(), 2) + 0.0:.2f}, σ² = {y.var():.2f}", fontsize=9
+        )
         ax.tick_params(labelbottom=True)  # a panel with no panel below it needs its own value axis
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("number of features")

@@ -8,17 +8,52 @@ from matplotlib.collections import PolyCollection
 from ...backward import backward_parts, layer_norm_jacobian
 from .style import PALETTE, new_figure
 
-__all__ = ["PATH_COLOURS", "GradientPanels", "computation_graph_figure", "jacobian_figure", "gradients_figure", "gradients_companion", "scaling_figure"]
+__all__ = [
+    "PATH_COLOURS",
+    "GradientPanels",
+    "computation_graph_figure",
+    "jacobian_figure",
+    "gradients_figure",
+    "gradients_companion",
+    "scaling_figure",
+]
 
 #: One colour per path from x to xhat, shared by the graph, the bars and the text.
-PATH_COLOURS = {"direct": PALETTE["reference"], "through_mean": PALETTE["mean"], "through_var": PALETTE["negative"]}
-PATH_LABELS = {"direct": "direct: $d\\hat x_j$", "through_mean": "via μ: $-\\mathrm{mean}(d\\hat x)$", "through_var": "via σ²: $-\\hat x_j\\,\\mathrm{mean}(d\\hat x\\,\\hat x)$"}
+PATH_COLOURS = {
+    "direct": PALETTE["reference"],
+    "through_mean": PALETTE["mean"],
+    "through_var": PALETTE["negative"],
+}
+PATH_LABELS = {
+    "direct": "direct: $d\\hat x_j$",
+    "through_mean": "via μ: $-\\mathrm{mean}(d\\hat x)$",
+    "through_var": "via σ²: $-\\hat x_j\\,\\mathrm{mean}(d\\hat x\\,\\hat x)$",
+}
 JACOBIAN_CMAP = "PuOr"  # diverging and colour-blind safe
 JACOBIAN_TITLE = r"$s\,\partial y_i/\partial x_j$"
 
-_NODES = {"x": (0.0, 0.0), "μ": (1.5, 0.75), "σ²": (2.9, 1.55), "x̂": (4.2, 0.0), "y": (5.6, 0.0), "L": (7.0, 0.0), "γ": (4.9, 1.0), "β": (4.9, -1.0)}
-_EDGES = [("x", "μ", "through_mean"), ("μ", "σ²", "zero"), ("x", "σ²", "through_var"), ("μ", "x̂", "through_mean"),
-          ("σ²", "x̂", "through_var"), ("x", "x̂", "direct"), ("x̂", "y", None), ("γ", "y", None), ("β", "y", None), ("y", "L", None)]
+_NODES = {
+    "x": (0.0, 0.0),
+    "μ": (1.5, 0.75),
+    "σ²": (2.9, 1.55),
+    "x̂": (4.2, 0.0),
+    "y": (5.6, 0.0),
+    "L": (7.0, 0.0),
+    "γ": (4.9, 1.0),
+    "β": (4.9, -1.0),
+}
+_EDGES = [
+    ("x", "μ", "through_mean"),
+    ("μ", "σ²", "zero"),
+    ("x", "σ²", "through_var"),
+    ("μ", "x̂", "through_mean"),
+    ("σ²", "x̂", "through_var"),
+    ("x", "x̂", "direct"),
+    ("x̂", "y", None),
+    ("γ", "y", None),
+    ("β", "y", None),
+    ("y", "L", None),
+]
 
 
 def computation_graph_figure():
@@ -31,19 +66,58 @@ def computation_graph_figure():
     fig, ax = new_figure(figsize=(5.4, 2.8))
     for start, end, path in _EDGES:
         colour = PATH_COLOURS.get(path, PALETTE["neutral"])
-        ax.annotate("", xy=_NODES[end], xytext=_NODES[start],
-                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 1.2 if path == "zero" else 2.2, "shrinkA": 14, "shrinkB": 14,
-                                "linestyle": "--" if path == "zero" else "-",
-                                "connectionstyle": "arc3,rad=-0.3" if (start, end) == ("x", "σ²") else "arc3"})
+        ax.annotate(
+            "",
+            xy=_NODES[end],
+            xytext=_NODES[start],
+            arrowprops={
+                "arrowstyle": "-|>",
+                "color": colour,
+                "lw": 1.2 if path == "zero" else 2.2,
+                "shrinkA": 14,
+                "shrinkB": 14,
+                "linestyle": "--" if path == "zero" else "-",
+                "connectionstyle": "arc3,rad=-0.3" if (start, end) == ("x", "σ²") else "arc3",
+            },
+        )
     for name, (px, py) in _NODES.items():
         parameter = name in ("γ", "β")
-        ax.text(px, py, name, ha="center", va="center", fontsize=13,
-                bbox={"boxstyle": "circle", "fc": PALETTE["highlight"] if parameter else "white", "ec": PALETTE["neutral"]})
+        ax.text(
+            px,
+            py,
+            name,
+            ha="center",
+            va="center",
+            fontsize=13,
+            bbox={
+                "boxstyle": "circle",
+                "fc": PALETTE["highlight"] if parameter else "white",
+                "ec": PALETTE["neutral"],
+            },
+        )
     for path, label in PATH_LABELS.items():
         ax.plot([], [], color=PATH_COLOURS[path], lw=2.2, label=f"path {label}")
-    ax.plot([], [], color=PALETTE["neutral"], lw=1.2, ls="--", label="μ → σ²: ∂σ²/∂μ = −(2/H)·Σᵢ(xᵢ − μ) = 0, adds nothing")
-    ax.legend(loc="lower left", fontsize=8, title="x reaches x̂ three ways; dx sums one term per path (× 1/s)", title_fontsize=8)
-    ax.set(xlim=(-0.6, 7.6), ylim=(-2.6, 2.0), xticks=[], yticks=[], title="forward: left to right; backward: right to left, along every arrow")
+    ax.plot(
+        [],
+        [],
+        color=PALETTE["neutral"],
+        lw=1.2,
+        ls="--",
+        label="μ → σ²: ∂σ²/∂μ = −(2/H)·Σᵢ(xᵢ − μ) = 0, adds nothing",
+    )
+    ax.legend(
+        loc="lower left",
+        fontsize=8,
+        title="x reaches x̂ three ways; dx sums one term per path (× 1/s)",
+        title_fontsize=8,
+    )
+    ax.set(
+        xlim=(-0.6, 7.6),
+        ylim=(-2.6, 2.0),
+        xticks=[],
+        yticks=[],
+        title="forward: left to right; backward: right to left, along every arrow",
+    )
     ax.grid(False)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -70,21 +144,38 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
     for (i, j), value in np.ndenumerate(scaled):
         ax_map.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
     ticks = np.arange(x.size)
-    ax_map.set(xticks=ticks, yticks=ticks, xticklabels=ticks + 1, yticklabels=ticks + 1, xlabel="input feature j", ylabel="output feature i",
-               title=JACOBIAN_TITLE)
+    ax_map.set(
+        xticks=ticks,
+        yticks=ticks,
+        xticklabels=ticks + 1,
+        yticklabels=ticks + 1,
+        xlabel="input feature j",
+        ylabel="output feature i",
+        title=JACOBIAN_TITLE,
+    )
     ax_map.grid(False)
     fig.colorbar(image, ax=ax_map, shrink=0.8)
     eigenvalues = np.sort(np.linalg.eigvals(scaled).real)
-    ax_eig.stem(np.arange(1, x.size + 1), eigenvalues, linefmt=PALETTE["input"], markerfmt="o", basefmt=" ")
+    ax_eig.stem(
+        np.arange(1, x.size + 1), eigenvalues, linefmt=PALETTE["input"], markerfmt="o", basefmt=" "
+    )
     ax_eig.axhline(0.0, color=PALETTE["neutral"], lw=1)
-    ax_eig.set(xlabel="eigenvalue number (sorted)", ylabel="eigenvalue of s·J", xticks=np.arange(1, x.size + 1), ylim=(-0.15, 1.2 * max(1.0, eigenvalues.max())),
-               title="two zeros: along (1, …, 1) and along x̂")
+    ax_eig.set(
+        xlabel="eigenvalue number (sorted)",
+        ylabel="eigenvalue of s·J",
+        xticks=np.arange(1, x.size + 1),
+        ylim=(-0.15, 1.2 * max(1.0, eigenvalues.max())),
+        title="two zeros: along (1, …, 1) and along x̂",
+    )
     return fig
 
 
 def _bar_verts(centres, heights, width: float) -> list:
     """Rectangles from 0 to each height, as polygon vertices (one collection draws faster than many bars)."""
-    return [[(c - width / 2, 0.0), (c - width / 2, h), (c + width / 2, h), (c + width / 2, 0.0)] for c, h in zip(centres, heights)]
+    return [
+        [(c - width / 2, 0.0), (c - width / 2, h), (c + width / 2, h), (c + width / 2, 0.0)]
+        for c, h in zip(centres, heights)
+    ]
 
 
 class GradientPanels:
@@ -109,31 +200,79 @@ class GradientPanels:
 
     WIDTH = 0.22
 
-    def __init__(self, ax_input, ax_terms, ax_jac, size: int, value_range, term_limit: float, jac_limit: float):
+    def __init__(
+        self,
+        ax_input,
+        ax_terms,
+        ax_jac,
+        size: int,
+        value_range,
+        term_limit: float,
+        jac_limit: float,
+    ):
         self.index = np.arange(1, size + 1)
         zeros = np.zeros(size)
-        self.input_bars = PolyCollection(_bar_verts(self.index, zeros, 0.7), facecolors=PALETTE["input"], label="input $x_i$")
+        self.input_bars = PolyCollection(
+            _bar_verts(self.index, zeros, 0.7), facecolors=PALETTE["input"], label="input $x_i$"
+        )
         ax_input.add_collection(self.input_bars)
-        (self.xhat_points,) = ax_input.plot(self.index, zeros, "D", color=PALETTE["output"], ms=7, label="$\\hat x_i$")
+        (self.xhat_points,) = ax_input.plot(
+            self.index, zeros, "D", color=PALETTE["output"], ms=7, label="$\\hat x_i$"
+        )
         ax_input.axhline(0.0, color=PALETTE["neutral"], lw=1)
         low, high = value_range
-        ax_input.set(xlabel="feature i", ylabel="value", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(min(low, -2.0) * 1.05, max(high, 2.0) * 1.05),
-                     title="bars: input x; ◆: x̂")
+        ax_input.set(
+            xlabel="feature i",
+            ylabel="value",
+            xticks=self.index,
+            xlim=(0.4, size + 0.6),
+            ylim=(min(low, -2.0) * 1.05, max(high, 2.0) * 1.05),
+            title="bars: input x; ◆: x̂",
+        )
         self.offsets = dict(zip(PATH_COLOURS, (-self.WIDTH, 0.0, self.WIDTH)))
-        self.term_bars = PolyCollection(self._term_verts({path: zeros for path in PATH_COLOURS}),
-                                        facecolors=[colour for colour in PATH_COLOURS.values() for _ in range(size)])
+        self.term_bars = PolyCollection(
+            self._term_verts({path: zeros for path in PATH_COLOURS}),
+            facecolors=[colour for colour in PATH_COLOURS.values() for _ in range(size)],
+        )
         ax_terms.add_collection(self.term_bars)
         for path, colour in PATH_COLOURS.items():
             ax_terms.fill_between([], [], color=colour, label=PATH_LABELS[path])
-        (self.dx_points,) = ax_terms.plot(self.index, zeros, "o", color=PALETTE["neutral"], ms=8, label="sum: $s\\,dx_j$")
+        (self.dx_points,) = ax_terms.plot(
+            self.index, zeros, "o", color=PALETTE["neutral"], ms=8, label="sum: $s\\,dx_j$"
+        )
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
-        ax_terms.set(xlabel="feature i", ylabel="term × s", xticks=self.index, xlim=(0.4, size + 0.6), ylim=(-term_limit, term_limit),
-                     title="s·dx, s = √(σ² + ε): three terms and their sum")
+        ax_terms.set(
+            xlabel="feature i",
+            ylabel="term × s",
+            xticks=self.index,
+            xlim=(0.4, size + 0.6),
+            ylim=(-term_limit, term_limit),
+            title="s·dx, s = √(σ² + ε): three terms and their sum",
+        )
         # The terms' legend below the panels: inside them, the moving bars would be drawn over it.
-        ax_terms.figure.legend(handles=ax_terms.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)
+        ax_terms.figure.legend(
+            handles=ax_terms.get_legend_handles_labels()[0],
+            loc="outside lower center",
+            ncol=2,
+            fontsize=8,
+        )
         edges = np.arange(size + 1) + 0.5
-        self.heatmap = ax_jac.pcolormesh(edges, edges, np.zeros((size, size)), cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
-        ax_jac.set(xticks=self.index, yticks=self.index, xlabel="input feature j", ylabel="output feature i", title=JACOBIAN_TITLE, aspect="equal")
+        self.heatmap = ax_jac.pcolormesh(
+            edges,
+            edges,
+            np.zeros((size, size)),
+            cmap=JACOBIAN_CMAP,
+            vmin=-jac_limit,
+            vmax=jac_limit,
+        )
+        ax_jac.set(
+            xticks=self.index,
+            yticks=self.index,
+            xlabel="input feature j",
+            ylabel="output feature i",
+            title=JACOBIAN_TITLE,
+            aspect="equal",
+        )
         ax_jac.invert_yaxis()
         ax_jac.grid(False)
         ax_jac.figure.colorbar(self.heatmap, ax=ax_jac, shrink=0.8)
@@ -145,7 +284,11 @@ class GradientPanels:
 
     def _term_verts(self, terms: dict) -> list:
         """The bars of all three terms, path by path, as one list of polygons."""
-        return [vert for path, offset in self.offsets.items() for vert in _bar_verts(self.index + offset, terms[path], self.WIDTH)]
+        return [
+            vert
+            for path, offset in self.offsets.items()
+            for vert in _bar_verts(self.index + offset, terms[path], self.WIDTH)
+        ]
 
     def update(self, x, xhat, terms: dict, scaled_dx, scaled_jacobian) -> None:
         """Redraw for input `x`, its `xhat`, the three `terms` of s*dx (by path), their sum and s*J."""
@@ -164,7 +307,16 @@ def scaled_pieces(x, dy, gamma=None, *, eps: float):
     return parts.xhat, terms, parts.dx * std, layer_norm_jacobian(x, gamma, eps=eps) * std, std
 
 
-def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 5.0), term_limit: float = 8.0, managed: bool = True):
+def gradients_figure(
+    x,
+    dy,
+    gamma=None,
+    *,
+    eps: float = 0.0,
+    value_range=(-5.0, 5.0),
+    term_limit: float = 8.0,
+    managed: bool = True,
+):
     """The explorer's picture: input and xhat, the three terms of dx (times s), and the heatmap of s*J (chapter "Gradients through LayerNorm").
 
     Returns
@@ -178,7 +330,15 @@ def gradients_figure(x, dy, gamma=None, *, eps: float = 0.0, value_range=(-5.0, 
     grid = axes[1, 0].get_gridspec()
     for ax in axes[1]:
         ax.remove()
-    panels = GradientPanels(axes[0, 0], fig.add_subplot(grid[1, :]), axes[0, 1], x.size, value_range, term_limit, jac_limit)
+    panels = GradientPanels(
+        axes[0, 0],
+        fig.add_subplot(grid[1, :]),
+        axes[0, 1],
+        x.size,
+        value_range,
+        term_limit,
+        jac_limit,
+    )
     xhat, terms, scaled_dx, scaled_jac, _ = scaled_pieces(x, dy, gamma, eps=eps)
     panels.update(x, xhat, terms, scaled_dx, scaled_jac)
     return fig, panels
@@ -194,26 +354,49 @@ def gradients_companion(examples: dict, gamma=None):
     examples : dict of str to (x, dy, eps)
         Title of each row and the setting it shows.
     """
-    fig, axes = new_figure(len(examples), 2, figsize=(5.4, 2.3 * len(examples) + 0.6), squeeze=False)
-    pieces = {title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()}
-    limit = 1.15 * max(max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values())
-    jac_limit = 1.0 if gamma is None else float(np.max(np.abs(gamma)))  # abs(s * J[i, j]) <= abs(gamma[i])
+    fig, axes = new_figure(
+        len(examples), 2, figsize=(5.4, 2.3 * len(examples) + 0.6), squeeze=False
+    )
+    pieces = {
+        title: scaled_pieces(x, dy, gamma, eps=eps) for title, (x, dy, eps) in examples.items()
+    }
+    limit = 1.15 * max(
+        max(np.abs(p[2]).max(), *(np.abs(t).max() for t in p[1].values())) for p in pieces.values()
+    )
+    jac_limit = (
+        1.0 if gamma is None else float(np.max(np.abs(gamma)))
+    )  # abs(s * J[i, j]) <= abs(gamma[i])
     for column, (title, (_, terms, scaled_dx, scaled_jac, _)) in enumerate(pieces.items()):
         ax_terms, ax_jac = axes[column, 0], axes[column, 1]
         index = np.arange(1, len(scaled_dx) + 1)
-        handles = [ax_terms.bar(index + offset, terms[path], 0.22, color=PATH_COLOURS[path], label=PATH_LABELS[path])
-                   for offset, path in zip((-0.22, 0.0, 0.22), PATH_COLOURS)]
-        handles += ax_terms.plot(index, scaled_dx, "o", color=PALETTE["neutral"], ms=7, label="sum: $s\\,dx_j$")
+        handles = [
+            ax_terms.bar(
+                index + offset, terms[path], 0.22, color=PATH_COLOURS[path], label=PATH_LABELS[path]
+            )
+            for offset, path in zip((-0.22, 0.0, 0.22), PATH_COLOURS)
+        ]
+        handles += ax_terms.plot(
+            index, scaled_dx, "o", color=PALETTE["neutral"], ms=7, label="sum: $s\\,dx_j$"
+        )
         ax_terms.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_terms.set(title=title, xticks=index, xlabel="feature i", ylim=(-limit, limit))
         image = ax_jac.imshow(scaled_jac, cmap=JACOBIAN_CMAP, vmin=-jac_limit, vmax=jac_limit)
         ticks = np.arange(len(scaled_dx))
-        ax_jac.set(xticks=ticks, yticks=ticks, xticklabels=index, yticklabels=index, xlabel="input j", ylabel="output i")
+        ax_jac.set(
+            xticks=ticks,
+            yticks=ticks,
+            xticklabels=index,
+            yticklabels=index,
+            xlabel="input j",
+            ylabel="output i",
+        )
         ax_jac.grid(False)
     for ax_terms, _ in axes:
         ax_terms.set_ylabel("term × s")
     axes[0, 1].set_title(JACOBIAN_TITLE)
-    fig.legend(handles=handles, loc="outside upper center", ncol=2, fontsize=8)  # the three paths, then their sum
+    fig.legend(
+        handles=handles, loc="outside upper center", ncol=2, fontsize=8
+    )  # the three paths, then their sum
     fig.colorbar(image, ax=axes[:, 1], shrink=0.6, label="s·J entry")
     return fig
 
@@ -230,9 +413,17 @@ def scaling_figure(alphas, ratios: dict):
         source's "1/alpha" rule holds.
     """
     fig, ax = new_figure(figsize=(5.4, 3.2))
-    for (label, ratio), colour in zip(ratios.items(), (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE["negative"])):
+    for (label, ratio), colour in zip(
+        ratios.items(),
+        (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE["negative"]),
+    ):
         ax.plot(alphas, ratio, lw=2, color=colour, label=label)
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls="--", label="the 1/α rule")
-    ax.set(xscale="log", xlabel="scale factor α applied to the input", ylabel="α·|∇ at αx| / |∇ at x|", title="the 1/α rule holds only when ε ≪ α²·σ²")
+    ax.set(
+        xscale="log",
+        xlabel="scale factor α applied to the input",
+        ylabel="α·|∇ at αx| / |∇ at x|",
+        title="the 1/α rule holds only when ε ≪ α²·σ²",
+    )
     ax.legend(fontsize=8)
     return fig

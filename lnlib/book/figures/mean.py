@@ -33,8 +33,18 @@ class MeanPanels:
         self.mean_line = ax_values.axhline(0.0, color=PALETTE["mean"], lw=2, label="mean μ")
         self.deviations = LineCollection([], linewidths=2)
         ax_values.add_collection(self.deviations)
-        (self.points,) = ax_values.plot(index, np.zeros(size), "o", color=PALETTE["input"], ms=8, label="entries $x_i$", zorder=3)
-        ax_values.set(xlabel="feature index i", ylabel="value", xticks=index, xlim=(0.5, size + 0.5))
+        (self.points,) = ax_values.plot(
+            index,
+            np.zeros(size),
+            "o",
+            color=PALETTE["input"],
+            ms=8,
+            label="entries $x_i$",
+            zorder=3,
+        )
+        ax_values.set(
+            xlabel="feature index i", ylabel="value", xticks=index, xlim=(0.5, size + 0.5)
+        )
         self.bars = ax_centred.bar(index, np.zeros(size), color=PALETTE["positive"])
         ax_centred.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_centred.set(xlabel="feature index i", ylabel="centred value $x_i - μ$", xticks=index)

@@ -15,7 +15,14 @@ from ...forward import layer_norm
 from ..experiments.normalizing import plane_basis, plane_coordinates
 from .style import PALETTE, new_figure
 
-__all__ = ["PlaneView", "EntriesView", "plane_limit", "normalizing_figure", "sphere_figure", "normalizing_companion"]
+__all__ = [
+    "PlaneView",
+    "EntriesView",
+    "plane_limit",
+    "normalizing_figure",
+    "sphere_figure",
+    "normalizing_companion",
+]
 
 SIZE = 3
 RADIUS = np.sqrt(SIZE)
@@ -47,15 +54,39 @@ class PlaneView:
 
     def __init__(self, ax, limit: float):
         self.ax = ax
-        ax.add_patch(Circle((0, 0), RADIUS, fill=False, ls="--", lw=1.5, color=PALETTE["neutral"], label="circle of radius √3"))
+        ax.add_patch(
+            Circle(
+                (0, 0),
+                RADIUS,
+                fill=False,
+                ls="--",
+                lw=1.5,
+                color=PALETTE["neutral"],
+                label="circle of radius √3",
+            )
+        )
         for direction, label in zip(plane_coordinates(np.eye(SIZE)), AXIS_LABELS):
             tip = direction / np.linalg.norm(direction) * 0.92 * limit
-            ax.plot([-tip[0], tip[0]], [-tip[1], tip[1]], color=PALETTE["reference"], lw=0.8, alpha=0.7)
-            ax.annotate(f"+{label}", tip, color=PALETTE["reference"], ha="center", va="center", fontsize=9)
+            ax.plot(
+                [-tip[0], tip[0]], [-tip[1], tip[1]], color=PALETTE["reference"], lw=0.8, alpha=0.7
+            )
+            ax.annotate(
+                f"+{label}", tip, color=PALETTE["reference"], ha="center", va="center", fontsize=9
+            )
         (self.ray,) = ax.plot([], [], ":", color=PALETTE["neutral"], lw=1)
-        (self.projection,) = ax.plot([], [], "o", color=PALETTE["input"], ms=8, label="projection of x (= x − μ1)")
-        (self.xhat,) = ax.plot([], [], "*", color=PALETTE["output"], ms=14, mec=PALETTE["neutral"], mew=0.5, label="x̂")
-        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal", xlabel="coordinate along $u_1$", ylabel="coordinate along $u_2$")
+        (self.projection,) = ax.plot(
+            [], [], "o", color=PALETTE["input"], ms=8, label="projection of x (= x − μ1)"
+        )
+        (self.xhat,) = ax.plot(
+            [], [], "*", color=PALETTE["output"], ms=14, mec=PALETTE["neutral"], mew=0.5, label="x̂"
+        )
+        ax.set(
+            xlim=(-limit, limit),
+            ylim=(-limit, limit),
+            aspect="equal",
+            xlabel="coordinate along $u_1$",
+            ylabel="coordinate along $u_2$",
+        )
         ax.grid(False)
 
     @property
@@ -90,12 +121,22 @@ class EntriesView:
 
     def __init__(self, ax, value_range):
         index = np.arange(1, SIZE + 1)
-        self.x_bars = ax.bar(index - 0.2, np.zeros(SIZE), width=0.4, color=PALETTE["input"], label="$x_i$")
-        self.xhat_bars = ax.bar(index + 0.2, np.zeros(SIZE), width=0.4, color=PALETTE["output"], label="$\\hat x_i$")
+        self.x_bars = ax.bar(
+            index - 0.2, np.zeros(SIZE), width=0.4, color=PALETTE["input"], label="$x_i$"
+        )
+        self.xhat_bars = ax.bar(
+            index + 0.2, np.zeros(SIZE), width=0.4, color=PALETTE["output"], label="$\\hat x_i$"
+        )
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
         low, high = min(value_range[0], -RADIUS), max(value_range[1], RADIUS)
         pad = 0.08 * (high - low)
-        ax.set(xticks=index, xticklabels=AXIS_LABELS, xlabel="feature", ylabel="value", ylim=(low - pad, high + pad))
+        ax.set(
+            xticks=index,
+            xticklabels=AXIS_LABELS,
+            xlabel="feature",
+            ylabel="value",
+            ylim=(low - pad, high + pad),
+        )
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2)
 
     @property
@@ -128,10 +169,14 @@ def normalizing_figure(x, eps: float = 0.0, *, value_range=(-3.0, 3.0), managed:
     -------
     (Figure, (PlaneView, EntriesView))
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1.5, 1.0))
+    fig, (left, right) = new_figure(
+        1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1.5, 1.0)
+    )
     plane = PlaneView(left, plane_limit(*value_range))
     left.set_title("plane x₁ + x₂ + x₃ = 0, seen along (1, 1, 1)")
-    left.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=7)  # outside: the moving dot would cover it
+    left.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=3, fontsize=7
+    )  # outside: the moving dot would cover it
     entries = EntriesView(right, value_range)
     x = np.asarray(x, dtype=float)
     plane.update(x, eps)
@@ -166,17 +211,23 @@ def sphere_figure(inputs, eps: float = 0.0):
     limit = 1.1 * max(RADIUS, np.abs(points).max())
     plane = PlaneView(axes[1], limit)
     for start, end in zip(points, targets):
-        axes[1].plot([start[0], end[0]], [start[1], end[1]], color=PALETTE["neutral"], lw=0.5, alpha=0.4)
+        axes[1].plot(
+            [start[0], end[0]], [start[1], end[1]], color=PALETTE["neutral"], lw=0.5, alpha=0.4
+        )
     plane.projection.set_data(points[:, 0], points[:, 1])
     plane.projection.set_markersize(5)
-    plane.projection.set_markerfacecolor("none")  # hollow: the legend tells projections from the inputs' dots
+    plane.projection.set_markerfacecolor(
+        "none"
+    )  # hollow: the legend tells projections from the inputs' dots
     plane.xhat.set_data(targets[:, 0], targets[:, 1])
     plane.xhat.set_markersize(9)
     axes[1].set_title("the plane, face on:\nevery x̂ is on the circle")
     # One legend for both panels, below them: inside the 3-D box it would cover points.
     handles_3d, labels_3d = ax3d.get_legend_handles_labels()
     handles, labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles_3d[:2] + handles, labels_3d[:2] + labels, loc="lower center", ncols=3, fontsize=8)
+    fig.legend(
+        handles_3d[:2] + handles, labels_3d[:2] + labels, loc="lower center", ncols=3, fontsize=8
+    )
     return fig
 
 
@@ -185,11 +236,20 @@ def _draw_sphere_3d(ax, inputs, images) -> None:
     basis_u, basis_v = plane_basis(SIZE)
     circle = RADIUS * (np.outer(np.cos(angle), basis_u) + np.outer(np.sin(angle), basis_v))
     reach = 1.05 * np.abs(inputs).max()
-    ax.plot_trisurf(*_disk(basis_u, basis_v, 0.9 * reach).T, color=PALETTE["reference"], alpha=0.15, linewidth=0)
+    ax.plot_trisurf(
+        *_disk(basis_u, basis_v, 0.9 * reach).T, color=PALETTE["reference"], alpha=0.15, linewidth=0
+    )
     ax.plot(*circle.T, "--", color=PALETTE["neutral"], lw=1.2)
-    ax.plot(*(np.outer([-1, 1], np.ones(SIZE)) * reach / np.sqrt(SIZE)).T, color=PALETTE["mean"], lw=1.5, label="direction (1, 1, 1)")
+    ax.plot(
+        *(np.outer([-1, 1], np.ones(SIZE)) * reach / np.sqrt(SIZE)).T,
+        color=PALETTE["mean"],
+        lw=1.5,
+        label="direction (1, 1, 1)",
+    )
     ax.scatter(*inputs.T, color=PALETTE["input"], s=14, depthshade=False, label="inputs x")
-    ax.scatter(*images.T, color=PALETTE["output"], s=30, marker="*", depthshade=False, label="images x̂")
+    ax.scatter(
+        *images.T, color=PALETTE["output"], s=30, marker="*", depthshade=False, label="images x̂"
+    )
     ax.set(xlabel="$x_1$", ylabel="$x_2$", title="inputs in R³ and their images x̂")
     ax.zaxis.set_rotate_label(False)  # upright: rotated, the subscript 3 reads like an ε
     ax.set_zlabel("$x_3$", rotation=0)
@@ -215,14 +275,20 @@ def normalizing_companion(examples: dict, *, ncols: int = 3):
     nrows = -(-len(examples) // ncols)
     fig, axes = new_figure(nrows, ncols, figsize=(1.8 * ncols, 2.1 * nrows + 0.6))
     axes = np.atleast_1d(axes).ravel()
-    limit = 1.1 * max(RADIUS, max(np.linalg.norm(plane_coordinates(x)) for x, _ in examples.values()))
+    limit = 1.1 * max(
+        RADIUS, max(np.linalg.norm(plane_coordinates(x)) for x, _ in examples.values())
+    )
     for ax, (title, (x, eps)) in zip(axes, examples.items()):
         PlaneView(ax, limit).update(x, eps)
-        ax.set_title(title.replace(": ", ":\n", 1), fontsize=9)  # "what: why" on two lines fits a third of the column
+        ax.set_title(
+            title.replace(": ", ":\n", 1), fontsize=9
+        )  # "what: why" on two lines fits a third of the column
         ax.set(xlabel="", ylabel="")
-    for ax in axes[len(examples):]:
+    for ax in axes[len(examples) :]:
         ax.remove()
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3, fontsize=9)
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3, fontsize=9
+    )
     fig.supxlabel("coordinate along $u_1$ in the plane $x_1 + x_2 + x_3 = 0$")
     fig.supylabel("coordinate along $u_2$")
     return fig

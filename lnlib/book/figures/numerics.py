@@ -8,7 +8,13 @@ import numpy as np
 
 from .style import PALETTE, new_figure
 
-__all__ = ["METHOD_STYLE", "ErrorPanels", "error_vs_shift_figure", "output_scatter_figure", "numerics_companion"]
+__all__ = [
+    "METHOD_STYLE",
+    "ErrorPanels",
+    "error_vs_shift_figure",
+    "output_scatter_figure",
+    "numerics_companion",
+]
 
 #: Colour, marker and label of each variance algorithm, shared by every figure of the chapter.
 METHOD_STYLE = {
@@ -38,7 +44,13 @@ def _error_axes(ax, ylabel: str | None = None, band: str | None = "wrong by 100 
 
     `band` labels the band inside the panel (None: no label, for narrow panels).
     """
-    ax.set(xscale="log", yscale="log", xlim=SHIFT_LIMITS, ylim=(ERROR_FLOOR / 3, ERROR_CEILING * 30), ylabel=ylabel)
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=SHIFT_LIMITS,
+        ylim=(ERROR_FLOOR / 3, ERROR_CEILING * 30),
+        ylabel=ylabel,
+    )
     ax.set_yticks(ERROR_TICKS, [f"$10^{{{round(np.log10(t))}}}$" for t in ERROR_TICKS])
     ax.set_xticks([1.0, 1e1, 1e2, 1e3, 1e4, 1e5], ["1", "", "$10^2$", "", "$10^4$", ""])
     ax.minorticks_off()
@@ -65,7 +77,10 @@ class ErrorPanels:
         Label the "100 % wrong" band inside each panel (False for narrow panels).
     """
 
-    TITLES = {"variance_error": "variance: relative error", "output_error": "output: max |y − y_exact|"}
+    TITLES = {
+        "variance_error": "variance: relative error",
+        "output_error": "output: max |y − y_exact|",
+    }
     BANDS = {"variance_error": "≥ 100 % wrong", "output_error": "error ≥ output"}
 
     def __init__(self, ax_variance, ax_output, *, band_labels: bool = True):
@@ -74,9 +89,16 @@ class ErrorPanels:
             _error_axes(ax, band=self.BANDS[key] if band_labels else None)
             ax.set_title(self.TITLES[key])
             for method, style in METHOD_STYLE.items():
-                (self.curves[key, method],) = ax.plot([], [], color=style["color"], lw=1.5, label=style["label"])
-                (self.markers[key, method],) = ax.plot([], [], style["marker"], color=style["color"], ms=8, mec="black")
-        self.cursors = [ax.axvline(1.0, color=PALETTE["neutral"], lw=1, ls="--") for ax in (ax_variance, ax_output)]
+                (self.curves[key, method],) = ax.plot(
+                    [], [], color=style["color"], lw=1.5, label=style["label"]
+                )
+                (self.markers[key, method],) = ax.plot(
+                    [], [], style["marker"], color=style["color"], ms=8, mec="black"
+                )
+        self.cursors = [
+            ax.axvline(1.0, color=PALETTE["neutral"], lw=1, ls="--")
+            for ax in (ax_variance, ax_output)
+        ]
         ax_variance.set_ylabel("error (log scale)")
         for ax in (ax_variance, ax_output):
             ax.set_xlabel(SHIFT_LABEL)
@@ -84,7 +106,15 @@ class ErrorPanels:
     def legend(self, figure, **kwargs):
         """One legend of the three methods for the whole figure, above the panels (never over the curves)."""
         handles = [self.curves["variance_error", method] for method in METHOD_STYLE]
-        return figure.legend(handles=handles, loc="outside upper center", ncol=3, fontsize=8, handlelength=1.5, columnspacing=1.0, **kwargs)
+        return figure.legend(
+            handles=handles,
+            loc="outside upper center",
+            ncol=3,
+            fontsize=8,
+            handlelength=1.5,
+            columnspacing=1.0,
+            **kwargs,
+        )
 
     @property
     def artists(self) -> list:
@@ -101,7 +131,11 @@ class ErrorPanels:
         for cursor in self.cursors:
             cursor.set_xdata([shift, shift])
         for (key, method), marker in self.markers.items():
-            marker.set_data(([shift], _plottable([getattr(errors, key)[method]])) if errors is not None else ([], []))
+            marker.set_data(
+                ([shift], _plottable([getattr(errors, key)[method]]))
+                if errors is not None
+                else ([], [])
+            )
 
 
 def error_vs_shift_figure(sweeps, guides: dict[str, float]):
@@ -121,16 +155,45 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         ax.set_xlabel(SHIFT_LABEL)
         kappa = np.logspace(0, 5, 50)
         u = guides[sweep.dtype]
-        ax.plot(kappa, np.clip(u * kappa**2, None, ERROR_CEILING / 3), color=METHOD_STYLE["one_pass"]["color"], ls="--", lw=1, label="u·κ²")
-        ax.plot(kappa, u * kappa, color=METHOD_STYLE["welford"]["color"], ls="--", lw=1, label="u·κ")
-        ax.plot(kappa, (u * kappa) ** 2, color=METHOD_STYLE["two_pass"]["color"], ls="--", lw=1, label="(u·κ)²")
+        ax.plot(
+            kappa,
+            np.clip(u * kappa**2, None, ERROR_CEILING / 3),
+            color=METHOD_STYLE["one_pass"]["color"],
+            ls="--",
+            lw=1,
+            label="u·κ²",
+        )
+        ax.plot(
+            kappa, u * kappa, color=METHOD_STYLE["welford"]["color"], ls="--", lw=1, label="u·κ"
+        )
+        ax.plot(
+            kappa,
+            (u * kappa) ** 2,
+            color=METHOD_STYLE["two_pass"]["color"],
+            ls="--",
+            lw=1,
+            label="(u·κ)²",
+        )
         for method, style in METHOD_STYLE.items():
-            ax.plot(sweep.shifts, _plottable(sweep.variance_error[method]), marker=style["marker"], ms=4, color=style["color"], label=style["label"])
+            ax.plot(
+                sweep.shifts,
+                _plottable(sweep.variance_error[method]),
+                marker=style["marker"],
+                ms=4,
+                color=style["color"],
+                label=style["label"],
+            )
         ax.set_title(f"{sweep.dtype}\nu = {u:.1e}")
     np.atleast_1d(axes)[0].set_ylabel("relative error of the variance")
     handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
     order = [3, 0, 4, 2, 5, 1]  # one column per method, its law below it: u·κ², (u·κ)², u·κ
-    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside lower center", ncol=3, fontsize=8)
+    fig.legend(
+        [handles[k] for k in order],
+        [labels[k] for k in order],
+        loc="outside lower center",
+        ncol=3,
+        fontsize=8,
+    )
     return fig
 
 
@@ -154,10 +217,17 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
     for ax, (method, y) in zip(np.atleast_1d(axes), outputs.items()):
         style = METHOD_STYLE[method]
         finite = np.isfinite(y)
-        limit = 1.1 * max(float(np.max(np.abs(y[finite]), initial=0.0)), float(np.max(np.abs(y_exact))))
+        limit = 1.1 * max(
+            float(np.max(np.abs(y[finite]), initial=0.0)), float(np.max(np.abs(y_exact)))
+        )
         ax.plot([-limit, limit], [-limit, limit], color=PALETTE["neutral"], lw=0.8, ls=":")
         ax.plot(np.ravel(y_exact), np.ravel(y), style["marker"], color=style["color"], ms=3)
-        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), xlabel="exact output", title=f"{style['label']}\n{int(np.sum(~finite))} NaN outputs")
+        ax.set(
+            xlim=(-limit, limit),
+            ylim=(-limit, limit),
+            xlabel="exact output",
+            title=f"{style['label']}\n{int(np.sum(~finite))} NaN outputs",
+        )
     np.atleast_1d(axes)[0].set_ylabel("computed output")
     fig.suptitle(textwrap.fill(title, 56))  # wrapped: a long setting would widen the figure
     return fig
@@ -189,6 +259,8 @@ def numerics_companion(sweeps, shift: float, points):
             ax.set_ylabel("")
     axes[0, 0].set_ylabel("variance: relative error")
     axes[1, 0].set_ylabel("output: max |y − y_exact|")
-    fig.supxlabel(f"{SHIFT_LABEL} (markers at {shift:g}); shaded: wrong by 100 % or more", fontsize=9)
+    fig.supxlabel(
+        f"{SHIFT_LABEL} (markers at {shift:g}); shaded: wrong by 100 % or more", fontsize=9
+    )
     panels.legend(fig)
     return fig

@@ -23,10 +23,33 @@ __all__ = [
 #: One colour per placement, used by every figure of the chapter.
 COLOURS = {"post": PALETTE["mean"], "pre": PALETTE["input"]}
 LABELS = {"post": "post-norm", "pre": "pre-norm"}
-BOX_COLOURS = {"norm": PALETTE["output"], "sub": PALETTE["reference"], "io": "white", "add": "white"}
+BOX_COLOURS = {
+    "norm": PALETTE["output"],
+    "sub": PALETTE["reference"],
+    "io": "white",
+    "add": "white",
+}
 
-POST_STEPS = [("$x_l$", "io"), ("Attention", "sub"), ("+", "add"), ("LayerNorm", "norm"), ("FFN", "sub"), ("+", "add"), ("LayerNorm", "norm"), ("$x_{l+1}$", "io")]
-PRE_STEPS = [("$x_l$", "io"), ("LayerNorm", "norm"), ("Attention", "sub"), ("+", "add"), ("LayerNorm", "norm"), ("FFN", "sub"), ("+", "add"), ("$x_{l+1}$", "io")]
+POST_STEPS = [
+    ("$x_l$", "io"),
+    ("Attention", "sub"),
+    ("+", "add"),
+    ("LayerNorm", "norm"),
+    ("FFN", "sub"),
+    ("+", "add"),
+    ("LayerNorm", "norm"),
+    ("$x_{l+1}$", "io"),
+]
+PRE_STEPS = [
+    ("$x_l$", "io"),
+    ("LayerNorm", "norm"),
+    ("Attention", "sub"),
+    ("+", "add"),
+    ("LayerNorm", "norm"),
+    ("FFN", "sub"),
+    ("+", "add"),
+    ("$x_{l+1}$", "io"),
+]
 
 
 def _draw_flow(ax, steps, skips, title):
@@ -36,14 +59,46 @@ def _draw_flow(ax, steps, skips, title):
         if kind == "add":
             ax.plot(0, y, "o", ms=16, mfc="white", mec=PALETTE["neutral"], zorder=3)
         elif kind != "io":
-            ax.add_patch(FancyBboxPatch((-0.9, y - 0.28), 1.8, 0.56, boxstyle="round,pad=0.02", fc=BOX_COLOURS[kind], ec=PALETTE["neutral"], alpha=0.9))
+            ax.add_patch(
+                FancyBboxPatch(
+                    (-0.9, y - 0.28),
+                    1.8,
+                    0.56,
+                    boxstyle="round,pad=0.02",
+                    fc=BOX_COLOURS[kind],
+                    ec=PALETTE["neutral"],
+                    alpha=0.9,
+                )
+            )
         ax.text(0, y, label, ha="center", va="center", fontsize=10, zorder=4)
     for low, high in zip(heights[:-1], heights[1:]):
-        ax.add_patch(FancyArrowPatch((0, low + 0.3), (0, high - 0.3), arrowstyle="-|>", mutation_scale=10, color=PALETTE["neutral"]))
+        ax.add_patch(
+            FancyArrowPatch(
+                (0, low + 0.3),
+                (0, high - 0.3),
+                arrowstyle="-|>",
+                mutation_scale=10,
+                color=PALETTE["neutral"],
+            )
+        )
     for start, end in skips:
-        path = [(0, heights[start] + 0.35), (-1.4, heights[start] + 0.35), (-1.4, heights[end]), (-0.2, heights[end])]
+        path = [
+            (0, heights[start] + 0.35),
+            (-1.4, heights[start] + 0.35),
+            (-1.4, heights[end]),
+            (-0.2, heights[end]),
+        ]
         ax.plot(*zip(*path[:-1]), color=PALETTE["positive"], lw=2)
-        ax.add_patch(FancyArrowPatch(path[-2], path[-1], arrowstyle="-|>", mutation_scale=10, color=PALETTE["positive"], lw=2))
+        ax.add_patch(
+            FancyArrowPatch(
+                path[-2],
+                path[-1],
+                arrowstyle="-|>",
+                mutation_scale=10,
+                color=PALETTE["positive"],
+                lw=2,
+            )
+        )
     ax.set(xlim=(-1.8, 1.2), ylim=(-0.6, heights[-1] + 0.6))
     ax.set_title(title, fontsize=9)
     ax.axis("off")
@@ -53,9 +108,26 @@ def block_diagrams():
     """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.6))
     # Three-line titles: on two lines, the halves' titles ran into each other.
-    _draw_flow(left, POST_STEPS, [(0, 2), (3, 5)], "post-norm\n(original Transformer, BERT):\nLayerNorm on the residual stream")
-    _draw_flow(right, PRE_STEPS, [(0, 3), (3, 6)], "pre-norm\n(GPT-2, GPT-3; LLaMA, RMSNorm):\nLayerNorm only on the branch")
-    right.text(0, -0.55, "a final LayerNorm follows the last layer", ha="center", fontsize=9, style="italic")
+    _draw_flow(
+        left,
+        POST_STEPS,
+        [(0, 2), (3, 5)],
+        "post-norm\n(original Transformer, BERT):\nLayerNorm on the residual stream",
+    )
+    _draw_flow(
+        right,
+        PRE_STEPS,
+        [(0, 3), (3, 6)],
+        "pre-norm\n(GPT-2, GPT-3; LLaMA, RMSNorm):\nLayerNorm only on the branch",
+    )
+    right.text(
+        0,
+        -0.55,
+        "a final LayerNorm follows the last layer",
+        ha="center",
+        fontsize=9,
+        style="italic",
+    )
     return fig
 
 
@@ -69,7 +141,17 @@ def _plain_log_axis(ax) -> None:
 
 def _errorbars(ax, x, rows, placement, **kwargs):
     """Mean over seeds (rows) with +-1 standard deviation error bars."""
-    ax.errorbar(x, rows.mean(axis=0), yerr=rows.std(axis=0), color=COLOURS[placement], marker="o", ms=4, capsize=3, label=LABELS[placement], **kwargs)
+    ax.errorbar(
+        x,
+        rows.mean(axis=0),
+        yerr=rows.std(axis=0),
+        color=COLOURS[placement],
+        marker="o",
+        ms=4,
+        capsize=3,
+        label=LABELS[placement],
+        **kwargs,
+    )
 
 
 def stream_figure(profiles: dict):
@@ -83,10 +165,20 @@ def stream_figure(profiles: dict):
     fig, ax = new_figure(figsize=(5.4, 3.2))
     depth = next(iter(profiles.values())).depth
     layers = np.arange(depth + 1)
-    ax.fill_between(layers, 1 + layers / 2, 1 + 1.5 * layers, color=COLOURS["pre"], alpha=0.12, label="Lemma 2: between $1 + l/2$ and $1 + 3l/2$")
+    ax.fill_between(
+        layers,
+        1 + layers / 2,
+        1 + 1.5 * layers,
+        color=COLOURS["pre"],
+        alpha=0.12,
+        label="Lemma 2: between $1 + l/2$ and $1 + 3l/2$",
+    )
     for placement, profile in profiles.items():
         _errorbars(ax, layers, profile.stream_sq, placement)
-    ax.set(xlabel="layer l (the residual stream after l layers)", ylabel="$\\|x_l\\|^2 / d$ (mean over tokens)")
+    ax.set(
+        xlabel="layer l (the residual stream after l layers)",
+        ylabel="$\\|x_l\\|^2 / d$ (mean over tokens)",
+    )
     ax.legend(loc="upper left")
     return fig
 
@@ -110,8 +202,14 @@ def depth_figure(depths, last_grads: dict):
         ax.set_xticks(depths, [str(d) for d in depths])
         ax.set_xlabel("depth L (number of layers)")
     _plain_log_axis(left)
-    left.set(ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$, last layer", title="gradient of the last FFN weight")
-    right.set(ylabel="gradient norm $\\times \\sqrt{L}$", title="times $\\sqrt{L}$: flat means $\\propto 1/\\sqrt{L}$")
+    left.set(
+        ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$, last layer",
+        title="gradient of the last FFN weight",
+    )
+    right.set(
+        ylabel="gradient norm $\\times \\sqrt{L}$",
+        title="times $\\sqrt{L}$: flat means $\\propto 1/\\sqrt{L}$",
+    )
     right.set_ylim(bottom=0)
     left.legend()
     return fig
@@ -125,7 +223,10 @@ def layer_figure(profiles: dict, weights=("W1", "W2")):
     for ax, weight in zip(np.atleast_1d(axes), weights):
         for placement, profile in profiles.items():
             _errorbars(ax, layers, profile.grad_norm[weight], placement)
-        ax.set(xlabel="layer index l (1 = bottom)", title=f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer")
+        ax.set(
+            xlabel="layer index l (1 = bottom)",
+            title=f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer",
+        )
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     np.atleast_1d(axes)[0].set_ylabel("gradient norm (mean ± sd over seeds)")
     np.atleast_1d(axes)[0].legend()
@@ -147,17 +248,33 @@ class ProfilePanels:
     """
 
     def __init__(self, ax_stream, ax_grad, max_depth: int, stream_max: float, grad_range):
-        self.band = Polygon(np.zeros((4, 2)), closed=True, color=COLOURS["pre"], alpha=0.12, label="Lemma 2 band\n(pre-norm)")
+        self.band = Polygon(
+            np.zeros((4, 2)),
+            closed=True,
+            color=COLOURS["pre"],
+            alpha=0.12,
+            label="Lemma 2 band\n(pre-norm)",
+        )
         ax_stream.add_patch(self.band)
         (self.stream,) = ax_stream.plot([], [], "o-", ms=3, lw=2)
         self.grad_bandfill = Polygon(np.ones((4, 2)), closed=True, alpha=0.2)
         ax_grad.add_patch(self.grad_bandfill)
         (self.grad,) = ax_grad.plot([], [], "o-", ms=3, lw=2)
-        ax_stream.set(xlim=(-0.5, max_depth + 0.5), ylim=(0, stream_max), xlabel="layer l", ylabel="$\\|x_l\\|^2 / d$",
-                      title="residual stream\nafter l layers")
+        ax_stream.set(
+            xlim=(-0.5, max_depth + 0.5),
+            ylim=(0, stream_max),
+            xlabel="layer l",
+            ylabel="$\\|x_l\\|^2 / d$",
+            title="residual stream\nafter l layers",
+        )
         _plain_log_axis(ax_grad)
-        ax_grad.set(xlim=(0.5, max_depth + 0.5), ylim=grad_range, xlabel="layer index l (1 = bottom)",
-                    ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$", title="FFN gradient per layer\n(mean ± sd over seeds)")
+        ax_grad.set(
+            xlim=(0.5, max_depth + 0.5),
+            ylim=grad_range,
+            xlabel="layer index l (1 = bottom)",
+            ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$",
+            title="FFN gradient per layer\n(mean ± sd over seeds)",
+        )
         ax_stream.legend(loc="upper left", fontsize=8)
 
     @property
@@ -179,7 +296,9 @@ class ProfilePanels:
         self.grad.set_data(index, mean)
         self.grad.set_color(colour)
         floor = np.maximum(mean - spread, mean / 10)
-        self.grad_bandfill.set_xy(np.column_stack([np.r_[index, index[::-1]], np.r_[floor, (mean + spread)[::-1]]]))
+        self.grad_bandfill.set_xy(
+            np.column_stack([np.r_[index, index[::-1]], np.r_[floor, (mean + spread)[::-1]]])
+        )
         self.grad_bandfill.set_color(colour)
 
 
@@ -212,10 +331,27 @@ def profile_companion(grid: dict, depths, width: int):
         top, bottom = axes[0, column], axes[1, column]
         for placement in COLOURS:
             profile = grid[(placement, depth, width)]
-            top.plot(np.arange(depth + 1), profile.stream_sq.mean(axis=0), "o-", ms=3, color=COLOURS[placement], label=LABELS[placement])
-            bottom.errorbar(np.arange(1, depth + 1), profile.mean("W2"), yerr=profile.spread("W2"), color=COLOURS[placement], marker="o", ms=3, capsize=2)
+            top.plot(
+                np.arange(depth + 1),
+                profile.stream_sq.mean(axis=0),
+                "o-",
+                ms=3,
+                color=COLOURS[placement],
+                label=LABELS[placement],
+            )
+            bottom.errorbar(
+                np.arange(1, depth + 1),
+                profile.mean("W2"),
+                yerr=profile.spread("W2"),
+                color=COLOURS[placement],
+                marker="o",
+                ms=3,
+                capsize=2,
+            )
         top.set(title=f"L = {depth}, d = {width}", xlabel="layer l", xticks=[0, depth // 2, depth])
-        bottom.set(xlabel="layer index l", xticks=[1, depth // 2, depth])  # three ticks: a narrow panel has room for no more
+        bottom.set(
+            xlabel="layer index l", xticks=[1, depth // 2, depth]
+        )  # three ticks: a narrow panel has room for no more
         _plain_log_axis(bottom)
     axes[0, 0].set_ylabel("$\\|x_l\\|^2 / d$")
     axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
@@ -242,23 +378,56 @@ def training_figure(sweep, shown: float):
     positions = np.arange(len(sweep.rates))
     for p_index, placement in enumerate(("post", "pre")):
         for warmed in (False, True):
-            label = f"{LABELS[placement]}, " + (f"{sweep.warmup}-step warm-up" if warmed else "no warm-up")
+            label = f"{LABELS[placement]}, " + (
+                f"{sweep.warmup}-step warm-up" if warmed else "no warm-up"
+            )
             curves = sweep.curves(shown, placement, warmed)
             mean, spread = curves.mean(axis=0), curves.std(axis=0)
             left.plot(steps, mean, "-" if warmed else "--", color=COLOURS[placement], label=label)
-            left.fill_between(steps, mean - spread, mean + spread, color=COLOURS[placement], alpha=0.2 if warmed else 0.1, lw=0)
+            left.fill_between(
+                steps,
+                mean - spread,
+                mean + spread,
+                color=COLOURS[placement],
+                alpha=0.2 if warmed else 0.1,
+                lw=0,
+            )
             rows = final[:, p_index, int(warmed)]
-            right.errorbar(positions + (0.08 if warmed else -0.08) + (p_index - 0.5) * 0.3, rows.mean(axis=-1), yerr=rows.std(axis=-1),
-                           color=COLOURS[placement], marker="o", ms=5, capsize=3, ls="-" if warmed else "--",
-                           mfc=COLOURS[placement] if warmed else "white")
+            right.errorbar(
+                positions + (0.08 if warmed else -0.08) + (p_index - 0.5) * 0.3,
+                rows.mean(axis=-1),
+                yerr=rows.std(axis=-1),
+                color=COLOURS[placement],
+                marker="o",
+                ms=5,
+                capsize=3,
+                ls="-" if warmed else "--",
+                mfc=COLOURS[placement] if warmed else "white",
+            )
     start = sweep.losses[..., 0].mean()
     for p_index, placement in enumerate(("post", "pre")):  # each placement's own starting loss
-        right.axhline(sweep.losses[:, p_index, ..., 0].mean(), color=COLOURS[placement], lw=1, ls=":",
-                      label=f"{LABELS[placement]} start")
-    left.set(xlabel="training step", ylabel="training loss", title=f"learning rate {shown:g},\n{len(sweep.seeds)} seeds (band: ±1 sd)")
-    fig.legend(handles=left.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8)  # inside, it covered the curves
-    right.set(xticks=positions, xticklabels=[f"{lr:g}" for lr in sweep.rates], xlabel="peak learning rate",
-              ylabel="mean loss over the last 10 steps", title=f"after {len(steps)} steps\n(open: no warm-up)")
+        right.axhline(
+            sweep.losses[:, p_index, ..., 0].mean(),
+            color=COLOURS[placement],
+            lw=1,
+            ls=":",
+            label=f"{LABELS[placement]} start",
+        )
+    left.set(
+        xlabel="training step",
+        ylabel="training loss",
+        title=f"learning rate {shown:g},\n{len(sweep.seeds)} seeds (band: ±1 sd)",
+    )
+    fig.legend(
+        handles=left.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8
+    )  # inside, it covered the curves
+    right.set(
+        xticks=positions,
+        xticklabels=[f"{lr:g}" for lr in sweep.rates],
+        xlabel="peak learning rate",
+        ylabel="mean loss over the last 10 steps",
+        title=f"after {len(steps)} steps\n(open: no warm-up)",
+    )
     right.set_ylim(0, 1.15 * start)
     right.legend(loc="lower right", fontsize=8)
     return fig

@@ -57,8 +57,15 @@ def encode_png(rgba: np.ndarray) -> bytes:
     height, width, _ = rgba.shape
     rows = np.zeros((height, width * 4 + 1), np.uint8)  # a leading 0 per row: no filter
     rows[:, 1:] = rgba.reshape(height, -1)
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits per channel, RGBA, no interlace
-    return PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _chunk(b"IEND", b"")
+    header = struct.pack(
+        ">IIBBBBB", width, height, 8, 6, 0, 0, 0
+    )  # 8 bits per channel, RGBA, no interlace
+    return (
+        PNG_SIGNATURE
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
+        + _chunk(b"IEND", b"")
+    )
 
 
 class FastRenderer:

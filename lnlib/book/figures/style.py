@@ -25,17 +25,25 @@ from __future__ import annotations
 import matplotlib
 from matplotlib.figure import Figure
 
-__all__ = ["PALETTE", "COLOUR_NAMES", "DPI", "COLUMN_WIDTH", "new_figure", "panel_grid", "layout_problems"]
+__all__ = [
+    "PALETTE",
+    "COLOUR_NAMES",
+    "DPI",
+    "COLUMN_WIDTH",
+    "new_figure",
+    "panel_grid",
+    "layout_problems",
+]
 
 #: Okabe-Ito colours by role, so every chapter uses the same colour for the same thing.
 PALETTE = {
-    "input": "#0072B2",      # blue: the raw input x
-    "mean": "#D55E00",       # vermilion: the mean
-    "positive": "#009E73",   # bluish green: above the mean / positive
-    "negative": "#CC79A7",   # reddish purple: below the mean / negative
-    "output": "#E69F00",     # orange: the output y or x-hat
+    "input": "#0072B2",  # blue: the raw input x
+    "mean": "#D55E00",  # vermilion: the mean
+    "positive": "#009E73",  # bluish green: above the mean / positive
+    "negative": "#CC79A7",  # reddish purple: below the mean / negative
+    "output": "#E69F00",  # orange: the output y or x-hat
     "reference": "#56B4E9",  # sky blue: a second curve, a reference
-    "neutral": "#000000",    # black: axes, guides
+    "neutral": "#000000",  # black: axes, guides
     "highlight": "#F0E442",  # yellow: a highlighted region
 }
 
@@ -70,12 +78,22 @@ BOOK_RC = {
     "axes.grid": True,
     "grid.alpha": 0.3,
     "legend.frameon": False,
-    "axes.prop_cycle": matplotlib.cycler(color=[PALETTE[k] for k in ("input", "mean", "positive", "negative", "output", "reference")]),
+    "axes.prop_cycle": matplotlib.cycler(
+        color=[PALETTE[k] for k in ("input", "mean", "positive", "negative", "output", "reference")]
+    ),
 }
 matplotlib.rcParams.update(BOOK_RC)
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(5.4, 3.0), managed: bool = True, squeeze: bool = True, **subplot_kw):
+def new_figure(
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    figsize=(5.4, 3.0),
+    managed: bool = True,
+    squeeze: bool = True,
+    **subplot_kw,
+):
     """Make a figure and its axes in the book's style.
 
     Parameters
@@ -104,8 +122,10 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(5.4, 3.0), managed: b
         text with it. The explorers' own figures (``managed=False``) are sized by ``lnlib.book.explorers``.
     """
     if managed and figsize[0] > COLUMN_WIDTH + 1e-9:
-        raise ValueError(f"figsize is {figsize[0]:g} in wide; the book's column holds {COLUMN_WIDTH:g} in: "
-                         "lay the panels out in more rows rather than shrinking the text.")
+        raise ValueError(
+            f"figsize is {figsize[0]:g} in wide; the book's column holds {COLUMN_WIDTH:g} in: "
+            "lay the panels out in more rows rather than shrinking the text."
+        )
     style = {"figsize": figsize, "layout": "constrained", "dpi": DPI, "facecolor": "white"}
     if managed:
         import matplotlib.pyplot as plt
@@ -115,7 +135,6 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(5.4, 3.0), managed: b
         fig = Figure(**style)
     axes = fig.subplots(nrows, ncols, squeeze=squeeze, **subplot_kw)
     return fig, axes
-
 
 
 def panel_grid(count: int, *, ncols: int = 2, panel=(3.0, 2.6), **subplot_kw):
@@ -142,7 +161,9 @@ def panel_grid(count: int, *, ncols: int = 2, panel=(3.0, 2.6), **subplot_kw):
     ncols = max(1, min(ncols, count))
     nrows = -(-count // ncols)
     width = min(panel[0] * ncols, COLUMN_WIDTH)
-    fig, axes = new_figure(nrows, ncols, figsize=(width, panel[1] * nrows), squeeze=False, **subplot_kw)
+    fig, axes = new_figure(
+        nrows, ncols, figsize=(width, panel[1] * nrows), squeeze=False, **subplot_kw
+    )
     axes = axes.ravel()
     for ax in axes[count:]:
         ax.remove()
@@ -155,12 +176,25 @@ def _hidden_tick_labels(fig) -> set:
 
     hidden = set()
     for ax in fig.axes:
-        if not ax.axison and ax.name != "3d":  # set_axis_off(): no ticks, no axis labels (3-D axes draw their own)
-            hidden |= {id(t) for t in (*ax.get_xticklabels(which="both"), *ax.get_yticklabels(which="both"),
-                                        ax.xaxis.label, ax.yaxis.label, ax.xaxis.offsetText, ax.yaxis.offsetText)}
+        if (
+            not ax.axison and ax.name != "3d"
+        ):  # set_axis_off(): no ticks, no axis labels (3-D axes draw their own)
+            hidden |= {
+                id(t)
+                for t in (
+                    *ax.get_xticklabels(which="both"),
+                    *ax.get_yticklabels(which="both"),
+                    ax.xaxis.label,
+                    ax.yaxis.label,
+                    ax.xaxis.offsetText,
+                    ax.yaxis.offsetText,
+                )
+            }
             continue
         for axis in ax._axis_map.values() if hasattr(ax, "_axis_map") else (ax.xaxis, ax.yaxis):
-            scale = axis.get_transform()  # compare in the axis's own scale (log axes span many decades)
+            scale = (
+                axis.get_transform()
+            )  # compare in the axis's own scale (log axes span many decades)
             low, high = sorted(scale.transform(np.asarray(axis.get_view_interval(), dtype=float)))
             slack = 1e-9 * (high - low)
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
@@ -173,8 +207,14 @@ def _hidden_tick_labels(fig) -> set:
 def _texts(fig) -> list:
     """Every drawn, non-empty text of `fig` (titles, labels, tick labels, legend entries, annotations)."""
     hidden = _hidden_tick_labels(fig)
-    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip() and id(t) not in hidden
-            and (t.axes is None or t.axes.get_visible())]
+    return [
+        t
+        for t in fig.findobj(matplotlib.text.Text)
+        if t.get_visible()
+        and t.get_text().strip()
+        and id(t) not in hidden
+        and (t.axes is None or t.axes.get_visible())
+    ]
 
 
 def _data_points(ax):
@@ -184,7 +224,11 @@ def _data_points(ax):
     points = [np.empty((0, 2))]
     for line in ax.lines:
         if line.get_visible():
-            points.append(line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)))
+            points.append(
+                line.get_transform().transform(
+                    np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)
+                )
+            )
     for collection in ax.collections:
         if collection.get_visible():
             offsets = np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)
@@ -215,7 +259,6 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
     list of str
         Empty when the layout is clean.
     """
-    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
@@ -229,11 +272,16 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
         if box.width == 0 or box.height == 0:
             continue
         label = repr(text.get_text()[:40])
-        if box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1 or box.y0 < frame.y0 - 1 or box.y1 > frame.y1 + 1:
+        if (
+            box.x0 < frame.x0 - 1
+            or box.x1 > frame.x1 + 1
+            or box.y0 < frame.y0 - 1
+            or box.y1 > frame.y1 + 1
+        ):
             problems.append(f"text {label} is cut by the figure's edge")
         boxes.append((label, box.padded(-0.5)))
     for i, (label_a, a) in enumerate(boxes):
-        for label_b, b in boxes[i + 1:]:
+        for label_b, b in boxes[i + 1 :]:
             if a.overlaps(b):
                 problems.append(f"texts {label_a} and {label_b} overlap")
     if legends_over_data:
@@ -245,8 +293,14 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
             if not ax.bbox.overlaps(box):
                 continue  # a legend placed outside its axes covers nothing
             points = _data_points(ax)
-            inside = (points[:, 0] > box.x0) & (points[:, 0] < box.x1) & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)
+            inside = (
+                (points[:, 0] > box.x0)
+                & (points[:, 0] < box.x1)
+                & (points[:, 1] > box.y0)
+                & (points[:, 1] < box.y1)
+            )
             if inside.any():
-                problems.append(f"the legend of the axes titled {ax.get_title()[:40]!r} covers its data")
+                problems.append(
+                    f"the legend of the axes titled {ax.get_title()[:40]!r} covers its data"
+                )
     return problems
-

@@ -12,14 +12,16 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgb
 
-from ..experiments.the_input import reduction_axes
 from ...norms import axis_ids
+from ..experiments.the_input import reduction_axes
 from .style import PALETTE, new_figure
 
 __all__ = ["GroupsPanel", "groups_figure", "groups_companion"]
 
 #: Colours of successive statistic groups (they repeat after six groups), as RGB triples.
-GROUP_RGB = np.array([to_rgb(PALETTE[k]) for k in ("input", "mean", "positive", "negative", "output", "reference")])
+GROUP_RGB = np.array(
+    [to_rgb(PALETTE[k]) for k in ("input", "mean", "positive", "negative", "output", "reference")]
+)
 
 
 def _canvas(groups: np.ndarray) -> np.ndarray:
@@ -29,7 +31,7 @@ def _canvas(groups: np.ndarray) -> np.ndarray:
     batch, rows, cols = groups.shape
     canvas = np.full((rows, batch * (cols + 1) - 1), np.nan)
     for b in range(batch):
-        canvas[:, b * (cols + 1): b * (cols + 1) + cols] = groups[b]
+        canvas[:, b * (cols + 1) : b * (cols + 1) + cols] = groups[b]
     return canvas
 
 
@@ -60,9 +62,17 @@ class GroupsPanel:
         ax.set_ylim(self.rows + (1.6 if labels else 0.2), -0.2)
         ax.set_aspect("equal")
         ax.set_axis_off()
-        self.labels = [ax.text(0, 0, "", ha="center", va="top", fontsize=8) for _ in range(4 if labels else 0)]
-        self.axis_labels = [ax.text(0, 0, "", ha=ha, va=va, rotation=rotation, fontsize=8)
-                            for ha, va, rotation in (("center", "top", 0), ("right", "center", 90))] if labels else []
+        self.labels = [
+            ax.text(0, 0, "", ha="center", va="top", fontsize=8) for _ in range(4 if labels else 0)
+        ]
+        self.axis_labels = (
+            [
+                ax.text(0, 0, "", ha=ha, va=va, rotation=rotation, fontsize=8)
+                for ha, va, rotation in (("center", "top", 0), ("right", "center", 90))
+            ]
+            if labels
+            else []
+        )
 
     @property
     def artists(self) -> list:
@@ -100,7 +110,9 @@ def _title(normalization: str, groups: np.ndarray) -> str:
     return f"{normalization}\n{count} mean{'s' if count > 1 else ''} of {groups.size // count} values each"
 
 
-def groups_figure(shape, axis_names, normalizations=("LayerNorm", "BatchNorm"), *, managed: bool = True):
+def groups_figure(
+    shape, axis_names, normalizations=("LayerNorm", "BatchNorm"), *, managed: bool = True
+):
     """One panel per normalization, for one input shape (chapter "The input x").
 
     Parameters
@@ -133,7 +145,9 @@ def _draw(ax, shape, axis_names, normalization: str):
     return ax
 
 
-def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the last two axes", "BatchNorm")):
+def groups_companion(
+    cases, normalizations=("LayerNorm", "LayerNorm over the last two axes", "BatchNorm")
+):
     """Small multiples: one row per context, one column per normalization (chapter "The input x").
 
     The static stand-in for :func:`lnlib.book.explorers.input_explorer` on the website.
@@ -149,9 +163,20 @@ def groups_companion(cases, normalizations=("LayerNorm", "LayerNorm over the las
     fig.axes[0].remove()
     # One sub-figure per context, headed by a bold, left-aligned line across the row, so it reads as
     # the row's heading and not as the middle panel's title.
-    for band, (label, (axis_names, shape)) in zip(np.atleast_1d(fig.subfigures(len(cases), 1)), cases.items()):
-        band.suptitle(f"{label}: x of shape {shape}", x=0.01, ha="left", fontsize=10, fontweight="bold")
-        for ax, normalization in zip(np.atleast_1d(band.subplots(1, len(normalizations))), normalizations):
+    for band, (label, (axis_names, shape)) in zip(
+        np.atleast_1d(fig.subfigures(len(cases), 1)), cases.items()
+    ):
+        band.suptitle(
+            f"{label}: x of shape {shape}", x=0.01, ha="left", fontsize=10, fontweight="bold"
+        )
+        for ax, normalization in zip(
+            np.atleast_1d(band.subplots(1, len(normalizations))), normalizations
+        ):
             _draw(ax, shape, axis_names, normalization)
-            ax.set_title(ax.get_title().replace("LayerNorm over the last two axes", "LayerNorm (last 2 axes)"), fontsize=9)
+            ax.set_title(
+                ax.get_title().replace(
+                    "LayerNorm over the last two axes", "LayerNorm (last 2 axes)"
+                ),
+                fontsize=9,
+            )
     return fig

@@ -38,14 +38,22 @@ class SpreadPanel:
 
     def __init__(self, ax, size: int, value_range):
         index = np.arange(1, size + 1)
-        self.band = ax.add_patch(Rectangle((0.5, 0.0), size, 0.0, color=PALETTE["reference"], alpha=0.3, lw=0))
+        self.band = ax.add_patch(
+            Rectangle((0.5, 0.0), size, 0.0, color=PALETTE["reference"], alpha=0.3, lw=0)
+        )
         self.mean_line = ax.axhline(0.0, color=PALETTE["mean"], lw=2)
         self.deviations = LineCollection([], linewidths=2)
         ax.add_collection(self.deviations)
         (self.points,) = ax.plot(index, np.zeros(size), "o", color=PALETTE["input"], ms=8, zorder=3)
         low, high = value_range
         pad = 0.05 * (high - low)
-        ax.set(xlabel="feature index i", ylabel="value", xticks=index, xlim=(0.5, size + 0.5), ylim=(low - pad, high + pad))
+        ax.set(
+            xlabel="feature index i",
+            ylabel="value",
+            xticks=index,
+            xlim=(0.5, size + 0.5),
+            ylim=(low - pad, high + pad),
+        )
         ax.set_title("dots: entries $x_i$; line: mean μ;\nshaded band: μ ± σ")
 
     @property
@@ -63,7 +71,9 @@ class SpreadPanel:
         self.band.set_y(mu - sigma)
         self.band.set_height(2 * sigma)
         self.deviations.set_segments([[(i, mu), (i, v)] for i, v in enumerate(x, start=1)])
-        self.deviations.set_colors([PALETTE["positive"] if v >= mu else PALETTE["negative"] for v in x])
+        self.deviations.set_colors(
+            [PALETTE["positive"] if v >= mu else PALETTE["negative"] for v in x]
+        )
 
 
 class SquaresPanel:
@@ -82,14 +92,24 @@ class SquaresPanel:
     """
 
     def __init__(self, ax, size: int, span: float):
-        self.squares = [ax.add_patch(Rectangle((0.0, 0.0), 0.0, 0.0, alpha=0.75, lw=1, ec="white")) for _ in range(size)]
-        self.average = ax.add_patch(Rectangle((0.0, 0.0), 0.0, 0.0, fill=False, ec=PALETTE["mean"], lw=2, ls="--"))
+        self.squares = [
+            ax.add_patch(Rectangle((0.0, 0.0), 0.0, 0.0, alpha=0.75, lw=1, ec="white"))
+            for _ in range(size)
+        ]
+        self.average = ax.add_patch(
+            Rectangle((0.0, 0.0), 0.0, 0.0, fill=False, ec=PALETTE["mean"], lw=2, ls="--")
+        )
         # Entries within a range of width `span`: one deviation is at most span (H - 1) / H, their sum at most
         # H span / 2 (half the entries at each end), the side of the average square at most span / 2 sqrt(H / (H - 1)).
         tallest = span * (size - 1) / size
         width = size * span / 2 + (size + 1) * GAP + span / 2 * np.sqrt(size / (size - 1))
-        ax.set(xlim=(-GAP, width + GAP), ylim=(0.0, max(tallest, span / 2 * np.sqrt(size / (size - 1))) * 1.25), aspect="equal",
-               xlabel="the squares side by side (value units)", ylabel="side $|x_i - \\mu|$")
+        ax.set(
+            xlim=(-GAP, width + GAP),
+            ylim=(0.0, max(tallest, span / 2 * np.sqrt(size / (size - 1))) * 1.25),
+            aspect="equal",
+            xlabel="the squares side by side (value units)",
+            ylabel="side $|x_i - \\mu|$",
+        )
         ax.set_title("squared deviations as areas;\ndashed: their average (area = variance)")
 
     @property
@@ -142,13 +162,20 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
     if fitted:
         pad = max(np.ptp(x), 1.0) * 0.25
         value_range = (x.min() - pad, x.max() + pad)
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1, 1.6))
-    panels = (SpreadPanel(left, x.size, value_range), SquaresPanel(right, x.size, value_range[1] - value_range[0]))
+    fig, (left, right) = new_figure(
+        1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1, 1.6)
+    )
+    panels = (
+        SpreadPanel(left, x.size, value_range),
+        SquaresPanel(right, x.size, value_range[1] - value_range[0]),
+    )
     for panel in panels:
         panel.update(x, unbiased)
     if fitted:
         panels[1].fit(*panels[1].extent())
-        right.set_title(f"squared deviations as areas;\ndashed: their average,\n{_variance_label(x, unbiased)}")
+        right.set_title(
+            f"squared deviations as areas;\ndashed: their average,\n{_variance_label(x, unbiased)}"
+        )
     return fig, panels
 
 
@@ -178,11 +205,14 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
     for ax, title, x in zip(axes, examples, vectors):
         panels.append(SquaresPanel(ax, x.size, float(np.ptp(x)) or 1.0))
         panels[-1].update(x, unbiased)
-        ax.set_title(f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]\ndashed: {_variance_label(x, unbiased)}", fontsize=9)
+        ax.set_title(
+            f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]\ndashed: {_variance_label(x, unbiased)}",
+            fontsize=9,
+        )
     widths, heights = zip(*(panel.extent() for panel in panels))
     for panel in panels:  # one scale for all panels, so areas compare across them
         panel.fit(max(widths), max(heights))
-    for ax in axes[len(vectors):]:
+    for ax in axes[len(vectors) :]:
         ax.set_visible(False)
     return fig
 
@@ -206,13 +236,28 @@ def bessel_figure(sizes, *, marked=(4, 512)):
     """
     sizes = np.asarray(sizes, dtype=float)
     fig, ax = new_figure(figsize=(5.4, 3.0))
-    ax.semilogx(sizes, np.sqrt((sizes - 1) / sizes), color=PALETTE["input"], lw=2, label="σ / s = √((H − 1) / H)")
+    ax.semilogx(
+        sizes,
+        np.sqrt((sizes - 1) / sizes),
+        color=PALETTE["input"],
+        lw=2,
+        label="σ / s = √((H − 1) / H)",
+    )
     ax.axhline(1.0, color=PALETTE["neutral"], lw=1, ls=":")
     for h in marked:
         ratio = np.sqrt((h - 1) / h)
         ax.plot([h], [ratio], "o", color=PALETTE["mean"])
-        ax.annotate(f"H = {h}: {ratio:.4f}", (h, ratio), textcoords="offset points", xytext=(8, -14), fontsize=9)
-    ax.set(xlabel="H, number of features (log scale)", ylabel="unbiased output / biased output",
-           title="Unbiased std: every output shrinks by √((H − 1)/H)")
+        ax.annotate(
+            f"H = {h}: {ratio:.4f}",
+            (h, ratio),
+            textcoords="offset points",
+            xytext=(8, -14),
+            fontsize=9,
+        )
+    ax.set(
+        xlabel="H, number of features (log scale)",
+        ylabel="unbiased output / biased output",
+        title="Unbiased std: every output shrinks by √((H − 1)/H)",
+    )
     ax.legend(loc="lower right")
     return fig

@@ -14,11 +14,18 @@ EXPLORER_YLIM = (1e-25, 1e18)
 
 def stack_style(layer_norm_on: bool, activation: str) -> dict:
     """Line style of a stack: blue with LayerNorm, vermilion without; solid for ReLU, dashed for tanh (chapter "Why normalize?")."""
-    return {"color": PALETTE["input"] if layer_norm_on else PALETTE["mean"], "ls": "-" if activation == "relu" else "--", "lw": 2}
+    return {
+        "color": PALETTE["input"] if layer_norm_on else PALETTE["mean"],
+        "ls": "-" if activation == "relu" else "--",
+        "lw": 2,
+    }
 
 
 def _setup(ax_act, ax_grad, depth: int) -> None:
-    for ax, label in ((ax_act, "activation scale, RMS of $h_l$"), (ax_grad, r"gradient scale, RMS of $\partial L/\partial h_l$")):
+    for ax, label in (
+        (ax_act, "activation scale, RMS of $h_l$"),
+        (ax_grad, r"gradient scale, RMS of $\partial L/\partial h_l$"),
+    ):
         ax.set_yscale("log")
         ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, alpha=0.5)
         ax.set(xlabel="layer l (0 = input)", ylabel=label, xlim=(0, depth))
@@ -79,7 +86,9 @@ def scale_figure(curves: dict):
     _setup(ax_act, ax_grad, depth)
     for label, (run, style) in curves.items():
         _draw(ax_act, ax_grad, run, label=label, **style)
-    fig.legend(*ax_act.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=9)  # inside, it would cover a curve
+    fig.legend(
+        *ax_act.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=9
+    )  # inside, it would cover a curve
     return fig
 
 

@@ -72,7 +72,6 @@ def rms(a) -> float:
     return float(np.sqrt(np.mean(a * a)))
 
 
-
 def random_stack(depth: int = 50, width: int = 64, batch: int = 32, *, seed: int = 0):
     """Seeded ingredients of a stack at weight scale 1 (chapter "Why normalize?").
 
@@ -103,7 +102,9 @@ def random_stack(depth: int = 50, width: int = 64, batch: int = 32, *, seed: int
     ValueError
         If a size is below 1.
     """
-    depth, width, batch = (check_count(v, n) for v, n in ((depth, "depth"), (width, "width"), (batch, "batch")))
+    depth, width, batch = (
+        check_count(v, n) for v, n in ((depth, "depth"), (width, "width"), (batch, "batch"))
+    )
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch, width))
     weights = rng.standard_normal((depth, width, width)) / np.sqrt(width)
@@ -119,7 +120,15 @@ def _activate(u: np.ndarray, activation: str):
     return np.maximum(u, 0.0), (u > 0).astype(u.dtype)
 
 
-def run_stack(x, weights, upstream, *, layer_norm_on: bool = False, activation: str = "tanh", eps: float = 1e-5) -> StackRun:
+def run_stack(
+    x,
+    weights,
+    upstream,
+    *,
+    layer_norm_on: bool = False,
+    activation: str = "tanh",
+    eps: float = 1e-5,
+) -> StackRun:
     """Forward and backward pass of the stack ``h_l = phi(LN(h_{l-1} W_l))`` (chapter "Why normalize?").
 
     Parameters
@@ -154,10 +163,23 @@ def run_stack(x, weights, upstream, *, layer_norm_on: bool = False, activation: 
         dz = layer_norm_backward(du, z, eps=eps)[0] if layer_norm_on else du
         weight_grads.append(h_in.T @ dz)
         activation_grads.append(dz @ w.T)
-    return StackRun(activations=tuple(hs), activation_grads=tuple(activation_grads[::-1]), weight_grads=tuple(weight_grads[::-1]))
+    return StackRun(
+        activations=tuple(hs),
+        activation_grads=tuple(activation_grads[::-1]),
+        weight_grads=tuple(weight_grads[::-1]),
+    )
 
 
-def scale_profiles(x, weights, upstream, depths, *, layer_norm_on: bool = False, activation: str = "tanh", eps: float = 1e-5):
+def scale_profiles(
+    x,
+    weights,
+    upstream,
+    depths,
+    *,
+    layer_norm_on: bool = False,
+    activation: str = "tanh",
+    eps: float = 1e-5,
+):
     """Activation and gradient scale per layer for stacks of several depths at once (chapter "Why normalize?").
 
     A stack of depth d is the first d layers of `weights`, with the loss
@@ -189,7 +211,9 @@ def scale_profiles(x, weights, upstream, depths, *, layer_norm_on: bool = False,
     x, weights, upstream = _checked(x, weights, upstream, activation)
     depths = sorted({check_count(d, "depth") for d in depths}, reverse=True)
     if not depths or depths[0] > len(weights):
-        raise ValueError(f"depths must be between 1 and the number of layers, {len(weights)}; got {depths}.")
+        raise ValueError(
+            f"depths must be between 1 and the number of layers, {len(weights)}; got {depths}."
+        )
     hs, zs, slopes = _forward(x, weights, layer_norm_on, activation, eps)
     gradient_rms = {d: np.empty(d + 1) for d in depths}
     active, signal = [], np.empty((0, *x.shape))
@@ -213,7 +237,9 @@ def _checked(x, weights, upstream, activation: str):
     weights = as_float_array(weights, "weights")
     upstream = as_float_array(upstream, "upstream")
     if x.ndim != 2 or weights.ndim != 3 or weights.shape[1:] != (x.shape[1], x.shape[1]):
-        raise ValueError(f"x must be (batch, width) and weights (depth, width, width); got x {x.shape} and weights {weights.shape}.")
+        raise ValueError(
+            f"x must be (batch, width) and weights (depth, width, width); got x {x.shape} and weights {weights.shape}."
+        )
     if upstream.shape != x.shape:
         raise ValueError(f"upstream must have the shape of x, {x.shape}; got {upstream.shape}.")
     if activation not in ACTIVATIONS:

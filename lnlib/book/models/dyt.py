@@ -111,7 +111,13 @@ def fit_tanh(inputs, outputs) -> dict:
     if x.shape != y.shape:
         raise ValueError(f"inputs and outputs must have the same size; got {x.size} and {y.size}.")
     slope = float(np.dot(x, y) / np.dot(x, x))
-    (alpha, gamma), _ = curve_fit(lambda v, a, g: g * np.tanh(a * v), x, y, p0=(0.5, 2.0 * np.abs(y).max()), maxfev=5000)
-    return {"alpha": float(alpha), "gamma": float(gamma), "slope": slope,
-            "rms_tanh": float(np.sqrt(np.mean((gamma * np.tanh(alpha * x) - y) ** 2))),
-            "rms_line": float(np.sqrt(np.mean((slope * x - y) ** 2)))}
+    (alpha, gamma), _ = curve_fit(
+        lambda v, a, g: g * np.tanh(a * v), x, y, p0=(0.5, 2.0 * np.abs(y).max()), maxfev=5000
+    )
+    return {
+        "alpha": float(alpha),
+        "gamma": float(gamma),
+        "slope": slope,
+        "rms_tanh": float(np.sqrt(np.mean((gamma * np.tanh(alpha * x) - y) ** 2))),
+        "rms_line": float(np.sqrt(np.mean((slope * x - y) ** 2))),
+    }

@@ -37,17 +37,51 @@ import numpy as np
 from ...backward import layer_norm_backward
 from ...forward import layer_norm
 from ...validation import check_count
-from .transformer import (ATTENTION_WEIGHTS, FFN_WEIGHTS, attention_backward, attention_forward, check_activations, ffn_backward, ffn_forward,
-                          init_layer, model_norm, model_norm_backward, mse_loss)
+from .transformer import (
+    ATTENTION_WEIGHTS,
+    FFN_WEIGHTS,
+    attention_backward,
+    attention_forward,
+    check_activations,
+    ffn_backward,
+    ffn_forward,
+    init_layer,
+    model_norm,
+    model_norm_backward,
+    mse_loss,
+)
 
-__all__ = ["MIXLN_RATIO", "SCHEMES", "SCHEME_LABELS", "PlacementProfile", "check_scheme", "deepnorm_constants", "init_weights", "mixln_post_layers", "placement_backward", "placement_forward", "placement_profile", "profile_table", "sublayer_rules", "attention_entropy", "logit_statistics"]
+__all__ = [
+    "MIXLN_RATIO",
+    "SCHEMES",
+    "SCHEME_LABELS",
+    "PlacementProfile",
+    "check_scheme",
+    "deepnorm_constants",
+    "init_weights",
+    "mixln_post_layers",
+    "placement_backward",
+    "placement_forward",
+    "placement_profile",
+    "profile_table",
+    "sublayer_rules",
+    "attention_entropy",
+    "logit_statistics",
+]
 
 #: The placements, in the order the chapter introduces them.
 SCHEMES = ("post", "pre", "peri", "olmo2", "mixln", "deepnorm", "lns")
 
 #: How the chapter and its figures name each scheme.
-SCHEME_LABELS = {"post": "Post-LN", "pre": "Pre-LN", "peri": "Peri-LN", "olmo2": "OLMo 2 reordered", "mixln": "Mix-LN",
-                 "deepnorm": "DeepNorm", "lns": "LN scaling"}
+SCHEME_LABELS = {
+    "post": "Post-LN",
+    "pre": "Pre-LN",
+    "peri": "Peri-LN",
+    "olmo2": "OLMo 2 reordered",
+    "mixln": "Mix-LN",
+    "deepnorm": "DeepNorm",
+    "lns": "LN scaling",
+}
 
 #: The fraction of layers (from the bottom) that Mix-LN makes post-norm, Li et al.'s default α = 0.25.
 MIXLN_RATIO = 0.25
@@ -104,8 +138,16 @@ def _check_scale(value, name: str) -> float:
     return float(value)
 
 
-def init_weights(scheme: str, depth: int, width: int, *, seed: int = 0, qk_scale: float = 1.0, out_scale: float = 1.0,
-                 rng: np.random.Generator | None = None) -> list[dict[str, np.ndarray]]:
+def init_weights(
+    scheme: str,
+    depth: int,
+    width: int,
+    *,
+    seed: int = 0,
+    qk_scale: float = 1.0,
+    out_scale: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> list[dict[str, np.ndarray]]:
     """Xavier-normal weights for `depth` layers, with DeepNorm's β where the scheme asks for it (chapter "LayerNorm after 2020").
 
     ``Wq`` and ``Wk`` are multiplied by `qk_scale`; ``Wo`` and ``W2``, the
@@ -188,7 +230,9 @@ def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = Fa
     scheme = check_scheme(scheme)
     states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
     for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
-        middle, attn_cache = _sublayer_forward(states[-1], lambda h: attention_forward(h, w, qk_norm=qk_norm), rule)
+        middle, attn_cache = _sublayer_forward(
+            states[-1], lambda h: attention_forward(h, w, qk_norm=qk_norm), rule
+        )
         out, ffn_cache = _sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
         states.append(out)
         caches.append((attn_cache, ffn_cache))
@@ -212,8 +256,12 @@ def placement_backward(dout, states: list, caches: list, weights: list[dict], sc
     rules = sublayer_rules(scheme, len(weights))
     for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
         attn_cache, ffn_cache = cache
-        dmiddle, ffn_grads = _sublayer_backward(stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
-        dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule)
+        dmiddle, ffn_grads = _sublayer_backward(
+            stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule
+        )
+        dx, attn_grads = _sublayer_backward(
+            dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule
+        )
         stream_grads.append(dx)
         grads.append({**attn_grads, **ffn_grads})
     return stream_grads[::-1], grads[::-1]
@@ -258,9 +306,19 @@ def _angular_distance(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(np.arccos(np.clip(cos, -1.0, 1.0))) / np.pi)
 
 
-def placement_profile(scheme: str, depth: int, width: int = 32, *, seeds: int = 3, tokens: int = 8, batch: int = 2,
-                      qk_norm: bool = False, qk_scale: float = 1.0, out_scale: float = 1.0,
-                      first_seed: int = 0) -> PlacementProfile:
+def placement_profile(
+    scheme: str,
+    depth: int,
+    width: int = 32,
+    *,
+    seeds: int = 3,
+    tokens: int = 8,
+    batch: int = 2,
+    qk_norm: bool = False,
+    qk_scale: float = 1.0,
+    out_scale: float = 1.0,
+    first_seed: int = 0,
+) -> PlacementProfile:
     """Measure one scheme's stack at initialization over several seeds (chapter "LayerNorm after 2020").
 
     For each seed: fresh weights (:func:`init_weights`), a batch of inputs and
@@ -291,18 +349,26 @@ def placement_profile(scheme: str, depth: int, width: int = 32, *, seeds: int = 
         Seed s uses ``np.random.default_rng(first_seed + s)``.
     """
     scheme = check_scheme(scheme)
-    depth, width, seeds = check_count(depth, "depth"), check_count(width, "width"), check_count(seeds, "seeds")
+    depth, width, seeds = (
+        check_count(depth, "depth"),
+        check_count(width, "width"),
+        check_count(seeds, "seeds"),
+    )
     tokens, batch = check_count(tokens, "tokens"), check_count(batch, "batch")
     stream_sq, grad_norm = np.empty((seeds, depth + 1)), np.empty((seeds, depth))
     angle, entropy = np.empty((seeds, depth)), np.empty((seeds, depth))
     for s in range(seeds):
         rng = np.random.default_rng(first_seed + s)
-        weights = init_weights(scheme, depth, width, qk_scale=qk_scale, out_scale=out_scale, rng=rng)
+        weights = init_weights(
+            scheme, depth, width, qk_scale=qk_scale, out_scale=out_scale, rng=rng
+        )
         x, target = rng.normal(size=(batch, tokens, width)), rng.normal(size=(batch, tokens, width))
         out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
         _, grads = placement_backward(mse_loss(out, target)[1], states, caches, weights, scheme)
         stream_sq[s] = [np.mean(np.sum(h * h, axis=-1)) / width for h in states]
-        grad_norm[s] = [np.sqrt(sum(np.sum(g[n] ** 2) for n in ATTENTION_WEIGHTS + FFN_WEIGHTS)) for g in grads]
+        grad_norm[s] = [
+            np.sqrt(sum(np.sum(g[n] ** 2) for n in ATTENTION_WEIGHTS + FFN_WEIGHTS)) for g in grads
+        ]
         angle[s] = [_angular_distance(a, b) for a, b in zip(states[:-1], states[1:])]
         entropy[s] = [attention_entropy(cache[0][-1][6]).mean() for cache in caches]
     return PlacementProfile(scheme, depth, width, stream_sq, grad_norm, angle, entropy)
@@ -355,5 +421,8 @@ def logit_statistics(x, w: dict, *, qk_norm: bool = False) -> dict:
     q, k, a = cache[3], cache[4], cache[6]
     width = q.shape[-1]
     logits = q @ k.transpose(0, 2, 1) / np.sqrt(width)
-    return {"max_logit": float(np.abs(logits).max()), "entropy": float(attention_entropy(a).mean()),
-            "bound": float(np.sqrt(width))}
+    return {
+        "max_logit": float(np.abs(logits).max()),
+        "entropy": float(attention_entropy(a).mean()),
+        "bound": float(np.sqrt(width)),
+    }

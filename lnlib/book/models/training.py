@@ -23,13 +23,26 @@ from pathlib import Path
 
 import numpy as np
 
-from ..tools import prose
 from ...forward import layer_norm
-from .transformer import check_placement, init_stack, mse_loss, stack_backward, stack_forward
 from ...validation import check_count
+from ..tools import prose
+from .transformer import check_placement, init_stack, mse_loss, stack_backward, stack_forward
 
-__all__ = ["ADAM", "PLACEMENTS", "WARMUP_RESULTS", "WARMUP_SETTINGS", "WarmupSweep", "load_sweep", "machine",
-           "mean_token_task", "save_sweep", "train", "warmup_findings", "warmup_rate", "warmup_sweep"]
+__all__ = [
+    "ADAM",
+    "PLACEMENTS",
+    "WARMUP_RESULTS",
+    "WARMUP_SETTINGS",
+    "WarmupSweep",
+    "load_sweep",
+    "machine",
+    "mean_token_task",
+    "save_sweep",
+    "train",
+    "warmup_findings",
+    "warmup_rate",
+    "warmup_sweep",
+]
 
 #: The two placements, in the order :class:`WarmupSweep` stores them.
 PLACEMENTS = ("post", "pre")
@@ -38,7 +51,14 @@ PLACEMENTS = ("post", "pre")
 ADAM = (0.9, 0.98, 1e-9)
 
 #: The sweep the chapter reports: three peak rates a factor of about 3 apart, 8 seeds.
-WARMUP_SETTINGS = {"rates": (3e-3, 1e-2, 3e-2), "seeds": tuple(range(8)), "warmup": 25, "steps": 100, "depth": 6, "width": 32}
+WARMUP_SETTINGS = {
+    "rates": (3e-3, 1e-2, 3e-2),
+    "seeds": tuple(range(8)),
+    "warmup": 25,
+    "steps": 100,
+    "depth": 6,
+    "width": 32,
+}
 
 #: The chapter's sweep, computed once by ``make results`` (:func:`save_sweep`) and read by the chapter
 #: (:func:`load_sweep`). Training is chaotic: another CPU's rounding (another BLAS kernel) moves every
@@ -47,7 +67,9 @@ WARMUP_SETTINGS = {"rates": (3e-3, 1e-2, 3e-2), "seeds": tuple(range(8)), "warmu
 WARMUP_RESULTS = Path(__file__).parents[1] / "data" / "warmup_sweep.json"
 
 
-def mean_token_task(rng: np.random.Generator, batch: int, tokens: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+def mean_token_task(
+    rng: np.random.Generator, batch: int, tokens: int, width: int
+) -> tuple[np.ndarray, np.ndarray]:
     """A toy task that needs attention: every token must output the layer-normalized mean of its sequence (chapter "Pre-norm vs post-norm").
 
     Returns
@@ -64,8 +86,18 @@ def warmup_rate(step: int, lr: float, warmup: int) -> float:
     return lr * min(1.0, step / warmup) if warmup > 0 else lr
 
 
-def train(placement: str, *, lr: float, warmup: int = 0, steps: int = 100, depth: int = 6, width: int = 32,
-          tokens: int = 8, batch: int = 8, seed: int = 0) -> np.ndarray:
+def train(
+    placement: str,
+    *,
+    lr: float,
+    warmup: int = 0,
+    steps: int = 100,
+    depth: int = 6,
+    width: int = 32,
+    tokens: int = 8,
+    batch: int = 8,
+    seed: int = 0,
+) -> np.ndarray:
     """Train a stack with Adam on :func:`mean_token_task`; return the loss at every step (chapter "Pre-norm vs post-norm").
 
     Parameters
@@ -87,7 +119,9 @@ def train(placement: str, *, lr: float, warmup: int = 0, steps: int = 100, depth
         The training loss (:func:`lnlib.book.models.transformer.mse_loss`) before each update.
     """
     placement = check_placement(placement)
-    steps, tokens, batch = (check_count(v, n) for v, n in ((steps, "steps"), (tokens, "tokens"), (batch, "batch")))
+    steps, tokens, batch = (
+        check_count(v, n) for v, n in ((steps, "steps"), (tokens, "tokens"), (batch, "batch"))
+    )
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not (np.isfinite(lr) and lr > 0):
         raise ValueError(f"lr must be a positive finite number such as 1e-3; got {lr!r}.")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
@@ -108,7 +142,11 @@ def train(placement: str, *, lr: float, warmup: int = 0, steps: int = 100, depth
             for name in w:
                 m[name] = beta1 * m[name] + (1 - beta1) * g[name]
                 v[name] = beta2 * v[name] + (1 - beta2) * g[name] ** 2
-                w[name] -= rate * (m[name] / (1 - beta1**step)) / (np.sqrt(v[name] / (1 - beta2**step)) + eps)
+                w[name] -= (
+                    rate
+                    * (m[name] / (1 - beta1**step))
+                    / (np.sqrt(v[name] / (1 - beta2**step)) + eps)
+                )
     return losses
 
 
@@ -136,7 +174,9 @@ class WarmupSweep:
         """The loss curves of one setting, one row per seed."""
         if rate not in self.rates:
             raise ValueError(f"rate must be one of the swept rates {self.rates}; got {rate!r}.")
-        return self.losses[self.rates.index(rate), PLACEMENTS.index(check_placement(placement)), int(bool(warmed))]
+        return self.losses[
+            self.rates.index(rate), PLACEMENTS.index(check_placement(placement)), int(bool(warmed))
+        ]
 
     def final(self, last: int = 10) -> np.ndarray:
         """The mean loss over the last `last` steps of every run, shape (rates, 2, 2, seeds)."""
@@ -157,16 +197,31 @@ def warmup_findings(sweep: WarmupSweep) -> dict:
     def runs(rate: str, placement: str, warmed: bool) -> np.ndarray:
         return final[sweep.rates.index(rates[rate]), PLACEMENTS.index(placement), int(warmed)]
 
-    findings = {"train_seeds": prose.number(len(sweep.seeds)),
-                "train_start": prose.number(float(sweep.curves(rates["mid"], "post", False)[:, 0].mean()), ".1f"),
-                "train_start_pre": prose.number(float(sweep.curves(rates["mid"], "pre", False)[:, 0].mean()), ".1f"),
-                "train_post_warm_better": prose.number(int(np.sum(runs("mid", "post", True) < runs("mid", "post", False)))),
-                "train_low_gap": prose.number(max(float(np.abs(runs("low", p, False) - runs("low", p, True)).mean())
-                                                  for p in PLACEMENTS), ".1f")}
+    findings = {
+        "train_seeds": prose.number(len(sweep.seeds)),
+        "train_start": prose.number(
+            float(sweep.curves(rates["mid"], "post", False)[:, 0].mean()), ".1f"
+        ),
+        "train_start_pre": prose.number(
+            float(sweep.curves(rates["mid"], "pre", False)[:, 0].mean()), ".1f"
+        ),
+        "train_post_warm_better": prose.number(
+            int(np.sum(runs("mid", "post", True) < runs("mid", "post", False)))
+        ),
+        "train_low_gap": prose.number(
+            max(
+                float(np.abs(runs("low", p, False) - runs("low", p, True)).mean())
+                for p in PLACEMENTS
+            ),
+            ".1f",
+        ),
+    }
     for rate in ("mid", "high"):
         for placement in PLACEMENTS:
             for warmed, schedule in ((False, "nowarm"), (True, "warm")):
-                findings[f"train_{placement}_{schedule}_{rate}"] = prose.mean_sd(runs(rate, placement, warmed))
+                findings[f"train_{placement}_{schedule}_{rate}"] = prose.mean_sd(
+                    runs(rate, placement, warmed)
+                )
     return findings
 
 
@@ -175,8 +230,17 @@ def _run(job: tuple) -> np.ndarray:
     return train(placement, lr=lr, warmup=warmup, seed=seed, **kwargs)
 
 
-def warmup_sweep(rates, *, seeds=(0, 1, 2, 3), warmup: int = 25, steps: int = 100, depth: int = 6, width: int = 32,
-                 workers: int = 1, progress: bool = False) -> WarmupSweep:
+def warmup_sweep(
+    rates,
+    *,
+    seeds=(0, 1, 2, 3),
+    warmup: int = 25,
+    steps: int = 100,
+    depth: int = 6,
+    width: int = 32,
+    workers: int = 1,
+    progress: bool = False,
+) -> WarmupSweep:
     """Train both placements at every rate, with and without `warmup` steps of warm-up, once per seed (chapter "Pre-norm vs post-norm").
 
     Every run with the same seed starts from the same weights and sees the same
@@ -192,24 +256,46 @@ def warmup_sweep(rates, *, seeds=(0, 1, 2, 3), warmup: int = 25, steps: int = 10
     """
     rates, seeds = tuple(float(r) for r in rates), tuple(seeds)
     if not rates or not seeds:
-        raise ValueError(f"rates and seeds must be non-empty; got rates={rates!r}, seeds={seeds!r}.")
+        raise ValueError(
+            f"rates and seeds must be non-empty; got rates={rates!r}, seeds={seeds!r}."
+        )
     workers = check_count(workers, "workers")
     kwargs = {"steps": steps, "depth": depth, "width": width}
-    jobs = [(lr, p, wu, seed, kwargs) for lr in rates for p in PLACEMENTS for wu in (0, warmup) for seed in seeds]
-    with ProcessPoolExecutor(workers, mp_context=get_context("fork")) if workers > 1 else nullcontext() as pool:
+    jobs = [
+        (lr, p, wu, seed, kwargs)
+        for lr in rates
+        for p in PLACEMENTS
+        for wu in (0, warmup)
+        for seed in seeds
+    ]
+    with (
+        ProcessPoolExecutor(workers, mp_context=get_context("fork"))
+        if workers > 1
+        else nullcontext() as pool
+    ):
         runs = pool.map(_run, jobs) if pool else map(_run, jobs)
         if progress:
             from tqdm.auto import tqdm
-            runs = tqdm(runs, total=len(jobs), desc=f"training {len(jobs)} small transformers", unit="run")
+
+            runs = tqdm(
+                runs, total=len(jobs), desc=f"training {len(jobs)} small transformers", unit="run"
+            )
         losses = np.array(list(runs)).reshape(len(rates), len(PLACEMENTS), 2, len(seeds), steps)
     return WarmupSweep(rates, warmup, seeds, losses)
 
 
 def machine() -> dict:
     """Where a result was computed: CPU, Python, numpy and the BLAS kernel family numpy's OpenBLAS chose."""
-    cpu = next((line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")), platform.processor())
-    info = {"cpu": cpu, "python": platform.python_version(), "numpy": np.__version__,
-            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "")}
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")),
+        platform.processor(),
+    )
+    info = {
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", ""),
+    }
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
@@ -229,16 +315,22 @@ def _cpuinfo() -> list[str]:
 
 def save_sweep(sweep: WarmupSweep, path, *, command: str = "make results") -> None:
     """Write a sweep and where it was computed to a JSON file (read back by :func:`load_sweep`)."""
-    record = {"provenance": {"command": command, "date": datetime.date.today().isoformat(), **machine()},
-              "rates": list(sweep.rates), "warmup": sweep.warmup, "seeds": list(sweep.seeds),
-              "losses": sweep.losses.tolist()}
+    record = {
+        "provenance": {"command": command, "date": datetime.date.today().isoformat(), **machine()},
+        "rates": list(sweep.rates),
+        "warmup": sweep.warmup,
+        "seeds": list(sweep.seeds),
+        "losses": sweep.losses.tolist(),
+    }
     Path(path).write_text(json.dumps(record, indent=None) + "\n")
 
 
 def load_sweep(path=WARMUP_RESULTS) -> WarmupSweep:
     """The sweep stored by :func:`save_sweep` (by default the chapter's, :data:`WARMUP_RESULTS`)."""
     record = json.loads(Path(path).read_text())
-    return WarmupSweep(tuple(record["rates"]), record["warmup"], tuple(record["seeds"]), np.array(record["losses"]))
+    return WarmupSweep(
+        tuple(record["rates"]), record["warmup"], tuple(record["seeds"]), np.array(record["losses"])
+    )
 
 
 def main(argv=None) -> None:

@@ -68,7 +68,6 @@ FFN_WEIGHTS = ("W1", "W2")
 # --- checks -----------------------------------------------------------------------------------
 
 
-
 def check_placement(value) -> str:
     """Return `value` after checking it is 'post' or 'pre' (the placements of chapter "Pre-norm vs post-norm")."""
     if value not in PLACEMENTS:
@@ -94,7 +93,9 @@ def xavier_normal(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.nda
     return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
 
 
-def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = None) -> dict[str, np.ndarray]:
+def init_layer(
+    rng: np.random.Generator, width: int, ffn_width: int | None = None
+) -> dict[str, np.ndarray]:
     """Xavier-normal weights of one layer (chapter "Pre-norm vs post-norm").
 
     Parameters
@@ -118,7 +119,9 @@ def init_layer(rng: np.random.Generator, width: int, ffn_width: int | None = Non
     return weights
 
 
-def init_stack(depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0) -> list[dict[str, np.ndarray]]:
+def init_stack(
+    depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0
+) -> list[dict[str, np.ndarray]]:
     """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm vs post-norm")."""
     depth = check_count(depth, "depth")
     rng = np.random.default_rng(seed)
@@ -242,10 +245,14 @@ def model_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
 def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
     """dL/dx of :func:`model_norm` from the upstream gradient and its saved ``(y, rstd)`` (chapter "Gradients through LayerNorm")."""
     xhat, rstd = saved
-    return (dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)) * rstd
+    return (
+        dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)
+    ) * rstd
 
 
-def _sublayer_forward(x: np.ndarray, f_forward, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
+def _sublayer_forward(
+    x: np.ndarray, f_forward, w: dict, placement: str
+) -> tuple[np.ndarray, tuple]:
     """post: LN(x + F(x)); pre: x + F(LN(x))."""
     if placement == "post":
         f_out, f_cache = f_forward(x, w)
@@ -256,7 +263,9 @@ def _sublayer_forward(x: np.ndarray, f_forward, w: dict, placement: str) -> tupl
     return x + f_out, (saved, f_cache)
 
 
-def _sublayer_backward(dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str) -> tuple[np.ndarray, dict]:
+def _sublayer_backward(
+    dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str
+) -> tuple[np.ndarray, dict]:
     """The residual adds the identity path's gradient to the branch's."""
     saved, f_cache = cache
     if placement == "post":
@@ -290,7 +299,9 @@ def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
     return out, (attn_cache, ffn_cache)
 
 
-def block_backward(dout: np.ndarray, cache: tuple, w: dict, placement: str) -> tuple[np.ndarray, dict]:
+def block_backward(
+    dout: np.ndarray, cache: tuple, w: dict, placement: str
+) -> tuple[np.ndarray, dict]:
     """Gradients of :func:`block_forward` with respect to its input and the layer's six weights (chapter "Pre-norm vs post-norm")."""
     attn_cache, ffn_cache = cache
     dmiddle, grads = _sublayer_backward(dout, ffn_cache, ffn_backward, w, placement)
@@ -298,7 +309,9 @@ def block_backward(dout: np.ndarray, cache: tuple, w: dict, placement: str) -> t
     return dx, {**attn_grads, **grads}
 
 
-def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, list[np.ndarray], list[tuple]]:
+def stack_forward(
+    x, weights: list[dict], placement: str
+) -> tuple[np.ndarray, list[np.ndarray], list[tuple]]:
     """A stack of layers; a pre-norm stack ends with a final LayerNorm (chapter "Pre-norm vs post-norm").
 
     Returns
@@ -321,7 +334,9 @@ def stack_forward(x, weights: list[dict], placement: str) -> tuple[np.ndarray, l
     return out, states, caches
 
 
-def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[dict], placement: str) -> tuple[list[np.ndarray], list[dict]]:
+def stack_backward(
+    dout: np.ndarray, states: list, caches: list, weights: list[dict], placement: str
+) -> tuple[list[np.ndarray], list[dict]]:
     """Gradients of :func:`stack_forward` (chapter "Pre-norm vs post-norm").
 
     Returns
@@ -331,7 +346,9 @@ def stack_backward(dout: np.ndarray, states: list, caches: list, weights: list[d
     grads : list of dict
         Every layer's weight gradients, bottom layer first.
     """
-    stream_grads = [model_norm_backward(dout, model_norm(states[-1])[1]) if placement == "pre" else dout]
+    stream_grads = [
+        model_norm_backward(dout, model_norm(states[-1])[1]) if placement == "pre" else dout
+    ]
     grads = []
     for w, cache in zip(reversed(weights), reversed(caches)):
         grad, layer_grads = block_backward(stream_grads[-1], cache, w, placement)
@@ -344,7 +361,9 @@ def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
     r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y (chapter "Pre-norm vs post-norm")."""
     target = as_float_array(target, "target")
     if target.shape != y.shape:
-        raise ValueError(f"target must have the shape of the output, {y.shape}; got shape {target.shape}.")
+        raise ValueError(
+            f"target must have the shape of the output, {y.shape}; got shape {target.shape}."
+        )
     count = y.shape[0] * y.shape[1]
     diff = y - target
     return 0.5 * float(np.sum(diff * diff)) / count, diff / count

@@ -20,10 +20,12 @@ __all__ = ["Exercise", "check", "feedback"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
 #: In lines of at most 41 characters, so a phone shows them whole.
-ON_THE_WEBSITE = ("This check runs in the notebook only.\n"
-                  "Open the chapter in JupyterLab (make lab;\n"
-                  "see How to start on the first page),\n"
-                  "write your answer above, run this cell.")
+ON_THE_WEBSITE = (
+    "This check runs in the notebook only.\n"
+    "Open the chapter in JupyterLab (make lab;\n"
+    "see How to start on the first page),\n"
+    "write your answer above, run this cell."
+)
 
 
 @dataclass
@@ -57,8 +59,15 @@ class Exercise:
 
     def feedback(self, answer) -> str:
         """The feedback line on ``answer``: starts with "Correct!" exactly when it is right."""
-        return feedback(answer, self.expected, rtol=self.rtol, atol=self.atol, hint=self.hint,
-                        mistakes=self.mistakes, choices=self.choices)
+        return feedback(
+            answer,
+            self.expected,
+            rtol=self.rtol,
+            atol=self.atol,
+            hint=self.hint,
+            mistakes=self.mistakes,
+            choices=self.choices,
+        )
 
     def check(self, answer) -> None:
         """Print :meth:`feedback` (returns nothing, so the check cell shows one line).
@@ -71,7 +80,9 @@ class Exercise:
         return "Exercise(expected=<hidden>)"
 
 
-def check(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "", **kwargs) -> None:
+def check(
+    answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "", **kwargs
+) -> None:
     """Print :func:`feedback` on an exercise answer (it returns nothing, so the cell shows one line)."""
     print(feedback(answer, expected, rtol=rtol, atol=atol, hint=hint, **kwargs))
 
@@ -91,16 +102,26 @@ def _how_far(got, want) -> str:
     worst = float(np.max(np.abs(got - want)))
     scale = float(np.max(np.abs(want)))
     if scale > 0 and worst / scale < 1e-2:
-        return (f"close, but not within the tolerance: off by {worst / scale:.1e} of the answer's size. "
-                "A small term is missing or extra (an ε?), or a rounded number was typed in")
+        return (
+            f"close, but not within the tolerance: off by {worst / scale:.1e} of the answer's size. "
+            "A small term is missing or extra (an ε?), or a rounded number was typed in"
+        )
     if want.size == 1:
         return f"{got.item():.6g} is not the expected value"
     wrong = int(np.sum(~np.isclose(got, want)))
     return f"{wrong} of {want.size} entries differ from the expected answer (the largest by {worst:.3g})"
 
 
-def feedback(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "",
-             mistakes: dict | None = None, choices=None) -> str:
+def feedback(
+    answer,
+    expected,
+    *,
+    rtol: float = 1e-6,
+    atol: float = 1e-9,
+    hint: str = "",
+    mistakes: dict | None = None,
+    choices=None,
+) -> str:
     """The feedback line on an exercise answer: not answered, wrong kind or shape, which mistake, how far off, or correct.
 
     Parameters
@@ -125,6 +146,7 @@ def feedback(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: 
     str
         Starts with "Correct!" exactly when the answer is right.
     """
+
     def wrong(reason: str) -> str:
         return f"Not quite: {reason}. {hint}".rstrip()
 
@@ -133,7 +155,9 @@ def feedback(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: 
     if isinstance(expected, (bool, np.bool_)):
         if not isinstance(answer, (bool, np.bool_)):
             return f"Not quite: answer with True or False; got {answer!r}."
-        return "Correct!" if bool(answer) == bool(expected) else wrong(f"{bool(answer)} is not right")
+        return (
+            "Correct!" if bool(answer) == bool(expected) else wrong(f"{bool(answer)} is not right")
+        )
     if choices is not None:
         if not any(np.array_equal(np.asarray(answer), np.asarray(c)) for c in choices):
             return f"Not quite: answer with one of {', '.join(map(str, choices))}; got {answer!r}."
@@ -146,10 +170,14 @@ def feedback(answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: 
     want = np.asarray(expected, dtype=np.float64)
     if got.shape != want.shape:
         if got.size == want.size and got.T.shape == want.shape and _close(got.T, want, rtol, atol):
-            return wrong(f"the values are right but transposed: expected shape {want.shape}, got {got.shape}")
+            return wrong(
+                f"the values are right but transposed: expected shape {want.shape}, got {got.shape}"
+            )
         return wrong(f"expected shape {want.shape}, got shape {got.shape}")
     if not np.all(np.isfinite(got)):
-        return wrong("your answer contains nan or inf: a division by zero, or a square root of a negative number?")
+        return wrong(
+            "your answer contains nan or inf: a division by zero, or a square root of a negative number?"
+        )
     if _close(got, want, rtol, atol):
         return "Correct!"
     for sentence, value in (mistakes or {}).items():

@@ -21,7 +21,18 @@ import numpy as np
 
 from .notebooks import read_notebook, write_notebook
 
-__all__ = ["ProseNumber", "Spread", "number", "mean_sd", "glue_all", "MARKER", "glued_texts", "fill_markers", "fill_notebook"]
+__all__ = [
+    "ProseNumber",
+    "Spread",
+    "number",
+    "mean_sd",
+    "glue",
+    "glue_all",
+    "MARKER",
+    "glued_texts",
+    "fill_markers",
+    "fill_notebook",
+]
 
 MARKER = re.compile(r"<!--glue:([\w-]+)-->(.*?)<!--/glue-->")
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -91,10 +102,16 @@ def number(value, spec: str = "") -> ProseNumber:
     ValueError
         If ``value`` is not finite.
     """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"prose.number needs a real number (int or float), got {type(value).__name__}: {value!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(
+            f"prose.number needs a real number (int or float), got {type(value).__name__}: {value!r}"
+        )
     if not math.isfinite(float(value)):
-        raise ValueError(f"prose.number needs a finite number, got {value!r}: say in words what happened instead")
+        raise ValueError(
+            f"prose.number needs a finite number, got {value!r}: say in words what happened instead"
+        )
     if isinstance(value, (int, np.integer)):
         text = format(int(value), spec)
     else:
@@ -129,7 +146,9 @@ class Spread(ProseNumber):
 
     def agrees_with(self, other: "Spread", z: float = 4.0) -> bool:
         """Whether two means differ by at most `z` standard errors of their difference (a rerun's check)."""
-        return abs(self.value - other.value) <= z * math.hypot(self.standard_error, other.standard_error)
+        return abs(self.value - other.value) <= z * math.hypot(
+            self.standard_error, other.standard_error
+        )
 
 
 def mean_sd(values) -> Spread:
@@ -150,7 +169,9 @@ def mean_sd(values) -> Spread:
     """
     values = np.asarray(values, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)):
-        raise ValueError(f"mean_sd needs at least two finite values (one per seed); got {values.tolist()!r}")
+        raise ValueError(
+            f"mean_sd needs at least two finite values (one per seed); got {values.tolist()!r}"
+        )
     mean, sd = float(values.mean()), float(values.std(ddof=1))
     decimals = max(0, -math.ceil(math.log10(sd / math.sqrt(values.size)))) if sd > 0 else 6
     sd_decimals = max(decimals, -math.floor(math.log10(float(f"{sd:.0e}")))) if sd > 0 else decimals
@@ -158,10 +179,28 @@ def mean_sd(values) -> Spread:
     return Spread(text, mean, sd, values.size)
 
 
-def glue_all(numbers: dict) -> None:
-    """Glue every ``{key: ProseNumber}`` of a result for the prose, shown nowhere (myst-nb's ``glue``)."""
-    from myst_nb import glue
+#: The MIME-type prefix myst-nb 1.x gives a value glued with ``display=False`` (``myst_nb.ext.glue``).
+GLUE_PREFIX = "application/papermill.record/"
 
+
+def glue(name: str, value, display: bool = True) -> None:
+    """Glue `value` under `name` for the prose, exactly as ``myst_nb.glue`` does.
+
+    The same display call as myst-nb 1.4's ``myst_nb.ext.glue.glue`` (``tests/book/test_prose.py``
+    compares the two), without its import: that module imports nbformat, whose schema validation
+    imports jsonschema's format checkers, about 1.5 s in every kernel that runs a chapter.
+    """
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = dict(name=name, mime_prefix=prefix)
+    ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
+def glue_all(numbers: dict) -> None:
+    """Glue every ``{key: ProseNumber}`` of a result for the prose, shown nowhere (:func:`glue`)."""
     for key, value in numbers.items():
         glue(key, value, display=False)
 
@@ -189,6 +228,7 @@ def _unquoted(stored: str) -> str:
 
 def fill_markers(markdown: str, texts: dict[str, str]) -> str:
     """Put each marker's glued text between its comments; a key that was never glued raises KeyError."""
+
     def fill(match: re.Match) -> str:
         key = match.group(1)
         if key not in texts:

@@ -28,12 +28,21 @@ from typing import Callable
 import numpy as np
 
 from ...harness import CheckReport, CheckResult, harness_inputs
-from ..factcheck.measurements import draw_inputs
-from ..experiments.numerics import shifted_data
 from ..experiments.complete_examples import documents_batch, documents_embedding, documents_token
+from ..experiments.numerics import shifted_data
+from ..factcheck.measurements import draw_inputs
 
-__all__ = ["DATA", "PROVENANCE", "CASES", "Reference", "pytorch_reference", "stored_check_report", "run_cases", "digest",
-           "write"]
+__all__ = [
+    "DATA",
+    "PROVENANCE",
+    "CASES",
+    "Reference",
+    "pytorch_reference",
+    "stored_check_report",
+    "run_cases",
+    "digest",
+    "write",
+]
 
 DATA = Path(__file__).parents[1] / "data" / "pytorch_reference.npz"
 PROVENANCE = DATA.with_suffix(".json")
@@ -62,7 +71,9 @@ def _numpy(tensor) -> np.ndarray:
 
 def _the_input(torch, acts):
     t = torch.tensor(acts)
-    batch_norm = torch.nn.functional.batch_norm(t.transpose(1, 2), None, None, training=True, eps=1e-5)
+    batch_norm = torch.nn.functional.batch_norm(
+        t.transpose(1, 2), None, None, training=True, eps=1e-5
+    )
     return {
         "nn.LayerNorm(4)": _numpy(torch.nn.LayerNorm(4, dtype=torch.float64)(t)),
         "nn.LayerNorm((3, 4))": _numpy(torch.nn.LayerNorm((3, 4), dtype=torch.float64)(t)),
@@ -72,7 +83,9 @@ def _the_input(torch, acts):
 
 def _variance(torch, one_hot):
     t = torch.tensor(one_hot)
-    annotated = (t - t.mean(-1, keepdim=True)) / (t.std(-1, keepdim=True) + 1e-6)  # as in the blog post
+    annotated = (t - t.mean(-1, keepdim=True)) / (
+        t.std(-1, keepdim=True) + 1e-6
+    )  # as in the blog post
     return {
         "nn.LayerNorm(4)": _numpy(torch.nn.LayerNorm(4, dtype=torch.float64)(t)),
         "Annotated Transformer": _numpy(annotated),
@@ -85,28 +98,51 @@ def _epsilon(torch, near):
     return {
         "nn.LayerNorm(4).eps": np.float64(torch.nn.LayerNorm(4).eps),
         "optim.Adam eps": np.float64(adam.defaults["eps"]),
-        "F.layer_norm, eps=1e-5": _numpy(torch.nn.functional.layer_norm(torch.tensor(near), (4,), eps=1e-5)),
+        "F.layer_norm, eps=1e-5": _numpy(
+            torch.nn.functional.layer_norm(torch.tensor(near), (4,), eps=1e-5)
+        ),
     }
 
 
 def _normalizing(torch, x, eps):
     def ln(values, eps):
-        return _numpy(torch.nn.functional.layer_norm(torch.from_numpy(values), values.shape[-1:], eps=float(eps)))
+        return _numpy(
+            torch.nn.functional.layer_norm(
+                torch.from_numpy(values), values.shape[-1:], eps=float(eps)
+            )
+        )
 
-    return {"F.layer_norm(x)": ln(x, eps), "F.layer_norm(x), eps=0": ln(x, 0.0), "F.layer_norm(-2x), eps=0": ln(-2 * x, 0.0)}
+    return {
+        "F.layer_norm(x)": ln(x, eps),
+        "F.layer_norm(x), eps=0": ln(x, 0.0),
+        "F.layer_norm(-2x), eps=0": ln(-2 * x, 0.0),
+    }
 
 
 def _gamma_beta(torch):
     fresh = torch.nn.LayerNorm(4)
-    return {"nn.LayerNorm(4).weight": _numpy(fresh.weight), "nn.LayerNorm(4).bias": _numpy(fresh.bias)}
+    return {
+        "nn.LayerNorm(4).weight": _numpy(fresh.weight),
+        "nn.LayerNorm(4).bias": _numpy(fresh.bias),
+    }
 
 
 def _complete_examples_inputs():
     rng = np.random.default_rng(0)  # the chapter draws gamma, beta for the examples in this order
     inputs = {}
-    for name, x in (("batch", documents_batch()), ("token", documents_token()), ("embedding", documents_embedding(seed=0))):
+    for name, x in (
+        ("batch", documents_batch()),
+        ("token", documents_token()),
+        ("embedding", documents_embedding(seed=0)),
+    ):
         size = x.shape[-1]
-        inputs.update({name: x, f"{name}_gamma": rng.normal(1, 0.5, size=size), f"{name}_beta": rng.normal(0, 0.5, size=size)})
+        inputs.update(
+            {
+                name: x,
+                f"{name}_gamma": rng.normal(1, 0.5, size=size),
+                f"{name}_beta": rng.normal(0, 0.5, size=size),
+            }
+        )
     return inputs
 
 
@@ -127,13 +163,23 @@ def _gradients_inputs():
     x = rng.normal(2.0, 3.0, size=(5, 4))
     gamma = rng.uniform(0.5, 2.0, size=4) * np.array([1, -1, 1, 1])
     beta = rng.normal(size=4)
-    return {"x": x, "gamma": gamma, "beta": beta, "dy": rng.normal(size=(5, 4)), "eps": np.float64(1e-3)}
+    return {
+        "x": x,
+        "gamma": gamma,
+        "beta": beta,
+        "dy": rng.normal(size=(5, 4)),
+        "eps": np.float64(1e-3),
+    }
 
 
 def _gradients(torch, x, gamma, beta, dy, eps):
     tx, tg, tb = (torch.tensor(a, requires_grad=True) for a in (x, gamma, beta))
     torch.nn.functional.layer_norm(tx, (4,), tg, tb, eps=float(eps)).backward(torch.from_numpy(dy))
-    return {"dx: autograd": _numpy(tx.grad), "dgamma: autograd": _numpy(tg.grad), "dbeta: autograd": _numpy(tb.grad)}
+    return {
+        "dx: autograd": _numpy(tx.grad),
+        "dgamma: autograd": _numpy(tg.grad),
+        "dbeta: autograd": _numpy(tb.grad),
+    }
 
 
 def _family(torch, images, tokens):
@@ -164,12 +210,19 @@ def _half_precision(torch, spread_300, shift_20):
     def ln(half):
         return _numpy(torch.nn.functional.layer_norm(torch.from_numpy(half), half.shape[-1:]))
 
-    return {"F.layer_norm, float16: spread 300": ln(spread_300), "F.layer_norm, float16: shift 20": ln(shift_20)}
+    return {
+        "F.layer_norm, float16: spread 300": ln(spread_300),
+        "F.layer_norm, float16: shift 20": ln(shift_20),
+    }
 
 
 def _check_inputs():
     """lnlib.harness's default inputs, all in one float64 vector: its digest changes when any of them does."""
-    arrays = [a.astype(np.float64).ravel() for inputs in harness_inputs().values() for a in inputs.values()]
+    arrays = [
+        a.astype(np.float64).ravel()
+        for inputs in harness_inputs().values()
+        for a in inputs.values()
+    ]
     return {"harness_inputs": np.concatenate(arrays)}
 
 
@@ -178,13 +231,18 @@ CHECK_LABELS, CHECK_RATIOS = "labels, utf-8, one per line", "ratios"
 
 
 def _check(torch, harness_inputs):
-    from ...harness import check_layer_norm, torch_layer_norm  # runs PyTorch on exactly the inputs digested above
+    from ...harness import (  # runs PyTorch on exactly the inputs digested above
+        check_layer_norm,
+        torch_layer_norm,
+    )
 
     report = check_layer_norm(*torch_layer_norm())
     labels = "\n".join(f"{r.part} / {r.case} / {r.dtype}" for r in report.results)
     # two arrays, not one per check: a hundred small entries would make the file mostly zip headers
-    return {CHECK_LABELS: np.frombuffer(labels.encode("utf-8"), dtype=np.uint8).copy(),
-            CHECK_RATIOS: np.array([r.ratio for r in report.results], dtype=np.float64)}
+    return {
+        CHECK_LABELS: np.frombuffer(labels.encode("utf-8"), dtype=np.uint8).copy(),
+        CHECK_RATIOS: np.array([r.ratio for r in report.results], dtype=np.float64),
+    }
 
 
 def _fact_check(torch, samples):
@@ -198,22 +256,54 @@ def _fact_check(torch, samples):
 
 
 #: Case name -> the chapter it serves, its inputs (built exactly as the chapter builds them) and its PyTorch calls.
-CASES = MappingProxyType({
-    "the_input": Case("02_the_input", lambda: {"acts": np.random.default_rng(2).normal(size=(2, 3, 4))}, _the_input),
-    "variance": Case("04_variance", lambda: {"one_hot": np.array([1.0, 0.0, 0.0, 0.0])}, _variance),
-    "epsilon": Case("05_epsilon", lambda: {"near": np.array([1.0, 1.001, 0.999, 1.0])}, _epsilon),
-    "normalizing": Case("06_normalizing", lambda: {"x": documents_batch(), "eps": np.float64(1e-5)}, _normalizing),
-    "gamma_beta": Case("07_gamma_beta", dict, _gamma_beta),
-    "complete_examples": Case("08_complete_examples", _complete_examples_inputs, _complete_examples),
-    "gradients": Case("09_gradients", _gradients_inputs, _gradients),
-    "family": Case("10_family", lambda: {"images": np.random.default_rng(0).normal(loc=1.0, scale=2.0, size=(4, 6, 2, 2)),
-                                         "tokens": np.random.default_rng(4).normal(size=(64, 16))}, _family),
-    "numerics": Case("13_numerics", lambda: {"data": shifted_data(1e4, "float32", rows=8, size=256, seed=0),
-                                             "half": shifted_data(500.0, "float16", rows=8, size=256, seed=0)}, _numerics),
-    "half_precision": Case("13_numerics", _half_precision_inputs, _half_precision),
-    "check_your_own": Case("16_check_your_own", _check_inputs, _check),  # a summary: the harness's error ratios
-    "fact_check": Case("15_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check),
-})
+CASES = MappingProxyType(
+    {
+        "the_input": Case(
+            "02_the_input",
+            lambda: {"acts": np.random.default_rng(2).normal(size=(2, 3, 4))},
+            _the_input,
+        ),
+        "variance": Case(
+            "04_variance", lambda: {"one_hot": np.array([1.0, 0.0, 0.0, 0.0])}, _variance
+        ),
+        "epsilon": Case(
+            "05_epsilon", lambda: {"near": np.array([1.0, 1.001, 0.999, 1.0])}, _epsilon
+        ),
+        "normalizing": Case(
+            "06_normalizing",
+            lambda: {"x": documents_batch(), "eps": np.float64(1e-5)},
+            _normalizing,
+        ),
+        "gamma_beta": Case("07_gamma_beta", dict, _gamma_beta),
+        "complete_examples": Case(
+            "08_complete_examples", _complete_examples_inputs, _complete_examples
+        ),
+        "gradients": Case("09_gradients", _gradients_inputs, _gradients),
+        "family": Case(
+            "10_family",
+            lambda: {
+                "images": np.random.default_rng(0).normal(loc=1.0, scale=2.0, size=(4, 6, 2, 2)),
+                "tokens": np.random.default_rng(4).normal(size=(64, 16)),
+            },
+            _family,
+        ),
+        "numerics": Case(
+            "13_numerics",
+            lambda: {
+                "data": shifted_data(1e4, "float32", rows=8, size=256, seed=0),
+                "half": shifted_data(500.0, "float16", rows=8, size=256, seed=0),
+            },
+            _numerics,
+        ),
+        "half_precision": Case("13_numerics", _half_precision_inputs, _half_precision),
+        "check_your_own": Case(
+            "16_check_your_own", _check_inputs, _check
+        ),  # a summary: the harness's error ratios
+        "fact_check": Case(
+            "15_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check
+        ),
+    }
+)
 
 
 def run_cases(torch) -> tuple[dict, dict]:
@@ -221,7 +311,9 @@ def run_cases(torch) -> tuple[dict, dict]:
     outputs, digests = {}, {}
     for name, case in CASES.items():
         inputs = case.inputs()
-        outputs[name] = {label: np.asarray(value) for label, value in case.run(torch, **inputs).items()}
+        outputs[name] = {
+            label: np.asarray(value) for label, value in case.run(torch, **inputs).items()
+        }
         digests[name] = {key: digest(value) for key, value in inputs.items()}
     return outputs, digests
 
@@ -229,7 +321,11 @@ def run_cases(torch) -> tuple[dict, dict]:
 def write(torch, command: str = COMMAND) -> None:
     """Run every case and write the data file and its provenance (what ``make references`` does)."""
     outputs, digests = run_cases(torch)
-    arrays = {f"{case}::{label}": value for case, results in outputs.items() for label, value in results.items()}
+    arrays = {
+        f"{case}::{label}": value
+        for case, results in outputs.items()
+        for label, value in results.items()
+    }
     DATA.parent.mkdir(exist_ok=True)
     np.savez_compressed(DATA, **arrays)
     provenance = {
@@ -237,9 +333,18 @@ def write(torch, command: str = COMMAND) -> None:
         "numpy": np.__version__,
         "date": datetime.date.today().isoformat(),
         "command": command,
-        "cases": {case: {"chapter": CASES[case].chapter, "inputs": digests[case], "outputs": list(outputs[case])} for case in CASES},
+        "cases": {
+            case: {
+                "chapter": CASES[case].chapter,
+                "inputs": digests[case],
+                "outputs": list(outputs[case]),
+            }
+            for case in CASES
+        },
     }
-    PROVENANCE.write_text(json.dumps(provenance, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    PROVENANCE.write_text(
+        json.dumps(provenance, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 @dataclass(frozen=True)
@@ -254,7 +359,9 @@ class Reference:
 
     def __getitem__(self, label: str) -> np.ndarray:
         if label not in self.outputs:
-            raise KeyError(f"no PyTorch output {label!r} stored for case {self.case!r}; stored: {list(self.outputs)}.")
+            raise KeyError(
+                f"no PyTorch output {label!r} stored for case {self.case!r}; stored: {list(self.outputs)}."
+            )
         return self.outputs[label]
 
     def __str__(self) -> str:
@@ -290,14 +397,24 @@ def pytorch_reference(case: str, **inputs) -> Reference:
         raise ValueError(f"case must be one of {list(provenance['cases'])}; got {case!r}.")
     stored = provenance["cases"][case]
     if set(inputs) != set(stored["inputs"]):
-        raise ValueError(f"case {case!r} takes the inputs {sorted(stored['inputs'])}; got {sorted(inputs)}.")
+        raise ValueError(
+            f"case {case!r} takes the inputs {sorted(stored['inputs'])}; got {sorted(inputs)}."
+        )
     changed = [key for key, value in inputs.items() if digest(value) != stored["inputs"][key]]
     if changed:
-        raise ValueError(f"the inputs {changed} of case {case!r} differ from the ones PyTorch was given: if the chapter "
-                         f"changed them on purpose, change lnlib.book.tools.pytorch_reference.CASES to match and run `{COMMAND}`.")
+        raise ValueError(
+            f"the inputs {changed} of case {case!r} differ from the ones PyTorch was given: if the chapter "
+            f"changed them on purpose, change lnlib.book.tools.pytorch_reference.CASES to match and run `{COMMAND}`."
+        )
     with np.load(DATA) as data:
         outputs = {label: data[f"{case}::{label}"] for label in stored["outputs"]}
-    return Reference(case, provenance["torch"], provenance["date"], provenance["command"], MappingProxyType(outputs))
+    return Reference(
+        case,
+        provenance["torch"],
+        provenance["date"],
+        provenance["command"],
+        MappingProxyType(outputs),
+    )
 
 
 def stored_check_report(harness_inputs) -> tuple[Reference, CheckReport]:
@@ -317,8 +434,10 @@ def stored_check_report(harness_inputs) -> tuple[Reference, CheckReport]:
     stored = pytorch_reference("check_your_own", harness_inputs=harness_inputs)
     labels = bytes(stored[CHECK_LABELS]).decode("utf-8").split("\n")
     ratios = stored[CHECK_RATIOS]
-    results = tuple(CheckResult(*label.split(" / "), float(ratio))
-                    for label, ratio in zip(labels, ratios, strict=True))
+    results = tuple(
+        CheckResult(*label.split(" / "), float(ratio))
+        for label, ratio in zip(labels, ratios, strict=True)
+    )
     dtypes = tuple(dict.fromkeys(r.dtype for r in results))
     return stored, CheckReport(results, dtypes, 1e-5)
 
@@ -328,4 +447,6 @@ if __name__ == "__main__":  # make references
 
     torch.use_deterministic_algorithms(True)
     write(torch, command=" ".join(sys.argv[1:]) or COMMAND)
-    print(f"wrote {DATA.name} ({DATA.stat().st_size / 1024:.1f} kB) and {PROVENANCE.name} with torch {torch.__version__}")
+    print(
+        f"wrote {DATA.name} ({DATA.stat().st_size / 1024:.1f} kB) and {PROVENANCE.name} with torch {torch.__version__}"
+    )
