@@ -74,11 +74,12 @@ lint: $(VENV)/.test-installed
 test-python: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 --doctest-modules tests lnlib --ignore=tests/browser
 
-# nbval runs each chapter as the website build does (LNBOOK_WEBSITE=1) and hands its runs to test-build.
+# nbval runs each chapter as the website build does (LNBOOK_WEBSITE=1), checks each exercise's solution in
+# the same kernel (tests/nbval_exercises.py) and hands its runs to test-build (tests/nbval_handoff.py).
 test-notebooks: $(VENV)/.test-installed
 	rm -rf _build
 	$(WEBSITE_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p tests.nbval_handoff --nbval-executed-into $(EXECUTED) chapters
+		-p tests.nbval_exercises -p tests.nbval_handoff --nbval-executed-into $(EXECUTED) chapters
 
 test-build: $(VENV)/.book-installed
 	$(MAKE) website

@@ -24,7 +24,7 @@ import ipywidgets as widgets
 import pytest
 
 from . import jupyterlab as lab
-from .conftest import ROOT, SCREENSHOTS, require, screenshot
+from .conftest import ROOT, SCREENSHOTS, OfflineContext, require, screenshot
 from .test_web_explorers import EXPLORERS, build
 
 RAW_MARKUP = [
@@ -63,11 +63,29 @@ def server(tmp_path_factory):
         yield base, token
 
 
-@pytest.mark.parametrize("chapter", lab.CHAPTERS)
-def test_chapter_reads_right_in_jupyterlab(chapter, server, offline, artifacts):
-    base, token = server
-    page = offline.context.new_page()
+@pytest.fixture(scope="module")
+def loaded_lab(browser):
+    """One browser page per worker that keeps JupyterLab loaded from chapter to chapter, as a reader's tab does."""
+    holder = OfflineContext(browser)
+    page = holder.context.new_page()
     page.set_default_timeout(180_000)
+    yield holder, page
+    holder.context.close()
+
+
+@pytest.fixture()
+def lab_page(loaded_lab, server):
+    """The loaded JupyterLab, emptied after each chapter: every document closed, every kernel shut down."""
+    holder, page = loaded_lab
+    holder.blocked.clear()
+    yield holder, page
+    lab.close_chapters(page, *server)
+
+
+@pytest.mark.parametrize("chapter", lab.CHAPTERS)
+def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts):
+    base, token = server
+    offline, page = lab_page
     started = time.perf_counter()
     lab.open_chapter(page, base, token, chapter)
     # Opening must not change the notebook (a missing kernelspec made JupyterLab mark chapter 13 modified).
