@@ -97,6 +97,30 @@ def test_chapter_follows_the_template(path):
     assert 2 <= len(exercises) <= 4, f"{path.name}: needs 2 to 4 exercises"
 
 
+# Lines of a code cell that exist for the prose, not for the reader: gluing numbers and their imports.
+PLUMBING = re.compile(r"\bglue\(|\bprose\.|import glue\b|import prose\b")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_jupyterlab_shows_teaching_code_not_plumbing(path):
+    """Cells the website removes start collapsed in JupyterLab, and glue/prose plumbing is at most 5 %
+    of the code lines JupyterLab shows open (issue 24, item 4)."""
+    shown, plumbing = 0, []
+    for cell in code_cells(load(path)):
+        collapsed = cell["metadata"].get("jupyter", {}).get("source_hidden", False)
+        if "remove-cell" in tags(cell):
+            assert collapsed, (
+                f"{path.name}: cell {cell['id']} is removed on the website but open in JupyterLab"
+            )
+        if not collapsed:
+            lines = [line for line in source(cell).splitlines() if line.strip()]
+            shown += len(lines)
+            plumbing += [line for line in lines if PLUMBING.search(line)]
+    assert len(plumbing) <= 0.05 * shown, (
+        f"{path.name}: {len(plumbing)} of the {shown} code lines open in JupyterLab are plumbing: {plumbing}"
+    )
+
+
 ANSWER_CELL = re.compile(r"^answer_(\d+) = None", re.M)
 SOLUTION = re.compile(
     r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S

@@ -1,11 +1,17 @@
-"""Committed notebooks hold no live-widget output (lnlib/book/tools/notebooks.py explains why)."""
+"""Committed notebooks hold no live-widget output, and each explorer cell a placeholder that says what
+it shows once run (lnlib/book/tools/notebooks.py explains why)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from lnlib.book.tools.notebooks import WIDGET_VIEW, drop_widget_views
+from lnlib.book.tools.notebooks import (
+    PLACEHOLDER,
+    WIDGET_VIEW,
+    explorer_placeholder,
+    replace_widget_views,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -25,16 +31,32 @@ def test_committed_notebook_has_no_widget_view(notebook):
     )
 
 
-def test_drop_widget_views_keeps_every_other_output(tmp_path):
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_every_explorer_cell_says_what_it_shows_before_it_runs(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        source = "".join(cell["source"]).strip()
+        if cell["cell_type"] == "code" and source.split("(")[0].endswith("_explorer"):
+            assert cell["outputs"] == [explorer_placeholder(source)], (
+                f"{notebook.name}: the explorer cell {cell['id']} has no placeholder; run `make notebooks`"
+            )
+
+
+def test_replace_widget_views_keeps_every_other_output(tmp_path):
     widget = {
         "output_type": "execute_result",
         "data": {WIDGET_VIEW: {"model_id": "x"}, "text/plain": ["Explorer(...)"]},
     }
     stream = {"output_type": "stream", "name": "stdout", "text": ["4.5\n"]}
     path = tmp_path / "nb.ipynb"
-    path.write_text(
-        json.dumps({"cells": [{"cell_type": "code", "outputs": [widget, stream]}], "metadata": {}})
-    )
-    assert drop_widget_views(path) is True
-    assert json.loads(path.read_text())["cells"][0]["outputs"] == [stream]
-    assert drop_widget_views(path) is False
+    cell = {
+        "cell_type": "code",
+        "source": ["mean_explorer(values=[1.0])"],
+        "outputs": [widget, stream],
+    }
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}}))
+    assert replace_widget_views(path) is True
+    stored = json.loads(path.read_text())["cells"][0]["outputs"]
+    assert stored[0] == stream and stored[1]["metadata"] == {PLACEHOLDER: True}
+    assert "`mean_explorer`" in stored[1]["data"]["text/markdown"]
+    assert replace_widget_views(path) is False

@@ -1,5 +1,5 @@
 """The book's notebook and website tools: the committed notebook format, whether this run builds the
-website, and dropping live-widget outputs from committed notebooks (``python -m
+website, and a placeholder for each live-widget output in committed notebooks (``python -m
 lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``). Each part keeps its own
 introduction below.
 """
@@ -11,14 +11,22 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["read_notebook", "write_notebook", "website_build", "WIDGET_VIEW", "drop_widget_views"]
+__all__ = [
+    "read_notebook",
+    "write_notebook",
+    "website_build",
+    "WIDGET_VIEW",
+    "PLACEHOLDER",
+    "explorer_placeholder",
+    "replace_widget_views",
+]
 
 
 # --- the committed notebook format (was notebook_files.py) ----------------------------------------
 # Read and write a chapter notebook in the committed format (JSON, indent 1, UTF-8, a final newline).
 #
 # One format for every tool that rewrites notebooks after ``make notebooks`` executes them
-# (:mod:`lnlib.book.tools.prose` fills the prose numbers, :mod:`lnlib.book.tools.notebooks` drops live-widget outputs),
+# (:mod:`lnlib.book.tools.prose` fills the prose numbers, :mod:`lnlib.book.tools.notebooks` replaces live-widget outputs),
 # so a rewrite changes only what it meant to change and diffs stay readable (CONTRIBUTING.md).
 
 
@@ -50,30 +58,45 @@ def website_build() -> bool:
 #
 # ``make notebooks`` executes each chapter without storing widget state (so a re-run changes only what
 # the code changed). A live explorer's output is then a reference to a widget model that no longer
-# exists, and JupyterLab shows its text fallback, ``MeanExplorer(children=(HTML(value=...``, under the
-# cell until the reader runs it. :func:`drop_widget_views` removes those outputs, so the notebook opens
-# with an empty explorer cell that comes alive when run; the website executes the chapters itself, and
-# nbval ignores these cells' outputs (they carry ``nbval-ignore-output``).
-
+# exists, and JupyterLab would show its text fallback, ``MeanExplorer(children=(HTML(value=...``, under
+# the cell until the reader runs it. :func:`replace_widget_views` puts a one-line placeholder in its
+# place that says what the cell shows once it runs; running the cell replaces it with the live explorer.
+# The website executes the chapters itself, and nbval ignores these cells' outputs (they carry
+# ``nbval-ignore-output``).
 
 #: The MIME type of a live ipywidgets output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: The metadata key that marks a stored placeholder output.
+PLACEHOLDER = "lnlib-explorer-placeholder"
 
 
-def drop_widget_views(path) -> bool:
-    """Remove every widget-view output of the notebook at `path`, in place; return whether any was removed."""
+def explorer_placeholder(source: str) -> dict:
+    """The stored output of an explorer cell (``name_explorer(...)``) before it runs: what it will show."""
+    name = source.strip().split("(")[0]
+    text = f"The live explorer `{name}` appears here when this cell runs (Shift+Enter, or Run All)."
+    return {
+        "output_type": "display_data",
+        "data": {"text/markdown": text, "text/plain": text.replace("`", "")},
+        "metadata": {PLACEHOLDER: True},
+    }
+
+
+def replace_widget_views(path) -> bool:
+    """Replace every widget-view output of the notebook at `path` by its placeholder, in place; return
+    whether anything changed."""
     nb = read_notebook(path)
-    removed = False
+    changed = False
     for cell in nb["cells"]:
         outputs = cell.get("outputs", [])
         kept = [out for out in outputs if WIDGET_VIEW not in out.get("data", {})]
         if len(kept) != len(outputs):
-            cell["outputs"], removed = kept, True
-    if removed:
+            cell["outputs"] = kept + [explorer_placeholder("".join(cell["source"]))]
+            changed = True
+    if changed:
         write_notebook(path, nb)
-    return removed
+    return changed
 
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:
-        drop_widget_views(name)
+        replace_widget_views(name)
