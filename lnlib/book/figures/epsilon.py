@@ -54,7 +54,13 @@ class OutputBars:
             index + 0.2, np.zeros(size), width=0.4, color=PALETTE["reference"], label="ε added to σ"
         )
         (self.exact,) = ax.plot(
-            index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0"
+            index,
+            np.zeros(size),
+            "_",
+            color=PALETTE["neutral"],
+            ms=28,
+            mew=2,
+            label="ε = 0 (black dashes)",
         )
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax.set(
@@ -100,8 +106,9 @@ class StdCurves:
             ls="--",
             label="ε added to σ",
         )
+        # a diamond, not a tick: the bars' ε = 0 values are short black dashes (one name, one shape each)
         (self.variance_mark,) = ax.plot(
-            [], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²"
+            [], [], "D", color=PALETTE["neutral"], ms=6, label="ε = σ² (black diamond)"
         )
         for name, eps in (framework_eps or {}).items():
             ax.axvline(eps, **FRAMEWORK_LINE)
@@ -191,8 +198,8 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     labels = [
         "ε inside √ (frameworks)",
         "ε added to σ",
-        "ε = 0 (black ticks)",
-        "ε = σ² (black tick, right)",
+        "ε = 0 (black dashes)",
+        "ε = σ² (black diamond)",
     ]
     fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)
     return fig, bars, curves, EpsilonMarker(right)
