@@ -14,6 +14,7 @@ from lnlib.book.models.placements import (
     placement_backward,
     placement_forward,
     placement_profile,
+    sublayer_gradient_gains,
     sublayer_rules,
 )
 from lnlib.book.models.transformer import init_layer
@@ -166,6 +167,31 @@ def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(scheme):
         standard_error = values.std(ddof=1) / np.sqrt(values.size)
         assert standard_error < 0.1 * expected
         assert abs(values.mean() - expected) < 3 * standard_error, (values.mean(), standard_error)
+
+
+@pytest.mark.parametrize("scheme", ["pre", "olmo2", "post"])
+def test_sublayer_gains_multiply_to_the_streams_gradient_growth(scheme):
+    """Chapter "LayerNorm after 2020" explains OLMo 2's large bottom-layer gradients by the product of the sub-layers'
+    gains: over the whole stack it must equal |dL/dx_0| / |dL/dx_L| of the same run (same seed)."""
+    depth, width = 6, 16
+    gains = sublayer_gradient_gains(scheme, depth, width, seeds=1)
+    rng = np.random.default_rng(0)
+    weights = init_weights(scheme, depth, width, rng=rng)
+    x, target = rng.normal(size=(2, 8, width)), rng.normal(size=(2, 8, width))
+    out, states, caches = placement_forward(x, weights, scheme)
+    stream = placement_backward(out - target, states, caches, weights, scheme)[0]
+    growth = np.linalg.norm(stream[0]) / np.linalg.norm(stream[-1])
+    assert gains.shape == (1, depth, 2)
+    assert np.prod(gains) == pytest.approx(growth, rel=1e-10)
+
+
+def test_olmo2_attention_grows_the_gradient_and_qk_norm_stops_it():
+    """OLMo 2's attention reads the unnormalized stream: its sub-layers multiply the gradient far more than the FFN's,
+    and far more than with QK-norm (the chapter's explanation of its bottom-layer gradients)."""
+    gains = sublayer_gradient_gains("olmo2", 24, 32, seeds=4).prod(axis=1)
+    with_qk = sublayer_gradient_gains("olmo2", 24, 32, seeds=4, qk_norm=True).prod(axis=1)
+    assert np.median(gains[:, 0]) > 10 * np.median(gains[:, 1])
+    assert np.median(gains[:, 0]) > 10 * np.median(with_qk[:, 0])
 
 
 @pytest.mark.parametrize(

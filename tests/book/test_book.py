@@ -232,3 +232,18 @@ def test_every_explorer_is_used_in_a_chapter():
     for name in lnlib.book.explorers.__all__:
         if name.endswith("_explorer"):
             assert f"{name}(" in text, f"{name} is in lnlib.book.explorers but no chapter shows it"
+
+
+def test_every_page_footer_names_the_licences_and_how_to_cite():
+    """Issue 25: the footer gives LICENSE-TEXT.md's licence for text and figures, LICENSE's for code, and a
+    one-line citation with the package's version; it links, but loads nothing from outside (offline site)."""
+    footer = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["extra_footer"]
+    licence_text = (ROOT / "LICENSE-TEXT.md").read_text()
+    assert "CC BY 4.0" in licence_text and "CC BY 4.0" in footer
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License") and "MIT licence" in footer
+    version = re.search(r'^version = "(.+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    assert (
+        f"Cite as: The LayerNorm book team (2026). <em>LayerNorm, worked out</em>, version {version}."
+        in footer
+    )
+    assert not re.search(r"<(img|script|link|iframe)\b|\bsrc=", footer)

@@ -29,3 +29,55 @@ def test_panel_grid_reflows_small_multiples_into_rows():
     fig, axes = panel_grid(1, ncols=3)
     assert len(axes) == 1 and fig.get_figwidth() <= COLUMN_WIDTH
     plt.close(fig)
+
+
+def _phone_figures():
+    """The figures of chapters 05 and 12 that a phone showed at about 5 px (issue 25), built as the chapters build them."""
+    import numpy as np
+
+    from lnlib.book.figures import after_2020, epsilon
+    from lnlib.book.models.dyt import fit_tanh, heavy_tailed_tokens, s_curve
+    from lnlib.book.models.placements import logit_statistics, profile_table
+    from lnlib.book.models.transformer import init_layer
+    from lnlib.variants import FRAMEWORK_EPS, sample_variance
+
+    pattern = np.array([0.0, 1.0, -1.0, 0.0])
+    rng = np.random.default_rng(0)
+    w, x = init_layer(rng, 64), rng.normal(size=(2, 16, 64))
+    scales = [1, 2, 4, 8, 16, 32]
+    runs = [
+        [
+            logit_statistics(x, {**w, "Wq": w["Wq"] * s, "Wk": w["Wk"] * s}, qk_norm=q)
+            for s in scales
+        ]
+        for q in (False, True)
+    ]
+    heavy = s_curve(heavy_tailed_tokens(256, 64, df=2.0, seed=0))
+    normal = s_curve(heavy_tailed_tokens(256, 64, df=np.inf, seed=0))
+    return {
+        "05 output variance": lambda: epsilon.output_variance_figure(FRAMEWORK_EPS),
+        "05 companion": lambda: epsilon.epsilon_companion(
+            {f"s = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in (1.0, 1e-3)},
+            framework_eps=FRAMEWORK_EPS,
+        ),
+        "05 explorer": lambda: epsilon.epsilon_figure(pattern, framework_eps=FRAMEWORK_EPS)[0],
+        "12 placements": lambda: after_2020.placements_figure(profile_table(4, 8, seeds=2)),
+        "12 qk": lambda: after_2020.qk_figure(scales, *runs, runs[0][0]["bound"], tokens=16),
+        "12 dyt": lambda: after_2020.dyt_figure(
+            heavy, fit_tanh(*heavy), normal, fit_tanh(*normal), width=64
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_phone_figures()))
+def test_figures_read_on_a_phone(name):
+    """A phone shows a figure about 350 CSS px wide: its smallest text must still be PHONE_MIN_TEXT_PX."""
+    from lnlib.book.figures.style import PHONE_MIN_TEXT_PX, layout_problems, phone_text_px
+
+    fig = _phone_figures()[name]()
+    try:
+        assert fig.get_figwidth() <= COLUMN_WIDTH + 1e-9
+        assert phone_text_px(fig) >= PHONE_MIN_TEXT_PX, name
+        assert layout_problems(fig) == [], name
+    finally:
+        plt.close(fig)

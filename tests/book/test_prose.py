@@ -154,12 +154,16 @@ def test_fill_names_a_missing_key():
 
 def test_a_spread_keeps_only_the_digits_its_seeds_support():
     # 8 seeds with sd 1: the mean's standard error is 0.37, so tenths would be noise
-    assert str(prose.mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0])) == "31 ± 1"
+    nbsp = "\u00a0"  # "±" sits between no-break spaces: "31 ± 1" never wraps
+    assert (
+        str(prose.mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0])) == f"31{nbsp}±{nbsp}1"
+    )
     tight = prose.mean_sd(5 + np.linspace(-1e-3, 1e-3, 8))
-    assert str(tight) == "5.000 ± 0.0007" and tight.n == 8
+    assert str(tight) == f"5.000{nbsp}±{nbsp}0.0007" and tight.n == 8
     # sd 0.3 over 24 seeds: standard error 0.06, so the tenths digit is supported (1.4, not 1)
     assert (
-        str(prose.mean_sd(1.4 + 0.3 * np.tile([-1.0, 1.0], 12) * np.sqrt(23 / 24))) == "1.4 ± 0.3"
+        str(prose.mean_sd(1.4 + 0.3 * np.tile([-1.0, 1.0], 12) * np.sqrt(23 / 24)))
+        == f"1.4{nbsp}±{nbsp}0.3"
     )  # standard error 0.00025: three decimals
 
 

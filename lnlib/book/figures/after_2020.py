@@ -7,7 +7,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from ..models.placements import SCHEME_LABELS
-from .style import PALETTE, new_figure
+from .style import PALETTE, PHONE_WIDTH, new_figure
 
 __all__ = [
     "COLOURS",
@@ -70,7 +70,10 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
     profiles : dict of str to lnlib.book.models.placements.PlacementProfile
         One profile per scheme, all of the same depth (as from :func:`lnlib.book.models.placements.profile_table`).
     """
-    fig, axes = new_figure(len(measures), 1, figsize=(5.4, 2.3 * len(measures) + 0.8), sharex=True)
+    # one column, PHONE_WIDTH wide: a phone shows its text at 12.8 px (issue 25)
+    fig, axes = new_figure(
+        len(measures), 1, figsize=(PHONE_WIDTH, 2.3 * len(measures) + 1.2), sharex=True
+    )
     for ax, measure in zip(axes, measures):
         label, log = MEASURES[measure]
         for scheme, profile in profiles.items():
@@ -90,9 +93,7 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
             _log_axis(ax)
     axes[-1].set_xlabel("layer l (1 = bottom)")
     axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.legend(
-        *axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=4, fontsize=9
-    )
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=2)
     return fig
 
 
@@ -109,7 +110,8 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
     tokens : int
         T, so the plot can mark uniform attention's entropy ln T.
     """
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 2.8))
+    # stacked, not side by side: a phone shows its text at 12.8 px (issue 25)
+    fig, (left, right) = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.4))
     for rows, colour, marker, label in (
         (plain, PALETTE["mean"], "o", "plain"),
         (normed, PALETTE["input"], "s", "QK-norm"),
@@ -152,7 +154,8 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
     width : int
         The tokens' width d, so the plot can mark LayerNorm's ceiling √(d − 1).
     """
-    fig, axes = new_figure(1, 2, figsize=(5.4, 2.9), sharey=True)
+    # stacked, not side by side: a phone shows its text at 12.8 px (issue 25)
+    fig, axes = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.6))
     ceiling = np.sqrt(width - 1)
     for ax, (x, y), fit, title in zip(
         axes, (heavy, normal), (heavy_fit, normal_fit), ("heavy-tailed tokens", "normal tokens")
@@ -164,15 +167,16 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
         for sign in (-1, 1):
             ax.axhline(sign * ceiling, color=PALETTE["neutral"], ls=":", lw=1)
         ax.set(title=title, xlabel="LayerNorm input $x_i$")
-    axes[0].set_ylabel("output $\\hat x_i$")
-    axes[0].set_ylim(-1.15 * ceiling, 1.15 * ceiling)
+    for ax in axes:
+        ax.set_ylabel("output $\\hat x_i$")
+        ax.set_ylim(-1.15 * ceiling, 1.15 * ceiling)
     handles = [
         Line2D([], [], marker=".", ls="", color=PALETTE["reference"], label="entries"),
         Line2D([], [], color=PALETTE["mean"], lw=2, label="$\\gamma\\tanh(\\alpha x)$ fit"),
         Line2D([], [], color=PALETTE["neutral"], ls="--", label="line fit"),
         Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$"),
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
+    fig.legend(handles=handles, loc="outside lower center", ncols=2)
     return fig
 
 

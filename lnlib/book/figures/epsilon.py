@@ -11,7 +11,7 @@ import numpy as np
 
 from ...variants import std_inside, std_outside
 from ..tools.prose import number
-from .style import PALETTE, new_figure, panel_grid
+from .style import PALETTE, PHONE_WIDTH, new_figure, panel_grid
 
 __all__ = [
     "OutputBars",
@@ -54,7 +54,13 @@ class OutputBars:
             index + 0.2, np.zeros(size), width=0.4, color=PALETTE["reference"], label="ε added to σ"
         )
         (self.exact,) = ax.plot(
-            index, np.zeros(size), "_", color=PALETTE["neutral"], ms=28, mew=2, label="ε = 0"
+            index,
+            np.zeros(size),
+            "_",
+            color=PALETTE["neutral"],
+            ms=28,
+            mew=2,
+            label="ε = 0 (black dashes)",
         )
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax.set(
@@ -100,8 +106,9 @@ class StdCurves:
             ls="--",
             label="ε added to σ",
         )
+        # a diamond, not a tick: the bars' ε = 0 values are short black dashes (one name, one shape each)
         (self.variance_mark,) = ax.plot(
-            [], [], "|", color=PALETTE["neutral"], ms=14, mew=2, label="ε = σ²"
+            [], [], "D", color=PALETTE["neutral"], ms=6, label="ε = σ² (black diamond)"
         )
         for name, eps in (framework_eps or {}).items():
             ax.axvline(eps, **FRAMEWORK_LINE)
@@ -180,7 +187,8 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     pattern = np.asarray(pattern, dtype=float)
     centred = pattern - pattern.mean()
     limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
-    fig, (left, right) = new_figure(1, 2, figsize=(5.4, 3.6), managed=managed)
+    # stacked, PHONE_WIDTH wide: a phone shows its text at 11.5 px or more (issue 25)
+    fig, (left, right) = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.6), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
     right.set_title(
@@ -191,10 +199,10 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     labels = [
         "ε inside √ (frameworks)",
         "ε added to σ",
-        "ε = 0 (black ticks)",
-        "ε = σ² (black tick, right)",
+        "ε = 0 (black dashes)",
+        "ε = σ² (black diamond)",
     ]
-    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=9)
+    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=9)
     return fig, bars, curves, EpsilonMarker(right)
 
 
@@ -215,7 +223,8 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     -------
     Figure
     """
-    fig, axes = panel_grid(len(variances), panel=(3.0, 3.0), sharey=True)
+    # two narrow panels a row, PHONE_WIDTH in all: a phone shows the text at 11.5 px or more (issue 25)
+    fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 2.8), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
         ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=44 if framework_eps else None)
@@ -223,7 +232,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
     fig.legend(
-        *first.get_legend_handles_labels(), loc="outside lower center", ncols=3
+        *first.get_legend_handles_labels(), loc="outside lower center", ncols=2
     )  # inside, it covers a curve
     return fig
 
@@ -243,18 +252,20 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     Figure
     """
     variances = np.asarray(variances, dtype=float)
-    fig, ax = new_figure(figsize=(5.4, 3.2))
+    # PHONE_WIDTH wide: a phone shows its text at 12.8 px (issue 25)
+    fig, ax = new_figure(figsize=(PHONE_WIDTH, 3.2))
     ordered = sorted(framework_eps.items(), key=lambda item: item[1])
     for k, (name, eps) in enumerate(ordered):
         # one colour for all: each curve is ε inside the root, as in the chapter's other figures; named in place
         ax.semilogx(variances, variances / (variances + eps), color=PALETTE["output"], lw=2)
         ax.plot([eps], [0.5], "o", color=PALETTE["neutral"])
-        # the smallest ε is named on the empty left of its curve, the others on the empty right below theirs
+        # the smallest ε is named on the empty left of its curve, the others on the empty right below
+        # theirs, each a label's height lower than the one before (in a phone-wide figure they would meet)
         left = k == 0
         ax.annotate(
             f"{name}\nε = {number(eps, '.0e')}",
             (eps, 0.5),
-            xytext=(-7, 4) if left else (7, -4),
+            xytext=(-7, 4) if left else (7, -4 - 26 * (k - 1)),
             textcoords="offset points",
             ha="right" if left else "left",
             va="bottom" if left else "top",
@@ -264,6 +275,6 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     ax.set(
         xlabel="input variance σ² (log scale)",
         ylabel="output variance σ² / (σ² + ε)",
-        title="LayerNorm's output variance is 1 only when σ² ≫ ε\n(dots: σ² = ε gives 1/2)",
+        title="LayerNorm's output variance is 1\nonly when σ² ≫ ε (dots: σ² = ε gives 1/2)",
     )
     return fig

@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 __all__ = [
     "PALETTE",
     "COLOUR_NAMES",
     "DPI",
     "COLUMN_WIDTH",
+    "PHONE_FIGURE_PX",
+    "PHONE_MIN_TEXT_PX",
+    "PHONE_WIDTH",
+    "phone_text_px",
     "new_figure",
     "panel_grid",
     "layout_problems",
@@ -64,6 +69,13 @@ COLOUR_NAMES = {
 DPI = 150
 #: Widest figure, in inches: DPI * COLUMN_WIDTH pixels fit the website's column at >= 75 % of natural size.
 COLUMN_WIDTH = 5.4
+#: How wide a phone (390 CSS px) shows a figure, in CSS px: the column less the page's margins.
+PHONE_FIGURE_PX = 350
+#: Smallest font size, in CSS px, a figure's text may shrink to on a phone (its body text is 16 px);
+#: at :data:`COLUMN_WIDTH` that takes 12.2 pt, so a figure meant for phones is narrower instead.
+PHONE_MIN_TEXT_PX = 11.0
+#: Width, in inches, of a one-column figure that reads on a phone: 10-pt text shows at 12.8 CSS px.
+PHONE_WIDTH = 3.8
 
 BOOK_RC = {
     "figure.dpi": DPI,
@@ -170,6 +182,24 @@ def panel_grid(count: int, *, ncols: int = 2, panel=(3.0, 2.6), **subplot_kw):
     return fig, axes[:count]
 
 
+def phone_text_px(fig) -> float:
+    """The font size, in CSS px, of a figure's smallest drawn text when a phone shows it (issue 25).
+
+    A phone shows a figure :data:`PHONE_FIGURE_PX` wide (or at its natural size, if smaller), so
+    the same point size reads smaller in a wider figure: fewer panels per row, not smaller text,
+    is the cure. Compare with :data:`PHONE_MIN_TEXT_PX`.
+    """
+    fig.canvas.draw()
+    hidden = _hidden_tick_labels(fig)
+    sizes = [
+        text.get_fontsize()
+        for text in fig.findobj(Text)
+        if text.get_visible() and text.get_text().strip() and id(text) not in hidden
+    ]
+    natural = fig.get_figwidth() * DPI
+    return min(sizes) / 72 * DPI * min(1.0, PHONE_FIGURE_PX / natural)
+
+
 def _hidden_tick_labels(fig) -> set:
     """Tick labels matplotlib keeps but does not draw: those of ticks outside the axis's view interval."""
     import numpy as np
@@ -209,7 +239,7 @@ def _texts(fig) -> list:
     hidden = _hidden_tick_labels(fig)
     return [
         t
-        for t in fig.findobj(matplotlib.text.Text)
+        for t in fig.findobj(Text)
         if t.get_visible()
         and t.get_text().strip()
         and id(t) not in hidden

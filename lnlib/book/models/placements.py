@@ -64,6 +64,7 @@ __all__ = [
     "placement_forward",
     "placement_profile",
     "profile_table",
+    "sublayer_gradient_gains",
     "sublayer_rules",
     "attention_entropy",
     "logit_statistics",
@@ -377,6 +378,63 @@ def placement_profile(
 def profile_table(depth: int, width: int = 32, **kwargs) -> dict[str, PlacementProfile]:
     """:func:`placement_profile` of every scheme at one depth: the data of the chapter's comparison figure."""
     return {scheme: placement_profile(scheme, depth, width, **kwargs) for scheme in SCHEMES}
+
+
+def sublayer_gradient_gains(
+    scheme: str,
+    depth: int,
+    width: int = 32,
+    *,
+    seeds: int = 3,
+    tokens: int = 8,
+    batch: int = 2,
+    qk_norm: bool = False,
+    first_seed: int = 0,
+) -> np.ndarray:
+    r"""How much each sub-layer multiplies the gradient flowing down the stream (chapter "LayerNorm after 2020").
+
+    The same stacks, inputs and loss as :func:`placement_profile` (same seeds, so the same runs);
+    for each sub-layer, :math:`\lVert \partial L/\partial x_{\text{in}} \rVert /
+    \lVert \partial L/\partial x_{\text{out}} \rVert`. The product over a column is how much
+    that kind of sub-layer grows the stream's gradient from the top of the stack to its bottom:
+    in OLMo 2's order the attention reads the unnormalized stream, so its logits, and the
+    gradient through them, grow with the stream while the norm after it divides only by the
+    branch output's scale.
+
+    Returns
+    -------
+    ndarray, shape (seeds, depth, 2)
+        Per seed and layer (bottom first), the gain of the attention sub-layer ``[..., 0]`` and of
+        the FFN sub-layer ``[..., 1]``.
+    """
+    scheme = check_scheme(scheme)
+    depth, width, seeds = (
+        check_count(depth, "depth"),
+        check_count(width, "width"),
+        check_count(seeds, "seeds"),
+    )
+    tokens, batch = check_count(tokens, "tokens"), check_count(batch, "batch")
+    gains = np.empty((seeds, depth, 2))
+    for s in range(seeds):
+        rng = np.random.default_rng(first_seed + s)
+        weights = init_weights(scheme, depth, width, rng=rng)
+        x, target = rng.normal(size=(batch, tokens, width)), rng.normal(size=(batch, tokens, width))
+        out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
+        dout = mse_loss(out, target)[1]
+        dy = dout if scheme in _NO_FINAL_NORM else layer_norm_backward(dout, states[-1])[0]
+        rules = sublayer_rules(scheme, depth)
+        for ell in reversed(range(depth)):
+            w, (attn_cache, ffn_cache), rule = weights[ell], caches[ell], rules[ell]
+            dmiddle, _ = _sublayer_backward(dy, ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
+            dx, _ = _sublayer_backward(
+                dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule
+            )
+            gains[s, ell] = (
+                np.linalg.norm(dx) / np.linalg.norm(dmiddle),
+                np.linalg.norm(dmiddle) / np.linalg.norm(dy),
+            )
+            dy = dx
+    return gains
 
 
 # --- QK-norm's measurements (was qk_norm.py) ------------------------------------------------------

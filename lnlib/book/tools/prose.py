@@ -29,6 +29,7 @@ __all__ = [
     "glue",
     "glue_all",
     "MARKER",
+    "PLUS_MINUS",
     "glued_texts",
     "fill_markers",
     "fill_notebook",
@@ -37,6 +38,8 @@ __all__ = [
 MARKER = re.compile(r"<!--glue:([\w-]+)-->(.*?)<!--/glue-->")
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _MINUS = "\u2212"
+#: "±" between no-break spaces (U+00A0), so "31 ± 1" never wraps across lines.
+PLUS_MINUS = "\u00a0±\u00a0"
 
 
 class ProseNumber:
@@ -159,13 +162,15 @@ def mean_sd(values) -> Spread:
     another CPU's rounding in a chaotic run such as training (it acts like another draw), so a
     rerun changes the last digit given by about one unit at most, and no finer digit is given.
     The standard deviation is rounded at the same place, keeping at least one significant digit.
+    The spaces around "±" are no-break spaces (:data:`PLUS_MINUS`), so a line never breaks
+    inside "31 ± 1"; the doctests below show them as ``\\xa0``.
 
     Examples
     --------
     >>> str(mean_sd([30.0, 31.0, 32.0, 29.5, 31.5, 30.5, 32.5, 30.0]))  # 30.875, sd 1.06, se 0.37
-    '31 ± 1'
+    '31\\xa0±\\xa01'
     >>> str(mean_sd(12 + np.arange(64) / 640))  # 12.05, sd 0.029, se 0.0036
-    '12.05 ± 0.03'
+    '12.05\\xa0±\\xa00.03'
     """
     values = np.asarray(values, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)):
@@ -175,7 +180,7 @@ def mean_sd(values) -> Spread:
     mean, sd = float(values.mean()), float(values.std(ddof=1))
     decimals = max(0, -math.ceil(math.log10(sd / math.sqrt(values.size)))) if sd > 0 else 6
     sd_decimals = max(decimals, -math.floor(math.log10(float(f"{sd:.0e}")))) if sd > 0 else decimals
-    text = f"{mean:.{decimals}f} ± {sd:.{sd_decimals}f}".replace("-", _MINUS)
+    text = f"{mean:.{decimals}f}{PLUS_MINUS}{sd:.{sd_decimals}f}".replace("-", _MINUS)
     return Spread(text, mean, sd, values.size)
 
 
