@@ -141,6 +141,9 @@ class Explorer(widgets.VBox):
     #: Lines of text kept for the readout and for the note (a subclass whose readout wraps further says so).
     readout_lines = 2
     note_lines = 2
+    #: Controls per row in a grid, so that related controls line up in columns (chapter 07: each γᵢ above
+    #: its βᵢ); None lets them wrap as the width allows.
+    control_columns: int | None = None
 
     def __init__(self, title: str, controls: dict, renderer):
         self.controls = controls
@@ -181,7 +184,7 @@ class Explorer(widgets.VBox):
         super().__init__(
             [
                 header,
-                widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+                self._control_box(list(controls.values())),
                 figure,
                 self.readout,
                 self.note,
@@ -195,6 +198,15 @@ class Explorer(widgets.VBox):
             for synced in ("value", "index"):
                 setattr(control, f"_{synced}_metadata", {"echo_update": False})
         self.refresh()
+
+    def _control_box(self, controls: list) -> widgets.Box:
+        """The controls in a row that wraps, or in a grid of :attr:`control_columns` equal columns."""
+        if self.control_columns is None:
+            return widgets.HBox(controls, layout=widgets.Layout(flex_flow="row wrap"))
+        for control in controls:
+            control.layout.width = "auto"  # each fills its column
+        columns = f"repeat({self.control_columns}, minmax(0, 1fr))"
+        return widgets.GridBox(controls, layout=widgets.Layout(grid_template_columns=columns))
 
     def _on_change(self, _change) -> None:
         self.refresh()

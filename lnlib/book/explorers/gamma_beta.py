@@ -22,6 +22,8 @@ class GammaBetaExplorer(Explorer):
         4  # y, and the bars cut at the top when there are any (four lines at JupyterLab's width)
     )
 
+    control_columns = 4  # γ1 … γ4 in the first row, each βᵢ under its γᵢ
+
     def __init__(self, gamma, beta):
         self.xhat_small = layer_norm(documents_token())
         self.xhat_wide = layer_norm(documents_embedding())
