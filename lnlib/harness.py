@@ -50,7 +50,8 @@ import numpy as np
 from .backward import layer_norm_backward
 from .forward import layer_norm
 from .textbook import numpy_layer_norm, numpy_layer_norm_backward
-from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
+from .validation import check_count, check_eps, compute_dtype, float_info
+from .variance import unit_roundoff
 
 __all__ = [
     "CASES",
@@ -155,11 +156,6 @@ CASES = (
     Case("offset 1e6 (8, 200)", (8, 200), offset=1e6, spread=1e3, dtypes=("float64", "float32")),
     Case("eps 0.1, transposed (6, 33)", (6, 33), spread=0.5, layout="transposed", eps=0.1),
 )
-
-
-def unit_roundoff(dtype) -> float:
-    """Half the distance from 1 to the next number of `dtype` (bfloat16 included): one rounding's relative error."""
-    return float(float_info(dtype).eps) / 2
 
 
 @dataclass(frozen=True)
@@ -597,7 +593,7 @@ def rounding_bias(
 
 def _accumulation_roundoff(dtype) -> float:
     """The roundoff of the statistics: float32's for 16-bit data (as the frameworks accumulate), the data's own otherwise."""
-    return unit_roundoff(np.float32 if np.dtype(dtype) in HALF_DTYPES else dtype)
+    return unit_roundoff(compute_dtype(dtype))
 
 
 def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tuple[float, str]:
@@ -640,7 +636,7 @@ def welford_layer_norm(x, gamma, beta, eps):
     Float32 statistics for 16-bit data, as the frameworks keep them; one feature at a time, every
     row at once.
     """
-    work = np.dtype(np.float32 if x.dtype.itemsize == 2 else x.dtype).type
+    work = compute_dtype(x.dtype).type
     xw = x.astype(work)
     mean, m2 = np.zeros(x.shape[:-1], dtype=work), np.zeros(x.shape[:-1], dtype=work)
     for count in range(1, x.shape[-1] + 1):
@@ -663,7 +659,7 @@ def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
 
 def _normalize_with(x, gamma, beta, statistics, clamp=None):
     """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean, rstd)``."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    work = compute_dtype(x.dtype)
     xw = x.astype(work) if clamp is None else np.clip(x.astype(work), -clamp, clamp)
     mean, rstd = statistics(xw)
     return ((xw - mean) * rstd * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
@@ -735,7 +731,7 @@ def buggy_truncating_bfloat16(x, gamma, beta, eps):
 
 def buggy_unbiased_variance(x, gamma, beta, eps):
     """Bug: divides the sum of squares by H - 1 (``torch.std``'s default), not by H."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    work = compute_dtype(x.dtype)
     xw = x.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)
     var = ((xw - mean) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)
@@ -746,7 +742,7 @@ def buggy_unbiased_variance(x, gamma, beta, eps):
 
 def buggy_eps_outside_root(x, gamma, beta, eps):
     """Bug: adds eps to the standard deviation, ``(x - mean) / (std + eps)``."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    work = compute_dtype(x.dtype)
     xw = x.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)
     std = np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True))
@@ -762,7 +758,7 @@ def buggy_half_statistics(x, gamma, beta, eps):
 
 def buggy_wrong_axis(x, gamma, beta, eps):
     """Bug: takes the statistics over the first axis (the batch, as batch norm does), not the features."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    work = compute_dtype(x.dtype)
     xw = x.astype(work)
     mean = xw.mean(axis=0, keepdims=True)
     var = ((xw - mean) ** 2).mean(axis=0, keepdims=True)
@@ -774,7 +770,7 @@ def buggy_wrong_axis(x, gamma, beta, eps):
 def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
     """Bug: sums dgamma and dbeta over the batch axis only, forgetting the sequence axis of a (B, T, C) input."""
     dx, _, _ = numpy_layer_norm_backward(dy, x, gamma, eps)
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    work = compute_dtype(x.dtype)
     xw, dyw = x.astype(work), dy.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)
     xhat = (xw - mean) / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
