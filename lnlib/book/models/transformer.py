@@ -58,7 +58,7 @@ __all__ = [
     "xavier_normal",
 ]
 
-#: The two places a LayerNorm can sit in a residual sub-layer.
+#: The two places a LayerNorm can sit in a residual sub-layer, in the order training's sweeps store them.
 PLACEMENTS = ("post", "pre")
 
 ATTENTION_WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
