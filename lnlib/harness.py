@@ -31,11 +31,12 @@ outputs of each dtype are also pooled into one "rounding bias" check of the
 mean signed error (see :func:`rounding_bias`).
 
 A correct implementation stays inside the budget everywhere; the bugs the
-chapter plants (:mod:`lnlib.variants`' ``buggy_*``: unbiased variance, ε outside the root, statistics in half
-precision, a wrong axis, a wrong dγ reduction) and those of real kernels
-(a skipped vector tail, statistics over the first 1024 features only, clamped
-inputs, an ignored ε, a C-contiguity assumption, an input overwritten in place,
-a truncating bfloat16 cast, a one-pass variance) leave it, in the default run.
+chapter plants (:mod:`lnlib.variants`' ``buggy_*``: unbiased variance, ε outside
+the root, statistics in half precision, a wrong axis, a wrong dγ reduction) and
+those of real kernels (a skipped vector tail, statistics over the first 1024
+features only, clamped inputs, an ignored ε, a C-contiguity assumption, an input
+overwritten in place, a truncating bfloat16 cast, a one-pass variance) leave it,
+in the default run.
 """
 
 from __future__ import annotations
