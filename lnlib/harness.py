@@ -31,11 +31,12 @@ outputs of each dtype are also pooled into one "rounding bias" check of the
 mean signed error (see :func:`rounding_bias`).
 
 A correct implementation stays inside the budget everywhere; the bugs the
-chapter plants (unbiased variance, ε outside the root, statistics in half
-precision, a wrong axis, a wrong dγ reduction) and those of real kernels
-(a skipped vector tail, statistics over the first 1024 features only, clamped
-inputs, an ignored ε, a C-contiguity assumption, an input overwritten in place,
-a truncating bfloat16 cast, a one-pass variance) leave it, in the default run.
+chapter plants (:mod:`lnlib.variants`' ``buggy_*``: unbiased variance, ε outside
+the root, statistics in half precision, a wrong axis, a wrong dγ reduction) and
+those of real kernels (a skipped vector tail, statistics over the first 1024
+features only, clamped inputs, an ignored ε, a C-contiguity assumption, an input
+overwritten in place, a truncating bfloat16 cast, a one-pass variance) leave it,
+in the default run.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ import numpy as np
 
 from .backward import layer_norm_backward
 from .forward import layer_norm
-from .textbook import numpy_layer_norm, numpy_layer_norm_backward
-from .validation import HALF_DTYPES, check_count, check_eps, compute_dtype, float_info
+from .validation import check_count, check_eps, compute_dtype, float_info
+from .variance import unit_roundoff
 
 __all__ = [
     "CASES",
@@ -65,7 +66,7 @@ __all__ = [
     "unit_roundoff",
     "welford_layer_norm",
     "torch_layer_norm",
-]  # the buggy_* functions are the chapter's planted bugs, examples rather than API
+]  # the chapter's planted bugs (buggy_*) are in lnlib.variants
 
 #: The width the report's lines keep to (the book's code column).
 REPORT_WIDTH = 80
@@ -155,11 +156,6 @@ CASES = (
     Case("offset 1e6 (8, 200)", (8, 200), offset=1e6, spread=1e3, dtypes=("float64", "float32")),
     Case("eps 0.1, transposed (6, 33)", (6, 33), spread=0.5, layout="transposed", eps=0.1),
 )
-
-
-def unit_roundoff(dtype) -> float:
-    """Half the distance from 1 to the next number of `dtype` (bfloat16 included): one rounding's relative error."""
-    return float(float_info(dtype).eps) / 2
 
 
 @dataclass(frozen=True)
@@ -597,7 +593,7 @@ def rounding_bias(
 
 def _accumulation_roundoff(dtype) -> float:
     """The roundoff of the statistics: float32's for 16-bit data (as the frameworks accumulate), the data's own otherwise."""
-    return unit_roundoff(np.float32 if np.dtype(dtype) in HALF_DTYPES else dtype)
+    return unit_roundoff(compute_dtype(dtype))
 
 
 def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tuple[float, str]:
@@ -631,7 +627,8 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
 
 
 # Example implementations for the chapter "Check your own LayerNorm" and the tests: the correct numpy
-# versions (lnlib.textbook, and Welford's below), the same with one planted bug each, and PyTorch's.
+# versions (lnlib.textbook, and Welford's below) and PyTorch's. The planted bugs live in lnlib.variants,
+# beside the variants two of them are.
 
 
 def welford_layer_norm(x, gamma, beta, eps):
@@ -640,7 +637,7 @@ def welford_layer_norm(x, gamma, beta, eps):
     Float32 statistics for 16-bit data, as the frameworks keep them; one feature at a time, every
     row at once.
     """
-    work = np.dtype(np.float32 if x.dtype.itemsize == 2 else x.dtype).type
+    work = compute_dtype(x.dtype).type
     xw = x.astype(work)
     mean, m2 = np.zeros(x.shape[:-1], dtype=work), np.zeros(x.shape[:-1], dtype=work)
     for count in range(1, x.shape[-1] + 1):
@@ -650,135 +647,6 @@ def welford_layer_norm(x, gamma, beta, eps):
     rstd = 1 / np.sqrt(m2 / work(x.shape[-1]) + work(eps))
     y = (xw - mean[..., None]) * rstd[..., None] * gamma.astype(work) + beta.astype(work)
     return y.astype(x.dtype)
-
-
-def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
-    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (or their count)."""
-    part = xw[..., features]
-    count = part.shape[-1] if divide_by is None else divide_by
-    mean = part.sum(axis=-1, keepdims=True) / count
-    var = ((part - mean) ** 2).sum(axis=-1, keepdims=True) / count
-    return mean, 1 / np.sqrt(var + eps)
-
-
-def _normalize_with(x, gamma, beta, statistics, clamp=None):
-    """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean, rstd)``."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
-    xw = x.astype(work) if clamp is None else np.clip(x.astype(work), -clamp, clamp)
-    mean, rstd = statistics(xw)
-    return ((xw - mean) * rstd * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
-
-
-def buggy_vector_tail_skipped(x, gamma, beta, eps):
-    """Bug: sums the row four at a time (one SIMD vector) and forgets the H % 4 elements left."""
-    body = slice(0, x.shape[-1] - x.shape[-1] % 4)
-    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, body, x.shape[-1]))
-
-
-def buggy_first_1024_features(x, gamma, beta, eps):
-    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no loop)."""
-    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, slice(0, 1024)))
-
-
-def buggy_clamped_inputs(x, gamma, beta, eps):
-    """Bug: clamps the inputs to ±10⁴ "for safety" before normalizing."""
-    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps), clamp=1e4)
-
-
-def buggy_ignores_eps(x, gamma, beta, eps):
-    """Bug: uses a hard-coded ε of 1e-5, whatever `eps` it is given."""
-    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, 1e-5))
-
-
-def buggy_one_pass_variance(x, gamma, beta, eps):
-    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large mean."""
-
-    def statistics(xw):
-        mean = xw.mean(axis=-1, keepdims=True)
-        var = np.maximum((xw * xw).mean(axis=-1, keepdims=True) - mean * mean, 0)
-        return mean, 1 / np.sqrt(var + eps)
-
-    return _normalize_with(x, gamma, beta, statistics)
-
-
-def buggy_assumes_c_contiguous(x, gamma, beta, eps):
-    """Bug: reads x's memory as rows packed one after another (a C kernel handed ``x.ctypes.data``).
-
-    Emulated safely: the memory from x's first element on is read in order, wrapping at the end
-    of the buffer x lives in, instead of out of bounds.
-    """
-    owner = x
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    memory = np.ravel(owner, order="K")  # in memory order (the harness allocates it packed)
-    start = (x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // x.itemsize
-    packed = np.take(memory, np.arange(start, start + x.size), mode="wrap").reshape(x.shape)
-    return _normalize_with(packed, gamma, beta, lambda xw: _numpy_statistics(xw, eps))
-
-
-def buggy_overwrites_input(x, gamma, beta, eps):
-    """Bug: writes y over x (in place, to save memory) and returns x: the residual stream is lost."""
-    x[...] = numpy_layer_norm(x, gamma, beta, eps)
-    return x
-
-
-def buggy_truncating_bfloat16(x, gamma, beta, eps):
-    """Bug: rounds the float32 result to bfloat16 by dropping its low 16 bits (toward zero)."""
-    if x.dtype != np.dtype("bfloat16"):
-        return numpy_layer_norm(x, gamma, beta, eps)
-    xw = x.astype(np.float32)
-    mean, rstd = _numpy_statistics(xw, eps)
-    y = ((xw - mean) * rstd * gamma.astype(np.float32) + beta.astype(np.float32)).astype(np.float32)
-    chopped = (np.ascontiguousarray(y).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
-    return chopped.astype(x.dtype)  # exact: the low bits are already zero
-
-
-def buggy_unbiased_variance(x, gamma, beta, eps):
-    """Bug: divides the sum of squares by H - 1 (``torch.std``'s default), not by H."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
-    xw = x.astype(work)
-    mean = xw.mean(axis=-1, keepdims=True)
-    var = ((xw - mean) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)
-    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(
-        x.dtype
-    )
-
-
-def buggy_eps_outside_root(x, gamma, beta, eps):
-    """Bug: adds eps to the standard deviation, ``(x - mean) / (std + eps)``."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
-    xw = x.astype(work)
-    mean = xw.mean(axis=-1, keepdims=True)
-    std = np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True))
-    return ((xw - mean) / (std + eps) * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
-
-
-def buggy_half_statistics(x, gamma, beta, eps):
-    """Bug: keeps every operation in the input's dtype, so 16-bit data gets 16-bit statistics."""
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + x.dtype.type(eps)) * gamma + beta
-
-
-def buggy_wrong_axis(x, gamma, beta, eps):
-    """Bug: takes the statistics over the first axis (the batch, as batch norm does), not the features."""
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
-    xw = x.astype(work)
-    mean = xw.mean(axis=0, keepdims=True)
-    var = ((xw - mean) ** 2).mean(axis=0, keepdims=True)
-    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(
-        x.dtype
-    )
-
-
-def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
-    """Bug: sums dgamma and dbeta over the batch axis only, forgetting the sequence axis of a (B, T, C) input."""
-    dx, _, _ = numpy_layer_norm_backward(dy, x, gamma, eps)
-    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
-    xw, dyw = x.astype(work), dy.astype(work)
-    mean = xw.mean(axis=-1, keepdims=True)
-    xhat = (xw - mean) / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
-    return dx, (dyw * xhat).sum(axis=0).astype(x.dtype), dyw.sum(axis=0).astype(x.dtype)
 
 
 def torch_layer_norm():

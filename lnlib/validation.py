@@ -40,8 +40,14 @@ def float_info(dtype):
     return ml_dtypes.finfo(np.dtype(dtype))
 
 
-def compute_dtype(storage, requested=None) -> np.dtype:
+def compute_dtype(
+    storage, requested=None, *, choices=_FLOAT_DTYPES, name="compute_dtype"
+) -> np.dtype:
     """The dtype lnlib computes statistics in for an input stored as `storage` (chapter "Computing it right: numerics").
+
+    The one compute-dtype rule of the library: the forward and backward passes, the norms, the
+    variants, the variance algorithms and the harness's example kernels all ask it (only
+    :mod:`lnlib.textbook` spells it out inline, to stay readable on its own).
 
     Parameters
     ----------
@@ -53,27 +59,36 @@ def compute_dtype(storage, requested=None) -> np.dtype:
         in float32; the input's own dtype for float32 and float64. Give the
         storage dtype itself (e.g. ``"float16"``) to run every operation in it,
         or ``"float64"`` for a reference.
+    choices : iterable of dtype, default float16, bfloat16, float32, float64
+        The dtypes `requested` may name (:mod:`lnlib.variance` allows float16, float32 and float64).
+    name : str, default "compute_dtype"
+        The argument's name in the error messages.
 
     Raises
     ------
     TypeError
         If `requested` is not a dtype or dtype name.
     ValueError
-        If it is not one of float16, bfloat16, float32 or float64.
+        If it is not one of `choices`.
+
+    Examples
+    --------
+    >>> compute_dtype("float16"), compute_dtype("float64"), compute_dtype("float16", "float16")
+    (dtype('float32'), dtype('float64'), dtype('float16'))
     """
     storage = np.dtype(storage)
     if requested is None:
         return np.dtype(np.float32) if storage in HALF_DTYPES else storage
+    choices = tuple(np.dtype(d) for d in choices)
+    names = ", ".join(d.name for d in choices)
     try:
         resolved = np.dtype(ml_dtypes.bfloat16) if requested == "bfloat16" else np.dtype(requested)
     except TypeError:
         raise TypeError(
-            f"compute_dtype must be None or a float dtype (float16, bfloat16, float32, float64); got {requested!r}."
+            f"{name} must be None or a float dtype ({names}); got {requested!r}."
         ) from None
-    if resolved not in _FLOAT_DTYPES:
-        raise ValueError(
-            f"compute_dtype must be one of float16, bfloat16, float32, float64; got {resolved.name}."
-        )
+    if resolved not in choices:
+        raise ValueError(f"{name} must be one of {names}; got {resolved.name}.")
     return resolved
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import as_float_array, normalized_axes, normalized_shape
+from .validation import as_float_array, compute_dtype, float_info, normalized_axes, normalized_shape
 
 __all__ = [
     "METHODS",
@@ -88,31 +88,6 @@ def check_method(method) -> str:
     return method
 
 
-def working_dtype(dtype, default) -> np.dtype:
-    """The dtype to compute in: `dtype` if given, else `default`; only float16, float32 and float64 (chapter "Computing it right: numerics").
-
-    Raises
-    ------
-    TypeError
-        If `dtype` is not a dtype (or dtype name) at all.
-    ValueError
-        If it is a dtype, but not one of the three supported floating-point types.
-    """
-    if dtype is None:
-        return np.dtype(default)
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(
-            f"dtype must be a numpy dtype or its name, one of {', '.join(DTYPES)}; got {dtype!r}."
-        ) from None
-    if resolved not in [np.dtype(d) for d in DTYPES.values()]:
-        raise ValueError(
-            f"dtype must be one of {', '.join(DTYPES)} (the precisions this chapter compares); got {resolved.name}."
-        )
-    return resolved
-
-
 def _rows(x, axis, dtype) -> tuple[np.ndarray, tuple[int, ...]]:
     """Validate `x`, cast it to the working dtype and move the reduced axes to one trailing axis.
 
@@ -122,7 +97,9 @@ def _rows(x, axis, dtype) -> tuple[np.ndarray, tuple[int, ...]]:
     x = as_float_array(x, "x")
     axes = normalized_axes(axis, x.ndim)
     normalized_shape(x, axes)
-    dtype = working_dtype(dtype, x.dtype)
+    dtype = compute_dtype(
+        x.dtype, x.dtype if dtype is None else dtype, choices=DTYPES.values(), name="dtype"
+    )
     too_big = np.abs(x) > np.finfo(dtype).max
     if too_big.any():
         raise ValueError(
@@ -361,5 +338,29 @@ def variance_relative_error(estimate, exact) -> np.ndarray:
 
 
 def unit_roundoff(dtype) -> float:
-    """Half the distance from 1 to the next number of `dtype`: the relative error of one rounding (chapter "Computing it right: numerics")."""
-    return float(np.finfo(working_dtype(dtype, np.float64)).eps) / 2
+    """Half the distance from 1 to the next number of `dtype`: the relative error of one rounding (chapter "Computing it right: numerics").
+
+    Any float dtype, bfloat16 and ``ml_dtypes``' other formats included; None means float64.
+    :mod:`lnlib.harness` budgets its checks with it.
+
+    Raises
+    ------
+    TypeError
+        If `dtype` is not a dtype (or dtype name) at all.
+    ValueError
+        If it is a dtype, but not a floating-point one.
+
+    Examples
+    --------
+    >>> unit_roundoff("float32") == 2.0**-24, unit_roundoff("bfloat16") == 2.0**-8
+    (True, True)
+    """
+    try:
+        info = float_info(np.float64 if dtype is None else dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a float dtype or its name; got {dtype!r}.") from None
+    except ValueError:
+        raise ValueError(
+            f"dtype must be a floating-point dtype; got {np.dtype(dtype).name}."
+        ) from None
+    return float(info.eps) / 2

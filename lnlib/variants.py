@@ -13,6 +13,12 @@ variance (divide by H). Two departures appear in well-read sources:
 The chapters "The variance" and "Epsilon" compare them with the standard one,
 and the chapter "Fact check" reuses them. :data:`FRAMEWORK_EPS` holds the
 frameworks' default epsilons.
+
+The ``buggy_*`` functions at the end are the bugs the chapter "Check your own LayerNorm" plants
+for :func:`lnlib.harness.check_layer_norm` to catch, each a copy of :mod:`lnlib.textbook`'s kernel
+with the signature ``(x, gamma, beta, eps)`` (the backward one ``(dy, x, gamma, eps)``) and one
+thing wrong: two of them are the variants above (:func:`buggy_eps_outside_root`,
+:func:`buggy_unbiased_variance`), the rest are the bugs of real kernels. They are examples, not API.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .forward import scaled_moments, to_storage
+from .textbook import numpy_layer_norm, numpy_layer_norm_backward
 from .validation import (
     as_float_array,
     as_parameter,
@@ -243,3 +250,131 @@ def std_outside(variance, eps):
     """
     sigma = np.sqrt(variance)
     return sigma / (sigma + eps)
+
+
+# The planted bugs of the chapter "Check your own LayerNorm": the textbook kernel with one thing wrong.
+
+
+def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
+    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (or their count)."""
+    part = xw[..., features]
+    count = part.shape[-1] if divide_by is None else divide_by
+    mean = part.sum(axis=-1, keepdims=True) / count
+    var = ((part - mean) ** 2).sum(axis=-1, keepdims=True) / count
+    return mean, 1 / np.sqrt(var + eps)
+
+
+def _normalize_with(x, gamma, beta, statistics, clamp=None):
+    """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean, rstd)``."""
+    work = compute_dtype(x.dtype)
+    xw = x.astype(work) if clamp is None else np.clip(x.astype(work), -clamp, clamp)
+    mean, rstd = statistics(xw)
+    return ((xw - mean) * rstd * gamma.astype(work) + beta.astype(work)).astype(x.dtype)
+
+
+def buggy_vector_tail_skipped(x, gamma, beta, eps):
+    """Bug: sums the row four at a time (one SIMD vector) and forgets the H % 4 elements left."""
+    body = slice(0, x.shape[-1] - x.shape[-1] % 4)
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, body, x.shape[-1]))
+
+
+def buggy_first_1024_features(x, gamma, beta, eps):
+    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no loop)."""
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, slice(0, 1024)))
+
+
+def buggy_clamped_inputs(x, gamma, beta, eps):
+    """Bug: clamps the inputs to ±10⁴ "for safety" before normalizing."""
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps), clamp=1e4)
+
+
+def buggy_ignores_eps(x, gamma, beta, eps):
+    """Bug: uses a hard-coded ε of 1e-5, whatever `eps` it is given."""
+    return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, 1e-5))
+
+
+def buggy_one_pass_variance(x, gamma, beta, eps):
+    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large mean."""
+
+    def statistics(xw):
+        mean = xw.mean(axis=-1, keepdims=True)
+        var = np.maximum((xw * xw).mean(axis=-1, keepdims=True) - mean * mean, 0)
+        return mean, 1 / np.sqrt(var + eps)
+
+    return _normalize_with(x, gamma, beta, statistics)
+
+
+def buggy_assumes_c_contiguous(x, gamma, beta, eps):
+    """Bug: reads x's memory as rows packed one after another (a C kernel handed ``x.ctypes.data``).
+
+    Emulated safely: the memory from x's first element on is read in order, wrapping at the end
+    of the buffer x lives in, instead of out of bounds.
+    """
+    owner = x
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    memory = np.ravel(owner, order="K")  # in memory order (the harness allocates it packed)
+    start = (x.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // x.itemsize
+    packed = np.take(memory, np.arange(start, start + x.size), mode="wrap").reshape(x.shape)
+    return _normalize_with(packed, gamma, beta, lambda xw: _numpy_statistics(xw, eps))
+
+
+def buggy_overwrites_input(x, gamma, beta, eps):
+    """Bug: writes y over x (in place, to save memory) and returns x: the residual stream is lost."""
+    x[...] = numpy_layer_norm(x, gamma, beta, eps)
+    return x
+
+
+def buggy_truncating_bfloat16(x, gamma, beta, eps):
+    """Bug: rounds the float32 result to bfloat16 by dropping its low 16 bits (toward zero)."""
+    if x.dtype != np.dtype("bfloat16"):
+        return numpy_layer_norm(x, gamma, beta, eps)
+    xw = x.astype(np.float32)
+    mean, rstd = _numpy_statistics(xw, eps)
+    y = ((xw - mean) * rstd * gamma.astype(np.float32) + beta.astype(np.float32)).astype(np.float32)
+    chopped = (np.ascontiguousarray(y).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+    return chopped.astype(x.dtype)  # exact: the low bits are already zero
+
+
+def buggy_unbiased_variance(x, gamma, beta, eps):
+    """Bug: divides the sum of squares by H - 1 (``torch.std``'s default), not by H: :func:`sample_variance` with ``unbiased=True``."""
+    work = compute_dtype(x.dtype)
+    xw = x.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    var = sample_variance(xw, unbiased=True, keepdims=True)
+    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(
+        x.dtype
+    )
+
+
+def buggy_eps_outside_root(x, gamma, beta, eps):
+    """Bug: adds eps to the standard deviation, ``(x - mean) / (std + eps)``: :func:`layer_norm_eps_outside_sqrt`."""
+    return layer_norm_eps_outside_sqrt(x, gamma, beta, eps=eps)
+
+
+def buggy_half_statistics(x, gamma, beta, eps):
+    """Bug: keeps every operation in the input's dtype, so 16-bit data gets 16-bit statistics."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + x.dtype.type(eps)) * gamma + beta
+
+
+def buggy_wrong_axis(x, gamma, beta, eps):
+    """Bug: takes the statistics over the first axis (the batch, as batch norm does), not the features."""
+    work = compute_dtype(x.dtype)
+    xw = x.astype(work)
+    mean = xw.mean(axis=0, keepdims=True)
+    var = ((xw - mean) ** 2).mean(axis=0, keepdims=True)
+    return ((xw - mean) / np.sqrt(var + eps) * gamma.astype(work) + beta.astype(work)).astype(
+        x.dtype
+    )
+
+
+def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
+    """Bug: sums dgamma and dbeta over the batch axis only, forgetting the sequence axis of a (B, T, C) input."""
+    dx, _, _ = numpy_layer_norm_backward(dy, x, gamma, eps)
+    work = compute_dtype(x.dtype)
+    xw, dyw = x.astype(work), dy.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    xhat = (xw - mean) / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
+    return dx, (dyw * xhat).sum(axis=0).astype(x.dtype), dyw.sum(axis=0).astype(x.dtype)

@@ -168,17 +168,31 @@ def test_backlinks_match_the_table(path):
         )
 
 
-def test_chapter_titles_match_the_notebooks():
-    from lnlib.book.factcheck.claims import CHAPTER_TITLES
+def test_chapter_titles_are_read_from_the_notebooks():
+    # one home: each title is its notebook's first heading (or the short form that starts it)
+    from lnlib.book.tools.notebooks import chapter_titles
 
-    assert sorted(CHAPTER_TITLES) == [p.stem for p in notebooks()]
-    for stem, title in CHAPTER_TITLES.items():
+    titles = chapter_titles()
+    assert list(titles) == [p.stem for p in notebooks()]
+    for stem, title in titles.items():
         first = "".join(
             json.loads((CHAPTERS / f"{stem}.ipynb").read_text())["cells"][0]["source"]
         ).splitlines()[0]
         assert first.startswith(f"# {title}"), (
             f"{stem}: title {title!r} does not start its heading {first!r}"
         )
+    assert titles["13_numerics"] == "Computing it right: numerics"  # a colon inside a title
+    assert titles["15_fact_check"] == "Fact check"  # the short form of a heading with a subtitle
+
+
+def test_a_short_title_must_start_the_heading(tmp_path):
+    from lnlib.book.tools.notebooks import chapter_titles
+
+    heading = {"cell_type": "markdown", "metadata": {}, "source": ["# Long title: subtitle"]}
+    nb = {"cells": [heading], "metadata": {"lnbook": {"short_title": "Other"}}}
+    (tmp_path / "01_x.ipynb").write_text(json.dumps(nb))
+    with pytest.raises(ValueError, match="does not start its heading"):
+        chapter_titles(tmp_path)
 
 
 def test_section_titles_match_the_fact_check_headings():

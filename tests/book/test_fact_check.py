@@ -47,11 +47,11 @@ from lnlib.book.models.deep_stack import random_stack, run_stack
 from lnlib.book.models.dyt import fit_tanh, heavy_tailed_tokens, s_curve
 from lnlib.book.models.placements import SCHEMES, logit_statistics, placement_profile
 from lnlib.book.models.transformer import attention_forward, init_layer
-from lnlib.harness import buggy_half_statistics, check_layer_norm
+from lnlib.harness import check_layer_norm
 from lnlib.norms import batch_norm, instance_norm
 from lnlib.symbolic import closed_form_jacobian, jacobian, make_symbols, source_jacobian_diagonal
 from lnlib.textbook import numpy_layer_norm
-from lnlib.variants import FRAMEWORK_EPS
+from lnlib.variants import FRAMEWORK_EPS, buggy_half_statistics
 
 ROOT = Path(__file__).resolve().parents[2]
 Z = 4.0  # Monte Carlo tolerance, in standard errors

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lnlib import harness, textbook
+from lnlib import harness, textbook, variants
 from lnlib.backward import layer_norm_backward
 from lnlib.forward import layer_norm
 
@@ -38,10 +38,10 @@ def test_pytorch_passes(torch):
 @pytest.mark.parametrize(
     "bug, where",
     [
-        (harness.buggy_unbiased_variance, {"float64", "float32", "float16"}),
-        (harness.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
-        (harness.buggy_half_statistics, {"float16", "bfloat16"}),
-        (harness.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
+        (variants.buggy_unbiased_variance, {"float64", "float32", "float16"}),
+        (variants.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
+        (variants.buggy_half_statistics, {"float16", "bfloat16"}),
+        (variants.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
     ],
 )
 def test_each_planted_forward_bug_is_caught_in_the_dtypes_it_shows_in(bug, where):
@@ -54,20 +54,24 @@ def test_each_planted_forward_bug_is_caught_in_the_dtypes_it_shows_in(bug, where
 
 def test_statistics_in_half_precision_pass_only_in_float32_and_float64():
     with np.errstate(all="ignore"):
-        failed = {r.dtype for r in harness.check_layer_norm(harness.buggy_half_statistics).failures}
+        failed = {
+            r.dtype for r in harness.check_layer_norm(variants.buggy_half_statistics).failures
+        }
     assert failed == {"float16", "bfloat16"}
 
 
 def test_a_dgamma_summed_over_the_batch_only_is_caught_by_its_shape():
     report = harness.check_layer_norm(
-        textbook.numpy_layer_norm, harness.buggy_dgamma_over_batch_only
+        textbook.numpy_layer_norm, variants.buggy_dgamma_over_batch_only
     )
     assert {r.part for r in report.failures} == {"backward"}
     assert all("shape: dgamma" in r.detail for r in report.failures)
 
 
 def test_the_table_reads_at_a_glance():
-    report = harness.check_layer_norm(harness.buggy_eps_outside_root, dtypes=("float64", "float16"))
+    report = harness.check_layer_norm(
+        variants.buggy_eps_outside_root, dtypes=("float64", "float16")
+    )
     lines = str(report).splitlines()
     assert lines[0].startswith("LayerNorm check, eps=1e-05: ") and "checks passed" in lines[0]
     assert lines[1].split() == ["float64", "float16"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from lnlib import harness as check
-from lnlib import textbook
+from lnlib import textbook, variants
 from lnlib.backward import layer_norm_backward
 from lnlib.forward import layer_norm
 from lnlib.validation import BFLOAT16
@@ -82,12 +82,12 @@ def test_the_defaults_hold_the_shapes_values_eps_and_layouts_kernels_get_wrong()
 @pytest.mark.parametrize(
     "bug, shows_on",
     [
-        (check.buggy_vector_tail_skipped, lambda case: case.shape[-1] % 4 != 0),
-        (check.buggy_first_1024_features, lambda case: case.shape[-1] > 1024),
-        (check.buggy_clamped_inputs, lambda case: abs(case.offset) > 1e4),
-        (check.buggy_ignores_eps, lambda case: case.eps is not None),
-        (check.buggy_assumes_c_contiguous, lambda case: case.layout != "contiguous"),
-        (check.buggy_overwrites_input, lambda case: True),
+        (variants.buggy_vector_tail_skipped, lambda case: case.shape[-1] % 4 != 0),
+        (variants.buggy_first_1024_features, lambda case: case.shape[-1] > 1024),
+        (variants.buggy_clamped_inputs, lambda case: abs(case.offset) > 1e4),
+        (variants.buggy_ignores_eps, lambda case: case.eps is not None),
+        (variants.buggy_assumes_c_contiguous, lambda case: case.layout != "contiguous"),
+        (variants.buggy_overwrites_input, lambda case: True),
     ],
     ids=lambda value: getattr(value, "__name__", ""),
 )
@@ -98,7 +98,7 @@ def test_each_kernel_bug_fails_exactly_the_cases_that_can_show_it(bug, shows_on)
 
 
 def test_an_input_overwritten_in_place_is_named_as_such():
-    report = run(check.buggy_overwrites_input)
+    report = run(variants.buggy_overwrites_input)
     assert all(
         r.detail.startswith("overwrote: the call changed its input x") for r in report.failures
     )
@@ -131,7 +131,7 @@ def test_a_backward_that_overwrites_dy_fails():
 
 
 def test_a_truncating_bfloat16_cast_is_flagged_as_a_bias_and_only_as_one():
-    report = run(check.buggy_truncating_bfloat16)
+    report = run(variants.buggy_truncating_bfloat16)
     assert [(r.case, r.dtype) for r in report.failures] == [(check.BIAS, "bfloat16")]
     detail = report.failures[0].detail
     mean = float(re.search(r"toward zero is ([-+][0-9.]+) ulp", detail).group(1))
@@ -141,11 +141,11 @@ def test_a_truncating_bfloat16_cast_is_flagged_as_a_bias_and_only_as_one():
 @pytest.mark.parametrize(
     "bug, shows_in",
     [
-        (check.buggy_one_pass_variance, {"float64", "float32", "float16", "bfloat16"}),
-        (check.buggy_unbiased_variance, {"float64", "float32", "float16", "bfloat16"}),
-        (check.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
-        (check.buggy_half_statistics, {"float16", "bfloat16"}),
-        (check.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
+        (variants.buggy_one_pass_variance, {"float64", "float32", "float16", "bfloat16"}),
+        (variants.buggy_unbiased_variance, {"float64", "float32", "float16", "bfloat16"}),
+        (variants.buggy_eps_outside_root, {"float64", "float32", "float16", "bfloat16"}),
+        (variants.buggy_half_statistics, {"float16", "bfloat16"}),
+        (variants.buggy_wrong_axis, {"float64", "float32", "float16", "bfloat16"}),
     ],
     ids=lambda value: getattr(value, "__name__", ""),
 )
@@ -155,7 +155,7 @@ def test_the_common_bugs_are_still_flagged(bug, shows_in):
 
 
 def test_a_dgamma_over_the_batch_only_is_flagged():
-    report = run(textbook.numpy_layer_norm, check.buggy_dgamma_over_batch_only)
+    report = run(textbook.numpy_layer_norm, variants.buggy_dgamma_over_batch_only)
     assert {r.part for r in report.failures} == {"backward"}
     assert {r.case for r in report.failures} == cases_where(lambda case: len(case.shape) == 3)
 

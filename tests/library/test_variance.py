@@ -17,6 +17,7 @@ from lnlib.book.experiments.memory_speed import (
     memory_traffic,
 )
 from lnlib.book.experiments.numerics import error_sweep, layer_norm_with, shift_errors, shifted_data
+from lnlib.validation import BFLOAT16
 from lnlib.variance import (
     METHODS,
     WelfordState,
@@ -175,6 +176,31 @@ def test_unit_roundoff_values():
     assert unit_roundoff("float16") == 2.0**-11
     assert unit_roundoff("float32") == 2.0**-24
     assert unit_roundoff(np.float64) == 2.0**-53
+
+
+def test_unit_roundoff_is_the_one_the_harness_uses_and_knows_every_float_format():
+    # one function: lnlib.harness budgets with lnlib.variance's; bfloat16 keeps 7 fraction bits
+    from lnlib import harness
+
+    assert harness.unit_roundoff is unit_roundoff
+    assert unit_roundoff("bfloat16") == unit_roundoff(BFLOAT16) == 2.0**-8
+    assert unit_roundoff("float8_e4m3fn") == 2.0**-4
+    assert unit_roundoff(None) == 2.0**-53
+
+
+@pytest.mark.parametrize(("dtype", "error"), [("int32", ValueError), ("banana", TypeError)])
+def test_unit_roundoff_refuses_what_is_not_a_float_dtype(dtype, error):
+    with pytest.raises(error, match="dtype must be"):
+        unit_roundoff(dtype)
+
+
+def test_the_variance_dtypes_go_through_the_one_compute_dtype_rule():
+    # validation.compute_dtype resolves and checks them; bfloat16 is not one of this chapter's precisions
+    with pytest.raises(
+        ValueError, match="dtype must be one of float16, float32, float64; got bfloat16"
+    ):
+        variance(UNIT, dtype="bfloat16")
+    assert variance(UNIT.astype(np.float16)).dtype == np.float16  # no float32 widening by default
 
 
 # --- Welford and Chan's merge ----------------------------------------------------------------

@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from lnlib import layer_norm
+from lnlib import layer_norm, variants
 from lnlib.variants import (
     FRAMEWORK_EPS,
     annotated_transformer_layer_norm,
@@ -267,4 +267,18 @@ def test_output_std_with_eps_added_to_sigma_is_sigma_over_sigma_plus_eps(x, eps)
     sigma = x.std()
     np.testing.assert_allclose(
         layer_norm_eps_outside_sqrt(x, eps=eps).std(), sigma / (sigma + eps), rtol=1e-9
+    )
+
+
+def test_the_planted_bugs_that_are_variants_compute_them():
+    # one home: the chapter's planted ε-outside-the-root bug is the variant, the unbiased one uses
+    # sample_variance(unbiased=True)
+    x = np.random.default_rng(1).normal(3.0, 2.0, size=(5, 6))
+    gamma, beta = np.full(6, 1.5), np.full(6, -0.25)
+    expected = layer_norm_eps_outside_sqrt(x, gamma, beta, eps=0.1)
+    assert np.array_equal(variants.buggy_eps_outside_root(x, gamma, beta, 0.1), expected)
+    centred = x - x.mean(axis=-1, keepdims=True)
+    unbiased = centred / np.sqrt(sample_variance(x, unbiased=True, keepdims=True) + 0.1)
+    np.testing.assert_allclose(
+        variants.buggy_unbiased_variance(x, gamma, beta, 0.1), unbiased * gamma + beta, rtol=1e-14
     )

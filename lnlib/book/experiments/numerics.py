@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...validation import check_eps
+from ...validation import check_eps, compute_dtype
 from ...variance import (
+    DTYPES,
     METHODS,
     _moments,
     _rows,
@@ -19,7 +20,6 @@ from ...variance import (
     exact_variance,
     variance,
     variance_relative_error,
-    working_dtype,
 )
 
 __all__ = [
@@ -93,7 +93,7 @@ def shifted_data(
         of `dtype` near `shift` are 1 or more apart (the noise's standard
         deviation), so that rounding the input destroys what is measured.
     """
-    dtype = working_dtype(dtype, np.float64)
+    dtype = compute_dtype(np.float64, dtype, choices=DTYPES.values(), name="dtype")
     noise = np.random.default_rng(seed).normal(size=(rows, size))
     data, _ = _rows(noise + float(shift), -1, dtype)
     spacing = float(np.spacing(np.abs(dtype.type(shift))))
@@ -159,7 +159,7 @@ def error_sweep(shifts, dtype, **options) -> ErrorSweep:
         Passed to :func:`shift_errors` (rows, size, seed, eps).
     """
     shifts = np.asarray(shifts, dtype=np.float64)
-    name = working_dtype(dtype, np.float64).name
+    name = compute_dtype(np.float64, dtype, choices=DTYPES.values(), name="dtype").name
     fields = {
         key: {m: np.full(shifts.shape, np.nan) for m in METHODS}
         for key in ("variance_error", "output_error", "negative")

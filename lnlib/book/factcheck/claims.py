@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..tools.notebooks import chapter_titles
+
 __all__ = [
     "VERDICTS",
     "VERDICT_MEANINGS",
-    "CHAPTER_TITLES",
     "SECTION_TITLES",
     "SOURCES",
     "PAPERS",
@@ -46,26 +47,6 @@ VERDICTS = tuple(VERDICT_MEANINGS)
 
 #: The chapter that holds the summary table and the claims that have no other home.
 FACT_CHECK = "15_fact_check"
-
-#: Chapter file stem -> its title, for the links the fact check's table and the chapters' backlinks write.
-CHAPTER_TITLES = {
-    "01_why_normalize": "Why normalize?",
-    "02_the_input": "The input x",
-    "03_mean": "The mean",
-    "04_variance": "The variance",
-    "05_epsilon": "Epsilon",
-    "06_normalizing": "Normalizing",
-    "07_gamma_beta": "Scale γ and shift β",
-    "08_complete_examples": "The complete examples",
-    "09_gradients": "Gradients through LayerNorm",
-    "10_family": "LayerNorm and its family",
-    "11_pre_post_norm": "Pre-norm vs post-norm",
-    "12_after_2020": "LayerNorm after 2020",
-    "13_numerics": "Computing it right: numerics",
-    "14_memory_speed": "LayerNorm at the speed of memory",
-    "15_fact_check": "Fact check",
-    "16_check_your_own": "Check your own LayerNorm",
-}
 
 #: Section label of the chapter "Fact check" -> its heading, for the links to the claims at home there.
 SECTION_TITLES = {
@@ -702,9 +683,11 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     if (
         item.home == FACT_CHECK
     ):  # a section is named with its chapter, unless the link is in that chapter
-        name = "here" if here else f"{CHAPTER_TITLES[FACT_CHECK]}, “{SECTION_TITLES[item.section]}”"
+        name = (
+            "here" if here else f"{chapter_titles()[FACT_CHECK]}, “{SECTION_TITLES[item.section]}”"
+        )
         return f"[{name}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
-    return f"[{CHAPTER_TITLES[item.home]}]({item.home}.ipynb)"
+    return f"[{chapter_titles()[item.home]}]({item.home}.ipynb)"
 
 
 def claims_table(claims=None) -> str:

@@ -40,15 +40,16 @@ from ...validation import check_count
 from .transformer import (
     ATTENTION_WEIGHTS,
     FFN_WEIGHTS,
+    SublayerRule,
     attention_backward,
     attention_forward,
     check_activations,
     ffn_backward,
     ffn_forward,
     init_layer,
-    model_norm,
-    model_norm_backward,
     mse_loss,
+    sublayer_backward,
+    sublayer_forward,
 )
 
 __all__ = [
@@ -111,15 +112,6 @@ def mixln_post_layers(depth: int, ratio: float = MIXLN_RATIO) -> int:
     return int(np.floor(ratio * check_count(depth, "depth")))
 
 
-@dataclass(frozen=True)
-class SublayerRule:
-    """How one residual sub-layer is wired: ``kind`` in post/pre/peri/olmo2, the residual gain, the scale of the norm's output."""
-
-    kind: str
-    residual: float = 1.0
-    norm_scale: float = 1.0
-
-
 def sublayer_rules(scheme: str, depth: int) -> list[SublayerRule]:
     """One rule per layer, bottom first (both sub-layers of a layer share it) (chapter "LayerNorm after 2020")."""
     scheme, depth = check_scheme(scheme), check_count(depth, "depth")
@@ -170,49 +162,6 @@ def init_weights(
     return weights
 
 
-# --- one sub-layer ---------------------------------------------------------------------------------
-
-
-def _sublayer_forward(x, branch, rule: SublayerRule):
-    """Return the sub-layer's output and what its backward needs; `branch` maps an input to (output, cache)."""
-    if rule.kind == "post":
-        f, f_cache = branch(x)
-        y, saved = model_norm(rule.residual * x + f)
-        return y, (saved, f_cache)
-    if rule.kind == "pre":
-        n, saved = model_norm(x)
-        f, f_cache = branch(rule.norm_scale * n)
-        return x + f, (saved, f_cache)
-    if rule.kind == "peri":
-        n, saved_in = model_norm(x)
-        f, f_cache = branch(n)
-        y, saved_out = model_norm(f)
-        return x + y, (saved_in, saved_out, f_cache)
-    f, f_cache = branch(x)  # olmo2
-    y, saved = model_norm(f)
-    return x + y, (saved, f_cache)
-
-
-def _sublayer_backward(dy, cache, branch_backward, rule: SublayerRule):
-    """Gradient of :func:`_sublayer_forward` with respect to its input, and the branch's weight gradients."""
-    if rule.kind == "post":
-        saved, f_cache = cache
-        dz = model_norm_backward(dy, saved)
-        df, grads = branch_backward(dz, f_cache)
-        return rule.residual * dz + df, grads
-    if rule.kind == "pre":
-        saved, f_cache = cache
-        dn, grads = branch_backward(dy, f_cache)
-        return dy + rule.norm_scale * model_norm_backward(dn, saved), grads
-    if rule.kind == "peri":
-        saved_in, saved_out, f_cache = cache
-        dn, grads = branch_backward(model_norm_backward(dy, saved_out), f_cache)
-        return dy + model_norm_backward(dn, saved_in), grads
-    saved, f_cache = cache
-    dx, grads = branch_backward(model_norm_backward(dy, saved), f_cache)
-    return dy + dx, grads
-
-
 # --- the stack -------------------------------------------------------------------------------------
 
 
@@ -231,10 +180,10 @@ def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = Fa
     scheme = check_scheme(scheme)
     states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
     for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
-        middle, attn_cache = _sublayer_forward(
+        middle, attn_cache = sublayer_forward(
             states[-1], lambda h: attention_forward(h, w, qk_norm=qk_norm), rule
         )
-        out, ffn_cache = _sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
+        out, ffn_cache = sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
         states.append(out)
         caches.append((attn_cache, ffn_cache))
     out = states[-1] if scheme in _NO_FINAL_NORM else layer_norm(states[-1])
@@ -257,10 +206,10 @@ def placement_backward(dout, states: list, caches: list, weights: list[dict], sc
     rules = sublayer_rules(scheme, len(weights))
     for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
         attn_cache, ffn_cache = cache
-        dmiddle, ffn_grads = _sublayer_backward(
+        dmiddle, ffn_grads = sublayer_backward(
             stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule
         )
-        dx, attn_grads = _sublayer_backward(
+        dx, attn_grads = sublayer_backward(
             dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule
         )
         stream_grads.append(dx)
@@ -425,8 +374,8 @@ def sublayer_gradient_gains(
         rules = sublayer_rules(scheme, depth)
         for ell in reversed(range(depth)):
             w, (attn_cache, ffn_cache), rule = weights[ell], caches[ell], rules[ell]
-            dmiddle, _ = _sublayer_backward(dy, ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
-            dx, _ = _sublayer_backward(
+            dmiddle, _ = sublayer_backward(dy, ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
+            dx, _ = sublayer_backward(
                 dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule
             )
             gains[s, ell] = (

@@ -26,7 +26,14 @@ import numpy as np
 from ...forward import layer_norm
 from ...validation import check_count
 from ..tools import prose
-from .transformer import check_placement, init_stack, mse_loss, stack_backward, stack_forward
+from .transformer import (
+    PLACEMENTS,
+    check_placement,
+    init_stack,
+    mse_loss,
+    stack_backward,
+    stack_forward,
+)
 
 __all__ = [
     "ADAM",
@@ -43,9 +50,6 @@ __all__ = [
     "warmup_rate",
     "warmup_sweep",
 ]
-
-#: The two placements, in the order :class:`WarmupSweep` stores them.
-PLACEMENTS = ("post", "pre")
 
 #: Adam's (beta1, beta2, epsilon), as in the original Transformer (Vaswani et al., 2017).
 ADAM = (0.9, 0.98, 1e-9)
@@ -162,7 +166,8 @@ class WarmupSweep:
         Warm-up steps of the runs with warm-up.
     seeds : tuple of int
     losses : ndarray, shape (len(rates), 2, 2, len(seeds), steps)
-        Indexed by rate, placement (:data:`PLACEMENTS`), schedule (0: no warm-up, 1: warm-up) and seed.
+        Indexed by rate, placement (in the order of :data:`~lnlib.book.models.transformer.PLACEMENTS`),
+        schedule (0: no warm-up, 1: warm-up) and seed.
     """
 
     rates: tuple

@@ -20,12 +20,18 @@ The chapter "Pre-norm vs post-norm" explains the model and uses
 :func:`lnlib.book.experiments.pre_post_norm.init_profile` to measure the residual stream and the weight gradients at
 initialization.
 
+A residual sub-layer is wired by a :class:`SublayerRule`, the placement as data: post and pre
+here, and the rules :mod:`lnlib.book.models.placements` builds for Peri-LN, OLMo 2, Mix-LN,
+DeepNorm and LN scaling run through the same :func:`sublayer_forward` and :func:`sublayer_backward`.
+
 Shapes: activations are ``(batch, tokens, width)``; a layer's weights are a
 dict with ``Wq, Wk, Wv, Wo`` (width x width) and ``W1`` (width x ffn_width),
 ``W2`` (ffn_width x width).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,6 +41,8 @@ from ...validation import as_float_array, check_count
 
 __all__ = [
     "PLACEMENTS",
+    "SUBLAYER_KINDS",
+    "SublayerRule",
     "attention_backward",
     "attention_forward",
     "block_backward",
@@ -54,11 +62,13 @@ __all__ = [
     "softmax_backward",
     "stack_backward",
     "stack_forward",
+    "sublayer_backward",
+    "sublayer_forward",
     "weight_gradient",
     "xavier_normal",
 ]
 
-#: The two places a LayerNorm can sit in a residual sub-layer.
+#: The two places a LayerNorm can sit in a residual sub-layer, in the order training's sweeps store them.
 PLACEMENTS = ("post", "pre")
 
 ATTENTION_WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
@@ -250,30 +260,77 @@ def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
     ) * rstd
 
 
-def _sublayer_forward(
-    x: np.ndarray, f_forward, w: dict, placement: str
-) -> tuple[np.ndarray, tuple]:
-    """post: LN(x + F(x)); pre: x + F(LN(x))."""
-    if placement == "post":
-        f_out, f_cache = f_forward(x, w)
-        y, saved = model_norm(x + f_out)
+#: The four ways a residual sub-layer can wire its norm (:class:`SublayerRule`): :data:`PLACEMENTS`
+#: here, and Peri-LN's and OLMo 2's, which :mod:`lnlib.book.models.placements` adds.
+SUBLAYER_KINDS = (*PLACEMENTS, "peri", "olmo2")
+
+
+@dataclass(frozen=True)
+class SublayerRule:
+    r"""How one residual sub-layer is wired: a placement as data (chapters "Pre-norm vs post-norm", "LayerNorm after 2020").
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`SUBLAYER_KINDS`: post :math:`\mathrm{LN}(a x + F(x))`, pre
+        :math:`x + F(s\,\mathrm{LN}(x))`, peri :math:`x + \mathrm{LN}(F(\mathrm{LN}(x)))`,
+        olmo2 :math:`x + \mathrm{LN}(F(x))`.
+    residual : float, default 1
+        The residual gain :math:`a` of a post sub-layer (DeepNorm's α).
+    norm_scale : float, default 1
+        The scale :math:`s` of a pre sub-layer's norm output (LN scaling's :math:`1/\sqrt{\ell}`).
+    """
+
+    kind: str
+    residual: float = 1.0
+    norm_scale: float = 1.0
+
+
+def sublayer_forward(x, branch, rule: SublayerRule):
+    """One residual sub-layer wired by `rule`: its output and what :func:`sublayer_backward` needs.
+
+    `branch` maps an input to ``(output, cache)`` (attention or the FFN with one layer's weights).
+    """
+    if rule.kind == "post":
+        f, f_cache = branch(x)
+        y, saved = model_norm(rule.residual * x + f)
         return y, (saved, f_cache)
-    normed, saved = model_norm(x)
-    f_out, f_cache = f_forward(normed, w)
-    return x + f_out, (saved, f_cache)
+    if rule.kind == "pre":
+        n, saved = model_norm(x)
+        f, f_cache = branch(rule.norm_scale * n)
+        return x + f, (saved, f_cache)
+    if rule.kind == "peri":
+        n, saved_in = model_norm(x)
+        f, f_cache = branch(n)
+        y, saved_out = model_norm(f)
+        return x + y, (saved_in, saved_out, f_cache)
+    f, f_cache = branch(x)  # olmo2
+    y, saved = model_norm(f)
+    return x + y, (saved, f_cache)
 
 
-def _sublayer_backward(
-    dy: np.ndarray, cache: tuple, f_backward, w: dict, placement: str
-) -> tuple[np.ndarray, dict]:
-    """The residual adds the identity path's gradient to the branch's."""
-    saved, f_cache = cache
-    if placement == "post":
+def sublayer_backward(dy, cache, branch_backward, rule: SublayerRule):
+    """Gradient of :func:`sublayer_forward` with respect to its input, and the branch's weight gradients.
+
+    The residual adds the identity path's gradient to the branch's; `branch_backward` maps
+    ``(upstream gradient, cache)`` to ``(input gradient, weight gradients)``.
+    """
+    if rule.kind == "post":
+        saved, f_cache = cache
         dz = model_norm_backward(dy, saved)
-        df, grads = f_backward(dz, f_cache, w)
-        return dz + df, grads
-    dnormed, grads = f_backward(dy, f_cache, w)
-    return dy + model_norm_backward(dnormed, saved), grads
+        df, grads = branch_backward(dz, f_cache)
+        return rule.residual * dz + df, grads
+    if rule.kind == "pre":
+        saved, f_cache = cache
+        dn, grads = branch_backward(dy, f_cache)
+        return dy + rule.norm_scale * model_norm_backward(dn, saved), grads
+    if rule.kind == "peri":
+        saved_in, saved_out, f_cache = cache
+        dn, grads = branch_backward(model_norm_backward(dy, saved_out), f_cache)
+        return dy + model_norm_backward(dn, saved_in), grads
+    saved, f_cache = cache
+    dx, grads = branch_backward(model_norm_backward(dy, saved), f_cache)
+    return dy + dx, grads
 
 
 def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
@@ -294,8 +351,9 @@ def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
     """
     placement = check_placement(placement)
     x = check_activations(x, w["Wq"].shape[0])
-    middle, attn_cache = _sublayer_forward(x, attention_forward, w, placement)
-    out, ffn_cache = _sublayer_forward(middle, ffn_forward, w, placement)
+    rule = SublayerRule(placement)
+    middle, attn_cache = sublayer_forward(x, lambda h: attention_forward(h, w), rule)
+    out, ffn_cache = sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
     return out, (attn_cache, ffn_cache)
 
 
@@ -304,8 +362,11 @@ def block_backward(
 ) -> tuple[np.ndarray, dict]:
     """Gradients of :func:`block_forward` with respect to its input and the layer's six weights (chapter "Pre-norm vs post-norm")."""
     attn_cache, ffn_cache = cache
-    dmiddle, grads = _sublayer_backward(dout, ffn_cache, ffn_backward, w, placement)
-    dx, attn_grads = _sublayer_backward(dmiddle, attn_cache, attention_backward, w, placement)
+    rule = SublayerRule(check_placement(placement))
+    dmiddle, grads = sublayer_backward(dout, ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
+    dx, attn_grads = sublayer_backward(
+        dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule
+    )
     return dx, {**attn_grads, **grads}
 
 

@@ -1,19 +1,22 @@
-"""The book's notebook and website tools: the committed notebook format, whether this run builds the
-website, and a placeholder for each live-widget output in committed notebooks (``python -m
+"""The book's notebook and website tools: the committed notebook format, the chapters' titles, whether
+this run builds the website, and a placeholder for each live-widget output in committed notebooks (``python -m
 lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``). Each part keeps its own
 introduction below.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from pathlib import Path
 
 __all__ = [
+    "CHAPTERS",
     "read_notebook",
     "write_notebook",
+    "chapter_titles",
     "website_build",
     "WIDGET_VIEW",
     "PLACEHOLDER",
@@ -38,6 +41,48 @@ def read_notebook(path) -> dict:
 def write_notebook(path, nb: dict) -> None:
     """Write `nb` to `path` as the committed notebooks are written (``json.dump(nb, indent=1)``)."""
     Path(path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# --- the chapters' titles ------------------------------------------------------------------------
+# A chapter's title lives in one place, its notebook: the first ``# `` heading. A heading with a
+# subtitle (``# Fact check: what the sources get right and wrong``) names the short form links use
+# in the notebook's metadata, ``{"lnbook": {"short_title": "Fact check"}}``.
+
+#: The folder of the chapter notebooks, ``NN_<slug>.ipynb``.
+CHAPTERS = Path(__file__).resolve().parents[3] / "chapters"
+
+
+@functools.cache
+def chapter_titles(chapters=CHAPTERS) -> dict[str, str]:
+    """Chapter file stem -> its title, read from each ``chapters/NN_*.ipynb``, in reading order.
+
+    The title is the notebook's short title (metadata ``lnbook.short_title``) if it has one, else
+    its first ``# `` heading. For the links the fact check's table and the chapters' backlinks write.
+
+    Raises
+    ------
+    ValueError
+        If a chapter has no ``# `` heading, or a short title that does not start it.
+    """
+    titles = {}
+    for path in sorted(Path(chapters).glob("[0-9][0-9]_*.ipynb")):
+        nb = read_notebook(path)
+        lines = (
+            line
+            for cell in nb["cells"]
+            if cell["cell_type"] == "markdown"
+            for line in "".join(cell["source"]).splitlines()
+        )
+        heading = next((line[2:].strip() for line in lines if line.startswith("# ")), None)
+        if heading is None:
+            raise ValueError(f"{path.name} has no '# ' heading to take its title from.")
+        short = nb["metadata"].get("lnbook", {}).get("short_title")
+        if short is not None and not heading.startswith(short):
+            raise ValueError(
+                f"{path.name}: short title {short!r} does not start its heading {heading!r}."
+            )
+        titles[path.stem] = short or heading
+    return titles
 
 
 # --- is this the website build? (was website.py) --------------------------------------------------
