@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -30,8 +31,7 @@ def has_explorer(chapter: str) -> bool:
     """True if the chapter holds a live explorer (a cell that is one ``*_explorer(...)`` call)."""
     cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
     return any(
-        c["cell_type"] == "code"
-        and "".join(c["source"]).strip().split("(")[0].endswith("_explorer")
+        c["cell_type"] == "code" and re.match(r"\w+_explorer\(", "".join(c["source"]).strip())
         for c in cells
     )
 
