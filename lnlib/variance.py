@@ -298,20 +298,39 @@ def exact_variance(x, *, axis=-1) -> np.ndarray:
 
     The reference the algorithms are judged against: the mean and then the sum
     of squared deviations are summed exactly (``math.fsum``), so only a few
-    float64 roundings remain, far below float32's or float16's.
+    float64 roundings remain, far below float32's or float16's. Each row is
+    divided by a power of two first, so no square overflows or underflows.
 
     Returns
     -------
     ndarray of float64
         Of the input's shape without the reduced axes.
+
+    Raises
+    ------
+    ValueError
+        As :func:`variance`, and for a variance beyond float64's range (one that
+        overflows, or underflows to 0 although the values differ).
     """
     rows, out_shape = _rows(x, axis, np.float64)
     flat = rows.reshape(-1, rows.shape[-1])
     size = flat.shape[-1]
     result = []
     for row in flat:
-        mean = math.fsum(row) / size
-        result.append(math.fsum((row - mean) ** 2) / size)
+        k = int(
+            np.frexp(np.max(np.abs(row)))[1]
+        )  # sum x / 2**k (exact), so no square overflows or underflows
+        u = np.ldexp(row, -k)
+        mean = math.fsum(u) / size
+        spread = math.fsum((u - mean) ** 2) / size
+        with np.errstate(over="ignore", under="ignore"):
+            var = float(np.ldexp(spread, 2 * k))
+        if (var == 0 and row.max() != row.min()) or math.isinf(var):
+            raise ValueError(
+                f"the variance of a row, {spread:.6g} * 2**{2 * k}, is beyond float64's range; "
+                "scale x by a power of two first."
+            )
+        result.append(var)
     return np.array(result, dtype=np.float64).reshape(out_shape)
 
 

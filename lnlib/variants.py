@@ -86,7 +86,9 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
     ------
     TypeError, ValueError
         As :func:`~lnlib.forward.layer_norm` for bad inputs; ValueError also when
-        ``unbiased=True`` and the axes hold a single value (H - 1 = 0).
+        ``unbiased=True`` and the axes hold a single value (H - 1 = 0), and for a
+        variance beyond the range of x's dtype (it is computed as every lnlib
+        statistic is: float32 for 16-bit x, each slice scaled by a power of two).
 
     Examples
     --------
@@ -100,9 +102,21 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
         raise ValueError(
             f"the unbiased variance divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold {size}."
         )
-    centred = x - x.mean(axis=axes, keepdims=True)
-    total = (centred * centred).sum(axis=axes, keepdims=keepdims)
-    return np.asarray(total / x.dtype.type(size - 1 if unbiased else size))
+    m = scaled_moments(
+        x, axes
+    )  # like every lnlib statistic: float32 for 16-bit x, each slice scaled first
+    with np.errstate(over="ignore", under="ignore"):
+        var = m.spread * m.dtype.type(size / (size - 1) if unbiased else 1) * m.scale * m.scale
+    var = var if keepdims else np.squeeze(var, axis=axes)
+    out = to_storage(var, x.dtype, "the variance", "x's spread is too large for it")
+    if np.any(
+        (out == 0) & (x.max(axis=axes, keepdims=keepdims) != x.min(axis=axes, keepdims=keepdims))
+    ):
+        raise ValueError(
+            f"the variance underflowed to 0 in {x.dtype.name} although the values differ: it is smaller "
+            f"than {x.dtype.name} can hold; scale x by a power of two first."
+        )
+    return np.asarray(out)
 
 
 def layer_norm_eps_outside_sqrt(
