@@ -507,7 +507,6 @@ NOT_COMPUTING = {
     "lnlib.harness.check_layer_norm": "checks another implementation (tests/library/test_harness*.py)",
     "lnlib.harness.harness_inputs": "makes the harness's inputs",
     "lnlib.harness.rounding_bias": "measures a rounding bias",
-    "lnlib.harness.unit_roundoff": "a dtype's constant",
     "lnlib.compare.compare": "compares two arrays",
     "lnlib.norms.axis_ids": "labels entries, no arithmetic",
     "lnlib.norms.statistic_ids": "labels entries, no arithmetic",
