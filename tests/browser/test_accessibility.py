@@ -6,6 +6,7 @@ solutions closed), then every dropdown (solutions, hidden code cells) is opened 
 switched on, and axe-core runs again on the same page. Any critical or serious violation of a WCAG 2.0/2.1
 A or AA rule fails the test, reported with its rule id, impact and a few target selectors. All findings,
 best practices included, are written to tests/artifacts/axe/<page>-<width>.json for BENCHMARKS.md.
+One explorer per chapter is then moved with the keyboard alone, and its polite live region must change.
 
 Colour contrast is by far axe's slowest rule here (about 3 s on a chapter, 20 s on the API page, most of the
 test's time), and colours do not depend on the width: it runs once per load, on the light theme at 1280 px
@@ -23,6 +24,7 @@ from collections import Counter
 import pytest
 
 from .conftest import ARTIFACTS, OfflineContext
+from .test_web_explorers import EXPLORERS
 from .test_website import PAGES, WAIT_FOR_MATHJAX
 
 axe_playwright_python = pytest.importorskip(
@@ -99,3 +101,45 @@ def test_page_has_no_serious_accessibility_violation(page, width, browser, site_
         f"  {f['impact']} {f['id']} ({f['state']}, {f['nodes']} element(s)): {', '.join(f['targets'])}"
         for f in failing
     )
+
+
+# For each control of the explorer, in order: is it enabled and in the tab order, which key moves it.
+CONTROLS = """root => [...root.querySelectorAll('[data-lnlib-control]')].map(c => ({
+    id: c.id, enabled: !c.disabled && c.tabIndex >= 0, kind: c.type,
+    key: c.type === 'checkbox' ? 'Space' : (c.type === 'range' && Number(c.value) >= Number(c.max)) ? 'ArrowLeft' : 'ArrowDown',
+}))"""
+LIVE_READOUT = "root => { const r = root.querySelector('.lnlib-readout[aria-live=polite]'); return r && r.textContent; }"
+
+
+@pytest.mark.parametrize("page", sorted(EXPLORERS))
+def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
+    """Each chapter's explorer: a control in the tab order, moved by a key press (arrow or space), changes
+    the text of the explorer's polite live region (the readout), which a screen reader then announces."""
+    holder = OfflineContext(browser, 1280)
+    try:
+        browser_page = holder.context.new_page()
+        browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
+        root = browser_page.locator(".lnlib-web-explorer").first
+        root.wait_for()
+        browser_page.wait_for_function(
+            "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
+        )
+        before = root.evaluate(LIVE_READOUT)
+        assert before is not None, f"{page}: the explorer's readout is not a polite live region"
+        moved = []
+        for control in root.evaluate(CONTROLS):
+            if not control["enabled"]:
+                continue
+            browser_page.focus(
+                f"#{control['id']}"
+            )  # where a reader's Tab lands; the move is by key
+            browser_page.keyboard.press(control["key"])
+            after = root.evaluate(LIVE_READOUT)
+            moved.append((control["id"], control["key"], after != before))
+            if after != before:
+                break
+        assert any(changed for *_, changed in moved), (
+            f"{page}: no key press on any control changed the live readout: {moved}"
+        )
+    finally:
+        holder.context.close()
