@@ -14,10 +14,12 @@ On ordinary input they equal the library's hardened :func:`lnlib.forward.layer_n
 >>> rng = np.random.default_rng(0)
 >>> x, dy = rng.normal(size=(2, 3, 8)), rng.normal(size=(2, 3, 8))
 >>> gamma, beta = rng.normal(size=8), rng.normal(size=8)
->>> np.allclose(numpy_layer_norm(x, gamma, beta, 1e-5), layer_norm(x, gamma, beta, eps=1e-5))
+>>> ref = layer_norm(x, gamma, beta, eps=1e-5)
+>>> np.allclose(numpy_layer_norm(x, gamma, beta, 1e-5), ref)
 True
 >>> ours = numpy_layer_norm_backward(dy, x, gamma, 1e-5)
->>> all(np.allclose(a, b) for a, b in zip(ours, layer_norm_backward(dy, x, gamma, eps=1e-5)))
+>>> grads = layer_norm_backward(dy, x, gamma, eps=1e-5)
+>>> all(np.allclose(a, b) for a, b in zip(ours, grads))
 True
 """
 
