@@ -46,12 +46,15 @@ NO_CONTRAST = {
     "rules": {**AXE_OPTIONS["rules"], "color-contrast": {"enabled": False}},
 }
 # Open what a reader can open and switch to the dark theme (pydata-sphinx-theme reads data-mode and
-# data-theme on <html>; its own button does the same), then wait two frames for styles to apply.
+# data-theme on <html>; its own button does the same), then wait for styles to apply.
 OPEN_ALL_DARK = """async () => {
     document.querySelectorAll('details').forEach(d => { d.open = true; });
     document.documentElement.dataset.mode = 'dark';
     document.documentElement.dataset.theme = 'dark';
     await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    // Opened dropdowns fade in (sphinx-design, myst-nb) and the theme's colours transition: mid-way, axe
+    // measures blended colours (seen as flaky color-contrast on code tokens). Let every animation finish.
+    await Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)));
     return document.querySelectorAll('details').length;
 }"""
 
