@@ -1,0 +1,148 @@
+"""Accessibility: every page of the website passes axe-core's WCAG 2.0/2.1 A and AA rules (issue 29).
+
+For every page in the table of contents (the API and the bibliography included), at a desktop width
+(1280 px) and a phone width (390 px), one page load: axe-core runs on the page as it opens (light theme,
+solutions closed), then every dropdown (solutions, hidden code cells) is opened and the dark theme is
+switched on, and axe-core runs again on the same page. Any critical or serious violation of a WCAG 2.0/2.1
+A or AA rule fails the test, reported with its rule id, impact and a few target selectors. All findings,
+best practices included, are written to tests/artifacts/axe/<page>-<width>.json for BENCHMARKS.md.
+One explorer per chapter is then moved with the keyboard alone, and its polite live region must change.
+
+Colour contrast is by far axe's slowest rule here (about 3 s on a chapter, 20 s on the API page, most of the
+test's time), and colours do not depend on the width: it runs once per load, on the light theme at 1280 px
+and on the dark theme, dropdowns open, at 390 px. Every other rule runs in all four cases.
+
+axe-core comes from the pinned ``axe-playwright-python`` package (requirements-test.txt), injected from the
+package's own ``axe.min.js``: nothing is fetched, and the offline context would block it anyway.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from .conftest import ARTIFACTS, OfflineContext
+from .test_web_explorers import EXPLORERS
+from .test_website import PAGES, WAIT_FOR_MATHJAX
+
+axe_playwright_python = pytest.importorskip(
+    "axe_playwright_python.sync_playwright",
+    reason="axe-playwright-python is not installed: run `make test`, which installs it",
+)
+
+WIDTHS = (1280, 390)
+FAILING = ("critical", "serious")
+WCAG = {"wcag2a", "wcag2aa", "wcag21a", "wcag21aa"}  # the rules that fail the test
+# axe-core runs all its default rules (best practices too, so the counts in BENCHMARKS.md are complete),
+# plus label-content-name-mismatch (WCAG 2.5.3, "Label in Name"), which axe ships as experimental and off.
+AXE_OPTIONS = {
+    "rules": {"label-content-name-mismatch": {"enabled": True}},
+    "resultTypes": ["violations"],
+}
+NO_CONTRAST = {
+    **AXE_OPTIONS,
+    "rules": {**AXE_OPTIONS["rules"], "color-contrast": {"enabled": False}},
+}
+# Open what a reader can open and switch to the dark theme (pydata-sphinx-theme reads data-mode and
+# data-theme on <html>; its own button does the same), then wait for styles to apply.
+OPEN_ALL_DARK = """async () => {
+    document.querySelectorAll('details').forEach(d => { d.open = true; });
+    document.documentElement.dataset.mode = 'dark';
+    document.documentElement.dataset.theme = 'dark';
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    // Opened dropdowns fade in (sphinx-design, myst-nb) and the theme's colours transition: mid-way, axe
+    // measures blended colours (seen as flaky color-contrast on code tokens). Let every animation finish.
+    await Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)));
+    return document.querySelectorAll('details').length;
+}"""
+
+
+def _findings(results: dict, state: str) -> list[dict]:
+    return [
+        {
+            "state": state,
+            "id": v["id"],
+            "impact": v["impact"],
+            "wcag": bool(WCAG & set(v["tags"])),
+            "nodes": len(v["nodes"]),
+            "targets": [" ".join(map(str, n["target"])) for n in v["nodes"][:3]],
+        }
+        for v in results["violations"]
+    ]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page", PAGES)
+def test_page_has_no_serious_accessibility_violation(page, width, browser, site_url):
+    axe = axe_playwright_python.Axe()
+    holder = OfflineContext(browser, width)
+    try:
+        browser_page = holder.context.new_page()
+        response = browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
+        assert response is not None and response.ok, f"{page}: could not load"
+        browser_page.evaluate(WAIT_FOR_MATHJAX)
+        light, dark = (AXE_OPTIONS, NO_CONTRAST) if width > 600 else (NO_CONTRAST, AXE_OPTIONS)
+        findings = _findings(axe.run(browser_page, options=light).response, "light")
+        browser_page.evaluate(OPEN_ALL_DARK)
+        findings += _findings(axe.run(browser_page, options=dark).response, "dark, dropdowns open")
+        assert holder.blocked == [], f"{page}: asked for outside resources: {holder.blocked}"
+    finally:
+        holder.context.close()
+
+    counts = Counter()
+    for finding in findings:
+        counts[finding["impact"]] += 1
+    folder = ARTIFACTS / "axe"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{page.replace('/', '_')}-{width}.json").write_text(
+        json.dumps({"counts": counts, "findings": findings}, indent=1)
+    )
+    failing = [f for f in findings if f["wcag"] and f["impact"] in FAILING]
+    assert failing == [], f"{page} at {width} px: axe-core reports:\n" + "\n".join(
+        f"  {f['impact']} {f['id']} ({f['state']}, {f['nodes']} element(s)): {', '.join(f['targets'])}"
+        for f in failing
+    )
+
+
+# For each control of the explorer, in order: is it enabled and in the tab order, which key moves it.
+CONTROLS = """root => [...root.querySelectorAll('[data-lnlib-control]')].map(c => ({
+    id: c.id, enabled: !c.disabled && c.tabIndex >= 0, kind: c.type,
+    key: c.type === 'checkbox' ? 'Space' : (c.type === 'range' && Number(c.value) >= Number(c.max)) ? 'ArrowLeft' : 'ArrowDown',
+}))"""
+LIVE_READOUT = "root => { const r = root.querySelector('.lnlib-readout[aria-live=polite]'); return r && r.textContent; }"
+
+
+@pytest.mark.parametrize("page", sorted(EXPLORERS))
+def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
+    """Each chapter's explorer: a control in the tab order, moved by a key press (arrow or space), changes
+    the text of the explorer's polite live region (the readout), which a screen reader then announces."""
+    holder = OfflineContext(browser, 1280)
+    try:
+        browser_page = holder.context.new_page()
+        browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
+        root = browser_page.locator(".lnlib-web-explorer").first
+        root.wait_for()
+        browser_page.wait_for_function(
+            "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
+        )
+        before = root.evaluate(LIVE_READOUT)
+        assert before is not None, f"{page}: the explorer's readout is not a polite live region"
+        moved = []
+        for control in root.evaluate(CONTROLS):
+            if not control["enabled"]:
+                continue
+            browser_page.focus(
+                f"#{control['id']}"
+            )  # where a reader's Tab lands; the move is by key
+            browser_page.keyboard.press(control["key"])
+            after = root.evaluate(LIVE_READOUT)
+            moved.append((control["id"], control["key"], after != before))
+            if after != before:
+                break
+        assert any(changed for *_, changed in moved), (
+            f"{page}: no key press on any control changed the live readout: {moved}"
+        )
+    finally:
+        holder.context.close()
