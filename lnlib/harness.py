@@ -234,7 +234,7 @@ def _mark(result: CheckResult | None) -> str:
     if result.passed:
         return "ok"
     if np.isfinite(result.ratio):
-        return f"×{result.ratio:.3g}"
+        return f"×{result.ratio:#.3g}"  # "×1.02", never a bare "×1" that reads as within budget
     return result.detail.split(":")[0]
 
 

@@ -192,7 +192,8 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
     right.set_title(
-        "std of x̂ against ε\n(black line: the current ε)", pad=44 if framework_eps else None
+        "std of x̂ against ε\n(vertical black line: the current ε)",
+        pad=44 if framework_eps else None,
     )
     # One legend for both panels, below them: inside, the moving bars and curves would run under it.
     handles = [bars.inside, bars.outside, bars.exact, curves.variance_mark]
@@ -202,7 +203,9 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
         "ε = 0 (black dashes)",
         "ε = σ² (black diamond)",
     ]
-    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=9)
+    # markerscale: the ε = 0 mark is a short bar across each pair; at full size its legend entry
+    # would read as a long line, the current ε's shape
+    fig.legend(handles, labels, loc="outside lower center", ncols=1, fontsize=9, markerscale=0.4)
     return fig, bars, curves, EpsilonMarker(right)
 
 

@@ -158,10 +158,11 @@ def mean_sd(values) -> Spread:
     """Mean ± standard deviation over seeds, at the precision the seeds support (chapter "Pre-norm vs post-norm").
 
     The mean is rounded at the finest decimal place whose unit is at least its standard error
-    (sd / √n): another draw of seeds moves the mean by about one standard error, and so does
-    another CPU's rounding in a chaotic run such as training (it acts like another draw), so a
-    rerun changes the last digit given by about one unit at most, and no finer digit is given.
-    The standard deviation is rounded at the same place, keeping at least one significant digit.
+    (sd / √n), tens or hundreds included: another draw of seeds moves the mean by about one
+    standard error, and so does another CPU's rounding in a chaotic run such as training (it acts
+    like another draw), so a rerun changes the last digit given by about one unit at most, and no
+    finer digit is given. The standard deviation is rounded at the same place, keeping at least
+    one significant digit. Values that are all equal are given as they are, ``± 0``.
     The spaces around "±" are no-break spaces (:data:`PLUS_MINUS`), so a line never breaks
     inside "31 ± 1"; the doctests below show them as ``\\xa0``.
 
@@ -171,6 +172,8 @@ def mean_sd(values) -> Spread:
     '31\\xa0±\\xa01'
     >>> str(mean_sd(12 + np.arange(64) / 640))  # 12.05, sd 0.029, se 0.0036
     '12.05\\xa0±\\xa00.03'
+    >>> str(mean_sd([50.0, 70.0, 90.0, 60.0, 80.0, 55.0, 75.0, 48.0]))  # 66, sd 15, se 5.3
+    '70\\xa0±\\xa020'
     """
     values = np.asarray(values, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)):
@@ -178,10 +181,17 @@ def mean_sd(values) -> Spread:
             f"mean_sd needs at least two finite values (one per seed); got {values.tolist()!r}"
         )
     mean, sd = float(values.mean()), float(values.std(ddof=1))
-    decimals = max(0, -math.ceil(math.log10(sd / math.sqrt(values.size)))) if sd > 0 else 6
-    sd_decimals = max(decimals, -math.floor(math.log10(float(f"{sd:.0e}")))) if sd > 0 else decimals
-    text = f"{mean:.{decimals}f}{PLUS_MINUS}{sd:.{sd_decimals}f}".replace("-", _MINUS)
+    if sd == 0:
+        return Spread(f"{mean:g}{PLUS_MINUS}0".replace("-", _MINUS), mean, sd, values.size)
+    place = -math.ceil(math.log10(sd / math.sqrt(values.size)))  # decimals; negative: tens, ...
+    sd_place = max(place, -math.floor(math.log10(float(f"{sd:.0e}"))))
+    text = f"{_rounded(mean, place)}{PLUS_MINUS}{_rounded(sd, sd_place)}".replace("-", _MINUS)
     return Spread(text, mean, sd, values.size)
+
+
+def _rounded(value: float, place: int) -> str:
+    """`value` rounded at `place` decimals (a negative place rounds to tens, hundreds, ...)."""
+    return f"{round(value, place):.{max(place, 0)}f}"
 
 
 #: The MIME-type prefix myst-nb 1.x gives a value glued with ``display=False`` (``myst_nb.ext.glue``).
