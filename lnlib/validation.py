@@ -73,8 +73,10 @@ def compute_dtype(
 
     Examples
     --------
-    >>> compute_dtype("float16"), compute_dtype("float64"), compute_dtype("float16", "float16")
-    (dtype('float32'), dtype('float64'), dtype('float16'))
+    >>> compute_dtype("float16"), compute_dtype("float64")
+    (dtype('float32'), dtype('float64'))
+    >>> compute_dtype("float16", "float16")
+    dtype('float16')
     """
     storage = np.dtype(storage)
     if requested is None:

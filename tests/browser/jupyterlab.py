@@ -75,8 +75,6 @@ def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
         "--ServerApp.allow_root=True",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        # window.jupyterapp: the tests open and close chapters in one loaded JupyterLab (open_chapter)
-        "--LabApp.expose_app_in_browser=True",
     ]
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
     server = subprocess.Popen(
@@ -102,49 +100,11 @@ def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
             server.kill()
 
 
-HAS_APP = "() => !!(window.jupyterapp && window.jupyterapp.commands.hasCommand('docmanager:open'))"
-
-
 def open_chapter(page, base: str, token: str, chapter: str) -> None:
-    """Open `chapter` and wait for its kernel.
-
-    A page that already holds JupyterLab (after :func:`close_chapters`) opens it there, as a reader opens
-    the next notebook; otherwise the page loads JupyterLab in a workspace of its own (JupyterLab would
-    otherwise reopen the previous one) with the chapter in it.
-    """
-    if page.url.startswith(f"{base}/lab") and page.evaluate(HAS_APP):
-        page.evaluate(
-            "path => window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'})",
-            f"{chapter}.ipynb",
-        )
-    else:
-        page.goto(f"{base}/lab/workspaces/{chapter}/tree/{chapter}.ipynb?reset&token={token}")
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+    """Open `chapter` in a workspace of its own (JupyterLab would otherwise reopen the previous one) and wait for its kernel."""
+    page.goto(f"{base}/lab/workspaces/{chapter}/tree/{chapter}.ipynb?reset&token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
     page.get_by_text(KERNEL_IDLE).first.wait_for()
-
-
-def close_chapters(page, base: str, token: str) -> None:
-    """Save and close every open document and shut down every kernel, leaving JupyterLab loaded and empty.
-
-    Saving first (into the server's temporary copy) spares the "save your changes?" dialog on close.
-    """
-    if page.url.startswith(f"{base}/lab") and page.evaluate(HAS_APP):
-        page.evaluate(
-            """async () => {
-                const app = window.jupyterapp;
-                for (const widget of [...app.shell.widgets('main')]) {
-                    if (widget.context) await widget.context.save();
-                    widget.dispose();
-                }
-            }"""
-        )
-    with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=10) as response:
-        sessions = json.load(response)
-    for session in sessions:
-        request = urllib.request.Request(
-            f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE"
-        )
-        urllib.request.urlopen(request, timeout=30).close()
 
 
 def run_all(page) -> None:
