@@ -162,6 +162,10 @@ def move_every_control(page, chapter) -> None:
     handle = root.element_handle()
     controls = lab.controls(root)
     assert controls, f"{chapter}: the explorer shows no slider or dropdown"
+    # JupyterLab lays out only the cells on screen (content-visibility: auto): until the frames after
+    # the scroll, the explorer's cell may still have its estimated height (seen: 76 px, then 618 px
+    # after the first move, every part of the explorer unchanged). Measure once it is laid out.
+    settle(page)
     below, parts = handle.evaluate(BELOW), handle.evaluate(PARTS)
     moved = 0
     for control in controls:

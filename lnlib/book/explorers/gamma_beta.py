@@ -53,11 +53,11 @@ class GammaBetaExplorer(Explorer):
         groups_y = np.split(y_wide, 4)
         groups_xhat = np.split(self.xhat_wide, 4)
         readout = (
-            f"small vector: y = γ ⊙ x̂ + β = [{', '.join(f'{v:.3f}' for v in y_small)}]<br>"
-            f"wide vector, mean of each group: [{', '.join(f'{g.mean():.3f}' for g in groups_y)}] "
-            f"(βₖ + γₖ·mean x̂ = [{', '.join(f'{b + g * x.mean():.3f}' for g, b, x in zip(gamma, beta, groups_xhat))}]); "
-            f"spread (std): [{', '.join(f'{g.std():.3f}' for g in groups_y)}] (|γₖ|·std x̂); "
-            f"whole vector: mean {y_wide.mean():.3f}, std {y_wide.std():.3f}"
+            f"small vector: y = γ ⊙ x̂ + β = [{_numbers(y_small)}]<br>"
+            f"wide vector, mean of each group: [{_numbers(g.mean() for g in groups_y)}] "
+            f"(βᵢ + γᵢ·mean x̂ = [{_numbers(b + g * x.mean() for g, b, x in zip(gamma, beta, groups_xhat))}]); "
+            f"spread (std): [{_numbers(g.std() for g in groups_y)}] (|γᵢ|·std x̂); "
+            f"whole vector: mean {_numbers([y_wide.mean()])}, std {_numbers([y_wide.std()])}"
         )
         if self.panels.clipped:
             readout += (
@@ -115,3 +115,8 @@ def gamma_beta_explorer(gamma=(1.0, 1.0, 1.0, 1.0), beta=(0.0, 0.0, 0.0, 0.0)) -
                 f"starting values of {name} must lie in [{low}, {high}]; got {values}."
             )
     return GammaBetaExplorer(gamma, beta)
+
+
+def _numbers(values) -> str:
+    """Three decimals, comma-separated, with no "-0.000" for a value that rounds to zero."""
+    return ", ".join(f"{round(float(v), 3) + 0.0:.3f}" for v in values)
