@@ -111,9 +111,16 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
     )
     solution = page.locator(".jp-MarkdownCell details").first
     solution.locator("summary").click()  # a solution opens when the reader asks
-    assert "answer_" in solution.inner_text(), (
-        f"{chapter}: the first solution dropdown shows no answer when opened"
-    )
+    # innerText counts only laid-out text, and JupyterLab lays out a cell a frame or two after it
+    # comes on screen (content-visibility: auto): wait for the opened answer instead of reading at once.
+    try:
+        page.wait_for_function(
+            "d => d.open && d.innerText.includes('answer_')",
+            arg=solution.element_handle(),
+            timeout=10_000,
+        )
+    except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
+        pytest.fail(f"{chapter}: the first solution dropdown shows no answer when opened")
     solution.locator("summary").click()
     screenshot_whole_chapter(page, artifacts / f"lab__{chapter}.png")
     print(f"{chapter}: opened and ran in {time.perf_counter() - started:.1f} s")
