@@ -2,11 +2,12 @@
 
 Loaded with ``-p tests.nbval_exercises`` (``make test-notebooks``). Solutions are markdown (a collapsed
 dropdown, CONTRIBUTING.md), so Run All never executes them and nbval never sees them. This plugin adds,
-right after exercise k's check cell, an item that runs in the chapter's own kernel, at that point of the
-chapter: the solution's code (which sets ``answer_k``), then ``exercise_k.feedback(answer_k)``, which must
-say "Correct!", and the feedback for every mistake the Exercise names, which must name it ("Not quite: ...",
-never "Correct!" nor a mere "close"). It then puts ``answer_k = None`` back, so every later cell runs as
-the reader's Run All runs it and nbval still compares it with its stored output.
+right after exercise k's cell (its data, ``answer_k = None`` and ``exercises.check(k, answer_k, ...)``),
+an item that runs in the chapter's own kernel, at that point of the chapter: the solution's code (which
+sets ``answer_k``), then the cell's check on it, which must say "Correct!", and the check of every mistake
+the exercise names, which must name it ("Not quite: ...", never "Correct!" nor a mere "close"). It then
+puts ``answer_k = None`` back, so every later cell runs as the reader's Run All runs it and nbval still
+compares it with its stored output.
 
 Running in nbval's kernel, the check costs no execution of its own: each chapter runs once for nbval,
 the solutions and the book build together (tests/nbval_handoff.py).
@@ -20,8 +21,8 @@ from queue import Empty
 
 import pytest
 
-ANSWER = re.compile(r"^answer_(\d+) = None", re.M)
-CHECK = re.compile(r"exercise_(\d+)\.check\(answer_\1\)")
+# The last line of an exercise's cell: exercises.check(k, answer_k) or exercises.check(k, answer_k, data=data)
+CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)\Z", re.M)
 SOLUTION = re.compile(
     r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S
 )
@@ -29,10 +30,11 @@ SOLUTION = re.compile(
 MARK = "exercise report: "
 REPORT = """
 import json as _json
-print("exercise report: " + _json.dumps({{"solution": exercise_{k}.feedback(answer_{k}),
-    "mistakes": {{name: exercise_{k}.feedback(value)
-                 for name, value in exercise_{k}.mistakes.items()}}}}))
+_exercise = exercises.exercise({k}, {data})
+print("exercise report: " + _json.dumps({{"solution": exercises.check({k}, answer_{k}, {data}).text,
+    "mistakes": {{name: _exercise.feedback(value) for name, value in _exercise.mistakes.items()}}}}))
 answer_{k} = None
+del _exercise
 """
 
 
@@ -49,13 +51,14 @@ def solutions(nb) -> dict[str, str]:
 class ExerciseSolution(pytest.Item):
     """Exercise k's solution and named mistakes, checked in the chapter's kernel after its check cell."""
 
-    def __init__(self, *, number: str, code: str, **kwargs):
+    def __init__(self, *, number: str, code: str, data: str, **kwargs):
         super().__init__(**kwargs)
-        self.number, self.code = number, code
+        self.number, self.code, self.data = number, code, data
 
     def runtest(self):
         kernel = self.parent.kernel
-        text, error = run(kernel, self.code + "\n" + REPORT.format(k=self.number))
+        report_code = REPORT.format(k=self.number, data=self.data)
+        text, error = run(kernel, self.code + "\n" + report_code)
         where = f"{self.parent.name}, exercise {self.number}"
         assert error is None, f"{where}: the solution raises {error}"
         lines = [line for line in text.splitlines() if line.startswith(MARK)]
@@ -95,12 +98,12 @@ def run(kernel, code: str, timeout: float = 600) -> tuple[str, str | None]:
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Put each exercise's solution item right after its check cell's item, in the same notebook."""
+    """Put each exercise's solution item right after its cell's item, in the same notebook."""
     out = []
     for item in items:
         out.append(item)
         cell = getattr(item, "cell", None)
-        match = CHECK.fullmatch(cell.source.strip()) if cell is not None else None
+        match = CHECK.search(cell.source.strip()) if cell is not None else None
         if match:
             code = solutions(item.parent.nb).get(match.group(1))
             if code is None:
@@ -113,6 +116,7 @@ def pytest_collection_modifyitems(session, config, items):
                     name=f"exercise {match.group(1)} solution",
                     number=match.group(1),
                     code=code,
+                    data=match.group(2) or "",
                 )
             )
     items[:] = out

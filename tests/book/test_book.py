@@ -5,6 +5,7 @@ every chapter follows the template, every explorer shows on the website (precomp
 has alt text, every glued number exists.
 """
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -122,41 +123,39 @@ def test_jupyterlab_shows_teaching_code_not_plumbing(path):
 
 
 ANSWER_CELL = re.compile(r"^answer_(\d+) = None", re.M)
+CHECK_LINE = re.compile(r"^exercises\.check\((\d+), answer_(\d+)(?:, .*)?\)$")
+EXERCISES_IMPORT = re.compile(r"^from lnlib\.book\.exercises\.(\w+) import exercises$", re.M)
 SOLUTION = re.compile(
     r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S
 )
+# What building an expected answer in a chapter's cell would look like (it belongs in lnlib.book.exercises).
+EXPECTED_IN_THE_CLEAR = re.compile(r"\bExercise\(|\bexpected_\d|\bmistakes\s*=|\bexercise_\d+\s*=")
 
 
 def exercise_cells(nb):
-    """Each exercise's four cells, by number: answer, hidden Exercise, check, collapsed solution (CONTRIBUTING.md)."""
+    """Each exercise's two cells, by number: its one code cell (data, answer, check) and its collapsed solution."""
     cells = nb["cells"]
     found = {}
     for index, cell in enumerate(cells):
         match = ANSWER_CELL.search(source(cell)) if cell["cell_type"] == "code" else None
         if match:
-            found[match.group(1)] = cells[index : index + 4]
+            found[match.group(1)] = cells[index : index + 2]
     return found
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_exercises_ask_before_they_tell(path):
-    """The expected answer is built out of sight, the check shows nothing of it, and the solution is
-    collapsed markdown, which Run All does not execute (issue 18, item 2)."""
-    for k, (answer, hidden, check_cell, solution) in exercise_cells(load(path)).items():
+    """One cell per exercise answers and checks (a stale answer cannot pass), no cell holds an expected
+    answer (lnlib.book.exercises builds it inside the check), and the solution is collapsed markdown,
+    which Run All does not execute (issues 18 and 30)."""
+    nb = load(path)
+    found = exercise_cells(nb)
+    for k, (cell, solution) in found.items():
         where = f"{path.name}, exercise {k}"
-        assert hidden["cell_type"] == "code" and re.search(
-            rf"^exercise_{k} = Exercise\(", source(hidden), re.M
-        ), f"{where}: the cell after the answer builds exercise_{k} = Exercise(...)"
-        assert source(hidden).startswith("#"), (
-            f"{where}: the Exercise cell starts with a comment line, which is all JupyterLab previews of a collapsed cell"
-        )
-        assert "remove-cell" in tags(hidden) and hidden["metadata"].get("jupyter", {}).get(
-            "source_hidden"
-        ), (
-            f"{where}: the Exercise cell is tagged remove-cell and has its source hidden in JupyterLab"
-        )
-        assert source(check_cell).strip() == f"exercise_{k}.check(answer_{k})", (
-            f"{where}: the check cell is only exercise_{k}.check(answer_{k})"
+        last = source(cell).strip().splitlines()[-1]
+        match = CHECK_LINE.match(last)
+        assert match and match.group(1) == match.group(2) == k, (
+            f"{where}: the exercise's cell ends with exercises.check({k}, answer_{k}, ...), not {last!r}"
         )
         assert solution["cell_type"] == "markdown", (
             f"{where}: the solution is a markdown dropdown, not a code cell Run All would execute"
@@ -165,10 +164,20 @@ def test_exercises_ask_before_they_tell(path):
         assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), (
             f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
         )
-    for cell in code_cells(load(path)):
+    for cell in code_cells(nb):
         assert "hide-cell" not in tags(cell), (
             f"{path.name}: a hide-cell code cell runs in JupyterLab; solutions are collapsed markdown"
         )
+        assert not EXPECTED_IN_THE_CLEAR.search(source(cell)), (
+            f"{path.name}: cell {cell['id']} builds an expected answer; that lives in lnlib.book.exercises"
+        )
+    imports = {m for cell in code_cells(nb) for m in EXERCISES_IMPORT.findall(source(cell))}
+    assert len(imports) == 1, f"{path.name}: imports its exercises from one module, found {imports}"
+    module = importlib.import_module(f"lnlib.book.exercises.{imports.pop()}")
+    assert module.exercises.chapter == path.stem and len(module.exercises) == len(found), (
+        f"{path.name}: {module.__name__} holds {len(module.exercises)} exercises of "
+        f"{module.exercises.chapter}; the chapter asks {len(found)}"
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

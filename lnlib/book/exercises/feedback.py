@@ -1,24 +1,27 @@
-"""Feedback for the exercises at the end of each chapter.
+"""What an exercise's check says: right, a named mistake, what is off, or not answered yet.
 
-Each exercise in a chapter is four cells (CONTRIBUTING.md): the reader's answer cell
-(``answer_1 = None``); a cell hidden in JupyterLab and removed on the website that builds an
-:class:`Exercise` (the expected answer, the hint, the mistakes to recognise); a check cell that only
-says ``exercise_1.check(answer_1)``; and a collapsed solution in a markdown dropdown, which Run All
-does not execute. The feedback names what is wrong in words: not answered, wrong kind or shape, a
-wrong choice, a known mistake (a missing ε, a sign, H - 1 for H), how far off, or right.
+An :class:`Exercise` holds one expected answer, computed by lnlib, and the answers known mistakes give;
+:func:`feedback` compares a reader's answer with them and names what is wrong in words (not answered,
+wrong kind or shape, a wrong choice, a known mistake such as a missing ε or H - 1 for H, a transpose, a
+sign, how far off). :class:`Feedback` shows that line as a styled box in JupyterLab and on the website.
+Each chapter's exercises are built in their own module of this package (``lnlib.book.exercises.mean``
+for chapter 03, and so on), so no cell of a chapter holds an expected answer.
 """
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from lnlib.book.tools.notebooks import website_build
 
-__all__ = ["Exercise", "check", "feedback"]
+__all__ = ["Exercise", "Feedback", "feedback"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
+CORRECT = "Correct!"
+WRONG = "Not quite: "
 #: In lines of at most 41 characters, so a phone shows them whole.
 ON_THE_WEBSITE = (
     "This check runs in the notebook only.\n"
@@ -69,22 +72,50 @@ class Exercise:
             choices=self.choices,
         )
 
-    def check(self, answer) -> None:
-        """Print :meth:`feedback` (returns nothing, so the check cell shows one line).
-
-        In the website build an unanswered exercise says how to try it instead (nothing runs there).
-        """
-        print(ON_THE_WEBSITE if answer is None and website_build() else self.feedback(answer))
+    def check(self, answer) -> "Feedback":
+        """:meth:`feedback` as a :class:`Feedback` box (the website build's unanswered check says how to try it)."""
+        if answer is None and website_build():
+            return Feedback(ON_THE_WEBSITE)
+        return Feedback(self.feedback(answer))
 
     def __repr__(self) -> str:  # never show the expected answer by accident
         return "Exercise(expected=<hidden>)"
 
 
-def check(
-    answer, expected, *, rtol: float = 1e-6, atol: float = 1e-9, hint: str = "", **kwargs
-) -> None:
-    """Print :func:`feedback` on an exercise answer (it returns nothing, so the cell shows one line)."""
-    print(feedback(answer, expected, rtol=rtol, atol=atol, hint=hint, **kwargs))
+# Okabe-Ito colours (colour-blind safe) for the box's left edge: right, wrong, not answered.
+EDGE = {"correct": "#009E73", "wrong": "#D55E00", "unanswered": "#999999"}
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """One check's verdict: plain text in a terminal, a box that wraps at words in JupyterLab and on the website.
+
+    Parameters
+    ----------
+    text : str
+        The line :func:`feedback` wrote; it starts with "Correct!" exactly when the answer is right.
+    """
+
+    text: str
+
+    @property
+    def kind(self) -> str:
+        """``"correct"``, ``"wrong"`` or ``"unanswered"``."""
+        if self.text.startswith(CORRECT):
+            return "correct"
+        return "wrong" if self.text.startswith(WRONG) else "unanswered"
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<div class="lnlib-feedback lnlib-feedback-{self.kind}" role="status" '
+            f'style="border-left: 4px solid {EDGE[self.kind]}; padding: 0.3em 0.8em; '
+            "margin: 0.2em 0; max-width: 44em; overflow-wrap: break-word; "
+            'font-family: var(--jp-content-font-family, system-ui, sans-serif); line-height: 1.45; white-space: pre-line;">'
+            f"{html.escape(self.text)}</div>"
+        )
 
 
 def _close(got, want, rtol, atol) -> bool:
@@ -96,6 +127,17 @@ def _as_numbers(value):
         return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         return None
+
+
+def _named_mistake(got, mistakes: dict, rtol, atol) -> str | None:
+    """The sentence of the first known mistake whose answer `got` equals (any shape), or None."""
+    if got is None:
+        return None
+    for sentence, value in mistakes.items():
+        mistaken = _as_numbers(value)
+        if mistaken is not None and _close(got, mistaken, rtol, atol):
+            return sentence
+    return None
 
 
 def _how_far(got, want) -> str:
@@ -148,26 +190,28 @@ def feedback(
     """
 
     def wrong(reason: str) -> str:
-        return f"Not quite: {reason}. {hint}".rstrip()
+        return f"{WRONG}{reason}. {hint}".rstrip()
 
     if answer is None:
         return NOT_ANSWERED
     if isinstance(expected, (bool, np.bool_)):
         if not isinstance(answer, (bool, np.bool_)):
             return f"Not quite: answer with True or False; got {answer!r}."
-        return (
-            "Correct!" if bool(answer) == bool(expected) else wrong(f"{bool(answer)} is not right")
-        )
+        return CORRECT if bool(answer) == bool(expected) else wrong(f"{bool(answer)} is not right")
     if choices is not None:
         if not any(np.array_equal(np.asarray(answer), np.asarray(c)) for c in choices):
             return f"Not quite: answer with one of {', '.join(map(str, choices))}; got {answer!r}."
         if not np.array_equal(np.asarray(answer), np.asarray(expected)):
-            return wrong(f"{answer!r} is one of the choices, but not the right one")
-        return "Correct!"
+            named = _named_mistake(_as_numbers(answer), mistakes or {}, rtol, atol)
+            return wrong(named or f"{answer!r} is one of the choices, but not the right one")
+        return CORRECT
     got = _as_numbers(answer)
     if got is None:
         return f"Not quite: expected a number or an array of numbers, got {type(answer).__name__}."
     want = np.asarray(expected, dtype=np.float64)
+    named = _named_mistake(got, mistakes or {}, rtol, atol)
+    if named is not None and not _close(got, want, rtol, atol):
+        return wrong(named)
     if got.shape != want.shape:
         if got.size == want.size and got.T.shape == want.shape and _close(got.T, want, rtol, atol):
             return wrong(
@@ -179,11 +223,7 @@ def feedback(
             "your answer contains nan or inf: a division by zero, or a square root of a negative number?"
         )
     if _close(got, want, rtol, atol):
-        return "Correct!"
-    for sentence, value in (mistakes or {}).items():
-        mistaken = _as_numbers(value)
-        if mistaken is not None and _close(got, mistaken, rtol, atol):
-            return wrong(sentence)
+        return CORRECT
     if np.any(want != 0) and _close(-got, want, rtol, atol):
         return wrong("the sign is flipped")
     return wrong(_how_far(got, want))

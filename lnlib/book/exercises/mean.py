@@ -1,0 +1,71 @@
+"""Chapter 03's exercises (chapters/03_mean.ipynb): the per-sample mean and what centring removes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lnlib
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+
+AXIS_HINT = "Average along the feature axis, axis=-1."
+
+
+def per_sample_means(batch) -> Exercise:
+    """Exercise 1: the mean of each row of `batch`, shape ``(rows,)``."""
+    rows = np.asarray(batch, dtype=np.float64)
+    return Exercise(
+        lnlib.layer_norm_steps(rows).mean[:, 0],
+        hint=AXIS_HINT,
+        mistakes={
+            "that averages down the columns (axis=0), one mean per feature; "
+            "LayerNorm takes one mean per sample, along axis=-1": rows.mean(axis=0),
+            "that is each row's sum: divide by H, the number of features": rows.sum(axis=-1),
+            "that divides each row's sum by H - 1; the mean divides by H": rows.sum(axis=-1)
+            / (rows.shape[-1] - 1),
+        },
+    )
+
+
+def per_token_means(acts) -> Exercise:
+    """Exercise 2: one mean per token of `acts`, shape ``(batch, sequence, 1)``."""
+    acts = np.asarray(acts, dtype=np.float64)
+    return Exercise(
+        lnlib.layer_norm_steps(acts).mean,
+        hint="One mean per token: average the hidden axis and keep it with keepdims=True.",
+        mistakes={
+            "the means are right, but keepdims=True is missing: acts - answer_2 would not "
+            "broadcast token by token": acts.mean(axis=-1),
+            "that averages over the sequence (axis=1), not over each token's hidden features": (
+                acts.mean(axis=1, keepdims=True)
+            ),
+        },
+    )
+
+
+def same_centred_vector() -> Exercise:
+    """Exercise 3: which of x + 5, 3x and x + v centre to the same vector as x = [1, 2, 3, 4]."""
+    x, v = np.array([1.0, 2, 3, 4]), np.array([1.0, -1, 1, -1])
+
+    def same_centred(w):
+        centred = w - lnlib.layer_norm_steps(w).mean
+        return bool(np.allclose(centred, x - lnlib.layer_norm_steps(x).mean))
+
+    expected = [same_centred(x + 5.0), same_centred(3 * x), same_centred(x + v)]
+    return Exercise(
+        expected,
+        hint="Centring removes only the component along the all-ones direction. "
+        "Which of the three changes lie along it?",
+        mistakes={
+            "3x: the mean removes the location, not the scale; the deviations are three times larger": [
+                expected[0],
+                not expected[1],
+                expected[2],
+            ],
+            "x + v: v sums to zero, so it has no component along the all-ones direction "
+            "and centring keeps it": [expected[0], expected[1], not expected[2]],
+        },
+    )
+
+
+exercises = Exercises("03_mean", per_sample_means, per_token_means, same_centred_vector)

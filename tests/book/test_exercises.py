@@ -1,0 +1,102 @@
+"""lnlib.book.exercises: what a check says about a reader's answer, and how a chapter's exercises are built."""
+
+import re
+
+import numpy as np
+import pytest
+
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, Feedback, feedback
+
+
+@pytest.mark.parametrize(
+    "answer, expected, words",
+    [
+        (None, 1.0, "Not answered yet"),
+        (np.array([1.0, 2.0]), np.array([1.0, 2.0]), "Correct!"),
+        (
+            np.array([1.0, 2.0]),
+            np.array([[1.0, 2.0]]),
+            r"expected shape \(1, 2\), got shape \(2,\)",
+        ),
+        (
+            np.array([1.0, 2.5]),
+            np.array([1.0, 2.0]),
+            r"1 of 2 entries differ from the expected answer \(the largest by 0.5\)",
+        ),
+        (np.array([-1.0, 2.0]), np.array([1.0, -2.0]), "the sign is flipped"),
+        (np.array([[1.0, 2.0]]), np.array([[1.0], [2.0]]), "right but transposed"),
+        (1.0 + 1e-4, 1.0, "close, but not within the tolerance"),
+        (7.0, 5.0, "7 is not the expected value"),
+        (np.array([np.nan, 1.0]), np.array([1.0, 1.0]), "contains nan"),
+        ("two", 2.0, "expected a number"),
+        (False, False, "Correct!"),
+        (0, False, "answer with True or False; got 0"),
+        (True, False, "Not quite."),
+        (np.array([1.0, 2.0 + 1e-12]), np.array([1.0, 2.0]), "Correct!"),
+    ],
+)
+def test_feedback_names_what_is_wrong(answer, expected, words):
+    line = feedback(answer, expected)
+    assert re.search(words, line), line
+
+
+def test_exercise_names_a_known_mistake_and_hides_its_answer():
+    exercise = Exercise(2.0, hint="Look at ε.", mistakes={"ε is missing from the divisor": 1.5})
+    assert exercise.feedback(1.5) == "Not quite: ε is missing from the divisor. Look at ε."
+    assert exercise.feedback(2.0) == "Correct!"
+    assert "2.0" not in repr(exercise)
+
+
+def test_multiple_choice_says_which_kind_of_wrong():
+    exercise = Exercise(1000, choices=(10, 100, 1000, 10000))
+    assert exercise.feedback(100).startswith(
+        "Not quite: 100 is one of the choices, but not the right one"
+    )
+    assert exercise.feedback(5).startswith("Not quite: answer with one of 10, 100, 1000, 10000")
+    assert exercise.feedback(1000) == "Correct!"
+
+
+def test_an_unanswered_check_on_the_website_says_how_to_try_it(monkeypatch):
+    exercises = Exercises("00_demo", lambda: Exercise(2.0, hint="Think of the mean."))
+    monkeypatch.setenv("LNBOOK_WEBSITE", "1")
+    assert exercises.check(1, None).text == ON_THE_WEBSITE
+    assert exercises.check(1, 3.0).text.startswith("Not quite")  # still judged on the website
+    monkeypatch.delenv("LNBOOK_WEBSITE")
+    assert exercises.check(1, None).text == NOT_ANSWERED
+
+
+def test_a_known_mistake_of_another_shape_is_named_not_measured():
+    """The wrong axis gives another shape: its sentence, not a bare shape message (issue 30)."""
+    batch = np.arange(12.0).reshape(3, 4)
+    exercise = Exercise(
+        batch.mean(axis=-1), mistakes={"that averages down the columns": batch.mean(axis=0)}
+    )
+    assert exercise.feedback(batch.mean(axis=0)) == "Not quite: that averages down the columns."
+    assert exercise.feedback(batch.mean(axis=-1)) == "Correct!"
+
+
+def test_feedback_box_says_which_kind_and_wraps_at_words():
+    boxes = {
+        kind: Feedback(text)._repr_html_()
+        for kind, text in [
+            ("correct", "Correct!"),
+            ("wrong", "Not quite: a <b> & c."),
+            ("unanswered", NOT_ANSWERED),
+        ]
+    }
+    for kind, box in boxes.items():
+        assert f"lnlib-feedback-{kind}" in box and 'role="status"' in box
+        assert "word-break: break-all" not in box and "overflow-wrap: break-word" in box
+    assert "a &lt;b&gt; &amp; c." in boxes["wrong"]  # the reader's repr is text, never markup
+    assert repr(Feedback("Correct!")) == "Correct!"
+
+
+def test_chapter_exercises_are_built_from_the_cells_data_and_numbered_from_one():
+    exercises = Exercises("00_demo", lambda x: Exercise(x.sum()))
+    x = np.array([1.0, 2.0])
+    assert exercises.check(1, 3.0, x=x).kind == "correct"
+    assert exercises.check(1, 4.0, x=x).kind == "wrong"
+    with pytest.raises(ValueError, match="chapter 00_demo has exercises 1 to 1, not 2"):
+        exercises.check(2, 3.0, x=x)
+    assert "3.0" not in repr(exercises.exercise(1, x=x))
