@@ -1,6 +1,5 @@
 """lnlib.compare: the table that tells a reader whether two results agree."""
 
-
 import numpy as np
 import pytest
 
