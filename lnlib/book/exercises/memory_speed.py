@@ -1,0 +1,80 @@
+"""Chapter 14's exercises (chapters/14_memory_speed.ipynb): the memory floor of a pass, and a dγ bug."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lnlib
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.experiments.memory_speed import KernelResults, bytes_moved, floor_seconds
+
+ROWS, SIZE = 8192, 4096
+
+
+def bfloat16_forward_floor() -> Exercise:
+    """Exercise 1: the floor, in ms, of a bfloat16 forward pass over 8192 rows of H = 4096.
+
+    The bandwidth is the committed one-thread copy's, as the chapter's ``results`` reads it.
+    """
+    results = KernelResults.load()
+    bandwidth = results.memory_bandwidth(1)
+
+    def floor_ms(moved, bandwidth=bandwidth):
+        return floor_seconds(moved, bandwidth) * 1e3
+
+    moved = bytes_moved(ROWS, SIZE, "bfloat16", "forward")
+    x_only = moved.activations // 2 + moved.per_row + moved.per_feature
+    return Exercise(
+        floor_ms(moved),
+        # Tight enough to tell the per-row and per-feature bytes, 7e-4 of the total, the question asks for.
+        rtol=1e-4,
+        hint="Two arrays of 8192 x 4096 values move (x read, y written), each value "
+        "2 bytes in bfloat16; add the saved statistics and γ, β (float32), "
+        "then divide by the bandwidth in bytes per second.",
+        mistakes={
+            "that is with 4-byte values: bfloat16 stores 2 bytes a value": floor_ms(
+                bytes_moved(ROWS, SIZE, "float32")
+            ),
+            "that counts x only: the forward pass also writes y": floor_ms(x_only),
+            "that is the backward pass's three arrays (x, dy, dx)": floor_ms(
+                bytes_moved(ROWS, SIZE, "bfloat16", "backward")
+            ),
+            "that counts x and y only: add the per-row bytes (the saved mean and rstd) "
+            "and the per-feature bytes (γ and β), float32 each": floor_ms(moved.activations),
+            "that is in seconds: the question asks for milliseconds": floor_ms(moved) / 1e3,
+            "that uses the all-core copy bandwidth: the question asks for one thread, "
+            "results.memory_bandwidth(1)": floor_ms(
+                moved, results.memory_bandwidth(max(results.thread_counts))
+            ),
+        },
+    )
+
+
+def fixed_dgamma(x2, dy2, gamma2) -> Exercise:
+    """Exercise 2: dγ of the fixed row-by-row backward pass on `x2`, `dy2` and `gamma2`, shape ``(H,)``."""
+    x2, dy2, gamma2 = (np.asarray(a, dtype=np.float64) for a in (x2, dy2, gamma2))
+    xhat = lnlib.layer_norm(x2)
+    return Exercise(
+        lnlib.layer_norm_backward(dy2, x2, gamma2)[1],
+        hint="dγ sums dy · x̂ over every row; look at how each row's share "
+        "reaches dgamma, and compare with dbeta's line.",
+        mistakes={
+            "that is only the last row's dy · x̂: `dgamma = ...` replaces the sum "
+            "at every row, where `dgamma += ...` adds to it": dy2[-1] * xhat[-1],
+            "that sums dy · x, the raw input: dγ needs the normalized x̂": (dy2 * x2).sum(axis=0),
+            "that is dβ, the sum of dy alone": dy2.sum(axis=0),
+            "that sums dy · x̂ along each row (axis=1), one number per row; dγ sums "
+            "over the rows (axis=0), one number per feature": (dy2 * xhat).sum(axis=1),
+            "that averages dy · x̂ over the rows: dγ is their sum": (dy2 * xhat).mean(axis=0),
+            "that multiplies by γ too: γ · dy is the gradient that reaches x̂, but dγ sums dy · x̂": (
+                gamma2 * dy2 * xhat
+            ).sum(axis=0),
+            "that is dx, the first array the function returns: dγ is the second": (
+                lnlib.layer_norm_backward(dy2, x2, gamma2)[0]
+            ),
+        },
+    )
+
+
+exercises = Exercises("14_memory_speed", bfloat16_forward_floor, fixed_dgamma)
