@@ -1,0 +1,80 @@
+"""Chapter 05's exercises (chapters/05_epsilon.ipynb): what ε does to the variance of LayerNorm's output."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lnlib
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
+
+EPS = 1e-5
+
+
+def output_variance_with_eps(v) -> Exercise:
+    """Exercise 1: the variance of LayerNorm's output for `v` with ε = 1e-5, σ²/(σ² + ε)."""
+    v = np.asarray(v, dtype=np.float64)
+    variance = float(sample_variance(v))
+    expected = float(sample_variance(lnlib.layer_norm(v, eps=EPS)))
+    unbiased = float(sample_variance(v, unbiased=True))
+    return Exercise(
+        expected,
+        rtol=1e-9,
+        hint="σ² is the biased variance v.var(); then divide it by σ² + 1e-5.",
+        mistakes={
+            "1 is the answer without ε; here σ² is small enough that ε matters": 1.0,
+            "you used the unbiased variance (ddof=1); LayerNorm's σ² divides by H": (
+                unbiased / (unbiased + EPS)
+            ),
+            "that adds ε to σ, (σ / (σ + ε))²; the frameworks add it to σ², inside the root": float(
+                sample_variance(layer_norm_eps_outside_sqrt(v, eps=EPS))
+            ),
+            "that is the output's standard deviation; the variance is its square": np.sqrt(
+                expected
+            ),
+            "that is (σ² + ε) / σ², upside down: the output variance is σ² / (σ² + ε)": (
+                1 / expected
+            ),
+            "that is ε / (σ² + ε), the share ε takes; the output variance is σ² / (σ² + ε)": (
+                EPS / (variance + EPS)
+            ),
+            "that is the variance of v itself; the question asks for the variance of "
+            "LayerNorm's output": variance,
+        },
+    )
+
+
+def eps_for_half_variance() -> Exercise:
+    """Exercise 2: the ε that makes the variance of LayerNorm's output for [2, 4, 6, 8] one half."""
+    token = np.array([2.0, 4.0, 6.0, 8.0])
+    variance = float(sample_variance(token))
+    return Exercise(
+        variance,
+        hint="σ²/(σ² + ε) = 1/2 when ε equals ...",
+        mistakes={
+            "that is σ; ε is compared with the variance σ², not with the standard deviation": (
+                np.sqrt(variance)
+            ),
+            "that uses the unbiased variance (H - 1); LayerNorm's σ² divides by H": float(
+                sample_variance(token, unbiased=True)
+            ),
+            "that ε makes the output's standard deviation one half; its variance is then one "
+            "quarter": variance * (1 / 0.5**2 - 1),  # σ²/(σ² + ε) = 1/4
+        },
+    )
+
+
+def keras_eps_on_small_std() -> Exercise:
+    """Exercise 3: whether an input of standard deviation 0.01 keeps an output std within 1 % of 1 under Keras's ε."""
+    small = 0.01 * np.array([1.0, -1.0, 1.0, -1.0])  # standard deviation exactly 0.01
+    output = lnlib.layer_norm(small, eps=FRAMEWORK_EPS["Keras"])
+    return Exercise(
+        bool(abs(np.sqrt(sample_variance(output)) - 1) < 0.01),
+        hint="Compare σ² = 1e-4 with Keras's ε = 1e-3: which is larger?",
+    )
+
+
+exercises = Exercises(
+    "05_epsilon", output_variance_with_eps, eps_for_half_variance, keras_eps_on_small_std
+)

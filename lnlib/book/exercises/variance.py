@@ -1,0 +1,90 @@
+"""Chapter 04's exercises (chapters/04_variance.ipynb): the biased variance, torch.std's default and the Annotated Transformer's LayerNorm."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.variants import annotated_transformer_layer_norm, sample_variance
+
+
+def per_sample_variances(batch) -> Exercise:
+    """Exercise 1: the biased variance of each row of `batch`, shape ``(rows,)``."""
+    rows = np.asarray(batch, dtype=np.float64)
+    squares = (rows - rows.mean(axis=-1, keepdims=True)) ** 2
+    return Exercise(
+        sample_variance(rows),
+        hint="Square each deviation from its row's mean, then average over the features.",
+        mistakes={
+            "you divided by H - 1 = 3 (the unbiased variance); LayerNorm's variance divides by "
+            "H = 4": sample_variance(rows, unbiased=True),
+            "that averages down the columns (axis=0), one variance per feature; LayerNorm takes "
+            "one per sample, along axis=-1": rows.var(axis=0),
+            "that is the standard deviation σ; the variance is its square": np.sqrt(
+                sample_variance(rows)
+            ),
+            "that is each row's sum of squares, Hσ²: divide by H": squares.sum(axis=-1),
+            "you averaged the squares of the entries, not of the deviations: subtract each "
+            "row's mean first": (rows**2).mean(axis=-1),
+        },
+    )
+
+
+def torch_std_default(token) -> Exercise:
+    """Exercise 2: what ``torch.std`` returns for `token` with its default settings (divide by H - 1)."""
+    token = np.asarray(token, dtype=np.float64)
+    return Exercise(
+        float(np.sqrt(sample_variance(token, unbiased=True))),
+        hint="What does torch.std divide the sum of squares by, unless told otherwise?",
+        mistakes={
+            "that is the biased standard deviation (numpy's default, ddof=0); torch.std's "
+            "default divides by H - 1": float(np.sqrt(sample_variance(token))),
+            "that is the unbiased variance s², as torch.var returns it; torch.std returns its "
+            "square root": float(sample_variance(token, unbiased=True)),
+            "that is the biased variance σ²: torch.std divides by H - 1 and takes the square "
+            "root": float(sample_variance(token)),
+        },
+    )
+
+
+def variance_of_three_times() -> Exercise:
+    """Exercise 3: whether multiplying a vector by 3 multiplies its variance by 3 (it multiplies it by 9)."""
+    token = np.array([2.0, 4.0, 6.0, 8.0])
+    return Exercise(
+        bool(np.isclose(sample_variance(3 * token), 3 * sample_variance(token))),
+        hint="Each deviation is multiplied by 3; what happens to its square?",
+    )
+
+
+def annotated_output_variance() -> Exercise:
+    """Exercise 4: the biased variance of the Annotated Transformer's LayerNorm output (ε = 0) for H = 8."""
+    sample = np.random.default_rng(4).normal(size=8)
+    factor = float(sample_variance(annotated_transformer_layer_norm(sample, eps=0.0)))
+    one_hot = np.eye(4)[0]  # the chapter's x = [1, 0, 0, 0], H = 4
+    return Exercise(
+        factor,
+        hint="Its output is the standard output times sqrt((H - 1) / H); the standard output "
+        "has variance 1.",
+        mistakes={
+            "1 is the variance of the standard LayerNorm's output; this one divides by a larger "
+            "σ": 1.0,
+            "that is the factor on the output, sqrt((H - 1) / H); the variance gets its square": (
+                np.sqrt(factor)
+            ),
+            "that is H / (H - 1), upside down: dividing by the larger s makes the output smaller, "
+            "(H - 1) / H": 1 / factor,
+            "that is (H - 1) / H for the chapter's H = 4; here H = 8": float(
+                sample_variance(annotated_transformer_layer_norm(one_hot, eps=0.0))
+            ),
+        },
+    )
+
+
+exercises = Exercises(
+    "04_variance",
+    per_sample_variances,
+    torch_std_default,
+    variance_of_three_times,
+    annotated_output_variance,
+)
