@@ -1,0 +1,86 @@
+"""Chapter 08's exercises (chapters/08_complete_examples.ipynb): the four steps by hand, the documents' divisor, γ and β."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lnlib
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.experiments.complete_examples import documents_batch, documents_embedding
+from lnlib.variants import layer_norm_eps_outside_sqrt
+
+#: The scale and shift of exercise 3, as its question gives them.
+GAMMA, BETA = 2.0, 0.5
+
+
+def four_steps_by_hand(token_b) -> Exercise:
+    """Exercise 1: LayerNorm of `token_b` with γ = 1, β = 0 and ε = 1e-5, shape ``(H,)``."""
+    token_b = np.asarray(token_b, dtype=np.float64)
+    steps = lnlib.layer_norm_steps(token_b)
+    centred, var, eps = token_b - token_b.mean(), token_b.var(), steps.eps
+    eps_outside = layer_norm_eps_outside_sqrt(token_b)
+    h_minus_1 = centred / np.sqrt(token_b.var(ddof=1) + eps)
+    return Exercise(
+        lnlib.layer_norm(token_b),
+        rtol=1e-9,
+        hint="Four steps: the mean, the (biased) variance, divide by the square root of variance plus ε.",
+        mistakes={
+            "ε is added to σ; it belongs under the square root, with σ²": eps_outside,
+            "the variance divides by H - 1 = 3; LayerNorm's divides by H = 4": h_minus_1,
+            "ε is missing: the divisor is sqrt(σ² + ε), with ε = 1e-5": centred / np.sqrt(var),
+            "that divides by σ² + ε; LayerNorm divides by its square root": centred / (var + eps),
+        },
+    )
+
+
+def divisor_ratio() -> Exercise:
+    """Exercise 2: the correct divisor sqrt(σ² + ε) over the document's σ + ε, for the embedding's σ = 0.048."""
+    steps = lnlib.layer_norm_steps(documents_embedding())
+    right, sigma, eps = steps.sqrt_var_eps.item(), np.sqrt(steps.var.item()), steps.eps
+    documents = sigma + eps
+    return Exercise(
+        right / documents,
+        hint="Compute both divisors with σ = 0.048 and ε = 1e-5, then divide the correct one by the document's.",
+        mistakes={
+            "that is the inverse ratio: the correct divisor goes on top, so the answer is a bit above 1": (
+                documents / right
+            ),
+            "the document's divisor is σ + ε, not σ alone: its ε is missing": right / sigma,
+            "that is the difference of the two divisors; the question asks for their ratio": (
+                right - documents
+            ),
+        },
+    )
+
+
+def scaled_and_shifted_batch() -> Exercise:
+    """Exercise 3: LayerNorm of the documents' 2×4 batch with γ = 2 and β = 0.5 for every feature."""
+    batch = documents_batch()
+    gamma, beta = np.full(batch.shape[-1], GAMMA), np.full(batch.shape[-1], BETA)
+    steps = lnlib.layer_norm_steps(batch)
+    xhat, eps = steps.xhat, steps.eps
+    by_column = (batch - batch.mean(axis=0)) / np.sqrt(batch.var(axis=0) + eps)
+    whole_batch = (batch - batch.mean()) / np.sqrt(batch.var() + eps)
+    without_eps = lnlib.layer_norm(batch, eps=0)
+    return Exercise(
+        lnlib.layer_norm(batch, gamma, beta),
+        rtol=1e-9,
+        hint="Normalize each sample (row) first, then multiply by γ and add β.",
+        mistakes={
+            "that normalizes each feature down the batch (axis=0); LayerNorm normalizes each "
+            "sample (row) across its features, axis=-1": GAMMA * by_column + BETA,
+            "that normalizes the whole batch at once; LayerNorm takes one mean and one variance "
+            "per sample (row), axis=-1": GAMMA * whole_batch + BETA,
+            "γ and β are swapped: γ = 2 multiplies, β = 0.5 is added": BETA * xhat + GAMMA,
+            "β is added before the scaling: y = γ x̂ + β, so γ multiplies x̂ alone": (
+                GAMMA * (xhat + BETA)
+            ),
+            "ε is missing: the divisor is sqrt(σ² + ε), with ε = 1e-5": GAMMA * without_eps + BETA,
+        },
+    )
+
+
+exercises = Exercises(
+    "08_complete_examples", four_steps_by_hand, divisor_ratio, scaled_and_shifted_batch
+)

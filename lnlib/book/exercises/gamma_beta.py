@@ -1,0 +1,82 @@
+"""Chapter 07's exercises (chapters/07_gamma_beta.ipynb): undoing LayerNorm, counting γ and β, one pair for two samples."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lnlib
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.experiments.complete_examples import documents_batch
+from lnlib.book.experiments.gamma_beta import gpt2_parameter_counts, identity_parameters
+
+#: GPT-2 medium's width and depth, as exercise 2 gives them.
+GPT2_MEDIUM = {"d_model": 1024, "n_layers": 24}
+
+
+def identity_scale_and_shift(v) -> Exercise:
+    """Exercise 1: ``np.stack([gamma, beta])`` for which LayerNorm (default ε) gives back `v`, shape ``(2, H)``."""
+    v = np.asarray(v, dtype=np.float64)
+    gamma, beta = identity_parameters(v)
+    steps = lnlib.layer_norm_steps(v)
+    mu, var, eps = steps.mean.item(), steps.var.item(), steps.eps
+    return Exercise(
+        np.stack([gamma, beta]),
+        rtol=1e-9,
+        hint="β undoes the centring and γ undoes the division: what exactly did LayerNorm divide by?",
+        mistakes={
+            "γ = σ leaves out ε: LayerNorm divided by sqrt(σ² + ε), so γ must be that": np.stack(
+                [np.full(v.shape, np.sqrt(var)), beta]
+            ),
+            "γ and β are swapped: the first row is γ": np.stack([beta, gamma]),
+            "γ = σ² + ε is the divisor squared: LayerNorm divided by its square root": np.stack(
+                [np.full(v.shape, var + eps), beta]
+            ),
+            "γ = 1/sqrt(σ² + ε) divides once more; to undo the division γ multiplies by "
+            "sqrt(σ² + ε)": np.stack([1 / gamma, beta]),
+            "that uses the variance with H - 1 (ddof=1); LayerNorm's σ² divides by H": np.stack(
+                [np.full(v.shape, np.sqrt(v.var(ddof=1) + eps)), np.full(v.shape, mu)]
+            ),
+        },
+    )
+
+
+def gpt2_medium_layer_norm_parameters() -> Exercise:
+    """Exercise 2: the number of LayerNorm parameters of GPT-2 medium (1024 wide, 24 blocks)."""
+    counts = gpt2_parameter_counts(**GPT2_MEDIUM)
+    per_layer_norm, layer_norms = counts["per_layer_norm"], counts["layer_norms"]
+    blocks = GPT2_MEDIUM["n_layers"]
+    return Exercise(
+        counts["layer_norm"],
+        hint="Two LayerNorms per block plus one at the end, each with a γ and a β of size d_model.",
+        mistakes={
+            "the final LayerNorm, after the last block, is missing": (layer_norms - 1)
+            * per_layer_norm,
+            "each LayerNorm has a β as well as a γ: 2 × d_model parameters": layer_norms
+            * GPT2_MEDIUM["d_model"],
+            "each block has two LayerNorms, one before the attention and one before the MLP": (
+                (blocks + 1) * per_layer_norm
+            ),
+        },
+    )
+
+
+def one_pair_gives_back_both_samples() -> Exercise:
+    """Exercise 3: whether one per-feature γ, β gives back both samples of the documents' 2×4 batch."""
+    batch = documents_batch()
+    xhat_batch = lnlib.layer_norm(batch)
+    same_xhat_different_x = np.allclose(xhat_batch[0], xhat_batch[1]) and not np.allclose(
+        batch[0], batch[1]
+    )
+    return Exercise(
+        not same_xhat_different_x,
+        hint="Compare the two samples' x̂: can γ ⊙ x̂ + β send equal inputs to different outputs?",
+    )
+
+
+exercises = Exercises(
+    "07_gamma_beta",
+    identity_scale_and_shift,
+    gpt2_medium_layer_norm_parameters,
+    one_pair_gives_back_both_samples,
+)

@@ -1,0 +1,104 @@
+"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ by hand, the atomic backward pass, what ε leaves over."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lnlib
+from lnlib.backward import backward_parts, layer_norm_backward
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+
+#: The ε of exercises 1 and 2, and of exercise 3, as their questions give them.
+EPS = 1e-5
+EPS_3 = 1e-3
+MISSING_EPS = "ε is missing: x̂ divides by sqrt(σ² + ε), with ε = 1e-5"
+H_MINUS_1 = "that uses the variance with H - 1 (ddof=1); LayerNorm's σ² divides by H"
+
+
+def _xhat_ddof1(x, eps: float):
+    """x̂ row by row as a reader who divides the variance by H - 1 computes it."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + eps)
+
+
+def dgamma_by_hand(xe, dye) -> Exercise:
+    """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per feature."""
+    xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
+    xhat = lnlib.layer_norm(xe, eps=EPS)
+    per_sample = (dye * xhat).sum(axis=-1)
+    return Exercise(
+        layer_norm_backward(dye, xe, eps=EPS)[1],
+        rtol=1e-9,
+        hint="xhat = (xe - mean) / sqrt(var + 1e-5) row by row; then sum dye * xhat over the samples, axis=0.",
+        mistakes={
+            "that sums over the features (axis=-1), one value per sample, as the documents do; "
+            "each γ_i collects dye * x̂ from every sample at its own feature: sum over axis=0": per_sample,
+            "that is dye * x̂ for every sample; γ is shared by the samples, so sum it over "
+            "them (axis=0)": dye * xhat,
+            "that is dβ, the sum of dye alone; dγ weights each dye by its x̂": dye.sum(axis=0),
+            MISSING_EPS: (dye * lnlib.layer_norm(xe, eps=0)).sum(axis=0),
+            H_MINUS_1: (dye * _xhat_ddof1(xe, EPS)).sum(axis=0),
+        },
+    )
+
+
+def atomic_backward_dx(xe, dye, ge) -> Exercise:
+    """Exercise 2: dL/dx for `xe`, `dye` and γ = `ge` (ε = 1e-5), computed node by node."""
+    xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
+    parts = backward_parts(dye, xe, ge, eps=EPS)
+    without_gamma = layer_norm_backward(dye, xe, eps=EPS)[0]
+    return Exercise(
+        layer_norm_backward(dye, xe, ge, eps=EPS)[0],
+        rtol=1e-9,
+        hint="dstd = -sum(dxhat * xmu) / std**2; dvar = dstd / (2 std); dxmu = dxhat / std + 2 xmu dvar / H; dx = dxmu - mean(dxmu).",
+        mistakes={
+            "the mean's path is missing: x also reaches x̂ through mu, so dx = dxmu + dmu / H "
+            "with dmu = -sum(dxmu)": parts.dx - parts.through_mean,
+            "the variance's path is missing: dxmu also gets 2 xmu dvar / H through var": (
+                parts.dx - parts.through_var
+            ),
+            "the variance's path has the wrong sign: a larger std shrinks x̂, so "
+            "dstd = -sum(dxhat * xmu) / std**2": parts.dx - 2 * parts.through_var,
+            "γ is missing: the gradient reaching x̂ is dxhat = dye * ge": without_gamma,
+            MISSING_EPS: layer_norm_backward(dye, xe, ge, eps=0)[0],
+        },
+    )
+
+
+def _leftover_terms(x, dy, eps: float, ddof: int = 0):
+    """H, mean(dx̂ x̂), s and ε/(σ² + ε): the formula's terms for x̂ᵀdx (γ = 1), σ² with `ddof`."""
+    var = x.var(ddof=ddof)
+    s = np.sqrt(var + eps)
+    return x.size, np.mean(dy * (x - x.mean()) / s), s, eps / (var + eps)
+
+
+def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
+    """x̂ᵀdx by the formula H mean(dx̂ x̂) ε / (s (σ² + ε)), σ² with `ddof`."""
+    size, mean_term, s, factor = _leftover_terms(x, dy, eps, ddof)
+    return size * mean_term / s * factor
+
+
+def leftover_along_xhat(xs, dys) -> Exercise:
+    """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the formula."""
+    xs, dys = np.asarray(xs, dtype=np.float64), np.asarray(dys, dtype=np.float64)
+    parts = backward_parts(dys, xs, eps=EPS_3)
+    size, mean_term, s, factor = _leftover_terms(xs, dys, EPS_3)
+    default_eps = _leftover(xs, dys, EPS)
+    return Exercise(
+        float(parts.dx @ parts.xhat),
+        hint="xhat = (xs - mean) / s with s = sqrt(var + 1e-3); mean(dxhat * xhat) with dxhat = dys; then the formula.",
+        mistakes={
+            "0 is x̂ᵀdx for ε = 0; with ε = 1e-3 against a variance this small, a part along x̂ "
+            "is left over": 0.0,
+            "the factor ε/(σ² + ε) is missing": size * mean_term / s,
+            "the formula has H times the mean, H mean(dx̂ x̂), that is the sum": (
+                mean_term / s * factor
+            ),
+            "that uses ε = 1e-5, lnlib's default; this exercise's ε is 1e-3": default_eps,
+            H_MINUS_1: _leftover(xs, dys, EPS_3, ddof=1),
+        },
+    )
+
+
+exercises = Exercises("09_gradients", dgamma_by_hand, atomic_backward_dx, leftover_along_xhat)
