@@ -1,0 +1,96 @@
+"""Chapter 10's exercises (chapters/10_family.ipynb): group norm by hand, RMS norm's invariances and
+batch norm's running mean."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.experiments.family import TRANSFORMATIONS, invariance_table
+from lnlib.norms import RunningStats, batch_norm, group_norm
+
+#: Exercise 1's number of groups and ε.
+GROUPS, EPS = 2, 1e-5
+#: Exercise 3's two training batches of one feature, and batch norm's momentum.
+BATCHES, MOMENTUM = ([2.0, 4.0], [0.0, 4.0, 8.0]), 0.1
+
+
+def group_normalized_acts(acts) -> Exercise:
+    """Exercise 1: `acts` (samples, channels, positions) group-normalized with G = 2 and ε = 1e-5."""
+    acts = np.asarray(acts, dtype=np.float64)
+    grouped = acts.reshape(acts.shape[0], GROUPS, -1, *acts.shape[2:])
+    axes = tuple(range(2, grouped.ndim))
+    centred = grouped - grouped.mean(axis=axes, keepdims=True)
+    biased = grouped.var(axis=axes, keepdims=True)
+    unbiased = grouped.var(axis=axes, keepdims=True, ddof=1)
+    return Exercise(
+        group_norm(acts, GROUPS, eps=EPS),
+        hint="Each group is 2 channels x 3 positions of one sample; use the biased variance and "
+        "eps inside the square root.",
+        mistakes={
+            "that is layer norm (G = 1, all 4 channels together); each group has 2 channels": (
+                group_norm(acts, 1, eps=EPS)
+            ),
+            "that is instance norm (G = 4, one channel per group); each group has 2 channels": (
+                group_norm(acts, 4, eps=EPS)
+            ),
+            "the values are right, but of the grouped shape: reshape back to acts.shape": (
+                centred / np.sqrt(biased + EPS)
+            ),
+            "that divides by the unbiased variance (ddof=1, n - 1); normalization uses the "
+            "biased one, np.var's default": (centred / np.sqrt(unbiased + EPS)).reshape(acts.shape),
+            "ε is missing: the question asks for ε = 1e-5 inside the square root": (
+                group_norm(acts, GROUPS, eps=0.0)
+            ),
+            "ε is added to the standard deviation; it belongs inside the square root, "
+            "sqrt(var + ε)": (centred / (np.sqrt(biased) + EPS)).reshape(acts.shape),
+        },
+    )
+
+
+def rms_norm_ignores_weight_recentering() -> Exercise:
+    """Exercise 2: True or False, RMS norm is invariant to weight-matrix re-centering (the chapter's table)."""
+    row = invariance_table().invariant["RMS norm"]
+    return Exercise(
+        row[list(TRANSFORMATIONS).index("weight matrix re-centering")],
+        hint="Re-centering adds the same number to every summed input of a case. Does dividing by "
+        "the RMS remove an added constant?",
+    )
+
+
+def running_mean_after_two_batches() -> Exercise:
+    """Exercise 3: batch norm's running mean after the batches [2, 4] and [0, 4, 8], momentum 0.1."""
+
+    def running_mean(batches, *, start=0.0, momentum=MOMENTUM) -> float:
+        running = RunningStats(mean=np.array([start]), var=np.ones(1), momentum=momentum)
+        for batch in batches:
+            batch_norm(np.array(batch)[:, None], running=running)
+        return float(running.mean[0])
+
+    first, second = (float(np.mean(batch)) for batch in BATCHES)
+    return Exercise(
+        running_mean(BATCHES),
+        hint=f"Apply the rule twice: the first batch's mean is {first:g}, the second's is "
+        f"{second:g}.",
+        mistakes={
+            "the weights are swapped: the running mean keeps 0.9 of itself and takes 0.1 of "
+            "the batch's mean": running_mean(BATCHES, momentum=1 - MOMENTUM),
+            "the running mean starts at 0, not at the first batch's mean": running_mean(
+                BATCHES[1:], start=first
+            ),
+            "the batches are folded in the wrong order: [2, 4] comes first": running_mean(
+                BATCHES[::-1]
+            ),
+            "that is the mean of all five values; the running mean is an exponential average, "
+            "updated batch by batch": float(np.mean(np.concatenate(BATCHES))),
+        },
+    )
+
+
+exercises = Exercises(
+    "10_family",
+    group_normalized_acts,
+    rms_norm_ignores_weight_recentering,
+    running_mean_after_two_batches,
+)

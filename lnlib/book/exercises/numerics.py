@@ -1,0 +1,101 @@
+"""Chapter 13's exercises (chapters/13_numerics.ipynb): Chan's merge, where the one-pass variance
+fails in float32, and the memory traffic of a two-pass kernel."""
+
+from __future__ import annotations
+
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.experiments.memory_speed import PARAMETERS, KernelStep, memory_traffic
+from lnlib.book.experiments.numerics import shift_errors
+from lnlib.variance import chan_merge, welford
+
+#: Exercise 1's two chunks of one row (the question gives their counts, means and M₂ only).
+CHUNK_A, CHUNK_B = [1.0, 2.0, 3.0], [8.0, 9.0, 10.0, 11.0, 12.0]
+#: Exercise 2's shifts, the answers it allows, and its threshold on the relative error.
+SHIFTS, THRESHOLD = (10, 100, 1000, 10000), 0.01
+#: Exercise 3's streaming kernel with the two-pass formula: three sweeps over the row.
+STREAMING_TWO_PASS = (
+    KernelStep("mean = sum(x) / H", reads=("x",), writes=("mean",)),
+    KernelStep("var = sum((x - mean)**2) / H", reads=("x", "mean"), writes=("var",)),
+    KernelStep(
+        "y = (x - mean) / sqrt(var + eps) * gamma + beta",
+        reads=("x", "mean", "var", "gamma", "beta"),
+        writes=("y",),
+    ),
+)
+
+
+def chan_merged_variance() -> Exercise:
+    """Exercise 1: the variance M₂ / n of a row from its two chunks' Welford statistics."""
+    a, b = welford(CHUNK_A, lanes=1), welford(CHUNK_B, lanes=1)
+    n, delta = a.count + b.count, b.mean - a.mean
+    merged = chan_merge(a, b)
+    return Exercise(
+        merged.variance,
+        hint="Chan's formula adds the two chunks' M₂ and one more term for how far apart their "
+        "means are, weighted by n_a n_b / n; the variance is M₂ / n.",
+        mistakes={
+            "that is (M₂,a + M₂,b) / n: the term for the distance between the two means is "
+            "missing": (a.m2 + b.m2) / n,
+            "that adds δ² unweighted: the distance term is δ² n_a n_b / n": (
+                (a.m2 + b.m2 + delta**2) / n
+            ),
+            "that divides M₂ by n - 1: the biased variance LayerNorm uses divides by n": (
+                merged.m2 / (n - 1)
+            ),
+            "that is M₂ itself, the sum of squared deviations: the variance is M₂ / n": merged.m2,
+            "that weights δ² by n_a n_b; the weight is n_a n_b / n": (
+                (a.m2 + b.m2 + delta**2 * a.count * b.count) / n
+            ),
+            "that averages the two chunks' variances: the row's variance also counts how far "
+            "apart their means are, and weights each chunk by its size": (
+                (a.variance + b.variance) / 2
+            ),
+        },
+    )
+
+
+def first_shift_one_pass_fails() -> Exercise:
+    """Exercise 2: the smallest shift at which float32's one-pass variance is off by more than 1 %."""
+    worst = {s: shift_errors(s, "float32").variance_error["one_pass"] for s in SHIFTS}
+    return Exercise(
+        min(s for s, error in worst.items() if error > THRESHOLD),
+        choices=SHIFTS,
+        hint="The data have a spread near 1, so the condition number κ is about the shift: for "
+        "which κ does u·κ² (u is float32's unit roundoff) first pass 0.01? Then run "
+        "shift_errors to see.",
+        mistakes={
+            "that is where the error first passes 1, that is 100 %: 1 % is a relative error "
+            "of 0.01": min(s for s, error in worst.items() if error > 1),
+            "at that shift the error is still below 1 %: the question asks for the smallest "
+            "shift above it": max(s for s, error in worst.items() if error <= THRESHOLD),
+        },
+    )
+
+
+def two_pass_kernel_transfers() -> Exercise:
+    """Exercise 3: the H-vector transfers of a streaming kernel with the two-pass formula."""
+    traffic = memory_traffic(STREAMING_TWO_PASS)
+    with_parameters = memory_traffic(STREAMING_TWO_PASS, count_parameters=True)
+    every_array = sum(
+        name not in PARAMETERS for step in STREAMING_TWO_PASS for name in step.reads + step.writes
+    )
+    return Exercise(
+        traffic.total,
+        hint="Each sweep reads x once; only the last one writes y. Compare with the fused Welford "
+        "kernel's count.",
+        mistakes={
+            "that counts the three reads of x but not the write of y: the last sweep also "
+            "writes y": traffic.reads,
+            "that counts γ and β; in a batch they stay in cache after the first row, and the "
+            "question leaves them out": with_parameters.total,
+            "that counts the mean and the variance as H-vectors; they are one number per row": (
+                every_array
+            ),
+        },
+    )
+
+
+exercises = Exercises(
+    "13_numerics", chan_merged_variance, first_shift_one_pass_fails, two_pass_kernel_transfers
+)
