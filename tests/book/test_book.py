@@ -55,7 +55,8 @@ def test_every_toc_entry_exists():
 
 
 def test_every_chapter_is_in_the_toc_in_numbered_order():
-    listed = [name for name in toc_files() if name.startswith("chapters/")]
+    # chapters/sources.md sits beside the chapters so their links work where only chapters/ is handed out
+    listed = [name for name in toc_files() if re.match(r"chapters/\d\d_", name)]
     assert sorted(listed) == [f"chapters/{path.stem}" for path in CHAPTERS], (
         "a chapter notebook is missing from _toc.yml (or the reverse)"
     )

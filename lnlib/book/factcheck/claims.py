@@ -719,7 +719,7 @@ def _source_link(source: str) -> str:
         arxiv, title = PAPERS[source]
         return f"[{title}](https://arxiv.org/abs/{arxiv})"
     title = SOURCES[source][1]
-    return f"[{source}: {title}](../sources.md#{_slug(f'{source}: {title}')})"
+    return f"[{source}: {title}](sources.md#{_slug(f'{source}: {title}')})"
 
 
 def verdict_legend() -> str:
