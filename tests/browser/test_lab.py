@@ -63,18 +63,28 @@ def server(tmp_path_factory):
         yield base, token
 
 
+@pytest.fixture(scope="module")
+def lab_context(browser):
+    """One browser context per worker: its HTTP cache keeps JupyterLab's scripts between chapters."""
+    holder = OfflineContext(browser)
+    yield holder
+    holder.context.close()
+
+
 @pytest.fixture()
-def lab_page(browser):
+def lab_page(lab_context):
     """A fresh page per chapter: JupyterLab loaded anew, as when a reader opens the chapter's link.
 
-    (Keeping one JupyterLab loaded and opening chapter after chapter in it was faster, but measured a
-    layout shift under an explorer and a Run All that never finished on a loaded machine: flaky.)
+    (Keeping one JupyterLab page loaded and opening chapter after chapter in it was faster still, but
+    measured a layout shift under an explorer and a Run All that never finished on a loaded machine:
+    flaky.) The pages share one context, so JupyterLab's scripts come from the browser's cache, as they
+    do for a reader who opens a second chapter.
     """
-    holder = OfflineContext(browser)
-    page = holder.context.new_page()
+    lab_context.blocked.clear()
+    page = lab_context.context.new_page()
     page.set_default_timeout(180_000)
-    yield holder, page
-    holder.context.close()
+    yield lab_context, page
+    page.close()
 
 
 @pytest.mark.parametrize("chapter", lab.CHAPTERS)

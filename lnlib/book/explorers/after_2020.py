@@ -10,6 +10,7 @@ import numpy as np
 from ..figures.after_2020 import explorer_figure
 from ..figures.render import FastRenderer
 from ..models.placements import SCHEME_LABELS, SCHEMES, placement_profile
+from ..tools.progress import progress
 from .base import Explorer
 
 __all__ = ["DEPTHS", "QK_SCALES", "after_2020_explorer", "explorer_grid"]
@@ -29,14 +30,19 @@ def explorer_grid() -> dict:
     dict
         ``(scheme, depth, qk_scale, qk_norm) -> PlacementProfile``.
     """
-    return {
-        (scheme, depth, scale, norm): placement_profile(
-            scheme, depth, WIDTH, seeds=SEEDS, qk_scale=scale, qk_norm=norm
-        )
+    settings = [
+        (scheme, depth, scale, norm)
         for scheme in SCHEMES
         for depth in DEPTHS
         for scale in QK_SCALES
         for norm in (False, True)
+    ]
+    measuring = progress(settings, "measuring every setting of the explorer", unit="setting")
+    return {
+        (scheme, depth, scale, norm): placement_profile(
+            scheme, depth, WIDTH, seeds=SEEDS, qk_scale=scale, qk_norm=norm
+        )
+        for scheme, depth, scale, norm in measuring
     }
 
 

@@ -324,9 +324,22 @@ def placement_profile(
     return PlacementProfile(scheme, depth, width, stream_sq, grad_norm, angle, entropy)
 
 
-def profile_table(depth: int, width: int = 32, **kwargs) -> dict[str, PlacementProfile]:
-    """:func:`placement_profile` of every scheme at one depth: the data of the chapter's comparison figure."""
-    return {scheme: placement_profile(scheme, depth, width, **kwargs) for scheme in SCHEMES}
+def profile_table(
+    depth: int, width: int = 32, *, progress: bool = False, **kwargs
+) -> dict[str, PlacementProfile]:
+    """:func:`placement_profile` of every scheme at one depth: the data of the chapter's comparison figure.
+
+    ``progress=True`` shows a bar in a reader's notebook (:func:`lnlib.book.tools.progress.progress`);
+    the other keywords go to :func:`placement_profile`.
+    """
+    schemes = SCHEMES
+    if progress:
+        from lnlib.book.tools.progress import progress as bar
+
+        schemes = bar(
+            SCHEMES, f"measuring {len(SCHEMES)} placements at depth {depth}", unit="placement"
+        )
+    return {scheme: placement_profile(scheme, depth, width, **kwargs) for scheme in schemes}
 
 
 def sublayer_gradient_gains(

@@ -257,7 +257,7 @@ def warmup_sweep(
     workers : int, default 1
         Processes to train in (runs are independent; the result does not depend on it).
     progress : bool, default False
-        Show a progress bar (tqdm's; a notebook bar in Jupyter).
+        Show a progress bar in a reader's notebook (:func:`lnlib.book.tools.progress.progress`).
     """
     rates, seeds = tuple(float(r) for r in rates), tuple(seeds)
     if not rates or not seeds:
@@ -280,11 +280,9 @@ def warmup_sweep(
     ):
         runs = pool.map(_run, jobs) if pool else map(_run, jobs)
         if progress:
-            from tqdm.auto import tqdm
+            from lnlib.book.tools.progress import progress as bar
 
-            runs = tqdm(
-                runs, total=len(jobs), desc=f"training {len(jobs)} small transformers", unit="run"
-            )
+            runs = bar(runs, f"training {len(jobs)} small transformers", len(jobs), "run")
         losses = np.array(list(runs)).reshape(len(rates), len(PLACEMENTS), 2, len(seeds), steps)
     return WarmupSweep(rates, warmup, seeds, losses)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -111,6 +112,8 @@ def website_build() -> bool:
 
 #: The MIME type of a live ipywidgets output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: An explorer cell: one call of a chapter's ``*_explorer`` function.
+EXPLORER_CELL = re.compile(r"^\s*\w+_explorer\(")
 #: The metadata key that marks a stored placeholder output.
 PLACEHOLDER = "lnlib-explorer-placeholder"
 
@@ -135,7 +138,11 @@ def replace_widget_views(path) -> bool:
         outputs = cell.get("outputs", [])
         kept = [out for out in outputs if WIDGET_VIEW not in out.get("data", {})]
         if len(kept) != len(outputs):
-            cell["outputs"] = kept + [explorer_placeholder("".join(cell["source"]))]
+            source = "".join(cell["source"])
+            # an explorer's widget gets its placeholder; a progress bar (lnlib.book.tools.progress) goes
+            cell["outputs"] = kept + (
+                [explorer_placeholder(source)] if EXPLORER_CELL.match(source) else []
+            )
             changed = True
     if changed:
         write_notebook(path, nb)
