@@ -56,9 +56,12 @@ def write_settings(folder: Path) -> None:
 
 @contextlib.contextmanager
 def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
-    """Run a JupyterLab server over copies of `chapters` in `workdir`; yield ``(base_url, token)``."""
+    """Run a JupyterLab server over copies of `chapters` (and the pages beside them, e.g. the Sources) in
+    `workdir`, as a student who was handed ``chapters/`` has them; yield ``(base_url, token)``."""
     for name in chapters:
         shutil.copy(ROOT / "chapters" / f"{name}.ipynb", workdir)
+    for page in (ROOT / "chapters").glob("*.md"):
+        shutil.copy(page, workdir)
     settings = workdir / ".lab-settings"
     write_settings(settings)
     port, token = free_port(), secrets.token_hex(16)

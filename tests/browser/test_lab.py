@@ -16,6 +16,7 @@ reason in the readout; the dropdowns are then turned until it is in effect, and 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -139,7 +140,94 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
         assert page.locator(ERROR_OUTPUTS).count() == 0, (
             f"{chapter}: the explorer printed an error in JupyterLab"
         )
+    answer_the_first_exercise(page, chapter)
+    follow_a_link_of_each_kind(page, chapter)
     assert offline.blocked == [] or all("127.0.0.1" not in url for url in offline.blocked)
+
+
+def notebook_cells(chapter: str) -> list[dict]:
+    return json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text(encoding="utf-8"))["cells"]
+
+
+def answer_the_first_exercise(page, chapter) -> None:
+    """Type into exercise 1's cell as a student would and run it: a named mistake, an answer that raises,
+    then the solution. Each run judges the answer of that run (answer and check are one cell)."""
+    cells = notebook_cells(chapter)
+    index, cell = next(
+        (i, c) for i, c in enumerate(cells) if "exercises.check(1, answer_1" in "".join(c["source"])
+    )
+    source = "".join(cell["source"])
+    solution = SOLUTION.search("".join(cells[index + 1]["source"])).group(1)
+    check = source.strip().splitlines()[-1]
+    data = check.removeprefix("exercises.check(1, answer_1").removesuffix(")").lstrip(", ")
+    # the exercise's first named mistake (a True/False question names none: then a number, not a bool)
+    mistakes = f"exercises.exercise(1, {data}).mistakes.values()"
+    attempts = [
+        (f"answer_1 = next(iter({mistakes}), 12345.678)", "wrong"),
+        ("answer_1 = an_undefined_name", "error"),
+        (solution, "correct"),
+    ]
+    for answer, expected in attempts:
+        typed = ANSWER_LINE.sub(lambda _: answer, source, count=1)
+        shown = run_cell_with(page, "exercises.check(1, answer_1", typed)
+        where = f"{chapter}, exercise 1 answered with {answer.splitlines()[0]!r}"
+        if expected == "error":
+            assert shown.locator(ERROR_OUTPUTS).count() == 1, f"{where}: no error shown"
+            assert shown.locator(".lnlib-feedback").count() == 0, f"{where}: judged anyway"
+            continue
+        box = shown.locator(".lnlib-feedback")
+        assert box.count() == 1, f"{where}: no feedback box"
+        assert f"lnlib-feedback-{expected}" in box.get_attribute("class"), (
+            f"{where}: feedback {box.inner_text()!r}"
+        )
+        if expected == "wrong":
+            text = box.inner_text()
+            assert text.startswith("Not quite: ") and not text.startswith("Not quite: close"), text
+    run_cell_with(
+        page, "exercises.check(1, answer_1", source
+    )  # as it was: no error left on the page
+
+
+ANSWER_LINE = re.compile(r"^answer_1 = None.*$", re.M)
+SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
+
+
+def run_cell_with(page, marker: str, text: str):
+    """Replace the source of the code cell holding `marker` by `text`, run it, wait for the kernel; the cell."""
+    cell = page.locator(".jp-CodeCell").filter(has_text=marker).first
+    cell.scroll_into_view_if_needed()
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(text)
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(
+        "c => !c.querySelector('.jp-InputPrompt').textContent.includes('*')",
+        arg=cell.element_handle(),
+        polling=100,
+    )
+    settle(page)
+    return cell
+
+
+def follow_a_link_of_each_kind(page, chapter) -> None:
+    """Click the chapter's first link to the Sources page and to another chapter: each opens in a tab."""
+    for kind in ("sources.md", ".ipynb"):
+        links = page.locator(f".jp-MarkdownCell a[href*='{kind}']")
+        if links.count() == 0:
+            continue
+        link = links.first
+        name = link.get_attribute("href").split("?")[0].split("#")[0].rsplit("/", 1)[-1]
+        link.scroll_into_view_if_needed()
+        link.click()
+        try:
+            page.locator(
+                ".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel", has_text=name
+            ).first.wait_for(timeout=20_000)
+        except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
+            pytest.fail(f"{chapter}: the link to {name} opened no tab in JupyterLab")
+        page.locator(
+            ".lm-TabBar-tab .lm-TabBar-tabLabel", has_text=f"{chapter}.ipynb"
+        ).first.click()
 
 
 def screenshot_whole_chapter(page, path) -> None:
