@@ -6,7 +6,7 @@ With it set, each explorer displays as the precomputed HTML of :mod:`lnlib.book.
 The front-end, ``web_explorers_static/lnlib-explorers.js`` and ``.css``, is copied into the site's
 ``_static`` and linked at the end of the body of pages that hold an explorer, and of no other page.
 (It does not live in the book's ``_static`` folder: Jupyter Book links every .js and .css file there
-into every page.)
+into every page.) The exercises' answer boxes get ``lnlib-exercises.js`` and ``.css`` the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 MARKER = 'class="lnlib-web-explorer"'
+EXERCISE_MARKER = 'class="lnlib-exercise"'  # an exercise's answer box (lnlib/book/exercises/web.py)
 STATIC = Path(__file__).with_name("web_explorers_static")
 
 
@@ -24,13 +25,14 @@ def add_static_path(app, config):
 
 def add_assets(app, pagename, templatename, context, doctree):
     body = context.get("body", "")
-    if MARKER not in body:
-        return
     pathto = context["pathto"]
-    context["body"] = body + (
-        f'<link rel="stylesheet" href="{pathto("_static/lnlib-explorers.css", 1)}">'
-        f'<script defer src="{pathto("_static/lnlib-explorers.js", 1)}"></script>'
-    )
+    for marker, name in ((MARKER, "lnlib-explorers"), (EXERCISE_MARKER, "lnlib-exercises")):
+        if marker in body:
+            body += (
+                f'<link rel="stylesheet" href="{pathto(f"_static/{name}.css", 1)}">'
+                f'<script defer src="{pathto(f"_static/{name}.js", 1)}"></script>'
+            )
+    context["body"] = body
 
 
 def setup(app):

@@ -1,5 +1,6 @@
 """lnlib.book.exercises: what a check says about a reader's answer, and how a chapter's exercises are built."""
 
+import json
 import re
 
 import numpy as np
@@ -57,11 +58,20 @@ def test_multiple_choice_says_which_kind_of_wrong():
     assert exercise.feedback(1000) == "Correct!"
 
 
-def test_an_unanswered_check_on_the_website_says_how_to_try_it(monkeypatch):
-    exercises = Exercises("00_demo", lambda: Exercise(2.0, hint="Think of the mean."))
+def test_an_unanswered_check_on_the_website_is_an_answer_box(monkeypatch):
+    """On the website an unanswered check is a form carrying the exercise, computed at build time (issue 25)."""
+    exercises = Exercises(
+        "00_demo", lambda: Exercise(2.0, hint="Think of the mean.", mistakes={"the sum": 4.0})
+    )
     monkeypatch.setenv("LNBOOK_WEBSITE", "1")
-    assert exercises.check(1, None).text == ON_THE_WEBSITE
-    assert exercises.check(1, 3.0).text.startswith("Not quite")  # still judged on the website
+    form = exercises.check(1, None)
+    assert repr(form) == ON_THE_WEBSITE
+    page = form._repr_html_()
+    data = json.loads(re.search(r'"lnlib-exercise-data">(.*?)</script>', page).group(1))
+    assert data["expected"] == 2.0 and data["mistakes"] == [["the sum", 4.0]]
+    assert data["hint"] == "Think of the mean." and data["kind"] == "number"
+    assert '<label for="lnlib-answer-00_demo-1">' in page and 'aria-live="polite"' in page
+    assert exercises.check(1, 3.0).text.startswith("Not quite")  # an answer is judged, even there
     monkeypatch.delenv("LNBOOK_WEBSITE")
     assert exercises.check(1, None).text == NOT_ANSWERED
 

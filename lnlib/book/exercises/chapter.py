@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lnlib.book.exercises.feedback import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, Feedback
+from lnlib.book.exercises.feedback import NOT_ANSWERED, Exercise, Feedback
+from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import website_build
 
 __all__ = ["Exercises"]
@@ -55,10 +56,12 @@ class Exercises:
             )
         return self.builders[k - 1](**data)
 
-    def check(self, k: int, answer, **data) -> Feedback:
-        """The feedback on `answer` to exercise `k` (shown as a box in JupyterLab and on the website)."""
+    def check(self, k: int, answer, **data) -> Feedback | WebExercise:
+        """The feedback on `answer` to exercise `k`, as a box; unanswered on the website, the answer box."""
+        if answer is None and website_build():
+            return answer_form(self.exercise(k, **data), k, self.chapter)
         if answer is None:
-            return Feedback(ON_THE_WEBSITE if website_build() else NOT_ANSWERED)
+            return Feedback(NOT_ANSWERED)
         return self.exercise(k, **data).check(answer)
 
     def __repr__(self) -> str:

@@ -15,20 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lnlib.book.tools.notebooks import website_build
-
 __all__ = ["Exercise", "Feedback", "feedback"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
 CORRECT = "Correct!"
 WRONG = "Not quite: "
-#: In lines of at most 41 characters, so a phone shows them whole.
-ON_THE_WEBSITE = (
-    "This check runs in the notebook only.\n"
-    "Open the chapter in JupyterLab (make lab;\n"
-    "see How to start on the first page),\n"
-    "write your answer above, run this cell."
-)
+#: The plain-text stand-in of the website's answer box (lnlib.book.exercises.web), where HTML is not shown.
+ON_THE_WEBSITE = "Answer in the box on the book's website, or run this cell in JupyterLab."
 
 
 @dataclass
@@ -73,9 +66,7 @@ class Exercise:
         )
 
     def check(self, answer) -> "Feedback":
-        """:meth:`feedback` as a :class:`Feedback` box (the website build's unanswered check says how to try it)."""
-        if answer is None and website_build():
-            return Feedback(ON_THE_WEBSITE)
+        """:meth:`feedback` as a :class:`Feedback` box."""
         return Feedback(self.feedback(answer))
 
     def __repr__(self) -> str:  # never show the expected answer by accident
@@ -199,10 +190,11 @@ def feedback(
             return f"Not quite: answer with True or False; got {answer!r}."
         return CORRECT if bool(answer) == bool(expected) else wrong(f"{bool(answer)} is not right")
     if choices is not None:
-        if not any(np.array_equal(np.asarray(answer), np.asarray(c)) for c in choices):
+        given = _as_numbers(answer)  # None for text or a ragged list: never one of the choices
+        if given is None or not any(np.array_equal(given, np.asarray(c)) for c in choices):
             return f"Not quite: answer with one of {', '.join(map(str, choices))}; got {answer!r}."
-        if not np.array_equal(np.asarray(answer), np.asarray(expected)):
-            named = _named_mistake(_as_numbers(answer), mistakes or {}, rtol, atol)
+        if not np.array_equal(given, np.asarray(expected)):
+            named = _named_mistake(given, mistakes or {}, rtol, atol)
             return wrong(named or f"{answer!r} is one of the choices, but not the right one")
         return CORRECT
     got = _as_numbers(answer)

@@ -51,7 +51,8 @@ def atomic_backward_dx(xe, dye, ge) -> Exercise:
     return Exercise(
         layer_norm_backward(dye, xe, ge, eps=EPS)[0],
         rtol=1e-9,
-        hint="dstd = -sum(dxhat * xmu) / std**2; dvar = dstd / (2 std); dxmu = dxhat / std + 2 xmu dvar / H; dx = dxmu - mean(dxmu).",
+        hint="Go through the forward pass in reverse, one node at a time; xmu reaches the loss by two "
+        "paths (through xhat directly, and through var, then std), and mu through xmu alone.",
         mistakes={
             "the mean's path is missing: x also reaches x̂ through mu, so dx = dxmu + dmu / H "
             "with dmu = -sum(dxmu)": parts.dx - parts.through_mean,

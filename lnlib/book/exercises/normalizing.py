@@ -55,6 +55,8 @@ def length_of_xhat(w) -> Exercise:
                 np.sqrt(size) * var / (var + EPS)
             ),
             H_MINUS_1: np.linalg.norm(_xhat_ddof1(w, EPS)),
+            "that puts the variance with H - 1 (ddof=1) into ‖x̂‖ = sqrt(H σ²/(σ² + ε)); "
+            "LayerNorm's σ² divides by H": np.sqrt(size * w.var(ddof=1) / (w.var(ddof=1) + EPS)),
         },
     )
 

@@ -89,6 +89,8 @@ def batch_norm_change_from_a_batchmate(batch) -> Exercise:
             ),
             "that is the change in sample 2's own output (row 1); the question asks about "
             "sample 1, row 0": float(np.abs(change(looked_at=1)).max()),
+            "batch[2] and row 1 are samples 3 and 2: numpy counts from 0, so sample 1 is "
+            "batch[0] and sample 2 is batch[1]": float(np.abs(change(scaled=2, looked_at=1)).max()),
             "that is the largest signed change; the question asks for the largest absolute "
             "change, np.abs first": float(change().max()),
         },
