@@ -18,7 +18,16 @@ from lnlib.book.tools import prose
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-TEMPLATE_HEADINGS = ["The documents' worked example", "The idea", "Explore", "Exercises", "Summary"]
+# Teach first, then audit (issue 25): the idea and the explorer come before what the documents say.
+TEMPLATE_HEADINGS = [
+    "The idea",
+    "Explore",
+    DOCUMENTS := "What the documents say, checked",
+    "Exercises",
+    "Summary",
+]
+# What lnlib.compare prints: a comparison table a reader may open, but at most one shown open per chapter.
+COMPARISON = re.compile(r"exact: (True|False)|allclose: (True|False)")
 EXPLORER_CALL = re.compile(r"\b(\w+_explorer)\(")
 GLUE_REFERENCE = re.compile(r"<!--glue:([\w-]+)-->")
 
@@ -94,9 +103,72 @@ def test_chapter_follows_the_template(path):
     for heading, position in zip(TEMPLATE_HEADINGS, positions):
         assert position >= 0, f"{path.name}: missing section '## {heading}'"
     assert positions == sorted(positions), f"{path.name}: sections out of template order"
-    assert "{admonition} Check the claim" in markdown, f"{path.name}: no 'Check the claim' box"
+    first_section = re.search(r"^## (.+)$", markdown, re.M).group(1)
+    assert first_section == "The idea", (
+        f"{path.name}: the first section is {first_section!r}; a chapter opens with its idea"
+    )
+    assert "The documents' worked example" not in markdown, (
+        f"{path.name}: the documents' worked example belongs, folded, in '{DOCUMENTS}'"
+    )
+    assert "{admonition} Check the claim" in section(nb, DOCUMENTS, "markdown"), (
+        f"{path.name}: no 'Check the claim' box in '{DOCUMENTS}'"
+    )
     exercises = exercise_cells(nb)
     assert 2 <= len(exercises) <= 4, f"{path.name}: needs 2 to 4 exercises"
+
+
+def section_cells(nb, heading: str) -> list[dict]:
+    """The cells after the markdown cell that opens ``## heading``, up to the next ``## `` heading."""
+    cells, inside = [], False
+    for cell in nb["cells"]:
+        text = source(cell)
+        if cell["cell_type"] == "markdown" and re.search(r"^## ", text, re.M):
+            opens = re.search(rf"^## {re.escape(heading)}$", text, re.M)
+            if inside and not opens:
+                break
+            inside = inside or bool(opens)
+        if inside:
+            cells.append(cell)
+    return cells
+
+
+def section(nb, heading: str, kind: str) -> str:
+    return "\n".join(source(c) for c in section_cells(nb, heading) if c["cell_type"] == kind)
+
+
+def folded(cell) -> bool:
+    """Folded on the website (hide-cell: input and output behind a toggle) and in JupyterLab."""
+    hidden = cell["metadata"].get("jupyter", {})
+    return "remove-cell" in tags(cell) or (
+        "hide-cell" in tags(cell) and hidden.get("source_hidden") and hidden.get("outputs_hidden")
+    )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_the_documents_forensics_fold_and_at_most_one_comparison_shows(path):
+    """The documents' section keeps its quotes and verdicts in view and folds its code (issue 25):
+    every code cell there is folded on the website and in JupyterLab; in the whole chapter at most one
+    cell shows an lnlib.compare table open."""
+    nb = load(path)
+    for cell in section_cells(nb, DOCUMENTS):
+        if cell["cell_type"] == "code":
+            assert folded(cell), (
+                f"{path.name}: cell {cell['id']} in '{DOCUMENTS}' is not folded (tag it hide-cell and set "
+                "jupyter.source_hidden and jupyter.outputs_hidden)"
+            )
+    shown = [
+        cell["id"]
+        for cell in code_cells(nb)
+        if not folded(cell)
+        and any(COMPARISON.search(output_text(out)) for out in cell.get("outputs", []))
+    ]
+    assert len(shown) <= 1, f"{path.name}: {len(shown)} cells show comparison tables open: {shown}"
+
+
+def output_text(output) -> str:
+    if "text" in output:
+        return "".join(output["text"])
+    return "".join(output.get("data", {}).get("text/plain", ""))
 
 
 # Lines of a code cell that exist for the prose, not for the reader: gluing numbers and their imports.
@@ -165,9 +237,10 @@ def test_exercises_ask_before_they_tell(path):
         assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), (
             f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
         )
+    documents = {cell["id"] for cell in section_cells(nb, DOCUMENTS)}
     for cell in code_cells(nb):
-        assert "hide-cell" not in tags(cell), (
-            f"{path.name}: a hide-cell code cell runs in JupyterLab; solutions are collapsed markdown"
+        assert "hide-cell" not in tags(cell) or cell["id"] in documents, (
+            f"{path.name}: a hide-cell code cell outside '{DOCUMENTS}' (solutions are collapsed markdown)"
         )
         assert not EXPECTED_IN_THE_CLEAR.search(source(cell)), (
             f"{path.name}: cell {cell['id']} builds an expected answer; that lives in lnlib.book.exercises"
