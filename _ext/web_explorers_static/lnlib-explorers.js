@@ -14,6 +14,9 @@
     const shown = { background: root.querySelector(".lnlib-web-background"), overlay: root.querySelector(".lnlib-web-overlay") };
     const readout = root.querySelector(".lnlib-readout");
     const note = root.querySelector(".lnlib-note");
+    const announce = root.querySelector(".lnlib-announce");
+    const labels = inputs.map((input) => root.querySelector(`label[for="${input.id}"]`));
+    let pause = 0;  // the timer that reads the readout out once the reader pauses
     const sweep = data.sweep;
     const decoded = new Map();  // image index -> {img, done}
     let ticket = 0;
@@ -75,6 +78,23 @@
       root.querySelector(`label[for="${range.id}"]`).textContent = sweep.names[entry];
     }
 
+    function setting() {  // "ε = 1e-05, spread = 0.01": what the controls say now
+      return inputs.map((input, i) => {
+        const value = input.type === "checkbox" ? (input.checked ? "on" : "off")
+          : input.tagName === "SELECT" ? input.options[input.selectedIndex].text : labelOf(i, position(input));
+        return `${labels[i].textContent} = ${value}`;
+      }).join(", ");
+    }
+
+    function describe() {
+      // The figure's alt text says which setting it shows; the live region reads the new readout out,
+      // once, after the reader pauses (a slider's every step would otherwise be announced).
+      const now = setting();
+      shown.background.alt = `${root.dataset.title}: the figure at ${now}; the numbers are in the readout below.`;
+      clearTimeout(pause);
+      pause = setTimeout(() => { announce.textContent = `${now}. ${readout.textContent.trim()}`; }, 400);
+    }
+
     function show(started) {
       const positions = inputs.map(position);
       const k = indexOf(positions);
@@ -98,6 +118,7 @@
         parts.forEach(([kind, id, entry]) => place(kind, id, entry));
         root.dataset.shown = String(k);
         root.dataset.swapMs = (performance.now() - started).toFixed(2);
+        describe();
       };
       if (parts.every(([, , entry]) => entry.done)) finish();
       else Promise.all(parts.map(([, , entry]) => entry.ready)).then(finish);

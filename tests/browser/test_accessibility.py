@@ -106,18 +106,22 @@ def test_page_has_no_serious_accessibility_violation(page, width, browser, site_
     )
 
 
-# For each control of the explorer, in order: is it enabled and in the tab order, which key moves it.
-CONTROLS = """root => [...root.querySelectorAll('[data-lnlib-control]')].map(c => ({
-    id: c.id, enabled: !c.disabled && c.tabIndex >= 0, kind: c.type,
-    key: c.type === 'checkbox' ? 'Space' : (c.type === 'range' && Number(c.value) >= Number(c.max)) ? 'ArrowLeft' : 'ArrowDown',
-}))"""
-LIVE_READOUT = "root => { const r = root.querySelector('.lnlib-readout[aria-live=polite]'); return r && r.textContent; }"
+# The explorer's polite live region (read out after a pause) and the alt text of its figure.
+ANNOUNCED = "root => { const r = root.querySelector('.lnlib-announce[aria-live=polite][role=status]'); return r && r.textContent; }"
+ALT = "root => root.querySelector('img.lnlib-web-background').alt"
+# Where the keyboard focus is, and whether it is drawn (WCAG 2.4.7, focus visible).
+FOCUS = """root => { const e = document.activeElement; const style = getComputedStyle(e);
+    return {control: root.contains(e) && e.hasAttribute('data-lnlib-control') ? e.id : null,
+            disabled: e.disabled, type: e.type,
+            visible: e.matches(':focus-visible') && style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2}; }"""
 
 
 @pytest.mark.parametrize("page", sorted(EXPLORERS))
 def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
-    """Each chapter's explorer: a control in the tab order, moved by a key press (arrow or space), changes
-    the text of the explorer's polite live region (the readout), which a screen reader then announces."""
+    """Each chapter's explorer with the keyboard alone: Tab from the explorer's title reaches every enabled
+    control in turn, each with a visible focus ring; a key press (arrow or space) on the first control
+    that moves changes the figure's alt text, and after a pause the polite live region reads the new
+    setting and readout, once."""
     holder = OfflineContext(browser, 1280)
     try:
         browser_page = holder.context.new_page()
@@ -127,22 +131,41 @@ def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
         browser_page.wait_for_function(
             "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
         )
-        before = root.evaluate(LIVE_READOUT)
-        assert before is not None, f"{page}: the explorer's readout is not a polite live region"
-        moved = []
-        for control in root.evaluate(CONTROLS):
-            if not control["enabled"]:
-                continue
-            browser_page.focus(
-                f"#{control['id']}"
-            )  # where a reader's Tab lands; the move is by key
-            browser_page.keyboard.press(control["key"])
-            after = root.evaluate(LIVE_READOUT)
-            moved.append((control["id"], control["key"], after != before))
-            if after != before:
+        assert root.evaluate(ANNOUNCED) == "", f"{page}: no empty polite live region to start with"
+        enabled = root.evaluate(
+            "r => [...r.querySelectorAll('[data-lnlib-control]')].filter(c => !c.disabled).map(c => c.id)"
+        )
+        # the reader arrives at the explorer's title (a click there), then only the keyboard
+        root.locator(".lnlib-web-title").click()
+        reached = []
+        for _ in range(len(enabled)):
+            browser_page.keyboard.press("Tab")
+            focus = root.evaluate(FOCUS)
+            assert focus["control"] is not None, f"{page}: Tab left the explorer after {reached}"
+            assert focus["visible"], f"{page}: the focus on {focus['control']} is not drawn"
+            reached.append(focus["control"])
+        assert reached == enabled, f"{page}: Tab reached {reached}, the controls are {enabled}"
+        before, alt = root.evaluate(ANNOUNCED), root.evaluate(ALT)
+        moved = False
+        for _ in reached:  # from the last control back, by Shift+Tab: a key that moves it
+            kind = root.evaluate(FOCUS)["type"]
+            for key in ("Space",) if kind == "checkbox" else ("ArrowDown", "ArrowUp"):
+                browser_page.keyboard.press(key)
+                moved = root.evaluate(ALT) != alt
+                if moved:
+                    break
+            if moved:
                 break
-        assert any(changed for *_, changed in moved), (
-            f"{page}: no key press on any control changed the live readout: {moved}"
+            browser_page.keyboard.press("Shift+Tab")
+        assert moved, f"{page}: no key press on any control changed the figure's alt text"
+        browser_page.wait_for_function(
+            f"() => {{ const r = document.querySelector('.lnlib-announce'); return r.textContent !== {json.dumps(before)}; }}",
+            timeout=3000,
+        )
+        said = root.evaluate(ANNOUNCED)
+        assert (
+            " = " in said
+            and root.evaluate("r => r.querySelector('.lnlib-readout').textContent.trim()") in said
         )
     finally:
         holder.context.close()

@@ -433,13 +433,15 @@ def _html(explorer, states: WebStates, data: dict) -> str:
         f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below."
     )
     return (
-        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}">'
+        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}" data-title="{title}">'
         f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
         f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
         f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
         f'<img class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
-        f'</div><div class="lnlib-readout" aria-live="polite">{data["texts"][readout]}</div>'
+        f'</div><div class="lnlib-readout">{data["texts"][readout]}</div>'
         f'<div class="lnlib-note">{data["texts"][note]}</div>'
+        # read out once a reader pauses (lnlib-explorers.js), not at every step of a slider
+        '<p class="lnlib-announce" role="status" aria-live="polite" aria-atomic="true"></p>'
         + (f'<p class="lnlib-web-grid">{html.escape(line)}</p>' if line else "")
         + f'<script type="application/json" class="lnlib-web-data">{payload}</script></div>'
     )
