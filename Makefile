@@ -7,6 +7,8 @@
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
 #   make screenshots   the browser tests, saving screenshots of every page for a person to look at
+#   make instructor   the nbgrader answer key of every chapter in course/source (for a course)
+#   make student   the student edition in course/release: nbgrader's generate_assignment, no solutions
 #   make bench   measure explorer latency (Python side and in JupyterLab), build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
@@ -24,7 +26,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint book test screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
+.PHONY: help lint book test instructor student screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -96,6 +98,21 @@ screenshots: $(VENV)/.test-installed
 	@test -f _build/html/index.html || $(MAKE) book
 	LNBOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -n 2 tests/browser
 
+# The course edition (lnlib/book/tools/course.py): an nbgrader course in course/. `make instructor` writes each
+# chapter's answer key (solutions marked, one graded test per exercise); `make student` runs nbgrader's own
+# generate_assignment on them. `nbgrader validate` on a key passes every test; on a student notebook, none.
+COURSE := course
+$(VENV)/.course-installed: $(VENV)/.book-installed
+	$(BIN)/python -m pip install $(PIP_FLAGS) "nbgrader==0.9.6"
+	touch $@
+
+instructor: $(VENV)/.book-installed
+	rm -rf $(COURSE)
+	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE)
+
+student: $(VENV)/.course-installed instructor
+	$(BIN)/python -m lnlib.book.tools.course student $(COURSE)
+
 # jupyterlab-myst renders the chapters' MyST prose (admonitions, math, dropdowns) as the website does.
 lab: $(VENV)/.book-installed
 	$(BIN)/python -m pip install $(PIP_FLAGS) "jupyterlab>=4.1" "jupyterlab-myst>=2.7"
@@ -151,4 +168,4 @@ results: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.book.models.training --workers 2
 
 clean:
-	rm -rf _build .cache/web-explorers .pytest_cache .hypothesis
+	rm -rf _build course .cache/web-explorers .pytest_cache .hypothesis

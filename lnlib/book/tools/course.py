@@ -1,0 +1,174 @@
+"""The course edition: an nbgrader answer key and a student edition of the chapters (issue 26).
+
+``python -m lnlib.book.tools.course instructor DIR`` writes an nbgrader course in DIR: its
+``source/<chapter>/<chapter>.ipynb`` are the answer key, each exercise's cell holding its solution
+between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers and followed by a locked,
+graded test cell (one point) that asserts what the chapter's own check says: "Correct!". The solutions'
+dropdowns go (the key holds them as code). ``python -m lnlib.book.tools.course student DIR`` then runs
+nbgrader's own ``generate_assignment``, which writes ``release/<chapter>/<chapter>.ipynb``: the same
+notebooks with every solution replaced by ``# your code here`` (so ``answer_k = None`` stays and Run All
+still runs every cell; the check says "Not answered yet") and every output cleared.
+
+The expected answers never appear in either edition: they are computed by ``lnlib.book.exercises``
+inside the check, as in the book.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from lnlib.book.tools.notebooks import read_notebook, write_notebook
+
+__all__ = ["answer_key", "instructor_edition", "student_edition", "reading_minutes"]
+
+ROOT = Path(__file__).resolve().parents[3]
+ANSWER = re.compile(r"^(answer_(\d+) = None.*)$", re.M)
+CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
+SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
+CONFIG = """c = get_config()  # noqa: F821 (nbgrader's config)
+c.CourseDirectory.root = {root!r}
+# A cleared solution leaves the answer cell's own `answer_k = None` in place: Run All still runs.
+c.ClearSolutions.code_stub = {{"python": "# your code here"}}
+"""
+
+
+def _cell(kind: str, source: str, **nbgrader) -> dict:
+    cell = {
+        "cell_type": kind,
+        "id": nbgrader["grade_id"],
+        "metadata": {"nbgrader": nbgrader},
+        "source": source,
+    }
+    if kind == "code":
+        cell.update(outputs=[], execution_count=None)
+    return cell
+
+
+def answer_key(chapter: Path) -> dict:
+    """The chapter as nbgrader's source notebook: solutions marked, one graded test per exercise."""
+    nb = read_notebook(chapter)
+    cells = []
+    for index, cell in enumerate(nb["cells"]):
+        text = "".join(cell["source"])
+        if "lnlib-solution" in cell.get("metadata", {}).get("tags", []):
+            continue  # the solution is in the exercise's cell now
+        answer = ANSWER.search(text) if cell["cell_type"] == "code" else None
+        if answer is None:
+            cells.append(copy.deepcopy(cell))
+            continue
+        k = answer.group(2)
+        solution = SOLUTION.search("".join(nb["cells"][index + 1]["source"])).group(1)
+        check = CHECK.search(text)
+        bare = f"answer_{k} = None"  # nbgrader's stub says "# your code here" under it
+        marked = text.replace(
+            answer.group(1), f"{bare}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION"
+        )
+        cells.append(
+            _cell(
+                "code",
+                marked,
+                grade=False,
+                solution=True,
+                locked=False,
+                grade_id=f"exercise-{k}",
+                schema_version=3,
+            )
+        )
+        data = f", {check.group(2)}" if check.group(2) else ""
+        test = (
+            f"# Exercise {k}, graded: the chapter's own check must say Correct!\n"
+            f"feedback = exercises.check({k}, answer_{k}{data})\n"
+            f'assert feedback.kind == "correct", feedback.text'
+        )
+        cells.append(
+            _cell(
+                "code",
+                test,
+                grade=True,
+                solution=False,
+                locked=True,
+                points=1,
+                grade_id=f"exercise-{k}-test",
+                schema_version=3,
+            )
+        )
+    for cell in cells:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return {**nb, "cells": cells}
+
+
+def instructor_edition(course: Path, chapters=None) -> list[Path]:
+    """Write the nbgrader course at `course`: its config and each chapter's answer key."""
+    chapters = chapters or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    course.mkdir(parents=True, exist_ok=True)
+    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course.resolve())))
+    written = []
+    for chapter in chapters:
+        folder = course / "source" / chapter.stem
+        folder.mkdir(parents=True, exist_ok=True)
+        write_notebook(folder / chapter.name, answer_key(chapter))
+        for page in (ROOT / "chapters").glob("*.md"):  # the Sources page the chapters link to
+            (folder / page.name).write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+        written.append(folder / chapter.name)
+    return written
+
+
+def student_edition(course: Path) -> list[Path]:
+    """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student edition."""
+    for folder in sorted((course / "source").iterdir()):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "nbgrader",
+                "generate_assignment",
+                folder.name,
+                "--force",
+            ],
+            cwd=course,
+            check=True,
+            capture_output=True,
+            # nbgrader runs alembic, its database tool, from the PATH: this Python's own scripts
+            env={
+                **os.environ,
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            },
+        )
+    return sorted((course / "release").glob("*/*.ipynb"))
+
+
+def reading_minutes(chapter: Path) -> tuple[int, int]:
+    """(minutes to read, minutes for the exercises): 200 words a minute of prose, 5 minutes an exercise.
+
+    Words are counted in the markdown cells (solutions and code excluded); an exercise is counted as
+    5 minutes: read the question, write a line or two of numpy, check, perhaps try again.
+    """
+    cells = read_notebook(chapter)["cells"]
+    prose = [
+        "".join(c["source"])
+        for c in cells
+        if c["cell_type"] == "markdown"
+        and "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
+    ]
+    words = sum(
+        len(re.findall(r"[A-Za-z]\w*", re.sub(r"<!--.*?-->|\$[^$]*\$", " ", text)))
+        for text in prose
+    )
+    exercises = sum(len(re.findall(r"^\*\*Exercise \d", text, re.M)) for text in prose)
+    return max(5, 5 * round(words / 200 / 5)), 5 * exercises
+
+
+if __name__ == "__main__":
+    edition, course = sys.argv[1], Path(sys.argv[2])
+    if edition == "instructor":
+        print(f"{len(instructor_edition(course))} answer keys in {course}/source")
+    elif edition == "student":
+        print(f"{len(student_edition(course))} student notebooks in {course}/release")
+    else:
+        sys.exit("usage: python -m lnlib.book.tools.course instructor|student DIR")

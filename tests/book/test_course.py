@@ -1,0 +1,109 @@
+"""The course edition (issue 26): an nbgrader answer key nbgrader accepts, and a student edition that gives
+nothing away (lnlib/book/tools/course.py; `make instructor`, `make student`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lnlib.book.tools.course import answer_key, instructor_edition, reading_minutes, student_edition
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
+# One chapter runs through nbgrader itself (each validate runs the notebook; the answer keys of all are checked above).
+GRADED = ["03_mean"]
+
+pytest.importorskip(
+    "nbgrader", reason="nbgrader is not installed: run `make test`, which installs it"
+)
+
+
+def solutions(chapter: Path) -> list[str]:
+    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+    return [
+        SOLUTION.search("".join(c["source"])).group(1)
+        for c in cells
+        if "lnlib-solution" in c["metadata"].get("tags", [])
+    ]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_the_answer_key_grades_each_exercise_once(chapter):
+    key = answer_key(chapter)
+    graded = [c for c in key["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
+    marked = [c for c in key["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
+    assert len(graded) == len(marked) == len(solutions(chapter)) >= 2
+    for cell in marked:
+        assert "### BEGIN SOLUTION" in cell["source"] and "### END SOLUTION" in cell["source"]
+    assert all(
+        c["metadata"]["nbgrader"]["locked"] and c["metadata"]["nbgrader"]["points"] == 1
+        for c in graded
+    )
+    assert not any("lnlib-solution" in c["metadata"].get("tags", []) for c in key["cells"])
+
+
+def nbgrader(*args, cwd) -> str:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("course")
+    instructor_edition(folder, [ROOT / "chapters" / f"{name}.ipynb" for name in GRADED])
+    student_edition(folder)
+    return folder
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_nbgrader_passes_the_key_and_fails_the_student_edition(course, name):
+    key = course / "source" / name / f"{name}.ipynb"
+    student = course / "release" / name / f"{name}.ipynb"
+    assert "Success! Your notebook passes all the tests." in nbgrader(
+        "validate", str(key), cwd=course
+    )
+    said = nbgrader("validate", "--invert", str(student), cwd=course)
+    assert "Success! The notebook does not pass any tests." in said, said[-2000:]
+
+
+@pytest.mark.parametrize("name", GRADED)
+def test_the_student_edition_holds_no_solution(course, name):
+    text = (course / "release" / name / f"{name}.ipynb").read_text(encoding="utf-8")
+    assert "Solution to exercise" not in text and "BEGIN SOLUTION" not in text
+    for solution in solutions(ROOT / "chapters" / f"{name}.ipynb"):
+        for line in solution.splitlines():
+            if line.startswith("answer_") and "=" in line:  # the line that gives the answer away
+                assert json.dumps(line)[1:-1] not in text, (
+                    f"{name}: {line!r} is in the student edition"
+                )
+    assert '"outputs": []' in text and '"image/png"' not in text  # outputs cleared
+
+
+def test_reading_time_counts_words_and_exercises(tmp_path):
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": "word " * 1000},
+            {"cell_type": "markdown", "metadata": {}, "source": "**Exercise 1.** Do it."},
+            {
+                "cell_type": "markdown",
+                "metadata": {"tags": ["lnlib-solution"]},
+                "source": "x " * 5000,
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "99_demo.ipynb"
+    path.write_text(json.dumps(notebook))
+    assert reading_minutes(path) == (5, 5)  # 1004 words: 5 min; one exercise: 5 min
