@@ -145,13 +145,15 @@ bench-kernels: $(VENV)/.book-installed
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the
 # prose (<!--glue:key-->...<!--/glue--> markers) are set to what the run glued (lnlib/book/tools/prose.py), so the
 # notebook reads right in JupyterLab before any cell runs, and live-widget outputs are dropped
-# (lnlib/book/tools/notebooks.py: without their kernel JupyterLab would show their text repr).
+# (lnlib/book/tools/notebooks.py: without their kernel JupyterLab would show their text repr), and each chapter's
+# time estimate is restated under its goal (lnlib/book/tools/course.py).
 # NOTEBOOKS=chapters/03_mean.ipynb re-runs just one chapter.
 NB_EXEC_FLAGS := --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False
 notebooks: $(VENV)/.book-installed
 	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.book.tools.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.book.tools.notebooks $(or $(NOTEBOOKS),chapters/*.ipynb)
+	$(BIN)/python -m lnlib.book.tools.course times $(or $(NOTEBOOKS),chapters/*.ipynb)
 
 # PyTorch's outputs on the chapters' own inputs, stored in lnlib/book/data/pytorch_reference.{npz,json} with
 # their provenance, so the website shows PyTorch's evidence without PyTorch. Re-run after changing an input

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from lnlib.book.tools.course import answer_key, instructor_edition, reading_minutes, student_edition
+from lnlib.book.tools.course import (
+    answer_key,
+    instructor_edition,
+    reading_minutes,
+    student_edition,
+    time_sentence,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -107,3 +113,13 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     path = tmp_path / "99_demo.ipynb"
     path.write_text(json.dumps(notebook))
     assert reading_minutes(path) == (5, 5)  # 1004 words: 5 min; one exercise: 5 min
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_states_its_time_under_its_goal(chapter):
+    """The estimate is computed (make notebooks restates it), never typed, and never stale."""
+    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+    goal = next("".join(c["source"]) for c in cells if "**Goal.**" in "".join(c["source"]))
+    assert f"<!--time-->{time_sentence(chapter)}<!--/time-->" in goal, (
+        f"{chapter.name}: the time under the goal is not {time_sentence(chapter)!r}: run make notebooks"
+    )

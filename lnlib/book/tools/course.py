@@ -24,12 +24,13 @@ from pathlib import Path
 
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
 
-__all__ = ["answer_key", "instructor_edition", "student_edition", "reading_minutes"]
+__all__ = ["answer_key", "instructor_edition", "reading_minutes", "state_times", "student_edition"]
 
 ROOT = Path(__file__).resolve().parents[3]
 ANSWER = re.compile(r"^(answer_(\d+) = None.*)$", re.M)
 CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
+TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = """c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = {root!r}
 # A cleared solution leaves the answer cell's own `answer_k = None` in place: Run All still runs.
@@ -156,6 +157,7 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
         if c["cell_type"] == "markdown"
         and "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
     ]
+    prose = [TIME_LINE.sub(" ", text) for text in prose]  # the estimate does not count itself
     words = sum(
         len(re.findall(r"[A-Za-z]\w*", re.sub(r"<!--.*?-->|\$[^$]*\$", " ", text)))
         for text in prose
@@ -164,9 +166,41 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     return max(5, 5 * round(words / 200 / 5)), 5 * exercises
 
 
+def time_sentence(chapter: Path) -> str:
+    """The chapter's time estimate, as its Goal paragraph states it."""
+    read, practise = reading_minutes(chapter)
+    return f"About {read} minutes to read and {practise} for the exercises."
+
+
+def state_times(chapters) -> list[Path]:
+    """Write each chapter's time estimate after its Goal paragraph (between ``<!--time-->`` markers)."""
+    changed = []
+    for chapter in map(Path, chapters):
+        nb = read_notebook(chapter)
+        sentence = time_sentence(chapter)
+        for cell in nb["cells"]:
+            text = "".join(cell["source"])
+            if cell["cell_type"] != "markdown" or "**Goal.**" not in text:
+                continue
+            marked = f"<!--time-->{sentence}<!--/time-->"
+            new = (
+                TIME_LINE.sub(marked, text)
+                if TIME_LINE.search(text)
+                else f"{text.rstrip()}\n\n*{marked}*"
+            )
+            if new != text:
+                cell["source"] = new
+                write_notebook(chapter, nb)
+                changed.append(chapter)
+            break
+    return changed
+
+
 if __name__ == "__main__":
     edition, course = sys.argv[1], Path(sys.argv[2])
-    if edition == "instructor":
+    if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
+        state_times(sys.argv[2:])
+    elif edition == "instructor":
         print(f"{len(instructor_edition(course))} answer keys in {course}/source")
     elif edition == "student":
         print(f"{len(student_edition(course))} student notebooks in {course}/release")
