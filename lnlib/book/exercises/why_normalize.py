@@ -9,9 +9,7 @@ from lnlib.book.exercises.chapter import Exercises
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.deep_stack import run_stack
 
-TANH_DEFAULT = (
-    "run_stack's default activation is tanh; the worked example's stack needs activation='relu'"
-)
+TANH_DEFAULT = "run_stack's default activation is tanh; the chapter's stack needs activation='relu'"
 
 
 def growth_per_layer(x, weights, upstream) -> Exercise:
@@ -37,7 +35,7 @@ def growth_per_layer(x, weights, upstream) -> Exercise:
             "49 layers separate h_1 from h_50, so the root is the 49th, not the 50th": per_layer(
                 relu, layers=50
             ),
-            "that is the stack at a = 2 (the worked example's plain run); scale the weights "
+            "that is the stack at a = 2 (the chapter's plain run); scale the weights "
             "by 1.5": per_layer(scales(2.0, activation="relu")),
             TANH_DEFAULT: per_layer(scales(1.5)),
         },
