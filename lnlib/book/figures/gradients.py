@@ -165,7 +165,7 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
         ylabel="eigenvalue of s·J",
         xticks=np.arange(1, x.size + 1),
         ylim=(-0.15, 1.2 * max(1.0, eigenvalues.max())),
-        title="two zeros: along (1, …, 1) and along x̂",
+        title="two zeros: along (1, …, 1)\nand along x̂",
     )
     return fig
 
