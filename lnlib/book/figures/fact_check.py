@@ -193,9 +193,7 @@ def moment_curves_figure(grid):
     )
     # One legend below both panels (the families share their colours); inside, it covered the curves.
     handles, labels = right.get_legend_handles_labels()
-    labels = [
-        "−1/(H−1), left; 3, right" if label == "3" else label for label in labels
-    ]
+    labels = ["−1/(H−1), left; 3, right" if label == "3" else label for label in labels]
     fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
     return fig
 
