@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from lnlib.book.factcheck.claims import CLAIMS, FACT_CHECK, VERDICTS, backlinks_markdown, claim
+from lnlib.book.factcheck.claims import (
+    CLAIMS,
+    FACT_CHECK,
+    VERDICTS,
+    VERDICTS_TAG,
+    backlinks_markdown,
+    claim,
+    verdicts_markdown,
+)
 
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 BOX_OPEN = "{admonition} Check the claim"
@@ -168,6 +176,22 @@ def test_backlinks_match_the_table(path):
         )
 
 
+def test_the_verdict_table_is_the_claims():
+    """The fact check shows its table in one markdown cell (its section folds every code cell), written from the claims."""
+    cells = [
+        c
+        for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"]
+        if VERDICTS_TAG in c["metadata"].get("tags", [])
+    ]
+    assert len(cells) == 1 and cells[0]["cell_type"] == "markdown", (
+        f"{FACT_CHECK} needs one markdown cell tagged {VERDICTS_TAG!r} for its verdict table"
+    )
+    assert "".join(cells[0]["source"]) == verdicts_markdown(), (
+        f"{FACT_CHECK}: the verdict table differs from lnlib.book.factcheck.claims.verdicts_markdown(); "
+        "run `make notebooks` (lnlib.book.tools.notebooks.fill_verdicts writes it)"
+    )
+
+
 def test_chapter_titles_are_read_from_the_notebooks():
     # one home: each title is its notebook's first heading (or the short form that starts it)
     from lnlib.book.tools.notebooks import chapter_titles
@@ -216,7 +240,8 @@ OUTSIDE_WORDS = tuple(w for w in VERDICT_WORDS if w not in ("holds", "correct"))
 def test_no_verdict_is_given_outside_a_box(path):
     """A judgement written in running prose would escape the checks above: verdicts live in the boxes only."""
     for cell in json.loads(path.read_text())["cells"]:
-        if cell["cell_type"] != "markdown" or BACKLINKS_TAG in cell["metadata"].get("tags", []):
+        generated = {BACKLINKS_TAG, VERDICTS_TAG} & set(cell["metadata"].get("tags", []))
+        if cell["cell_type"] != "markdown" or generated:  # written from the claims' records
             continue
         prose_only = re.sub(
             r"````\{admonition\} Check the claim.*?\n````", "", "".join(cell["source"]), flags=re.S

@@ -28,6 +28,8 @@ __all__ = [
     "claim",
     "claims_table",
     "verdict_legend",
+    "VERDICTS_TAG",
+    "verdicts_markdown",
     "backlinks_markdown",
     "home_link",
     "section_anchor",
@@ -725,6 +727,21 @@ def _source_link(source: str) -> str:
 def verdict_legend() -> str:
     """The verdicts and their meanings as a MyST list: the one place the book defines them (chapter "Fact check")."""
     return "\n".join(f"- **{verdict}**: {meaning}" for verdict, meaning in VERDICT_MEANINGS.items())
+
+
+#: The tag of the markdown cell of the chapter "Fact check" that holds :func:`verdicts_markdown`.
+VERDICTS_TAG = "lnlib-fact-check-table"
+
+
+def verdicts_markdown(claims=None) -> str:
+    """The verdicts' meanings and the summary table, as the chapter "Fact check" shows them.
+
+    A markdown cell of that chapter (tagged :data:`VERDICTS_TAG`) holds this text, so it reads in
+    JupyterLab before any cell runs and sits, with no code cell, among the chapter's verdicts;
+    ``make notebooks`` writes it (:func:`lnlib.book.tools.notebooks.fill_verdicts`) and
+    ``tests/book/test_claims_coherence.py`` fails if it differs.
+    """
+    return verdict_legend() + "\n\n" + claims_table(claims)
 
 
 def backlinks_markdown(chapter: str, claims=None) -> str | None:

@@ -140,7 +140,7 @@ def moment_explorer_figure(
 
 
 def moment_curves_figure(grid):
-    """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with the claimed values (chapter "Fact check")."""
+    """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with −1/(H−1) and 3 (chapter "Fact check")."""
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.2))
     sizes = np.array(grid.sizes, dtype=float)
     fine = np.geomspace(sizes[0], sizes[-1], 200)
@@ -150,9 +150,9 @@ def moment_curves_figure(grid):
         color=PALETTE["reference"],
         lw=4,
         alpha=0.6,
-        label="claimed −1/(H−1)",
+        label="−1/(H−1)",
     )
-    right.axhline(3.0, color=PALETTE["reference"], lw=4, alpha=0.6, label="claimed 3")
+    right.axhline(3.0, color=PALETTE["reference"], lw=4, alpha=0.6, label="3")
     right.plot(
         fine,
         [normal_fourth_moment(int(round(h))) if h >= 2 else np.nan for h in fine],
@@ -193,9 +193,7 @@ def moment_curves_figure(grid):
     )
     # One legend below both panels (the families share their colours); inside, it covered the curves.
     handles, labels = right.get_legend_handles_labels()
-    labels = [
-        "claimed: −1/(H−1), left; 3, right" if label == "claimed 3" else label for label in labels
-    ]
+    labels = ["−1/(H−1), left; 3, right" if label == "3" else label for label in labels]
     fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
     return fig
 

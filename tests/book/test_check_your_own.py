@@ -1,0 +1,58 @@
+"""The figure of the chapter "Check your own LayerNorm": each implementation's errors against the dtypes' unit roundoff."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import lnlib  # noqa: E402
+from lnlib.book.figures.check_your_own import relative_errors_figure  # noqa: E402
+from lnlib.book.figures.style import layout_problems  # noqa: E402
+from lnlib.harness import unit_roundoff  # noqa: E402
+from lnlib.textbook import numpy_layer_norm  # noqa: E402
+from lnlib.variants import buggy_eps_outside_root, buggy_unbiased_variance  # noqa: E402
+
+
+def chapter_columns():
+    """The chapter's batch and columns: two bugs in float64 and the correct kernel in float16."""
+    tokens = np.random.default_rng(16).normal(0.5, 2.0, size=(4, 64))
+    ones, zeros = np.ones(64), np.zeros(64)
+    half = tokens.astype(np.float16)
+    reference = lnlib.layer_norm(tokens, eps=1e-5)
+    return {
+        "unbiased variance\nfloat64": (
+            buggy_unbiased_variance(tokens, ones, zeros, 1e-5),
+            reference,
+        ),
+        "ε outside √\nfloat64": (buggy_eps_outside_root(tokens, ones, zeros, 1e-5), reference),
+        "correct\nfloat16": (
+            numpy_layer_norm(half, ones.astype(np.float16), zeros.astype(np.float16), 1e-5),
+            lnlib.layer_norm(half.astype(np.float64), eps=1e-5),
+        ),
+    }
+
+
+def test_the_figure_reads_cleanly_and_draws_every_error():
+    roundoffs = {dtype: unit_roundoff(dtype) for dtype in ("float64", "float16")}
+    fig = relative_errors_figure(chapter_columns(), roundoffs)
+    assert layout_problems(fig) == []
+    (ax,) = fig.axes
+    dots = [line for line in ax.get_lines() if line.get_linestyle() == "None"]
+    assert [len(line.get_ydata()) for line in dots] == [256, 256, 256]
+    # what the caption says: the ε bug lies above float64's u and below float16's
+    eps_bug = dots[1].get_ydata()
+    assert eps_bug.min() > roundoffs["float64"] and eps_bug.max() < roundoffs["float16"]
+    plt.close(fig)
+
+
+def test_entries_without_error_are_left_out_and_columns_are_limited():
+    exact = np.array([1.0, -2.0, 3.0])
+    fig = relative_errors_figure({"exact": (exact.copy(), exact)}, {"float64": 1e-16})
+    dots = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "None"]
+    assert len(dots[0].get_ydata()) == 0
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at most 4 columns"):
+        relative_errors_figure({str(k): (exact, exact) for k in range(5)}, {})
