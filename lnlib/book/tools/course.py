@@ -189,7 +189,7 @@ def state_times(chapters) -> list[Path]:
                 else f"{text.rstrip()}\n\n*{marked}*"
             )
             if new != text:
-                cell["source"] = new
+                cell["source"] = new.splitlines(keepends=True)
                 write_notebook(chapter, nb)
                 changed.append(chapter)
             break
