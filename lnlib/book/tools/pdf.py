@@ -40,11 +40,15 @@ PREPARE = """([title, subtitle, notice]) => {
       .lnlib-title-page h1 { font-size: 2.4rem; }
       .lnlib-web-controls, .lnlib-web-grid, .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary,
       .header-article, .prev-next-area, .bd-footer-content, button.toggle-button, .headerlink { display: none !important; }
-      main section > section > h2 { break-before: page; }
       figure, img, table, .cell_output { break-inside: avoid; }
       .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
     `;
     document.head.append(style);
+    // every page of the contents (a chapter, the Sources, the API...) starts on a new sheet: Sphinx's
+    // single-page build marks where each page begins with a span id="document-<page>"
+    for (const start of document.querySelectorAll('span[id^="document-"]')) {
+        if (start.nextElementSibling) start.nextElementSibling.style.breakBefore = 'page';
+    }
 }"""
 
 
