@@ -7,7 +7,7 @@
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
 #   make screenshots   the browser tests, saving screenshots of every page for a person to look at
-#   make pdf     the whole book as one PDF, _build/pdf/book.pdf (needs Debian's Chromium)
+#   make pdf     the whole book as one PDF, _build/pdf/book.pdf (needs Debian's Chromium); make test-pdf checks it
 #   make instructor   the nbgrader answer key of every chapter in course/source (for a course)
 #   make student   the student edition in course/release: nbgrader's generate_assignment, no solutions
 #   make bench   measure explorer latency (Python side and in JupyterLab), build time and test time
@@ -27,7 +27,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint book test instructor student pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
+.PHONY: help lint book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -104,6 +104,11 @@ screenshots: $(VENV)/.test-installed
 pdf: $(VENV)/.test-installed
 	$(WEBSITE_ENV) $(BIN)/jupyter-book build . --builder singlehtml --warningiserror --keep-going
 	$(BIN)/python -m lnlib.book.tools.pdf _build/singlehtml _build/pdf/book.pdf
+
+# The PDF's checks (tests/book/test_pdf.py: every chapter title, no raw markup). Not part of make test: the
+# single-page build and the print take about two more minutes (issue 23); in make test those tests skip.
+test-pdf: pdf
+	$(BIN)/python -m pytest tests/book/test_pdf.py
 
 # The course edition (lnlib/book/tools/course.py): an nbgrader course in course/. `make instructor` writes each
 # chapter's answer key (solutions marked, one graded test per exercise); `make student` runs nbgrader's own
