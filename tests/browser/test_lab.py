@@ -12,6 +12,10 @@ or End on its handle), by a mouse click on its track and by dragging its handle;
 option. Every move must change the figure or the readout, and must not move the cell below the explorer by a pixel. A
 slider disabled at the chapter's settings must be one the explorer declares inactive there, with its
 reason in the readout; the dropdowns are then turned until it is in effect, and it is moved like the rest.
+
+Then every exercise is answered as a student types it (a named mistake, then the solution; for exercise 1
+also an answer that raises), and a link to the Sources page and one to another chapter are followed: each
+opens in the served folder, which holds only what a student handed ``chapters/`` has.
 """
 
 from __future__ import annotations
@@ -140,7 +144,7 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
         assert page.locator(ERROR_OUTPUTS).count() == 0, (
             f"{chapter}: the explorer printed an error in JupyterLab"
         )
-    answer_the_first_exercise(page, chapter)
+    answer_every_exercise(page, chapter)
     follow_a_link_of_each_kind(page, chapter)
     assert offline.blocked == [] or all("127.0.0.1" not in url for url in offline.blocked)
 
@@ -149,46 +153,47 @@ def notebook_cells(chapter: str) -> list[dict]:
     return json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text(encoding="utf-8"))["cells"]
 
 
-def answer_the_first_exercise(page, chapter) -> None:
-    """Type into exercise 1's cell as a student would and run it: a named mistake, an answer that raises,
-    then the solution. Each run judges the answer of that run (answer and check are one cell)."""
+def answer_every_exercise(page, chapter) -> None:
+    """Type into each exercise's cell as a student would and run it: its first named mistake (any wrong
+    answer where it names none), then its solution; for exercise 1 also an answer that raises. Each run
+    judges the answer of that run (answer and check are one cell). Every named mistake of every exercise
+    is also checked in the chapter's kernel by tests/nbval_exercises.py."""
     cells = notebook_cells(chapter)
-    index, cell = next(
-        (i, c) for i, c in enumerate(cells) if "exercises.check(1, answer_1" in "".join(c["source"])
-    )
-    source = "".join(cell["source"])
-    solution = SOLUTION.search("".join(cells[index + 1]["source"])).group(1)
-    check = source.strip().splitlines()[-1]
-    data = check.removeprefix("exercises.check(1, answer_1").removesuffix(")").lstrip(", ")
-    # the exercise's first named mistake (a True/False question names none: then a number, not a bool)
-    mistakes = f"exercises.exercise(1, {data}).mistakes.values()"
-    attempts = [
-        (f"answer_1 = next(iter({mistakes}), 12345.678)", "wrong"),
-        ("answer_1 = an_undefined_name", "error"),
-        (solution, "correct"),
-    ]
-    for answer, expected in attempts:
-        typed = ANSWER_LINE.sub(lambda _: answer, source, count=1)
-        shown = run_cell_with(page, "exercises.check(1, answer_1", typed)
-        where = f"{chapter}, exercise 1 answered with {answer.splitlines()[0]!r}"
-        if expected == "error":
-            assert shown.locator(ERROR_OUTPUTS).count() == 1, f"{where}: no error shown"
-            assert shown.locator(".lnlib-feedback").count() == 0, f"{where}: judged anyway"
+    for index, cell in enumerate(cells):
+        source = "".join(cell["source"])
+        found = CHECK_LINE.search(source) if cell["cell_type"] == "code" else None
+        if found is None:
             continue
-        box = shown.locator(".lnlib-feedback")
-        assert box.count() == 1, f"{where}: no feedback box"
-        assert f"lnlib-feedback-{expected}" in box.get_attribute("class"), (
-            f"{where}: feedback {box.inner_text()!r}"
-        )
-        if expected == "wrong":
-            text = box.inner_text()
-            assert text.startswith("Not quite: ") and not text.startswith("Not quite: close"), text
-    run_cell_with(
-        page, "exercises.check(1, answer_1", source
-    )  # as it was: no error left on the page
+        k, data = found.group(1), (found.group(2) or "")
+        solution = SOLUTION.search("".join(cells[index + 1]["source"])).group(1)
+        marker = f"exercises.check({k}, answer_{k}"
+        # the first named mistake (a True/False question names none: then a number, not a bool)
+        mistakes = f"exercises.exercise({k}, {data}).mistakes.values()"
+        attempts = [(f"answer_{k} = next(iter({mistakes}), 12345.678)", "wrong")]
+        attempts += [(f"answer_{k} = an_undefined_name", "error")] if k == "1" else []
+        attempts += [(solution, "correct")]
+        for answer, expected in attempts:
+            typed = re.sub(rf"^answer_{k} = None.*$", lambda _: answer, source, count=1, flags=re.M)
+            shown = run_cell_with(page, marker, typed)
+            where = f"{chapter}, exercise {k} answered with {answer.splitlines()[0]!r}"
+            if expected == "error":
+                assert shown.locator(ERROR_OUTPUTS).count() == 1, f"{where}: no error shown"
+                assert shown.locator(".lnlib-feedback").count() == 0, f"{where}: judged anyway"
+                continue
+            box = shown.locator(".lnlib-feedback")
+            assert box.count() == 1, f"{where}: no feedback box"
+            assert f"lnlib-feedback-{expected}" in box.get_attribute("class"), (
+                f"{where}: feedback {box.inner_text()!r}"
+            )
+            if expected == "wrong":
+                text = box.inner_text()
+                assert text.startswith("Not quite: ") and not text.startswith("Not quite: close"), (
+                    text
+                )
+        run_cell_with(page, marker, source)  # as it was: no error left on the page
 
 
-ANSWER_LINE = re.compile(r"^answer_1 = None.*$", re.M)
+CHECK_LINE = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
 
 
