@@ -189,15 +189,15 @@
     if (close(got, want, d.rtol, d.atol)) return "Correct!";
     const negated = { shape: got.shape, flat: got.flat.map((x) => -x) };
     if (want.flat.some((x) => x !== 0) && close(negated, want, d.rtol, d.atol)) return wrong("the sign is flipped");
+    if (d.bools) return wrong(`${got.flat.filter((x, k) => x !== want.flat[k]).length} of ${want.flat.length} answers are not right`);
+    if (d.integer && got.flat.length === 1) return wrong(`${pyG(got.flat[0], 6)} is not the expected count`);
     return wrong(howFar(got, want));
   }
 
   function namedMistake(got, d) {
     if (got === null) return null;
-    for (const [sentence, value] of d.mistakes) {
-      if (close(got, asArray(value), d.rtol, d.atol)) return sentence;
-    }
-    return null;
+    const named = d.mistakes.filter(([, value]) => close(got, asArray(value), d.rtol, d.atol)).map(([sentence]) => sentence);
+    return named.length ? named.join("; or ") : null;  // two mistakes can give one number: name both
   }
 
   function howFar(got, want) {

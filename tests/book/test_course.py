@@ -113,6 +113,12 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     path = tmp_path / "99_demo.ipynb"
     path.write_text(json.dumps(notebook))
     assert reading_minutes(path) == (5, 5)  # 1004 words: 5 min; one exercise: 5 min
+    notebook["cells"] += [{"cell_type": "code", "metadata": {}, "source": "x", "outputs": []}] * 6
+    notebook["cells"] += [
+        {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "y"}
+    ] * 9
+    path.write_text(json.dumps(notebook))
+    assert reading_minutes(path) == (10, 5)  # 5 + 6 cells shown (the removed ones do not count)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
@@ -123,3 +129,28 @@ def test_each_chapter_states_its_time_under_its_goal(chapter):
     assert f"<!--time-->{time_sentence(chapter)}<!--/time-->" in goal, (
         f"{chapter.name}: the time under the goal is not {time_sentence(chapter)!r}: run make notebooks"
     )
+
+
+CHEATS = {
+    "replaces the check": 'answer_1 = 0.0\nexercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()',
+    "changes the data": "batch[:] = 0.0\nanswer_1 = batch.mean(axis=-1)",
+}
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path):
+    """Chapter 03's exercise 1 answered by a cheat: the visible check may say Correct!, the grade does not."""
+    key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
+    for cell in key["cells"]:
+        text = "".join(cell["source"])
+        if "### BEGIN SOLUTION" in text and "answer_1 = None" in text:
+            start, end = text.index("### BEGIN SOLUTION"), text.index("### END SOLUTION")
+            cell["source"] = (
+                text[:start] + CHEATS[cheat] + "\n" + text[end + len("### END SOLUTION") :]
+            )
+    submitted = tmp_path / "03_mean.ipynb"
+    submitted.write_text(json.dumps(key))
+    said = nbgrader("validate", str(submitted), cwd=course)
+    assert (
+        "Success! Your notebook passes all the tests." not in said and "exercise-1-test" in said
+    ), said[-1500:]

@@ -114,6 +114,13 @@ def _close(got, want, rtol, atol) -> bool:
 
 
 def _as_numbers(value):
+    """`value` as float64 numbers, or None (text is never a number, even "100352")."""
+    if (
+        isinstance(value, (str, bytes))
+        or np.asarray(value, dtype=object).dtype.kind in "USO"
+        and any(isinstance(v, (str, bytes)) for v in np.ravel(np.asarray(value, dtype=object)))
+    ):
+        return None
     try:
         return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -124,11 +131,12 @@ def _named_mistake(got, mistakes: dict, rtol, atol) -> str | None:
     """The sentence of the first known mistake whose answer `got` equals (any shape), or None."""
     if got is None:
         return None
-    for sentence, value in mistakes.items():
-        mistaken = _as_numbers(value)
-        if mistaken is not None and _close(got, mistaken, rtol, atol):
-            return sentence
-    return None
+    named = [
+        sentence
+        for sentence, value in mistakes.items()
+        if (mistaken := _as_numbers(value)) is not None and _close(got, mistaken, rtol, atol)
+    ]
+    return "; or ".join(named) or None  # two mistakes can give one number: name both
 
 
 def _how_far(got, want) -> str:
@@ -218,4 +226,10 @@ def feedback(
         return CORRECT
     if np.any(want != 0) and _close(-got, want, rtol, atol):
         return wrong("the sign is flipped")
+    if np.asarray(expected).dtype == bool:  # True/False answers: how many, not how far
+        return wrong(f"{int(np.sum(got != want))} of {want.size} answers are not right")
+    if np.issubdtype(np.asarray(expected).dtype, np.integer):  # a count: no "small term missing"
+        return wrong(
+            f"{got.item():.6g} is not the expected count" if got.size == 1 else _how_far(got, want)
+        )
     return wrong(_how_far(got, want))

@@ -19,6 +19,8 @@ from lnlib.book.exercises.feedback import EDGE, ON_THE_WEBSITE, Exercise, Feedba
 
 __all__ = ["WebExercise", "answer_form"]
 
+#: An answer of more numbers than this is not typed into a page: such an exercise is answered in the notebook.
+TYPEABLE = 8
 #: What the box says before the reader has checked anything.
 WEB_NOT_ANSWERED = "Not answered yet: type your answer in the box and press Check."
 
@@ -37,10 +39,11 @@ def _describe(exercise: Exercise) -> str:
     shape = np.shape(exercise.expected)
     flags = np.asarray(exercise.expected)
     kind = "True/False values" if flags.dtype == bool else "numbers"
+    example = "True, False" if flags.dtype == bool else "1, 2"
     if shape == ():
         return "a number, e.g. 0.25 or sqrt(2)/4"
     if len(shape) == 1:
-        return f"a list of {shape[0]} {kind}, e.g. [{', '.join(['1'] * min(shape[0], 3))}{', ...' if shape[0] > 3 else ''}]"
+        return f"a list of {shape[0]} {kind}, e.g. [{example}{', ...' if shape[0] > 2 else ''}]"
     inner = " x ".join(map(str, shape))
     return f"nested lists of {inner} {kind}, e.g. [[1, 2], [3, 4]]"
 
@@ -63,6 +66,8 @@ def exercise_data(exercise: Exercise) -> dict:
         "hint": exercise.hint,
         "mistakes": mistakes,
         "placeholder": _describe(exercise),
+        "bools": bool(np.asarray(exercise.expected).dtype == bool),  # counted, not measured
+        "integer": bool(np.issubdtype(np.asarray(exercise.expected).dtype, np.integer)),
         "edges": EDGE,
         "notAnswered": WEB_NOT_ANSWERED,
     }
@@ -78,6 +83,12 @@ class WebExercise:
         return ON_THE_WEBSITE
 
     def _repr_html_(self) -> str:
+        if np.size(self.exercise.expected) > TYPEABLE:
+            return (
+                f'<p class="lnlib-exercise-elsewhere">Exercise {self.number} asks for '
+                f"{np.size(self.exercise.expected)} numbers computed from the data above: answer it in "
+                "the notebook (JupyterLab), where its check runs.</p>"
+            )
         data = json.dumps(exercise_data(self.exercise), ensure_ascii=False).replace("</", "<\\/")
         name = f"lnlib-answer-{self.chapter}-{self.number}"
         box = (

@@ -31,10 +31,12 @@ ANSWER = re.compile(r"^(answer_(\d+) = None.*)$", re.M)
 CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
-CONFIG = """c = get_config()  # noqa: F821 (nbgrader's config)
-c.CourseDirectory.root = {root!r}
+CONFIG = """import os
+
+c = get_config()  # noqa: F821 (nbgrader's config)
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
 # A cleared solution leaves the answer cell's own `answer_k = None` in place: Run All still runs.
-c.ClearSolutions.code_stub = {{"python": "# your code here"}}
+c.ClearSolutions.code_stub = {"python": "# your code here"}
 """
 
 
@@ -80,12 +82,7 @@ def answer_key(chapter: Path) -> dict:
                 schema_version=3,
             )
         )
-        data = f", {check.group(2)}" if check.group(2) else ""
-        test = (
-            f"# Exercise {k}, graded: the chapter's own check must say Correct!\n"
-            f"feedback = exercises.check({k}, answer_{k}{data})\n"
-            f'assert feedback.kind == "correct", feedback.text'
-        )
+        test = _graded_test(k, text[: answer.start()], check.group(2) or "", _module_of(nb))
         cells.append(
             _cell(
                 "code",
@@ -101,14 +98,54 @@ def answer_key(chapter: Path) -> dict:
     for cell in cells:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
+        else:
+            cell["source"] = _course_links("".join(cell["source"]))
     return {**nb, "cells": cells}
+
+
+def _module_of(nb: dict) -> str:
+    """The chapter's exercises module (``from lnlib.book.exercises.<module> import exercises``)."""
+    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    return re.search(r"from lnlib\.book\.exercises\.(\w+) import exercises", text).group(1)
+
+
+def _graded_test(k: str, given: str, data: str, module: str) -> str:
+    """Exercise k's test cell: the student sees the chapter's check; nbgrader grades with hidden code
+    that re-creates the exercise's data as handed out and uses the checker as shipped (reloaded), so
+    neither changing the data nor replacing ``exercises.check`` in the notebook can pass it."""
+    names = [part.split("=", 1) for part in data.split(", ")] if data else []
+    pairs = ", ".join(f"({key.strip()!r}, {expr.strip()!r})" for key, expr in names)
+    visible = f", {data}" if data else ""
+    return (
+        f"# Exercise {k}, graded (1 point): the chapter's check must say Correct!\n"
+        f"feedback = exercises.check({k}, answer_{k}{visible})\n"
+        "assert feedback.kind == 'correct', feedback.text\n"
+        "### BEGIN HIDDEN TESTS\n"
+        "import importlib as _importlib\n"
+        "import lnlib.book.exercises.feedback as _feedback\n"
+        "import lnlib.book.exercises.chapter as _chapter\n"
+        f"import lnlib.book.exercises.{module} as _module\n"
+        "for _shipped in (_feedback, _chapter, _module):\n"
+        "    _importlib.reload(_shipped)\n"
+        "_handed_out = dict(globals())\n"
+        f"exec({given!r}, _handed_out)  # the exercise's data as handed out\n"
+        f"_data = {{key: eval(expr, _handed_out) for key, expr in [{pairs}]}}\n"
+        f"_verdict = _module.exercises.check({k}, answer_{k}, **_data)\n"
+        "assert _verdict.kind == 'correct', _verdict.text\n"
+        "### END HIDDEN TESTS"
+    )
+
+
+def _course_links(text: str) -> str:
+    """Each chapter sits in its own folder of the course: a link to 04_x.ipynb becomes ../04_x/04_x.ipynb."""
+    return re.sub(r"\]\((\d\d_\w+)\.ipynb", r"](../\1/\1.ipynb", text)
 
 
 def instructor_edition(course: Path, chapters=None) -> list[Path]:
     """Write the nbgrader course at `course`: its config and each chapter's answer key."""
     chapters = chapters or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(course.resolve())))
+    (course / "nbgrader_config.py").write_text(CONFIG)
     written = []
     for chapter in chapters:
         folder = course / "source" / chapter.stem
@@ -145,25 +182,30 @@ def student_edition(course: Path) -> list[Path]:
 
 
 def reading_minutes(chapter: Path) -> tuple[int, int]:
-    """(minutes to read, minutes for the exercises): 200 words a minute of prose, 5 minutes an exercise.
+    """(minutes to read, minutes for the exercises), rounded to 5 (at least 5 to read).
 
-    Words are counted in the markdown cells (solutions and code excluded); an exercise is counted as
-    5 minutes: read the question, write a line or two of numpy, check, perhaps try again.
+    Reading: the markdown cells' words at 200 a minute (solutions excluded), plus a minute for each code
+    cell a reader sees (to read it and its output; cells removed from the website are not counted).
+    Exercises: 5 minutes each (read the question, write a line or two of numpy, check, try again).
     """
     cells = read_notebook(chapter)["cells"]
     prose = [
-        "".join(c["source"])
+        TIME_LINE.sub(" ", "".join(c["source"]))  # the estimate does not count itself
         for c in cells
         if c["cell_type"] == "markdown"
         and "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
     ]
-    prose = [TIME_LINE.sub(" ", text) for text in prose]  # the estimate does not count itself
     words = sum(
         len(re.findall(r"[A-Za-z]\w*", re.sub(r"<!--.*?-->|\$[^$]*\$", " ", text)))
         for text in prose
     )
+    code = sum(
+        1
+        for c in cells
+        if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
+    )
     exercises = sum(len(re.findall(r"^\*\*Exercise \d", text, re.M)) for text in prose)
-    return max(5, 5 * round(words / 200 / 5)), 5 * exercises
+    return max(5, 5 * round((words / 200 + code) / 5)), 5 * exercises
 
 
 def time_sentence(chapter: Path) -> str:
