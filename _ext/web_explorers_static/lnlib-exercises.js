@@ -10,7 +10,8 @@
 
   // --- reading an answer: numbers, lists, True/False, and arithmetic such as sqrt(7/8) or 1/3 ---------
   const FUNCTIONS = { sqrt: Math.sqrt, exp: Math.exp, log: Math.log, abs: Math.abs };
-  const CONSTANTS = { pi: Math.PI, e: Math.E, nan: NaN, inf: Infinity, True: true, False: false };
+  // true and false as well as Python's True and False: a reader on a page types either
+  const CONSTANTS = { pi: Math.PI, e: Math.E, nan: NaN, inf: Infinity, True: true, False: false, true: true, false: false };
   const NUMBER = /\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)|([A-Za-z_][A-Za-z_0-9.]*)|(\*\*|[-+*/^(),[\]]))/y;
 
   function tokenize(text) {
@@ -189,6 +190,9 @@
     if (close(got, want, d.rtol, d.atol)) return "Correct!";
     const negated = { shape: got.shape, flat: got.flat.map((x) => -x) };
     if (want.flat.some((x) => x !== 0) && close(negated, want, d.rtol, d.atol)) return wrong("the sign is flipped");
+    // typed with a few digits: a known mistake is still named when the answer is near it, not the answer
+    const rounded = namedMistake(got, { ...d, rtol: d.rounded });
+    if (rounded !== null && !close(got, want, d.rounded, d.atol)) return wrong(rounded);
     if (d.bools) return wrong(`${got.flat.filter((x, k) => x !== want.flat[k]).length} of ${want.flat.length} answers are not right`);
     if (d.integer && got.flat.length === 1) return wrong(`${pyG(got.flat[0], 6)} is not the expected count`);
     return wrong(howFar(got, want));
@@ -206,7 +210,7 @@
     const scale = Math.max(...want.flat.map(Math.abs));
     if (scale > 0 && worst / scale < 1e-2) {
       return `close, but not within the tolerance: off by ${pyExp(worst / scale, 1)} of the answer's size. ` +
-        "A small term is missing or extra (an ε?), or a rounded number was typed in";
+        "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small term missing or extra (an ε?)";
     }
     if (want.flat.length === 1) return `${pyG(got.flat[0], 6)} is not the expected value`;
     const differ = gaps.filter((g, k) => !(g <= 1e-8 + 1e-5 * Math.abs(want.flat[k]))).length;

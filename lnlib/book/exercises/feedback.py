@@ -19,6 +19,8 @@ __all__ = ["Exercise", "Feedback", "feedback"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
 CORRECT = "Correct!"
+#: The relative tolerance at which an answer typed with three or four digits still matches a known mistake.
+ROUNDED = 2e-3
 WRONG = "Not quite: "
 #: The plain-text stand-in of the website's answer box (lnlib.book.exercises.web), where HTML is not shown.
 ON_THE_WEBSITE = "Answer in the box on the book's website, or run this cell in JupyterLab."
@@ -145,7 +147,8 @@ def _how_far(got, want) -> str:
     if scale > 0 and worst / scale < 1e-2:
         return (
             f"close, but not within the tolerance: off by {worst / scale:.1e} of the answer's size. "
-            "A small term is missing or extra (an ε?), or a rounded number was typed in"
+            "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small "
+            "term missing or extra (an ε?)"
         )
     if want.size == 1:
         return f"{got.item():.6g} is not the expected value"
@@ -226,6 +229,10 @@ def feedback(
         return CORRECT
     if np.any(want != 0) and _close(-got, want, rtol, atol):
         return wrong("the sign is flipped")
+    # typed with a few digits: a known mistake is still named when the answer is near it, not the answer
+    rounded = _named_mistake(got, mistakes or {}, ROUNDED, atol)
+    if rounded is not None and not _close(got, want, ROUNDED, atol):
+        return wrong(rounded)
     if np.asarray(expected).dtype == bool:  # True/False answers: how many, not how far
         return wrong(f"{int(np.sum(got != want))} of {want.size} answers are not right")
     if np.issubdtype(np.asarray(expected).dtype, np.integer):  # a count: no "small term missing"

@@ -74,7 +74,7 @@ def annotated_output_variance() -> Exercise:
             ),
             "that is H / (H - 1), upside down: dividing by the larger s makes the output smaller, "
             "(H - 1) / H": 1 / factor,
-            "that is (H - 1) / H for the chapter's H = 4; here H = 8": float(
+            "that is (H - 1) / H for H = 4, as in the documents' examples; here H = 8": float(
                 sample_variance(annotated_transformer_layer_norm(one_hot, eps=0.0))
             ),
         },

@@ -15,7 +15,7 @@ import json
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import EDGE, ON_THE_WEBSITE, Exercise, Feedback
+from lnlib.book.exercises.feedback import EDGE, ON_THE_WEBSITE, ROUNDED, Exercise, Feedback
 
 __all__ = ["WebExercise", "answer_form"]
 
@@ -68,6 +68,7 @@ def exercise_data(exercise: Exercise) -> dict:
         "placeholder": _describe(exercise),
         "bools": bool(np.asarray(exercise.expected).dtype == bool),  # counted, not measured
         "integer": bool(np.issubdtype(np.asarray(exercise.expected).dtype, np.integer)),
+        "rounded": ROUNDED,
         "edges": EDGE,
         "notAnswered": WEB_NOT_ANSWERED,
     }
