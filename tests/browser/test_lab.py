@@ -124,7 +124,7 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
     assert page.locator(ERROR_OUTPUTS).count() == 0, (
         f"{chapter}: a cell printed an error or a warning in JupyterLab"
     )
-    solution = page.locator(".jp-MarkdownCell details").first
+    solution = page.locator(".jp-MarkdownCell details", has_text="Solution to exercise").first
     solution.locator("summary").click()  # a solution opens when the reader asks
     # innerText counts only laid-out text, and JupyterLab lays out a cell a frame or two after it
     # comes on screen (content-visibility: auto): wait for the opened answer instead of reading at once.
