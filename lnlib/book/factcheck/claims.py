@@ -238,7 +238,8 @@ CLAIMS: tuple[Claim, ...] = (
         "ε (typically set to values like 1e-5 or 1e-8)",
         "000",
         "partly true",
-        "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam",
+        "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam "
+        "(only the parenthesis is judged here; the rest of the sentence, what adding ε does, is judged in Check your own LayerNorm)",
         "05_epsilon",
     ),
     # --- chapter "Normalizing" ---
@@ -423,7 +424,7 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "normalizing each branch's output makes every sub-layer add the same variance whatever the scale of its weights, so the "
         "stream cannot grow faster than linearly when the branches' outputs grow; at Xavier initialization Peri-LN's stream grows "
-        "as fast as Pre-LN's",
+        "faster than Pre-LN's (2 per layer, derived, against the slope Pre-LN's weights set)",
         "12_after_2020",
     ),
     _c(
@@ -434,7 +435,7 @@ CLAIMS: tuple[Claim, ...] = (
         "li2025mixln",
         "partly true",
         "at initialization Pre-LN's deepest layers do get smaller gradients than its first; Post-LN's early layers are not "
-        "consistently starved, and Mix-LN's per-layer gradients are about as uneven as Post-LN's and Pre-LN's; "
+        "consistently starved, and Mix-LN's per-layer gradients are as uneven as Post-LN's and more uneven than Pre-LN's; "
         "training may differ, which a toy at initialization cannot check",
         "12_after_2020",
     ),
@@ -491,12 +492,12 @@ CLAIMS: tuple[Claim, ...] = (
     # --- chapter "Check your own LayerNorm" ---
     _c(
         "eps_in_half",
-        "The small constant ε (typically set to values like 1e-5 or 1e-8) is added to the variance before taking the "
-        "square root",
+        "The small constant ε [...] is added to the variance before taking the square root",
         "000",
         "true under conditions",
-        "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic 1e-8 rounds to 0, "
-        "so a constant row becomes 0/0",
+        "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic an ε as small "
+        "as the sentence's 1e-8 rounds to 0, so a constant row becomes 0/0 (the sentence's parenthesis, which values are typical, "
+        "is the claim judged in Epsilon)",
         "16_check_your_own",
     ),
     # --- chapter "Fact check": definitions ---
