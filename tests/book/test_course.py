@@ -151,6 +151,6 @@ def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path)
     submitted = tmp_path / "03_mean.ipynb"
     submitted.write_text(json.dumps(key))
     said = nbgrader("validate", str(submitted), cwd=course)
-    assert (
-        "Success! Your notebook passes all the tests." not in said and "exercise-1-test" in said
-    ), said[-1500:]
+    # the visible check may be fooled; the hidden test, which nbgrader shows failing, is not
+    assert "VALIDATION FAILED ON 1 CELL(S)" in said, said[-1500:]
+    assert "assert _verdict.kind == 'correct'" in said, said[-1500:]
