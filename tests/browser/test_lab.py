@@ -112,8 +112,11 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
         assert raw not in text, f"{chapter}: the rendered prose shows raw markup {raw!r}"
     unresolved = page.locator(
         ".jp-MarkdownCell .myst [title*='not found'], .jp-MarkdownCell .myst .text-yellow-600"
-    ).count()
-    assert unresolved == 0, f"{chapter}: a cross-reference or citation is unresolved in JupyterLab"
+    )
+    assert unresolved.count() == 0, (
+        f"{chapter}: a cross-reference or citation is unresolved in JupyterLab: "
+        f"{unresolved.first.evaluate('e => e.outerHTML.slice(0, 300)')}"
+    )
     assert page.locator(".jp-MarkdownCell details[open]").count() == 0, (
         f"{chapter}: a solution is open before the reader asks"
     )
@@ -125,6 +128,7 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
         f"{chapter}: a cell printed an error or a warning in JupyterLab"
     )
     solution = page.locator(".jp-MarkdownCell details", has_text="Solution to exercise").first
+    solution.scroll_into_view_if_needed()
     solution.locator("summary").click()  # a solution opens when the reader asks
     # innerText counts only laid-out text, and JupyterLab lays out a cell a frame or two after it
     # comes on screen (content-visibility: auto): wait for the opened answer instead of reading at once.
@@ -132,7 +136,7 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
         page.wait_for_function(
             "d => d.open && d.innerText.includes('answer_')",
             arg=solution.element_handle(),
-            timeout=10_000,
+            timeout=30_000,
         )
     except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
         pytest.fail(f"{chapter}: the first solution dropdown shows no answer when opened")

@@ -617,7 +617,7 @@ CLAIMS: tuple[Claim, ...] = (
         "$\\lVert\\gamma_{t+1} - \\gamma_t\\rVert \\le$ $(1-\\alpha)\\lVert\\gamma_t - \\gamma_{t-1}\\rVert$",
         "003",
         "not checkable as stated",
-        "α is undefined; full-batch gradient descent on a quadratic contracts only for $\\eta < 2/\\lambda_\\max$, and SGD steps do not shrink",
+        "α is undefined; full-batch gradient descent on a quadratic contracts only for $\\eta < 2/\\lambda_{\\max}$, and SGD steps do not shrink",
         FACT_CHECK,
         "fc-optimization",
     ),
