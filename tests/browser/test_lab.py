@@ -128,14 +128,14 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
         f"{chapter}: a cell printed an error or a warning in JupyterLab"
     )
     solution = page.locator(".jp-MarkdownCell details", has_text="Solution to exercise").first
-    solution.scroll_into_view_if_needed()
     solution.locator("summary").click()  # a solution opens when the reader asks
     # innerText counts only laid-out text, and JupyterLab lays out a cell a frame or two after it
     # comes on screen (content-visibility: auto): wait for the opened answer instead of reading at once.
     try:
+        # queried afresh at each poll: jupyterlab-myst may render the cell's markdown again meanwhile
         page.wait_for_function(
-            "d => d.open && d.innerText.includes('answer_')",
-            arg=solution.element_handle(),
+            """() => [...document.querySelectorAll('.jp-MarkdownCell details')].some(d => d.open
+                && d.innerText.includes('Solution to exercise') && d.innerText.includes('answer_'))""",
             timeout=30_000,
         )
     except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
