@@ -32,13 +32,14 @@ PATH_LABELS = {
 JACOBIAN_CMAP = "PuOr"  # diverging and colour-blind safe
 JACOBIAN_TITLE = r"$s\,\partial y_i/\partial x_j$"
 
+LOSS = r"$\mathcal{L}$"  # the loss (L is a depth elsewhere in the book)
 _NODES = {
     "x": (0.0, 0.0),
     "μ": (1.5, 0.75),
     "σ²": (2.9, 1.55),
     "x̂": (4.2, 0.0),
     "y": (5.6, 0.0),
-    "L": (7.0, 0.0),
+    LOSS: (7.0, 0.0),
     "γ": (4.9, 1.0),
     "β": (4.9, -1.0),
 }
@@ -52,12 +53,12 @@ _EDGES = [
     ("x̂", "y", None),
     ("γ", "y", None),
     ("β", "y", None),
-    ("y", "L", None),
+    ("y", LOSS, None),
 ]
 
 
 def computation_graph_figure():
-    """LayerNorm's computation graph, x to the loss L, with the three paths from x to xhat coloured (chapter "Gradients through LayerNorm").
+    """LayerNorm's computation graph, x to the loss ℒ, with the three paths from x to xhat coloured (chapter "Gradients through LayerNorm").
 
     Returns
     -------
