@@ -1,5 +1,5 @@
 """Chapter 11's exercises (chapters/11_pre_post_norm.ipynb): the pre-norm attention sub-layer by hand,
-how LayerNorm's gradient shrinks with its input's scale, and post-norm's last-layer gradient against
+how LayerNorm's gradient shrinks with its input's scale, and pre-norm's last-layer gradient against
 depth."""
 
 from __future__ import annotations
@@ -65,14 +65,21 @@ def gradient_shrink_factor(xv, gv) -> Exercise:
     )
 
 
-def post_norm_gradient_keeps_with_depth(mean_last) -> Exercise:
-    """Exercise 3: True or False, post-norm's last-layer W2 gradient at 32 layers is within a factor
-    of 2 of the one at 2 layers (`mean_last`, the chapter's mean over seeds per depth)."""
-    post = np.asarray(mean_last["post"], dtype=np.float64)
+def pre_norm_gradient_depth_factor(shallow, deep) -> Exercise:
+    """Exercise 3: by Theorem 1's 1/sqrt(L), how many times larger pre-norm's last-layer W2 gradient is at
+    `shallow` layers than at `deep` layers."""
     return Exercise(
-        bool(0.5 < post[-1] / post[0] < 2),
-        hint="Look at the post-norm curve in the left panel of finding 2, or at the first line of "
-        "the Check-the-claim cell.",
+        float(np.sqrt(deep / shallow)),
+        hint="If the gradient is proportional to 1/sqrt(L), the ratio of its values at two depths is a "
+        "ratio of square roots; the shallower stack has the larger gradient.",
+        mistakes={
+            "that is the ratio of the depths: the gradient goes as one over the square root of the "
+            "depth": deep / shallow,
+            "that is the inverse: the gradient of the shallower stack is the larger one": float(
+                np.sqrt(shallow / deep)
+            ),
+            "that is the inverse ratio of the depths, without the square root": shallow / deep,
+        },
     )
 
 
@@ -80,5 +87,5 @@ exercises = Exercises(
     "11_pre_post_norm",
     pre_norm_attention_sublayer,
     gradient_shrink_factor,
-    post_norm_gradient_keeps_with_depth,
+    pre_norm_gradient_depth_factor,
 )

@@ -35,7 +35,7 @@ class PrePostNormExplorer(Explorer):
             "depth": widgets.SelectionSlider(
                 options=DEPTHS, value=depth, description="depth L", continuous_update=True
             ),
-            "width": widgets.Dropdown(options=WIDTHS, value=width, description="width d"),
+            "width": widgets.Dropdown(options=WIDTHS, value=width, description="width H"),
             "placement": widgets.ToggleButtons(
                 options=[("post-norm", "post"), ("pre-norm", "pre")],
                 value=placement,
@@ -72,8 +72,8 @@ class PrePostNormExplorer(Explorer):
             "grad": grads,
         }
         readout = (
-            f"{placement}-norm, L = {depth}, d = {width} ({SEEDS} seeds): "
-            f"‖x<sub>L</sub>‖²/d = <b>{stream_top:.2f}</b>; last layer's ‖∂L/∂W<sub>2</sub>‖ = <b>{grads[-1]:.3g}</b>; "
+            f"{placement}-norm, L = {depth}, H = {width} ({SEEDS} seeds): "
+            f"‖x<sub>L</sub>‖²/H = <b>{stream_top:.2f}</b>; last layer's ‖∂ℒ/∂W<sub>2</sub>‖ = <b>{grads[-1]:.3g}</b>; "
             f"top layer / bottom layer = <b>{grads[-1] / grads[0]:.2f}</b>"
         )
         note = ""

@@ -31,24 +31,24 @@ BOX_COLOURS = {
 }
 
 POST_STEPS = [
-    ("$x_l$", "io"),
+    ("$x_\\ell$", "io"),
     ("Attention", "sub"),
     ("+", "add"),
     ("LayerNorm", "norm"),
     ("FFN", "sub"),
     ("+", "add"),
     ("LayerNorm", "norm"),
-    ("$x_{l+1}$", "io"),
+    ("$x_{\\ell+1}$", "io"),
 ]
 PRE_STEPS = [
-    ("$x_l$", "io"),
+    ("$x_\\ell$", "io"),
     ("LayerNorm", "norm"),
     ("Attention", "sub"),
     ("+", "add"),
     ("LayerNorm", "norm"),
     ("FFN", "sub"),
     ("+", "add"),
-    ("$x_{l+1}$", "io"),
+    ("$x_{\\ell+1}$", "io"),
 ]
 
 
@@ -155,7 +155,7 @@ def _errorbars(ax, x, rows, placement, **kwargs):
 
 
 def stream_figure(profiles: dict):
-    """Finding 1: E||x_l||^2 / d across layers for each placement, with Lemma 2's band for pre-norm.
+    """Finding 1: E||x_ℓ||^2 / H across layers for each placement, with Lemma 2's band for pre-norm.
 
     Parameters
     ----------
@@ -171,13 +171,13 @@ def stream_figure(profiles: dict):
         1 + 1.5 * layers,
         color=COLOURS["pre"],
         alpha=0.12,
-        label="Lemma 2: between $1 + l/2$ and $1 + 3l/2$",
+        label="Lemma 2: between $1 + \\ell/2$ and $1 + 3\\ell/2$",
     )
     for placement, profile in profiles.items():
         _errorbars(ax, layers, profile.stream_sq, placement)
     ax.set(
-        xlabel="layer l (the residual stream after l layers)",
-        ylabel="$\\|x_l\\|^2 / d$ (mean over tokens)",
+        xlabel="layer ℓ (the residual stream after ℓ layers)",
+        ylabel="$\\|x_\\ell\\|^2 / H$ (mean over tokens)",
     )
     ax.legend(loc="upper left")
     return fig
@@ -263,8 +263,8 @@ class ProfilePanels:
         ax_stream.set(
             xlim=(-0.5, max_depth + 0.5),
             ylim=(0, stream_max),
-            xlabel="layer l",
-            ylabel="$\\|x_l\\|^2 / d$",
+            xlabel="layer ℓ",
+            ylabel="$\\|x_\\ell\\|^2 / H$",
             title="residual stream\nafter l layers",
         )
         _plain_log_axis(ax_grad)
@@ -348,12 +348,12 @@ def profile_companion(grid: dict, depths, width: int):
                 ms=3,
                 capsize=2,
             )
-        top.set(title=f"L = {depth}, d = {width}", xlabel="layer l", xticks=[0, depth // 2, depth])
+        top.set(title=f"L = {depth}, H = {width}", xlabel="layer ℓ", xticks=[0, depth // 2, depth])
         bottom.set(
             xlabel="layer index l", xticks=[1, depth // 2, depth]
         )  # three ticks: a narrow panel has room for no more
         _plain_log_axis(bottom)
-    axes[0, 0].set_ylabel("$\\|x_l\\|^2 / d$")
+    axes[0, 0].set_ylabel("$\\|x_\\ell\\|^2 / H$")
     axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
     axes[0, 0].legend(loc="upper left")
     return fig
