@@ -23,14 +23,14 @@ def stack_style(layer_norm_on: bool, activation: str) -> dict:
 
 def _setup(ax_act, ax_grad, depth: int) -> None:
     for ax, label in (
-        (ax_act, "activation scale, RMS of $h_l$"),
-        (ax_grad, r"gradient scale, RMS of $\partial L/\partial h_l$"),
+        (ax_act, "activation scale, RMS of $h_\\ell$"),
+        (ax_grad, r"gradient scale, RMS of $\partial\mathcal{L}/\partial h_\ell$"),
     ):
         ax.set_yscale("log")
         ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, alpha=0.5)
-        ax.set(xlabel="layer l (0 = input)", ylabel=label, xlim=(0, depth))
+        ax.set(xlabel="layer ℓ (0 = input)", ylabel=label, xlim=(0, depth))
     ax_act.set_title("forward:\nhow big the activations are")
-    ax_grad.set_title("backward:\nthe gradient reaching layer l")
+    ax_grad.set_title("backward:\nthe gradient reaching layer ℓ")
 
 
 class ScalePanels:
