@@ -46,7 +46,9 @@ UNINFORMATIVE = {"check the claim", "exercise", "solution", "note", "tip", "warn
 def shorten(text: str, limit: int = LONGEST) -> str:
     """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`."""
     text = re.sub(r"[*_`$]", "", text).strip().rstrip(".:")
-    text = text[:1].upper() + text[1:]
+    text = re.sub(
+        r"(?<=\w)'", "\u2019", text[:1].upper() + text[1:]
+    )  # the prose's apostrophe, as smartquotes
     if len(text) <= limit:
         return text
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"

@@ -77,7 +77,11 @@ def test_a_leading_comment_is_the_label():
     )
     comment = source(cells[index]).splitlines()[0][2:].strip().rstrip(".:")
     show, _ = toggle_label(cells, index, kind)
-    assert show.endswith(comment[0].upper() + comment[1:]), (chapter, index, show)
+    assert show.replace("\u2019", "'").endswith(comment[0].upper() + comment[1:]), (
+        chapter,
+        index,
+        show,
+    )
     assert ("the code and its output" if kind == "content" else "the code") in show
 
 
@@ -140,7 +144,7 @@ def test_without_a_comment_the_nearest_title_before_the_cell_describes_it():
 
 
 def test_long_descriptions_end_at_a_word():
-    text = "Reproduce " + "the documents' worked example " * 10
+    text = "Reproduce " + "the worked example of the documents " * 10
     short = shorten(text)
     assert len(short) <= LONGEST + 1 and short.endswith("…")
     assert text.startswith(short.removesuffix("…"))
