@@ -9,8 +9,9 @@ Layout, at a desktop width (1280 px) and a phone width (390 px): no display equa
 printed output or table is clipped or needs scrolling at 1280 px; at 390 px figures fit the page,
 and math, code and wide tables may scroll only inside their own box, never widening the page; every
 output figure, the website explorers' included, is shown at >= 75 % of its natural width at 1280 px,
-so its text stays legible; on a phone a tap shows a figure larger in its own sideways-scrolling box
-(_static/figure-zoom.js), without widening the page; no
+so its text stays legible; on a phone every figure's smallest text reads at >= 10 px as shown or, for a
+figure that says "Tap the figure to enlarge it" under it, as a tap shows it larger in its own sideways-scrolling
+box (_static/figure-zoom.js), without widening the page; every folded code cell's toggle says what it hides; no
 page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
 lnlib.book.tools.pytorch_reference). With LNBOOK_SCREENSHOTS=1 (`make screenshots`) a full-page screenshot of each page at both widths is
 saved under tests/artifacts/screenshots for a person to look at.
