@@ -10,7 +10,8 @@ or every page of a kind; each is fixed here once, for all pages, and each names 
    text, the icons are hidden from assistive technology and the button's label names the mode it is in
    (``accessibility.js`` keeps it current).
 2. myst-nb 1.4.0 (``visit_HideCellInput``): a hidden code cell's ``<summary aria-label="Toggle hidden content">``
-   hides its visible "Show code cell source". The aria-label is dropped: the summary is named by its text.
+   hides its visible "Show code cell source". The aria-label is dropped: the summary is named by its text,
+   which ``code_toggles.py`` makes say what the cell hides ("Show the code for Fig. 16").
 3. docutils 0.21 (``visit_citation``) wraps citations in ``<div role="list">`` and gives each entry the
    deprecated ``role="doc-biblioentry"``: a list without list items (axe aria-required-children, critical).
    Each entry becomes a ``role="listitem"``.

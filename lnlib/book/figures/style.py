@@ -14,9 +14,11 @@ of its natural width (``tests/browser/test_website.py``). So a figure is at most
 white background, so they stay readable in the theme's dark mode.
 
 On a phone (390 px) the column is about 350 px and a PNG's text cannot grow with the screen, so 10 pt
-text shows at about 7 px; there a tap (or Enter) shows a figure at two thirds of its natural width,
-10 pt at about 14 px, in its own sideways-scrolling box (``_static/figure-zoom.js``), and pinch-zoom
-works as everywhere. :func:`layout_problems` finds what a reader would trip over: cut, colliding or
+text shows at about 7 px and the smallest text a figure may use (:data:`SMALLEST_FONT_PT`) at about 5 px;
+there a line under such a figure says "Tap the figure to enlarge it", and a tap (or Enter) shows it at
+:data:`PHONE_ZOOM` of its natural width in its own sideways-scrolling box (``_static/figure-zoom.js``),
+which puts its smallest text at :data:`MIN_TEXT_PX` or more (``tests/browser/test_website.py`` measures
+it); pinch-zoom works as everywhere. :func:`layout_problems` finds what a reader would trip over: cut, colliding or
 data-covering text.
 """
 
@@ -34,6 +36,10 @@ __all__ = [
     "PHONE_FIGURE_PX",
     "PHONE_MIN_TEXT_PX",
     "PHONE_WIDTH",
+    "SMALLEST_FONT_PT",
+    "MIN_TEXT_PX",
+    "PHONE_ZOOM",
+    "text_px",
     "phone_text_px",
     "new_figure",
     "panel_grid",
@@ -76,6 +82,14 @@ PHONE_FIGURE_PX = 350
 PHONE_MIN_TEXT_PX = 11.0
 #: Width, in inches, of a one-column figure that reads on a phone: 10-pt text shows at 12.8 CSS px.
 PHONE_WIDTH = 3.8
+#: Smallest font size, in points, of any text in a figure (:func:`layout_problems` reports smaller text):
+#: the website's phone zoom (:data:`PHONE_ZOOM`) is sized so that this size reads.
+SMALLEST_FONT_PT = 7.0
+#: Smallest size, in CSS px, of a figure's text as the reader reads it on the website, zoomed if need be.
+MIN_TEXT_PX = 10.0
+#: Fraction of its natural width at which a tap shows a figure on a phone (``_static/figure-zoom.js``, ZOOM):
+#: :data:`SMALLEST_FONT_PT` at :data:`DPI` then shows at ``7 / 72 * 150 * 0.75`` = 10.9 CSS px.
+PHONE_ZOOM = 0.75
 
 BOOK_RC = {
     "figure.dpi": DPI,
@@ -200,6 +214,12 @@ def phone_text_px(fig) -> float:
     return min(sizes) / 72 * DPI * min(1.0, PHONE_FIGURE_PX / natural)
 
 
+def text_px(font_pt: float, shown_px: float, natural_px: float) -> float:
+    """How tall, in CSS px, text of `font_pt` points in a figure drawn at :data:`DPI` shows on a page that
+    displays the figure's `natural_px`-wide PNG `shown_px` wide (the website's legibility rule, issue 25)."""
+    return font_pt / 72 * DPI * shown_px / natural_px
+
+
 def _hidden_tick_labels(fig) -> set:
     """Tick labels matplotlib keeps but does not draw: those of ticks outside the axis's view interval."""
     import numpy as np
@@ -274,7 +294,7 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
     """What a reader would find wrong in `fig`'s layout: cut, colliding or covering text.
 
     Draws the figure once and reports, in words: any text that reaches outside the figure (cut off
-    on the page), any two texts whose boxes overlap (titles running into each other, a row's labels
+    on the page), any text smaller than :data:`SMALLEST_FONT_PT`, any two texts whose boxes overlap (titles running into each other, a row's labels
     into the next row's titles), and, if `legends_over_data`, any legend drawn over the data of its
     axes. Used by the tests of every chapter's figures and explorers (``tests/book/test_figure_layout.py``).
 
@@ -302,6 +322,11 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
         if box.width == 0 or box.height == 0:
             continue
         label = repr(text.get_text()[:40])
+        if text.get_fontsize() < SMALLEST_FONT_PT - 1e-9:
+            problems.append(
+                f"text {label} is {text.get_fontsize():g} pt, smaller than {SMALLEST_FONT_PT:g} pt "
+                "(a phone's zoom would not make it readable)"
+            )
         if (
             box.x0 < frame.x0 - 1
             or box.x1 > frame.x1 + 1
