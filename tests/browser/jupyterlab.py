@@ -78,6 +78,8 @@ def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
         "--ServerApp.allow_root=True",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        # window.jupyterapp, so a test can run the few cells it needs by their index (run_cells)
+        "--LabApp.expose_app_in_browser=True",
     ]
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
     server = subprocess.Popen(
@@ -126,6 +128,24 @@ def run_all(page) -> None:
         polling=200,
         timeout=300_000,
     )
+    page.get_by_text(KERNEL_IDLE).first.wait_for()
+
+
+# JupyterLab's own "run cell" command on each cell in turn (NotebookActions.run resolves when the cell has run).
+RUN_CELLS = """async indices => {
+    const notebook = window.jupyterapp.shell.currentWidget.content;
+    for (const index of indices) {
+        notebook.activeCellIndex = index;
+        await window.jupyterapp.commands.execute('notebook:run-cell');
+    }
+}"""
+
+
+def run_cells(page, indices: list[int]) -> None:
+    """Run the notebook's cells at `indices` (0-based, markdown included) with JupyterLab's Run Cell, in
+    order; return when the kernel is idle. The test runs only the cells its checks need (the chapter's
+    imports, its explorer, its exercises): every cell of every chapter already runs in nbval's kernel."""
+    page.evaluate(RUN_CELLS, indices)
     page.get_by_text(KERNEL_IDLE).first.wait_for()
 
 
