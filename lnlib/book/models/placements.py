@@ -401,7 +401,9 @@ def typical(values) -> dict[str, prose.ProseNumber]:
     """
     values = np.asarray(values, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"typical needs at least two positive finite values; got {values.tolist()!r}")
+        raise ValueError(
+            f"typical needs at least two positive finite values; got {values.tolist()!r}"
+        )
     median = float(np.median(values))
     error = median * 1.2533 * float(np.log(values).std(ddof=1)) / np.sqrt(values.size)
     place = -int(np.floor(np.log10(median)))  # one significant digit at least
