@@ -7,6 +7,7 @@ from lnlib.backward import numerical_gradient, relative_error
 from lnlib.book.models.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
 from lnlib.book.models.placements import (
     SCHEMES,
+    PlacementProfile,
     deepnorm_constants,
     init_weights,
     logit_statistics,
@@ -14,8 +15,10 @@ from lnlib.book.models.placements import (
     placement_backward,
     placement_forward,
     placement_profile,
+    placement_summary,
     sublayer_gradient_gains,
     sublayer_rules,
+    typical,
 )
 from lnlib.book.models.transformer import init_layer
 
@@ -315,3 +318,36 @@ def test_explorer_refuses_settings_off_its_grid():
 
     with pytest.raises(ValueError, match="after_2020_explorer offers"):
         lnlib.book.explorers.after_2020_explorer(depth=48)
+
+
+def test_placement_summary_reads_each_seed_of_a_profile():
+    """The chapter's summary figure and bullets read these: each is one number per seed, computed from the profile's rows."""
+    depth, seeds = 5, 3
+    layers = np.arange(depth + 1)
+    stream = 1.0 + np.outer([2.0, 1.5, 0.5], layers)  # straight lines of known slope
+    grads = np.tile([4.0, 2.0, 2.0, 2.0, 1.0], (seeds, 1)) * np.array([[1.0], [2.0], [3.0]])
+    angle = np.linspace(0.1, 0.5, depth) * np.ones((seeds, 1))
+    entropy = np.full((seeds, depth), 1.25)
+    summary = placement_summary(PlacementProfile("pre", depth, 8, stream, grads, angle, entropy))
+    np.testing.assert_allclose(summary["slope"], [2.0, 1.5, 0.5])
+    np.testing.assert_allclose(summary["top"], 1.0 + 5 * np.array([2.0, 1.5, 0.5]))
+    np.testing.assert_allclose(summary["grad_ratio"], 0.25)  # scale-free: the same in every seed
+    np.testing.assert_allclose(summary["grad_spread"], np.std([4, 2, 2, 2, 1]) / 2.2)
+    np.testing.assert_allclose(summary["angle_top"], 0.5)
+    np.testing.assert_allclose(summary["entropy"], 1.25)
+    post = placement_summary(placement_profile("post", 6, 16, seeds=2))
+    np.testing.assert_allclose(post["top"], 1.0, atol=1e-4)  # the stream is renormalized
+    np.testing.assert_allclose(post["slope"], 0.0, atol=0.02)  # only the input x_0 is off 1
+
+
+def test_typical_rounds_a_skewed_median_where_its_spread_stops_supporting_digits():
+    tight = typical(1811.0 * np.exp(np.linspace(-0.001, 0.001, 24)))
+    assert str(tight["median"]) == "1811"  # a spread of 0.1 %: every digit holds
+    wide = typical(1811.0 * np.exp(np.linspace(-2.0, 2.0, 24)))
+    assert str(wide["median"]) == "2000"  # a spread of a factor 50: one digit
+    # 1811 e^-2 = 245.1 and 1811 e^2 = 13381, at two significant digits
+    assert (str(wide["min"]), str(wide["max"])) == ("250", "13000")
+    assert str(typical([0.093, 0.12, 0.2])["min"]) == "0.093"
+    for bad in ([1.0], [1.0, 0.0], [1.0, np.nan]):
+        with pytest.raises(ValueError, match="positive"):
+            typical(bad)

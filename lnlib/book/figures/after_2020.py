@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from ..models.placements import SCHEME_LABELS
+from ..models.placements import SCHEME_LABELS, SUMMARY_MEASURES, placement_summary
 from .style import PALETTE, PHONE_WIDTH, new_figure
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "explorer_figure",
     "placements_figure",
     "qk_figure",
+    "summary_figure",
 ]
 
 #: One Okabe-Ito colour and line style per placement, in every figure of the chapter.
@@ -177,6 +178,61 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
         Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=2)
+    return fig
+
+
+def _centre_and_bar(values: np.ndarray, log: bool):
+    """Mean and sd of the seeds' values (on a log axis: geometric mean, bar from it ÷ to × the geometric sd)."""
+    if log:
+        logs = np.log(values)
+        centre, sd = np.exp(logs.mean()), logs.std(ddof=1)
+        return centre, [[centre - centre * np.exp(-sd)], [centre * np.exp(sd) - centre]]
+    return values.mean(), values.std(ddof=1)
+
+
+def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.0):
+    """The placements compared at a glance: one small panel per summary, one row per placement, mean ± sd over seeds.
+
+    Chapter "LayerNorm after 2020" reads this instead of a paragraph of numbers per placement. Each panel is one of
+    :data:`lnlib.book.models.placements.SUMMARY_MEASURES`; a dot is the mean over the seeds and its bar ± one standard
+    deviation (on a log axis the geometric mean, the bar from it divided to it multiplied by the geometric sd). Guides
+    mark the slope the sign argument derives for Peri-LN and OLMo 2, uniform attention's entropy ln T, and a gradient
+    ratio of 1.
+
+    Parameters
+    ----------
+    profiles : dict of str to lnlib.book.models.placements.PlacementProfile
+        One profile per scheme (as from :func:`lnlib.book.models.placements.profile_table`).
+    tokens : int, default 8
+        T, the sequence length of the profiles, for the entropy guide.
+    derived_slope : float, default 2
+        The expected growth per layer of Peri-LN's and OLMo 2's stream, for the slope guide.
+    """
+    schemes = list(profiles)
+    summaries = {scheme: placement_summary(profiles[scheme]) for scheme in schemes}
+    fig, axes = new_figure(3, 2, figsize=(PHONE_WIDTH, 7.0), sharey=True)
+    rows = np.arange(len(schemes))[::-1]  # the first placement on top
+    guides = {"slope": derived_slope, "entropy": np.log(tokens), "grad_ratio": 1.0}
+    for ax, (measure, (label, log)) in zip(axes.ravel(), SUMMARY_MEASURES.items()):
+        if measure in guides:
+            ax.axvline(guides[measure], color=PALETTE["neutral"], ls=":", lw=1)
+        for row, scheme in zip(rows, schemes):
+            centre, bar = _centre_and_bar(summaries[scheme][measure], log)
+            ax.errorbar(
+                centre, row, xerr=bar, fmt="o", ms=4, color=COLOURS[scheme], capsize=2, lw=1.2
+            )
+        if log:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(3))
+            ax.set_xlim(left=0)
+        ax.set_xlabel(label)
+        ax.grid(axis="y", color=PALETTE["neutral"], alpha=0.1)
+    short = {**SCHEME_LABELS, "olmo2": "OLMo 2"}
+    axes[0, 0].set_yticks(rows, [short[scheme] for scheme in schemes])
+    axes[0, 0].set_ylim(-0.6, len(schemes) - 0.4)
     return fig
 
 

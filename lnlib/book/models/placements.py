@@ -37,6 +37,7 @@ import numpy as np
 from ...backward import layer_norm_backward
 from ...forward import layer_norm
 from ...validation import check_count
+from ..tools import prose
 from .transformer import (
     ATTENTION_WEIGHTS,
     FFN_WEIGHTS,
@@ -65,6 +66,9 @@ __all__ = [
     "placement_forward",
     "placement_profile",
     "profile_table",
+    "SUMMARY_MEASURES",
+    "placement_summary",
+    "typical",
     "sublayer_gradient_gains",
     "sublayer_rules",
     "attention_entropy",
@@ -340,6 +344,80 @@ def profile_table(
             SCHEMES, f"measuring {len(SCHEMES)} placements at depth {depth}", unit="placement"
         )
     return {scheme: placement_profile(scheme, depth, width, **kwargs) for scheme in schemes}
+
+
+#: The per-seed summaries of :func:`placement_summary`: key, axis label, whether a log scale reads it better.
+SUMMARY_MEASURES = {
+    "top": ("variance after L layers\n$\\|x_L\\|^2/d$", True),
+    "slope": ("growth per layer\n(slope of $\\|x_\\ell\\|^2/d$)", False),
+    "angle_top": ("top layer's turn\nangle$(x_{L-1}, x_L)/\\pi$", True),
+    "entropy": ("attention entropy\n(nats)", False),
+    "grad_ratio": ("gradient, top layer\nover bottom layer", True),
+    "grad_spread": ("gradient spread\n(sd/mean of layers)", False),
+}
+
+
+def placement_summary(profile: PlacementProfile) -> dict[str, np.ndarray]:
+    r"""One number per seed for each of :data:`SUMMARY_MEASURES` (chapter "LayerNorm after 2020").
+
+    ``top`` is :math:`\lVert x_L \rVert^2/d`; ``slope`` the least-squares slope of
+    :math:`\lVert x_\ell \rVert^2/d` against ℓ = 0..L; ``angle_top`` the top layer's angle
+    (over π); ``entropy`` the attention entropy averaged over the layers; ``grad_ratio`` the top
+    layer's weight-gradient norm over the bottom layer's; ``grad_spread`` the standard deviation
+    over the mean of the per-layer gradient norms.
+
+    Returns
+    -------
+    dict of str to ndarray, each of shape (seeds,)
+    """
+    layers = np.arange(profile.depth + 1)
+    grads = profile.grad_norm
+    return {
+        "top": profile.stream_sq[:, -1],
+        "slope": np.polyfit(layers, profile.stream_sq.T, 1)[0],
+        "angle_top": profile.angle[:, -1],
+        "entropy": profile.entropy.mean(axis=1),
+        "grad_ratio": grads[:, -1] / grads[:, 0],
+        "grad_spread": grads.std(axis=1) / grads.mean(axis=1),
+    }
+
+
+def _at_place(value: float, place: int) -> str:
+    return f"{round(value, place):.{max(place, 0)}f}"
+
+
+def typical(values) -> dict[str, prose.ProseNumber]:
+    """The median and range of a skewed positive quantity over seeds, at the digits the seeds support.
+
+    Chapter "LayerNorm after 2020" summarizes gradient norms and ratios that spread over an order
+    of magnitude between seeds, where a mean ± sd would mislead. The median is rounded at the
+    decimal place of its standard error, estimated on the log scale (1.25 sd(ln v)/√n, times the
+    median), keeping at least one significant digit; the smallest and largest value keep two
+    significant digits.
+
+    Returns
+    -------
+    dict with ``"median"``, ``"min"`` and ``"max"`` (:class:`lnlib.book.tools.prose.ProseNumber`)
+    """
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size < 2 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(
+            f"typical needs at least two positive finite values; got {values.tolist()!r}"
+        )
+    median = float(np.median(values))
+    error = median * 1.2533 * float(np.log(values).std(ddof=1)) / np.sqrt(values.size)
+    place = -int(np.floor(np.log10(median)))  # one significant digit at least
+    if error > 0:
+        place = max(place, -int(np.ceil(np.log10(error))))
+
+    def two_digits(v: float) -> prose.ProseNumber:
+        return prose.ProseNumber(_at_place(v, 1 - int(np.floor(np.log10(v)))), v)
+
+    return {
+        "median": prose.ProseNumber(_at_place(median, place), median),
+        "min": two_digits(float(values.min())),
+        "max": two_digits(float(values.max())),
+    }
 
 
 def sublayer_gradient_gains(
