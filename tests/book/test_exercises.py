@@ -110,3 +110,83 @@ def test_chapter_exercises_are_built_from_the_cells_data_and_numbered_from_one()
     with pytest.raises(ValueError, match="chapter 00_demo has exercises 1 to 1, not 2"):
         exercises.check(2, 3.0, x=x)
     assert "3.0" not in repr(exercises.exercise(1, x=x))
+
+
+CHEAT = """
+batch = np.array([[2.0, 4.0, 6.0, 8.0],
+                  [1.0, 1.0, 1.0, 5.0]])
+{work}
+answer_1 = {answer}
+feedback = exercises.check(1, answer_1, batch=batch)
+"""
+
+
+@pytest.fixture
+def shell():
+    """An IPython shell, as the kernel runs a cell: the cell's source is in ``_ih`` while it runs."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(
+        np=np, exercises=Exercises("00_demo", lambda batch: Exercise(batch.mean(axis=-1)))
+    )
+    yield shell
+    InteractiveShell.clear_instance()
+
+
+def run(shell, cell: str):
+    result = shell.run_cell(cell, store_history=True)
+    result.raise_error()
+    return shell.user_ns["feedback"]
+
+
+@pytest.mark.parametrize(
+    "work",
+    [
+        "batch -= batch.mean(axis=-1, keepdims=True)",
+        "batch[:] = 0.0",
+        "view = batch\nview *= 0",
+        "np.subtract(batch, batch.mean(axis=-1, keepdims=True), out=batch)",
+    ],
+)
+def test_a_check_judges_the_data_as_handed_out_not_as_changed_in_place(shell, work):
+    """Centering the batch in place makes every mean 0: that answer must not pass (issue 30)."""
+    feedback = run(shell, CHEAT.format(work=work, answer="batch.mean(axis=-1)"))
+    assert feedback.kind == "wrong", feedback.text
+    assert "`batch` was changed in place by your code" in feedback.text
+    assert "judged on the batch as given" in feedback.text
+
+
+def test_an_honest_answer_passes_with_or_without_a_change_in_place(shell):
+    honest = run(shell, CHEAT.format(work="", answer="batch.mean(axis=-1)"))
+    assert honest.text == "Correct!"
+    late = "answer_1 = batch.mean(axis=-1)\nbatch -= 1"  # answered, then changed: still right
+    changed = run(shell, CHEAT.format(work=late, answer="answer_1"))
+    assert changed.kind == "correct" and "changed in place" in changed.text
+    rebound = run(shell, CHEAT.format(work="batch = batch - 1", answer="batch.mean(axis=-1) + 1"))
+    assert rebound.kind == "correct", rebound.text  # re-binding the name is no data line
+
+
+def test_a_check_without_a_cell_judges_the_data_passed(shell):
+    """Plain Python, or the check run by other code after the cell (tests/nbval_exercises.py)."""
+    exercises = shell.user_ns["exercises"]
+    batch = np.array([[1.0, 3.0]])
+    assert exercises.check(1, np.array([2.0]), batch=batch).text == "Correct!"
+    # nbval's plugin: the solution, then the check inside a print, in one execution of its own
+    shell.run_cell(CHEAT.format(work="", answer="batch.mean(axis=-1)"), store_history=True)
+    plugin = (
+        "batch -= 1\nanswer_1 = batch.mean(axis=-1)\n"
+        "print('report ' + exercises.check(1, answer_1, batch=batch).text)\nanswer_1 = None"
+    )
+    result = shell.run_cell(plugin, store_history=True)
+    result.raise_error()
+    assert shell.user_ns["answer_1"] is None
+
+
+def test_the_data_lines_draw_from_copies_of_the_readers_generator(shell):
+    """Re-building data drawn from an earlier cell's generator neither advances it nor calls it changed."""
+    shell.run_cell("rng = np.random.default_rng(0)", store_history=True)
+    cell = "batch = rng.normal(size=(2, 3))\nanswer_1 = batch.mean(axis=-1)\n"
+    cell += "feedback = exercises.check(1, answer_1, batch=batch)"
+    assert run(shell, cell).text == "Correct!"
+    assert np.random.default_rng(0).normal(size=7)[-1] == shell.user_ns["rng"].normal(size=1)[0]

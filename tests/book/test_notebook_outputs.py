@@ -11,6 +11,7 @@ from lnlib.book.tools.notebooks import (
     PLACEHOLDER,
     WIDGET_VIEW,
     explorer_placeholder,
+    hide_removed_sources,
     replace_widget_views,
 )
 
@@ -61,3 +62,20 @@ def test_replace_widget_views_keeps_every_other_output(tmp_path):
     assert stored[0] == stream and stored[1]["metadata"] == {PLACEHOLDER: True}
     assert "`mean_explorer`" in stored[1]["data"]["text/markdown"]
     assert replace_widget_views(path) is False
+
+
+def test_make_notebooks_folds_every_cell_the_website_removes(tmp_path):
+    """A remove-cell code cell (imports, glue lines) gets JupyterLab's source_hidden; no other cell
+    does (issue 30). tests/book/test_book.py checks the committed chapters carry it."""
+    cells = [
+        {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": ["import numpy"]},
+        {"cell_type": "code", "metadata": {"tags": ["hide-input"]}, "source": ["plot()"]},
+        {"cell_type": "markdown", "metadata": {"tags": ["remove-cell"]}, "source": ["note"]},
+    ]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}}))
+    assert hide_removed_sources(path) is True
+    stored = json.loads(path.read_text())["cells"]
+    assert stored[0]["metadata"] == {"tags": ["remove-cell"], "jupyter": {"source_hidden": True}}
+    assert "jupyter" not in stored[1]["metadata"] and "jupyter" not in stored[2]["metadata"]
+    assert hide_removed_sources(path) is False

@@ -7,7 +7,6 @@ import numpy as np
 import lnlib
 from lnlib.book.exercises.chapter import Exercises
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.experiments.complete_examples import documents_batch
 from lnlib.book.experiments.gamma_beta import gpt2_parameter_counts, identity_parameters
 
 #: GPT-2 medium's width and depth, as exercise 2 gives them.
@@ -61,16 +60,19 @@ def gpt2_medium_layer_norm_parameters() -> Exercise:
     )
 
 
-def one_pair_gives_back_both_samples() -> Exercise:
-    """Exercise 3: whether one per-feature γ, β gives back both samples of the documents' 2×4 batch."""
-    batch = documents_batch()
-    xhat_batch = lnlib.layer_norm(batch)
-    same_xhat_different_x = np.allclose(xhat_batch[0], xhat_batch[1]) and not np.allclose(
-        batch[0], batch[1]
-    )
+def one_pair_gives_back_both_samples(pair) -> Exercise:
+    """Exercise 3: whether one per-feature γ, β gives back both rows of `pair`, shape ``(2, H)``.
+
+    Feature i asks γᵢ x̂ᵢ + βᵢ to hit both rows' xᵢ: two equations in γᵢ, βᵢ, solvable unless the rows
+    share x̂ᵢ but not xᵢ. (The chapter's folded cell shows the documents' batch, whose rows share every
+    x̂ᵢ; the exercise's rows are a permutation of each other, so they share σ and some x̂ᵢ, with their xᵢ.)
+    """
+    pair = np.asarray(pair, dtype=np.float64)
+    xhat = lnlib.layer_norm(pair)
+    same_xhat = np.isclose(xhat[0], xhat[1], rtol=0.0, atol=1e-12)
     return Exercise(
-        not same_xhat_different_x,
-        hint="Compare the two samples' x̂: can γ ⊙ x̂ + β send equal inputs to different outputs?",
+        bool(np.all(~same_xhat | (pair[0] == pair[1]))),
+        hint="Feature by feature: γᵢ x̂ᵢ + βᵢ must hit both rows' xᵢ. When is that impossible?",
     )
 
 

@@ -174,7 +174,34 @@ def fill_verdicts(path) -> bool:
     return changed
 
 
+# --- cells the website removes stay folded in JupyterLab ---------------------------------------------
+# A code cell tagged ``remove-cell`` (the imports, the ``glue(...)`` lines) is not on the website; in
+# JupyterLab its whole source showed above the prose (issue 30). ``"jupyter": {"source_hidden": true}``
+# is JupyterLab's own "collapsed input" flag (nbformat's documented cell metadata): the cell shows as
+# one folded line, which a student can still open.
+
+#: The tag of a cell the website removes.
+REMOVE_CELL = "remove-cell"
+
+
+def hide_removed_sources(path) -> bool:
+    """Fold, in JupyterLab, the source of every code cell of the notebook at `path` tagged
+    :data:`REMOVE_CELL`, in place; return whether anything changed."""
+    nb = read_notebook(path)
+    changed = False
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and REMOVE_CELL in cell["metadata"].get("tags", []):
+            jupyter = cell["metadata"].setdefault("jupyter", {})
+            if jupyter.get("source_hidden") is not True:
+                jupyter["source_hidden"] = True
+                changed = True
+    if changed:
+        write_notebook(path, nb)
+    return changed
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         replace_widget_views(name)
         fill_verdicts(name)
+        hide_removed_sources(name)
