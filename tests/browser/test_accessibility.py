@@ -128,10 +128,18 @@ def focused_accessible(cdp) -> dict:
         "Accessibility.getPartialAXTree", {"objectId": element["objectId"], "fetchRelatives": False}
     )["nodes"][0]
     properties = {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+    valuetext = properties.get("valuetext")
+    if valuetext is not None:
+        # Chromium 150's DevTools protocol sends this one property as its UTF-8 bytes read as Latin-1
+        # ("1 × 10⁻⁵" arrives as "1 Ã\x97 10â\x81»..."; the name arrives intact): undo that, leave ASCII alone.
+        try:
+            valuetext = valuetext.encode("latin-1").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass  # already proper text (a Chromium that sends it right)
     return {
         "name": node.get("name", {}).get("value", ""),
         "value": node.get("value", {}).get("value"),
-        "valuetext": properties.get("valuetext"),
+        "valuetext": valuetext,
         "checked": properties.get("checked"),
     }
 
