@@ -24,6 +24,8 @@
 
     const position = (input) => (input.type === "checkbox" ? Number(input.checked) : Number(input.value));
     const labelOf = (i, p) => (sweep && i === 2 ? sweep.labels[position(inputs[1])][p] : data.labels[i][p]);
+    // a value as read out, with its unit ("12 layers", "1 × 10⁻⁵"): the slider's aria-valuetext
+    const spokenOf = (i, p) => (sweep && i === 2 ? sweep.spoken[position(inputs[1])][p] : data.spoken[i][p]);
     const indexOf = (positions) => positions.reduce((k, p, i) => k * data.sizes[i] + p, 0);
 
     function prepare(id, template) {
@@ -76,12 +78,13 @@
       range.max = String(sweep.labels[entry].length - 1);
       range.value = String(sweep.reset[position(inputs[0])][entry]);
       root.querySelector(`label[for="${range.id}"]`).textContent = sweep.names[entry];
+      range.setAttribute("aria-label", sweep.whats[entry]);  // its accessible name: what it now moves
     }
 
-    function setting() {  // "ε = 1e-05, spread = 0.01": what the controls say now
+    function setting() {  // "ε = 1 × 10⁻⁵, spread s = 1 × 10⁻²": what the controls say now, with units
       return inputs.map((input, i) => {
         const value = input.type === "checkbox" ? (input.checked ? "on" : "off")
-          : input.tagName === "SELECT" ? input.options[input.selectedIndex].text : labelOf(i, position(input));
+          : input.tagName === "SELECT" ? input.options[input.selectedIndex].text : spokenOf(i, position(input));
         return `${labels[i].textContent} = ${value}`;
       }).join(", ");
     }
@@ -102,9 +105,8 @@
       if (!state) return;
       inputs.forEach((input, i) => {
         if (input.type !== "range") return;
-        const text = labelOf(i, positions[i]);
-        input.setAttribute("aria-valuetext", text);
-        if (outputs[i]) outputs[i].value = text;
+        input.setAttribute("aria-valuetext", spokenOf(i, positions[i]));
+        if (outputs[i]) outputs[i].value = labelOf(i, positions[i]);
       });
       const [back, layer, text, warning, inactive] = state;
       root.dataset.state = String(k);

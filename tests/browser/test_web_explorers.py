@@ -2,7 +2,8 @@
 
 For every chapter: every control of its explorer is moved by mouse and by keyboard; each move must show
 the stored setting within one animation frame, and the readout and note must equal what
-``lnlib.book.explorers.<name>_explorer`` computes at that grid point (computed here, in Python). No console
+``lnlib.book.explorers.<name>_explorer`` computes at that grid point (computed here, in Python); the
+moved control's aria-label and aria-valuetext must say what it moves and its new value with its unit. No console
 error, no outside request, no missing image, and the page with its states weighs at most 2.5 MB.
 A static check reads every built chapter page: no explorer cell without its explorer under it, no
 Explore prose that asks for a control the page does not have.
@@ -84,6 +85,19 @@ SHOWN = """root => {
     };
 }"""
 NORMALIZE = """html => { const d = document.createElement('div'); d.innerHTML = html; return d.innerHTML; }"""
+
+
+# The positions of the controls (a list's index, a slider's step, a checkbox's 0 or 1).
+POSITIONS = "r => [...r.querySelectorAll('[data-lnlib-control]')].map(c => c.type === 'checkbox' ? Number(c.checked) : Number(c.value))"
+
+
+def expected_name(states, index: int, positions: list[int]) -> tuple[str, str]:
+    """The accessible name and spoken value the explorer's Meaning gives control `index` at `positions`."""
+    sweep, control = states.sweep, states.controls[index]
+    if sweep and control.name == "value":  # the sweep's slider moves the entry chosen in "move"
+        entry = positions[1]
+        return sweep["whats"][entry], sweep["spoken"][entry][positions[index]]
+    return control.what, control.spoken[positions[index]]
 
 
 def build(source: str):
@@ -197,6 +211,15 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
             assert after["note"] == page.evaluate(NORMALIZE, note), (
                 f"{where}: note differs from the explorer's"
             )
+            # The moved control's accessible name says what it moves; a slider's value text, the value with its unit.
+            what, spoken = expected_name(states, i, root.evaluate(POSITIONS))
+            assert element.get_attribute("aria-label") == what, (
+                f"{where}: aria-label {element.get_attribute('aria-label')!r}, not {what!r}"
+            )
+            if control.kind == "range":
+                assert element.get_attribute("aria-valuetext") == spoken, (
+                    f"{where}: aria-valuetext {element.get_attribute('aria-valuetext')!r}, not {spoken!r}"
+                )
             inactive = explorer.inactive(values)
             expected = sorted(j for j, c in enumerate(states.controls) if c.name in inactive)
             assert after["disabled"] == expected, (

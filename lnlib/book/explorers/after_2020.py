@@ -11,7 +11,7 @@ from ..figures.after_2020 import explorer_figure
 from ..figures.render import FastRenderer
 from ..models.placements import SCHEME_LABELS, SCHEMES, placement_profile
 from ..tools.progress import progress
-from .base import Explorer
+from .base import Explorer, described
 
 __all__ = ["DEPTHS", "QK_SCALES", "after_2020_explorer", "explorer_grid"]
 
@@ -70,18 +70,30 @@ class After2020Explorer(Explorer):
     def __init__(self, scheme: str, depth: int, qk_scale: int, qk_norm: bool):
         self.grid = explorer_grid()
         controls = {
-            "scheme": widgets.Dropdown(
-                options=[(SCHEME_LABELS[s], s) for s in SCHEMES],
-                value=scheme,
-                description="placement",
+            "scheme": described(
+                widgets.Dropdown(
+                    options=[(SCHEME_LABELS[s], s) for s in SCHEMES],
+                    value=scheme,
+                    description="placement",
+                ),
+                "placement, where the normalizations sit in each layer",
             ),
-            "depth": widgets.SelectionSlider(
-                options=DEPTHS, value=depth, description="depth L", continuous_update=True
+            "depth": described(
+                widgets.SelectionSlider(
+                    options=DEPTHS, value=depth, description="depth L", continuous_update=True
+                ),
+                "depth L, the number of layers",
+                "layer",
             ),
-            "qk_scale": widgets.ToggleButtons(
-                options=QK_SCALES, value=qk_scale, description="q/k scale"
+            "qk_scale": described(
+                widgets.ToggleButtons(options=QK_SCALES, value=qk_scale, description="q/k scale"),
+                "q/k scale, the factor on the query and key weights",
+                format=lambda value, label: f"× {value}",
             ),
-            "qk_norm": widgets.Checkbox(value=qk_norm, description="QK-norm"),
+            "qk_norm": described(
+                widgets.Checkbox(value=qk_norm, description="QK-norm"),
+                "QK-norm, a normalization of queries and keys before their dot products",
+            ),
         }
         figure, self.panels = explorer_figure(
             self.grid[(scheme, depth, qk_scale, qk_norm)],

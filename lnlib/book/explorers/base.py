@@ -11,32 +11,129 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 
 from ..figures.render import encode_png, overlay
 from ..tools.notebooks import website_build
 
-__all__ = ["Explorer", "choice_slider", "int_slider", "log_slider", "png_url", "slider"]
+__all__ = [
+    "Explorer",
+    "Meaning",
+    "choice_slider",
+    "described",
+    "int_slider",
+    "log_slider",
+    "png_url",
+    "slider",
+]
 
 #: The errors lnlib raises for settings a reader can reach; shown as a note, never as a traceback.
 READER_ERRORS = (ValueError, TypeError, ArithmeticError)
 
 
+SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def spoken_number(value: float, digits: int = 4) -> str:
+    """`value` to `digits` significant digits as a reader hears it: ``1 × 10⁻⁵``, ``−0.25``, ``1024``.
+
+    Powers of ten as the chapters write them, not Python's ``1e-05``; a minus sign, not a hyphen (which
+    some screen readers read as "dash").
+    """
+    text = format(float(value), f".{digits}g")
+    mantissa, _, exponent = text.partition("e")
+    if exponent:
+        text = f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+    return text.replace("-", "−")
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a control moves, in words, and how its value reads: the control's name for a reader who
+    cannot see the figure (issue 29; WCAG 4.1.2 "Name, Role, Value").
+
+    It lives with the control (:func:`described`), so the notebook's widget (its ``tooltip``) and the
+    website's control (``aria-label`` and ``aria-valuetext``, :mod:`lnlib.book.explorers.web`) say the same.
+
+    Attributes
+    ----------
+    what : str
+        What the control moves, starting with its visible label (WCAG 2.5.3, "Label in Name"), e.g.
+        "ε, added to the variance under the square root".
+    unit : str
+        The unit of a count, singular ("layer", "sample"); "" for a pure number.
+    digits : int
+        Significant digits of a float value.
+    format : callable or None
+        ``format(value, label) -> str`` for a value no number-and-unit says well (a step's title, say).
+    """
+
+    what: str
+    unit: str = ""
+    digits: int = 4
+    format: Callable | None = None
+
+    def text(self, value, label: str | None = None) -> str:
+        """`value` as read out, with its unit: ``"12 layers"``, ``"1 × 10⁻⁵"``, ``"on"``, or the option's `label`.
+
+        `label` is the option's own text, for a control that offers a list of options (None for a slider
+        over numbers).
+        """
+        if self.format is not None:
+            return self.format(value, label)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            if label is not None:
+                return str(label)
+            return ("on" if value else "off") if isinstance(value, bool) else str(value)
+        number = spoken_number(value, self.digits)
+        if label is not None and label not in (str(value), number.replace("−", "-")):
+            number = str(label)  # an option's own label: "√2", "1e-5 (PyTorch)"
+        if not self.unit:
+            return number
+        return f"{number} {self.unit if value == 1 else self.unit + 's'}"
+
+
+def described(
+    control: widgets.ValueWidget, what: str, unit: str = "", **options
+) -> widgets.ValueWidget:
+    """`control` with its :class:`Meaning`: as its ``.meaning``, and as its tooltip in the notebook.
+
+    ipywidgets 8 gives every ``DOMWidget`` a ``tooltip`` (8.0's "Tooltips everywhere", replacing
+    ``description_tooltip``; pyproject.toml asks for ipywidgets >= 8.1), shown on hover as the element's ``title``.
+    """
+    control.meaning = Meaning(what, unit, **options)
+    control.tooltip = what + (f" (in {unit}s)" if unit else "")
+    return control
+
+
 def slider(
-    description: str, value: float, low: float, high: float, step: float = 0.1
+    description: str,
+    value: float,
+    low: float,
+    high: float,
+    step: float = 0.1,
+    *,
+    what: str,
+    unit: str = "",
 ) -> widgets.FloatSlider:
-    """A float slider that updates on every move (``continuous_update``) with a readable width."""
-    return widgets.FloatSlider(
-        value=value,
-        min=low,
-        max=high,
-        step=step,
-        description=description,
-        continuous_update=True,
-        readout_format=".2f",
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="320px"),
+    """A float slider that updates on every move (``continuous_update``) with a readable width; `what` it moves (:class:`Meaning`)."""
+    return described(
+        widgets.FloatSlider(
+            value=value,
+            min=low,
+            max=high,
+            step=step,
+            description=description,
+            continuous_update=True,
+            readout_format=".2f",
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="320px"),
+        ),
+        what,
+        unit,
     )
 
 
@@ -46,51 +143,72 @@ def log_slider(
     low_exponent: float,
     high_exponent: float,
     *,
+    what: str,
     step: float = 0.1,
     readout_format: str = ".1e",
     width: str = "360px",
+    digits: int = 2,
 ) -> widgets.FloatLogSlider:
     """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move."""
-    return widgets.FloatLogSlider(
-        value=value,
-        base=10,
-        min=low_exponent,
-        max=high_exponent,
-        step=step,
-        description=description,
-        continuous_update=True,
-        readout_format=readout_format,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width=width),
+    return described(
+        widgets.FloatLogSlider(
+            value=value,
+            base=10,
+            min=low_exponent,
+            max=high_exponent,
+            step=step,
+            description=description,
+            continuous_update=True,
+            readout_format=readout_format,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width=width),
+        ),
+        what,
+        digits=digits,
     )
 
 
 def int_slider(
-    description: str, value: int, low: int, high: int, *, width: str = "340px"
+    description: str,
+    value: int,
+    low: int,
+    high: int,
+    *,
+    what: str,
+    unit: str = "",
+    width: str = "340px",
 ) -> widgets.IntSlider:
-    """An integer slider over ``[low, high]`` that updates on every move."""
-    return widgets.IntSlider(
-        value=value,
-        min=low,
-        max=high,
-        description=description,
-        continuous_update=True,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width=width),
+    """An integer slider over ``[low, high]`` that updates on every move; `what` it moves, a count of `unit`."""
+    return described(
+        widgets.IntSlider(
+            value=value,
+            min=low,
+            max=high,
+            description=description,
+            continuous_update=True,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width=width),
+        ),
+        what,
+        unit,
     )
 
 
 def choice_slider(
-    description: str, options, value, *, width: str = "320px"
+    description: str, options, value, *, what: str, unit: str = "", width: str = "320px"
 ) -> widgets.SelectionSlider:
     """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the precomputed settings of an explorer."""
-    return widgets.SelectionSlider(
-        options=options,
-        value=value,
-        description=description,
-        continuous_update=True,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width=width),
+    return described(
+        widgets.SelectionSlider(
+            options=options,
+            value=value,
+            description=description,
+            continuous_update=True,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width=width),
+        ),
+        what,
+        unit,
     )
 
 
@@ -124,7 +242,8 @@ class Explorer(widgets.VBox):
     Attributes
     ----------
     controls : dict of str to ipywidgets.ValueWidget
-        The controls, by name; set their ``.value`` to drive the explorer.
+        The controls, by name; set their ``.value`` to drive the explorer. Each carries its
+        :class:`Meaning` as ``.meaning`` (:func:`described`).
     image : ipywidgets.Image
         The figure's moving layer as a PNG ``data:`` URL (:func:`png_url`; transparent where nothing
         moves), shown over ``background``; its ``.value`` changes when the figure does.
@@ -146,6 +265,15 @@ class Explorer(widgets.VBox):
     control_columns: int | None = None
 
     def __init__(self, title: str, controls: dict, renderer):
+        unnamed = [
+            name
+            for name, c in controls.items()
+            if not isinstance(getattr(c, "meaning", None), Meaning)
+        ]
+        if unnamed:
+            raise TypeError(
+                f"{type(self).__name__}: controls {unnamed} do not say what they move; make them with described()."
+            )
         self.controls = controls
         self.renderer = renderer
         # The figure is two stacked images: the static background, sent when it changes, and the moving

@@ -14,7 +14,7 @@ from ..experiments.complete_examples import (
 )
 from ..figures.complete_examples import STEP_TITLES, steps_figure
 from ..figures.render import FastRenderer
-from .base import Explorer
+from .base import Explorer, described
 
 __all__ = ["complete_examples_explorer"]
 
@@ -36,6 +36,12 @@ def step_readout(steps, step: int) -> str:
     )
 
 
+def _step_text(step: int, _label=None) -> str:
+    """The step slider's value as read out: "2 of 4: (x − μ)², mean σ²" (its title without the figure's number)."""
+    title = STEP_TITLES[step].split(". ", 1)[-1]
+    return f"{step} of {len(STEP_TITLES) - 1}: {title}"
+
+
 class CompleteExamplesExplorer(Explorer):
     """Choose a worked example and step through LayerNorm; every intermediate is drawn and printed."""
 
@@ -47,15 +53,20 @@ class CompleteExamplesExplorer(Explorer):
             renderer.png()  # draw the static parts now, so switching examples costs no full redraw
             self.figures[name] = (panels, renderer)
         controls = {
-            "example": widgets.Dropdown(
-                options=list(EXAMPLES), value=example, description="example"
+            "example": described(
+                widgets.Dropdown(options=list(EXAMPLES), value=example, description="example"),
+                "example, the input LayerNorm's steps are applied to",
             ),
-            "step": widgets.IntSlider(
-                value=step,
-                min=0,
-                max=len(STEP_TITLES) - 1,
-                description="step",
-                continuous_update=True,
+            "step": described(
+                widgets.IntSlider(
+                    value=step,
+                    min=0,
+                    max=len(STEP_TITLES) - 1,
+                    description="step",
+                    continuous_update=True,
+                ),
+                "step, how far through LayerNorm's four steps",
+                format=_step_text,
             ),
         }
         super().__init__("The complete examples, step by step", controls, self.figures[example][1])

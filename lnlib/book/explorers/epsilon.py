@@ -22,8 +22,16 @@ class EpsilonExplorer(Explorer):
 
     def __init__(self, eps: float, spread: float):
         controls = {
-            "eps": log_slider("ε", eps, -10, 0),
-            "spread": log_slider("spread s", spread, -5, 1),
+            "eps": log_slider(
+                "ε", eps, -10, 0, what="ε, added to the variance under the square root"
+            ),
+            "spread": log_slider(
+                "spread s",
+                spread,
+                -5,
+                1,
+                what="spread s, how far entries lie from 1: x = [1, 1 + s, 1 − s, 1]",
+            ),
         }
         figure, self.bars, self.curves, self.marker = epsilon_figure(
             PATTERN, framework_eps=FRAMEWORK_EPS, managed=False

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 from ..factcheck.measurements import DISTRIBUTIONS, GRID_SIZES, moment_grid, normal_fourth_moment
 from ..figures.fact_check import LABELS, moment_explorer_figure
 from ..figures.render import FastRenderer
-from .base import Explorer
+from .base import Explorer, described
 
 __all__ = ["fact_check_explorer"]
 
@@ -26,16 +26,23 @@ class FactCheckExplorer(Explorer):
     def __init__(self, grid, distribution: str, size: int):
         self.grid = grid
         controls = {
-            "size": widgets.SelectionSlider(
-                options=list(grid.sizes),
-                value=size,
-                description="features H",
-                continuous_update=True,
+            "size": described(
+                widgets.SelectionSlider(
+                    options=list(grid.sizes),
+                    value=size,
+                    description="features H",
+                    continuous_update=True,
+                ),
+                "features H, the length of each normalized vector",
+                "feature",
             ),
-            "distribution": widgets.Dropdown(
-                options=[(LABELS[d], d) for d in grid.distributions],
-                value=distribution,
-                description="inputs",
+            "distribution": described(
+                widgets.Dropdown(
+                    options=[(LABELS[d], d) for d in grid.distributions],
+                    value=distribution,
+                    description="inputs",
+                ),
+                "inputs, the distribution the entries are drawn from",
             ),
         }
         figure, self.panels = moment_explorer_figure(grid, distribution, size, managed=False)

@@ -9,7 +9,7 @@ from ...norms import normalize, statistic_ids
 from ..figures.family import OutputPanel, SharingPanel
 from ..figures.render import FastRenderer
 from ..figures.style import new_figure
-from .base import Explorer
+from .base import Explorer, described
 
 __all__ = ["family_explorer", "family_tensor"]
 
@@ -45,12 +45,27 @@ class FamilyExplorer(Explorer):
         samples, channels, positions = x.shape
         divisors = [g for g in range(1, channels + 1) if channels % g == 0]
         controls = {
-            "method": widgets.Dropdown(options=METHOD_OPTIONS, value=method, description="method"),
-            "batch": widgets.IntSlider(
-                value=batch, min=1, max=samples, description="batch size", continuous_update=True
+            "method": described(
+                widgets.Dropdown(options=METHOD_OPTIONS, value=method, description="method"),
+                "method, the normalization whose shared statistics are shown",
             ),
-            "groups": widgets.SelectionSlider(
-                options=divisors, value=groups, description="groups G", continuous_update=True
+            "batch": described(
+                widgets.IntSlider(
+                    value=batch,
+                    min=1,
+                    max=samples,
+                    description="batch size",
+                    continuous_update=True,
+                ),
+                "batch size, samples in the batch",
+                "sample",
+            ),
+            "groups": described(
+                widgets.SelectionSlider(
+                    options=divisors, value=groups, description="groups G", continuous_update=True
+                ),
+                "groups G, the channel groups of group norm",
+                "group",
             ),
         }
         self.full_batch = {(m, g): normalize(x, m, groups=g)[0] for m in NAMES for g in divisors}

@@ -32,10 +32,16 @@ class GammaBetaExplorer(Explorer):
             for x in (self.xhat_small, self.xhat_wide)
         ]
         controls = {
-            f"gamma{i + 1}": slider(f"γ{i + 1}", g, *GAMMA_RANGE) for i, g in enumerate(gamma)
+            f"gamma{i + 1}": slider(
+                f"γ{i + 1}", g, *GAMMA_RANGE, what=f"γ{i + 1}, the scale of feature {i + 1}"
+            )
+            for i, g in enumerate(gamma)
         }
         controls |= {
-            f"beta{i + 1}": slider(f"β{i + 1}", b, *BETA_RANGE) for i, b in enumerate(beta)
+            f"beta{i + 1}": slider(
+                f"β{i + 1}", b, *BETA_RANGE, what=f"β{i + 1}, the shift of feature {i + 1}"
+            )
+            for i, b in enumerate(beta)
         }
         figure, self.panels = gamma_beta_figure(
             self.xhat_small, self.xhat_wide, gamma, beta, limits=limits, managed=False

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..figures.gradients import gradients_figure, scaled_pieces
 from ..figures.render import FastRenderer
-from .base import Explorer, slider
+from .base import Explorer, described, slider
 
 __all__ = ["gradients_explorer"]
 
@@ -21,14 +21,31 @@ class GradientsExplorer(Explorer):
         size = len(x)
         self.gamma = None if gamma is None else np.asarray(gamma, dtype=float)
         controls = {
-            f"x{i + 1}": slider(f"x{i + 1}", float(v), -x_range, x_range, 0.25)
+            f"x{i + 1}": slider(
+                f"x{i + 1}",
+                float(v),
+                -x_range,
+                x_range,
+                0.25,
+                what=f"x{i + 1}, entry {i + 1} of the input x",
+            )
             for i, v in enumerate(x)
         }
         controls |= {
-            f"dy{i + 1}": slider(f"dy{i + 1}", float(v), -dy_range, dy_range, 0.05)
+            f"dy{i + 1}": slider(
+                f"dy{i + 1}",
+                float(v),
+                -dy_range,
+                dy_range,
+                0.05,
+                what=f"dy{i + 1}, the upstream gradient ∂L/∂y{i + 1}",
+            )
             for i, v in enumerate(dy)
         }
-        controls["eps"] = widgets.Dropdown(options=EPS_OPTIONS, value=eps, description="ε")
+        controls["eps"] = described(
+            widgets.Dropdown(options=EPS_OPTIONS, value=eps, description="ε"),
+            "ε, added to the variance under the square root",
+        )
         max_gamma = 1.0 if gamma is None else float(np.max(np.abs(self.gamma)))
         # With M = max|dxhat|: |direct|, |via mu| <= M; |via var| <= |xhat_j| M <= sqrt(H - 1) M; and
         # |s dx| <= ||(I - 11'/H - xhat xhat'/H) dxhat|| <= ||dxhat|| <= sqrt(H) M (the matrix has eigenvalues in [0, 1]).

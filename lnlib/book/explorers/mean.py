@@ -70,7 +70,12 @@ def mean_explorer(
 
 def entry_sliders(values, low: float, high: float) -> dict:
     """One slider per entry, named ``x1``, ``x2``, ... (the explorers of the chapters "The mean" and "The variance")."""
-    return {f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)}
+    return {
+        f"x{i + 1}": slider(
+            f"x{i + 1}", float(v), low, high, what=f"x{i + 1}, entry {i + 1} of the input vector x"
+        )
+        for i, v in enumerate(values)
+    }
 
 
 def checked_entries(explorer: str, values, low: float, high: float) -> list[float]:

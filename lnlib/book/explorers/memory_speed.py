@@ -8,7 +8,7 @@ from ..experiments.memory_speed import PARTS, KernelResults, bytes_moved, floor_
 from ..figures.memory_speed import IMPLEMENTATION_STYLE, THREADED, FloorPanels
 from ..figures.render import FastRenderer
 from ..figures.style import COLUMN_WIDTH, new_figure
-from .base import Explorer, choice_slider
+from .base import Explorer, choice_slider, described
 
 __all__ = ["memory_speed_explorer"]
 
@@ -58,9 +58,20 @@ class MemorySpeedExplorer(Explorer):
     def __init__(self, results: KernelResults, rows: int, size: int, dtype: str):
         self.results = results
         controls = {
-            "size": choice_slider("H", SIZES, size),
-            "rows": choice_slider("rows", ROWS, rows),
-            "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
+            "size": choice_slider(
+                "H",
+                SIZES,
+                size,
+                what="H, the features per row, normalized together",
+                unit="feature",
+            ),
+            "rows": choice_slider(
+                "rows", ROWS, rows, what="rows, the vectors normalized in one call", unit="row"
+            ),
+            "dtype": described(
+                widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
+                "dtype, the number format in memory",
+            ),
         }
         figure, axes = new_figure(2, 1, figsize=(COLUMN_WIDTH, 3.9), managed=False, sharex=True)
         self.panels = FloorPanels(axes, results.implementations, results.thread_counts)

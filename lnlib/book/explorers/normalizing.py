@@ -9,7 +9,8 @@ from ...forward import layer_norm_steps
 from ..experiments.normalizing import ones_component, plane_coordinates
 from ..figures.normalizing import normalizing_figure
 from ..figures.render import FastRenderer
-from .base import Explorer, slider
+from .base import Explorer, described
+from .mean import entry_sliders
 
 __all__ = ["normalizing_explorer"]
 
@@ -27,11 +28,15 @@ class NormalizingExplorer(Explorer):
     readout_lines = 4  # the statistics and the projection: four lines at the width of the live figure (LIVE_DPI)
 
     def __init__(self, values, eps: float, low: float, high: float):
-        controls = {
-            f"x{i + 1}": slider(f"x{i + 1}", float(v), low, high) for i, v in enumerate(values)
-        }
-        controls["eps"] = widgets.Dropdown(
-            options=EPS_OPTIONS, value=eps, description="ε", layout=widgets.Layout(width="200px")
+        controls = entry_sliders(values, low, high)
+        controls["eps"] = described(
+            widgets.Dropdown(
+                options=EPS_OPTIONS,
+                value=eps,
+                description="ε",
+                layout=widgets.Layout(width="200px"),
+            ),
+            "ε, added to the variance under the square root",
         )
         figure, (self.plane, self.entries) = normalizing_figure(
             values, eps, value_range=(low, high), managed=False

@@ -12,7 +12,7 @@ from ..experiments.numerics import error_sweep, shift_errors
 from ..figures.numerics import METHOD_STYLE, ErrorPanels
 from ..figures.render import FastRenderer
 from ..figures.style import new_figure
-from .base import Explorer, log_slider
+from .base import Explorer, described, log_slider
 
 __all__ = ["numerics_explorer"]
 
@@ -62,9 +62,20 @@ class NumericsExplorer(Explorer):
     def __init__(self, shift: float, dtype: str):
         controls = {
             "shift": log_slider(
-                "shift", shift, 0, 5, step=0.05, readout_format=".3g", width="320px"
+                "shift",
+                shift,
+                0,
+                5,
+                what="shift, the constant added to every entry of the data",
+                step=0.05,
+                readout_format=".3g",
+                width="320px",
+                digits=3,
             ),
-            "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
+            "dtype": described(
+                widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
+                "dtype, the floating-point precision of the computation",
+            ),
         }
         for name in DTYPES:  # precompute every curve, so a dtype change only redraws
             sweep_for(name)

@@ -10,7 +10,7 @@ from ..experiments.pre_post_norm import profile_grid
 from ..figures.pre_post_norm import profile_figure
 from ..figures.render import FastRenderer
 from ..models.transformer import PLACEMENTS
-from .base import Explorer
+from .base import Explorer, described
 
 __all__ = ["DEPTHS", "WIDTHS", "explorer_grid", "pre_post_norm_explorer"]
 
@@ -32,14 +32,25 @@ class PrePostNormExplorer(Explorer):
     def __init__(self, depth: int, width: int, placement: str):
         self.grid = explorer_grid()
         controls = {
-            "depth": widgets.SelectionSlider(
-                options=DEPTHS, value=depth, description="depth L", continuous_update=True
+            "depth": described(
+                widgets.SelectionSlider(
+                    options=DEPTHS, value=depth, description="depth L", continuous_update=True
+                ),
+                "depth L, the number of layers",
+                "layer",
             ),
-            "width": widgets.Dropdown(options=WIDTHS, value=width, description="width H"),
-            "placement": widgets.ToggleButtons(
-                options=[("post-norm", "post"), ("pre-norm", "pre")],
-                value=placement,
-                description="placement",
+            "width": described(
+                widgets.Dropdown(options=WIDTHS, value=width, description="width H"),
+                "width H, features per token",
+                "feature",
+            ),
+            "placement": described(
+                widgets.ToggleButtons(
+                    options=[("post-norm", "post"), ("pre-norm", "pre")],
+                    value=placement,
+                    description="placement",
+                ),
+                "placement, where LayerNorm sits: after or before each residual branch",
             ),
         }
         profiles = self.grid.values()

@@ -9,18 +9,21 @@ from ..experiments.the_input import CONTEXTS, NORMALIZATIONS, reduction_axes
 from ..figures.render import FastRenderer
 from ..figures.style import new_figure
 from ..figures.the_input import GroupsPanel
-from .base import Explorer, int_slider
+from .base import Explorer, described, int_slider
 
 __all__ = ["input_explorer"]
 
 
-def _dropdown(description: str, options, value: str) -> widgets.Dropdown:
-    return widgets.Dropdown(
-        options=list(options),
-        value=value,
-        description=description,
-        style={"description_width": "initial"},
-        layout=widgets.Layout(width="max-content"),
+def _dropdown(description: str, options, value: str, what: str) -> widgets.Dropdown:
+    return described(
+        widgets.Dropdown(
+            options=list(options),
+            value=value,
+            description=description,
+            style={"description_width": "initial"},
+            layout=widgets.Layout(width="max-content"),
+        ),
+        what,
     )
 
 
@@ -62,11 +65,34 @@ class InputExplorer(Explorer):
 
     def __init__(self, context: str, normalization: str, batch: int, length: int, features: int):
         controls = {
-            "context": _dropdown("context", CONTEXTS, context),
-            "normalization": _dropdown("normalization", NORMALIZATIONS, normalization),
-            "batch": int_slider("batch B", batch, 1, 4),
-            "length": int_slider("sequence length T", length, 1, 5),
-            "features": int_slider("features / hidden H", features, 1, 8),
+            "context": _dropdown(
+                "context", CONTEXTS, context, "context, the kind of layer x comes from"
+            ),
+            "normalization": _dropdown(
+                "normalization",
+                NORMALIZATIONS,
+                normalization,
+                "normalization, which axes share one mean and variance",
+            ),
+            "batch": int_slider(
+                "batch B", batch, 1, 4, what="batch B, samples in the batch", unit="sample"
+            ),
+            "length": int_slider(
+                "sequence length T",
+                length,
+                1,
+                5,
+                what="sequence length T, tokens per sample",
+                unit="token",
+            ),
+            "features": int_slider(
+                "features / hidden H",
+                features,
+                1,
+                8,
+                what="features / hidden H, features per vector",
+                unit="feature",
+            ),
         }
         figure, ax = new_figure(figsize=(5.4, 2.0), managed=False)
         # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.

@@ -8,7 +8,7 @@ import numpy as np
 from ...variants import sample_variance
 from ..figures.render import FastRenderer
 from ..figures.variance import variance_figure
-from .base import Explorer
+from .base import Explorer, described
 from .mean import checked_entries, entry_sliders
 
 __all__ = ["variance_explorer"]
@@ -22,8 +22,9 @@ class VarianceExplorer(Explorer):
 
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
-        controls["divisor"] = widgets.Dropdown(
-            options=DIVISORS, value=False, description="divide by"
+        controls["divisor"] = described(
+            widgets.Dropdown(options=DIVISORS, value=False, description="divide by"),
+            "divide by, the divisor of the sum of squared deviations",
         )
         figure, self.panels = variance_figure(values, value_range=(low, high), managed=False)
         dynamic = [artist for panel in self.panels for artist in panel.artists]

@@ -59,6 +59,8 @@ class WebControl:
     kind: str  # "range", "select" or "checkbox"
     labels: tuple[str, ...]
     values: tuple
+    what: str = ""  # what it moves, starting with `label`: its accessible name (Meaning.what)
+    spoken: tuple[str, ...] = ()  # each position's value as read out, with its unit (Meaning.text)
 
 
 @dataclass(frozen=True)
@@ -189,48 +191,40 @@ def _format(control, value) -> str:
 
 
 def web_controls(explorer, grids: dict, skip=()) -> list[WebControl]:
-    """The explorer's own controls as website controls, in order; float sliders take their values from `grids`."""
+    """The explorer's own controls as website controls, in order; float sliders take their values from `grids`.
+
+    Each carries its control's :class:`~lnlib.book.explorers.base.Meaning`: what it moves and every
+    position's value as read out.
+    """
     controls = []
     for name, control in explorer.controls.items():
         if name in skip:
             continue
         label = control.description or name
+        options = None  # the options' own labels, for a control that offers a list
         if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider)):
-            values = grids[name]
-            controls.append(
-                WebControl(
-                    name, label, "range", tuple(_format(control, v) for v in values), tuple(values)
-                )
-            )
+            kind, values = "range", tuple(grids[name])
+            labels = tuple(_format(control, v) for v in values)
         elif isinstance(control, widgets.IntSlider):
-            values = tuple(range(control.min, control.max + 1))
-            controls.append(WebControl(name, label, "range", tuple(map(str, values)), values))
-        elif isinstance(control, widgets.SelectionSlider):
-            controls.append(
-                WebControl(
-                    name,
-                    label,
-                    "range",
-                    tuple(control._options_labels),
-                    tuple(control._options_values),
-                )
-            )
-        elif isinstance(control, (widgets.Dropdown, widgets.ToggleButtons)):
-            controls.append(
-                WebControl(
-                    name,
-                    label or "choice",
-                    "select",
-                    tuple(control._options_labels),
-                    tuple(control._options_values),
-                )
-            )
+            kind, values = "range", tuple(range(control.min, control.max + 1))
+            labels = tuple(map(str, values))
+        elif isinstance(
+            control, (widgets.SelectionSlider, widgets.Dropdown, widgets.ToggleButtons)
+        ):
+            kind = "range" if isinstance(control, widgets.SelectionSlider) else "select"
+            labels = options = tuple(control._options_labels)
+            values = tuple(control._options_values)
         elif isinstance(control, widgets.Checkbox):
-            controls.append(WebControl(name, label, "checkbox", ("off", "on"), (False, True)))
+            kind, labels, values = "checkbox", ("off", "on"), (False, True)
         else:
             raise TypeError(
                 f"{type(explorer).__name__}.{name}: no website control for {type(control).__name__}"
             )
+        meaning = control.meaning
+        spoken = tuple(
+            meaning.text(v, None if options is None else options[i]) for i, v in enumerate(values)
+        )
+        controls.append(WebControl(name, label, kind, labels, values, meaning.what, spoken))
     return controls
 
 
@@ -272,15 +266,35 @@ def web_states(explorer) -> WebStates:
         explorer, {}, skip=fixed
     )  # menus and checkboxes; a sweep's float sliders are all swept or fixed
     value_labels = [[_format(explorer.controls[e], v) for v in plan.grids[e]] for e in entries]
+    meanings = [explorer.controls[e].meaning for e in entries]
+    spoken = [[m.text(v) for v in plan.grids[e]] for m, e in zip(meanings, entries)]
     controls = [
-        WebControl("preset", "start from", "select", tuple(presets), tuple(presets)),
-        WebControl("entry", "move", "select", tuple(labels.values()), tuple(entries)),
+        WebControl(
+            "preset",
+            "start from",
+            "select",
+            tuple(presets),
+            tuple(presets),
+            "start from, a setting of every entry",
+            tuple(presets),
+        ),
+        WebControl(
+            "entry",
+            "move",
+            "select",
+            tuple(labels.values()),
+            tuple(entries),
+            "move, the entry the next slider changes",
+            tuple(labels.values()),
+        ),
         WebControl(
             "value",
             labels[entries[0]],
             "range",
             tuple(value_labels[0]),
             tuple(plan.grids[entries[0]]),
+            meanings[0].what,
+            tuple(spoken[0]),
         ),
         *others,
     ]
@@ -302,6 +316,8 @@ def web_states(explorer) -> WebStates:
         "reset": reset,
         "labels": value_labels,
         "names": list(labels.values()),
+        "whats": [m.what for m in meanings],  # the value slider's accessible name, per entry
+        "spoken": spoken,  # its values as read out, per entry
         "size": longest,
     }
     start = [0, 0, reset[0][0], *(_nearest(c.values, start_values[c.name]) for c in others)]
@@ -367,6 +383,7 @@ def _render(explorer, states: WebStates) -> dict:
     return {
         "sizes": sizes,
         "labels": [list(c.labels) for c in states.controls],
+        "spoken": [list(c.spoken) for c in states.controls],
         "states": table,
         "images": images.items,
         "texts": texts.items,
@@ -378,17 +395,22 @@ def _render(explorer, states: WebStates) -> dict:
 def _control_html(uid: str, i: int, control: WebControl, position: int, disabled: bool) -> str:
     cid = f"{uid}-{i}"
     label = f'<label for="{cid}">{html.escape(control.label)}</label>'
-    common = f'id="{cid}" data-lnlib-control="{i}"' + (" disabled" if disabled else "")
+    # The accessible name says what the control moves and keeps the visible label (WCAG 2.5.3); a slider's
+    # aria-valuetext reads its value with the unit, a list's options do (lnlib-explorers.js keeps both current).
+    common = f'id="{cid}" data-lnlib-control="{i}" aria-label="{html.escape(control.what)}"' + (
+        " disabled" if disabled else ""
+    )
     if control.kind == "range":
         text = html.escape(control.labels[position])
+        spoken = html.escape(control.spoken[position])
         return (
             f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" max="{len(control.values) - 1}" '
-            f'step="1" value="{position}" aria-valuetext="{text}"><output for="{cid}">{text}</output></span>'
+            f'step="1" value="{position}" aria-valuetext="{spoken}"><output for="{cid}">{text}</output></span>'
         )
     if control.kind == "select":
         options = "".join(
             f'<option value="{j}"{" selected" if j == position else ""}>{html.escape(t)}</option>'
-            for j, t in enumerate(control.labels)
+            for j, t in enumerate(control.spoken)
         )
         return f'<span class="lnlib-web-control">{label}<select {common}>{options}</select></span>'
     checked = " checked" if position else ""
@@ -421,7 +443,10 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     title = html.escape(explorer.title)
     line = _grid_line(explorer, states, data["distinct"])
     payload = json.dumps(
-        {key: data[key] for key in ("sizes", "labels", "states", "images", "texts", "sweep")},
+        {
+            key: data[key]
+            for key in ("sizes", "labels", "spoken", "states", "images", "texts", "sweep")
+        },
         ensure_ascii=False,
         separators=(",", ":"),
     ).replace("</", "<\\/")

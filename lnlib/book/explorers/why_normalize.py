@@ -9,7 +9,7 @@ from ..figures.render import FastRenderer
 from ..figures.style import new_figure
 from ..figures.why_normalize import ScalePanels
 from ..models.deep_stack import ACTIVATIONS, random_stack, scale_profiles
-from .base import Explorer, choice_slider
+from .base import Explorer, choice_slider, described
 
 __all__ = ["why_normalize_explorer"]
 
@@ -66,18 +66,33 @@ class WhyNormalizeExplorer(Explorer):
     def __init__(self, depth: int, weight_scale: float, layer_norm: bool, activation: str):
         self.profiles = _precompute()
         controls = {
-            "depth": choice_slider("depth L", DEPTHS, depth),
+            "depth": choice_slider(
+                "depth L",
+                DEPTHS,
+                depth,
+                what="depth L, the number of layers in the stack",
+                unit="layer",
+            ),
             "weight_scale": choice_slider(
-                "weight scale a", list(WEIGHT_SCALES.items()), weight_scale
+                "weight scale a",
+                list(WEIGHT_SCALES.items()),
+                weight_scale,
+                what="weight scale a, each layer's weights a · N(0, 1) / √64",
             ),
-            "layer_norm": widgets.Checkbox(
-                value=layer_norm,
-                description="LayerNorm after each linear map",
-                indent=False,
-                layout=widgets.Layout(width="max-content"),
+            "layer_norm": described(
+                widgets.Checkbox(
+                    value=layer_norm,
+                    description="LayerNorm after each linear map",
+                    indent=False,
+                    layout=widgets.Layout(width="max-content"),
+                ),
+                "LayerNorm after each linear map, before its nonlinearity",
             ),
-            "activation": widgets.Dropdown(
-                options=list(ACTIVATIONS), value=activation, description="nonlinearity"
+            "activation": described(
+                widgets.Dropdown(
+                    options=list(ACTIVATIONS), value=activation, description="nonlinearity"
+                ),
+                "nonlinearity after each layer",
             ),
         }
         figure, (ax_act, ax_grad) = new_figure(1, 2, figsize=(5.4, 3.4), managed=False)
