@@ -109,13 +109,14 @@ def test_describe_step_prints_the_documents_rounding():
 
 
 def test_explorer_opens_on_the_running_example_with_its_learned_gamma_and_beta():
-    # token 1 = [0.5, -1.5, 1, 8]: mean 8 / 4 = 2, variance (2.25 + 12.25 + 1 + 36) / 4 = 12.875.
+    # token 1 = [0.4, -0.9, 6.1, 0.2]: mean 5.8 / 4 = 1.45,
+    # variance (1.1025 + 5.5225 + 21.6225 + 1.5625) / 4 = 7.4525.
     explorer = complete_examples_explorer()
-    assert "x = [0.5000, -1.5000, 1.0000, 8.0000]" in explorer.readout.value
+    assert "x = [0.4000, -0.9000, 6.1000, 0.2000]" in explorer.readout.value
     explorer.controls["step"].value = 1
-    assert "sample 1: μ = 2.0000" in explorer.readout.value
+    assert "sample 1: μ = 1.4500" in explorer.readout.value
     explorer.controls["step"].value = 2
-    assert "σ² = 12.875000" in explorer.readout.value
+    assert "σ² = 7.452500" in explorer.readout.value
     explorer.controls["step"].value = 4
     x, gamma, beta = (np.asarray(v) for v in explorer_running_example())
     centred = x - x.mean(axis=-1, keepdims=True)

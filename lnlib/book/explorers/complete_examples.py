@@ -19,11 +19,12 @@ from .base import Explorer
 
 __all__ = ["complete_examples_explorer"]
 
-#: The chapter's running example: two tokens (an outlier feature; little spread), with learned γ and β.
+#: The chapter's running example: tokens 1 and 3 of chapter 07's batch (an outlier feature; a quiet
+#: token), with that chapter's learned γ and β.
 RUNNING = (
-    np.array([[0.5, -1.5, 1.0, 8.0], [2.3, 1.8, 2.1, 1.9]]),
-    np.array([1.2, 0.8, 1.0, 0.5]),
-    np.array([0.1, -0.2, 0.0, 0.3]),
+    np.array([[0.4, -0.9, 6.1, 0.2], [0.01, -0.04, 0.09, 0.0]]),
+    np.array([0.5, 1.0, 2.0, -1.0]),
+    np.array([-2.0, 0.0, 1.0, 3.0]),
 )
 
 #: The chapter's running example, then the documents' three walk-throughs (γ = 1, β = 0), by the name
