@@ -106,3 +106,26 @@ def test_describe_step_prints_the_documents_rounding():
     assert describe_step(steps, 0, decimals=3) == ["x = [0.146, 0.108, 0.192, …, 0.110]"]
     with pytest.raises(ValueError, match="step must be"):
         describe_step(steps, 5)
+
+
+def test_explorer_opens_on_the_running_example_with_its_learned_gamma_and_beta():
+    # token 1 = [0.4, -0.9, 6.1, 0.2]: mean 5.8 / 4 = 1.45,
+    # variance (1.1025 + 5.5225 + 21.6225 + 1.5625) / 4 = 7.4525.
+    explorer = complete_examples_explorer()
+    assert "x = [0.4000, -0.9000, 6.1000, 0.2000]" in explorer.readout.value
+    explorer.controls["step"].value = 1
+    assert "sample 1: μ = 1.4500" in explorer.readout.value
+    explorer.controls["step"].value = 2
+    assert "σ² = 7.452500" in explorer.readout.value
+    explorer.controls["step"].value = 4
+    x, gamma, beta = (np.asarray(v) for v in explorer_running_example())
+    centred = x - x.mean(axis=-1, keepdims=True)
+    by_hand = gamma * centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5) + beta
+    np.testing.assert_allclose(explorer.result["y"], by_hand, rtol=1e-12)
+    assert "γ = 1 and β = 0" not in explorer.readout.value
+
+
+def explorer_running_example():
+    from lnlib.book.explorers.complete_examples import RUNNING
+
+    return RUNNING

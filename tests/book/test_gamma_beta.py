@@ -148,11 +148,13 @@ def test_gpt2_counts_refuse_bad_sizes():
 
 
 def test_explorer_starts_as_pure_normalization():
+    # chapter 07's token 1, [0.4, -0.9, 6.1, 0.2]: mean 1.45, variance 7.4525 (by hand)
     explorer = gamma_beta_explorer()
+    centred = np.array([0.4, -0.9, 6.1, 0.2]) - 1.45
     np.testing.assert_allclose(
-        explorer.result["y_small"], [-3, -1, 1, 3] / np.sqrt(5.00001), rtol=1e-12
+        explorer.result["y_small"], centred / np.sqrt(7.4525 + 1e-5), rtol=1e-12
     )
-    assert "-1.342" in explorer.readout.value and explorer.note.value == ""
+    assert "1.703" in explorer.readout.value and explorer.note.value == ""
 
 
 def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
@@ -167,7 +169,7 @@ def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
             abs(g) * xhat_groups[k].std(), rel=1e-4
         )
     np.testing.assert_allclose(
-        explorer.result["y_small"][0], 2.0 * (-3 / np.sqrt(5.00001)) + 1.0, rtol=1e-12
+        explorer.result["y_small"][0], 2.0 * (-1.05 / np.sqrt(7.4525 + 1e-5)) + 1.0, rtol=1e-12
     )
 
 

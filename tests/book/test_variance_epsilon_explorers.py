@@ -171,3 +171,14 @@ def test_companion_solid_curve_falls_first_exactly_when_sigma_is_below_one_half(
         if math.sqrt(variance) < 0.5:  # decades apart: the dashed curve holds on until ε nears σ
             assert first_below[dashed] / first_below[solid] > 0.4 / math.sqrt(variance)
     matplotlib.pyplot.close(figure)
+
+
+def test_mean_and_variance_explorers_open_where_the_website_starts():
+    """The website opens on the first preset (chapters 03 and 04's running examples); the widget on the same."""
+    from lnlib.book.explorers.web import WEB_PLANS
+
+    for factory, name in ((mean_explorer, "MeanExplorer"), (variance_explorer, "VarianceExplorer")):
+        first = next(iter(WEB_PLANS[name].presets.values()))
+        values = factory().values()
+        assert {k: values[k] for k in first} == pytest.approx(first), name
+        assert len(first) == sum(k.startswith("x") for k in values), name

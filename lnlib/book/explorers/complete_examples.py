@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
+import numpy as np
 
 from ..experiments.complete_examples import (
     describe_step,
@@ -18,18 +19,28 @@ from .base import Explorer, described
 
 __all__ = ["complete_examples_explorer"]
 
-#: The documents' three walk-throughs, by the name the dropdown shows.
+#: The chapter's running example: tokens 1 and 3 of chapter 07's batch (an outlier feature; a quiet
+#: token), with that chapter's learned γ and β.
+RUNNING = (
+    np.array([[0.4, -0.9, 6.1, 0.2], [0.01, -0.04, 0.09, 0.0]]),
+    np.array([0.5, 1.0, 2.0, -1.0]),
+    np.array([-2.0, 0.0, 1.0, 3.0]),
+)
+
+#: The chapter's running example, then the documents' three walk-throughs (γ = 1, β = 0), by the name
+#: the dropdown shows: the input, γ and β.
 EXAMPLES = {
+    "running example: 2 tokens": lambda: RUNNING,
     "2×4 batch": documents_batch,
     "token [2, 4, 6, 8]": documents_token,
     "512-d embedding": documents_embedding,
 }
 
 
-def step_readout(steps, step: int) -> str:
-    """The numbers of one step of a worked example, one line per sample (HTML)."""
+def step_readout(steps, step: int, learned: bool = False) -> str:
+    """The numbers of one step of a worked example, one line per sample (HTML); `learned`: γ and β are not 1 and 0."""
     lines = describe_step(steps, step)
-    if step == 4:
+    if step == 4 and not learned:
         lines.append("(γ = 1 and β = 0, their initial values: y = x̂)")
     return f"<b>{html.escape(STEP_TITLES[step])}</b><br>" + "<br>".join(
         html.escape(line) for line in lines
@@ -48,7 +59,10 @@ class CompleteExamplesExplorer(Explorer):
     def __init__(self, example: str, step: int):
         self.figures = {}
         for name, make in EXAMPLES.items():
-            figure, panels = steps_figure(make(), managed=False)
+            example_data = make()
+            if not isinstance(example_data, tuple):
+                example_data = (example_data,)
+            figure, panels = steps_figure(*example_data, managed=False)
             renderer = FastRenderer(figure, panels.artists)
             renderer.png()  # draw the static parts now, so switching examples costs no full redraw
             self.figures[name] = (panels, renderer)
@@ -76,7 +90,7 @@ class CompleteExamplesExplorer(Explorer):
         panels.show(step)
         s = panels.steps
         return (
-            step_readout(s, step),
+            step_readout(s, step, learned=example == next(iter(EXAMPLES))),
             "",
             {
                 "mean": s.mean[:, 0],
@@ -89,14 +103,15 @@ class CompleteExamplesExplorer(Explorer):
 
 
 def complete_examples_explorer(
-    example: str = "token [2, 4, 6, 8]", step: int = 0
+    example: str = "running example: 2 tokens", step: int = 0
 ) -> CompleteExamplesExplorer:
-    """Explorer for the chapter "The complete examples": pick one of the documents' examples and step through it.
+    """Explorer for the chapter "The complete examples": pick the chapter's example or one of the documents', and step through it.
 
     Parameters
     ----------
-    example : str, default "token [2, 4, 6, 8]"
-        One of ``"2×4 batch"``, ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
+    example : str, default "running example: 2 tokens"
+        One of ``"running example: 2 tokens"`` (the chapter's, with learned γ and β), ``"2×4 batch"``,
+        ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
     step : int, default 0
         0 shows the input; 1 to 4 add the documents' steps (mean, variance, normalize, scale and shift).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...forward import layer_norm
-from ..experiments.complete_examples import documents_embedding, documents_token
+from ..experiments.complete_examples import documents_embedding
 from ..figures.gamma_beta import gamma_beta_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, slider
@@ -13,6 +13,8 @@ from .base import Explorer, slider
 __all__ = ["gamma_beta_explorer"]
 
 GAMMA_RANGE, BETA_RANGE = (-2.0, 2.0), (-3.0, 3.0)
+#: The small vector: the chapter's token 1, its third feature an outlier.
+TOKEN = (0.4, -0.9, 6.1, 0.2)
 
 
 class GammaBetaExplorer(Explorer):
@@ -25,7 +27,7 @@ class GammaBetaExplorer(Explorer):
     control_columns = 4  # γ1 … γ4 in the first row, each βᵢ under its γᵢ
 
     def __init__(self, gamma, beta):
-        self.xhat_small = layer_norm(documents_token())
+        self.xhat_small = layer_norm(np.array(TOKEN))
         self.xhat_wide = layer_norm(documents_embedding())
         limits = [
             float(np.ceil(max(map(abs, GAMMA_RANGE)) * np.abs(x).max() + max(map(abs, BETA_RANGE))))
@@ -89,7 +91,7 @@ class GammaBetaExplorer(Explorer):
 def gamma_beta_explorer(gamma=(1.0, 1.0, 1.0, 1.0), beta=(0.0, 0.0, 0.0, 0.0)) -> GammaBetaExplorer:
     """Explorer for the chapter "Scale γ and shift β": one γ and one β slider for each of four features.
 
-    The small vector is the normalized token ``[2, 4, 6, 8]``; the wide one is
+    The small vector is the chapter's token 1 (``TOKEN``), normalized; the wide one is
     the normalized 512-d embedding of :func:`lnlib.book.experiments.complete_examples.documents_embedding`,
     whose features are split into four groups of 128 that share the sliders' values.
 

@@ -43,15 +43,18 @@ class MeanExplorer(Explorer):
         return readout, note, {"mean": mu, "centred": centred}
 
 
-def mean_explorer(
-    values=(1.0, 2.0, 3.0, 4.0), *, low: float = -5.0, high: float = 10.0
-) -> MeanExplorer:
+#: The chapter's token 2 (its running example): eight features, feature 4 an outlier.
+OUTLIER_TOKEN = (0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3)
+
+
+def mean_explorer(values=OUTLIER_TOKEN, *, low: float = -5.0, high: float = 15.0) -> MeanExplorer:
     """Explorer for the chapter "The mean": one slider per entry of a small vector.
 
     Parameters
     ----------
-    values : sequence of float, default (1, 2, 3, 4)
-        The starting entries (2 to 8 of them), each within [low, high].
+    values : sequence of float, default OUTLIER_TOKEN
+        The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's token
+        with an outlier feature.
     low, high : float
         The sliders' range.
 

@@ -56,15 +56,18 @@ class VarianceExplorer(Explorer):
         )
 
 
-def variance_explorer(
-    values=(1.0, 2.0, 3.0, 4.0), *, low: float = 0.0, high: float = 5.0
-) -> VarianceExplorer:
+#: The chapter's running example: token 1, and token 2 = 3 × token 1 − 1, the same pattern stretched.
+TOKEN_1 = (1.3, 0.1, 2.0, -0.7, 0.8, -0.5)
+TOKEN_2 = tuple(round(3 * v - 1, 10) for v in TOKEN_1)
+
+
+def variance_explorer(values=TOKEN_2, *, low: float = -3.5, high: float = 5.5) -> VarianceExplorer:
     """Explorer for the chapter "The variance": one slider per entry and a choice of divisor, H or H - 1.
 
     Parameters
     ----------
-    values : sequence of float, default (1, 2, 3, 4)
-        The starting entries (2 to 8 of them), each within [low, high].
+    values : sequence of float, default TOKEN_2
+        The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's token 2.
     low, high : float
         The sliders' range; it fixes the figure's scales, so areas stay comparable.
 

@@ -33,6 +33,8 @@ import numpy as np
 from PIL import Image
 
 from ..figures.render import overlay
+from .mean import OUTLIER_TOKEN
+from .variance import TOKEN_1, TOKEN_2
 
 __all__ = [
     "Sweep",
@@ -102,30 +104,40 @@ def _decades(low: int, high: int, per_decade: int) -> tuple[float, ...]:
     )
 
 
+def _with_presets(grids: dict, vectors) -> dict:
+    """Each entry's grid, with the entries of `vectors` (a chapter's running example) added where they fall off it."""
+    return {
+        name: tuple(sorted({*grid, *(float(np.round(v[i], 10)) for v in vectors)}))
+        for i, (name, grid) in enumerate(grids.items())
+    }
+
+
 #: What each explorer offers on the website, by class name: grids for its float sliders, or a Sweep.
 WEB_PLANS = {
     "EpsilonExplorer": {"eps": _decades(-10, 0, 2), "spread": _decades(-5, 1, 2)},
     "NumericsExplorer": {"shift": _decades(0, 5, 4)},
     "MeanExplorer": Sweep(
         presets={
-            "sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)),
-            "sample 2: [5, 6, 7, 8]": _entries("x", (5, 6, 7, 8)),
-            "constant: [3, 3, 3, 3]": _entries("x", (3, 3, 3, 3)),
-            "one outlier: [0, 0, 0, 10]": _entries("x", (0, 0, 0, 10)),
+            "token 2: outlier at x4": _entries("x", OUTLIER_TOKEN),
+            "token 2, outlier at 0": _entries("x", (*OUTLIER_TOKEN[:3], 0, *OUTLIER_TOKEN[4:])),
+            "constant: all 1": _entries("x", (1,) * 8),
         },
-        grids={f"x{i}": _steps(-5, 10, 1) for i in range(1, 5)},
+        grids=_with_presets({f"x{i}": _steps(-5, 15, 1) for i in range(1, 9)}, [OUTLIER_TOKEN]),
     ),
     "VarianceExplorer": Sweep(
         presets={
-            "sample 1: [1, 2, 3, 4]": _entries("x", (1, 2, 3, 4)),
-            "constant: [2, 2, 2, 2]": _entries("x", (2, 2, 2, 2)),
-            "near-constant: [2, 2, 2, 2.5]": _entries("x", (2, 2, 2, 2.5)),
-            "one outlier: [0, 0, 0, 4]": _entries("x", (0, 0, 0, 4)),
+            "token 2 = 3 × token 1 − 1": _entries("x", TOKEN_2),
+            "token 1": _entries("x", TOKEN_1),
+            "constant: all 1": _entries("x", (1,) * 6),
         },
-        grids={f"x{i}": _steps(0, 5, 0.5) for i in range(1, 5)},
+        grids=_with_presets(
+            {f"x{i}": _steps(-3.5, 5.5, 0.5) for i in range(1, 7)},
+            [TOKEN_1, TOKEN_2],
+        ),
     ),
     "NormalizingExplorer": Sweep(
         presets={
+            "outlier: (0.5, −0.5, 3)": _entries("x", (0.5, -0.5, 3)),
             "x = (1, 2, 3)": _entries("x", (1, 2, 3)),
             "constant: (2, 2, 2)": _entries("x", (2, 2, 2)),
             "near-constant: (1, 1, 1.5)": _entries("x", (1, 1, 1.5)),
@@ -134,6 +146,10 @@ WEB_PLANS = {
     ),
     "GammaBetaExplorer": Sweep(
         presets={
+            "the chapter's γ and β": {
+                **_entries("gamma", (0.5, 1, 2, -1)),
+                **_entries("beta", (-2, 0, 1, 3)),
+            },
             "initial: γ = 1, β = 0": {**_entries("gamma", (1,) * 4), **_entries("beta", (0,) * 4)},
             "γ = 2, β = 0": {**_entries("gamma", (2,) * 4), **_entries("beta", (0,) * 4)},
             "γ = 0.5, β = −1": {**_entries("gamma", (0.5,) * 4), **_entries("beta", (-1,) * 4)},
