@@ -17,16 +17,15 @@ mean of 5.0, 0.25), which any chapter prints for other reasons.
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import importlib
-import io
 import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from lnlib.book.tools.cells import code, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -38,61 +37,12 @@ MODULE = re.compile(r"from lnlib\.book\.exercises\.(\w+) import exercises")
 SMALL_ARRAY = 16  # an expected array this long or shorter is searched at three digits
 
 
-def code(cell: dict) -> str:
-    """A code cell's source as Python (IPython's magics dropped)."""
-    return "\n".join(
-        line for line in "".join(cell["source"]).splitlines() if not line.startswith(("%", "!"))
-    )
-
-
-def statements(cells: list[dict]) -> list[ast.stmt]:
-    return [
-        stmt for cell in cells if cell["cell_type"] == "code" for stmt in ast.parse(code(cell)).body
-    ]
-
-
-def bound(stmt: ast.stmt) -> set[str]:
-    """The names a statement binds or changes (``x = ...``, ``x[0] += ...``, ``def x``, ``import x``)."""
-    names = set()
-    for node in ast.walk(stmt):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
-            base = node.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                names.add(base.id)
-    return names
-
-
-def read(stmt: ast.stmt) -> set[str]:
-    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def the_data(cells: list[dict], index: int, data: str) -> dict:
     """The data exercise cell `index` passes to its check, computed from the statements they need."""
-    cell = ast.parse(code(cells[index])).body
-    mine = [
-        s
-        for s in cell
-        if not isinstance(s, ast.Expr) and not any(n.startswith("answer_") for n in bound(s))
-    ]
-    body = statements(cells[:index]) + mine
-    need = read(ast.parse(f"dict({data})")) if data else set()
-    keep = []
-    for stmt in reversed(body):  # a backward slice: each statement that binds a name still needed
-        if bound(stmt) & need:
-            keep.append(stmt)
-            need |= read(stmt)
-    namespace: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):  # what those cells print is not wanted here
-        exec(compile(ast.Module(body=keep[::-1], type_ignores=[]), "<data>", "exec"), namespace)  # noqa: S102
-    return eval(f"dict({data})", namespace) if data else {}  # noqa: S307
+    own = "".join(cells[index]["source"]).split("answer_")[
+        0
+    ]  # the cell's data lines, before its answer
+    return evaluate(cells, index, f"dict({data})", own=own)
 
 
 def exercises_of(chapter: Path) -> list[tuple[int, int, str]]:

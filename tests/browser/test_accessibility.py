@@ -174,7 +174,7 @@ def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
     that moves changes the figure's alt text, and after a pause the polite live region reads the new
     setting and readout, once. Each control reached says what it moves and its value with its unit, in
     Chromium's accessibility tree, before and after the key press (the explorer's Meaning, computed here)."""
-    states = web_states(build(EXPLORERS[page]))
+    states = web_states(build(page))
     holder = OfflineContext(browser, 1280)
     try:
         browser_page = holder.context.new_page()

@@ -20,8 +20,6 @@ opens in the served folder, which holds only what a student handed ``chapters/``
 
 from __future__ import annotations
 
-import ast
-import builtins
 import importlib
 import json
 import re
@@ -30,6 +28,8 @@ import time
 
 import ipywidgets as widgets
 import pytest
+
+from lnlib.book.tools.cells import cells_needed, code, evaluate
 
 from . import jupyterlab as lab
 from .conftest import ROOT, SCREENSHOTS, OfflineContext, require, screenshot
@@ -109,15 +109,17 @@ def test_chapter_reads_right_in_jupyterlab(chapter, server, lab_page, artifacts)
     screenshot_whole_chapter(page, artifacts / f"lab__{chapter}.png")
     cells = notebook_cells(chapter)
     times = {"opened": time.perf_counter() - started}
-    lab.run_cells(page, [first_code_cell(cells)])  # the chapter's imports, as its first cell
+    ran: set[int] = set()  # the cells run so far: the chapter's imports, its running example
     if f"chapters/{chapter}" in EXPLORERS:
+        explorer = explorer_cell(cells)
+        run_once(page, cells_needed(cells, explorer, code(cells[explorer])) + [explorer], ran)
         lab.run_cells(page, [explorer_cell(cells)])
         move_every_control(page, chapter)
         assert page.locator(ERROR_OUTPUTS).count() == 0, (
             f"{chapter}: the explorer printed an error in JupyterLab"
         )
     times["explorer"] = time.perf_counter() - started - sum(times.values())
-    answer_in_jupyterlab(page, chapter)
+    answer_in_jupyterlab(page, chapter, ran)
     times["exercises"] = time.perf_counter() - started - sum(times.values())
     follow_a_link_of_each_kind(page, chapter)
     times["links"] = time.perf_counter() - started - sum(times.values())
@@ -186,7 +188,13 @@ def explorer_cell(cells: list[dict]) -> int:
     )
 
 
-def answer_in_jupyterlab(page, chapter) -> None:
+def run_once(page, indices: list[int], ran: set[int]) -> None:
+    """Run the cells at `indices` that have not run yet, in order (the page's kernel keeps what they made)."""
+    lab.run_cells(page, [index for index in indices if index not in ran])
+    ran.update(indices)
+
+
+def answer_in_jupyterlab(page, chapter, ran: set[int]) -> None:
     """Answer every exercise as a student types it, each attempt run in the exercise's one cell: every mistake
     the exercise names (its named message, word for word as lnlib words it), then the solution ("Correct!"),
     then the cell as handed out ("Not answered yet": the check judges the answer of that run, never a stale
@@ -194,9 +202,6 @@ def answer_in_jupyterlab(page, chapter) -> None:
     cells = notebook_cells(chapter)
     module = EXERCISES_IMPORT.search("".join(cells[first_code_cell(cells)]["source"])).group(1)
     exercises = importlib.import_module(f"lnlib.book.exercises.{module}").exercises
-    imports = first_code_cell(cells)
-    namespace: dict = {}
-    exec("".join(cells[imports]["source"]), namespace)  # noqa: S102 (the chapter's imports)
     for index, cell in enumerate(cells):
         source = "".join(cell["source"])
         found = CHECK_LINE.search(source) if cell["cell_type"] == "code" else None
@@ -205,11 +210,11 @@ def answer_in_jupyterlab(page, chapter) -> None:
         k, data = found.group(1), (found.group(2) or "")
         solution = SOLUTION.search("".join(cells[index + 1]["source"])).group(1)
         # what the exercise's data, and its solution, need from the chapter's example
-        earlier = cells_defining(cells, source + "\n" + solution, index, set(namespace))
-        lab.run_cells(page, earlier)
-        for needed in earlier:
-            exec("".join(cells[needed]["source"]), namespace)  # noqa: S102
-        exercise = exercises.exercise(int(k), **handed_out_data(source, k, namespace))
+        run_once(page, cells_needed(cells, index, source + "\n" + solution), ran)
+        handed_out = source.split(f"answer_{k} = None")[0]
+        exercise = exercises.exercise(
+            int(k), **evaluate(cells, index, f"dict({data})", own=handed_out)
+        )
         marker = f"exercises.check({k}, answer_{k}"
         mistakes = f"list(exercises.exercise({k}, {data}).mistakes.values())"
         attempts = [
@@ -238,46 +243,6 @@ def answer_in_jupyterlab(page, chapter) -> None:
             assert text.startswith(" ".join(expected.split())), (
                 f"{where}: the box says {text!r}, lnlib says {expected!r}"
             )
-
-
-def handed_out_data(source: str, k: str, namespace: dict) -> dict:
-    """The data an exercise's cell passes to its check, as the cell hands it out, with `namespace` holding
-    what the chapter's earlier cells define."""
-    namespace = dict(namespace)
-    exec(source.split(f"answer_{k} = None")[0], namespace)  # noqa: S102 (the committed chapter's own lines)
-    return eval(f"dict({CHECK_LINE.search(source).group(2) or ''})", namespace)  # noqa: S307
-
-
-def cells_defining(cells: list[dict], source: str, before: int, known: set[str]) -> list[int]:
-    """The earlier code cells that define the names `source` uses and `known` lacks (an exercise whose data
-    comes from the chapter's example), each with the cells it needs in turn: the cells a student's Run All
-    would have run for this exercise, in order."""
-    needed, found = free_names(source) - known, set()
-    for index in range(before - 1, -1, -1):
-        cell = "".join(cells[index]["source"])
-        if cells[index]["cell_type"] != "code" or not (defined_names(cell) & needed):
-            continue
-        found.add(index)
-        needed = (needed - defined_names(cell)) | (free_names(cell) - known)
-    return sorted(found)
-
-
-def defined_names(source: str) -> set[str]:
-    tree = ast.parse(source)
-    return {
-        node.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    } | {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-
-
-def free_names(source: str) -> set[str]:
-    loaded = {
-        node.id
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-    }
-    return loaded - defined_names(source) - set(dir(builtins))
 
 
 CHECK_LINE = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
@@ -355,7 +320,7 @@ def readout_text(html_text: str) -> str:
 
 
 def move_every_control(page, chapter) -> None:
-    explorer = build(EXPLORERS[f"chapters/{chapter}"])
+    explorer = build(f"chapters/{chapter}")
     names = {control.description: name for name, control in explorer.controls.items()}
     root = page.locator(lab.EXPLORER)
     root.scroll_into_view_if_needed()

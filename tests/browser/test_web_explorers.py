@@ -18,8 +18,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-import lnlib.book.explorers
 from lnlib.book.explorers.web import web_states
+from lnlib.book.tools.cells import evaluate
 
 from .conftest import ROOT, SITE, screenshot
 
@@ -100,8 +100,14 @@ def expected_name(states, index: int, positions: list[int]) -> tuple[str, str]:
     return control.what, control.spoken[positions[index]]
 
 
-def build(source: str):
-    return eval(source, dict(vars(lnlib.book.explorers)))  # noqa: S307 (the chapter's own one-line explorer call)
+def build(page_name: str):
+    """The explorer of chapter page `page_name`, as its Explore cell makes it (with the chapter's running
+    example, which earlier cells define)."""
+    cells = json.loads((ROOT / f"{page_name}.ipynb").read_text())["cells"]
+    index = next(
+        i for i, cell in enumerate(cells) if "".join(cell["source"]).strip() == EXPLORERS[page_name]
+    )
+    return evaluate(cells, index, EXPLORERS[page_name])
 
 
 def frame(explorer, values):
@@ -154,7 +160,7 @@ def enable(root, element) -> None:
 
 @pytest.mark.parametrize("page_name", sorted(EXPLORERS))
 def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url, artifacts):
-    explorer = build(EXPLORERS[page_name])
+    explorer = build(page_name)
     states = web_states(explorer)
     page = offline.context.new_page()
     errors: list[str] = []
