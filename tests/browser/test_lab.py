@@ -2,20 +2,29 @@
 
 One JupyterLab server per test worker (``tests/browser/jupyterlab.py``: loopback, a token, a temporary
 copy of the chapters so the test can never modify the committed notebooks, windowing off so every cell is
-rendered) serves every chapter. For each chapter: open it, run all cells, and check that the rendered
-prose shows no raw MyST markup (``{glue``, ``{doc}``, ``{cite}``, ``{ref}``, ```` ```{ ````), that no
-solution is open or has run ("Correct!") before the reader asks, and that no cell shows an error; with
-LNBOOK_SCREENSHOTS=1 (`make screenshots`) a full-page screenshot of each lands in tests/artifacts/screenshots.
+rendered) serves every chapter. For each chapter: open it and check what a student sees before running
+anything: the prose rendered with no raw MyST markup (``{glue``, ``{doc}``, ``{cite}``, ``{ref}``,
+```` ```{ ````) and no unresolved reference, no stored output with an error, no solution open or run
+("Correct!"), a solution that opens when asked; with LNBOOK_SCREENSHOTS=1 (`make screenshots`) a
+full-page screenshot of each lands in tests/artifacts/screenshots.
 
-Then every control of the chapter's explorer is moved: each slider by keyboard (arrows, Page Up/Down, Home
+The test then runs only the cells its checks need, with JupyterLab's own Run Cell: the explorer's cell and
+the cells that define what it uses (``lnlib.book.tools.cells.cells_needed``), later each exercise's. Every
+cell of every chapter already runs, top to bottom, in nbval's kernel (``make test-notebooks``), so a Run
+All here would run each chapter a fourth time in make test (issue 23).
+
+Every control of the chapter's explorer is moved: each slider by keyboard (arrows, Page Up/Down, Home
 or End on its handle), by a mouse click on its track and by dragging its handle; each dropdown to its next
 option. Every move must change the figure or the readout, and must not move the cell below the explorer by a pixel. A
 slider disabled at the chapter's settings must be one the explorer declares inactive there, with its
 reason in the readout; the dropdowns are then turned until it is in effect, and it is moved like the rest.
 
-Then exercise 1 is answered as a student types it (a named mistake, an answer that raises, the
-solution; every exercise is checked in the kernel by tests/nbval_exercises.py), and a link to the Sources page and one to another chapter are followed: each
-opens in the served folder, which holds only what a student handed ``chapters/`` has.
+Then every exercise is answered as a student types it into its one cell (answer and check run together):
+each mistake it names, whose box must say what lnlib says, word for word; the solution ("Correct!"); the
+cell as handed out again ("Not answered yet": a stale answer is never judged); for exercise 1 also code
+that raises (the error shown, nothing judged). Last, a link to the Sources page and one to another
+chapter are followed: each opens in the served folder, which holds only what a student handed
+``chapters/`` has.
 """
 
 from __future__ import annotations
