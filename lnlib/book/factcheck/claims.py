@@ -298,7 +298,7 @@ CLAIMS: tuple[Claim, ...] = (
         "$\\Delta\\gamma = -\\eta\\sum_{i=1}^H \\dfrac{\\partial L}{\\partial y_i}\\hat x_i$ (and Δβ alike)",
         "003",
         "false",
-        "$\\partial L/\\partial\\gamma_i = \\sum_n (\\partial L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
+        "$\\partial \\mathcal L/\\partial\\gamma_i = \\sum_n (\\partial \\mathcal L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
         "09_gradients",
     ),
     _c(
@@ -314,7 +314,7 @@ CLAIMS: tuple[Claim, ...] = (
         "$\\dfrac{\\partial L}{\\partial x_i} = \\dfrac{\\partial L}{\\partial y_i}\\dfrac{\\partial y_i}{\\partial \\hat x_i}\\dfrac{\\partial \\hat x_i}{\\partial x_i}$",
         "003",
         "false",
-        "$\\partial L/\\partial x_i = \\sum_j (\\partial L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
+        "$\\partial \\mathcal L/\\partial x_i = \\sum_j (\\partial \\mathcal L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
         "09_gradients",
     ),
     _c(
