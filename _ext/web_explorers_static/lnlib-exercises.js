@@ -193,9 +193,21 @@
     // typed with a few digits: a known mistake is still named when the answer is near it, not the answer
     const rounded = namedMistake(got, { ...d, rtol: d.rounded });
     if (rounded !== null && !close(got, want, d.rounded, d.atol)) return wrong(rounded);
+    if (typedAnswer(got, want, d)) return "Correct!";
     if (d.bools) return wrong(`${got.flat.filter((x, k) => x !== want.flat[k]).length} of ${want.flat.length} answers are not right`);
     if (d.integer && got.flat.length === 1) return wrong(`${pyG(got.flat[0], 6)} is not the expected count`);
     return wrong(howFar(got, want));
+  }
+
+  // the answer typed with fewer digits: within d.rounded of it, every known mistake d.nearer times farther away
+  function typedAnswer(got, want, d) {
+    if (d.bools || d.integer || !close(got, want, d.rounded, d.atol)) return false;
+    const gap = Math.max(...got.flat.map((x, k) => Math.abs(x - want.flat[k])));
+    return d.mistakes.every(([, value]) => {
+      const mistaken = asArray(value);
+      if (mistaken === null || !sameShape(mistaken, got)) return true;
+      return Math.max(...got.flat.map((x, k) => Math.abs(x - mistaken.flat[k]))) > d.nearer * gap;
+    });
   }
 
   function namedMistake(got, d) {

@@ -27,7 +27,7 @@ from lnlib.book.exercises.feedback import NOT_ANSWERED, ON_THE_WEBSITE, Exercise
         ),
         (np.array([-1.0, 2.0]), np.array([1.0, -2.0]), "the sign is flipped"),
         (np.array([[1.0, 2.0]]), np.array([[1.0], [2.0]]), "right but transposed"),
-        (1.0 + 1e-4, 1.0, "close, but not within the tolerance"),
+        (1.0 + 5e-3, 1.0, "close, but not within the tolerance"),
         (7.0, 5.0, "7 is not the expected value"),
         (np.array([np.nan, 1.0]), np.array([1.0, 1.0]), "contains nan"),
         ("two", 2.0, "expected a number"),
@@ -40,6 +40,21 @@ from lnlib.book.exercises.feedback import NOT_ANSWERED, ON_THE_WEBSITE, Exercise
 def test_feedback_names_what_is_wrong(answer, expected, words):
     line = feedback(answer, expected)
     assert re.search(words, line), line
+
+
+def test_an_answer_typed_with_fewer_digits_is_right_unless_a_mistake_is_as_near():
+    """A reader types numpy's printout or four digits: right when every known mistake is far, "give
+    more digits" when one is about as near (an ε mistake), and a count must be exact."""
+    third = Exercise(1 / 3, rtol=1e-9, mistakes={"that divides by H - 1": 1 / 2})
+    assert third.feedback(0.33333333) == "Correct!"  # numpy's printout
+    assert third.feedback(0.3333) == "Correct!"
+    assert third.feedback(0.335).startswith("Not quite: close")  # beyond rounding to four digits
+    root = np.sqrt(5 + 1e-5)
+    with_eps = Exercise(root, rtol=1e-9, mistakes={"ε is missing": np.sqrt(5.0)})
+    assert with_eps.feedback(2.236).startswith("Not quite: close")  # as near the mistake as the answer
+    assert with_eps.feedback(2.2360702) == "Correct!"  # enough digits to tell them apart
+    count = Exercise(np.int64(100352))
+    assert count.feedback(100300).startswith("Not quite: 100300 is not the expected count")
 
 
 def test_exercise_names_a_known_mistake_and_hides_its_answer():

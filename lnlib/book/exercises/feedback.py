@@ -21,6 +21,9 @@ NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cel
 CORRECT = "Correct!"
 #: The relative tolerance at which an answer typed with three or four digits still matches a known mistake.
 ROUNDED = 2e-3
+#: A typed answer within ROUNDED of the answer is right when every known mistake is this many times farther
+#: from it than the answer is: numpy's printout (8 digits) or four digits pass, unless a mistake is that near.
+NEARER = 4
 WRONG = "Not quite: "
 #: The plain-text stand-in of the website's answer box (lnlib.book.exercises.web), where HTML is not shown.
 ON_THE_WEBSITE = "Answer in the box on the book's website, or run this cell in JupyterLab."
@@ -141,6 +144,21 @@ def _named_mistake(got, mistakes: dict, rtol, atol) -> str | None:
     return "; or ".join(named) or None  # two mistakes can give one number: name both
 
 
+def _typed_answer(got, want, expected, mistakes: dict, atol) -> bool:
+    """Whether `got` is the answer typed with fewer digits: within ROUNDED of it, and every known mistake at
+    least NEARER times farther away (a count or True/False must be exact)."""
+    kind = np.asarray(expected).dtype
+    if kind.kind in "biu" or not _close(got, want, ROUNDED, atol):  # True/False, a count: exact
+        return False
+    gap = float(np.max(np.abs(got - want)))
+    for value in mistakes.values():
+        mistaken = _as_numbers(value)
+        if mistaken is not None and mistaken.shape == got.shape:
+            if float(np.max(np.abs(got - mistaken))) <= NEARER * gap:
+                return False
+    return True
+
+
 def _how_far(got, want) -> str:
     worst = float(np.max(np.abs(got - want)))
     scale = float(np.max(np.abs(want)))
@@ -233,6 +251,8 @@ def feedback(
     rounded = _named_mistake(got, mistakes or {}, ROUNDED, atol)
     if rounded is not None and not _close(got, want, ROUNDED, atol):
         return wrong(rounded)
+    if _typed_answer(got, want, expected, mistakes or {}, atol):
+        return CORRECT
     if np.asarray(expected).dtype == bool:  # True/False answers: how many, not how far
         return wrong(f"{int(np.sum(got != want))} of {want.size} answers are not right")
     if np.issubdtype(np.asarray(expected).dtype, np.integer):  # a count: no "small term missing"

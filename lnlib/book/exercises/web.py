@@ -15,7 +15,14 @@ import json
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import EDGE, ON_THE_WEBSITE, ROUNDED, Exercise, Feedback
+from lnlib.book.exercises.feedback import (
+    EDGE,
+    NEARER,
+    ON_THE_WEBSITE,
+    ROUNDED,
+    Exercise,
+    Feedback,
+)
 
 __all__ = ["WebExercise", "answer_form"]
 
@@ -69,6 +76,7 @@ def exercise_data(exercise: Exercise) -> dict:
         "bools": bool(np.asarray(exercise.expected).dtype == bool),  # counted, not measured
         "integer": bool(np.issubdtype(np.asarray(exercise.expected).dtype, np.integer)),
         "rounded": ROUNDED,
+        "nearer": NEARER,
         "edges": EDGE,
         "notAnswered": WEB_NOT_ANSWERED,
     }
