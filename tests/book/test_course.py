@@ -99,6 +99,7 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     notebook = {
         "cells": [
             {"cell_type": "markdown", "metadata": {}, "source": "word " * 1000},
+            {"cell_type": "markdown", "metadata": {}, "source": "$x$ and $$y = x$$"},
             {"cell_type": "markdown", "metadata": {}, "source": "**Exercise 1.** Do it."},
             {
                 "cell_type": "markdown",
@@ -112,13 +113,17 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     }
     path = tmp_path / "99_demo.ipynb"
     path.write_text(json.dumps(notebook))
-    assert reading_minutes(path) == (5, 5)  # 1004 words: 5 min; one exercise: 5 min
+    # 1004 words, and 3 + 15 for the two formulas, at 140 a minute: 7 min, rounded to 5
+    assert reading_minutes(path) == (5, 10)
     notebook["cells"] += [{"cell_type": "code", "metadata": {}, "source": "x", "outputs": []}] * 6
     notebook["cells"] += [
         {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "y"}
     ] * 9
     path.write_text(json.dumps(notebook))
-    assert reading_minutes(path) == (10, 5)  # 5 + 6 cells shown (the removed ones do not count)
+    assert reading_minutes(path) == (
+        20,
+        10,
+    )  # 7 + 2 min for each of the 6 cells shown (not the removed)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

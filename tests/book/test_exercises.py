@@ -51,7 +51,9 @@ def test_an_answer_typed_with_fewer_digits_is_right_unless_a_mistake_is_as_near(
     assert third.feedback(0.335).startswith("Not quite: close")  # beyond rounding to four digits
     root = np.sqrt(5 + 1e-5)
     with_eps = Exercise(root, rtol=1e-9, mistakes={"ε is missing": np.sqrt(5.0)})
-    assert with_eps.feedback(2.236).startswith("Not quite: close")  # as near the mistake as the answer
+    assert with_eps.feedback(2.236).startswith(
+        "Not quite: close"
+    )  # as near the mistake as the answer
     assert with_eps.feedback(2.2360702) == "Correct!"  # enough digits to tell them apart
     count = Exercise(np.int64(100352))
     assert count.feedback(100300).startswith("Not quite: 100300 is not the expected count")

@@ -181,12 +181,24 @@ def student_edition(course: Path) -> list[Path]:
     return sorted((course / "release").glob("*/*.ipynb"))
 
 
+#: Words a minute when reading to learn: Carver's "learning" rate is about 200, his "memorizing" rate
+#: 138 (R. P. Carver, *Reading Rate*, 1990); a chapter with derivations to follow is read at the slower one.
+WORDS_PER_MINUTE = 140
+#: Words counted for a formula: an inline one ($...$) reads like a short phrase, a displayed one like a sentence.
+INLINE_MATH_WORDS, DISPLAY_MATH_WORDS = 3, 15
+#: Minutes for each code cell a reader sees (read the code and its output) and for each exercise (read the
+#: question, work it out, write and run the code, read the feedback, try again).
+CODE_CELL_MINUTES, EXERCISE_MINUTES = 2, 10
+
+
 def reading_minutes(chapter: Path) -> tuple[int, int]:
     """(minutes to read, minutes for the exercises), rounded to 5 (at least 5 to read).
 
-    Reading: the markdown cells' words at 200 a minute (solutions excluded), plus a minute for each code
-    cell a reader sees (to read it and its output; cells removed from the website are not counted).
-    Exercises: 5 minutes each (read the question, write a line or two of numpy, check, try again).
+    Reading: the markdown cells' words (solutions excluded) at :data:`WORDS_PER_MINUTE`, each formula counted
+    as :data:`INLINE_MATH_WORDS` or :data:`DISPLAY_MATH_WORDS` words, plus :data:`CODE_CELL_MINUTES` for each code
+    cell a reader sees (cells removed from the website are not counted). Exercises: :data:`EXERCISE_MINUTES`
+    each. An instructor who tried the chapters found the first estimate (200 words a minute, formulas not
+    counted, a minute a code cell, five an exercise) about half of a student's time.
     """
     cells = read_notebook(chapter)["cells"]
     prose = [
@@ -195,17 +207,23 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
         if c["cell_type"] == "markdown"
         and "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
     ]
-    words = sum(
-        len(re.findall(r"[A-Za-z]\w*", re.sub(r"<!--.*?-->|\$[^$]*\$", " ", text)))
-        for text in prose
-    )
+    words = 0
+    for text in prose:
+        text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+        display = len(re.findall(r"\$\$.*?\$\$", text, re.S))
+        text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+        inline = len(re.findall(r"\$[^$]+\$", text))
+        text = re.sub(r"\$[^$]+\$", " ", text)
+        words += len(re.findall(r"[A-Za-z]\w*", text))
+        words += INLINE_MATH_WORDS * inline + DISPLAY_MATH_WORDS * display
     code = sum(
         1
         for c in cells
         if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
     )
     exercises = sum(len(re.findall(r"^\*\*Exercise \d", text, re.M)) for text in prose)
-    return max(5, 5 * round((words / 200 + code) / 5)), 5 * exercises
+    minutes = words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
+    return max(5, 5 * round(minutes / 5)), EXERCISE_MINUTES * exercises
 
 
 def time_sentence(chapter: Path) -> str:
