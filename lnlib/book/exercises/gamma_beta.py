@@ -47,11 +47,11 @@ def gpt2_medium_layer_norm_parameters() -> Exercise:
     blocks = GPT2_MEDIUM["n_layers"]
     return Exercise(
         counts["layer_norm"],
-        hint="Two LayerNorms per block plus one at the end, each with a γ and a β of size d_model.",
+        hint="Two LayerNorms per block plus one at the end, each with a γ and a β of size H.",
         mistakes={
             "the final LayerNorm, after the last block, is missing": (layer_norms - 1)
             * per_layer_norm,
-            "each LayerNorm has a β as well as a γ: 2 × d_model parameters": layer_norms
+            "each LayerNorm has a β as well as a γ: 2 × H parameters": layer_norms
             * GPT2_MEDIUM["d_model"],
             "each block has two LayerNorms, one before the attention and one before the MLP": (
                 (blocks + 1) * per_layer_norm

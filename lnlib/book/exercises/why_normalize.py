@@ -65,8 +65,8 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
             TANH_DEFAULT: ratio(layer_norm_on=True),
             "that is layer 2's weights: weight_gradient_rms[l - 1] holds layer l, so layer 1 "
             "is index 0": ratio(1, **with_ln),
-            "that compares dL/dh (gradient_rms), which LayerNorm makes independent of a; the "
-            "question is about dL/dW, weight_gradient_rms": ratio(
+            "that compares d𝓛/dh (gradient_rms), which LayerNorm makes independent of a; the "
+            "question is about d𝓛/dW, weight_gradient_rms": ratio(
                 gradients="gradient_rms", **with_ln
             ),
         },

@@ -122,8 +122,8 @@ class After2020Explorer(Explorer):
             "entropy": entropy,
         }
         readout = (
-            f"{SCHEME_LABELS[scheme]}, L = {depth}, d = {WIDTH} ({SEEDS} seeds): "
-            f"‖x<sub>L</sub>‖²/d = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{grads[-1] / grads[0]:.2f}</b>; "
+            f"{SCHEME_LABELS[scheme]}, L = {depth}, H = {WIDTH} ({SEEDS} seeds): "
+            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{grads[-1] / grads[0]:.2f}</b>; "
             f"angle turned by layer 1 / layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; "
             f"attention entropy <b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
         )

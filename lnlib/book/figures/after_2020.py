@@ -41,7 +41,7 @@ STYLES = {
 
 #: The per-layer measures: attribute of PlacementProfile, axis label, log scale.
 MEASURES = {
-    "stream_sq": ("hidden-state variance\n$\\|x_l\\|^2/d$", True),
+    "stream_sq": ("hidden-state variance\n$\\|x_l\\|^2/H$", True),
     "grad_norm": ("weight gradient\n$\\|\\partial\\mathcal{L}/\\partial W^{(l)}\\|_F$", True),
     "angle": ("change made by layer l\nangle$(x_{l-1}, x_l)/\\pi$", False),
     "entropy": ("attention entropy\n(nats)", False),
@@ -107,7 +107,7 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
     plain, normed : list of dict
         :func:`lnlib.book.models.placements.logit_statistics` at each scale, without and with QK-norm.
     bound : float
-        √d, QK-norm's ceiling.
+        √H, QK-norm's ceiling.
     tokens : int
         T, so the plot can mark uniform attention's entropy ln T.
     """
@@ -120,7 +120,7 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
         left.plot(scales, [r["max_logit"] for r in rows], marker=marker, color=colour, label=label)
         right.plot(scales, [r["entropy"] for r in rows], marker=marker, color=colour, label=label)
     left.axhline(bound, color=PALETTE["neutral"], ls=":", lw=1)
-    left.text(scales[0], bound * 1.3, "$\\sqrt{d}$", fontsize=10)
+    left.text(scales[0], bound * 1.3, "$\\sqrt{H}$", fontsize=10)
     right.axhline(np.log(tokens), color=PALETTE["neutral"], ls=":", lw=1)
     right.text(
         scales[-1],
@@ -153,7 +153,7 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
     heavy_fit, normal_fit : dict
         :func:`lnlib.book.models.dyt.fit_tanh` of each.
     width : int
-        The tokens' width d, so the plot can mark LayerNorm's ceiling √(d − 1).
+        The tokens' width H, so the plot can mark LayerNorm's ceiling √(H − 1).
     """
     # stacked, not side by side: a phone shows its text at 12.8 px (issue 25)
     fig, axes = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.6))
@@ -175,7 +175,7 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
         Line2D([], [], marker=".", ls="", color=PALETTE["reference"], label="entries"),
         Line2D([], [], color=PALETTE["mean"], lw=2, label="$\\gamma\\tanh(\\alpha x)$ fit"),
         Line2D([], [], color=PALETTE["neutral"], ls="--", label="line fit"),
-        Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{d-1}$"),
+        Line2D([], [], color=PALETTE["neutral"], ls=":", label="$\\pm\\sqrt{H-1}$"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=2)
     return fig

@@ -348,8 +348,8 @@ def profile_table(
 
 #: The per-seed summaries of :func:`placement_summary`: key, axis label, whether a log scale reads it better.
 SUMMARY_MEASURES = {
-    "top": ("variance after L layers\n$\\|x_L\\|^2/d$", True),
-    "slope": ("growth per layer\n(slope of $\\|x_\\ell\\|^2/d$)", False),
+    "top": ("variance after L layers\n$\\|x_L\\|^2/H$", True),
+    "slope": ("growth per layer\n(slope of $\\|x_\\ell\\|^2/H$)", False),
     "angle_top": ("top layer's turn\nangle$(x_{L-1}, x_L)/\\pi$", True),
     "entropy": ("attention entropy\n(nats)", False),
     "grad_ratio": ("gradient, top layer\nover bottom layer", True),
