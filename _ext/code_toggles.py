@@ -44,10 +44,11 @@ UNINFORMATIVE = {"check the claim", "exercise", "solution", "note", "tip", "warn
 
 
 def shorten(text: str, limit: int = LONGEST) -> str:
-    """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`."""
+    """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`; a Latin
+    first letter capitalized (never a Greek one: γ is not Γ)."""
     text = re.sub(r"[*_`$]", "", text).strip().rstrip(".:")
     text = re.sub(
-        r"(?<=\w)'", "\u2019", text[:1].upper() + text[1:]
+        r"(?<=\w)'", "\u2019", (text[:1].upper() if text[:1].isascii() else text[:1]) + text[1:]
     )  # the prose's apostrophe, as smartquotes
     if len(text) <= limit:
         return text

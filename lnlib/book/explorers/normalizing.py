@@ -80,7 +80,7 @@ class NormalizingExplorer(Explorer):
         var = float(steps.var.item())
         self.entries.update(x, xhat)
         readout = (
-            f"μ = {steps.mean.item():.3f}, σ² = {var:.3f}, ε = {eps:g}; discarded along (1, 1, 1): √3·μ = {along_ones:.3f}<br>"
+            f"μ = {steps.mean.item():.3f}, σ² = {var:.3f}, ε = {eps:g}; discarded along (1, 1, 1): √3·μ = {along_ones:.3f};<br>"
             f"projection (u₁, u₂) = {_vector(point)}, length {np.linalg.norm(point):.3f}; "
             f"x̂ = {_vector(xhat)}, ‖x̂‖ = √3·√(σ²/(σ²+ε)) = <b>{radius:.4f}</b>"
         )

@@ -110,7 +110,7 @@ class SquaresPanel:
             xlabel="the squares side by side (value units)",
             ylabel="side $|x_i - \\mu|$",
         )
-        ax.set_title("squared deviations as areas;\ndashed: their average (area = variance)")
+        ax.set_title("squared deviations as areas;\ndashed: their average,\nthe variance")
 
     @property
     def artists(self) -> list:
