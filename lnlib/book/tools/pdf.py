@@ -26,8 +26,9 @@ TYPESET = """async () => {
     if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
     await Promise.all([...document.images].map(i => i.decode().catch(() => null)));
 }"""
-# A title page, and what a page cannot do on paper: open dropdowns stay as they are (solutions closed),
-# the live explorers' controls and the page's navigation go, every chapter starts on a new page.
+# A title page, and what a page cannot do on paper: closed dropdowns (solutions, folded code) and the
+# exercises' answer boxes go, as do the live explorers' controls and the page's navigation; every chapter
+# starts on a new page.
 PREPARE = """([title, subtitle, notice]) => {
     const page = document.createElement('section');
     page.className = 'lnlib-title-page';
@@ -41,6 +42,9 @@ PREPARE = """([title, subtitle, notice]) => {
       .lnlib-web-controls, .lnlib-web-grid, .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary,
       .header-article, .prev-next-area, .bd-footer-content, button.toggle-button, .headerlink { display: none !important; }
       figure, img, table, .cell_output { break-inside: avoid; }
+      /* a handout: no answer boxes to type into, and no folded bar (code, solution, forensics) whose
+         content paper cannot unfold (an instructor counted 40 boxes and about 150 closed bars) */
+      form.lnlib-exercise, .lnlib-exercise-elsewhere, details:not([open]) { display: none !important; }
       .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
     `;
     document.head.append(style);
