@@ -54,7 +54,7 @@ class SpreadPanel:
             xlim=(0.5, size + 0.5),
             ylim=(low - pad, high + pad),
         )
-        ax.set_title("dots: entries $x_i$; line: mean μ;\nshaded band: μ ± σ")
+        ax.set_title("dots: entries $x_i$; line: mean μ; shaded band: μ ± σ")
 
     @property
     def artists(self) -> list:
@@ -110,7 +110,7 @@ class SquaresPanel:
             xlabel="the squares side by side (value units)",
             ylabel="side $|x_i - \\mu|$",
         )
-        ax.set_title("squared deviations as areas;\ndashed: their average,\nthe variance")
+        ax.set_title("squared deviations as areas;\ndashed: their average, the variance")
 
     @property
     def artists(self) -> list:
@@ -162,19 +162,19 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
     if fitted:
         pad = max(np.ptp(x), 1.0) * 0.25
         value_range = (x.min() - pad, x.max() + pad)
-    fig, (left, right) = new_figure(
-        1, 2, figsize=(5.4, 3.0), managed=managed, width_ratios=(1, 1.6)
-    )
+    # one above the other: the squares, in a row, are wide and short, and need the column's whole width
+    # (side by side they were 70 px tall on the page)
+    fig, (top, bottom) = new_figure(2, 1, figsize=(5.4, 4.4), managed=managed)
     panels = (
-        SpreadPanel(left, x.size, value_range),
-        SquaresPanel(right, x.size, value_range[1] - value_range[0]),
+        SpreadPanel(top, x.size, value_range),
+        SquaresPanel(bottom, x.size, value_range[1] - value_range[0]),
     )
     for panel in panels:
         panel.update(x, unbiased)
     if fitted:
         panels[1].fit(*panels[1].extent())
-        right.set_title(
-            f"squared deviations as areas;\ndashed: their average,\n{_variance_label(x, unbiased)}"
+        bottom.set_title(
+            f"squared deviations as areas;\ndashed: their average, {_variance_label(x, unbiased)}"
         )
     return fig, panels
 
