@@ -156,10 +156,14 @@ def _shell():
 
 
 def _inputs() -> list[str]:
-    """The sources of the cells IPython has run, in order, the running one last (none outside IPython)."""
+    """The sources of the cells IPython has run, in order, the running one last (none outside IPython).
+
+    Read from IPython's history manager, whose list the reader's ``In`` and ``_ih`` only name: re-binding
+    them does not change what the check reads.
+    """
     shell = _shell()
-    inputs = shell.user_ns.get("_ih") if shell is not None else None
-    return list(inputs) if inputs else []
+    history = getattr(shell, "history_manager", None)
+    return list(history.input_hist_parsed) if history is not None else []
 
 
 def _user_namespace() -> dict:
