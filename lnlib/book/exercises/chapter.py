@@ -335,23 +335,27 @@ def _origin(value, paths) -> bool:
 
 
 def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | None:
-    """What an answer whose `code` uses forbidden names is told (None if it uses none): which, and why."""
-    reasons = []
-    used = forbidden_uses(code, own, namespace)
-    if used:
+    """What an answer whose `code` uses forbidden names is told (None if it uses none).
+
+    The use comes first: ``nbgrader validate`` cuts an error line at its width (``Validator.width``, 90
+    characters in nbgrader 0.9.6).
+    """
+    reasons, used = [], []
+    mine = forbidden_uses(code, own, namespace)
+    if mine:
         named = " or ".join(", ".join(own).rsplit(", ", 1))
-        reasons.append(
-            f"this exercise asks you to compute it without {named}: your answer uses {', '.join(used)}"
-        )
-    peeks = forbidden_uses(code, ALWAYS_FORBIDDEN)
+        reasons.append(f"this exercise asks you to compute it without {named}")
+        used += mine
+    peeks = [use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) if use not in used]
     if peeks:
-        reasons.append(
-            "an answer may not read the checker's own answer or the input history it reads: "
-            f"your answer uses {', '.join(peeks)}"
-        )
-    if not reasons:
+        reasons.append("no answer may read the checker's own answer or the input history it reads")
+        used += peeks
+    if not used:
         return None
-    return f"{WRONG}{'; and '.join(reasons)}. It is not counted, right or wrong."
+    return (
+        f"{WRONG}your answer uses {', '.join(used)}, and {'; and '.join(reasons)}. "
+        "It is not counted, right or wrong."
+    )
 
 
 def _data_lines(k: int, tree: ast.Module) -> list[ast.stmt] | None:
