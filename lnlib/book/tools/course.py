@@ -10,7 +10,9 @@ notebooks with every solution replaced by ``# your code here`` (so ``answer_k = 
 still runs every cell; the check says "Not answered yet") and every output cleared.
 
 The expected answers never appear in either edition: they are computed by ``lnlib.book.exercises``
-inside the check, as in the book.
+inside the check, as in the book. Since the library students install computes them too, the graded test
+also fails an answer whose code calls what its exercise forbids (``lnlib.layer_norm_backward`` for the
+backward pass by hand; ``lnlib.book.exercises.chapter.forbidding``), read from the kernel's input history.
 """
 
 from __future__ import annotations
