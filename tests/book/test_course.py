@@ -23,8 +23,9 @@ from lnlib.book.tools.course import (
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
-# One chapter runs through nbgrader itself (each validate runs the notebook; the answer keys of all are checked above).
-GRADED = ["03_mean"]
+# Two chapters run through nbgrader itself (each validate runs the notebook; the answer keys of all are checked
+# above): 03, and 09, whose backward pass is the exercise the instructor review could pass with one lnlib call.
+GRADED = ["03_mean", "09_gradients"]
 
 pytest.importorskip(
     "nbgrader", reason="nbgrader is not installed: run `make test`, which installs it"
@@ -159,3 +160,57 @@ def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path)
     # the visible check may be fooled; the hidden test, which nbgrader shows failing, is not
     assert "VALIDATION FAILED ON 1 CELL(S)" in said, said[-1500:]
     assert "assert _verdict.kind == 'correct'" in said, said[-1500:]
+
+
+# The instructor review's BLOCKER: chapter 09's student edition passed `nbgrader validate` with these.
+REVIEW_CHEATS = {
+    1: ("answer_1 = lnlib.layer_norm_backward(dye, xe)[1]", "lnlib.layer_norm_backward"),
+    2: ("answer_2 = lnlib.layer_norm_backward(dye, xe, ge)[0]", "lnlib.layer_norm_backward"),
+    3: ("answer_3 = exercises.exercise(3, xs=xs, dys=dys).expected", "exercises.exercise"),
+}
+FOOL_THE_VISIBLE_CHECK = (
+    'exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()'
+)
+
+
+def answered(notebook: dict, answers: dict[int, str], marker: str) -> dict:
+    """`notebook` with exercise k's `marker` (its solution block, or the stub) replaced by `answers[k]`."""
+    notebook = json.loads(json.dumps(notebook))
+    for cell in notebook["cells"]:
+        text = "".join(cell["source"])
+        for k, answer in answers.items():
+            if f"answer_{k} = None" in text and marker in text and cell["cell_type"] == "code":
+                if marker == "### BEGIN SOLUTION":
+                    start, end = text.index(marker), text.index("### END SOLUTION")
+                    text = text[:start] + answer + text[end + len("### END SOLUTION") :]
+                else:
+                    text = text.replace(marker, answer, 1)
+        cell["source"] = text
+    return notebook
+
+
+def test_the_reviews_cheats_fail_the_hidden_tests(course, tmp_path):
+    """Each right by value, each fails the hidden test, which names the forbidden call: the visible check is
+    fooled here (the notebook's exercises.check replaced), so only the hidden tests stand in the way."""
+    key = json.loads((course / "source" / "09_gradients" / "09_gradients.ipynb").read_text())
+    cheats = {k: answer for k, (answer, _) in REVIEW_CHEATS.items()}
+    cheats[1] = f"{FOOL_THE_VISIBLE_CHECK}\n{cheats[1]}"
+    submitted = tmp_path / "09_gradients.ipynb"
+    submitted.write_text(json.dumps(answered(key, cheats, "### BEGIN SOLUTION")))
+    said = nbgrader("validate", str(submitted), cwd=course)
+    assert "VALIDATION FAILED ON 3 CELL(S)" in said, said[-3000:]
+    assert said.count("assert _verdict.kind == 'correct'") >= 3, said[-3000:]
+    for answer, named in REVIEW_CHEATS.values():
+        assert f"your answer uses {named}" in said, (named, said[-3000:])
+
+
+def test_the_reviews_cheats_fail_the_student_edition(course, tmp_path):
+    """The student edition as the reviewer validated it (its hidden tests stripped): the visible check fails them."""
+    release = json.loads((course / "release" / "09_gradients" / "09_gradients.ipynb").read_text())
+    cheats = {k: answer for k, (answer, _) in REVIEW_CHEATS.items()}
+    submitted = tmp_path / "09_gradients.ipynb"
+    submitted.write_text(json.dumps(answered(release, cheats, "# your code here")))
+    said = nbgrader("validate", str(submitted), cwd=course)
+    assert "VALIDATION FAILED ON 3 CELL(S)" in said, said[-3000:]
+    for answer, named in REVIEW_CHEATS.values():
+        assert f"your answer uses {named}" in said, (named, said[-3000:])

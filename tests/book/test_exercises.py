@@ -2,11 +2,12 @@
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, answer_code, forbidden_uses
 from lnlib.book.exercises.feedback import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, Feedback, feedback
 
 
@@ -207,3 +208,133 @@ def test_the_data_lines_draw_from_copies_of_the_readers_generator(shell):
     cell += "feedback = exercises.check(1, answer_1, batch=batch)"
     assert run(shell, cell).text == "Correct!"
     assert np.random.default_rng(0).normal(size=7)[-1] == shell.user_ns["rng"].normal(size=1)[0]
+
+
+# What an answer must not call (lnlib.book.exercises.chapter.forbidding; the instructor review's BLOCKER:
+# chapter 09's answers passed as one call into lnlib, or as the checker's own expected answer).
+GRADIENTS_DATA = """
+import numpy as np
+from lnlib.book.exercises.gradients import exercises
+xe = np.array([[2.0, 4.0, 6.0, 8.0], [1.0, 0.0, -1.0, 4.0], [3.0, 3.0, 5.0, 1.0]])
+dye = np.array([[1.0, 0.0, 0.0, -1.0], [0.5, 0.5, -0.5, 0.0], [0.0, 2.0, 0.0, 1.0]])
+ge = np.array([1.5, -0.5, 2.0, 1.0])
+xs = np.array([0.01, -0.02, 0.03, 0.0])
+dys = np.array([1.0, 0.5, -1.0, 2.0])
+"""
+DATA_OF = {1: "xe=xe, dye=dye", 2: "xe=xe, dye=dye, ge=ge", 3: "xs=xs, dys=dys"}
+REVIEW_CHEATS = [  # the three one-liners of the review, and an alias of the first
+    (
+        1,
+        "import lnlib\nanswer_1 = lnlib.layer_norm_backward(dye, xe)[1]",
+        "lnlib.layer_norm_backward",
+    ),
+    (
+        2,
+        "import lnlib\nanswer_2 = lnlib.layer_norm_backward(dye, xe, ge)[0]",
+        "lnlib.layer_norm_backward",
+    ),
+    (3, "answer_3 = exercises.exercise(3, xs=xs, dys=dys).expected", "exercises.exercise"),
+    (
+        1,
+        "from lnlib import layer_norm_backward as f\nanswer_1 = f(dye, xe)[1]",
+        "import layer_norm_backward as f",
+    ),
+]
+
+
+@pytest.fixture
+def gradients(shell):
+    shell.run_cell(GRADIENTS_DATA, store_history=True).raise_error()
+    return shell
+
+
+@pytest.mark.parametrize("k, answer, named", REVIEW_CHEATS)
+def test_the_notebook_check_names_a_forbidden_call_and_does_not_count_it(
+    gradients, k, answer, named
+):
+    """The value is right (the checker's own); the check still says which call the exercise forbids."""
+    feedback = run(
+        gradients, f"{answer}\nfeedback = exercises.check({k}, answer_{k}, {DATA_OF[k]})"
+    )
+    assert feedback.kind == "wrong", feedback.text
+    assert named in feedback.text and "not counted" in feedback.text, feedback.text
+    if k == 1:
+        assert "without lnlib, torch or jax" in feedback.text
+
+
+def test_a_name_imported_in_an_earlier_cell_is_caught_and_the_readers_own_function_is_not(
+    gradients,
+):
+    gradients.run_cell("from lnlib.backward import layer_norm_backward", store_history=True)
+    bare = run(
+        gradients,
+        "answer_2 = layer_norm_backward(dye, xe, ge)[0]\nfeedback = exercises.check(2, answer_2, xe=xe, dye=dye, ge=ge)",
+    )
+    assert bare.kind == "wrong" and "uses layer_norm_backward" in bare.text, bare.text
+    own = """
+def layer_norm_backward(dy, x, gamma, eps=1e-5):  # the reader's own, of the same name
+    xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+    g = dy * gamma
+    return (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True)) / np.sqrt(
+        x.var(-1, keepdims=True) + eps)
+answer_2 = layer_norm_backward(dye, xe, ge)
+feedback = exercises.check(2, answer_2, xe=xe, dye=dye, ge=ge)"""
+    assert run(gradients, own).text == "Correct!"
+
+
+def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it(gradients):
+    """nbgrader runs the answer cell, then the locked test cell: the check there reads the answer from the history."""
+    gradients.run_cell(
+        "answer_1 = None\nexercises.check(1, answer_1, xe=xe, dye=dye)", store_history=True
+    )
+    gradients.run_cell(
+        "import lnlib\nanswer_1 = lnlib.layer_norm_backward(dye, xe)[1]", store_history=True
+    )
+    graded = run(gradients, "feedback = exercises.check(1, answer_1, xe=xe, dye=dye)")
+    assert graded.kind == "wrong" and "lnlib.layer_norm_backward" in graded.text, graded.text
+    gradients.run_cell(
+        "In = []\n_ih = []", store_history=True
+    )  # re-binding the history's names changes nothing
+    again = run(gradients, "feedback = exercises.check(1, answer_1, xe=xe, dye=dye)")
+    assert "lnlib.layer_norm_backward" in again.text, again.text
+
+
+def test_an_exercise_that_forbids_nothing_still_forbids_the_checkers_answer(shell):
+    cell = "answer_1 = exercises.exercise(1, batch=batch).expected\nfeedback = exercises.check(1, answer_1, batch=batch)"
+    shell.run_cell("batch = np.array([[1.0, 3.0]])", store_history=True)
+    feedback = run(shell, cell)
+    assert feedback.kind == "wrong" and "checker's own answer" in feedback.text, feedback.text
+    assert (
+        run(
+            shell,
+            "answer_1 = batch.mean(axis=-1)\nfeedback = exercises.check(1, answer_1, batch=batch)",
+        ).text
+        == "Correct!"
+    )
+
+
+CHAPTERS = sorted(Path(__file__).resolve().parents[2].glob("chapters/[0-9][0-9]_*.ipynb"))
+SOLUTION_CODE = re.compile(r"```python\n(.*?)\n```", re.S)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_no_solution_uses_what_its_exercise_forbids(chapter):
+    """tests/nbval_exercises.py requires "Correct!" of each solution; here: with its cell's data, it calls nothing forbidden."""
+    import importlib
+
+    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    module = re.search(r"from lnlib\.book\.exercises\.(\w+) import exercises", code).group(1)
+    exercises = importlib.import_module(f"lnlib.book.exercises.{module}").exercises
+    answered = 0
+    for index, cell in enumerate(cells):
+        found = re.search(r"^answer_(\d+) = None", "".join(cell["source"]), re.M)
+        if cell["cell_type"] != "code" or not found:
+            continue
+        k = int(found.group(1))
+        solution = SOLUTION_CODE.search("".join(cells[index + 1]["source"])).group(1)
+        source = "".join(cell["source"]).replace(found.group(0), f"{found.group(0)}\n{solution}", 1)
+        used = forbidden_uses(answer_code(k, [source]), exercises.forbidden(k))
+        assert used == [], f"{chapter.stem}, exercise {k}: the solution uses {used}"
+        answered += 1
+    assert answered == len(exercises)

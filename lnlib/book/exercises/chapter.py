@@ -11,6 +11,14 @@ lines (:func:`handed_out`) and, when the reader's code changed the passed data i
 batch.mean(...)`` before answering), judges on the re-built data and says so. Where no cell source is
 at hand (plain Python, a check run from other code such as ``tests/nbval_exercises.py``) it judges
 the data as passed.
+
+An exercise may also forbid names its answer must not use (:func:`forbidding`): "compute dγ with numpy
+only" forbids ``lnlib``; and no answer may read the checker's own answer (``exercises.exercise(...)``,
+``.expected``, ``.mistakes``) or the input history the check reads. In IPython the check reads the
+answer's code (:func:`answer_code`) and, when it uses a forbidden name (:func:`forbidden_uses`), says so
+instead of judging the value. The same check, run by the course's graded test cell (lnlib.book.tools.course),
+reads the answer cell from IPython's input history. It reads names, not intent: code in a cell above the
+answer cell, or a name built at run time (``getattr(lnlib, "layer_" + "norm_backward")``), escapes it.
 """
 
 from __future__ import annotations
@@ -22,11 +30,44 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import NOT_ANSWERED, Exercise, Feedback
+from lnlib.book.exercises.feedback import NOT_ANSWERED, WRONG, Exercise, Feedback
 from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import website_build
 
-__all__ = ["Exercises", "handed_out"]
+__all__ = [
+    "ALWAYS_FORBIDDEN",
+    "Exercises",
+    "answer_code",
+    "forbidden_uses",
+    "forbidding",
+    "handed_out",
+]
+
+#: Names no answer may use: the checker's own answer, and the input history the check reads the answer from.
+ALWAYS_FORBIDDEN = ("exercises.exercise", ".expected", ".mistakes", ".get_ipython", "In", "_ih")
+
+
+def forbidding(*names: str) -> Callable:
+    """Declare, on an exercise's builder, the names its answer must not use (beside :data:`ALWAYS_FORBIDDEN`).
+
+    Each name is dotted: ``"lnlib"`` (the library and all in it), ``"lnlib.layer_norm_backward"`` (that
+    function), ``"lnlib.backward"`` (that module and all in it), ``"torch"``; a name that starts with a dot
+    (``".expected"``) is an attribute, whatever it is read from. See :func:`forbidden_uses`.
+
+    Examples
+    --------
+    >>> @forbidding("lnlib.layer_norm_backward")
+    ... def dgamma(x, dy):
+    ...     return Exercise((dy * x).sum(axis=0))
+    >>> dgamma.forbidden
+    ('lnlib.layer_norm_backward',)
+    """
+
+    def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+        builder.forbidden = names
+        return builder
+
+    return declare
 
 
 class Exercises:
@@ -61,17 +102,27 @@ class Exercises:
 
     def exercise(self, k: int, **data) -> Exercise:
         """Exercise `k` built from `data` (its expected answer and the mistakes it names)."""
+        self._number(k)
+        return self.builders[k - 1](**data)
+
+    def forbidden(self, k: int) -> tuple[str, ...]:
+        """The names exercise `k`'s answer must not use: :data:`ALWAYS_FORBIDDEN` and its own (:func:`forbidding`)."""
+        self._number(k)
+        return ALWAYS_FORBIDDEN + tuple(getattr(self.builders[k - 1], "forbidden", ()))
+
+    def _number(self, k: int) -> None:
         if not 1 <= k <= len(self.builders):
             raise ValueError(
                 f"chapter {self.chapter} has exercises 1 to {len(self.builders)}, not {k!r}"
             )
-        return self.builders[k - 1](**data)
 
     def check(self, k: int, answer, **data) -> Feedback | WebExercise:
         """The feedback on `answer` to exercise `k`, as a box; unanswered on the website, the answer box.
 
         The exercise is built from the data as the running cell hands it out (:func:`handed_out`);
         when the passed data differ from it (changed in place by the reader's code), the feedback says so.
+        When the answer's code (:func:`answer_code`, read from IPython's input history) uses a name the
+        exercise forbids, the feedback says which, and the answer is not counted, right or wrong.
         """
         given = handed_out(k, _running_cell(), _user_namespace())
         changed = [name for name in data if name in given and not _same(data[name], given[name])]
@@ -81,6 +132,11 @@ class Exercises:
         if answer is None:
             return Feedback(NOT_ANSWERED)
         verdict = self.exercise(k, **data).check(answer)
+        code = answer_code(k, _inputs())
+        own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
+        refused = _not_counted(code, own, _user_namespace()) if code is not None else None
+        if refused:
+            return Feedback(refused)
         notes = [
             f"`{name}` was changed in place by your code; the answer is judged on the {name} as given."
             for name in changed
@@ -99,16 +155,207 @@ def _shell():
     return get_ipython()
 
 
-def _running_cell() -> str | None:
-    """The source of the cell IPython is running (None outside IPython)."""
+def _inputs() -> list[str]:
+    """The sources of the cells IPython has run, in order, the running one last (none outside IPython).
+
+    Read from IPython's history manager, whose list the reader's ``In`` and ``_ih`` only name: re-binding
+    them does not change what the check reads.
+    """
     shell = _shell()
-    inputs = shell.user_ns.get("_ih") if shell is not None else None
-    return inputs[-1] if inputs else None
+    history = getattr(shell, "history_manager", None)
+    return list(history.input_hist_parsed) if history is not None else []
 
 
 def _user_namespace() -> dict:
     shell = _shell()
     return shell.user_ns if shell is not None else {}
+
+
+def _running_cell() -> str | None:
+    """The source of the cell IPython is running (None outside IPython)."""
+    inputs = _inputs()
+    return inputs[-1] if inputs else None
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def _checks(k: int | None, tree: ast.Module) -> list[ast.stmt]:
+    """The statements of `tree` that check exercise `k` (any exercise for None): ``exercises.check(k, ...)``,
+    alone or assigned (``feedback = exercises.check(k, ...)``)."""
+    return [
+        stmt
+        for stmt in tree.body
+        if isinstance(stmt, (ast.Expr, ast.Assign))
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and stmt.value.func.attr == "check"
+        and stmt.value.args
+        and isinstance(stmt.value.args[0], ast.Constant)
+        and isinstance(stmt.value.args[0].value, int)
+        and (k is None or stmt.value.args[0].value == k)
+    ]
+
+
+def _binds(name: str, tree: ast.Module) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(tree)
+    )
+
+
+def answer_code(k: int, inputs: list[str]) -> ast.Module | None:
+    r"""The code of exercise `k`'s answer, from the cells IPython ran (`inputs`, the running cell last).
+
+    When the running cell is the exercise's cell (it checks exercise k and binds ``answer_k``), the answer
+    is that cell without its check. Otherwise (the course's graded test cell, run after the answer cell)
+    it is every cell run since the last one that checked another exercise, from the first that binds
+    ``answer_k`` or checks exercise k, up to the running cell: the exercise's cell and any cell a student
+    added under it, without their checks. The data lines are read too: as handed out they use no
+    forbidden name (tests/book/test_exercises.py), and a student may write anything among them.
+    None when no cell holds exercise k's answer (plain Python; a check called from other code).
+
+    Examples
+    --------
+    >>> cell = "x = np.ones(3)\nanswer_1 = lnlib.layer_norm(x)\nexercises.check(1, answer_1, x=x)"
+    >>> ast.unparse(answer_code(1, [cell]))
+    'x = np.ones(3)\nanswer_1 = lnlib.layer_norm(x)'
+    >>> test = "feedback = exercises.check(1, answer_1, x=x)"
+    >>> ast.unparse(answer_code(1, ["answer_0 = 1\nexercises.check(0, answer_0)", cell, "y = 2", test]))
+    'x = np.ones(3)\nanswer_1 = lnlib.layer_norm(x)\ny = 2'
+    """
+    trees = [_parse(source) or ast.Module(body=[], type_ignores=[]) for source in inputs]
+    if not trees:
+        return None
+    own = f"answer_{k}"
+    if _checks(k, trees[-1]) and _binds(own, trees[-1]):
+        cells = [trees[-1]]
+    else:
+        cells = []
+        for tree in reversed(trees[:-1]):
+            if any(stmt.value.args[0].value != k for stmt in _checks(None, tree)):
+                break  # the previous exercise's cell, or its graded test
+            cells.insert(0, tree)
+        while cells and not (_checks(k, cells[0]) or _binds(own, cells[0])):
+            cells.pop(0)  # the chapter's cells before the answer
+        if not cells:
+            return None
+    body = [stmt for tree in cells for stmt in tree.body if stmt not in _checks(k, tree)]
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _chain(node: ast.AST, parents: dict) -> ast.AST:
+    """The whole chain of attributes `node` starts: ``lnlib.layer_norm_backward`` for its ``lnlib``."""
+    while isinstance(parents.get(node), ast.Attribute) and parents[node].value is node:
+        node = parents[node]
+    return node
+
+
+def _bound(tree: ast.AST) -> set[str]:
+    """The names `tree` binds itself: assigned, defined, or parameters."""
+    names = {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    names |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    return names | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+
+
+def forbidden_uses(code: str | ast.AST, forbidden, namespace: dict | None = None) -> list[str]:
+    r"""The uses of forbidden names in `code`, each as written (``lnlib.layer_norm_backward``), in order.
+
+    A name ``a.b.c`` of `forbidden` is used when `code` reads ``c`` as an attribute (``lnlib.c``, ``L.c``
+    after ``import lnlib as L``), reads ``c`` as a name it does not bind itself (``c(...)`` after an
+    earlier cell's ``from a.b import c``), imports ``a.b.c`` or anything in it (``from a.b import c as f``,
+    ``import a.b.c.d``), or writes ``"c"`` or ``"a.b.c"`` as a string (``getattr(lnlib, "c")``); and,
+    given the reader's `namespace`, when it reads a name an earlier cell bound to a module, function or
+    class of ``a.b.c`` (``sp`` after ``import sympy as sp``, for ``"sympy"``). A name
+    that starts with a dot (``".expected"``) counts as an attribute or a string only. A use is reported
+    as its whole chain of attributes: reading ``lnlib`` in ``lnlib.layer_norm_backward(dy, x)`` reports
+    ``lnlib.layer_norm_backward``.
+
+    Examples
+    --------
+    >>> forbidden_uses("from lnlib import layer_norm_backward as f\nanswer_1 = f(dy, x)[0]",
+    ...                ["lnlib.layer_norm_backward"])
+    ['from lnlib import layer_norm_backward as f']
+    >>> forbidden_uses("answer_1 = lnlib.layer_norm_backward(dy, x)[1]", ["lnlib"])
+    ['lnlib.layer_norm_backward']
+    >>> forbidden_uses("answer_3 = exercises.exercise(3, xs=xs).expected", [".expected"])
+    ['exercises.exercise(3, xs=xs).expected']
+    >>> forbidden_uses("def layer_norm_backward(dy, x):\n    return dy\nanswer_1 = layer_norm_backward(1, 2)",
+    ...                ["lnlib.layer_norm_backward"])  # the reader's own function of that name
+    []
+    """
+    tree = _parse(code) if isinstance(code, str) else code
+    if tree is None:
+        return []
+    leaves = {name.rsplit(".", 1)[-1] for name in forbidden}
+    paths = [name for name in forbidden if not name.startswith(".")]
+    own = _bound(tree)
+    names = {name.rsplit(".", 1)[-1] for name in paths} - own
+    names |= {
+        name
+        for name, value in (namespace or {}).items()
+        if name not in own and _origin(value, paths)
+    }
+    strings = leaves | {name.lstrip(".") for name in forbidden}
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    used = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            base = node.module if isinstance(node, ast.ImportFrom) else None
+            imported = [f"{base}.{alias.name}" if base else alias.name for alias in node.names]
+            imported += [base] if base else []
+            if any(
+                path == name or path.startswith(f"{name}.") for path in imported for name in paths
+            ):
+                used.append(ast.unparse(node))
+        elif (isinstance(node, ast.Attribute) and node.attr in leaves) or (
+            isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names
+        ):
+            used.append(ast.unparse(_chain(node, parents)))
+        elif isinstance(node, ast.Constant) and node.value in strings:
+            used.append(repr(node.value))
+    return list(dict.fromkeys(used))
+
+
+def _origin(value, paths) -> bool:
+    """Whether `value` is a module, function or class that comes from one of the dotted `paths`."""
+    if isinstance(value, types.ModuleType):
+        where = value.__name__
+    elif callable(value) and isinstance(getattr(value, "__module__", None), str):
+        where = f"{value.__module__}.{getattr(value, '__qualname__', '')}"
+    else:
+        return False
+    return any(where == path or where.startswith(f"{path}.") for path in paths)
+
+
+def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | None:
+    """What an answer whose `code` uses forbidden names is told (None if it uses none).
+
+    The use comes first: ``nbgrader validate`` cuts an error line at its width (``Validator.width``, 90
+    characters in nbgrader 0.9.6).
+    """
+    reasons, used = [], []
+    mine = forbidden_uses(code, own, namespace)
+    if mine:
+        named = " or ".join(", ".join(own).rsplit(", ", 1))
+        reasons.append(f"this exercise asks you to compute it without {named}")
+        used += mine
+    peeks = [use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) if use not in used]
+    if peeks:
+        reasons.append("no answer may read the checker's own answer or the input history it reads")
+        used += peeks
+    if not used:
+        return None
+    return (
+        f"{WRONG}your answer uses {', '.join(used)}, and {'; and '.join(reasons)}. "
+        "It is not counted, right or wrong."
+    )
 
 
 def _data_lines(k: int, tree: ast.Module) -> list[ast.stmt] | None:
@@ -120,18 +367,7 @@ def _data_lines(k: int, tree: ast.Module) -> list[ast.stmt] | None:
     ``batch[0] = 1``, ``batch.sort()``), a second assignment to a name, or ``answer_k = ...`` ends them,
     so code a reader writes under the data is never taken for the data.
     """
-    checks = [
-        stmt
-        for stmt in tree.body
-        if isinstance(stmt, (ast.Expr, ast.Assign))
-        and isinstance(stmt.value, ast.Call)
-        and isinstance(stmt.value.func, ast.Attribute)
-        and stmt.value.func.attr == "check"
-        and stmt.value.args
-        and isinstance(stmt.value.args[0], ast.Constant)
-        and stmt.value.args[0].value == k
-    ]
-    if not checks:
+    if not _checks(k, tree):
         return None
     lines, bound = [], set()
     for stmt in tree.body:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.complete_examples import documents_batch, documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
@@ -14,6 +14,7 @@ from lnlib.variants import layer_norm_eps_outside_sqrt
 GAMMA, BETA = 2.0, 0.5
 
 
+@forbidding("lnlib", "torch")
 def four_steps_by_hand(token_b) -> Exercise:
     """Exercise 1: LayerNorm of `token_b` with γ = 1, β = 0 and ε = 1e-5, shape ``(H,)``."""
     token_b = np.asarray(token_b, dtype=np.float64)

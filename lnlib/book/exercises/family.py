@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.family import TRANSFORMATIONS, invariance_table
 from lnlib.norms import RunningStats, batch_norm, group_norm
@@ -16,6 +16,7 @@ GROUPS, EPS = 2, 1e-5
 BATCHES, MOMENTUM = ([2.0, 4.0], [0.0, 4.0, 8.0]), 0.1
 
 
+@forbidding("lnlib", "torch")
 def group_normalized_acts(acts) -> Exercise:
     """Exercise 1: `acts` (samples, channels, positions) group-normalized with G = 2 and ε = 1e-5."""
     acts = np.asarray(acts, dtype=np.float64)

@@ -6,7 +6,7 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 
 #: The ε of exercises 1 and 2, and of exercise 3, as their questions give them.
@@ -22,6 +22,7 @@ def _xhat_ddof1(x, eps: float):
     return centred / np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + eps)
 
 
+@forbidding("lnlib", "torch", "jax")
 def dgamma_by_hand(xe, dye) -> Exercise:
     """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per feature."""
     xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
@@ -43,6 +44,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
     )
 
 
+@forbidding("lnlib", "torch", "jax", "sympy")
 def atomic_backward_dx(xe, dye, ge) -> Exercise:
     """Exercise 2: dL/dx for `xe`, `dye` and γ = `ge` (ε = 1e-5), computed node by node."""
     xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
@@ -80,6 +82,15 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     return size * mean_term / s * factor
 
 
+@forbidding(
+    "lnlib.layer_norm_backward",
+    "lnlib.backward",
+    "lnlib.textbook",
+    "lnlib.fused",
+    "lnlib.symbolic",
+    "torch",
+    "jax",
+)
 def leftover_along_xhat(xs, dys) -> Exercise:
     """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the formula."""
     xs, dys = np.asarray(xs, dtype=np.float64), np.asarray(dys, dtype=np.float64)

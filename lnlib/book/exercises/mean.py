@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
 
 
+@forbidding("lnlib", "torch")
 def per_sample_means(batch) -> Exercise:
     """Exercise 1: the mean of each row of `batch`, shape ``(rows,)``."""
     rows = np.asarray(batch, dtype=np.float64)
@@ -27,6 +28,7 @@ def per_sample_means(batch) -> Exercise:
     )
 
 
+@forbidding("lnlib.layer_norm_steps")
 def per_token_means(acts) -> Exercise:
     """Exercise 2: one mean per token of `acts`, shape ``(batch, sequence, 1)``."""
     acts = np.asarray(acts, dtype=np.float64)

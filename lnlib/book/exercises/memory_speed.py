@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import KernelResults, bytes_moved, floor_seconds
 
@@ -51,6 +51,15 @@ def bfloat16_forward_floor() -> Exercise:
     )
 
 
+@forbidding(
+    "lnlib.layer_norm_backward",
+    "lnlib.backward",
+    "lnlib.textbook",
+    "lnlib.fused",
+    "lnlib.symbolic",
+    "torch",
+    "jax",
+)
 def fixed_dgamma(x2, dy2, gamma2) -> Exercise:
     """Exercise 2: dγ of the fixed row-by-row backward pass on `x2`, `dy2` and `gamma2`, shape ``(H,)``."""
     x2, dy2, gamma2 = (np.asarray(a, dtype=np.float64) for a in (x2, dy2, gamma2))

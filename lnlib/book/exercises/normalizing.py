@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.normalizing import plane_coordinates, xhat_radius
 
@@ -22,6 +22,7 @@ def _xhat_ddof1(x, eps: float = 0.0):
     return (x - x.mean()) / np.sqrt(x.var(ddof=1) + eps)
 
 
+@forbidding("lnlib", "torch")
 def normalized_without_eps(v1) -> Exercise:
     """Exercise 1: `v1` normalized with ε = 0, shape ``(5,)``."""
     v1 = np.asarray(v1, dtype=np.float64)
@@ -41,6 +42,7 @@ def normalized_without_eps(v1) -> Exercise:
     )
 
 
+@forbidding("lnlib.layer_norm", "lnlib.layer_norm_steps")
 def length_of_xhat(w) -> Exercise:
     """Exercise 2: the length ‖x̂‖ of `w` normalized with ε = 1e-5, a number."""
     w = np.asarray(w, dtype=np.float64)

@@ -3,7 +3,7 @@ fails in float32, and the memory traffic of a two-pass kernel."""
 
 from __future__ import annotations
 
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import PARAMETERS, KernelStep, memory_traffic
 from lnlib.book.experiments.numerics import shift_errors
@@ -25,6 +25,7 @@ STREAMING_TWO_PASS = (
 )
 
 
+@forbidding("lnlib", ".var")
 def chan_merged_variance() -> Exercise:
     """Exercise 1: the variance M₂ / n of a row from its two chunks' Welford statistics."""
     a, b = welford(CHUNK_A, lanes=1), welford(CHUNK_B, lanes=1)

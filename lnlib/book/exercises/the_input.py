@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.the_input import reduction_axes
 from lnlib.norms import axis_ids
@@ -42,6 +42,7 @@ def means_layer_norm_and_batch_norm() -> Exercise:
     )
 
 
+@forbidding("lnlib", "torch")
 def normalized_over_the_sequence(seq) -> Exercise:
     """Exercise 2: `seq` normalized as ``nn.LayerNorm((10, 16))`` does, without gamma or beta."""
     seq = np.asarray(seq, dtype=np.float64)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.variants import annotated_transformer_layer_norm, sample_variance
 
 
+@forbidding("lnlib", "torch")
 def per_sample_variances(batch) -> Exercise:
     """Exercise 1: the biased variance of each row of `batch`, shape ``(rows,)``."""
     rows = np.asarray(batch, dtype=np.float64)

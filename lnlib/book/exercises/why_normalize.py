@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.deep_stack import run_stack
 
@@ -73,6 +73,7 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
     )
 
 
+@forbidding("lnlib", "torch")
 def first_layer_with_layer_norm(x, weights) -> Exercise:
     """Exercise 3: ``ReLU(LN(x W_1))`` for the inputs `x` and the first matrix ``2.0 * weights[0]``."""
     x = np.asarray(x, dtype=np.float64)

@@ -10,7 +10,9 @@ notebooks with every solution replaced by ``# your code here`` (so ``answer_k = 
 still runs every cell; the check says "Not answered yet") and every output cleared.
 
 The expected answers never appear in either edition: they are computed by ``lnlib.book.exercises``
-inside the check, as in the book.
+inside the check, as in the book. Since the library students install computes them too, the graded test
+also fails an answer whose code calls what its exercise forbids (``lnlib.layer_norm_backward`` for the
+backward pass by hand; ``lnlib.book.exercises.chapter.forbidding``), read from the kernel's input history.
 """
 
 from __future__ import annotations
@@ -112,7 +114,10 @@ def _module_of(nb: dict) -> str:
 def _graded_test(k: str, given: str, data: str, module: str) -> str:
     """Exercise k's test cell: the student sees the chapter's check; nbgrader grades with hidden code
     that re-creates the exercise's data as handed out and uses the checker as shipped (reloaded), so
-    neither changing the data nor replacing ``exercises.check`` in the notebook can pass it."""
+    neither changing the data nor replacing ``exercises.check`` in the notebook can pass it. The check
+    reads the answer cell's code from the kernel's input history (nbgrader's autograde and validate run
+    the cells in order in one IPython kernel, history kept) and fails an answer that uses a name the
+    exercise forbids (``lnlib.book.exercises.chapter.forbidding``), naming the use."""
     names = [part.split("=", 1) for part in data.split(", ")] if data else []
     pairs = ", ".join(f"({key.strip()!r}, {expr.strip()!r})" for key, expr in names)
     visible = f", {data}" if data else ""
@@ -130,6 +135,9 @@ def _graded_test(k: str, given: str, data: str, module: str) -> str:
         "_handed_out = dict(globals())\n"
         f"exec({given!r}, _handed_out)  # the exercise's data as handed out\n"
         f"_data = {{key: eval(expr, _handed_out) for key, expr in [{pairs}]}}\n"
+        "# the answer's code, as the kernel ran it: names the exercise forbids fail the check below\n"
+        f"_answer = _chapter.answer_code({k}, get_ipython().history_manager.input_hist_parsed)\n"
+        f"assert _answer is not None, 'the answer cell of exercise {k} is not in the input history'\n"
         f"_verdict = _module.exercises.check({k}, answer_{k}, **_data)\n"
         "assert _verdict.kind == 'correct', _verdict.text\n"
         "### END HIDDEN TESTS"
