@@ -36,6 +36,7 @@ import shutil
 import time
 
 import ipywidgets as widgets
+import numpy as np
 import pytest
 
 from lnlib.book.tools.cells import cells_needed, code, evaluate
@@ -162,20 +163,32 @@ def reads_right_before_anything_runs(page, chapter) -> None:
     assert page.locator(ERROR_OUTPUTS).count() == 0, (
         f"{chapter}: a stored output shows an error or a warning in JupyterLab"
     )
-    solution = page.locator(".jp-MarkdownCell details", has_text="Solution to exercise").first
-    solution.locator("summary").click()  # a solution opens when the reader asks
-    # innerText counts only laid-out text, and JupyterLab lays out a cell a frame or two after it
-    # comes on screen (content-visibility: auto): wait for the opened answer instead of reading at once.
-    try:
-        # queried afresh at each poll: jupyterlab-myst may render the cell's markdown again meanwhile
-        page.wait_for_function(
-            """() => [...document.querySelectorAll('.jp-MarkdownCell details')].some(d => d.open
-                && d.innerText.includes('Solution to exercise') && d.innerText.includes('answer_'))""",
-            timeout=30_000,
+    # innerText counts only laid-out text, and JupyterLab lays out a cell a frame or two after it comes
+    # on screen (content-visibility: auto); and jupyterlab-myst may render a cell's markdown again after
+    # the click (seen under load: the dropdown closed again). So the page is queried afresh at each poll,
+    # and the reader clicks again if the dropdown shut, as a reader would.
+    opened = """() => [...document.querySelectorAll('.jp-MarkdownCell details')].some(d => d.open
+        && d.innerText.includes('Solution to exercise') && d.innerText.includes('answer_'))"""
+    for _ in range(3):
+        solution = page.locator(".jp-MarkdownCell details", has_text="Solution to exercise").first
+        solution.locator("summary").click()  # a solution opens when the reader asks
+        try:
+            page.wait_for_function(opened, timeout=15_000)
+            break
+        except Exception:  # noqa: BLE001, S112 (Playwright's TimeoutError: click again)
+            continue
+    else:
+        seen = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-MarkdownCell details')]
+                .filter(d => d.innerText.includes('Solution to exercise'))
+                .map(d => (d.open ? 'open: ' : 'closed: ') + d.innerText.slice(0, 80))"""
         )
-    except Exception:  # noqa: BLE001 (Playwright's TimeoutError: say what the reader saw)
-        pytest.fail(f"{chapter}: the first solution dropdown shows no answer when opened")
-    solution.locator("summary").click()
+        pytest.fail(
+            f"{chapter}: the first solution dropdown shows no answer when opened: {seen[:2]}"
+        )
+    page.locator(
+        ".jp-MarkdownCell details[open] summary", has_text="Solution to exercise"
+    ).first.click()
 
 
 def notebook_cells(chapter: str) -> list[dict]:
@@ -195,6 +208,12 @@ def explorer_cell(cells: list[dict]) -> int:
         if "nbval-ignore-output" in cell["metadata"].get("tags", [])
         and "_explorer(" in "".join(cell["source"])
     )
+
+
+def typed_value(value) -> str:
+    """`value` as a student would type it: a Python number or ``np.array([...])`` with every digit."""
+    value = np.asarray(value)
+    return repr(value.item()) if value.ndim == 0 else f"np.array({value.tolist()!r})"
 
 
 def run_once(page, indices: list[int], ran: set[int]) -> None:
@@ -225,10 +244,10 @@ def answer_in_jupyterlab(page, chapter, ran: set[int]) -> None:
             int(k), **evaluate(cells, index, f"dict({data})", own=handed_out)
         )
         marker = f"exercises.check({k}, answer_{k}"
-        mistakes = f"list(exercises.exercise({k}, {data}).mistakes.values())"
+        # each mistake's answer typed as numbers (an answer may not reach into the checker)
         attempts = [
-            (f"answer_{k} = {mistakes}[{i}]", exercise.feedback(value))
-            for i, value in enumerate(exercise.mistakes.values())
+            (f"answer_{k} = {typed_value(value)}", exercise.feedback(value))
+            for value in exercise.mistakes.values()
         ]
         attempts += [(f"answer_{k} = an_undefined_name", None)] if k == "1" else []
         attempts += [(solution, "Correct!"), (None, "Not answered yet")]
