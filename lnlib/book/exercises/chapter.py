@@ -70,6 +70,23 @@ def forbidding(*names: str) -> Callable:
     return declare
 
 
+def from_unseen_data(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+    """Declare, on an exercise's builder, that its data come from a random generator whose numbers the page
+    does not print: a website reader cannot compute the answer, so the website says to answer it in the
+    notebook instead of showing an answer box (:class:`~lnlib.book.exercises.web.WebExercise`).
+
+    Examples
+    --------
+    >>> @from_unseen_data
+    ... def mean_of(acts):
+    ...     return Exercise(acts.mean())
+    >>> mean_of.unseen_data
+    True
+    """
+    builder.unseen_data = True
+    return builder
+
+
 class Exercises:
     """The exercises of one chapter, numbered from 1 in the order given.
 
@@ -128,7 +145,8 @@ class Exercises:
         changed = [name for name in data if name in given and not _same(data[name], given[name])]
         data = {**data, **{name: given[name] for name in changed}}
         if answer is None and website_build():
-            return answer_form(self.exercise(k, **data), k, self.chapter)
+            unseen = getattr(self.builders[k - 1], "unseen_data", False)
+            return answer_form(self.exercise(k, **data), k, self.chapter, unseen=unseen)
         if answer is None:
             return Feedback(NOT_ANSWERED)
         verdict = self.exercise(k, **data).check(answer)

@@ -85,13 +85,19 @@ def exercise_data(exercise: Exercise) -> dict:
 class WebExercise:
     """The answer box of exercise `number` on the website; plain text elsewhere."""
 
-    def __init__(self, exercise: Exercise, number: int, chapter: str):
+    def __init__(self, exercise: Exercise, number: int, chapter: str, *, unseen: bool = False):
         self.exercise, self.number, self.chapter = exercise, number, chapter
+        self.unseen = unseen  # its data are random numbers the page does not print
 
     def __repr__(self) -> str:
         return ON_THE_WEBSITE
 
     def _repr_html_(self) -> str:
+        if self.unseen:
+            return (
+                f'<p class="lnlib-exercise-elsewhere">Exercise {self.number} is computed from random numbers '
+                "the page does not print: answer it in the notebook (JupyterLab), where its check runs.</p>"
+            )
         if np.size(self.exercise.expected) > TYPEABLE:
             return (
                 f'<p class="lnlib-exercise-elsewhere">Exercise {self.number} asks for '
@@ -115,6 +121,9 @@ class WebExercise:
         )
 
 
-def answer_form(exercise: Exercise, number: int, chapter: str) -> WebExercise:
-    """The website's answer box for `exercise` (see the module's docstring)."""
-    return WebExercise(exercise, number, chapter)
+def answer_form(
+    exercise: Exercise, number: int, chapter: str, *, unseen: bool = False
+) -> WebExercise:
+    """The website's answer box for `exercise` (see the module's docstring); for an exercise whose data the
+    page does not print (`unseen`), a line that sends the reader to the notebook."""
+    return WebExercise(exercise, number, chapter, unseen=unseen)
