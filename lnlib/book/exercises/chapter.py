@@ -160,7 +160,9 @@ class Exercises:
             for name in changed
         ]
         # the note first: a generic hint above it would send the reader after the wrong fix (issue 30)
-        return Feedback("\n".join([*notes, verdict.text]), verdict=verdict.text) if notes else verdict
+        return (
+            Feedback("\n".join([*notes, verdict.text]), verdict=verdict.text) if notes else verdict
+        )
 
     def __repr__(self) -> str:
         return f"<the {len(self)} exercises of chapter {self.chapter}>"
