@@ -139,6 +139,10 @@ feedback = exercises.check(1, answer_1, batch=batch)
 """
 
 
+#: The demo exercise's generic hint, added to every wrong verdict.
+HINT = "Hint: average each row."
+
+
 @pytest.fixture
 def shell():
     """An IPython shell, as the kernel runs a cell: the cell's source is in ``_ih`` while it runs."""
@@ -146,7 +150,8 @@ def shell():
 
     shell = InteractiveShell.instance()
     shell.user_ns.update(
-        np=np, exercises=Exercises("00_demo", lambda batch: Exercise(batch.mean(axis=-1)))
+        np=np,
+        exercises=Exercises("00_demo", lambda batch: Exercise(batch.mean(axis=-1), hint=HINT)),
     )
     yield shell
     InteractiveShell.clear_instance()
@@ -173,6 +178,11 @@ def test_a_check_judges_the_data_as_handed_out_not_as_changed_in_place(shell, wo
     assert feedback.kind == "wrong", feedback.text
     assert "`batch` was changed in place by your code" in feedback.text
     assert "judged on the batch as given" in feedback.text
+    # the note comes first, before the verdict and its generic hint (issue 30, item 4)
+    note, *rest = feedback.text.splitlines()
+    assert note.startswith("`batch` was changed in place"), feedback.text
+    assert HINT in "\n".join(rest), feedback.text
+    assert feedback._repr_html_().index("changed in place") < feedback._repr_html_().index(HINT)
 
 
 def test_an_honest_answer_passes_with_or_without_a_change_in_place(shell):

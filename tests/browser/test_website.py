@@ -139,12 +139,15 @@ LAYOUT_FACTS = """() => {
                 while (box && box !== article && !scrolls(box)) box = box.parentElement;
                 const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
                 return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok,
-                        hinted: !!ok && box.classList.contains('lnlib-more-right')};
+                        hinted: !!ok && box.classList.contains('lnlib-more-right'),
+                        // and a line above it says so (issue 25: the fade alone is faint on a table)
+                        cued: !!ok && !!box.previousElementSibling && box.previousElementSibling.classList.contains('lnlib-scroll-cue')};
             }),
         images: pick('img').map(i => ({what: i.closest('.lnlib-web-explorer')
                 ? `the figure of ${i.closest('.lnlib-web-explorer').dataset.explorer} (${i.className})` : i.getAttribute('src'),
             output: !!i.closest('.cell_output'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth, right: i.getBoundingClientRect().right})),
+        cues: pick('.lnlib-scroll-cue').length,
         text: article.textContent,
     };
 }"""
@@ -185,6 +188,10 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         assert facts["tables"] == [], (
             f"{page}: tables wider than the {facts['column']:.0f} px column: {facts['tables']}"
         )
+        assert facts["cues"] == 0, (
+            f"{page}: a 'scroll sideways' line at 1280 px, where every table fits"
+        )
+
         assert facts["math"] == [], (
             f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): {facts['math']}"
         )
@@ -215,6 +222,13 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         ]
         assert silent == [], (
             f"{page} at {width} px: a box that scrolls sideways without the fade at its right edge: {silent}"
+        )
+        uncued = [table for table in facts["tables"] if not table["cued"]]
+        assert uncued == [], (
+            f"{page} at {width} px: a table that scrolls sideways without the 'scroll sideways' line above it: {uncued}"
+        )
+        assert facts["cues"] == len(facts["tables"]), (
+            f"{page} at {width} px: {facts['cues']} 'scroll sideways' lines for {len(facts['tables'])} wide tables"
         )
 
 

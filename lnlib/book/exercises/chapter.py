@@ -159,7 +159,10 @@ class Exercises:
             f"`{name}` was changed in place by your code; the answer is judged on the {name} as given."
             for name in changed
         ]
-        return Feedback("\n".join([verdict.text, *notes])) if notes else verdict
+        # the note first: a generic hint above it would send the reader after the wrong fix (issue 30)
+        return (
+            Feedback("\n".join([*notes, verdict.text]), verdict=verdict.text) if notes else verdict
+        )
 
     def __repr__(self) -> str:
         return f"<the {len(self)} exercises of chapter {self.chapter}>"
