@@ -97,6 +97,8 @@ def test_numbers_and_a_dict_of_arrays_are_printed_by_the_names_a_reader_writes(w
     text = printed(page)
     assert "depth = 3" in text.splitlines()
     assert 'we["W2"] = np.array([[2., 0.],' in text
+    given = run_printed(text)
+    assert given["depth"] == 3 and np.array_equal(given["we"]["W2"], weights["W2"])
 
 
 def test_data_too_many_to_print_are_named_not_printed(website):

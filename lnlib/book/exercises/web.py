@@ -227,6 +227,9 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
             "this page: the chapter's code above makes them. Run it in your own Python, with the "
             "book's lnlib, to compute the answer, and paste it here.</p></div>"
         )
+    dicts = [
+        f"{name} = {{}}" for name in dict.fromkeys(n.split("[")[0] for n, _ in named if "[" in n)
+    ]
     for precision in PRECISIONS:
         lines = [_printout(name, value, precision) for name, value in named]
         if precision is None:
@@ -234,7 +237,7 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
         printed = {name: _read_back(line, value) for line, (name, value) in zip(lines, named)}
         if exercise.feedback(rebuild(**_with(data, printed)).expected) == CORRECT:
             break
-    text = html.escape("\n".join(lines))
+    text = html.escape("\n".join(dicts + lines))  # runs as Python: a dict's entries go into it
     return (
         f'<div class="lnlib-exercise-given">{caption}'
         f'<pre tabindex="0" aria-label="the data of this exercise">{text}</pre></div>'
