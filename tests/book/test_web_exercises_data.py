@@ -93,7 +93,8 @@ def test_numbers_and_a_dict_of_arrays_are_printed_by_the_names_a_reader_writes(w
         "00_demo", lambda we, depth: Exercise(depth * np.trace(we["W1"] + we["W2"]))
     )
     page = exercises.check(1, None, we=weights, depth=3)._repr_html_()
-    assert 'we["W1"], shape 2 × 2; we["W2"], shape 2 × 2; depth, a number' in html.unescape(page)
+    caption = "we, a dict of 2 arrays (W1, W2), each of shape 2 × 2; depth, a number"
+    assert caption in html.unescape(page)
     text = printed(page)
     assert "depth = 3" in text.splitlines()
     assert 'we["W2"] = np.array([[2., 0.],' in text

@@ -204,6 +204,19 @@ def _with(data: dict, named: dict):
     return out
 
 
+def _describe_data(name: str, value) -> str:
+    """`name` and its shape, for the data block's caption: ``x, shape 4 × 8``."""
+    if isinstance(value, dict):
+        shapes = {np.shape(v) for v in value.values()}
+        if len(shapes) == 1:
+            return (
+                f"{name}, a dict of {len(value)} arrays ({', '.join(map(str, value))}), "
+                f"each of shape {_shape(shapes.pop())}"
+            )
+        return "; ".join(_describe_data(f'{name}["{key}"]', v) for key, v in value.items())
+    return f"{name}, {f'shape {_shape(np.shape(value))}' if np.ndim(value) else 'a number'}"
+
+
 def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise]) -> str:
     """The exercise's `data`, printed for a website reader (HTML; empty when there are none).
 
@@ -215,10 +228,7 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
     named = _given(data)
     if not named:
         return ""
-    parts = [
-        f"{name}, {f'shape {_shape(np.shape(v))}' if np.ndim(v) else 'a number'}"
-        for name, v in named
-    ]
+    parts = [_describe_data(name, value) for name, value in data.items() if _given({name: value})]
     caption = f'<p class="lnlib-exercise-given-caption">The data of this exercise ({"; ".join(parts)})</p>'
     count = sum(int(np.size(v)) for _, v in named)
     if count > PRINTABLE:
@@ -227,9 +237,6 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
             "this page: the chapter's code above makes them. Run it in your own Python, with the "
             "book's lnlib, to compute the answer, and paste it here.</p></div>"
         )
-    dicts = [
-        f"{name} = {{}}" for name in dict.fromkeys(n.split("[")[0] for n, _ in named if "[" in n)
-    ]
     for precision in PRECISIONS:
         lines = [_printout(name, value, precision) for name, value in named]
         if precision is None:
@@ -237,7 +244,13 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
         printed = {name: _read_back(line, value) for line, (name, value) in zip(lines, named)}
         if exercise.feedback(rebuild(**_with(data, printed)).expected) == CORRECT:
             break
-    text = html.escape("\n".join(dicts + lines))  # runs as Python: a dict's entries go into it
+    runnable, started = [], set()
+    for (name, _), line in zip(named, lines):  # runs as Python: a dict is made before its entries
+        if "[" in name and name.split("[")[0] not in started:
+            started.add(name.split("[")[0])
+            runnable.append(f"{name.split('[')[0]} = {{}}")
+        runnable.append(line)
+    text = html.escape("\n".join(runnable))
     return (
         f'<div class="lnlib-exercise-given">{caption}'
         f'<pre tabindex="0" aria-label="the data of this exercise">{text}</pre></div>'
