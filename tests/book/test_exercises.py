@@ -348,18 +348,3 @@ def test_no_solution_uses_what_its_exercise_forbids(chapter):
         assert used == [], f"{chapter.stem}, exercise {k}: the solution uses {used}"
         answered += 1
     assert answered == len(exercises)
-
-
-def test_an_exercise_on_unseen_random_data_sends_the_website_reader_to_the_notebook(monkeypatch):
-    """Its data are random numbers the page does not print: no answer box a reader could not fill."""
-    from lnlib.book.exercises.chapter import Exercises, from_unseen_data
-
-    monkeypatch.setenv("LNBOOK_WEBSITE", "1")
-    seen = Exercises(
-        "00_demo", lambda x: Exercise(x.mean()), from_unseen_data(lambda x: Exercise(x.sum()))
-    )
-    x = np.random.default_rng(0).normal(size=3)
-    assert '<form class="lnlib-exercise"' in seen.check(1, None, x=x)._repr_html_()
-    html = seen.check(2, None, x=x)._repr_html_()
-    assert "lnlib-exercise-elsewhere" in html and "random numbers the page does not print" in html
-    assert "<form" not in html
