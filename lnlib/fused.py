@@ -513,20 +513,22 @@ def _outputs(out, names, expected, inputs, function) -> tuple:
         raise ValueError(f"out of {function} must be one array ({names[0]}) or a tuple of {len(names)} "
                          f"({', '.join(names)}); got {type(out).__name__} of length {len(given)}.")
     for array, name, (shape, dtype) in zip(given, names, expected):
+        if (isinstance(array, np.ndarray) and array.shape == tuple(shape) and array.dtype == dtype
+                and array.flags.c_contiguous and array.flags.writeable):
+            continue  # the common case: no message to build
         wanted = f"a writeable C-contiguous numpy array of shape {tuple(shape)} and dtype {np.dtype(dtype).name}"
         if not isinstance(array, np.ndarray):
             raise TypeError(f"out's {name} of {function} must be {wanted}; got {type(array).__name__}.")
         if array.shape != tuple(shape) or array.dtype != dtype:
             raise ValueError(f"out's {name} of {function} must be {wanted}; got shape {array.shape} and dtype "
                              f"{array.dtype.name}.")
-        if not array.flags.c_contiguous or not array.flags.writeable:
-            raise ValueError(f"out's {name} of {function} must be {wanted}; got one that is "
-                             f"{'not C-contiguous' if not array.flags.c_contiguous else 'read-only'}.")
+        raise ValueError(f"out's {name} of {function} must be {wanted}; got one that is "
+                         f"{'not C-contiguous' if not array.flags.c_contiguous else 'read-only'}.")
+    for i, array in enumerate(given):
         if any(np.may_share_memory(array, other) for other in inputs):
-            raise ValueError(f"out's {name} of {function} must not overlap an input (the kernel reads the "
+            raise ValueError(f"out's {names[i]} of {function} must not overlap an input (the kernel reads the "
                              "inputs again after writing it).")
-    for i, a in enumerate(given):
-        if any(np.may_share_memory(a, b) for b in given[i + 1:]):
+        if any(np.may_share_memory(array, other) for other in given[i + 1:]):
             raise ValueError(f"the arrays of out of {function} must not overlap one another.")
     return given + (None,) * (len(names) - len(given))
 
