@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import ml_dtypes
@@ -24,6 +25,7 @@ from lnlib.book.experiments.memory_speed import (
     Bytes,
     bytes_moved,
     copy_bandwidth,
+    copy_bandwidths,
     floor_seconds,
     fraction_of_floor,
     timings,
@@ -250,6 +252,21 @@ def test_copy_bandwidth_and_timings_return_every_repetition():
         assert rates.shape == (3,) and (rates > 0).all()
     with pytest.raises(ValueError, match="store must be one of"):
         copy_bandwidth(2**16, store="streaming")
+
+
+def test_interleaved_timings_alternate_the_calls_so_that_they_share_the_load():
+    from lnlib.book.experiments.memory_speed import interleaved_timings
+
+    order = []
+    seconds = interleaved_timings([lambda: order.append("a"), lambda: order.append("b")], repeats=4)
+    assert [t.shape for t in seconds] == [(4,), (4,)] and all((t >= 0).all() for t in seconds)
+    assert order == ["a", "b"] + ["a", "b"] * 4  # one warm-up call each, then in turn
+    slow_and_fast = interleaved_timings(
+        [lambda: time.sleep(0.002), lambda: None], repeats=2, min_seconds=0.01, max_repeats=50
+    )
+    assert slow_and_fast[0].size < slow_and_fast[1].size == 50  # each call keeps its own count
+    rates = copy_bandwidths(2**16, stores=("memcpy",), repeats=3, min_seconds=0)
+    assert set(rates) == {"memcpy"} and rates["memcpy"].shape == (3,)
 
 
 def test_the_ordinary_copy_copies_with_ordinary_vector_stores(numba):
