@@ -72,8 +72,7 @@ def copy_figure(results):
             ax.fill_between(
                 footprint / 2**20, low / 1e9, high / 1e9, color=style["color"], alpha=0.15, lw=0
             )
-    ax.set_ylim(bottom=0)
-    top = ax.get_ylim()[1]
+    ax.set_yscale("log")  # ratios read as distances: the two copies compare at every size
     caches = results.data["machine"].get("caches_per_core_or_shared", {})
     marks = [
         (_parse_size(caches[level]), f"{level} {caches[level]}")
@@ -81,19 +80,18 @@ def copy_figure(results):
         if level in caches
     ]
     if results.non_temporal_threshold:
-        marks.append((results.non_temporal_threshold, "memcpy streams above"))
-    for size, text in marks:
+        marks.append((results.non_temporal_threshold, "memcpy streams →"))
+    for size, _ in marks:
         ax.axvline(size / 2**20, color=PALETTE["neutral"], lw=0.8, ls=":")
-        if text.startswith("memcpy"):  # the last mark, near the right edge: along its line
-            ax.text(
-                size / 2**20 * 0.9, top * 0.97, text, fontsize=9, va="top", ha="right", rotation=90
-            )
-        else:
-            ax.text(size / 2**20 * 1.1, top * 0.97, text, fontsize=9, va="top")
+    ax.set_xscale("log")
+    if marks:  # named on a top axis, clear of the data
+        top_axis = ax.secondary_xaxis("top")
+        top_axis.set_xticks([size / 2**20 for size, _ in marks], [text for _, text in marks])
+        top_axis.tick_params(labelsize=9, length=0)
     ax.set(
         xscale="log",
         xlabel="array copied (MiB; a copy moves twice this)",
-        ylabel="copy bandwidth (GB/s)",
+        ylabel="copy bandwidth (GB/s, log)",
     )
     fig.legend(loc="outside lower center", ncol=2, fontsize=9)
     return fig
