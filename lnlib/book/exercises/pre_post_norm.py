@@ -65,20 +65,20 @@ def gradient_shrink_factor(xv, gv) -> Exercise:
     )
 
 
-def pre_norm_gradient_depth_factor(shallow, deep) -> Exercise:
+def pre_norm_gradient_depth_factor(n_shallow, n_deep) -> Exercise:
     """Exercise 3: by Theorem 1's 1/sqrt(L), how many times larger pre-norm's last-layer W2 gradient is at
-    `shallow` layers than at `deep` layers."""
+    `n_shallow` layers than at `n_deep` layers."""
     return Exercise(
-        float(np.sqrt(deep / shallow)),
+        float(np.sqrt(n_deep / n_shallow)),
         hint="If the gradient is proportional to 1/sqrt(L), the ratio of its values at two depths is a "
         "ratio of square roots; the shallower stack has the larger gradient.",
         mistakes={
             "that is the ratio of the depths: the gradient goes as one over the square root of the "
-            "depth": deep / shallow,
+            "depth": n_deep / n_shallow,
             "that is the inverse: the gradient of the shallower stack is the larger one": float(
-                np.sqrt(shallow / deep)
+                np.sqrt(n_shallow / n_deep)
             ),
-            "that is the inverse ratio of the depths, without the square root": shallow / deep,
+            "that is the inverse ratio of the depths, without the square root": n_shallow / n_deep,
         },
     )
 
