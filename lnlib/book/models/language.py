@@ -31,6 +31,7 @@ import importlib
 import inspect
 import json
 import os
+import resource
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -118,10 +119,10 @@ SWEEP_SETTINGS = {
     "rates": (1e-3, 3e-3, 1e-2, 3e-2, 1e-1),
     "depths": (2, 6),
     "seeds": (0, 1, 2),
-    "warmup": 30,
-    "steps": 150,
+    "warmup": 25,
+    "steps": 120,
     "width": 32,
-    "tokens": 32,
+    "tokens": 16,
     "batch": 16,
 }
 
@@ -378,14 +379,15 @@ def train_model(
                 break
         finite = bool(np.all(np.isfinite(losses)))
         final = held_out_loss(model, name, ids, tokens) if finite else float("nan")
-    diverged = not np.isfinite(final) or final > np.log(len(alphabet))
+    diverged = bool(not np.isfinite(final) or final > np.log(len(alphabet)))
     return TrainedRun(losses, final, diverged, model)
 
 
 def _run(job: tuple) -> tuple:
     name, depth, lr, warmup, seed, kwargs = job
     run = train_model(name, lr=lr, warmup=warmup, depth=depth, seed=seed, **kwargs)
-    return run.final, run.diverged, float(np.nanmean(run.losses[-10:]))
+    last = run.losses[-10:]
+    return run.final, run.diverged, float(last.mean()) if np.all(np.isfinite(last)) else np.nan
 
 
 def placement_sweep(
@@ -540,6 +542,8 @@ def main(argv=None) -> None:
     load_before, start = os.getloadavg(), time.perf_counter()
     sweep = placement_sweep(**SWEEP_SETTINGS, workers=args.workers)
     seconds_sweep = time.perf_counter() - start
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN) if args.workers > 1 else None
+    cpu_sweep = cpu.ru_utime + cpu.ru_stime if cpu else time.process_time()
     sees = what_layernorm_sees(**SEES_SETTINGS)
     record = {
         "provenance": {
@@ -551,6 +555,7 @@ def main(argv=None) -> None:
             "load_average_before": [round(v, 2) for v in load_before],
             "load_average_after": [round(v, 2) for v in os.getloadavg()],
             "seconds_sweep": round(seconds_sweep, 1),
+            "cpu_seconds_sweep": round(cpu_sweep, 1),
             "seconds_total": round(time.perf_counter() - start, 1),
         },
         "corpus": {
