@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..models.language import outlier_norm
 from .style import PALETTE, PHONE_WIDTH, new_figure, panel_grid
 from .why_normalize import TRAINED_STYLES, norm_axis
 
@@ -14,7 +15,6 @@ __all__ = [
     "GammaBetaPanels",
     "gamma_beta_figure",
     "gamma_beta_companion",
-    "outlier_norm",
     "trained_gamma_beta_figure",
 ]
 
@@ -233,19 +233,6 @@ def gamma_beta_companion(xhat_wide, settings: dict):
     first.set_ylabel("number of features")
     first.legend(loc="upper left", fontsize=7)
     return fig
-
-
-def outlier_norm(sees: dict) -> tuple[int, int, float]:
-    """The norm input whose largest per-feature RMS stands out most in the trained model (chapter "γ and β").
-
-    Returns
-    -------
-    (norm index, feature index, ratio of that feature's RMS to the median feature's RMS)
-    """
-    rms = np.array(sees["trained"]["feature_rms"])
-    ratios = rms.max(axis=1) / np.median(rms, axis=1)
-    k = int(np.argmax(ratios))
-    return k, int(np.argmax(rms[k])), float(ratios[k])
 
 
 def trained_gamma_beta_figure(sees: dict):

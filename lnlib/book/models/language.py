@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from ...validation import check_count
+from ..tools import prose
 from .dyt import ALPHA_INIT
 from .placements import (
     init_weights,
@@ -70,6 +71,8 @@ __all__ = [
     "model_backward",
     "model_forward",
     "norm_inputs",
+    "outlier_norm",
+    "sees_findings",
     "placement_setup",
     "placement_sweep",
     "stdlib_docstrings",
@@ -517,6 +520,57 @@ def what_layernorm_sees(
     record["gamma"].append(top["final_gamma"].tolist())
     record["beta"].append(top["final_beta"].tolist())
     return record
+
+
+def outlier_norm(sees: dict) -> tuple[int, int, float]:
+    """The norm input whose largest per-feature RMS stands out most in the trained model (chapter "γ and β").
+
+    Returns
+    -------
+    (norm index, feature index, ratio of that feature's RMS to the median feature's RMS)
+    """
+    rms = np.array(sees["trained"]["feature_rms"])
+    ratios = rms.max(axis=1) / np.median(rms, axis=1)
+    k = int(np.argmax(ratios))
+    return k, int(np.argmax(rms[k])), float(ratios[k])
+
+
+def about(value: float) -> prose.ProseNumber:
+    """`value` to one significant digit: what a single training run supports on any CPU (chapters "Why normalize?", "γ and β")."""
+    return prose.number(float(f"{value:.1g}"), "g")
+
+
+def sees_findings(sees: dict) -> dict:
+    """What chapters "Why normalize?" and "γ and β" say about the trained model, by glue key.
+
+    One run, so one significant digit (:func:`about`) or one decimal for γ and β:
+    ``tests/book/test_training_placements.py`` retrains it under another BLAS kernel and
+    checks every text is unchanged.
+    """
+    sd = {k: np.array(sees[k]["sd_quantiles"])[:, 1] for k in ("untrained", "trained")}
+    mean = {k: np.array(sees[k]["mean_quantiles"]) for k in ("untrained", "trained")}
+    gamma, beta = np.array(sees["gamma"]), np.array(sees["beta"])
+    k, feature, ratio = outlier_norm(sees)
+    rms_u = np.array(sees["untrained"]["feature_rms"][k])
+    norms = sees["trained"]["norms"]
+    return {
+        "sees_steps": prose.number(sees["steps"]),
+        "sees_depth": prose.number(sees["depth"]),
+        "sees_loss": about(sees["final"]),
+        "sees_sd_bottom": about(sd["trained"][0]),
+        "sees_sd_top": about(sd["trained"][-1]),
+        "sees_sd_top_untrained": about(sd["untrained"][-1]),
+        "sees_mean_top": about(mean["trained"][-1, 1]),
+        "sees_mean_band": about(mean["trained"][-1, 2] - mean["trained"][-1, 0]),
+        "sees_gamma_low": prose.number(float(gamma.min()), ".1f"),
+        "sees_gamma_high": prose.number(float(gamma.max()), ".1f"),
+        "sees_beta_low": prose.number(float(beta.min()), ".1f"),
+        "sees_beta_high": prose.number(float(beta.max()), ".1f"),
+        "sees_outlier_norm": norms[k],
+        "sees_outlier_feature": prose.number(feature + 1),
+        "sees_outlier_ratio": about(ratio),
+        "sees_outlier_ratio_untrained": about(float(rms_u.max() / np.median(rms_u))),
+    }
 
 
 def _stats_by_norm(seen: list) -> dict:
