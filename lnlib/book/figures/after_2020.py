@@ -295,7 +295,7 @@ DEPTH_COLOURS = (PALETTE["input"], PALETTE["mean"])
 SCHEDULE_STYLES = {0: ("--", "no warm-up"), 1: ("-", "warm-up")}
 
 
-def stability_figure(sweep: dict, ceiling: float):
+def stability_figure(sweep: dict, unigram: float):
     """Held-out loss after training against the peak learning rate, one panel per placement (chapter "LayerNorm after 2020").
 
     Parameters
@@ -303,40 +303,43 @@ def stability_figure(sweep: dict, ceiling: float):
     sweep : dict
         The ``sweep`` of :func:`lnlib.book.models.language.load_results`: ``final`` and ``diverged``
         indexed [placement][depth][rate][schedule][seed].
-    ceiling : float
-        The loss of guessing uniformly, ln(vocabulary): a diverged run is drawn there as a cross.
+    unigram : float
+        The loss of predicting every character from the characters' frequencies alone
+        (:func:`lnlib.book.models.language.unigram_loss`), drawn dotted: a run at that line has
+        learned no use of context.
 
     Each line is the median over the seeds, its band the smallest to the largest seed; colour is
-    the depth, solid with warm-up and dashed without.
+    the depth, solid with warm-up and dashed without. A seed that diverged is left out of the
+    line and marked with a cross at the top of its panel.
     """
     from ..models.language import PLACEMENT_LABELS
 
     rates = np.array(sweep["rates"])
     final = np.array(sweep["final"], dtype=float)
     diverged = np.array(sweep["diverged"], dtype=bool)
+    final[diverged] = np.nan
+    top = np.nanmax(final) + 0.05
     # two columns PHONE_WIDTH wide, so a phone shows the text at the size of chapter 12's other figures
-    fig, axes = new_figure(
-        -(-len(sweep["placements"]) // 2), 2, figsize=(PHONE_WIDTH, 8.4), sharex=True, sharey=True
-    )
+    count = len(sweep["placements"])
+    fig, axes = new_figure(-(-count // 2), 2, figsize=(PHONE_WIDTH, 8.4), sharex=True, sharey=True)
     axes = axes.ravel()
-    for ax in axes[len(sweep["placements"]) :]:
+    for ax in axes[count:]:
         ax.remove()
-    axes = axes[: len(sweep["placements"])]
+    axes = axes[:count]
     for p, (ax, name) in enumerate(zip(axes, sweep["placements"])):
-        ax.axhline(ceiling, color=PALETTE["neutral"], ls=":", lw=1)
+        ax.axhline(unigram, color=PALETTE["neutral"], ls=":", lw=1)
         for d, colour in enumerate(DEPTH_COLOURS[: len(sweep["depths"])]):
             for warm, (style, _) in SCHEDULE_STYLES.items():
-                runs = np.where(diverged[p, d, :, warm], ceiling, final[p, d, :, warm])
-                ax.plot(rates, np.median(runs, axis=1), style, color=colour, lw=1.6)
+                runs = final[p, d, :, warm]
+                ax.plot(rates, np.nanmedian(runs, axis=1), style, color=colour, lw=1.6)
                 ax.fill_between(
-                    rates, runs.min(axis=1), runs.max(axis=1), color=colour, alpha=0.12, lw=0
-                )
+                    rates, np.nanmin(runs, axis=1), np.nanmax(runs, axis=1),
+                    color=colour, alpha=0.12, lw=0,
+                )  # fmt: skip
                 lost = diverged[p, d, :, warm].any(axis=1)
-                ax.plot(rates[lost], np.full(lost.sum(), ceiling), "x", color=colour, ms=6, mew=1.6)
+                ax.plot(rates[lost], np.full(lost.sum(), top), "x", color=colour, ms=6, mew=1.6)
         ax.set_xscale("log")
         ax.set_title(PLACEMENT_LABELS[name])
-    low = np.nanmin(np.where(diverged, np.nan, final))
-    axes[0].set_ylim(low - 0.1, ceiling + 0.15)
     for ax in axes[len(axes) - 2 :]:
         ax.set_xlabel("peak learning rate")
         ax.xaxis.set_tick_params(labelbottom=True)
@@ -348,9 +351,12 @@ def stability_figure(sweep: dict, ceiling: float):
         for depth, colour in zip(sweep["depths"], DEPTH_COLOURS)
         for style, schedule in SCHEDULE_STYLES.values()
     ]
-    handles += [
-        Line2D([], [], color=PALETTE["neutral"], ls=":", label="guessing uniformly"),
-        Line2D([], [], color=PALETTE["neutral"], ls="", marker="x", label="a seed diverged"),
-    ]
+    handles.append(
+        Line2D([], [], color=PALETTE["neutral"], ls=":", label="character\nfrequencies only")
+    )
+    if diverged.any():
+        handles.append(
+            Line2D([], [], color=PALETTE["neutral"], ls="", marker="x", label="a seed diverged")
+        )
     fig.legend(handles=handles, loc="outside lower center", ncols=2)
     return fig

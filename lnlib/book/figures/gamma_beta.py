@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..models.language import outlier_norm
+from ..models.language import norm_name, outlier_norm
 from .style import PALETTE, PHONE_WIDTH, new_figure, panel_grid
 from .why_normalize import TRAINED_STYLES, norm_axis
 
@@ -257,7 +257,7 @@ def trained_gamma_beta_figure(sees: dict):
     features = np.arange(1, gamma.shape[1] + 1)
     for label, style in TRAINED_STYLES.items():
         ax_f.plot(features, sees[label]["feature_rms"][k], marker="o", ms=3, lw=1.2, **style)
-    ax_f.set_xlabel(f"feature of the input to norm {norms[k]}")
+    ax_f.set_xlabel(f"feature of what {norm_name(norms[k])} reads")
     ax_f.set_ylabel("RMS over tokens")
     fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig

@@ -71,13 +71,17 @@ __all__ = [
     "model_backward",
     "model_forward",
     "norm_inputs",
+    "norm_name",
     "outlier_norm",
     "sees_findings",
+    "placement_findings",
     "placement_setup",
     "placement_sweep",
     "stdlib_docstrings",
+    "sweep_runs",
     "text_batch",
     "train_model",
+    "unigram_loss",
     "what_layernorm_sees",
 ]
 
@@ -212,6 +216,18 @@ def text_batch(rng, ids: np.ndarray, batch: int, tokens: int, *, held_out: bool 
     starts = rng.integers(low, high - tokens - 1, size=batch)
     windows = ids[starts[:, None] + np.arange(tokens + 1)]
     return windows[:, :-1], windows[:, 1:]
+
+
+def unigram_loss() -> float:
+    """The held-out loss of predicting each character from the training text's character frequencies alone (add-one smoothed).
+
+    The floor a model reaches without using any context: the stability map's dotted line
+    (chapter "LayerNorm after 2020").
+    """
+    ids, alphabet, _ = char_corpus()
+    split = int(0.9 * ids.size)
+    counts = np.bincount(ids[:split], minlength=len(alphabet)) + 1.0
+    return float(-np.mean(np.log(counts / counts.sum())[ids[split:]]))
 
 
 # --- the model --------------------------------------------------------------------------------
@@ -535,6 +551,14 @@ def outlier_norm(sees: dict) -> tuple[int, int, float]:
     return k, int(np.argmax(rms[k])), float(ratios[k])
 
 
+def norm_name(label: str) -> str:
+    """A norm's label in :func:`norm_inputs` (``L3 attn``, ``final``) in words (chapters "Why normalize?", "γ and β")."""
+    if label == "final":
+        return "the final norm"
+    layer, sub = label.split()
+    return f"layer {layer[1:]}'s {'attention' if sub == 'attn' else 'FFN'} norm"
+
+
 def about(value: float) -> prose.ProseNumber:
     """`value` to one significant digit: what a single training run supports on any CPU (chapters "Why normalize?", "γ and β")."""
     return prose.number(float(f"{value:.1g}"), "g")
@@ -548,7 +572,6 @@ def sees_findings(sees: dict) -> dict:
     checks every text is unchanged.
     """
     sd = {k: np.array(sees[k]["sd_quantiles"])[:, 1] for k in ("untrained", "trained")}
-    mean = {k: np.array(sees[k]["mean_quantiles"]) for k in ("untrained", "trained")}
     gamma, beta = np.array(sees["gamma"]), np.array(sees["beta"])
     k, feature, ratio = outlier_norm(sees)
     rms_u = np.array(sees["untrained"]["feature_rms"][k])
@@ -560,13 +583,13 @@ def sees_findings(sees: dict) -> dict:
         "sees_sd_bottom": about(sd["trained"][0]),
         "sees_sd_top": about(sd["trained"][-1]),
         "sees_sd_top_untrained": about(sd["untrained"][-1]),
-        "sees_mean_top": about(mean["trained"][-1, 1]),
-        "sees_mean_band": about(mean["trained"][-1, 2] - mean["trained"][-1, 0]),
+        "sees_gamma_attn": about(float(np.median(gamma[0:-1:2]))),
+        "sees_gamma_ffn": about(float(np.median(gamma[1:-1:2]))),
         "sees_gamma_low": prose.number(float(gamma.min()), ".1f"),
         "sees_gamma_high": prose.number(float(gamma.max()), ".1f"),
         "sees_beta_low": prose.number(float(beta.min()), ".1f"),
         "sees_beta_high": prose.number(float(beta.max()), ".1f"),
-        "sees_outlier_norm": norms[k],
+        "sees_outlier_norm": norm_name(norms[k]),
         "sees_outlier_feature": prose.number(feature + 1),
         "sees_outlier_ratio": about(ratio),
         "sees_outlier_ratio_untrained": about(float(rms_u.max() / np.median(rms_u))),
@@ -626,3 +649,57 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def sweep_runs(sweep: dict, placement: str, depth: int, rate: float | None = None, warmed=None):
+    """The held-out losses of one placement and depth (NaN where a run diverged), optionally of one rate and schedule.
+
+    Shape (rates, 2, seeds) without `rate` and `warmed`; (seeds,) with both.
+    """
+    final = np.array(sweep["final"], dtype=float)
+    final[np.array(sweep["diverged"], dtype=bool)] = np.nan
+    runs = final[sweep["placements"].index(placement), sweep["depths"].index(depth)]
+    if rate is not None:
+        runs = runs[sweep["rates"].index(rate)]
+        if warmed is not None:
+            runs = runs[int(warmed)]
+    return runs
+
+
+def placement_findings(results: dict) -> dict:
+    """What chapter "LayerNorm after 2020" says about the stability map, by glue key.
+
+    Final losses of a setting are means ± sd over its seeds at the precision the seeds support
+    (:func:`lnlib.book.tools.prose.mean_sd`); ranges over many runs are given to one decimal;
+    the floor (:func:`unigram_loss`) is computed, not trained. ``tests/book/test_training_placements.py``
+    checks the claims these numbers support in the stored sweep.
+    """
+    sweep, settings = results["sweep"], results["sweep"]["settings"]
+    shallow, deep = sweep["depths"]
+
+    def ms(placement, depth, rate, warmed):
+        return prose.mean_sd(sweep_runs(sweep, placement, depth, rate, warmed))
+
+    post_deep = sweep_runs(sweep, "post", deep)
+    provenance = results["provenance"]
+    return {
+        "pl_runs": prose.number(int(np.size(sweep["final"]))),
+        "pl_seeds": prose.number(len(sweep["seeds"])),
+        "pl_steps": prose.number(settings["steps"]),
+        "pl_warmup": prose.number(sweep["warmup"]),
+        "pl_shallow": prose.number(shallow),
+        "pl_deep": prose.number(deep),
+        "pl_cpu_minutes": prose.number(round(provenance["cpu_seconds_sweep"] / 60)),
+        "pl_floor": prose.number(unigram_loss(), ".2f"),
+        "pl_post_shallow_best": ms("post", shallow, 1e-2, False),
+        "pl_post_deep_low": prose.number(float(np.nanmin(post_deep)), ".1f"),
+        "pl_post_deep_high": prose.number(float(np.nanmax(post_deep)), ".1f"),
+        "pl_pre_deep_best": ms("pre", deep, 1e-2, False),
+        "pl_post_shallow_fast": ms("post", shallow, 3e-2, False),
+        "pl_pre_shallow_fast": ms("pre", shallow, 3e-2, False),
+        "pl_peri_deep_fastest": ms("peri", deep, 1e-1, False),
+        "pl_pre_deep_fastest": ms("pre", deep, 1e-1, False),
+        "pl_pre_deep_fastest_warm": ms("pre", deep, 1e-1, True),
+        "pl_qk_deep_fastest_warm": ms("pre_qk", deep, 1e-1, True),
+        "pl_dyt_deep_best": ms("dyt", deep, 1e-2, False),
+    }
