@@ -27,7 +27,9 @@ from lnlib.book.models.language import (
     char_corpus,
     load_results,
     sees_findings,
+    sweep_runs,
     train_model,
+    unigram_loss,
 )
 
 RESULTS = load_results()
@@ -148,3 +150,50 @@ def test_the_trained_models_glued_texts_hold_under_another_blas_kernel():
     assert f"({kernel} kernels)" in again["blas"], f"asked for {kernel}, ran {again['blas']}"
     printed = {k: str(v) for k, v in sees_findings(RESULTS["sees"]).items()}
     assert printed == again["texts"]
+
+
+def test_what_chapter_12_says_holds_in_the_stored_sweep():
+    """Each sentence of the chapter's "Trained, not only initialized", checked on every seed it speaks of.
+
+    "Learns" means ending at least 0.25 nats per character below the floor (the held-out loss of predicting
+    characters from their frequencies alone); "at the floor" means no more than 0.15 below it (or above). Every gap below is far
+    wider than the spread over seeds, so another CPU's rounding (which acts like another seed) cannot close it.
+    """
+    floor = unigram_loss()
+
+    def runs(placement, depth, rate=None, warmed=None):
+        return sweep_runs(SWEEP, placement, depth, rate, warmed)
+
+    assert not DIVERGED.any()  # "none of the runs diverged"
+    # Post-LN: learns at 2 layers, stays at the floor at 6 at every rate, with or without warm-up
+    assert np.all(runs("post", 2, 1e-2) < floor - 0.25)
+    assert np.all(runs("post", 6) > floor - 0.15)
+    # Pre-LN learns at both depths; at 2 layers it still learns at 3e-2, where Post-LN is back at the floor
+    assert np.all(runs("pre", 6, 1e-2) < floor - 0.25)
+    assert np.all(runs("pre", 2, 3e-2) < floor - 0.25)
+    assert np.all(runs("post", 2, 3e-2) > floor - 0.15)
+    # at 1e-1 and 6 layers Pre-LN is back at the floor (warm-up or not); Peri-LN still learns
+    assert np.all(runs("pre", 6, 1e-1) > floor - 0.15)
+    assert np.all(runs("peri", 6, 1e-1) < floor - 0.25) and np.all(
+        runs("peri", 2, 1e-1) < floor - 0.25
+    )
+    # QK-norm keeps Pre-LN learning at 1e-1 with warm-up: every seed below every plain Pre-LN seed
+    assert runs("pre_qk", 6, 1e-1, True).max() < runs("pre", 6, 1e-1, True).min()
+    # DeepNorm learns at 6 layers at 3e-3 without warm-up (not Post-LN's stall), at the floor from 3e-2 up
+    assert runs("deepnorm", 6, 3e-3, False).max() < floor - 0.25
+    assert np.all(runs("deepnorm", 6)[3:] > floor - 0.15)
+    # Mix-LN: at 2 layers it is Pre-LN (no post-norm layer); at 6, at the floor from 3e-2 up
+    np.testing.assert_array_equal(runs("mixln", 2), runs("pre", 2))
+    assert np.all(runs("mixln", 6)[3:] > floor - 0.15)
+    assert np.all(runs("mixln", 6, 1e-2) < floor - 0.25)
+    # DyT: at 6 layers three seeds cannot tell its best rate from Pre-LN's (within three standard errors);
+    # at 1e-1 it is at the floor at both depths
+    best = {
+        p: min((runs(p, 6, r, False) for r in SWEEP["rates"]), key=np.mean) for p in ("dyt", "pre")
+    }
+    gap = best["dyt"].mean() - best["pre"].mean()
+    standard_error = np.sqrt((best["dyt"].var(ddof=1) + best["pre"].var(ddof=1)) / 3)
+    assert abs(gap) < 3 * standard_error, (gap, standard_error)
+    assert np.all(runs("dyt", 2, 1e-1) > floor - 0.15) and np.all(
+        runs("dyt", 6, 1e-1) > floor - 0.15
+    )
