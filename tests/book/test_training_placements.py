@@ -155,7 +155,7 @@ def test_the_trained_models_glued_texts_hold_under_another_blas_kernel():
 def test_what_chapter_12_says_holds_in_the_stored_sweep():
     """Each sentence of the chapter's "Trained, not only initialized", checked on every seed it speaks of.
 
-    "Learns" means ending at least 0.25 nats per character below the floor (the held-out loss of predicting
+    "Learns" means ending at least 0.2 nats per character below the floor (the held-out loss of predicting
     characters from their frequencies alone); "at the floor" means no more than 0.15 below it (or above). Every gap below is far
     wider than the spread over seeds, so another CPU's rounding (which acts like another seed) cannot close it.
     """
@@ -166,26 +166,30 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
 
     assert not DIVERGED.any()  # "none of the runs diverged"
     # Post-LN: learns at 2 layers, stays at the floor at 6 at every rate, with or without warm-up
-    assert np.all(runs("post", 2, 1e-2) < floor - 0.25)
+    assert np.all(runs("post", 2, 1e-2) < floor - 0.2)
     assert np.all(runs("post", 6) > floor - 0.15)
     # Pre-LN learns at both depths; at 2 layers it still learns at 3e-2, where Post-LN is back at the floor
-    assert np.all(runs("pre", 6, 1e-2) < floor - 0.25)
-    assert np.all(runs("pre", 2, 3e-2) < floor - 0.25)
+    assert np.all(runs("pre", 6, 1e-2) < floor - 0.2)
+    assert np.all(runs("pre", 2, 3e-2) < floor - 0.2)
     assert np.all(runs("post", 2, 3e-2) > floor - 0.15)
     # at 1e-1 and 6 layers Pre-LN is back at the floor (warm-up or not); Peri-LN still learns
     assert np.all(runs("pre", 6, 1e-1) > floor - 0.15)
-    assert np.all(runs("peri", 6, 1e-1) < floor - 0.25) and np.all(
-        runs("peri", 2, 1e-1) < floor - 0.25
+    assert np.all(runs("peri", 6, 1e-1) < floor - 0.2) and np.all(
+        runs("peri", 2, 1e-1) < floor - 0.2
     )
     # QK-norm keeps Pre-LN learning at 1e-1 with warm-up: every seed below every plain Pre-LN seed
     assert runs("pre_qk", 6, 1e-1, True).max() < runs("pre", 6, 1e-1, True).min()
-    # DeepNorm learns at 6 layers at 3e-3 without warm-up (not Post-LN's stall), at the floor from 3e-2 up
-    assert runs("deepnorm", 6, 3e-3, False).max() < floor - 0.25
+    # DeepNorm learns at 6 layers at 3e-3 (where Post-LN stalls), some seeds stall at 1e-2, all from 3e-2 up
+    assert runs("deepnorm", 6, 3e-3).max() < floor - 0.2
+    at_1e2 = runs(
+        "deepnorm", 6, 1e-2
+    )  # "at 1e-2 some seeds stall": some learn, some are at the floor
+    assert (at_1e2 < floor - 0.2).any() and (at_1e2 > floor - 0.15).any()
     assert np.all(runs("deepnorm", 6)[3:] > floor - 0.15)
     # Mix-LN: at 2 layers it is Pre-LN (no post-norm layer); at 6, at the floor from 3e-2 up
     np.testing.assert_array_equal(runs("mixln", 2), runs("pre", 2))
     assert np.all(runs("mixln", 6)[3:] > floor - 0.15)
-    assert np.all(runs("mixln", 6, 1e-2) < floor - 0.25)
+    assert np.all(runs("mixln", 6, 1e-2) < floor - 0.2)
     # DyT: at 6 layers three seeds cannot tell its best rate from Pre-LN's (within three standard errors);
     # at 1e-1 it is at the floor at both depths
     best = {
