@@ -1,6 +1,6 @@
 """The placement sweep and trained model stored by ``make results-placements``, against the code that made them.
 
-Chapters "Why normalize?", "γ and β" and "LayerNorm after 2020" read ``lnlib/book/data/placement_sweep.json``
+Chapters "Why normalize?", "Scale γ and shift β" and "LayerNorm after 2020" read ``lnlib/book/data/placement_sweep.json``
 and never train. These tests check that the file was made by today's code and settings (a stored run trained
 again ends where it is stored, at the precision the seeds support), that what the chapters say about it holds in
 it, that the trained model's glued texts survive another BLAS kernel's rounding, and that the figures read.

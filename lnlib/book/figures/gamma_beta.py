@@ -236,7 +236,7 @@ def gamma_beta_companion(xhat_wide, settings: dict):
 
 
 def trained_gamma_beta_figure(sees: dict):
-    """The γ and β a Pre-LN character model learned, norm by norm, and the features one norm receives (chapter "γ and β").
+    """The γ and β a Pre-LN character model learned, norm by norm, and the features one norm receives (chapter "Scale γ and shift β").
 
     Top and middle: every feature's γ and β at each norm (dots; a norm's 32 features in a column,
     nudged sideways to be seen); they all started at 1 and 0. Bottom: the root-mean-square of

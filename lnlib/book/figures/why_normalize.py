@@ -135,7 +135,7 @@ TRAINED_STYLES = {
 
 
 def norm_axis(ax, norms: list) -> None:
-    """Label an x-axis of norm inputs (two per layer, then the final norm) by layer (chapters "Why normalize?", "γ and β")."""
+    """Label an x-axis of norm inputs (two per layer, then the final norm) by layer (chapters "Why normalize?", "Scale γ and shift β")."""
     starts = [i for i, n in enumerate(norms) if n.endswith("attn") or n == "final"]
     ax.set_xticks(starts, [norms[i].split()[0] for i in starts])
     ax.set_xlabel("input of each norm, bottom to top\n(two per layer ℓ, then the final one)")

@@ -19,7 +19,7 @@ QK-norm.
 
 ``make results-placements`` runs :func:`placement_sweep` (:data:`SWEEP_SETTINGS`) and
 :func:`what_layernorm_sees` into :data:`PLACEMENT_RESULTS`; the chapters "Why normalize?",
-"γ and β" and "LayerNorm after 2020" read that file and never train.
+"Scale γ and shift β" and "LayerNorm after 2020" read that file and never train.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ SWEEP_SETTINGS = {
     "batch": 16,
 }
 
-#: The longer Pre-LN run whose activations, γ and β chapters "Why normalize?" and "γ and β" show.
+#: The longer Pre-LN run whose activations, γ and β chapters "Why normalize?" and "Scale γ and shift β" show.
 SEES_SETTINGS = {
     "placement": "pre",
     "lr": 1e-2,
@@ -510,7 +510,7 @@ def what_layernorm_sees(
     tokens: int = 32,
     batch: int = 16,
 ) -> dict:
-    """What the norms of one model receive before and after training, and the γ and β it learned (chapters "Why normalize?", "γ and β").
+    """What the norms of one model receive before and after training, and the γ and β it learned (chapters "Why normalize?", "Scale γ and shift β").
 
     On 4 fixed held-out batches of 32 windows: for each norm (:func:`norm_inputs`), the 5th,
     50th and 95th percentiles over tokens of each token's mean and standard deviation, and each
@@ -539,7 +539,7 @@ def what_layernorm_sees(
 
 
 def outlier_norm(sees: dict) -> tuple[int, int, float]:
-    """The norm input whose largest per-feature RMS stands out most in the trained model (chapter "γ and β").
+    """The norm input whose largest per-feature RMS stands out most in the trained model (chapter "Scale γ and shift β").
 
     Returns
     -------
@@ -552,7 +552,7 @@ def outlier_norm(sees: dict) -> tuple[int, int, float]:
 
 
 def norm_name(label: str) -> str:
-    """A norm's label in :func:`norm_inputs` (``L3 attn``, ``final``) in words (chapters "Why normalize?", "γ and β")."""
+    """A norm's label in :func:`norm_inputs` (``L3 attn``, ``final``) in words (chapters "Why normalize?", "Scale γ and shift β")."""
     if label == "final":
         return "the final norm"
     layer, sub = label.split()
@@ -560,12 +560,12 @@ def norm_name(label: str) -> str:
 
 
 def about(value: float) -> prose.ProseNumber:
-    """`value` to one significant digit: what a single training run supports on any CPU (chapters "Why normalize?", "γ and β")."""
+    """`value` to one significant digit: what a single training run supports on any CPU (chapters "Why normalize?", "Scale γ and shift β")."""
     return prose.number(float(f"{value:.1g}"), "g")
 
 
 def sees_findings(sees: dict) -> dict:
-    """What chapters "Why normalize?" and "γ and β" say about the trained model, by glue key.
+    """What chapters "Why normalize?" and "Scale γ and shift β" say about the trained model, by glue key.
 
     One run, so one significant digit (:func:`about`) or one decimal for γ and β:
     ``tests/book/test_training_placements.py`` retrains it under another BLAS kernel and

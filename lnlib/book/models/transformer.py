@@ -275,7 +275,7 @@ def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
 def norm_forward(
     x: np.ndarray, params: dict | None = None, key: str = ""
 ) -> tuple[np.ndarray, tuple]:
-    r"""The norm at one place of a model, and what :func:`norm_backward` needs (chapters "γ and β", "LayerNorm after 2020").
+    r"""The norm at one place of a model, and what :func:`norm_backward` needs (chapters "Scale γ and shift β", "LayerNorm after 2020").
 
     Without learned parameters (`params` holds no ``key + "_gamma"``) it is :func:`model_norm`,
     γ = 1 and β = 0 as at initialization. With ``key + "_gamma"`` and ``key + "_beta"`` (arrays
