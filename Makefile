@@ -10,7 +10,7 @@
 #   make pdf     the whole book as one PDF, _build/pdf/book.pdf (needs Debian's Chromium); make test-pdf checks it
 #   make instructor   the nbgrader answer key of every chapter in course/source (for a course)
 #   make student   the student edition in course/release: nbgrader's generate_assignment, no solutions
-#   make bench   measure explorer latency (Python side and in JupyterLab), build time and test time
+#   make bench   measure explorer latency (Python side and in JupyterLab), each chapter's Run All, build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
@@ -28,7 +28,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-kernels notebooks references results results-placements clean
+.PHONY: help lint book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -136,7 +136,7 @@ serve:
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory _build/html 8000
 
 # make bench runs every benchmark in BENCHES; a new one adds its target with BENCHES += bench-x.
-BENCHES := bench-book bench-lab bench-kernels
+BENCHES := bench-book bench-lab bench-run-all bench-kernels
 bench: $(BENCHES)
 
 # Each explorer's Python side, the website's explorers, the book build and make test (benchmarks/run.py).
@@ -146,6 +146,11 @@ bench-book: $(VENV)/.test-installed
 # Input event to new figure loaded, in a real JupyterLab in Chromium, per explorer (benchmarks/lab.py).
 bench-lab: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/lab.py
+
+# Run All of each chapter in a fresh reader's kernel: its time and every cell over 3 s, with or without a
+# progress bar (benchmarks/run_all.py); CHAPTERS=11_pre_post_norm limits it.
+bench-run-all: $(VENV)/.test-installed
+	$(BIN)/python benchmarks/run_all.py $(CHAPTERS)
 
 # The fused kernels against the measured memory-bandwidth floor (chapter 14): about 2-4 minutes, writes
 # benchmarks/results/kernels.json, which the chapter reads (it never times anything itself). Add

@@ -4,6 +4,9 @@
  * was built: the expected answer, the tolerances, the hint and the answers of the named mistakes.
  * feedback() below is lnlib.book.exercises.feedback.feedback written again in JavaScript, message for
  * message; tests/browser/test_web_exercises.py compares the two on every exercise of the book.
+ * An answer is typed (numbers, lists, True/False, arithmetic) or pasted: numpy's printout of an array
+ * (brackets, no commas: read as lnlib.book.exercises.web.read_printout reads it), or bare numbers
+ * separated by spaces, commas or line breaks, taken in the expected shape when there are as many.
  */
 (() => {
   "use strict";
@@ -101,6 +104,66 @@
     return items.length === 1 ? items[0] : items;
   }
 
+  // numpy's printout, print(a): numbers separated by spaces and line breaks, nested in brackets, no commas
+  const PRINTED = /\s*(\[|\]|[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)|True|False)/y;
+  function readPrintout(text) {
+    const tokens = [];
+    let at = 0;
+    while (text.slice(at).trim() !== "") {
+      PRINTED.lastIndex = at;
+      const m = PRINTED.exec(text);
+      if (!m) throw new Error(`cannot read "${text.slice(at).trim().slice(0, 12)}"`);
+      tokens.push(m[1]);
+      at = PRINTED.lastIndex;
+    }
+    let i = 0;
+    function value() {
+      if (i >= tokens.length) throw new Error("incomplete answer");
+      const t = tokens[i++];
+      if (t === "]") throw new Error('unexpected "]"');
+      if (t !== "[") return t === "True" ? true : t === "False" ? false : Number(t.replace("inf", "Infinity").replace("nan", "NaN"));
+      const items = [];
+      while (i < tokens.length && tokens[i] !== "]") items.push(value());
+      if (i >= tokens.length) throw new Error('expected "]"');
+      i += 1;
+      return items;
+    }
+    const v = value();
+    if (i !== tokens.length) throw new Error("unexpected text after the answer");
+    return v;
+  }
+
+  // bare numbers, "1 2 3" or "1, 2, 3" or row by row: taken in the expected shape when there are as many
+  const BARE = /^[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)$/;
+  function readBare(text) {
+    const items = text.split(/[\s,]+/).filter((t) => t !== "");
+    if (items.length < 2 || !items.every((t) => BARE.test(t))) return null;
+    return items.map((t) => Number(t.replace("inf", "Infinity").replace("nan", "NaN")));
+  }
+  function inShape(flat, shape) {  // numpy's reshape: the last axis fastest
+    if (shape.length === 0) return flat[0];
+    const step = flat.length / shape[0];
+    return Array.from({ length: shape[0] }, (_, k) => inShape(flat.slice(k * step, (k + 1) * step), shape.slice(1)));
+  }
+
+  function readAnswer(text, d) {
+    if (text.includes("[") && !text.includes(",")) return readPrintout(text);
+    const bracketed = /[[\]()]/.test(text);
+    const want = d.kind === "number" ? asArray(d.expected) : null;
+    const fits = (v) => !bracketed && want !== null && want.shape.length > 0 && Array.isArray(v) &&
+      v.every((x) => typeof x === "number") && v.length === want.flat.length;
+    const bare = bracketed ? null : readBare(text);
+    if (fits(bare)) return inShape(bare, want.shape);  // "0.5 -0.3" for two numbers: two numbers, not 0.2
+    let answer;
+    try {
+      answer = parse(text);
+    } catch (error) {
+      answer = bare;
+      if (answer === null) throw error;
+    }
+    return fits(answer) ? inShape(answer, want.shape) : answer;
+  }
+
   // --- arrays as numpy sees them: a shape and the values in order -------------------------------------
   function asArray(value) {  // null unless a rectangular nest of numbers (np.asarray(..., float64))
     if (!Array.isArray(value)) {
@@ -154,7 +217,7 @@
     const wrong = (reason) => `Not quite: ${reason}. ${d.hint}`.trimEnd();
     let answer;
     try {
-      answer = parse(text);
+      answer = readAnswer(text, d);
     } catch (error) {
       return `Not quite: could not read your answer (${error.message}). Type ${d.placeholder}.`;
     }
@@ -237,8 +300,11 @@
 
   function setUp(form) {
     const data = JSON.parse(form.querySelector("script.lnlib-exercise-data").textContent);
-    const input = form.querySelector("input");
+    const input = form.querySelector("input, textarea");
     const box = form.querySelector(".lnlib-feedback");
+    input.addEventListener("keydown", (event) => {  // in the multi-line box Enter breaks the line: Ctrl+Enter checks
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const message = feedback(input.value, data);

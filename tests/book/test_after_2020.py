@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lnlib.backward import numerical_gradient, relative_error
+from lnlib.book.experiments.after_2020 import branch_scale, scaled_stream
 from lnlib.book.models.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
 from lnlib.book.models.placements import (
     SCHEMES,
@@ -20,7 +21,8 @@ from lnlib.book.models.placements import (
     sublayer_rules,
     typical,
 )
-from lnlib.book.models.transformer import init_layer
+from lnlib.book.models.transformer import MODEL_EPS, attention_forward, ffn_forward, init_layer
+from lnlib.forward import layer_norm
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 TORCH_MISSING = (
@@ -351,3 +353,59 @@ def test_typical_rounds_a_skewed_median_where_its_spread_stops_supporting_digits
     for bad in ([1.0], [1.0, 0.0], [1.0, np.nan]):
         with pytest.raises(ValueError, match="positive"):
             typical(bad)
+
+
+# --- around the norm: the depth scalings (lnlib.book.experiments.after_2020) ----------------------
+
+
+@pytest.mark.parametrize("scheme", ["pre", "lns"])
+def test_scaled_stream_is_the_placements_stream_seed_by_seed(scheme):
+    """The experiment's own forward loop gives the placements' stream, bit for bit, for the two rules both know."""
+    ours = scaled_stream(scheme, 5, 8, seeds=3, first_seed=4)
+    theirs = placement_profile(scheme, 5, 8, seeds=3, first_seed=4).stream_sq
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_depth_mup_divides_the_branch_by_root_depth():
+    # one layer: 1/sqrt(1) = 1, so it is Pre-LN
+    np.testing.assert_array_equal(scaled_stream("depth_mup", 1, 8), scaled_stream("pre", 1, 8))
+    # the rule by hand: x + F(LN(x)) / sqrt(L), on the chapter's building blocks
+    depth, rng = 3, np.random.default_rng(0)
+    weights = init_weights("pre", depth, 8, rng=rng)
+    x = rng.normal(size=(2, 8, 8))
+    for w in weights:
+        for sub in (attention_forward, ffn_forward):
+            x = x + sub(layer_norm(x, eps=MODEL_EPS), w)[0] / np.sqrt(depth)
+    top = np.mean(np.sum(x * x, axis=-1)) / 8
+    assert scaled_stream("depth_mup", depth, 8, seeds=1)[0, -1] == pytest.approx(top, rel=1e-9)
+    assert branch_scale("lns", 4, 9) == (0.5, 1.0, True)
+
+
+def test_rezero_at_zero_keeps_the_input_at_every_layer():
+    depth, width, seeds = 6, 8, 3
+    stream = scaled_stream("rezero", depth, width, seeds=seeds)
+    for s in range(seeds):  # the input, drawn as the experiment draws it
+        rng = np.random.default_rng(s)
+        init_weights("pre", depth, width, rng=rng)
+        x = rng.normal(size=(2, 8, width))
+        np.testing.assert_array_equal(stream[s], np.mean(np.sum(x * x, axis=-1)) / width)
+
+
+def test_root_depth_scaling_keeps_the_stream_size_while_pre_ln_grows_with_depth():
+    """The chapter's claim: 16 times the depth multiplies Pre-LN's final variance by about 16, LN scaling's by
+    a small factor, and leaves the 1/sqrt(L) stack's unchanged within the scatter over seeds."""
+    seeds = 6
+
+    def ratio(scaling):
+        shallow, deep = (scaled_stream(scaling, L, 16, seeds=seeds)[:, -1].mean() for L in (6, 96))
+        return deep / shallow
+
+    pre, lns, mup = ratio("pre"), ratio("lns"), ratio("depth_mup")
+    assert pre > 8
+    assert 1.2 < lns < pre / 2
+    assert 0.8 < mup < 1.25
+
+
+def test_unknown_depth_scaling_is_refused():
+    with pytest.raises(ValueError, match="scaling must be one of"):
+        scaled_stream("fixup", 3, 8)

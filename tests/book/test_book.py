@@ -237,10 +237,19 @@ def test_exercises_ask_before_they_tell(path):
         assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), (
             f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
         )
-    documents = {cell["id"] for cell in section_cells(nb, DOCUMENTS)}
+    # the audit's evidence folds: in the documents section, and in an appendix after the Summary (chapter 15's table)
+    markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    appendices = re.findall(r"^## (Appendix\b.*)$", markdown, re.M)
+    for heading in appendices:
+        assert markdown.find(f"## {heading}") > markdown.find("## Summary"), (
+            f"{path.name}: '## {heading}' must come after the Summary"
+        )
+    documents = {
+        cell["id"] for heading in (DOCUMENTS, *appendices) for cell in section_cells(nb, heading)
+    }
     for cell in code_cells(nb):
         assert "hide-cell" not in tags(cell) or cell["id"] in documents, (
-            f"{path.name}: a hide-cell code cell outside '{DOCUMENTS}' (solutions are collapsed markdown)"
+            f"{path.name}: a hide-cell code cell outside '{DOCUMENTS}' or an appendix (solutions are collapsed markdown)"
         )
         assert not EXPECTED_IN_THE_CLEAR.search(source(cell)), (
             f"{path.name}: cell {cell['id']} builds an expected answer; that lives in lnlib.book.exercises"

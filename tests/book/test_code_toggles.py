@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "_ext"))
 from code_toggles import (  # noqa: E402
     GENERIC_SHOW,
     LONGEST,
+    TITLE,
     leading_comment,
     shorten,
     toggle_label,
@@ -148,3 +149,54 @@ def test_long_descriptions_end_at_a_word():
     short = shorten(text)
     assert len(short) <= LONGEST + 1 and short.endswith("…")
     assert text.startswith(short.removesuffix("…"))
+
+
+def adjacent_folds():
+    """(chapter, dropdown title, toggle label) of every folded code cell whose nearest visible cell above
+    is a prose dropdown (cells the website removes do not count: the reader sees the two folds stacked)."""
+    for chapter, cells, index, kind in folded_cells():
+        above = index - 1
+        while above >= 0 and "remove-cell" in cells[above].get("metadata", {}).get("tags", []):
+            above -= 1
+        if above < 0 or cells[above]["cell_type"] != "markdown":
+            continue
+        first = "".join(cells[above]["source"]).strip().splitlines()[0]
+        match = TITLE.match(first)
+        if match and match.group("title"):
+            yield chapter, shorten(match.group("title")), toggle_label(cells, index, kind)[0]
+
+
+def test_the_chapters_stack_folds():
+    """The test below has something to check (chapters 07, 08 and 15 put code folds under dropdowns)."""
+    assert len(list(adjacent_folds())) >= 3
+
+
+#: Chapters whose stacked folds still share a title: edited by other helpers in this session (26 Nov 2026);
+#: strict, so the mark fails once a chapter is fixed and must then go.
+NOT_YET = {
+    ("01_why_normalize", "The documents’ example, reproduced with a real stack"),
+    ("01_why_normalize", "Exploding and vanishing gradients, measured"),
+    ("01_why_normalize", "Internal covariate shift, and what the book can measure"),
+    ("01_why_normalize", "Regularization: batch noise, measured"),
+    ("02_the_input", "The documents’ examples, reproduced at their rounding"),
+    ("14_memory_speed", "The worked example of the documents, reproduced"),
+    ("14_memory_speed", "The code behind the verdict"),
+}
+
+
+@pytest.mark.parametrize(
+    "chapter, title, label",
+    [
+        pytest.param(
+            *fold,
+            marks=pytest.mark.xfail(
+                fold[:2] in NOT_YET, reason="not yet given leading comments", strict=True
+            ),
+        )
+        for fold in adjacent_folds()
+    ],
+)
+def test_a_fold_under_a_dropdown_does_not_repeat_its_title(chapter, title, label):
+    """Two stacked folds with one title read as one thing said twice (issue 25): the code's toggle says what
+    the code holds, from its leading comment."""
+    assert not label.endswith(title), f"{chapter}: {label!r} repeats the dropdown above it"

@@ -1,30 +1,69 @@
 """Every exercise answered on the website, offline, with the notebook's feedback (issue 25, item 3).
 
-For every exercise of every chapter page (an answer of more than eight numbers is not typed into a page:
-the page says to answer it in the notebook, lnlib.book.exercises.web.TYPEABLE): the page carries the exercise as lnlib computed it at build
-time (lnlib/book/exercises/web.py). A reader types the right answer, each named mistake's answer, and an
-answer the page cannot read, and presses Check; the box must say what
-``lnlib.book.exercises.feedback.feedback`` says on the same answer, word for word ("Correct!", the named
-mistake, what is off), and for the unreadable answer that it could not read it. More answers that are off
-in telling ways (a transpose, a sign, a near miss, a wrong shape) go through the page's feedback function
-directly, and must also agree with Python's.
+Every exercise of every chapter page has an answer box (none sends the reader to the notebook): the page
+carries the exercise as lnlib computed it at build time (lnlib/book/exercises/web.py). A reader types the
+right answer, each named mistake's answer, and an answer the page cannot read, and presses Check; the box
+must say what ``lnlib.book.exercises.feedback.feedback`` says on the same answer, word for word
+("Correct!", the named mistake, what is off), and for the unreadable answer that it could not read it.
+An answer of more than eight numbers (lnlib.book.exercises.web.TYPEABLE) is a multi-line box: numpy's
+printout of the right answer and its numbers row by row, pasted, are right too. The data printed above a
+box, run as Python and given to the exercise's builder, give an answer the page judges right. More
+answers that are off in telling ways (a transpose, a sign, a near miss, a wrong shape) go through the
+page's feedback function directly, and must also agree with Python's. At a phone's width (390 px) every
+form fits the page; its data block scrolls inside itself.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import json
+import pkgutil
 
 import numpy as np
 import pytest
 
+import lnlib.book.exercises
 from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.web import TYPEABLE, read_printout
 
 from .test_web_explorers import EXPLORERS  # noqa: F401 (the browser fixtures' module loads first)
 from .test_website import PAGES
 
 CHAPTER_PAGES = [page for page in PAGES if page.startswith("chapters/") and page[9:11].isdigit()]
 MALFORMED = "[1, 2"
+PHONE = {"width": 390, "height": 844}
+
+
+def chapter_exercises(page_name: str):
+    """The Exercises of a chapter page, from its module in lnlib.book.exercises (None if it has none)."""
+    stem = page_name.split("/")[-1]
+    for module in pkgutil.iter_modules(lnlib.book.exercises.__path__):
+        exercises = getattr(
+            importlib.import_module(f"lnlib.book.exercises.{module.name}"), "exercises", None
+        )
+        if getattr(exercises, "chapter", None) == stem:
+            return exercises
+    return None
+
+
+def printout(value) -> str:
+    """numpy's printout of `value` (``print(answer)``), every number shown."""
+    with np.printoptions(threshold=np.inf):
+        return str(np.asarray(value))
+
+
+def row_by_row(value) -> str:
+    """The numbers of `value`, one row a line, separated by spaces (no brackets)."""
+    rows = np.asarray(value, dtype=np.float64).reshape(-1, np.shape(value)[-1])
+    return "\n".join(" ".join(repr(float(v)) for v in row) for row in rows)
+
+
+def run_data_block(text: str) -> dict:
+    """The data block of a form, run as Python, as a reader pastes it into their own session."""
+    namespace = {"np": np}
+    exec(text, namespace)  # noqa: S102 (the page this build made)
+    return {name: value for name, value in namespace.items() if name not in ("np", "__builtins__")}
 
 
 def as_literal(value) -> str:
@@ -84,33 +123,36 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{site_url}/{page_name}.html", wait_until="load")
     forms = page.locator("form.lnlib-exercise")
-    # notebook-only: answers too long to type, or computed from random numbers the page does not print
-    notes = page.locator(".lnlib-exercise-elsewhere")
-    elsewhere = notes.count()
-    assert 2 <= forms.count() + elsewhere <= 4, (
-        f"{page_name}: {forms.count()} answer boxes and {elsewhere} notebook-only exercises"
-    )
-    for k in range(elsewhere):
-        assert "answer it in the notebook" in notes.nth(k).inner_text(), notes.nth(k).inner_text()
+    exercises = chapter_exercises(page_name)
+    numbers = [forms.nth(k).get_attribute("data-exercise") for k in range(forms.count())]
+    assert numbers == [str(k) for k in range(1, len(exercises) + 1)], f"{page_name}: {numbers}"
+    assert "answer it in the notebook" not in page.locator("body").inner_text(), page_name
     page.wait_for_function(
         "() => [...document.querySelectorAll('form.lnlib-exercise')].every(f => f.dataset.ready === '1')"
     )
     for k in range(forms.count()):
         form = forms.nth(k)
-        number = form.get_attribute("data-exercise")  # a notebook-only exercise has no box
+        number = form.get_attribute("data-exercise")
         where = f"{page_name}, exercise {number}"
         data = json.loads(form.locator("script.lnlib-exercise-data").text_content())
         exercise = python_exercise(data)
         assert form.locator(".lnlib-feedback").inner_text() == data["notAnswered"]
-        label = form.locator(f"label[for='{form.locator('input').get_attribute('id')}']")
+        box = form.locator("input, textarea")
+        many = np.size(exercise.expected) > TYPEABLE
+        assert box.evaluate("b => b.tagName") == ("TEXTAREA" if many else "INPUT"), where
+        label = form.locator(f"label[for='{box.get_attribute('id')}']")
         assert label.inner_text().strip() == f"Your answer to exercise {number}", where
+
+        def check(text: str) -> str:
+            box.fill(text)
+            form.locator("button").click()
+            return form.locator(".lnlib-feedback").inner_text()
+
         typed = [as_literal(exercise.expected)] + [
             as_literal(v) for v in exercise.mistakes.values()
         ]
         for text in typed + [MALFORMED]:
-            form.locator("input").fill(text)
-            form.locator("button").click()
-            shown = form.locator(".lnlib-feedback").inner_text()
+            shown = check(text)
             if text == MALFORMED:
                 assert shown.startswith("Not quite: could not read your answer"), (
                     f"{where}: {shown!r}"
@@ -121,6 +163,23 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
                 f"{where}, typed {text[:60]!r}: page {shown!r}, notebook {expected!r}"
             )
         assert exercise.feedback(ast.literal_eval(typed[0])) == "Correct!", where
+        if many:  # pasted: numpy's printout of the answer, and its numbers row by row
+            for text, answer in [
+                (printout(exercise.expected), read_printout(printout(exercise.expected))),
+                (row_by_row(exercise.expected), np.asarray(exercise.expected, dtype=float)),
+            ]:
+                expected = exercise.feedback(answer)
+                assert expected == "Correct!" and check(text) == expected, (
+                    f"{where}, pasted {text[:60]!r}: page {check(text)!r}, notebook {expected!r}"
+                )
+        given = form.locator(".lnlib-exercise-given pre")
+        if given.count():  # the data printed: the answer computed from them is right
+            built = exercises.exercise(int(number), **run_data_block(given.inner_text()))
+            shown = page.evaluate(
+                "([t, d]) => window.lnlibExerciseFeedback(t, d)",
+                [as_literal(built.expected), data],
+            )
+            assert shown == "Correct!", f"{where}: from the printed data, {shown!r}"
         for text in telling_answers(data):
             shown = page.evaluate("([t, d]) => window.lnlibExerciseFeedback(t, d)", [text, data])
             try:
@@ -134,4 +193,11 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
             assert agree(shown, expected), (
                 f"{where}, {text[:60]!r}: page {shown!r}, notebook {expected!r}"
             )
+    page.set_viewport_size(PHONE)
+    for k in range(forms.count()):
+        fits = forms.nth(k).evaluate(
+            """f => [f, ...f.querySelectorAll('pre, textarea, .lnlib-feedback')].every(
+                   e => e.getBoundingClientRect().right <= window.innerWidth + 0.5)"""
+        )
+        assert fits, f"{page_name}, exercise {k + 1}: the form is wider than a phone's page"
     assert errors == [], f"{page_name}: page errors {errors}"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import types
 from collections.abc import Callable
 
@@ -68,23 +69,6 @@ def forbidding(*names: str) -> Callable:
         return builder
 
     return declare
-
-
-def from_unseen_data(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
-    """Declare, on an exercise's builder, that its data come from a random generator whose numbers the page
-    does not print: a website reader cannot compute the answer, so the website says to answer it in the
-    notebook instead of showing an answer box (:class:`~lnlib.book.exercises.web.WebExercise`).
-
-    Examples
-    --------
-    >>> @from_unseen_data
-    ... def mean_of(acts):
-    ...     return Exercise(acts.mean())
-    >>> mean_of.unseen_data
-    True
-    """
-    builder.unseen_data = True
-    return builder
 
 
 class Exercises:
@@ -134,7 +118,8 @@ class Exercises:
             )
 
     def check(self, k: int, answer, **data) -> Feedback | WebExercise:
-        """The feedback on `answer` to exercise `k`, as a box; unanswered on the website, the answer box.
+        """The feedback on `answer` to exercise `k`, as a box; unanswered on the website, the answer box
+        under the data, printed (:func:`~lnlib.book.exercises.web.answer_form`).
 
         The exercise is built from the data as the running cell hands it out (:func:`handed_out`);
         when the passed data differ from it (changed in place by the reader's code), the feedback says so.
@@ -145,8 +130,8 @@ class Exercises:
         changed = [name for name in data if name in given and not _same(data[name], given[name])]
         data = {**data, **{name: given[name] for name in changed}}
         if answer is None and website_build():
-            unseen = getattr(self.builders[k - 1], "unseen_data", False)
-            return answer_form(self.exercise(k, **data), k, self.chapter, unseen=unseen)
+            built = self.exercise(k, **data)
+            return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
             return Feedback(NOT_ANSWERED)
         verdict = self.exercise(k, **data).check(answer)
@@ -159,7 +144,10 @@ class Exercises:
             f"`{name}` was changed in place by your code; the answer is judged on the {name} as given."
             for name in changed
         ]
-        return Feedback("\n".join([verdict.text, *notes])) if notes else verdict
+        # the note first: a generic hint above it would send the reader after the wrong fix (issue 30)
+        return (
+            Feedback("\n".join([*notes, verdict.text]), verdict=verdict.text) if notes else verdict
+        )
 
     def __repr__(self) -> str:
         return f"<the {len(self)} exercises of chapter {self.chapter}>"

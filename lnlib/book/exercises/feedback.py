@@ -89,17 +89,23 @@ class Feedback:
     Parameters
     ----------
     text : str
-        The line :func:`feedback` wrote; it starts with "Correct!" exactly when the answer is right.
+        What the box says: the line :func:`feedback` wrote, which starts with "Correct!" exactly when the
+        answer is right, or that line after notes the reader must see first (`verdict` then holds the line).
+    verdict : str, optional
+        The line :func:`feedback` wrote, when `text` opens with notes (chapter.py: "`batch` was changed in
+        place ..."); the box's kind is read from it.
     """
 
     text: str
+    verdict: str | None = None
 
     @property
     def kind(self) -> str:
         """``"correct"``, ``"wrong"`` or ``"unanswered"``."""
-        if self.text.startswith(CORRECT):
+        line = self.text if self.verdict is None else self.verdict
+        if line.startswith(CORRECT):
             return "correct"
-        return "wrong" if self.text.startswith(WRONG) else "unanswered"
+        return "wrong" if line.startswith(WRONG) else "unanswered"
 
     def __repr__(self) -> str:
         return self.text

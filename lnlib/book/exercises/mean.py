@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding, from_unseen_data
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
@@ -28,7 +28,6 @@ def per_sample_means(batch) -> Exercise:
     )
 
 
-@from_unseen_data
 @forbidding("lnlib.layer_norm_steps")
 def per_token_means(acts) -> Exercise:
     """Exercise 2: one mean per token of `acts`, shape ``(batch, sequence, 1)``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding, from_unseen_data
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.normalizing import plane_coordinates, xhat_radius
 
@@ -42,7 +42,6 @@ def normalized_without_eps(v1) -> Exercise:
     )
 
 
-@from_unseen_data
 @forbidding("lnlib.layer_norm", "lnlib.layer_norm_steps")
 def length_of_xhat(w) -> Exercise:
     """Exercise 2: the length ‖x̂‖ of `w` normalized with ε = 1e-5, a number."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding, from_unseen_data
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.the_input import reduction_axes
 from lnlib.norms import axis_ids
@@ -66,7 +66,6 @@ def normalized_over_the_sequence(seq) -> Exercise:
     )
 
 
-@from_unseen_data
 def batch_norm_change_from_a_batchmate(batch) -> Exercise:
     """Exercise 3: the largest change in sample 1's BatchNorm output when sample 2 of `batch` is scaled by 10."""
     batch = np.asarray(batch, dtype=np.float64)

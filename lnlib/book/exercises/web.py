@@ -4,18 +4,29 @@ In the website build (``LNBOOK_WEBSITE=1``) an unanswered exercise's check shows
 Check button instead of "Not answered yet". The expected answer, the tolerances, the hint and the answers
 of the named mistakes are computed here, by lnlib, when the book is built, and stored in the page as
 JSON; ``_ext/web_explorers_static/lnlib-exercises.js`` reads a typed answer (numbers, lists, True/False,
-or arithmetic such as ``sqrt(2)/4``) and gives the feedback of :func:`lnlib.book.exercises.feedback.feedback`,
-word for word (``tests/browser/test_web_exercises.py`` compares the two on every exercise).
+arithmetic such as ``sqrt(2)/4``, or numpy's printout of an array, pasted) and gives the feedback of
+:func:`lnlib.book.exercises.feedback.feedback`, word for word (``tests/browser/test_web_exercises.py``
+compares the two on every exercise). An answer of more than :data:`TYPEABLE` numbers gets a multi-line
+box, where a printout can be pasted.
+
+Above the box the form prints the exercise's data, the very values passed to ``exercises.check`` (a
+seeded random batch the chapter's code makes but does not print, too), as numpy prints them with the
+fewest digits from which the answer computed comes out right (:func:`data_block`), so a website reader
+can compute the answer in their own Python, or by hand, and paste it.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
+import sys
+from collections.abc import Callable
 
 import numpy as np
 
 from lnlib.book.exercises.feedback import (
+    CORRECT,
     EDGE,
     NEARER,
     ON_THE_WEBSITE,
@@ -24,17 +35,78 @@ from lnlib.book.exercises.feedback import (
     Feedback,
 )
 
-__all__ = ["WebExercise", "answer_form"]
+__all__ = ["WebExercise", "answer_form", "data_block", "read_printout"]
 
-#: An answer of more numbers than this is not typed into a page: such an exercise is answered in the notebook.
+#: An answer of more numbers than this gets a multi-line box (a textarea), where a printout can be pasted.
 TYPEABLE = 8
+#: Data of more numbers than this are not printed in the page (chapter 01's 50 layers of 64 × 64 weights).
+PRINTABLE = 5000
+#: The precisions (numpy's ``precision``, digits after the point) tried in turn for the data; the last,
+#: None, prints each number with all the digits that give it back exactly (``floatmode="unique"``).
+PRECISIONS = (4, 6, 8, None)
 #: What the box says before the reader has checked anything.
 WEB_NOT_ANSWERED = "Not answered yet: type your answer in the box and press Check."
+
+_TOKEN = re.compile(
+    r"\s*(\[|\]|,|[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)|True|False)"
+)
+
+
+def read_printout(text: str) -> np.ndarray:
+    """An array printed by numpy (``print(a)``: brackets, no commas) or written as nested lists, read back.
+
+    The reading of ``lnlib-exercises.js`` for a pasted printout: numbers (``nan``, ``inf``, ``True``
+    and ``False`` too) separated by spaces, line breaks or commas, nested in brackets.
+
+    Raises
+    ------
+    ValueError
+        If `text` is not such a printout, or its rows differ in length.
+
+    Examples
+    --------
+    >>> read_printout("[[ 0.1 -1.2]\\n [ 3.   4. ]]")
+    array([[ 0.1, -1.2],
+           [ 3. ,  4. ]])
+    """
+    tokens, at = [], 0
+    while text[at:].strip():
+        found = _TOKEN.match(text, at)
+        if not found:
+            raise ValueError(f"cannot read {text[at:].strip()[:12]!r}")
+        tokens.append(found.group(1))
+        at = found.end()
+
+    def value(i: int):
+        if i >= len(tokens):
+            raise ValueError("incomplete printout")
+        if tokens[i] != "[":
+            if tokens[i] in "],":
+                raise ValueError(f"unexpected {tokens[i]!r}")
+            flags = {"True": 1.0, "False": 0.0}
+            return flags[tokens[i]] if tokens[i] in flags else float(tokens[i]), i + 1
+        items, i = [], i + 1
+        while i < len(tokens) and tokens[i] != "]":
+            item, i = value(i)
+            items.append(item)
+            i += i < len(tokens) and tokens[i] == ","
+        if i >= len(tokens):
+            raise ValueError("a bracket is not closed")
+        return items, i + 1
+
+    nested, end = value(0)
+    if end != len(tokens):
+        raise ValueError("unexpected text after the array")
+    return np.asarray(nested, dtype=np.float64)
 
 
 def _plain(value):
     """`value` as JSON numbers: nested lists of floats (a bool is 1.0 or 0.0, as numpy reads it)."""
     return np.asarray(value, dtype=np.float64).tolist()
+
+
+def _shape(shape: tuple) -> str:
+    return " × ".join(map(str, shape))
 
 
 def _describe(exercise: Exercise) -> str:
@@ -49,10 +121,15 @@ def _describe(exercise: Exercise) -> str:
     example = "True, False" if flags.dtype == bool else "1, 2"
     if shape == ():
         return "a number, e.g. 0.25 or sqrt(2)/4"
+    if np.prod(shape) > TYPEABLE:
+        whole = " (after np.set_printoptions(threshold=np.inf))" if np.prod(shape) > 1000 else ""
+        return (
+            f"{_shape(shape)} {kind}: paste numpy's printout of your answer{whole}, nested lists, "
+            f"or the {np.prod(shape)} {kind} row by row"
+        )
     if len(shape) == 1:
         return f"a list of {shape[0]} {kind}, e.g. [{example}{', ...' if shape[0] > 2 else ''}]"
-    inner = " x ".join(map(str, shape))
-    return f"nested lists of {inner} {kind}, e.g. [[1, 2], [3, 4]]"
+    return f"nested lists of {_shape(shape)} {kind}, e.g. [[1, 2], [3, 4]]"
 
 
 def exercise_data(exercise: Exercise) -> dict:
@@ -82,48 +159,152 @@ def exercise_data(exercise: Exercise) -> dict:
     }
 
 
-class WebExercise:
-    """The answer box of exercise `number` on the website; plain text elsewhere."""
+def _given(data: dict) -> list[tuple[str, object]]:
+    """The numbers among `data`, each with the name a reader writes for it (``we["w1"]`` in a dict)."""
+    named = []
+    for name, value in data.items():
+        if isinstance(value, dict):
+            named += _given({f'{name}["{key}"]': item for key, item in value.items()})
+        elif np.asarray(value).dtype.kind in "biuf":
+            named.append((name, value))
+    return named
 
-    def __init__(self, exercise: Exercise, number: int, chapter: str, *, unseen: bool = False):
+
+def _printout(name: str, value, precision: int | None) -> str:
+    """``name = np.array([...])`` as numpy prints `value` (commas, so it runs as Python) at `precision`."""
+    options = {"threshold": sys.maxsize, "precision": 17 if precision is None else precision}
+    options["floatmode"] = "unique" if precision is None else "maxprec"
+    if np.ndim(value) == 0:
+        return f"{name} = {np.array2string(np.asarray(value), **options)}"
+    prefix = f"{name} = np.array("
+    array = np.array2string(np.asarray(value), separator=", ", prefix=prefix, **options)
+    return f"{prefix}{array})"
+
+
+def _read_back(printout: str, value):
+    """The value a reader gets from one line of :func:`_printout`: `value` with the printed digits."""
+    text = printout.split(" = ", 1)[1].removeprefix("np.array(").removesuffix(")")
+    numbers = read_printout(text).astype(np.asarray(value).dtype)
+    if isinstance(value, np.ndarray):
+        return numbers.reshape(value.shape)
+    return type(value)(numbers.item())
+
+
+def _with(data: dict, named: dict):
+    """`data` with the values of `named` (by the names of :func:`_given`) in place of its own."""
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, dict):
+            inner = {
+                key[len(name) + 2 : -2]: v for key, v in named.items() if key.startswith(f"{name}[")
+            }
+            out[name] = _with(value, inner)
+        else:
+            out[name] = named.get(name, value)
+    return out
+
+
+def _describe_data(name: str, value) -> str:
+    """`name` and its shape, for the data block's caption: ``x, shape 4 × 8``."""
+    if isinstance(value, dict):
+        shapes = {np.shape(v) for v in value.values()}
+        if len(shapes) == 1:
+            return (
+                f"{name}, a dict of {len(value)} arrays ({', '.join(map(str, value))}), "
+                f"each of shape {_shape(shapes.pop())}"
+            )
+        return "; ".join(_describe_data(f'{name}["{key}"]', v) for key, v in value.items())
+    return f"{name}, {f'shape {_shape(np.shape(value))}' if np.ndim(value) else 'a number'}"
+
+
+def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise]) -> str:
+    """The exercise's `data`, printed for a website reader (HTML; empty when there are none).
+
+    Each array is printed as numpy prints it, at the first of :data:`PRECISIONS` from which the answer
+    comes out right: `rebuild` (the exercise's builder) is run on the printed numbers, read back, and
+    `exercise` must judge its answer "Correct!". More than :data:`PRINTABLE` numbers are not printed:
+    the block names them and sends the reader to the chapter's code that makes them.
+    """
+    named = _given(data)
+    if not named:
+        return ""
+    parts = [_describe_data(name, value) for name, value in data.items() if _given({name: value})]
+    caption = f'<p class="lnlib-exercise-given-caption">The data of this exercise ({"; ".join(parts)})</p>'
+    count = sum(int(np.size(v)) for _, v in named)
+    if count > PRINTABLE:
+        return (
+            f'<div class="lnlib-exercise-given">{caption}<p>{count:,} numbers, too many to print on '
+            "this page: the chapter's code above makes them. Run it in your own Python, with the "
+            "book's lnlib, to compute the answer, and paste it here.</p></div>"
+        )
+    for precision in PRECISIONS:
+        lines = [_printout(name, value, precision) for name, value in named]
+        if precision is None:
+            break
+        printed = {name: _read_back(line, value) for line, (name, value) in zip(lines, named)}
+        if exercise.feedback(rebuild(**_with(data, printed)).expected) == CORRECT:
+            break
+    runnable, started = [], set()
+    for (name, _), line in zip(named, lines):  # runs as Python: a dict is made before its entries
+        if "[" in name and name.split("[")[0] not in started:
+            started.add(name.split("[")[0])
+            runnable.append(f"{name.split('[')[0]} = {{}}")
+        runnable.append(line)
+    text = html.escape("\n".join(runnable))
+    return (
+        f'<div class="lnlib-exercise-given">{caption}'
+        f'<pre tabindex="0" aria-label="the data of this exercise">{text}</pre></div>'
+    )
+
+
+class WebExercise:
+    """The answer box of exercise `number` on the website, under the data it is built from; plain text elsewhere."""
+
+    def __init__(self, exercise: Exercise, number: int, chapter: str, given: str = ""):
         self.exercise, self.number, self.chapter = exercise, number, chapter
-        self.unseen = unseen  # its data are random numbers the page does not print
+        self.given = given  # the data block (data_block), HTML
 
     def __repr__(self) -> str:
         return ON_THE_WEBSITE
 
     def _repr_html_(self) -> str:
-        if self.unseen:
-            return (
-                f'<p class="lnlib-exercise-elsewhere">Exercise {self.number} is computed from random numbers '
-                "the page does not print: answer it in the notebook (JupyterLab), where its check runs.</p>"
-            )
-        if np.size(self.exercise.expected) > TYPEABLE:
-            return (
-                f'<p class="lnlib-exercise-elsewhere">Exercise {self.number} asks for '
-                f"{np.size(self.exercise.expected)} numbers computed from the data above: answer it in "
-                "the notebook (JupyterLab), where its check runs.</p>"
-            )
-        data = json.dumps(exercise_data(self.exercise), ensure_ascii=False).replace("</", "<\\/")
+        data = exercise_data(self.exercise)
         name = f"lnlib-answer-{self.chapter}-{self.number}"
         box = (
             Feedback(WEB_NOT_ANSWERED)
             ._repr_html_()
             .replace('role="status"', 'role="status" aria-live="polite"')
         )
-        placeholder = html.escape(exercise_data(self.exercise)["placeholder"])
+        placeholder = html.escape(data["placeholder"])
+        size = int(np.size(self.exercise.expected))
+        if size > TYPEABLE:
+            rows = min(8, max(3, np.shape(self.exercise.expected)[0] + 1))
+            field = (
+                f'<textarea id="{name}" rows="{rows}" spellcheck="false" '
+                f'placeholder="{placeholder}"></textarea>'
+            )
+        else:
+            field = (
+                f'<input id="{name}" type="text" spellcheck="false" placeholder="{placeholder}">'
+            )
+        payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
         return (
             f'<form class="lnlib-exercise" data-exercise="{self.number}" autocomplete="off">'
+            f"{self.given}"
             f'<label for="{name}">Your answer to exercise {self.number}</label> '
-            f'<input id="{name}" type="text" spellcheck="false" placeholder="{placeholder}"> '
-            f'<button type="submit">Check</button>{box}'
-            f'<script type="application/json" class="lnlib-exercise-data">{data}</script></form>'
+            f'{field} <button type="submit">Check</button>{box}'
+            f'<script type="application/json" class="lnlib-exercise-data">{payload}</script></form>'
         )
 
 
 def answer_form(
-    exercise: Exercise, number: int, chapter: str, *, unseen: bool = False
+    exercise: Exercise,
+    number: int,
+    chapter: str,
+    data: dict | None = None,
+    rebuild: Callable[..., Exercise] | None = None,
 ) -> WebExercise:
-    """The website's answer box for `exercise` (see the module's docstring); for an exercise whose data the
-    page does not print (`unseen`), a line that sends the reader to the notebook."""
-    return WebExercise(exercise, number, chapter, unseen=unseen)
+    """The website's answer box for `exercise` (see the module's docstring), under its `data` printed
+    (:func:`data_block`; `rebuild` builds the exercise again from data, to choose the digits printed)."""
+    given = data_block(exercise, data, rebuild) if data else ""
+    return WebExercise(exercise, number, chapter, given)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding, from_unseen_data
+from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.deep_stack import run_stack
 
 TANH_DEFAULT = "run_stack's default activation is tanh; the chapter's stack needs activation='relu'"
 
 
-@from_unseen_data
 def growth_per_layer(x, weights, upstream) -> Exercise:
     """Exercise 1: the per-layer growth factor of the plain ReLU stack at weight scale 1.5."""
 
@@ -43,7 +42,6 @@ def growth_per_layer(x, weights, upstream) -> Exercise:
     )
 
 
-@from_unseen_data
 def weight_gradient_ratio(x, weights, upstream) -> Exercise:
     """Exercise 2: how dL/dW_1 of the ReLU stack with LayerNorm changes when the weight scale doubles."""
 

@@ -19,6 +19,7 @@ from ..models.transformer import (
     stack_backward,
     stack_forward,
 )
+from ..tools.progress import progress
 
 __all__ = ["InitProfile", "depth_sweep", "init_profile", "profile_grid"]
 
@@ -165,17 +166,33 @@ def depth_sweep(
     )
 
 
-def profile_grid(depths, widths, *, seeds: int = 4, **kwargs) -> dict:
+def profile_grid(
+    depths, widths, *, seeds: int = 4, description: str | None = None, **kwargs
+) -> dict:
     """:func:`init_profile` for every placement, depth and width: what the explorer of chapter "Pre-norm vs post-norm" shows.
+
+    Parameters
+    ----------
+    depths, widths : sequence of int
+    seeds : int, default 4
+    description : str, optional
+        When given, a live notebook shows a progress bar with this text while the settings are measured
+        (:func:`lnlib.book.tools.progress.progress`; none in the website build).
 
     Returns
     -------
     dict
         ``(placement, depth, width) -> InitProfile``.
     """
-    return {
-        (placement, depth, width): init_profile(depth, width, placement, seeds=seeds, **kwargs)
+    settings = [
+        (placement, depth, width)
         for placement in PLACEMENTS
         for depth in depths
         for width in widths
+    ]
+    if description is not None:
+        settings = progress(settings, description, unit="setting")
+    return {
+        (placement, depth, width): init_profile(depth, width, placement, seeds=seeds, **kwargs)
+        for placement, depth, width in settings
     }

@@ -22,8 +22,14 @@ SEEDS = 4
 
 @lru_cache(maxsize=1)
 def explorer_grid() -> dict:
-    """Every profile the explorer of chapter "Pre-norm vs post-norm" can show, measured once per session (a few seconds)."""
-    return profile_grid(DEPTHS, WIDTHS, seeds=SEEDS)
+    """Every profile the explorer of chapter "Pre-norm vs post-norm" can show, measured once per session (a few seconds,
+    with a progress bar in a live notebook)."""
+    return profile_grid(
+        DEPTHS,
+        WIDTHS,
+        seeds=SEEDS,
+        description="measuring every depth, width and placement the explorer offers",
+    )
 
 
 class PrePostNormExplorer(Explorer):

@@ -64,7 +64,7 @@ def computation_graph_figure():
     -------
     Figure
     """
-    fig, ax = new_figure(figsize=(5.4, 2.8))
+    fig, ax = new_figure(figsize=(5.4, 3.2))
     for start, end, path in _EDGES:
         colour = PATH_COLOURS.get(path, PALETTE["neutral"])
         ax.annotate(
@@ -106,15 +106,16 @@ def computation_graph_figure():
         ls="--",
         label="μ → σ²: ∂σ²/∂μ = −(2/H)·Σᵢ(xᵢ − μ) = 0, adds nothing",
     )
-    ax.legend(
-        loc="lower left",
+    # below the graph, not in its empty lower left: there its title ran into the β node
+    fig.legend(
+        loc="outside lower center",
         fontsize=8,
         title="x reaches x̂ three ways; dx sums one term per path (× 1/s)",
         title_fontsize=8,
     )
     ax.set(
         xlim=(-0.6, 7.6),
-        ylim=(-2.6, 2.0),
+        ylim=(-1.35, 2.0),
         xticks=[],
         yticks=[],
         title="forward: left to right; backward: right to left, along every arrow",

@@ -44,7 +44,7 @@ PREPARE = """([title, subtitle, notice]) => {
       figure, img, table, .cell_output { break-inside: avoid; }
       /* a handout: no answer boxes to type into, and no folded bar (code, solution, forensics) whose
          content paper cannot unfold (an instructor counted 40 boxes and about 150 closed bars) */
-      form.lnlib-exercise, .lnlib-exercise-elsewhere, details:not([open]) { display: none !important; }
+      form.lnlib-exercise, details:not([open]) { display: none !important; }
       .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
     `;
     document.head.append(style);

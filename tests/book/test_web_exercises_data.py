@@ -1,0 +1,119 @@
+"""lnlib.book.exercises.web: every exercise answerable on the website page itself (issue 25, item 3).
+
+The form prints the exercise's data (those passed to the check) with digits enough for the answer, and
+an answer of many numbers gets a multi-line box that reads numpy's printout, pasted.
+"""
+
+import html
+import re
+
+import numpy as np
+import pytest
+
+from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.web import PRINTABLE, TYPEABLE, read_printout
+
+
+@pytest.fixture
+def website(monkeypatch):
+    monkeypatch.setenv("LNBOOK_WEBSITE", "1")
+
+
+def printed(page: str) -> str:
+    return html.unescape(re.search(r"<pre[^>]*>(.*?)</pre>", page, re.S).group(1))
+
+
+def run_printed(text: str) -> dict:
+    """The data block run as Python, as a reader pastes it into their own session."""
+    namespace = {"np": np}
+    exec(text, namespace)  # noqa: S102 (the block this test just built)
+    return {name: value for name, value in namespace.items() if name not in ("np", "__builtins__")}
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.random.default_rng(0).normal(size=(2, 3, 4)),
+        np.random.default_rng(1).normal(scale=1e-4, size=(5, 7)),
+        np.array([True, False, True]),
+        np.array([[-np.inf, np.nan], [1e-12, 3.0]]),
+        np.arange(12).reshape(3, 4),
+        np.random.default_rng(2).normal(size=40),
+    ],
+)
+def test_numpys_printout_and_nested_lists_read_back(array):
+    for text in (str(array), repr(array.tolist())):
+        back = read_printout(text)
+        assert back.shape == array.shape
+        assert np.allclose(back, np.asarray(array, dtype=float), rtol=1e-7, equal_nan=True), text
+    with np.printoptions(floatmode="unique", threshold=np.inf):
+        exact = read_printout(str(array))
+    np.testing.assert_array_equal(exact, np.asarray(array, dtype=float))
+
+
+@pytest.mark.parametrize("text", ["[1 2", "[[1 2] [3]]", "[1 2]]", "[1 two]", ""])
+def test_a_printout_that_is_not_one_is_refused(text):
+    with pytest.raises(ValueError):
+        read_printout(text)
+
+
+def test_the_form_prints_the_checks_own_data_and_the_answer_from_them_is_right(website):
+    """Random data the chapter's code does not print: the form prints them, and the answer a reader
+    computes from the printout is judged right (the digits are chosen for it, not typed)."""
+    x = np.random.default_rng(3).normal(size=(4, 8))
+    exercises = Exercises("00_demo", lambda x: Exercise(x.mean(axis=-1), rtol=1e-9))
+    page = exercises.check(1, None, x=x)._repr_html_()
+    assert "The data of this exercise (x, shape 4 × 8)" in page
+    assert "answer it in the notebook" not in page
+    given = run_printed(printed(page))["x"]
+    # numpy's digits, not all of them
+    assert given.shape == x.shape and not np.array_equal(given, x)
+    assert exercises.exercise(1, x=x).feedback(given.mean(axis=-1)) == "Correct!"
+
+
+def test_the_data_get_more_digits_when_the_answer_needs_them(website):
+    """A known mistake as near as four digits' rounding: the data are printed with more digits."""
+    x = np.random.default_rng(4).normal(size=6)
+
+    def build(x):
+        return Exercise(x.sum(), rtol=1e-9, mistakes={"a near miss": x.sum() + 1e-4})
+
+    exercises = Exercises("00_demo", build)
+    with np.printoptions(precision=4):
+        four = np.array(eval(np.array2string(x, separator=", ")))  # noqa: S307 (numpy's printout)
+    assert build(x).feedback(four.sum()) != "Correct!"  # four digits are not enough here
+    given = run_printed(printed(exercises.check(1, None, x=x)._repr_html_()))["x"]
+    assert build(x).feedback(given.sum()) == "Correct!"
+
+
+def test_numbers_and_a_dict_of_arrays_are_printed_by_the_names_a_reader_writes(website):
+    weights = {"W1": np.eye(2), "W2": 2 * np.eye(2)}
+    exercises = Exercises(
+        "00_demo", lambda we, depth: Exercise(depth * np.trace(we["W1"] + we["W2"]))
+    )
+    page = exercises.check(1, None, we=weights, depth=3)._repr_html_()
+    caption = "we, a dict of 2 arrays (W1, W2), each of shape 2 × 2; depth, a number"
+    assert caption in html.unescape(page)
+    text = printed(page)
+    assert "depth = 3" in text.splitlines()
+    assert 'we["W2"] = np.array([[2., 0.],' in text
+    given = run_printed(text)
+    assert given["depth"] == 3 and np.array_equal(given["we"]["W2"], weights["W2"])
+
+
+def test_data_too_many_to_print_are_named_not_printed(website):
+    x = np.zeros(PRINTABLE + 1)
+    page = Exercises("00_demo", lambda x: Exercise(x.sum())).check(1, None, x=x)._repr_html_()
+    assert "<pre" not in page and f"{x.size:,} numbers, too many to print" in page
+    assert '<form class="lnlib-exercise"' in page
+
+
+def test_an_answer_of_many_numbers_gets_a_box_for_a_pasted_printout(website):
+    few = Exercises("00_demo", lambda: Exercise(np.ones(TYPEABLE)))
+    many = Exercises("00_demo", lambda: Exercise(np.ones((3, TYPEABLE))))
+    assert '<input id="lnlib-answer-00_demo-1"' in few.check(1, None)._repr_html_()
+    page = html.unescape(many.check(1, None)._repr_html_())
+    assert '<textarea id="lnlib-answer-00_demo-1"' in page and "<input" not in page
+    assert f"3 × {TYPEABLE} numbers: paste numpy's printout" in page
+    assert "<pre" not in page  # no data passed, none printed
