@@ -3,14 +3,22 @@
 Measures, on this machine, in one run (about 3-4 minutes on 2 cores):
 
 - the copy bandwidth (``lnlib.book.experiments.memory_speed.copy_bandwidth``) over footprints from
-  64 KB to 256 MB, on 1 thread and on all cores: the floor's denominator;
+  64 KB to 256 MB, on 1 thread and on all cores, twice: with ``np.copyto`` (glibc's memcpy, which
+  switches to non-temporal stores above its threshold, recorded with the machine) and with a compiled
+  loop that stores as the kernels do (ordinary stores, which read each line before writing it): the
+  floors' denominators;
 - forward and backward LayerNorm over the grid H = 64 ... 16384 (powers of 4)
   by rows = 1 ... 10^5 (powers of 10), at most 2^24 elements an array, float32,
   for: the textbook numpy sequence, ``lnlib.layer_norm`` /
   ``lnlib.layer_norm_backward``, the fused numba kernels (``lnlib.fused``) and
   PyTorch's CPU kernels where installed, on 1 thread; the fused kernels and
   PyTorch also on all cores, and in float16 and bfloat16 at H = 1024; the
-  fused forward with Welford's statistics on 1 thread;
+  fused forward with Welford's statistics on 1 thread; the fused kernels and
+  PyTorch's again on 1 thread in float32 with preallocated outputs (``out=``,
+  PyTorch's ``.out`` variants), kept apart under "preallocated", since a fresh
+  output above glibc's mmap threshold is a fresh mapping, faulted in on every call;
+  the two copies at each size, and each fresh and preallocated pair, are timed
+  in turn (a, b, a, b, ...) so that they share whatever load the machine has;
 - every time is kept: the file holds medians, the 10th and 90th percentiles and
   the repetitions, with the machine (CPU, cores, library versions, load average
   at start and end).
@@ -40,11 +48,16 @@ sys.path.insert(0, str(ROOT))
 
 import lnlib  # noqa: E402
 from lnlib import fused  # noqa: E402
-from lnlib.book.experiments.memory_speed import bytes_moved, copy_bandwidth, timings  # noqa: E402
+from lnlib.book.experiments.memory_speed import (  # noqa: E402
+    COPY_STORES,
+    bytes_moved,
+    copy_bandwidths,
+    interleaved_timings,
+)
 
 RESULTS = ROOT / "benchmarks" / "results" / "kernels.json"
 #: Footprints of the copy, in bytes (source size; a copy moves twice this).
-COPY_SIZES = tuple(2**k for k in range(16, 29, 2))
+COPY_SIZES = tuple(sorted({2**k for k in range(16, 29, 2)} | {2**27}))
 #: The grid of shapes (rows x H, at most MAX_ELEMENTS elements); 16-bit storage is measured at H = ROWS_H.
 SIZES = (64, 256, 1024, 4096, 16384)
 ROWS = (1, 10, 100, 1000, 10000, 100000)
@@ -141,6 +154,40 @@ def implementations(torch, dtype: str):
     return impls
 
 
+#: The implementations timed again with preallocated outputs (float32, 1 thread).
+PREALLOCATED = ("fused (numba)", "PyTorch")
+
+
+def preallocated_calls(name: str, x, g, b, dy, m, r, torch):
+    """forward() and backward() of `name` writing into outputs allocated once, before the timing."""
+    size = x.shape[-1]
+    if name == "PyTorch":
+        outs = torch.empty_like(x), torch.empty_like(m), torch.empty_like(r)
+        grads = torch.empty_like(x), torch.empty_like(g), torch.empty_like(b)
+        forward = lambda: torch.ops.aten.native_layer_norm.out(  # noqa: E731
+            x, [size], g, b, EPS, out0=outs[0], out1=outs[1], out2=outs[2]
+        )
+        backward = lambda: torch.ops.aten.native_layer_norm_backward.out(  # noqa: E731
+            dy,
+            x,
+            [size],
+            m,
+            r,
+            g,
+            g,
+            [True, True, True],
+            out0=grads[0],
+            out1=grads[1],
+            out2=grads[2],
+        )
+        return forward, backward
+    outs = np.empty_like(x), np.empty_like(m), np.empty_like(r)
+    grads = np.empty_like(x), np.empty_like(g), np.empty_like(g)
+    forward = lambda: fused.fused_layer_norm(x, g, b, EPS, out=outs)  # noqa: E731
+    backward = lambda: fused.fused_layer_norm_backward(dy, x, g, m, r, out=grads)  # noqa: E731
+    return forward, backward
+
+
 def to_storage(array: np.ndarray, dtype: str) -> np.ndarray:
     return array.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
 
@@ -177,15 +224,36 @@ def set_threads(torch, count: int) -> None:
         torch.set_num_threads(count)
 
 
-def measure(call) -> dict:
+def measure(*calls) -> list[dict]:
+    """Summaries of each call's times, the calls timed in turn (a, b, a, b, ...), so that they share the load."""
     first = time.perf_counter()
-    call()
-    slow = time.perf_counter() - first > SLOW_CALL
-    return summary(timings(call, repeats=3 if slow else 5, min_seconds=0 if slow else MIN_SECONDS))
+    for call in calls:
+        call()
+    slow = (time.perf_counter() - first) / len(calls) > SLOW_CALL
+    seconds = interleaved_timings(
+        calls, repeats=3 if slow else 5, min_seconds=0 if slow else MIN_SECONDS
+    )
+    return [summary(t) for t in seconds]
 
 
-def kernel_rows(torch, cores: int, log) -> list[dict]:
-    rows_out = []
+def entry(name, part, dtype, rows, size, threads, result, output="fresh") -> dict:
+    moved = bytes_moved(rows, size, dtype, part)
+    return {
+        "implementation": name,
+        "part": part,
+        "dtype": dtype,
+        "rows": rows,
+        "size": size,
+        "threads": threads,
+        "output": output,
+        "bytes": moved.total,
+        **result,
+    }
+
+
+def kernel_rows(torch, cores: int, log) -> tuple[list[dict], list[dict]]:
+    """The fresh-output entries of every implementation, and the preallocated ones."""
+    rows_out, preallocated = [], []
     plan = [("float32", shape) for shape in shapes()]
     plan += [
         (d, (r, ROWS_H))
@@ -196,6 +264,12 @@ def kernel_rows(torch, cores: int, log) -> list[dict]:
     for dtype, (rows, size) in plan:
         for name, (forward, backward, threaded) in implementations(torch, dtype).items():
             x, g, b, dy, m, r = inputs(name, rows, size, dtype, torch)
+            both = dtype == "float32" and name in PREALLOCATED
+            kept = dict(
+                zip(("forward", "backward"), preallocated_calls(name, x, g, b, dy, m, r, torch))
+                if both
+                else ()
+            )
             for threads in (1, cores) if threaded and cores > 1 and dtype == "float32" else (1,):
                 set_threads(torch, threads)
                 for part in ("forward", "backward") if backward is not None else ("forward",):
@@ -204,26 +278,25 @@ def kernel_rows(torch, cores: int, log) -> list[dict]:
                         if part == "forward"
                         else (lambda: backward(dy, x, g, m, r))
                     )
-                    result = measure(call)
-                    moved = bytes_moved(rows, size, dtype, part)
-                    rows_out.append(
-                        {
-                            "implementation": name,
-                            "part": part,
-                            "dtype": dtype,
-                            "rows": rows,
-                            "size": size,
-                            "threads": threads,
-                            "bytes": moved.total,
-                            **result,
-                        }
-                    )
-                    log(
-                        f"{dtype:>8} {rows:>6} x {size:<5} {name:<14} {part:<8} {threads}t "
-                        f"{result['median_s'] * 1e3:9.3f} ms  {moved.total / result['median_s'] / 1e9:6.2f} GB/s"
-                    )
+                    if both and threads == 1:  # fresh and preallocated outputs, timed in turn
+                        fresh, given = measure(call, kept[part])
+                        preallocated.append(
+                            entry(name, part, dtype, rows, size, 1, given, "preallocated")
+                        )
+                        log_entry(log, preallocated[-1])
+                    else:
+                        (fresh,) = measure(call)
+                    rows_out.append(entry(name, part, dtype, rows, size, threads, fresh))
+                    log_entry(log, rows_out[-1])
             set_threads(torch, 1)
-    return rows_out
+    return rows_out, preallocated
+
+
+def log_entry(log, e: dict) -> None:
+    log(
+        f"{e['dtype']:>8} {e['rows']:>6} x {e['size']:<5} {e['implementation']:<14} {e['part']:<8} "
+        f"{e['threads']}t {e['output']:<12} {e['median_s'] * 1e3:9.3f} ms  {e['bytes'] / e['median_s'] / 1e9:6.2f} GB/s"
+    )
 
 
 def machine(torch) -> dict:
@@ -248,6 +321,8 @@ def machine(torch) -> dict:
     }
     return {
         "cpu": cpu,
+        "glibc": glibc(),
+        "huge_pages": huge_pages(),
         "cores": os.cpu_count(),
         "machine": platform.machine(),
         "system": platform.system(),
@@ -255,6 +330,51 @@ def machine(torch) -> dict:
         "caches_per_core_or_shared": caches,
         "versions": versions,
     }
+
+
+def glibc() -> dict:
+    """glibc's version and the copy thresholds its dynamic loader chose for this CPU (``ld.so --list-diagnostics``).
+
+    ``x86.cpu_features.non_temporal_threshold`` is the size above which glibc's memcpy (hence
+    ``np.copyto``) writes with non-temporal stores; the loader prints it from glibc 2.33 on.
+    The mmap threshold is malloc's default ceiling: 4 Mi longs, 32 MiB on a 64-bit machine.
+    """
+    import subprocess
+
+    library, version = platform.libc_ver()
+    info = {"library": library, "version": version, "mmap_threshold_max": 4 * 1024 * 1024 * 8}
+    try:
+        maps = Path("/proc/self/maps").read_text().split()
+        loader = next(p for p in maps if "/ld-linux" in p)
+        text = subprocess.run(
+            [loader, "--list-diagnostics"], capture_output=True, text=True, timeout=10
+        ).stdout
+    except (OSError, StopIteration, subprocess.SubprocessError):
+        return info
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        for name in (
+            "non_temporal_threshold",
+            "rep_movsb_threshold",
+            "rep_movsb_stop_threshold",
+            "shared_cache_size",
+        ):
+            if key == f"x86.cpu_features.{name}":
+                info[name] = int(value, 16)
+    return info
+
+
+def huge_pages() -> dict:
+    """Transparent huge pages: the kernel's setting, and whether numpy asks for them (madvise) on large arrays."""
+    try:
+        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
+    except OSError:
+        setting = None
+    try:
+        numpy_madvise = bool(np._core.multiarray._get_madvise_hugepage())
+    except AttributeError:
+        numpy_madvise = None
+    return {"transparent_hugepage": setting, "numpy_madvise_hugepage": numpy_madvise}
 
 
 def _installed(name: str) -> bool:
@@ -272,18 +392,30 @@ def summary_markdown(path: Path = RESULTS) -> str:
     results = KernelResults.load(path)
     fused_name, torch_name = "fused (numba)", "PyTorch"
     machine, load = results.data["machine"], results.data["load_average"]
+    glibc = machine.get("glibc", {})
+    threshold = glibc.get("non_temporal_threshold")
     lines = [
-        f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, {machine['versions']}; "
-        f"load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy bandwidth "
-        + ", ".join(
-            f"{results.memory_bandwidth(t) / 1e9:.1f} GB/s on {t} thread(s)"
-            for t in results.thread_counts
+        f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, {machine['versions']}, "
+        f"glibc {glibc.get('version', '?')}"
+        + (f" (non-temporal threshold {threshold / 2**20:.0f} MiB)" if threshold else "")
+        + f"; load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy bandwidth "
+        + "; ".join(
+            f"{store} stores "
+            + ", ".join(
+                f"{results.memory_bandwidth(t, store) / 1e9:.1f} GB/s on {t} thread(s)"
+                for t in results.thread_counts
+            )
+            for store in results.stores
         )
         + ".",
         "",
+        'Floor: the memcpy copy (`np.copyto`); "ordinary": the ordinary-store copy; "out=": outputs '
+        'allocated once; "fresh / out=": time with outputs allocated by every call over time with `out=`.',
+        "",
         "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / floor | "
-        "PyTorch bwd / floor | fused / PyTorch bwd |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "PyTorch bwd / floor | fused / PyTorch bwd | fused fwd, out= / ordinary | fused fwd fresh / out= | "
+        "PyTorch fwd fresh / out= |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     shapes = sorted(
         {
@@ -293,6 +425,7 @@ def summary_markdown(path: Path = RESULTS) -> str:
         },
         key=lambda s: (s[1], s[0]),
     )
+    ordinary = "ordinary" in results.stores
     for rows, size in shapes:
         cells = []
         for part in ("forward", "backward"):
@@ -303,6 +436,12 @@ def summary_markdown(path: Path = RESULTS) -> str:
                 f"{results.fraction(theirs):.2f}" if theirs else "-",
                 f"{ours['median_s'] / theirs['median_s']:.2f}" if theirs else "-",
             ]
+        kept = results.point(fused_name, "forward", "float32", 1, rows, size, "preallocated")
+        cells.append(f"{results.fraction(kept, 'ordinary'):.2f}" if kept and ordinary else "-")
+        for name in (fused_name, torch_name):
+            fresh = results.point(name, "forward", "float32", 1, rows, size)
+            kept = results.point(name, "forward", "float32", 1, rows, size, "preallocated")
+            cells.append(f"{fresh['median_s'] / kept['median_s']:.2f}" if kept else "-")
         lines.append(f"| {rows} × {size} | " + " | ".join(cells) + " |")
     big = [
         (max(r for r, h in shapes if h == size), size)
@@ -356,21 +495,26 @@ def main() -> None:
     load_start = os.getloadavg()
     log = lambda text: print(text, flush=True)  # noqa: E731
     copies = []
+    stores = COPY_STORES if fused.numba_available() else ("memcpy",)
     for threads in sorted({1, cores}):
-        for nbytes in COPY_SIZES:
-            bandwidth = copy_bandwidth(nbytes, threads=threads, min_seconds=MIN_SECONDS)
-            copies.append(
-                {
-                    "bytes": nbytes,
-                    "threads": threads,
-                    "median_bytes_per_s": float(np.median(bandwidth)),
-                    "p10_bytes_per_s": float(np.percentile(bandwidth, 10)),
-                    "p90_bytes_per_s": float(np.percentile(bandwidth, 90)),
-                    "repetitions": int(bandwidth.size),
-                }
-            )
-            log(f"copy {nbytes / 2**20:8.2f} MB {threads}t {np.median(bandwidth) / 1e9:6.2f} GB/s")
-    kernels = kernel_rows(torch, cores, log)
+        for nbytes in COPY_SIZES:  # both copies timed in turn, so that they share the load
+            rates = copy_bandwidths(nbytes, threads=threads, stores=stores, min_seconds=MIN_SECONDS)
+            for store, bandwidth in rates.items():
+                copies.append(
+                    {
+                        "store": store,
+                        "bytes": nbytes,
+                        "threads": threads,
+                        "median_bytes_per_s": float(np.median(bandwidth)),
+                        "p10_bytes_per_s": float(np.percentile(bandwidth, 10)),
+                        "p90_bytes_per_s": float(np.percentile(bandwidth, 90)),
+                        "repetitions": int(bandwidth.size),
+                    }
+                )
+                log(
+                    f"copy {store:<8} {nbytes / 2**20:8.2f} MB {threads}t {np.median(bandwidth) / 1e9:6.2f} GB/s"
+                )
+    kernels, preallocated = kernel_rows(torch, cores, log)
     result = {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(torch),
@@ -380,11 +524,16 @@ def main() -> None:
             "max_elements": MAX_ELEMENTS,
             "rows_sweep_size": ROWS_H,
             "min_seconds": MIN_SECONDS,
-            "copy": "np.copyto of float64 arrays, one contiguous piece per thread; bytes = 2 x source",
+            "copy": "store memcpy: np.copyto of float64 arrays (glibc memcpy), store ordinary: a numba loop "
+            "y[i] = x[i] * 1 over float32 arrays (ordinary stores, as the kernels); one contiguous piece "
+            "per thread; bytes = 2 x source",
+            "preallocated": "float32, 1 thread: lnlib.fused with out=, PyTorch's native_layer_norm.out and "
+            "native_layer_norm_backward.out, outputs allocated once before timing",
             "pytorch": "torch.ops.aten.native_layer_norm and native_layer_norm_backward (CPU kernels)",
         },
         "copy": copies,
         "kernels": kernels,
+        "preallocated": preallocated,
         "seconds": round(time.perf_counter() - start, 1),
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)

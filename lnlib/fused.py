@@ -410,7 +410,8 @@ def _chunks(rows: int, size: int, compiled: bool) -> int:
     return max(1, min(rows, threads()))
 
 
-def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics: str = "two_pass", compiled: bool = True):
+def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics: str = "two_pass", compiled: bool = True,
+                     out=None):
     """LayerNorm over the last axis by a fused kernel: one visit per row (chapter "LayerNorm at the speed of memory").
 
     Parameters
@@ -429,11 +430,19 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     compiled : bool, default True
         Run the numba-compiled kernel (needs numba); False runs the same
         source as plain Python, slowly (for small inputs and for reading).
+    out : numpy.ndarray or tuple of 3 numpy.ndarray, optional
+        Where to write y (an array of the shape and dtype of `x`), or y, mean
+        and rstd (the last two of shape ``x.shape[:-1]`` in the compute
+        dtype), each C-contiguous, writeable and not overlapping `x`. Without
+        it the outputs are allocated on every call; above glibc's mmap
+        threshold (32 MiB at most) each such allocation is a fresh mapping
+        whose pages are faulted in and zeroed on first write, which the
+        chapter measures.
 
     Returns
     -------
     y : numpy.ndarray
-        Same shape and dtype as `x`.
+        Same shape and dtype as `x` (`out`'s array when given).
     mean, rstd : numpy.ndarray
         Per row (shape ``x.shape[:-1]``), in the compute dtype (float32 for
         16-bit storage): what the backward pass needs.
@@ -447,7 +456,9 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     ValueError
         For gamma or beta of the wrong shape, not finite or overflowing the compute dtype; a bad eps or
         statistics; NaN or infinity in x; a constant row with an eps that is 0 in the compute dtype;
-        an output that overflows the storage dtype (as :func:`lnlib.forward.layer_norm`).
+        an output that overflows the storage dtype (as :func:`lnlib.forward.layer_norm`); an `out`
+        of the wrong shape or dtype, not C-contiguous, read-only or overlapping the inputs (the
+        message names the shape and dtype expected).
 
     Examples
     --------
@@ -467,8 +478,10 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
                                         size, x.dtype)
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "forward", bool(compiled), statistics == "welford", chunks > 1)
-    y = np.empty_like(x2)
-    mean, rstd = np.empty(rows, dtype=work), np.empty(rows, dtype=work)
+    given_out = _outputs(out, ("y", "mean", "rstd"), ((x.shape, x.dtype), (x.shape[:-1], work), (x.shape[:-1], work)),
+                         (x,), "fused_layer_norm")
+    y = np.empty_like(x2) if given_out[0] is None else given_out[0].view(x2.dtype).reshape(x2.shape)
+    mean, rstd = (np.empty(rows, dtype=work) if o is None else o.reshape(rows) for o in given_out[1:])
     buffers, outputs = np.empty((chunks, size), dtype=work), np.empty((chunks, size), dtype=work)
     arguments = (x2, gamma, beta, work.type(eps), work.type(size), y, mean, rstd, chunks, buffers, outputs)
     if compiled:
@@ -479,13 +492,49 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     trusted = _trusted_rows(mean, rstd, size, work)
     if not trusted.all():  # huge, tiny, constant or non-finite rows: the forward pass's scaled, checked path
         _redo_rows(x, x2, np.flatnonzero(~trusted), gamma, beta, eps, y, mean, rstd)
-    out = y.view(x.dtype).reshape(x.shape)
+    result = y.view(x.dtype).reshape(x.shape) if given_out[0] is None else given_out[0]
     if may_overflow:  # only then is y read again
-        _refuse_non_finite(out)
-    return out, mean.reshape(x.shape[:-1]), rstd.reshape(x.shape[:-1])
+        _refuse_non_finite(result)
+    mean, rstd = (m.reshape(x.shape[:-1]) if o is None else o for m, o in zip((mean, rstd), given_out[1:]))
+    return result, mean, rstd
 
 
-def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: float = 1e-5, *, compiled: bool = True):
+def _outputs(out, names, expected, inputs, function) -> tuple:
+    """`out` (None, one array for the first output, or one array per output) checked against `expected`.
+
+    Each given array must be a writeable, C-contiguous numpy array of exactly the expected shape and
+    dtype, and share no memory with `inputs` (the kernels read an input after writing an output);
+    the error names what was expected. Returns one array or None per output name.
+    """
+    if out is None:
+        return (None,) * len(names)
+    given = tuple(out) if isinstance(out, tuple) else (out,)
+    if not 1 <= len(given) <= len(names) or (isinstance(out, tuple) and len(given) != len(names)):
+        raise ValueError(f"out of {function} must be one array ({names[0]}) or a tuple of {len(names)} "
+                         f"({', '.join(names)}); got {type(out).__name__} of length {len(given)}.")
+    for array, name, (shape, dtype) in zip(given, names, expected):
+        if (isinstance(array, np.ndarray) and array.shape == tuple(shape) and array.dtype == dtype
+                and array.flags.c_contiguous and array.flags.writeable):
+            continue  # the common case: no message to build
+        wanted = f"a writeable C-contiguous numpy array of shape {tuple(shape)} and dtype {np.dtype(dtype).name}"
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"out's {name} of {function} must be {wanted}; got {type(array).__name__}.")
+        if array.shape != tuple(shape) or array.dtype != dtype:
+            raise ValueError(f"out's {name} of {function} must be {wanted}; got shape {array.shape} and dtype "
+                             f"{array.dtype.name}.")
+        raise ValueError(f"out's {name} of {function} must be {wanted}; got one that is "
+                         f"{'not C-contiguous' if not array.flags.c_contiguous else 'read-only'}.")
+    for i, array in enumerate(given):
+        if any(np.may_share_memory(array, other) for other in inputs):
+            raise ValueError(f"out's {names[i]} of {function} must not overlap an input (the kernel reads the "
+                             "inputs again after writing it).")
+        if any(np.may_share_memory(array, other) for other in given[i + 1:]):
+            raise ValueError(f"the arrays of out of {function} must not overlap one another.")
+    return given + (None,) * (len(names) - len(given))
+
+
+def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: float = 1e-5, *, compiled: bool = True,
+                              out=None):
     """The backward pass of :func:`fused_layer_norm`: dx, dγ, dβ in one visit per row (chapter "LayerNorm at the speed of memory").
 
     Parameters
@@ -506,11 +555,15 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
         Used only when mean and rstd are recomputed.
     compiled : bool, default True
         As in :func:`fused_layer_norm`.
+    out : numpy.ndarray or tuple of 3 numpy.ndarray, optional
+        Where to write dx (an array of the shape and dtype of `x`), or dx,
+        dgamma and dbeta (the last two of shape (H,) in the dtype of `x`),
+        as for :func:`fused_layer_norm`'s `out`.
 
     Returns
     -------
     dx : numpy.ndarray
-        Shape and dtype of `x`.
+        Shape and dtype of `x` (`out`'s array when given).
     dgamma, dbeta : numpy.ndarray
         Shape (H,), summed over every row (all B·T tokens), in the dtype of `x`.
 
@@ -521,8 +574,8 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     TypeError, ValueError
         For arrays of other dtypes or mismatched shapes, a gamma refused as in :func:`fused_layer_norm`,
         only one of mean and rstd, saved statistics that are not finite or an rstd that is not positive,
-        and a dgamma or dbeta that is not finite in the storage dtype (dy too large, or not finite).
-        A dx beyond the storage dtype's range is returned as infinity, not refused (see the module).
+        and a dgamma or dbeta that is not finite in the storage dtype (dy too large, or not finite);
+        an `out` refused as in :func:`fused_layer_norm`. A dx beyond the storage dtype's range is returned as infinity, not refused (see the module).
     """
     if not isinstance(dy, np.ndarray) or not isinstance(x, np.ndarray) or dy.shape != x.shape or dy.dtype != x.dtype:
         raise ValueError("dy and x must be numpy arrays of the same shape and dtype; got "
@@ -542,7 +595,9 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
                          "pass.")
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
-    dx = np.empty_like(x2)
+    given_out = _outputs(out, ("dx", "dgamma", "dbeta"), ((x.shape, x.dtype), ((size,), x.dtype), ((size,), x.dtype)),
+                         (x, dy), "fused_layer_norm_backward")
+    dx = np.empty_like(x2) if given_out[0] is None else given_out[0].view(x2.dtype).reshape(x2.shape)
     dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
     buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
     with np.errstate(all="ignore"):
@@ -555,7 +610,11 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     # every dy enters dbeta's sums: a NaN or infinite dy, or one too large, shows here, in H numbers
     dgamma = to_storage(dgamma, storage, "dgamma", sums.format("dy * xhat"))
     dbeta = to_storage(dbeta, storage, "dbeta", sums.format("dy"))
-    return dx.view(storage).reshape(x.shape), dgamma, dbeta
+    for target, value in zip(given_out[1:], (dgamma, dbeta)):
+        if target is not None:
+            target[...] = value
+    dgamma, dbeta = (v if t is None else t for v, t in zip((dgamma, dbeta), given_out[1:]))
+    return (dx.view(storage).reshape(x.shape) if given_out[0] is None else given_out[0]), dgamma, dbeta
 
 
 def _saved(value, name: str, rows: int, work: np.dtype) -> np.ndarray:

@@ -8,9 +8,11 @@ work with numba unavailable. No test times anything.
 """
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import ml_dtypes
@@ -23,6 +25,7 @@ from lnlib.book.experiments.memory_speed import (
     Bytes,
     bytes_moved,
     copy_bandwidth,
+    copy_bandwidths,
     floor_seconds,
     fraction_of_floor,
     timings,
@@ -247,6 +250,132 @@ def test_copy_bandwidth_and_timings_return_every_repetition():
     for threads in (1, 2):
         rates = copy_bandwidth(2**16, threads=threads, repeats=3, min_seconds=0)
         assert rates.shape == (3,) and (rates > 0).all()
+    with pytest.raises(ValueError, match="store must be one of"):
+        copy_bandwidth(2**16, store="streaming")
+
+
+def test_interleaved_timings_alternate_the_calls_so_that_they_share_the_load():
+    from lnlib.book.experiments.memory_speed import interleaved_timings
+
+    order = []
+    seconds = interleaved_timings([lambda: order.append("a"), lambda: order.append("b")], repeats=4)
+    assert [t.shape for t in seconds] == [(4,), (4,)] and all((t >= 0).all() for t in seconds)
+    assert order == ["a", "b"] + ["a", "b"] * 4  # one warm-up call each, then in turn
+    slow_and_fast = interleaved_timings(
+        [lambda: time.sleep(0.002), lambda: None], repeats=2, min_seconds=0.01, max_repeats=50
+    )
+    assert slow_and_fast[0].size < slow_and_fast[1].size == 50  # each call keeps its own count
+    rates = copy_bandwidths(2**16, stores=("memcpy",), repeats=3, min_seconds=0)
+    assert set(rates) == {"memcpy"} and rates["memcpy"].shape == (3,)
+
+
+def test_the_ordinary_copy_copies_with_ordinary_vector_stores(numba):
+    """The floor's second copy: no call to memcpy, no non-temporal store, every element copied."""
+    from lnlib.book.experiments.memory_speed import ordinary_copy
+
+    source = np.random.default_rng(3).normal(size=1001).astype(np.float32)
+    for parallel, chunks in ((False, 1), (True, 2)):
+        copy = ordinary_copy(parallel)
+        target = np.zeros_like(source)
+        copy(source, target, np.float32(1), chunks)
+        np.testing.assert_array_equal(target, source)
+        assembly = copy.inspect_asm(copy.signatures[0]).lower()
+        assert "memcpy" not in assembly and "memmove" not in assembly
+        assert "movnt" not in assembly  # movntps, movntdq: the streaming stores memcpy uses
+        assert re.search(r"v?movup[sd]\s+%[xyz]mm\d+, -?\d*\(", assembly)  # whole-vector stores
+        assert "extractps" not in assembly  # not element by element
+        assert (
+            "vmulps" in assembly or "mulps" in assembly
+        )  # the multiplication by a run-time 1 was kept
+    for threads in (1, 2):
+        rates = copy_bandwidth(2**16, threads=threads, repeats=3, min_seconds=0, store="ordinary")
+        assert rates.shape == (3,) and (rates > 0).all()
+
+
+def test_results_keep_both_copies_and_preallocated_runs_apart():
+    """KernelResults on a small made-up file: each copy's floor, fresh and preallocated entries, old files."""
+    from lnlib.book.experiments.memory_speed import KernelResults
+
+    def copy(store, size, rate):
+        return {
+            "store": store,
+            "bytes": size,
+            "threads": 1,
+            "median_bytes_per_s": rate,
+            "p10_bytes_per_s": rate,
+            "p90_bytes_per_s": rate,
+            "repetitions": 5,
+        }
+
+    def timed(output, seconds):
+        return {
+            "implementation": "fused (numba)",
+            "part": "forward",
+            "dtype": "float32",
+            "rows": 10,
+            "size": 64,
+            "threads": 1,
+            "output": output,
+            "bytes": 6000,
+            "median_s": seconds,
+        }
+
+    data = {
+        "machine": {"glibc": {"non_temporal_threshold": 3 * 2**20}},
+        "copy": [
+            copy("memcpy", 2**20, 9.0),
+            copy("memcpy", 2**22, 6.0),
+            copy("ordinary", 2**22, 4.0),
+            copy("ordinary", 2**20, 8.0),
+        ],
+        "kernels": [timed("fresh", 2e-6)],
+        "preallocated": [timed("preallocated", 1e-6)],
+    }
+    results = KernelResults(data)
+    assert results.stores == ("memcpy", "ordinary") and results.non_temporal_threshold == 3 * 2**20
+    assert results.memory_bandwidth(1) == 6.0 and results.memory_bandwidth(1, "ordinary") == 4.0
+    assert results.copy_curve(1, "ordinary")[1].tolist() == [8.0, 4.0]
+    fresh = results.point("fused (numba)", "forward", "float32", 1, 10, 64)
+    kept = results.point("fused (numba)", "forward", "float32", 1, 10, 64, output="preallocated")
+    assert fresh["median_s"] == 2e-6 and kept["median_s"] == 1e-6
+    assert results.fraction(fresh) == pytest.approx(6000 / 6.0 / 2e-6)
+    assert results.fraction(kept, "ordinary") == pytest.approx(6000 / 4.0 / 1e-6)
+    older = KernelResults(
+        {
+            "machine": {},
+            "copy": [{k: v for k, v in copy("memcpy", 2**20, 9.0).items() if k != "store"}],
+            "kernels": [],
+        }
+    )
+    assert (
+        older.stores == ("memcpy",)
+        and older.preallocated == []
+        and older.non_temporal_threshold is None
+    )
+    with pytest.raises(ValueError, match="no ordinary copy"):
+        older.memory_bandwidth(1, "ordinary")
+
+
+def test_the_chapter_figures_read_cleanly():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lnlib.book.experiments.memory_speed import KernelResults
+    from lnlib.book.figures.memory_speed import cliff_figure, copy_figure, speed_figure
+    from lnlib.book.figures.style import layout_problems
+
+    results = KernelResults.load()
+    for fig in (
+        copy_figure(results),
+        speed_figure(results, "forward"),
+        speed_figure(results, "backward"),
+        cliff_figure(results),
+    ):
+        assert layout_problems(fig) == []
+        assert all(ax.get_xlabel() for ax in fig.axes if ax.get_visible() and ax.lines)
+        plt.close(fig)
 
 
 def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps():
@@ -256,12 +385,25 @@ def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps
     sizes = {k["size"] for k in results["kernels"]}
     rows = {k["rows"] for k in results["kernels"]}
     assert min(sizes) == 64 and max(sizes) == 16384 and min(rows) == 1 and max(rows) == 100000
-    for entry in results["kernels"]:
+    for entry in results["kernels"] + results["preallocated"]:
         assert entry["p10_s"] <= entry["median_s"] <= entry["p90_s"] and entry["repetitions"] >= 3
         assert (
             entry["bytes"]
             == bytes_moved(entry["rows"], entry["size"], entry["dtype"], entry["part"]).total
         )
+    assert {c["store"] for c in results["copy"]} == {"memcpy", "ordinary"}
+    fresh = {
+        (k["implementation"], k["part"], k["rows"], k["size"])
+        for k in results["kernels"]
+        if k["implementation"] == "fused (numba)" and k["dtype"] == "float32" and k["threads"] == 1
+    }
+    kept = {
+        (k["implementation"], k["part"], k["rows"], k["size"])
+        for k in results["preallocated"]
+        if k["implementation"] == "fused (numba)"
+    }
+    assert kept == fresh  # every fused float32 shape timed both ways
+    assert results["machine"]["glibc"]["mmap_threshold_max"] == 32 * 2**20
 
 
 def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():

@@ -220,3 +220,91 @@ def test_backward_refuses_bad_saved_statistics_and_a_non_finite_dy(compiled):
     dy[1, 2] = np.nan
     with pytest.raises(ValueError, match="dgamma contains NaN"):
         quietly(fused.fused_layer_norm_backward, dy, x, compiled=compiled)
+
+
+# --- out=: preallocated outputs (the chapter's large-shape runs) -----------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, BF16], ids=str)
+def test_out_receives_the_same_bits_as_a_fresh_output_and_is_returned(compiled, dtype):
+    rng = np.random.default_rng(7)
+    x = (3 + 2 * rng.normal(size=(3, 4, 96))).astype(dtype)
+    x[1, 2] *= (
+        2.0**60 if dtype in (np.float64, np.float32) else 1
+    )  # a row the fast path hands to lnlib.forward
+    dy = rng.normal(size=x.shape).astype(dtype)
+    gamma, beta = 1 + 0.1 * rng.normal(size=96), 0.1 * rng.normal(size=96)
+    fresh = fused.fused_layer_norm(x, gamma, beta, compiled=compiled)
+    stale = np.full_like(x, 5)  # every element must be overwritten
+    y, mean, rstd = fused.fused_layer_norm(x, gamma, beta, compiled=compiled, out=stale)
+    assert y is stale
+    work = fresh[1].dtype
+    three = (np.full_like(x, 5), np.full(x.shape[:-1], 5, work), np.full(x.shape[:-1], 5, work))
+    returned = fused.fused_layer_norm(x, gamma, beta, compiled=compiled, out=three)
+    assert all(a is b for a, b in zip(returned, three))
+    for got in ((y, mean, rstd), returned):
+        for a, b in zip(got, fresh):
+            np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    backward = fused.fused_layer_norm_backward(dy, x, gamma, fresh[1], fresh[2], compiled=compiled)
+    outs = (np.full_like(x, 5), np.full(96, 5, x.dtype), np.full(96, 5, x.dtype))
+    given = fused.fused_layer_norm_backward(
+        dy, x, gamma, fresh[1], fresh[2], compiled=compiled, out=outs
+    )
+    assert all(a is b for a, b in zip(given, outs))
+    for a, b in zip(given, backward):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    dx_only = np.full_like(x, 5)
+    assert (
+        fused.fused_layer_norm_backward(
+            dy, x, gamma, fresh[1], fresh[2], compiled=compiled, out=dx_only
+        )[0]
+        is dx_only
+    )
+    np.testing.assert_array_equal(dx_only.view(np.uint8), backward[0].view(np.uint8))
+
+
+def test_a_wrong_out_is_refused_naming_the_shape_and_dtype_expected(compiled):
+    x = np.ones((2, 3, 8), dtype=np.float32)
+    x[..., 0] = 2
+    forward = lambda out: fused.fused_layer_norm(x, compiled=compiled, out=out)  # noqa: E731
+    expected = r"shape \(2, 3, 8\) and dtype float32"
+    with pytest.raises(ValueError, match=expected + r"; got shape \(2, 3, 7\)"):
+        forward(np.empty((2, 3, 7), np.float32))
+    with pytest.raises(ValueError, match=expected + r"; got shape \(2, 3, 8\) and dtype float64"):
+        forward(np.empty((2, 3, 8), np.float64))
+    with pytest.raises(ValueError, match=expected + "; got one that is not C-contiguous"):
+        forward(np.empty((8, 3, 2), np.float32).T)
+    read_only = np.empty_like(x)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        forward(read_only)
+    with pytest.raises(TypeError, match=expected + "; got list"):
+        forward([0.0] * 48)
+    with pytest.raises(ValueError, match="must not overlap an input"):
+        forward(x)
+    with pytest.raises(
+        ValueError, match=r"mean of fused_layer_norm must be .* shape \(2, 3\) and dtype float32"
+    ):
+        forward((np.empty_like(x), np.empty(6, np.float32), np.empty((2, 3), np.float32)))
+    with pytest.raises(ValueError, match="a tuple of 3"):
+        forward((np.empty_like(x), np.empty((2, 3), np.float32)))
+    shared = np.empty((2, 3), np.float32)
+    with pytest.raises(ValueError, match="must not overlap one another"):
+        forward((np.empty_like(x), shared, shared))
+    _, mean, rstd = fused.fused_layer_norm(x, compiled=compiled)
+    with pytest.raises(
+        ValueError,
+        match=r"dgamma of fused_layer_norm_backward must be .* shape \(8,\) and dtype float32",
+    ):
+        fused.fused_layer_norm_backward(
+            x.copy(),
+            x,
+            None,
+            mean,
+            rstd,
+            compiled=compiled,
+            out=(np.empty_like(x), np.empty(8, np.float64), np.empty(8, np.float32)),
+        )
+    dy = np.ones_like(x)
+    with pytest.raises(ValueError, match="must not overlap an input"):
+        fused.fused_layer_norm_backward(dy, x, None, mean, rstd, compiled=compiled, out=dy)

@@ -8,10 +8,13 @@ timings (chapter 14). Each part keeps its own introduction below.
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +35,11 @@ __all__ = [
     "Bytes",
     "bytes_moved",
     "copy_bandwidth",
+    "COPY_STORES",
+    "ordinary_copy",
     "timings",
+    "interleaved_timings",
+    "copy_bandwidths",
     "floor_seconds",
     "fraction_of_floor",
 ]
@@ -146,8 +153,17 @@ def memory_traffic(steps, *, count_parameters: bool = False) -> Traffic:
 # :mod:`lnlib.book.experiments.memory_speed` for the passes an unfused one makes);
 # :func:`copy_bandwidth` measures how many bytes per second this machine moves
 # in the simplest memory-bound program there is, a copy; their ratio is the
-# floor: no LayerNorm can be faster. :func:`timings` repeats a call and keeps
-# every time, so a benchmark can report a median and its spread.
+# floor. :func:`timings` repeats a call and keeps every time, so a benchmark can
+# report a median and its spread.
+#
+# Two copies, because a store can be made two ways. ``np.copyto`` calls glibc's
+# ``memcpy``, which above a threshold derived from the cache size
+# (``x86_non_temporal_threshold``) writes with non-temporal (streaming) stores:
+# they go to memory without first reading the destination's cache line. An
+# ordinary store, as the fused kernels and PyTorch's make, first reads the line
+# it writes (read-for-ownership), so memory moves 3 bytes per 2 a copy counts
+# (4 per 3 for LayerNorm's backward). The "ordinary" copy, a compiled loop
+# ``y[i] = x[i] * 1``, stores as the kernels do.
 
 
 #: The two kernels whose traffic is modelled.
@@ -281,15 +297,93 @@ def timings(
     return np.array(times)
 
 
+#: How :func:`copy_bandwidth` can store: glibc's memcpy through ``np.copyto`` (streaming stores above
+#: glibc's non-temporal threshold), or ordinary stores from a compiled loop, as the fused kernels store.
+COPY_STORES = ("memcpy", "ordinary")
+
+
+def _make_ordinary_copy(prange):
+    # y = x * scale with a scale known only at run time (1): the compiler can neither turn the loop
+    # into a memcpy call nor drop the multiplication, so it stores with ordinary vector stores.
+    # Each block is a view indexed from 0, as the kernels index a row: with an index known to be
+    # non-negative the loads and stores are whole vectors (a possibly negative index is not).
+    def copy(source, target, scale, chunks):
+        n = source.shape[0]
+        for chunk in prange(chunks):  # one block per thread
+            first, last = chunk * n // chunks, (chunk + 1) * n // chunks
+            s, t = source[first:last], target[first:last]
+            for i in range(t.shape[0]):
+                t[i] = s[i] * scale
+
+    return copy
+
+
+@lru_cache(maxsize=None)
+def ordinary_copy(parallel: bool):
+    """The compiled ordinary-store copy ``target[i] = source[i] * scale`` (needs numba), one block per chunk."""
+    try:
+        numba = importlib.import_module("numba")
+    except ImportError as exc:
+        raise ImportError(
+            'the ordinary-store copy needs numba: pip install "lnlib[kernels]"'
+        ) from exc
+    jit = numba.njit(
+        parallel=parallel, fastmath={"reassoc", "contract"}, nogil=True, error_model="numpy"
+    )
+    return jit(_make_ordinary_copy(numba.prange if parallel else range))
+
+
+def interleaved_timings(
+    calls, *, repeats: int = 5, min_seconds: float = 0.0, max_repeats: int = 200
+) -> list[np.ndarray]:
+    """Seconds per call of each of `calls`, timed in turn (a, b, a, b, ...), after one warm-up call each.
+
+    Two implementations compared on a shared, busy machine see the same load this way: a burst of
+    load slows both, not only the one timed during it (chapter "LayerNorm at the speed of memory").
+
+    Parameters
+    ----------
+    calls : sequence of callable
+        Each called with no arguments.
+    repeats, min_seconds, max_repeats
+        As in :func:`timings`, for each call: at least `repeats` timed calls, more until each call's
+        times add up to `min_seconds`, at most `max_repeats`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One array of times per call, in the order they ran.
+    """
+    repeats = check_count(repeats, "repeats")
+    for call in calls:
+        call()
+    times = [[] for _ in calls]
+
+    def more(t):
+        return len(t) < repeats or (sum(t) < min_seconds and len(t) < max_repeats)
+
+    while any(more(t) for t in times):
+        for call, t in zip(calls, times):
+            if more(t):
+                start = time.perf_counter()
+                call()
+                t.append(time.perf_counter() - start)
+    return [np.array(t) for t in times]
+
+
 def copy_bandwidth(
-    nbytes: int, *, threads: int = 1, repeats: int = 5, min_seconds: float = 0.2
+    nbytes: int,
+    *,
+    threads: int = 1,
+    repeats: int = 5,
+    min_seconds: float = 0.2,
+    store: str = "memcpy",
 ) -> np.ndarray:
     """Bytes per second a copy of `nbytes` bytes moves (read + written), one value per repetition.
 
     The source and destination are split into `threads` contiguous pieces,
-    each copied by ``np.copyto`` on its own thread (numpy releases the GIL
-    while it copies). Arrays much larger than the caches measure the memory's
-    sustainable bandwidth; smaller ones measure a cache's.
+    each copied on its own thread. Arrays much larger than the caches measure
+    the memory's sustainable bandwidth; smaller ones measure a cache's.
 
     Parameters
     ----------
@@ -298,28 +392,69 @@ def copy_bandwidth(
     threads : int, default 1
     repeats, min_seconds
         As in :func:`timings`.
+    store : {"memcpy", "ordinary"}, default "memcpy"
+        "memcpy": float64 arrays, each piece copied by ``np.copyto`` on a
+        thread of a pool (numpy releases the GIL while it copies), so glibc's
+        ``memcpy`` chooses the stores (non-temporal above its threshold).
+        "ordinary": float32 arrays copied by a numba-compiled loop (one block
+        of the loop per thread) with ordinary stores, as the fused kernels
+        store; needs numba.
 
     Returns
     -------
     numpy.ndarray
-        ``2 * nbytes / seconds`` for every timed copy.
+        ``2 * nbytes / seconds`` for every timed copy: the bytes a copy must
+        move, not the 3 per 2 that memory moves for an ordinary store.
     """
+    return copy_bandwidths(
+        nbytes, threads=threads, stores=(store,), repeats=repeats, min_seconds=min_seconds
+    )[store]
+
+
+def copy_bandwidths(
+    nbytes: int,
+    *,
+    threads: int = 1,
+    stores=COPY_STORES,
+    repeats: int = 5,
+    min_seconds: float = 0.2,
+) -> dict[str, np.ndarray]:
+    """:func:`copy_bandwidth` of each of `stores`, timed in turn (:func:`interleaved_timings`): store -> rates."""
     nbytes, threads = check_count(nbytes, "nbytes"), check_count(threads, "threads")
-    source = np.ones(max(nbytes // 8, threads), dtype=np.float64)
-    target = np.empty_like(source)
-    pieces = list(zip(np.array_split(target, threads), np.array_split(source, threads)))
-    if threads == 1:
-        seconds = timings(
-            lambda: np.copyto(target, source), repeats=repeats, min_seconds=min_seconds
+    for store in stores:
+        if store not in COPY_STORES:
+            raise ValueError(f"store must be one of {COPY_STORES}; got {store!r}.")
+    with ExitStack() as stack:
+        prepared = [_copy_call(nbytes, threads, store, stack) for store in stores]
+        seconds = interleaved_timings(
+            [call for call, _ in prepared], repeats=repeats, min_seconds=min_seconds
         )
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            seconds = timings(
-                lambda: list(pool.map(lambda pair: np.copyto(*pair), pieces)),
-                repeats=repeats,
-                min_seconds=min_seconds,
-            )
-    return 2 * source.nbytes / seconds
+    return {store: moved / t for store, (_, moved), t in zip(stores, prepared, seconds)}
+
+
+def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
+    """A call that copies `nbytes` with `store` on `threads` threads, and the bytes it counts (2 x source)."""
+    if store == "memcpy":
+        source = np.ones(max(nbytes // 8, threads), dtype=np.float64)
+        target = np.empty_like(source)
+        if threads == 1:
+            return (lambda: np.copyto(target, source)), 2 * source.nbytes
+        pieces = list(zip(np.array_split(target, threads), np.array_split(source, threads)))
+        pool = stack.enter_context(ThreadPoolExecutor(threads))
+        return (lambda: list(pool.map(lambda pair: np.copyto(*pair), pieces))), 2 * source.nbytes
+    copy = ordinary_copy(threads > 1)
+    numba = importlib.import_module("numba")
+    if threads > numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(
+            f"threads must be at most {numba.config.NUMBA_NUM_THREADS} (numba's threads); got {threads}."
+        )
+    if numba.get_num_threads() < threads:
+        stack.callback(numba.set_num_threads, numba.get_num_threads())
+        numba.set_num_threads(threads)
+    source = np.ones(max(nbytes // 4, threads), dtype=np.float32)
+    target = np.empty_like(source)
+    scale = np.float32(1)
+    return (lambda: copy(source, target, scale, threads)), 2 * source.nbytes
 
 
 #: Path: ``benchmarks/results/kernels.json`` in the book's repository (as an absolute path on the
@@ -341,6 +476,8 @@ class KernelResults:
     def __init__(self, data: dict):
         self.data = data
         self.kernels = data["kernels"]
+        #: list of dict: The float32, 1-thread entries timed with preallocated outputs (empty in older files).
+        self.preallocated = data.get("preallocated", [])
         self.copies = data["copy"]
 
     @classmethod
@@ -360,24 +497,47 @@ class KernelResults:
         """tuple of int: The thread counts measured, 1 and all cores."""
         return tuple(sorted({c["threads"] for c in self.copies}))
 
-    def memory_bandwidth(self, threads: int = 1) -> float:
-        """Bytes per second of the copy of the largest footprint measured: the memory's sustainable bandwidth."""
-        largest = max((c for c in self.copies if c["threads"] == threads), key=lambda c: c["bytes"])
-        return largest["median_bytes_per_s"]
+    @property
+    def stores(self) -> tuple[str, ...]:
+        """tuple of str: The copies measured, of :data:`COPY_STORES` (files before the ordinary copy: memcpy only)."""
+        return tuple(
+            s for s in COPY_STORES if any(c.get("store", "memcpy") == s for c in self.copies)
+        )
 
-    def _copies(self, threads: int) -> list[dict]:
-        return sorted((c for c in self.copies if c["threads"] == threads), key=lambda c: c["bytes"])
+    @property
+    def non_temporal_threshold(self) -> int | None:
+        """Bytes above which this run's glibc memcpy used non-temporal stores, or None where not recorded."""
+        return self.data["machine"].get("glibc", {}).get("non_temporal_threshold")
 
-    def copy_curve(self, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Footprints (bytes copied from) and median bandwidths (bytes per second) for `threads`."""
-        rows = self._copies(threads)
+    def memory_bandwidth(self, threads: int = 1, store: str = "memcpy") -> float:
+        """Bytes per second of the copy of the largest footprint measured (with `store`): the memory's sustainable bandwidth."""
+        return self._copies(threads, store)[-1]["median_bytes_per_s"]
+
+    def _copies(self, threads: int, store: str = "memcpy") -> list[dict]:
+        if store not in COPY_STORES:
+            raise ValueError(f"store must be one of {COPY_STORES}; got {store!r}.")
+        rows = sorted(
+            (
+                c
+                for c in self.copies
+                if c["threads"] == threads and c.get("store", "memcpy") == store
+            ),
+            key=lambda c: c["bytes"],
+        )
+        if not rows:
+            raise ValueError(f"no {store} copy on {threads} thread(s) in these results.")
+        return rows
+
+    def copy_curve(self, threads: int = 1, store: str = "memcpy") -> tuple[np.ndarray, np.ndarray]:
+        """Footprints (bytes copied from) and median bandwidths (bytes per second) for `threads` and `store`."""
+        rows = self._copies(threads, store)
         return np.array([c["bytes"] for c in rows], dtype=float), np.array(
             [c["median_bytes_per_s"] for c in rows]
         )
 
-    def copy_spread(self, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    def copy_spread(self, threads: int = 1, store: str = "memcpy") -> tuple[np.ndarray, np.ndarray]:
         """The 10th and 90th percentiles of the repeats' bandwidths (bytes per second), in :meth:`copy_curve`'s order."""
-        rows = self._copies(threads)
+        rows = self._copies(threads, store)
         return np.array([c["p10_bytes_per_s"] for c in rows]), np.array(
             [c["p90_bytes_per_s"] for c in rows]
         )
@@ -388,10 +548,22 @@ class KernelResults:
         return tuple(dict.fromkeys(k["implementation"] for k in self.kernels))
 
     def point(
-        self, implementation: str, part: str, dtype: str, threads: int, rows: int, size: int
+        self,
+        implementation: str,
+        part: str,
+        dtype: str,
+        threads: int,
+        rows: int,
+        size: int,
+        output: str = "fresh",
     ) -> dict | None:
-        """The entry of one measurement, or None where it was not measured."""
-        for k in self.kernels:
+        """The entry of one measurement, or None where it was not measured.
+
+        `output` is "fresh" (outputs allocated by every call) or "preallocated" (``out=``).
+        """
+        if output not in ("fresh", "preallocated"):
+            raise ValueError(f"output must be 'fresh' or 'preallocated'; got {output!r}.")
+        for k in self.kernels if output == "fresh" else self.preallocated:
             if (k["implementation"], k["part"], k["dtype"], k["threads"], k["rows"], k["size"]) == (
                 implementation,
                 part,
@@ -412,11 +584,12 @@ class KernelResults:
         dtype: str = "float32",
         rows=None,
         size=None,
+        output: str = "fresh",
     ) -> list[dict]:
         """Entries along the rows axis (give `size`) or the H axis (give `rows`, or None for each H's most rows)."""
         chosen = [
             k
-            for k in self.kernels
+            for k in (self.kernels if output == "fresh" else self.preallocated)
             if (k["implementation"], k["part"], k["dtype"], k["threads"])
             == (implementation, part, dtype, threads)
         ]
@@ -429,8 +602,12 @@ class KernelResults:
             most[k["size"]] = k
         return [most[s] for s in sorted(most)]
 
-    def fraction(self, entry: dict) -> float:
-        """The measured time's fraction of the floor at the entry's thread count (above 1: faster than a large copy)."""
+    def fraction(self, entry: dict, store: str = "memcpy") -> float:
+        """The measured time's fraction of the floor at the entry's thread count (above 1: faster than a large copy).
+
+        `store` names the copy whose bandwidth sets the floor: "memcpy" (``np.copyto``, streaming
+        stores above glibc's threshold) or "ordinary" (stores as the kernels make them).
+        """
         return fraction_of_floor(
-            entry["median_s"], entry["bytes"], self.memory_bandwidth(entry["threads"])
+            entry["median_s"], entry["bytes"], self.memory_bandwidth(entry["threads"], store)
         )

@@ -6,7 +6,14 @@ import numpy as np
 
 from .style import COLUMN_WIDTH, PALETTE, new_figure
 
-__all__ = ["IMPLEMENTATION_STYLE", "copy_figure", "speed_figure", "FloorPanels"]
+__all__ = [
+    "IMPLEMENTATION_STYLE",
+    "COPY_STYLE",
+    "copy_figure",
+    "speed_figure",
+    "cliff_figure",
+    "FloorPanels",
+]
 
 #: Colour, marker and short label of each implementation the benchmark times.
 IMPLEMENTATION_STYLE = {
@@ -20,6 +27,11 @@ IMPLEMENTATION_STYLE = {
     },
     "PyTorch": {"color": PALETTE["mean"], "marker": "^", "label": "PyTorch"},
 }
+#: Colour and label of each copy (:data:`lnlib.book.experiments.memory_speed.COPY_STORES`).
+COPY_STYLE = {
+    "memcpy": {"color": PALETTE["input"], "marker": "o", "label": "np.copyto (memcpy)"},
+    "ordinary": {"color": PALETTE["mean"], "marker": "s", "label": "ordinary stores"},
+}
 #: Implementations timed on all cores too (numpy's are single-threaded).
 THREADED = ("fused (numba)", "PyTorch")
 
@@ -31,45 +43,57 @@ def _style(name: str) -> dict:
 
 
 def copy_figure(results):
-    """Copy bandwidth against the footprint (MiB), 1 thread and all cores, shaded 10th-90th percentile, caches marked.
+    """Copy bandwidth against the footprint (MiB), both copies, 1 thread and all cores, shaded 10th-90th percentile.
+
+    Colour tells the copy (glibc's memcpy through ``np.copyto``, or ordinary stores as the kernels
+    make them), the line style the threads (solid 1, dashed all cores). The L1 and L2 sizes and glibc's
+    non-temporal threshold, above which memcpy streams its stores, are marked where recorded.
 
     Parameters
     ----------
     results : lnlib.book.experiments.memory_speed.KernelResults
     """
-    fig, ax = new_figure(figsize=(COLUMN_WIDTH, 3.0))
-    for threads, style in zip(results.thread_counts, ("-", "--")):
-        footprint, rate = results.copy_curve(threads)
-        colour = PALETTE["input"] if threads == 1 else PALETTE["mean"]
-        ax.plot(
-            footprint / 2**20,
-            rate / 1e9,
-            style,
-            marker="o",
-            color=colour,
-            label=f"{threads} thread{'s' if threads > 1 else ''}",
-        )
-        low, high = results.copy_spread(threads)
-        ax.fill_between(footprint / 2**20, low / 1e9, high / 1e9, color=colour, alpha=0.2, lw=0)
-    caches = results.data["machine"].get("caches_per_core_or_shared", {})
-    for level in ("L1", "L2"):
-        if level in caches:
-            size = _parse_size(caches[level]) / 2**20
-            ax.axvline(size, color=PALETTE["neutral"], lw=0.8, ls=":")
-            ax.text(
-                size * 1.1,
-                ax.get_ylim()[1] * 0.92,
-                f"{level} {caches[level]}",
-                fontsize=9,
-                va="top",
+    fig, ax = new_figure(figsize=(COLUMN_WIDTH, 3.4))
+    for store in results.stores:
+        style = COPY_STYLE[store]
+        for threads, line in zip(results.thread_counts, ("-", "--")):
+            footprint, rate = results.copy_curve(threads, store)
+            ax.plot(
+                footprint / 2**20,
+                rate / 1e9,
+                line,
+                marker=style["marker"],
+                ms=4,
+                color=style["color"],
+                mfc=style["color"] if threads == 1 else "white",
+                label=f"{style['label']}, {threads} thread{'s' if threads > 1 else ''}",
             )
+            low, high = results.copy_spread(threads, store)
+            ax.fill_between(
+                footprint / 2**20, low / 1e9, high / 1e9, color=style["color"], alpha=0.15, lw=0
+            )
+    ax.set_yscale("log")  # ratios read as distances: the two copies compare at every size
+    caches = results.data["machine"].get("caches_per_core_or_shared", {})
+    marks = [
+        (_parse_size(caches[level]), f"{level} {caches[level]}")
+        for level in ("L1", "L2")
+        if level in caches
+    ]
+    if results.non_temporal_threshold:
+        marks.append((results.non_temporal_threshold, "memcpy streams →"))
+    for size, _ in marks:
+        ax.axvline(size / 2**20, color=PALETTE["neutral"], lw=0.8, ls=":")
+    ax.set_xscale("log")
+    if marks:  # named on a top axis, clear of the data
+        top_axis = ax.secondary_xaxis("top")
+        top_axis.set_xticks([size / 2**20 for size, _ in marks], [text for _, text in marks])
+        top_axis.tick_params(labelsize=9, length=0)
     ax.set(
         xscale="log",
         xlabel="array copied (MiB; a copy moves twice this)",
-        ylabel="copy bandwidth (GB/s)",
+        ylabel="copy bandwidth (GB/s, log)",
     )
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=9)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
     return fig
 
 
@@ -123,20 +147,72 @@ def speed_figure(results, part: str = "forward", *, size: int = 1024):
     floor = results.memory_bandwidth(1) / 1e9
     for ax in (by_h, by_rows):
         # Labelled once, in the figure's legend: a label on the line itself sat on the markers.
-        ax.axhline(
-            floor,
-            color=PALETTE["neutral"],
-            lw=1.2,
-            ls=":",
-            label="copy, 1 thread" if ax is by_h else None,
-        )
+        for store, line in zip(results.stores, (":", "-.")):
+            ax.axhline(
+                results.memory_bandwidth(1, store) / 1e9,
+                color=PALETTE["neutral"],
+                lw=1.2,
+                ls=line,
+                label=f"copy, {'memcpy' if store == 'memcpy' else 'ordinary stores'}, 1 thread"
+                if ax is by_h
+                else None,
+            )
         ax.set(xscale="log", yscale="log")
+    low, high = by_h.get_ylim()  # whole decades and a margin: no tick label on the top edge
+    by_h.set_ylim(10 ** np.floor(np.log10(low)), 1.5 * 10 ** np.ceil(np.log10(high)))
     by_h.set(xlabel="H (features), most rows", ylabel=f"achieved GB/s ({part})")
     by_rows.set(xlabel=f"rows, H = {size}")
     right = by_rows.secondary_yaxis("right", functions=(lambda v: v / floor, lambda f: f * floor))
+    low, high = (limit / floor for limit in by_rows.get_ylim())
+    # decades inside the view only (a secondary axis keeps the tick labels past its ends)
+    right.set_yticks(10.0 ** np.arange(np.ceil(np.log10(low)), np.floor(np.log10(high)) + 1))
     right.set_ylabel("fraction of the floor")
-    fig.legend(loc="outside lower center", ncol=3, fontsize=9)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
     return fig
+
+
+def cliff_figure(results):
+    """Time with a fresh output over time with a preallocated one, against the size of one array, 1 thread.
+
+    Every float32 shape of the benchmark, for the fused kernels and PyTorch's, forward and backward
+    panels: the two calls were timed in turn, so the ratio is the cost of allocating the outputs on
+    every call. A dotted line marks glibc's largest mmap threshold (32 MiB on a 64-bit machine): a
+    fresh output larger than it is a fresh mapping, faulted in page by page on every call.
+
+    Parameters
+    ----------
+    results : lnlib.book.experiments.memory_speed.KernelResults
+    """
+    fig, axes = new_figure(1, 2, figsize=(COLUMN_WIDTH, 3.2), sharey=True)
+    threshold = results.data["machine"].get("glibc", {}).get("mmap_threshold_max", 32 * 2**20)
+    for ax, part in zip(axes, ("forward", "backward")):
+        for name in PREALLOCATED_SHOWN:
+            style = _style(name)
+            pairs = [
+                (k, results.point(name, part, "float32", 1, k["rows"], k["size"]))
+                for k in results.preallocated
+                if (k["implementation"], k["part"], k["dtype"]) == (name, part, "float32")
+            ]
+            pairs.sort(key=lambda pair: pair[0]["rows"] * pair[0]["size"])
+            ax.plot(
+                [kept["rows"] * kept["size"] * 4 / 2**20 for kept, _ in pairs],
+                [fresh["median_s"] / kept["median_s"] for kept, fresh in pairs],
+                style["marker"],
+                ms=5,
+                color=style["color"],
+                label=style["label"] if ax is axes[0] else None,
+            )
+        ax.axvline(threshold / 2**20, color=PALETTE["neutral"], lw=1.0, ls=":")
+        ax.axhline(1, color=PALETTE["neutral"], lw=0.8, ls="-")
+        ax.set(xscale="log", yscale="log", xlabel="one array of x (MiB, float32)")
+        ax.set_title(part, fontsize=10, loc="left")
+    axes[0].set_ylabel("time, fresh output / out=")
+    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
+    return fig
+
+
+#: The implementations :func:`cliff_figure` shows, timed with fresh and with preallocated outputs.
+PREALLOCATED_SHOWN = ("fused (numba)", "PyTorch")
 
 
 class FloorPanels:
