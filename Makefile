@@ -15,6 +15,7 @@
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 #   make results     retrain chapter 11's warm-up sweep into lnlib/book/data/warmup_sweep.json (maintainers)
+#   make results-placements  train chapter 12's placements into lnlib/book/data/placement_sweep.json (maintainers)
 
 PYTHON ?= python3
 VENV := .venv
@@ -27,7 +28,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results clean
+.PHONY: help lint book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -185,6 +186,13 @@ references: $(VENV)/.book-installed
 # training is chaotic and another CPU's rounding moves every run (tests/book/test_training_cpus.py).
 results: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.book.models.training --workers 2
+
+# Chapter 12's stability map and chapters 01 and 07's trained model: seven placements x 5 rates x 2 depths
+# x warm-up on/off x 3 seeds of a character model of the standard library's docstrings (420 short runs, about
+# 7 CPU-minutes, under 4 minutes on two idle cores; one BLAS thread per worker), into lnlib/book/data/placement_sweep.json with
+# the machine, its load and the time taken. The chapters read it (tests/book/test_training_placements.py).
+results-placements: $(VENV)/.book-installed
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m lnlib.book.models.language --workers 2
 
 clean:
 	rm -rf _build course .cache/web-explorers .pytest_cache .hypothesis

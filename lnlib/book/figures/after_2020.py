@@ -16,6 +16,7 @@ __all__ = [
     "explorer_figure",
     "placements_figure",
     "qk_figure",
+    "stability_figure",
     "summary_figure",
 ]
 
@@ -287,3 +288,75 @@ def explorer_figure(profile, *, max_depth: int, limits: dict, managed: bool = Tr
     panels = PlacementPanels(axes.ravel(), max_depth, limits)
     panels.update(profile)
     return fig, panels
+
+
+#: The stability map's colour per depth (shallow blue, deep vermilion) and line style per schedule.
+DEPTH_COLOURS = (PALETTE["input"], PALETTE["mean"])
+SCHEDULE_STYLES = {0: ("--", "no warm-up"), 1: ("-", "warm-up")}
+
+
+def stability_figure(sweep: dict, unigram: float):
+    """Held-out loss after training against the peak learning rate, one panel per placement (chapter "LayerNorm after 2020").
+
+    Parameters
+    ----------
+    sweep : dict
+        The ``sweep`` of :func:`lnlib.book.models.language.load_results`: ``final`` and ``diverged``
+        indexed [placement][depth][rate][schedule][seed].
+    unigram : float
+        The loss of predicting every character from the characters' frequencies alone
+        (:func:`lnlib.book.models.language.unigram_loss`), drawn dotted: a run at that line has
+        learned no use of context.
+
+    Each line is the median over the seeds, its band the smallest to the largest seed; colour is
+    the depth, solid with warm-up and dashed without. A seed that diverged is left out of the
+    line and marked with a cross at the top of its panel.
+    """
+    from ..models.language import PLACEMENT_LABELS
+
+    rates = np.array(sweep["rates"])
+    final = np.array(sweep["final"], dtype=float)
+    diverged = np.array(sweep["diverged"], dtype=bool)
+    final[diverged] = np.nan
+    top = np.nanmax(final) + 0.05
+    # two columns PHONE_WIDTH wide, so a phone shows the text at the size of chapter 12's other figures
+    count = len(sweep["placements"])
+    fig, axes = new_figure(-(-count // 2), 2, figsize=(PHONE_WIDTH, 8.4), sharex=True, sharey=True)
+    axes = axes.ravel()
+    for ax in axes[count:]:
+        ax.remove()
+    axes = axes[:count]
+    for p, (ax, name) in enumerate(zip(axes, sweep["placements"])):
+        ax.axhline(unigram, color=PALETTE["neutral"], ls=":", lw=1)
+        for d, colour in enumerate(DEPTH_COLOURS[: len(sweep["depths"])]):
+            for warm, (style, _) in SCHEDULE_STYLES.items():
+                runs = final[p, d, :, warm]
+                ax.plot(rates, np.nanmedian(runs, axis=1), style, color=colour, lw=1.6)
+                ax.fill_between(
+                    rates, np.nanmin(runs, axis=1), np.nanmax(runs, axis=1),
+                    color=colour, alpha=0.12, lw=0,
+                )  # fmt: skip
+                lost = diverged[p, d, :, warm].any(axis=1)
+                ax.plot(rates[lost], np.full(lost.sum(), top), "x", color=colour, ms=6, mew=1.6)
+        ax.set_xscale("log")
+        ax.set_title(PLACEMENT_LABELS[name])
+    for ax in axes[len(axes) - 2 :]:
+        ax.set_xlabel("peak learning rate")
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
+    for ax in axes[::2]:
+        ax.set_ylabel("loss (nats/char)")
+    handles = [
+        Line2D([], [], color=colour, ls=style, label=f"{depth} layers,\n{schedule}")
+        for depth, colour in zip(sweep["depths"], DEPTH_COLOURS)
+        for style, schedule in SCHEDULE_STYLES.values()
+    ]
+    handles.append(
+        Line2D([], [], color=PALETTE["neutral"], ls=":", label="character\nfrequencies only")
+    )
+    if diverged.any():
+        handles.append(
+            Line2D([], [], color=PALETTE["neutral"], ls="", marker="x", label="a seed diverged")
+        )
+    fig.legend(handles=handles, loc="outside lower center", ncols=2)
+    return fig

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import PALETTE, new_figure, panel_grid
+from ..models.language import norm_name, outlier_norm
+from .style import PALETTE, PHONE_WIDTH, new_figure, panel_grid
+from .why_normalize import TRAINED_STYLES, norm_axis
 
 __all__ = [
     "GROUP_COLOURS",
@@ -13,6 +15,7 @@ __all__ = [
     "GammaBetaPanels",
     "gamma_beta_figure",
     "gamma_beta_companion",
+    "trained_gamma_beta_figure",
 ]
 
 #: One colour per feature (or feature group), in the order of the sliders.
@@ -229,4 +232,32 @@ def gamma_beta_companion(xhat_wide, settings: dict):
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("number of features")
     first.legend(loc="upper left", fontsize=7)
+    return fig
+
+
+def trained_gamma_beta_figure(sees: dict):
+    """The γ and β a Pre-LN character model learned, norm by norm, and the features one norm receives (chapter "Scale γ and shift β").
+
+    Top and middle: every feature's γ and β at each norm (dots; a norm's 32 features in a column,
+    nudged sideways to be seen); they all started at 1 and 0. Bottom: the root-mean-square of
+    each feature of the norm input with the most outlying feature (:func:`outlier_norm`),
+    untrained and trained.
+    """
+    gamma, beta = np.array(sees["gamma"]), np.array(sees["beta"])
+    norms = sees["trained"]["norms"]
+    fig, (ax_g, ax_b, ax_f) = new_figure(3, 1, figsize=(PHONE_WIDTH, 7.0))
+    nudge = np.linspace(-0.25, 0.25, gamma.shape[1])
+    for ax, values, start, name in ((ax_g, gamma, 1.0, "γ"), (ax_b, beta, 0.0, "β")):
+        for k, row in enumerate(values):
+            ax.plot(k + nudge, row, "o", ms=2.5, color=PALETTE["input"], alpha=0.7)
+        ax.axhline(start, color=PALETTE["neutral"], lw=0.8, ls=":")
+        ax.set_ylabel(f"learned {name}\n(started at {start:g})")
+        norm_axis(ax, norms)
+    k, feature, _ = outlier_norm(sees)
+    features = np.arange(1, gamma.shape[1] + 1)
+    for label, style in TRAINED_STYLES.items():
+        ax_f.plot(features, sees[label]["feature_rms"][k], marker="o", ms=3, lw=1.2, **style)
+    ax_f.set_xlabel(f"feature of what {norm_name(norms[k])} reads")
+    ax_f.set_ylabel("RMS over tokens")
+    fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig

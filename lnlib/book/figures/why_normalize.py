@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
 
-from .style import PALETTE, new_figure
+from .style import PALETTE, PHONE_WIDTH, new_figure
 
-__all__ = ["ScalePanels", "stack_style", "scale_figure", "scale_companion"]
+__all__ = [
+    "ScalePanels",
+    "TRAINED_STYLES",
+    "norm_axis",
+    "stack_style",
+    "scale_figure",
+    "scale_companion",
+    "trained_scale_figure",
+]
 
 #: Fixed vertical range of the explorer's panels: wide enough for a 50-layer stack at weight scales 0.5 to 3.
 EXPLORER_YLIM = (1e-25, 1e18)
@@ -115,4 +124,48 @@ def scale_companion(runs: dict):
     for ax in axes[:, 1:].ravel():
         ax.set_ylabel("")
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+    return fig
+
+
+#: How the trained-model figures draw the model before and after training.
+TRAINED_STYLES = {
+    "untrained": {"color": PALETTE["reference"], "ls": "--", "label": "untrained"},
+    "trained": {"color": PALETTE["mean"], "ls": "-", "label": "trained"},
+}
+
+
+def norm_axis(ax, norms: list) -> None:
+    """Label an x-axis of norm inputs (two per layer, then the final norm) by layer (chapters "Why normalize?", "Scale γ and shift β")."""
+    starts = [i for i, n in enumerate(norms) if n.endswith("attn") or n == "final"]
+    ax.set_xticks(starts, [norms[i].split()[0] for i in starts])
+    ax.set_xlabel("input of each norm, bottom to top\n(two per layer ℓ, then the final one)")
+
+
+def trained_scale_figure(sees: dict):
+    """Each token's standard deviation and mean as every LayerNorm of a Pre-LN model receives it, untrained and trained (chapter "Why normalize?").
+
+    Parameters
+    ----------
+    sees : dict
+        ``sees`` of :func:`lnlib.book.models.language.load_results`: per norm, the 5th, 50th and 95th
+        percentiles over held-out tokens of each token's σ and mean. Lines are the medians, bands
+        the 5th to 95th percentiles.
+    """
+    fig, (ax_sd, ax_mean) = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.0), sharex=True)
+    for label, style in TRAINED_STYLES.items():
+        stats = sees[label]
+        x = np.arange(len(stats["norms"]))
+        for ax, key in ((ax_sd, "sd_quantiles"), (ax_mean, "mean_quantiles")):
+            q = np.array(stats[key])
+            ax.plot(x, q[:, 1], marker="o", ms=3, lw=1.6, **style)
+            ax.fill_between(x, q[:, 0], q[:, 2], color=style["color"], alpha=0.18, lw=0)
+    ax_sd.set_yscale("log")
+    ax_sd.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax_sd.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax_sd.yaxis.set_minor_formatter(NullFormatter())
+    ax_sd.set_ylabel("each token's σ\n(over its features)")
+    ax_mean.axhline(0.0, color=PALETTE["neutral"], lw=0.8, alpha=0.5)
+    ax_mean.set_ylabel("each token's mean\n(over its features)")
+    norm_axis(ax_mean, sees["trained"]["norms"])
+    ax_sd.legend(loc="upper left", fontsize=9)
     return fig

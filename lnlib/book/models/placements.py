@@ -169,13 +169,27 @@ def init_weights(
 # --- the stack -------------------------------------------------------------------------------------
 
 
-def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = False):
+def placement_forward(
+    x,
+    weights: list[dict],
+    scheme: str,
+    *,
+    qk_norm: bool = False,
+    causal: bool = False,
+    final_norm: bool = True,
+):
     """A stack of layers with the norm placed by `scheme` (chapter "LayerNorm after 2020").
+
+    Each layer's norms are :func:`lnlib.book.models.transformer.norm_forward`, named
+    ``attn_in``, ``attn_out``, ``ffn_in``, ``ffn_out``: learned γ and β (or DyT's α) when a
+    layer's weights hold them (:mod:`lnlib.book.models.language` trains them), else γ = 1, β = 0.
+    `causal` makes every attention causal; ``final_norm=False`` leaves the final LayerNorm to
+    the caller (a language model's, with its own γ and β).
 
     Returns
     -------
     out : ndarray
-        The stack's output (after the final LayerNorm where the scheme has one).
+        The stack's output (after the final LayerNorm where the scheme has one and `final_norm`).
     states : list of ndarray
         The residual stream x_0 (the input), x_1, ..., x_L after each layer, before any final LayerNorm.
     caches : list
@@ -185,17 +199,25 @@ def placement_forward(x, weights: list[dict], scheme: str, *, qk_norm: bool = Fa
     states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
     for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
         middle, attn_cache = sublayer_forward(
-            states[-1], lambda h: attention_forward(h, w, qk_norm=qk_norm), rule
+            states[-1],
+            lambda h: attention_forward(h, w, qk_norm=qk_norm, causal=causal),
+            rule,
+            w,
+            "attn",
         )
-        out, ffn_cache = sublayer_forward(middle, lambda h: ffn_forward(h, w), rule)
+        out, ffn_cache = sublayer_forward(middle, lambda h: ffn_forward(h, w), rule, w, "ffn")
         states.append(out)
         caches.append((attn_cache, ffn_cache))
-    out = states[-1] if scheme in _NO_FINAL_NORM else layer_norm(states[-1])
+    out = states[-1] if scheme in _NO_FINAL_NORM or not final_norm else layer_norm(states[-1])
     return out, states, caches
 
 
-def placement_backward(dout, states: list, caches: list, weights: list[dict], scheme: str):
+def placement_backward(
+    dout, states: list, caches: list, weights: list[dict], scheme: str, *, final_norm: bool = True
+):
     """Gradients of :func:`placement_forward` (chapter "LayerNorm after 2020").
+
+    `final_norm` as in the forward pass: with False, `dout` is the gradient with respect to x_L.
 
     Returns
     -------
@@ -205,16 +227,17 @@ def placement_backward(dout, states: list, caches: list, weights: list[dict], sc
         Every layer's six weight gradients, bottom layer first.
     """
     scheme = check_scheme(scheme)
-    stream_grads = [dout if scheme in _NO_FINAL_NORM else layer_norm_backward(dout, states[-1])[0]]
+    top = scheme in _NO_FINAL_NORM or not final_norm
+    stream_grads = [dout if top else layer_norm_backward(dout, states[-1])[0]]
     grads = []
     rules = sublayer_rules(scheme, len(weights))
     for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
         attn_cache, ffn_cache = cache
         dmiddle, ffn_grads = sublayer_backward(
-            stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule
+            stream_grads[-1], ffn_cache, lambda d, c: ffn_backward(d, c, w), rule, w, "ffn"
         )
         dx, attn_grads = sublayer_backward(
-            dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule
+            dmiddle, attn_cache, lambda d, c: attention_backward(d, c, w), rule, w, "attn"
         )
         stream_grads.append(dx)
         grads.append({**attn_grads, **ffn_grads})

@@ -41,6 +41,8 @@ __all__ = [
     "WARMUP_RESULTS",
     "WARMUP_SETTINGS",
     "WarmupSweep",
+    "adam_moments",
+    "adam_update",
     "load_sweep",
     "machine",
     "mean_token_task",
@@ -130,28 +132,37 @@ def train(
         raise ValueError(f"lr must be a positive finite number such as 1e-3; got {lr!r}.")
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be a whole number of steps >= 0; got {warmup!r}.")
-    beta1, beta2, eps = ADAM
     rng = np.random.default_rng(seed)
     weights = init_stack(depth, width, seed=seed)
-    first = [{k: np.zeros_like(v) for k, v in w.items()} for w in weights]
-    second = [{k: np.zeros_like(v) for k, v in w.items()} for w in weights]
+    moments = adam_moments(weights)
     losses = np.empty(steps)
     for step in range(1, steps + 1):
         x, target = mean_token_task(rng, batch, tokens, width)
         out, states, caches = stack_forward(x, weights, placement)
         losses[step - 1], dout = mse_loss(out, target)
         _, grads = stack_backward(dout, states, caches, weights, placement)
-        rate = warmup_rate(step, lr, warmup)
-        for w, g, m, v in zip(weights, grads, first, second):
-            for name in w:
-                m[name] = beta1 * m[name] + (1 - beta1) * g[name]
-                v[name] = beta2 * v[name] + (1 - beta2) * g[name] ** 2
-                w[name] -= (
-                    rate
-                    * (m[name] / (1 - beta1**step))
-                    / (np.sqrt(v[name] / (1 - beta2**step)) + eps)
-                )
+        adam_update(weights, grads, moments, step, warmup_rate(step, lr, warmup))
     return losses
+
+
+def adam_moments(weights: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Adam's first and second moments for `weights` (a list of dicts of arrays), all zero (chapter "Pre-norm vs post-norm")."""
+    return tuple([{k: np.zeros_like(v) for k, v in w.items()} for w in weights] for _ in range(2))
+
+
+def adam_update(weights: list[dict], grads: list[dict], moments: tuple, step: int, rate: float):
+    """One Adam step (Kingma & Ba, with :data:`ADAM`'s constants) on `weights`, in place (chapter "Pre-norm vs post-norm").
+
+    `moments` is :func:`adam_moments`'s pair, updated in place; `step` counts from 1 (bias correction).
+    """
+    beta1, beta2, eps = ADAM
+    for w, g, m, v in zip(weights, grads, *moments):
+        for name in w:
+            m[name] = beta1 * m[name] + (1 - beta1) * g[name]
+            v[name] = beta2 * v[name] + (1 - beta2) * g[name] ** 2
+            w[name] -= (
+                rate * (m[name] / (1 - beta1**step)) / (np.sqrt(v[name] / (1 - beta2**step)) + eps)
+            )
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ import numpy as np
 from ...backward import layer_norm_backward
 from ...forward import layer_norm
 from ...validation import as_float_array, check_count
+from .dyt import dyt, dyt_backward
 
 __all__ = [
     "PLACEMENTS",
@@ -57,6 +58,8 @@ __all__ = [
     "MODEL_EPS",
     "model_norm",
     "model_norm_backward",
+    "norm_backward",
+    "norm_forward",
     "mse_loss",
     "softmax",
     "softmax_backward",
@@ -152,7 +155,9 @@ def softmax_backward(da: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarra
     return a * (da - (da * a).sum(axis=axis, keepdims=True))
 
 
-def attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarray, tuple]:
+def attention_forward(
+    x, w: dict, *, qk_norm: bool = False, causal: bool = False
+) -> tuple[np.ndarray, tuple]:
     r"""Single-head scaled dot-product self-attention, :math:`\mathrm{softmax}(QK^\top/\sqrt d)\,V\,W_o` (chapter "Pre-norm vs post-norm").
 
     Parameters
@@ -163,6 +168,10 @@ def attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarray,
     qk_norm : bool, default False
         Normalize each query and key over its width (γ = 1, β = 0) before the dot product: QK-norm
         (chapter "LayerNorm after 2020", :mod:`lnlib.book.models.placements`).
+    causal : bool, default False
+        Let each token attend only to itself and the tokens before it, as a language model
+        must (:mod:`lnlib.book.models.language`): the later tokens' weights are exactly 0, so
+        :func:`attention_backward` needs nothing more.
 
     Returns
     -------
@@ -173,7 +182,10 @@ def attention_forward(x, w: dict, *, qk_norm: bool = False) -> tuple[np.ndarray,
     x = check_activations(x, w["Wq"].shape[0])
     q_raw, k_raw, v = x @ w["Wq"], x @ w["Wk"], x @ w["Wv"]
     q, k = (layer_norm(q_raw), layer_norm(k_raw)) if qk_norm else (q_raw, k_raw)
-    a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1]))
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(x.shape[-1])
+    if causal:
+        scores = np.where(np.tri(x.shape[1], dtype=bool), scores, -np.inf)
+    a = softmax(scores)
     context = a @ v
     return context @ w["Wo"], (x, q_raw, k_raw, q, k, v, a, context, qk_norm)
 
@@ -260,6 +272,50 @@ def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
     ) * rstd
 
 
+def norm_forward(
+    x: np.ndarray, params: dict | None = None, key: str = ""
+) -> tuple[np.ndarray, tuple]:
+    r"""The norm at one place of a model, and what :func:`norm_backward` needs (chapters "Scale γ and shift β", "LayerNorm after 2020").
+
+    Without learned parameters (`params` holds no ``key + "_gamma"``) it is :func:`model_norm`,
+    γ = 1 and β = 0 as at initialization. With ``key + "_gamma"`` and ``key + "_beta"`` (arrays
+    of the width) it is :math:`\gamma \odot \mathrm{LN}(x) + \beta`; with ``key + "_alpha"``
+    as well (a 0-d array) it is DyT, :math:`\gamma \odot \tanh(\alpha x) + \beta`
+    (:func:`lnlib.book.models.dyt.dyt`), which computes no statistic.
+    """
+    if params is None or f"{key}_gamma" not in params:
+        return model_norm(x)
+    gamma, beta = params[f"{key}_gamma"], params[f"{key}_beta"]
+    if f"{key}_alpha" in params:
+        return dyt(x, float(params[f"{key}_alpha"]), gamma, beta), (x,)
+    y, saved = model_norm(x)
+    return gamma * y + beta, saved
+
+
+def norm_backward(dy: np.ndarray, saved: tuple, params: dict | None = None, key: str = ""):
+    """Gradient of :func:`norm_forward` with respect to its input, and its parameters' gradients by name.
+
+    Returns
+    -------
+    dx : ndarray
+    grads : dict
+        Empty without learned parameters; else ``key + "_gamma"``, ``key + "_beta"`` (and
+        ``key + "_alpha"`` for DyT), summed over the batch and the tokens.
+    """
+    if params is None or f"{key}_gamma" not in params:
+        return model_norm_backward(dy, saved), {}
+    gamma, lead = params[f"{key}_gamma"], tuple(range(dy.ndim - 1))
+    grads = {f"{key}_beta": dy.sum(axis=lead)}
+    if f"{key}_alpha" in params:
+        dx, dalpha, grads[f"{key}_gamma"], _ = dyt_backward(
+            dy, saved[0], float(params[f"{key}_alpha"]), gamma
+        )
+        grads[f"{key}_alpha"] = np.array(dalpha)
+        return dx, grads
+    grads[f"{key}_gamma"] = np.sum(dy * saved[0], axis=lead)
+    return model_norm_backward(dy * gamma, saved), grads
+
+
 #: The four ways a residual sub-layer can wire its norm (:class:`SublayerRule`): :data:`PLACEMENTS`
 #: here, and Peri-LN's and OLMo 2's, which :mod:`lnlib.book.models.placements` adds.
 SUBLAYER_KINDS = (*PLACEMENTS, "peri", "olmo2")
@@ -286,51 +342,68 @@ class SublayerRule:
     norm_scale: float = 1.0
 
 
-def sublayer_forward(x, branch, rule: SublayerRule):
+def sublayer_forward(x, branch, rule: SublayerRule, params: dict | None = None, name: str = ""):
     """One residual sub-layer wired by `rule`: its output and what :func:`sublayer_backward` needs.
 
     `branch` maps an input to ``(output, cache)`` (attention or the FFN with one layer's weights).
+    Each norm is :func:`norm_forward` with the key ``name + "_in"`` (before the branch) or
+    ``name + "_out"`` (after it, or after the residual sum for post): learned γ and β when
+    `params` (the layer's weights) hold them, else γ = 1 and β = 0.
     """
+
+    def norm(h, where):
+        return norm_forward(h, params, f"{name}_{where}")
+
     if rule.kind == "post":
         f, f_cache = branch(x)
-        y, saved = model_norm(rule.residual * x + f)
+        y, saved = norm(rule.residual * x + f, "out")
         return y, (saved, f_cache)
     if rule.kind == "pre":
-        n, saved = model_norm(x)
+        n, saved = norm(x, "in")
         f, f_cache = branch(rule.norm_scale * n)
         return x + f, (saved, f_cache)
     if rule.kind == "peri":
-        n, saved_in = model_norm(x)
+        n, saved_in = norm(x, "in")
         f, f_cache = branch(n)
-        y, saved_out = model_norm(f)
+        y, saved_out = norm(f, "out")
         return x + y, (saved_in, saved_out, f_cache)
     f, f_cache = branch(x)  # olmo2
-    y, saved = model_norm(f)
+    y, saved = norm(f, "out")
     return x + y, (saved, f_cache)
 
 
-def sublayer_backward(dy, cache, branch_backward, rule: SublayerRule):
+def sublayer_backward(
+    dy, cache, branch_backward, rule: SublayerRule, params: dict | None = None, name: str = ""
+):
     """Gradient of :func:`sublayer_forward` with respect to its input, and the branch's weight gradients.
 
     The residual adds the identity path's gradient to the branch's; `branch_backward` maps
-    ``(upstream gradient, cache)`` to ``(input gradient, weight gradients)``.
+    ``(upstream gradient, cache)`` to ``(input gradient, weight gradients)``. The gradients
+    of the norms' learned parameters, if any, join the branch's (:func:`norm_backward`).
     """
+    norm_grads = {}
+
+    def norm(d, saved, where):
+        dx, grads = norm_backward(d, saved, params, f"{name}_{where}")
+        norm_grads.update(grads)
+        return dx
+
     if rule.kind == "post":
         saved, f_cache = cache
-        dz = model_norm_backward(dy, saved)
+        dz = norm(dy, saved, "out")
         df, grads = branch_backward(dz, f_cache)
-        return rule.residual * dz + df, grads
+        return rule.residual * dz + df, {**grads, **norm_grads}
     if rule.kind == "pre":
         saved, f_cache = cache
         dn, grads = branch_backward(dy, f_cache)
-        return dy + rule.norm_scale * model_norm_backward(dn, saved), grads
+        return dy + rule.norm_scale * norm(dn, saved, "in"), {**grads, **norm_grads}
     if rule.kind == "peri":
         saved_in, saved_out, f_cache = cache
-        dn, grads = branch_backward(model_norm_backward(dy, saved_out), f_cache)
-        return dy + model_norm_backward(dn, saved_in), grads
+        dn, grads = branch_backward(norm(dy, saved_out, "out"), f_cache)
+        return dy + norm(dn, saved_in, "in"), {**grads, **norm_grads}
     saved, f_cache = cache
-    dx, grads = branch_backward(model_norm_backward(dy, saved), f_cache)
-    return dy + dx, grads
+    dx, grads = branch_backward(norm(dy, saved, "out"), f_cache)
+    return dy + dx, {**grads, **norm_grads}
 
 
 def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
