@@ -24,15 +24,20 @@ def code(cell: dict) -> str:
     )
 
 
-def bound(stmt: ast.AST) -> set[str]:
+def bound(stmt: ast.AST, *, nested: bool = True) -> set[str]:
     """The names a statement binds or changes (``x = ...``, ``x[0] += ...``, ``def x``, ``import x``).
+
+    With ``nested=False``, only the names it binds in its own scope: a function's, a class's, a lambda's or a
+    comprehension's inner names are theirs (``def f(): z = 1`` binds ``f`` only).
 
     >>> sorted(bound(ast.parse("a, b[0] = f(c)")))
     ['a', 'b']
+    >>> sorted(bound(ast.parse("def f():\\n    z = 1"), nested=False))
+    ['f']
     """
     names = set()
-    for node in ast.walk(stmt):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+    for node in _nodes(stmt, nested):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
@@ -45,6 +50,31 @@ def bound(stmt: ast.AST) -> set[str]:
             if isinstance(base, ast.Name):
                 names.add(base.id)
     return names
+
+
+SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+def _nodes(tree: ast.AST, nested: bool):
+    """Every node of `tree`; with ``nested=False`` a nested scope yields itself but not its body."""
+    if nested:
+        yield from ast.walk(tree)
+        return
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def read(stmt: ast.AST) -> set[str]:
