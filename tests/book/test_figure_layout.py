@@ -110,7 +110,7 @@ def _page_figures():
         "05 output variance": lambda: epsilon.output_variance_figure(FRAMEWORK_EPS),
         "05 companion": lambda: epsilon.epsilon_companion(
             {
-                f"s = {s:g}": float(sample_variance(1.0 + s * pattern))
+                f"δ = {s:g}": float(sample_variance(1.0 + s * pattern))
                 for s in (1.0, 1e-2, 1e-3, 1e-4)
             },
             framework_eps=FRAMEWORK_EPS,

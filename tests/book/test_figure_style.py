@@ -57,7 +57,7 @@ def _phone_figures():
     return {
         "05 output variance": lambda: epsilon.output_variance_figure(FRAMEWORK_EPS),
         "05 companion": lambda: epsilon.epsilon_companion(
-            {f"s = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in (1.0, 1e-3)},
+            {f"δ = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in (1.0, 1e-3)},
             framework_eps=FRAMEWORK_EPS,
         ),
         "05 explorer": lambda: epsilon.epsilon_figure(pattern, framework_eps=FRAMEWORK_EPS)[0],

@@ -36,7 +36,7 @@ def test_variance_explorer_divisor_switches_to_h_minus_one():
     )  # squares sum to 3/4 (see test_variants)
     explorer.controls["divisor"].value = True
     assert explorer.result["variance"] == pytest.approx(0.75 / 3)
-    assert "s² = sum / 3" in explorer.readout.value
+    assert "s<sub>H−1</sub>² = sum / 3" in explorer.readout.value
 
 
 def test_variance_explorer_squares_are_drawn_with_the_deviations_as_sides():
@@ -84,7 +84,7 @@ def test_mean_explorer_readout_shows_an_outlier_centred_value_in_full():
 
 def test_epsilon_explorer_opens_where_eps_is_still_below_the_variance():
     explorer = epsilon_explorer()
-    # s = 0.01: deviations 0, ±1e-2, 0, so the variance is 2e-4 / 4 = 5e-5 > eps = 1e-5: no warning yet
+    # δ = 0.01: deviations 0, ±1e-2, 0, so the variance is 2e-4 / 4 = 5e-5 > eps = 1e-5: no warning yet
     assert explorer.result["variance"] == pytest.approx(5e-5, rel=1e-9)
     assert explorer.result["output_variance"] == pytest.approx(5e-5 / (5e-5 + 1e-5), rel=1e-6)
     assert explorer.note.value == ""
@@ -158,10 +158,10 @@ def test_figures_are_built_with_labelled_axes():
 def test_companion_solid_curve_falls_first_exactly_when_sigma_is_below_one_half():
     # The chapter's caption: ε inside the root (solid) matters near ε = σ², added to σ (dashed) near ε = σ.
     # To first order the solid curve is 1 - ε/(2σ²) and the dashed 1 - ε/σ, so the solid one falls
-    # first when σ < 1/2 (the chapter's s = 0.01, 0.001, 0.0001); at s = 1 (σ ≈ 0.71) the dashed one does.
+    # first when σ < 1/2 (the chapter's δ = 0.01, 0.001, 0.0001); at δ = 1 (σ ≈ 0.71) the dashed one does.
     pattern = np.array([0.0, 1.0, -1.0, 0.0])
     spreads = (1.0, 1e-2, 1e-3, 1e-4)
-    variances = {f"s = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in spreads}
+    variances = {f"δ = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in spreads}
     figure = epsilon_companion(variances, framework_eps=FRAMEWORK_EPS)
     for ax, variance in zip(figure.axes, variances.values()):
         solid, dashed = ax.lines[0], ax.lines[1]

@@ -41,7 +41,7 @@ def torch_std_default(token) -> Exercise:
         mistakes={
             "that is the biased standard deviation (numpy's default, ddof=0); torch.std's "
             "default divides by H - 1": float(np.sqrt(sample_variance(token))),
-            "that is the unbiased variance s², as torch.var returns it; torch.std returns its "
+            "that is the unbiased variance s_{H-1}², as torch.var returns it; torch.std returns its "
             "square root": float(sample_variance(token, unbiased=True)),
             "that is the biased variance σ²: torch.std divides by H - 1 and takes the square "
             "root": float(sample_variance(token)),

@@ -12,7 +12,7 @@ from .base import Explorer, log_slider
 
 __all__ = ["epsilon_explorer"]
 
-#: The input is ``centre + s * PATTERN``: for s = 0.001 and centre 1 it is [1, 1.001, 0.999, 1].
+#: The input is ``centre + δ * PATTERN``: for δ = 0.001 and centre 1 it is [1, 1.001, 0.999, 1].
 PATTERN = np.array([0.0, 1.0, -1.0, 0.0])
 CENTRE = 1.0
 
@@ -26,11 +26,11 @@ class EpsilonExplorer(Explorer):
                 "ε", eps, -10, 0, what="ε, added to the variance under the square root"
             ),
             "spread": log_slider(
-                "spread s",
+                "spread δ",
                 spread,
                 -5,
                 1,
-                what="spread s, how far entries lie from 1: x = [1, 1 + s, 1 − s, 1]",
+                what="spread δ, how far entries lie from 1: x = [1, 1 + δ, 1 − δ, 1]",
             ),
         }
         figure, self.bars, self.curves, self.marker = epsilon_figure(
@@ -38,7 +38,7 @@ class EpsilonExplorer(Explorer):
         )
         dynamic = [*self.bars.artists, *self.curves.artists, *self.marker.artists]
         super().__init__(
-            "Epsilon: x = [1, 1 + s, 1 − s, 1]", controls, FastRenderer(figure, dynamic)
+            "Epsilon: x = [1, 1 + δ, 1 − δ, 1]", controls, FastRenderer(figure, dynamic)
         )
 
     def compute(self, eps: float, spread: float):
@@ -81,17 +81,17 @@ class EpsilonExplorer(Explorer):
 def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer:
     """Explorer for the chapter "Epsilon": ε on a log slider against an input whose spread you control.
 
-    The input is ``[1, 1 + s, 1 - s, 1]`` (for s = 0.001, the chapter's near-constant
+    The input is ``[1, 1 + δ, 1 - δ, 1]`` (for δ = 0.001, the chapter's near-constant
     example), normalized with ε inside the square root, with ε added to σ, and without ε.
-    It opens at s = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five times, so the
-    output variance is already 5/6, not 1; the reader moves s or ε to where ε takes over, and the note says so.
+    It opens at δ = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five times, so the
+    output variance is already 5/6, not 1; the reader moves δ or ε to where ε takes over, and the note says so.
 
     Parameters
     ----------
     eps : float, default 1e-5
         Starting ε, in [1e-10, 1].
     spread : float, default 1e-2
-        Starting s, in [1e-5, 10].
+        Starting δ, in [1e-5, 10].
 
     Returns
     -------

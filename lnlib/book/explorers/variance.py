@@ -36,7 +36,7 @@ class VarianceExplorer(Explorer):
         variance = float(sample_variance(x, unbiased=divisor))
         for panel in self.panels:
             panel.update(x, divisor)
-        symbol, count = ("s", x.size - 1) if divisor else ("σ", x.size)
+        symbol, count = ("s<sub>H−1</sub>", x.size - 1) if divisor else ("σ", x.size)
         readout = (
             f"μ = {x.mean():.4g}; squares (x − μ)² = [{', '.join(f'{q:.4g}' for q in squares)}], "
             f"sum = {squares.sum():.4g}; {symbol}² = sum / {count} = <b>{variance:.4g}</b>, {symbol} = <b>{np.sqrt(variance):.4g}</b>"

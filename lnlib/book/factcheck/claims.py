@@ -331,8 +331,8 @@ CLAIMS: tuple[Claim, ...] = (
         "Layer Normalization helps control the magnitude of gradients, preventing them from becoming too large or too small",
         "000",
         "true under conditions",
-        "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the input's spread $s = \\sqrt{\\sigma^2 + \\varepsilon}$ is not small; "
-        "a small spread amplifies the gradient up to 1/√ε",
+        "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the divisor $s = \\sqrt{\\sigma^2 + \\varepsilon}$ is not small; "
+        "a small divisor amplifies the gradient up to 1/√ε",
         "09_gradients",
     ),
     _c(

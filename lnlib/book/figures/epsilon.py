@@ -174,7 +174,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     Parameters
     ----------
     pattern : array_like
-        The direction of the input's spread (its deviations are ``s * pattern``); fixes the bar limits.
+        The direction of the input's spread (its deviations are ``δ * pattern``); fixes the bar limits.
     framework_eps : dict of str to float, optional
         Framework defaults marked on the ε axis.
     managed : bool, default True

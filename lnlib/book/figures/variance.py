@@ -19,9 +19,9 @@ def _divisor(size: int, unbiased: bool) -> int:
 
 
 def _variance_label(x, unbiased: bool) -> str:
-    """'σ² = sum / H = value' (or s² and H - 1) for titles."""
+    """'σ² = sum / H = value' (or s_{H-1}² and H - 1) for titles."""
     divisor = _divisor(x.size, unbiased)
-    return f"{'s²' if unbiased else 'σ²'} = sum / {divisor} = {np.sum((x - x.mean()) ** 2) / divisor:.3g}"
+    return f"{'$s_{H-1}^2$' if unbiased else 'σ²'} = sum / {divisor} = {np.sum((x - x.mean()) ** 2) / divisor:.3g}"
 
 
 class SpreadPanel:
@@ -220,8 +220,8 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
 def bessel_figure(sizes, *, marked=(4, 512)):
     """How much the unbiased standard deviation shrinks LayerNorm's output: the factor sqrt((H - 1) / H) against H.
 
-    Dividing by the unbiased std s instead of the biased σ multiplies every
-    normalized value by σ / s = sqrt((H - 1) / H) (chapter "The variance").
+    Dividing by the unbiased std s_{H-1} instead of the biased σ multiplies every
+    normalized value by σ / s_{H-1} = sqrt((H - 1) / H) (chapter "The variance").
 
     Parameters
     ----------
