@@ -16,7 +16,6 @@ S-shaped curve) and fits :math:`\alpha` to that curve.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import curve_fit
 
 from ...forward import layer_norm
 from ...validation import as_float_array
@@ -111,6 +110,9 @@ def fit_tanh(inputs, outputs) -> dict:
     if x.shape != y.shape:
         raise ValueError(f"inputs and outputs must have the same size; got {x.size} and {y.size}.")
     slope = float(np.dot(x, y) / np.dot(x, x))
+    # imported here: scipy.optimize costs a second at import, and every chapter imports this module
+    from scipy.optimize import curve_fit
+
     (alpha, gamma), _ = curve_fit(
         lambda v, a, g: g * np.tanh(a * v), x, y, p0=(0.5, 2.0 * np.abs(y).max()), maxfev=5000
     )
