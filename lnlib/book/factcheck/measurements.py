@@ -20,7 +20,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 
 from ...backward import layer_norm_backward, layer_norm_jacobian
 from ...forward import layer_norm
@@ -170,6 +169,8 @@ def exchangeable_second_moments():
     dict
         ``{"H", "r", "a", "b"}``: the symbols H and E[r], and the solved a = E[r], b = -E[r]/(H-1).
     """
+    import sympy as sp  # here, not at the top: sympy costs every chapter's import cell most of a second
+
     H, r, a, b = sp.symbols("H r a b", positive=True)
     solution = sp.solve([sp.Eq(a + (H - 1) * b, 0), sp.Eq(H * a, H * r)], [a, b], dict=True)[0]
     return {"H": H, "r": r, "a": sp.simplify(solution[a]), "b": sp.simplify(solution[b])}
@@ -189,6 +190,8 @@ def normal_fourth_moment_symbolic():
     dict
         ``{"H", "second", "fourth"}``: the symbol H and the two moments as sympy expressions.
     """
+    import sympy as sp  # see exchangeable_second_moments
+
     H = sp.Symbol("H", positive=True)
     p, q = sp.Rational(1, 2), (H - 2) / 2
 
