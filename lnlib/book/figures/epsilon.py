@@ -60,7 +60,7 @@ class OutputBars:
             color=PALETTE["neutral"],
             ms=28,
             mew=2,
-            label="ε = 0 (black dashes)",
+            label="ε = 0 (short black bars)",
         )
         ax.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax.set(
@@ -106,7 +106,7 @@ class StdCurves:
             ls="--",
             label="ε added to σ",
         )
-        # a diamond, not a tick: the bars' ε = 0 values are short black dashes (one name, one shape each)
+        # a diamond, not a tick: the bars' ε = 0 values are short black bars (one name, one shape each)
         (self.variance_mark,) = ax.plot(
             [], [], "D", color=PALETTE["neutral"], ms=6, label="ε = σ² (black diamond)"
         )
@@ -200,7 +200,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     labels = [
         "ε inside √ (frameworks)",
         "ε added to σ",
-        "ε = 0 (black dashes)",
+        "ε = 0 (short black bars)",
         "ε = σ² (black diamond)",
     ]
     # markerscale: the ε = 0 mark is a short bar across each pair; at full size its legend entry

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.lines import Line2D
 
 from ..models.language import norm_name, outlier_norm
 from .style import PALETTE, PHONE_WIDTH, new_figure, panel_grid
@@ -235,6 +236,19 @@ def gamma_beta_companion(xhat_wide, settings: dict):
     return fig
 
 
+#: How the trained γ/β figure draws each kind of norm, so the attention and FFN columns can be told apart.
+NORM_KIND_STYLES = {
+    "attention": {"marker": "o", "color": PALETTE["input"]},
+    "FFN": {"marker": "s", "color": PALETTE["output"]},
+    "final": {"marker": "^", "color": PALETTE["neutral"]},
+}
+
+
+def norm_kind(name: str) -> str:
+    """Which kind of norm ("attention", "FFN" or "final") a norm input's name (``"L1 attn"``) is (chapter "Scale γ and shift β")."""
+    return {"attn": "attention", "ffn": "FFN"}.get(name.split()[-1], "final")
+
+
 def trained_gamma_beta_figure(sees: dict):
     """The γ and β a Pre-LN character model learned, norm by norm, and the features one norm receives (chapter "Scale γ and shift β").
 
@@ -245,11 +259,18 @@ def trained_gamma_beta_figure(sees: dict):
     """
     gamma, beta = np.array(sees["gamma"]), np.array(sees["beta"])
     norms = sees["trained"]["norms"]
-    fig, (ax_g, ax_b, ax_f) = new_figure(3, 1, figsize=(PHONE_WIDTH, 7.0))
+    fig, (ax_g, ax_b, ax_f) = new_figure(3, 1, figsize=(PHONE_WIDTH, 7.5))
     nudge = np.linspace(-0.25, 0.25, gamma.shape[1])
     for ax, values, start, name in ((ax_g, gamma, 1.0, "γ"), (ax_b, beta, 0.0, "β")):
         for k, row in enumerate(values):
-            ax.plot(k + nudge, row, "o", ms=2.5, color=PALETTE["input"], alpha=0.7)
+            ax.plot(
+                k + nudge,
+                row,
+                ms=2.5,
+                alpha=0.7,
+                ls="none",
+                **NORM_KIND_STYLES[norm_kind(norms[k])],
+            )
         ax.axhline(start, color=PALETTE["neutral"], lw=0.8, ls=":")
         ax.set_ylabel(f"learned {name}\n(started at {start:g})")
         norm_axis(ax, norms)
@@ -260,4 +281,6 @@ def trained_gamma_beta_figure(sees: dict):
     ax_f.set_xlabel(f"feature of what {norm_name(norms[k])} reads")
     ax_f.set_ylabel("RMS over tokens")
     fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center", ncols=2)
+    kinds = [Line2D([], [], ms=4, ls="none", **style) for style in NORM_KIND_STYLES.values()]
+    fig.legend(kinds, list(NORM_KIND_STYLES), loc="outside upper center", ncols=3)
     return fig
