@@ -238,6 +238,8 @@
     }
     if (got === null) return "Not quite: expected a number or an array of numbers, got list.";
     const want = asArray(d.expected);
+    const right = (d.alsoRight || []).find(([, value]) => close(got, asArray(value), d.rtol, d.atol));
+    if (right) return `Correct! ${right[0]}.`;
     const named = namedMistake(got, d);
     if (named !== null && !close(got, want, d.rtol, d.atol)) return wrong(named);
     if (!sameShape(got, want)) {
@@ -253,13 +255,16 @@
     if (close(got, want, d.rtol, d.atol)) return "Correct!";
     const negated = { shape: got.shape, flat: got.flat.map((x) => -x) };
     if (want.flat.some((x) => x !== 0) && close(negated, want, d.rtol, d.atol)) return wrong("the sign is flipped");
-    // typed with a few digits: a known mistake is still named when the answer is near it, not the answer
-    const rounded = namedMistake(got, { ...d, rtol: d.rounded });
-    if (rounded !== null && !close(got, want, d.rounded, d.atol)) return wrong(rounded);
     if (typedAnswer(got, want, d)) return "Correct!";
+    // typed with a few digits: "give more digits" when they fit the answer and a known mistake alike; a
+    // mistake is named only when the answer is d.nearer times nearer to it than to the expected value
+    const unsure = d.bools || d.integer ? null : tooCoarse(got, want, d);
+    if (unsure !== null) return wrong(unsure);
+    const rounded = nearerMistake(got, want, d);
+    if (rounded !== null) return wrong(rounded);
     if (d.bools) return wrong(`${got.flat.filter((x, k) => x !== want.flat[k]).length} of ${want.flat.length} answers are not right`);
     if (d.integer && got.flat.length === 1) return wrong(`${pyG(got.flat[0], 6)} is not the expected count`);
-    return wrong(howFar(got, want));
+    return wrong(howFar(got, want, d.epsilon));
   }
 
   // the answer typed with fewer digits: within d.rounded of it, every known mistake d.nearer times farther away
@@ -273,19 +278,50 @@
     });
   }
 
+  // half a unit in the last digit of x as typed (5.4: 0.05), from its shortest form, as Python's repr
+  function halfDigit(x) {
+    if (x === 0 || !Number.isFinite(x)) return 0;
+    const [mantissa, exponent] = Math.abs(x).toExponential().split("e");
+    const last = Number(exponent) - (mantissa.split(".")[1] || "").length;
+    return Number(`5e${last - 1}`);
+  }
+  // whether target rounds to got at the digits got was typed with, entry by entry
+  function roundingFits(got, target) {
+    if (target === null || !sameShape(got, target)) return false;
+    return got.flat.every((x, k) => Math.abs(x - target.flat[k]) <= halfDigit(x) * (1 + 1e-9));
+  }
+  function tooCoarse(got, want, d) {
+    if (!roundingFits(got, want)) return null;
+    const fitting = d.mistakes.filter(([, value]) => roundingFits(got, asArray(value))).map(([sentence]) => sentence);
+    if (!fitting.length) return null;
+    return "close, but give more digits or the exact expression: at the digits you typed, your answer " +
+      `also fits a known mistake, “${fitting.join("; or ")}”`;
+  }
+  const largestGap = (a, b) => Math.max(...a.flat.map((x, k) => Math.abs(x - b.flat[k])));
+  // a mistake within d.rounded of the answer typed, and d.nearer times nearer to it than to the expected value
+  function nearerMistake(got, want, d) {
+    const gap = largestGap(got, want);
+    const named = d.mistakes.filter(([, value]) => {
+      const mistaken = asArray(value);
+      return close(got, mistaken, d.rounded, d.atol) && d.nearer * largestGap(got, mistaken) <= gap;
+    }).map(([sentence]) => sentence);
+    return named.length ? named.join("; or ") : null;
+  }
+
   function namedMistake(got, d) {
     if (got === null) return null;
     const named = d.mistakes.filter(([, value]) => close(got, asArray(value), d.rtol, d.atol)).map(([sentence]) => sentence);
     return named.length ? named.join("; or ") : null;  // two mistakes can give one number: name both
   }
 
-  function howFar(got, want) {
+  function howFar(got, want, epsilon) {
     const gaps = got.flat.map((x, k) => Math.abs(x - want.flat[k]));
     const worst = Math.max(...gaps);
     const scale = Math.max(...want.flat.map(Math.abs));
     if (scale > 0 && worst / scale < 1e-2) {
       return `close, but not within the tolerance: off by ${pyExp(worst / scale, 1)} of the answer's size. ` +
-        "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small term missing or extra (an ε?)";
+        (epsilon ? "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small term missing or extra (an ε?)"
+          : "Give more digits or the exact expression (e.g. sqrt(2)/4)");
     }
     if (want.flat.length === 1) return `${pyG(got.flat[0], 6)} is not the expected value`;
     const differ = gaps.filter((g, k) => !(g <= 1e-8 + 1e-5 * Math.abs(want.flat[k]))).length;

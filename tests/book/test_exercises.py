@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from lnlib.book.exercises.chapter import Exercises, answer_code, forbidden_uses
-from lnlib.book.exercises.feedback import NOT_ANSWERED, ON_THE_WEBSITE, Exercise, Feedback, feedback
+from lnlib.book.exercises.feedback import (
+    NEARER,
+    NOT_ANSWERED,
+    ON_THE_WEBSITE,
+    Exercise,
+    Feedback,
+    _half_digit,
+    feedback,
+)
 
 
 @pytest.mark.parametrize(
@@ -348,3 +356,87 @@ def test_no_solution_uses_what_its_exercise_forbids(chapter):
         assert used == [], f"{chapter.stem}, exercise {k}: the solution uses {used}"
         answered += 1
     assert answered == len(exercises)
+
+
+def test_a_rounded_answer_that_fits_a_mistake_too_asks_for_digits_and_never_blames_the_mistake():
+    """5.4 for 5.4158 when H - 1 gives 5.3962: both round to 5.4, so the reader is asked for more
+    digits, told which mistake the digits also fit, and not told they made it (a reader's finding)."""
+    h_minus_1 = "that uses the variance with H - 1"
+    exercise = Exercise(5.4158, mistakes={h_minus_1: 5.3962, "the squared length": 29.33})
+    line = exercise.feedback(5.4)
+    assert line.startswith("Not quite: close, but give more digits"), line
+    assert f"also fits a known mistake, “{h_minus_1}”" in line
+    assert exercise.feedback(5.396) == f"Not quite: {h_minus_1}."  # nearer the mistake's digits
+    assert exercise.feedback(5.416) == "Correct!"
+
+
+def test_a_mistake_is_named_only_when_the_answer_is_nearer_times_nearer_to_it():
+    """Off the answer's rounding, a mistake within ROUNDED is named only when the answer is NEARER
+    times nearer to it than to the expected value; otherwise the answer is just "close"."""
+    exercise = Exercise(1.0, mistakes={"a mistake": 1.001})
+    assert NEARER * abs(1.0009 - 1.001) < abs(1.0009 - 1.0)
+    assert exercise.feedback(1.0009) == "Not quite: a mistake."
+    assert NEARER * abs(1.0006 - 1.001) > abs(1.0006 - 1.0)
+    assert exercise.feedback(1.0006).startswith("Not quite: close, but not within the tolerance")
+
+
+@pytest.mark.parametrize(
+    "x, half",
+    [(5.4, 0.05), (100.0, 50.0), (1e-05, 5e-06), (0.00123, 5e-06), (-2.5, 0.05), (0.0, 0.0)],
+)
+def test_the_rounding_of_a_typed_number_is_half_its_last_digit(x, half):
+    assert _half_digit(x) == pytest.approx(half, rel=1e-12)
+
+
+def test_the_small_term_suggestion_only_where_an_epsilon_is_in_play():
+    """The "an ε?" suggestion comes only when the exercise has one (a named mistake about ε, or epsilon=True)."""
+    plain = Exercise(2.0, mistakes={"the sum": 4.0}).feedback(2.01)
+    assert "Give more digits or the exact expression (e.g. sqrt(2)/4)" in plain and "ε" not in plain
+    named = Exercise(2.0, mistakes={"ε is missing": 4.0}).feedback(2.01)
+    assert "look for a small term missing or extra (an ε?)" in named
+    assert "(an ε?)" in Exercise(2.0, epsilon=True).feedback(2.01)
+    assert "(an ε?)" not in Exercise(2.0, mistakes={"ε is missing": 4.0}, epsilon=False).feedback(
+        2.001
+    )
+
+
+def test_another_right_answer_is_right_and_says_so():
+    exercise = Exercise(0.50001, rtol=1e-9, also_right={"1/2 with ε = 0": 0.5})
+    assert exercise.feedback(0.5) == "Correct! 1/2 with ε = 0."
+    assert exercise.feedback(0.50001) == "Correct!"
+    assert exercise.feedback(0.6).startswith("Not quite")
+
+
+def test_chapter_01_exercise_2_accepts_the_chain_rules_half_and_still_names_its_mistakes():
+    """The hint asks for the chain rule, whose answer is 1/2: right, while every named mistake's own
+    answer is still named (none is within the tolerance of 1/2)."""
+    from lnlib.book.exercises.why_normalize import weight_gradient_ratio
+    from lnlib.book.models.deep_stack import random_stack
+
+    exercise = weight_gradient_ratio(*random_stack(depth=50, width=64, batch=32, seed=0))
+    assert 0 < abs(exercise.expected - 0.5) < 1e-4  # ε moves the measured ratio off 1/2 by a hair
+    assert exercise.feedback(0.5).startswith("Correct!")
+    assert exercise.feedback(1 / 2).startswith("Correct!")
+    assert exercise.feedback(exercise.expected) == "Correct!"
+    for sentence, value in exercise.mistakes.items():
+        assert exercise.feedback(value).startswith(f"Not quite: {sentence}")
+
+
+def test_chapter_06_rounded_answers_say_which_mistake_needs_the_digits():
+    """Exercise 1 at 4 or 5 decimals fits ε = 1e-5 as well as ε = 0: the check says so; 6 decimals
+    tell them apart. Exercise 2's 5.4 is not blamed on H - 1."""
+    from lnlib.book.exercises.normalizing import (
+        DEFAULT_EPS,
+        H_MINUS_1,
+        length_of_xhat,
+        normalized_without_eps,
+    )
+
+    first = normalized_without_eps(np.array([3.0, -1.0, 4.0, 1.0, 5.0]))
+    for decimals in (4, 5):
+        line = first.feedback(np.round(first.expected, decimals))
+        assert line.startswith("Not quite: close, but give more digits") and DEFAULT_EPS in line
+    assert first.feedback(np.round(first.expected, 6)) == "Correct!"
+    second = length_of_xhat(np.random.default_rng(2).normal(loc=1.0, scale=0.003, size=64))
+    line = second.feedback(5.4)
+    assert line.startswith("Not quite: close, but give more digits") and H_MINUS_1 in line

@@ -117,3 +117,13 @@ def test_an_answer_of_many_numbers_gets_a_box_for_a_pasted_printout(website):
     assert '<textarea id="lnlib-answer-00_demo-1"' in page and "<input" not in page
     assert f"3 × {TYPEABLE} numbers: paste numpy's printout" in page
     assert "<pre" not in page  # no data passed, none printed
+
+
+def test_the_page_carries_the_other_right_answers_and_whether_an_epsilon_is_in_play():
+    """lnlib-exercises.js judges as feedback.py does: it needs also_right and the ε suggestion's switch."""
+    from lnlib.book.exercises.web import exercise_data
+
+    data = exercise_data(Exercise(0.50001, also_right={"1/2 with ε = 0": 0.5}))
+    assert data["alsoRight"] == [["1/2 with ε = 0", 0.5]] and data["epsilon"] is False
+    assert exercise_data(Exercise(1.0, mistakes={"ε is missing": 2.0}))["epsilon"] is True
+    assert exercise_data(Exercise(1.0, epsilon=True))["epsilon"] is True

@@ -8,7 +8,7 @@ must say what ``lnlib.book.exercises.feedback.feedback`` says on the same answer
 An answer of more than eight numbers (lnlib.book.exercises.web.TYPEABLE) is a multi-line box: numpy's
 printout of the right answer and its numbers row by row, pasted, are right too. The data printed above a
 box, run as Python and given to the exercise's builder, give an answer the page judges right. More
-answers that are off in telling ways (a transpose, a sign, a near miss, a wrong shape) go through the
+answers that are off in telling ways (a transpose, a sign, a near miss, a rounding to a few decimals, a wrong shape) go through the
 page's feedback function directly, and must also agree with Python's. At a phone's width (390 px) every
 form fits the page; its data block scrolls inside itself.
 """
@@ -89,6 +89,8 @@ def python_exercise(data: dict) -> Exercise:
         rtol=data["rtol"],
         atol=data["atol"],
         mistakes={sentence: np.asarray(value) for sentence, value in data["mistakes"]},
+        also_right={sentence: np.asarray(value) for sentence, value in data["alsoRight"]},
+        epsilon=data["epsilon"],
     )
 
 
@@ -107,6 +109,9 @@ def telling_answers(data: dict) -> list[str]:
         return [label for label in data["choiceLabels"]] + ["7"]
     want = np.asarray(data["expected"], dtype=np.float64)
     answers = [want * (1 + 1e-4), -want, want + 1.0, np.zeros(want.shape + (2,))]
+    # typed with a few decimals: right, "give more digits" naming a mistake as near, or a mistake named
+    answers += [np.round(want, decimals) for decimals in (1, 2, 4, 5)]
+    answers += [np.asarray(value) for _, value in data["alsoRight"]]
     if want.ndim == 2:
         answers.append(want.T)
     if want.ndim >= 1 and want.size > 1:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
 
@@ -49,6 +50,12 @@ class Exercise:
         mistake (the signature's ``<factory>``: a new empty dict per exercise).
     choices : sequence, optional
         For a multiple-choice question, the allowed answers.
+    also_right : dict of str to array_like, default empty
+        Other answers that are right, each with the sentence said after "Correct!" (chapter 01's
+        exercise 2: the chain rule's 1/2, which the stack's ε moves by a hair).
+    epsilon : bool, optional
+        Whether an ε is part of the exercise, so that "a small term missing or extra (an ε?)" is worth
+        suggesting; None (the default): when a named mistake's sentence mentions ε.
     """
 
     expected: object
@@ -57,6 +64,8 @@ class Exercise:
     atol: float = 1e-9
     mistakes: dict = field(default_factory=dict)
     choices: tuple | None = None
+    also_right: dict = field(default_factory=dict)
+    epsilon: bool | None = None
 
     def feedback(self, answer) -> str:
         """The feedback line on ``answer``: starts with "Correct!" exactly when it is right."""
@@ -68,6 +77,8 @@ class Exercise:
             hint=self.hint,
             mistakes=self.mistakes,
             choices=self.choices,
+            also_right=self.also_right,
+            epsilon=self.epsilon,
         )
 
     def check(self, answer) -> "Feedback":
@@ -165,15 +176,69 @@ def _typed_answer(got, want, expected, mistakes: dict, atol) -> bool:
     return True
 
 
-def _how_far(got, want) -> str:
+def _half_digit(x: float) -> float:
+    """Half a unit in the last digit of `x` as typed, its shortest form (5.4: 0.05, 0.00123: 5e-06); 0 for 0.
+
+    lnlib-exercises.js finds the same digit from JavaScript's shortest form of the number, which has the
+    same digits as Python's ``repr``; a computed answer has 16 or 17 digits, so this is about 1e-16 of it.
+    """
+    if x == 0 or not np.isfinite(x):
+        return 0.0
+    last = Decimal(repr(abs(x))).normalize().as_tuple().exponent
+    return float(f"5e{last - 1}")
+
+
+def _rounding_fits(got, target) -> bool:
+    """Whether `target` rounds to `got` at the digits `got` was typed with, entry by entry (same shape)."""
+    if target is None or target.shape != got.shape:
+        return False
+    half = np.array([_half_digit(x) for x in got.ravel().tolist()]).reshape(got.shape)
+    return bool(np.all(np.abs(got - target) <= half * (1 + 1e-9)))
+
+
+def _too_coarse(got, want, mistakes: dict) -> str | None:
+    """ "Give more digits", naming the known mistakes the digits typed fit as well as the answer; or None."""
+    if not _rounding_fits(got, want):
+        return None
+    fitting = [s for s, value in mistakes.items() if _rounding_fits(got, _as_numbers(value))]
+    if not fitting:
+        return None
+    return (
+        "close, but give more digits or the exact expression: at the digits you typed, your answer "
+        f"also fits a known mistake, “{'; or '.join(fitting)}”"
+    )
+
+
+def _nearer_mistake(got, want, mistakes: dict, atol) -> str | None:
+    """The known mistakes an answer typed with a few digits stands for: within ROUNDED of it, and NEARER
+    times nearer to it than to the answer."""
+    gap = float(np.max(np.abs(got - want)))
+    named = [
+        sentence
+        for sentence, value in mistakes.items()
+        if (mistaken := _as_numbers(value)) is not None
+        and _close(got, mistaken, ROUNDED, atol)
+        and NEARER * float(np.max(np.abs(got - mistaken))) <= gap
+    ]
+    return "; or ".join(named) or None
+
+
+def involves_epsilon(mistakes: dict, epsilon: bool | None = None) -> bool:
+    """Whether to suggest a missing or extra ε: `epsilon` when given, else when a mistake's sentence names ε."""
+    return any("ε" in sentence for sentence in mistakes) if epsilon is None else bool(epsilon)
+
+
+def _how_far(got, want, epsilon: bool) -> str:
     worst = float(np.max(np.abs(got - want)))
     scale = float(np.max(np.abs(want)))
     if scale > 0 and worst / scale < 1e-2:
-        return (
-            f"close, but not within the tolerance: off by {worst / scale:.1e} of the answer's size. "
+        more = (
             "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small "
             "term missing or extra (an ε?)"
+            if epsilon
+            else "Give more digits or the exact expression (e.g. sqrt(2)/4)"
         )
+        return f"close, but not within the tolerance: off by {worst / scale:.1e} of the answer's size. {more}"
     if want.size == 1:
         return f"{got.item():.6g} is not the expected value"
     wrong = int(np.sum(~np.isclose(got, want)))
@@ -189,6 +254,8 @@ def feedback(
     hint: str = "",
     mistakes: dict | None = None,
     choices=None,
+    also_right: dict | None = None,
+    epsilon: bool | None = None,
 ) -> str:
     """The feedback line on an exercise answer: not answered, wrong kind or shape, which mistake, how far off, or correct.
 
@@ -208,6 +275,10 @@ def feedback(
         Answers that known mistakes give, each with the sentence naming the mistake.
     choices : sequence, optional
         The allowed answers of a multiple-choice question.
+    also_right : dict of str to array_like, optional
+        Other right answers, each with the sentence said after "Correct!".
+    epsilon : bool, optional
+        Whether to suggest a small term missing or extra (an ε); None: when a mistake's sentence names ε.
 
     Returns
     -------
@@ -236,7 +307,11 @@ def feedback(
     if got is None:
         return f"Not quite: expected a number or an array of numbers, got {type(answer).__name__}."
     want = np.asarray(expected, dtype=np.float64)
-    named = _named_mistake(got, mistakes or {}, rtol, atol)
+    mistakes = mistakes or {}
+    for sentence, value in (also_right or {}).items():
+        if _close(got, np.asarray(value, dtype=np.float64), rtol, atol):
+            return f"{CORRECT} {sentence}."
+    named = _named_mistake(got, mistakes, rtol, atol)
     if named is not None and not _close(got, want, rtol, atol):
         return wrong(named)
     if got.shape != want.shape:
@@ -253,16 +328,23 @@ def feedback(
         return CORRECT
     if np.any(want != 0) and _close(-got, want, rtol, atol):
         return wrong("the sign is flipped")
-    # typed with a few digits: a known mistake is still named when the answer is near it, not the answer
-    rounded = _named_mistake(got, mistakes or {}, ROUNDED, atol)
-    if rounded is not None and not _close(got, want, ROUNDED, atol):
-        return wrong(rounded)
-    if _typed_answer(got, want, expected, mistakes or {}, atol):
+    if _typed_answer(got, want, expected, mistakes, atol):
         return CORRECT
+    # typed with a few digits: "give more digits" when they fit the answer and a known mistake alike; a
+    # mistake is named only when the answer is NEARER times nearer to it than to the expected value
+    unsure = None if np.asarray(expected).dtype.kind in "biu" else _too_coarse(got, want, mistakes)
+    if unsure is not None:
+        return wrong(unsure)
+    rounded = _nearer_mistake(got, want, mistakes, atol)
+    if rounded is not None:
+        return wrong(rounded)
     if np.asarray(expected).dtype == bool:  # True/False answers: how many, not how far
         return wrong(f"{int(np.sum(got != want))} of {want.size} answers are not right")
+    epsilon = involves_epsilon(mistakes, epsilon)
     if np.issubdtype(np.asarray(expected).dtype, np.integer):  # a count: no "small term missing"
         return wrong(
-            f"{got.item():.6g} is not the expected count" if got.size == 1 else _how_far(got, want)
+            f"{got.item():.6g} is not the expected count"
+            if got.size == 1
+            else _how_far(got, want, epsilon)
         )
-    return wrong(_how_far(got, want))
+    return wrong(_how_far(got, want, epsilon))

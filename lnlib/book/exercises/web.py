@@ -33,6 +33,7 @@ from lnlib.book.exercises.feedback import (
     ROUNDED,
     Exercise,
     Feedback,
+    involves_epsilon,
 )
 
 __all__ = ["WebExercise", "answer_form", "data_block", "read_printout"]
@@ -149,6 +150,8 @@ def exercise_data(exercise: Exercise) -> dict:
         "atol": exercise.atol,
         "hint": exercise.hint,
         "mistakes": mistakes,
+        "alsoRight": [[sentence, _plain(value)] for sentence, value in exercise.also_right.items()],
+        "epsilon": involves_epsilon(exercise.mistakes, exercise.epsilon),
         "placeholder": _describe(exercise),
         "bools": bool(np.asarray(exercise.expected).dtype == bool),  # counted, not measured
         "integer": bool(np.issubdtype(np.asarray(exercise.expected).dtype, np.integer)),
