@@ -39,6 +39,8 @@ c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
 # A cleared solution leaves the answer cell's own `answer_k = None` in place: Run All still runs.
 c.ClearSolutions.code_stub = {"python": "# your code here"}
+# nbgrader stops a cell after 30 s by default; chapter 09's symbolic cells take longer on a loaded machine
+c.Execute.timeout = 300
 """
 
 
