@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lnlib.book.explorers import epsilon_explorer, mean_explorer, variance_explorer
+from lnlib.book.explorers.variance import H_MINUS_1
 from lnlib.book.figures.epsilon import epsilon_companion, output_variance_figure
 from lnlib.book.figures.variance import bessel_figure, variance_companion, variance_figure
 from lnlib.variants import FRAMEWORK_EPS, sample_variance, std_inside, std_outside
@@ -36,7 +37,7 @@ def test_variance_explorer_divisor_switches_to_h_minus_one():
     )  # squares sum to 3/4 (see test_variants)
     explorer.controls["divisor"].value = True
     assert explorer.result["variance"] == pytest.approx(0.75 / 3)
-    assert "s<sub>H−1</sub>² = sum / 3" in explorer.readout.value
+    assert f"s{H_MINUS_1}² = sum / 3" in explorer.readout.value
 
 
 def test_variance_explorer_squares_are_drawn_with_the_deviations_as_sides():
