@@ -167,7 +167,9 @@ PREALLOCATED = ("fused (numba)",)
 def preallocated_calls(name: str, x, g, b, dy, m, r, torch):
     """forward() and backward() of `name` (one of PREALLOCATED) writing into outputs allocated once, before the timing."""
     if name not in PREALLOCATED:
-        raise ValueError(f"{name!r} is not timed with preallocated outputs; PREALLOCATED: {PREALLOCATED}.")
+        raise ValueError(
+            f"{name!r} is not timed with preallocated outputs; PREALLOCATED: {PREALLOCATED}."
+        )
     outs = np.empty_like(x), np.empty_like(m), np.empty_like(r)
     grads = np.empty_like(x), np.empty_like(g), np.empty_like(g)
     forward = lambda: fused.fused_layer_norm(x, g, b, EPS, out=outs)  # noqa: E731

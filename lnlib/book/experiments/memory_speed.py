@@ -622,6 +622,34 @@ class KernelResults:
             most[k["size"]] = k
         return [most[s] for s in sorted(most)]
 
+    def far_from_neighbours(
+        self,
+        implementation: str,
+        part: str,
+        *,
+        threads: int = 1,
+        dtype: str = "float32",
+        size: int | None = None,
+        factor: float = 2.0,
+    ) -> list[dict]:
+        """Entries whose achieved bandwidth is over `factor` times above, or below, both neighbours' in a series.
+
+        The series is :meth:`series` along the rows axis at `size`, or along H (each H's most rows)
+        where `size` is None. A point that stands apart from both sides of a curve that is otherwise
+        smooth was most likely timed during a burst of load on a shared machine: the chapter "LayerNorm
+        at the speed of memory" flags such points rather than quoting them alone. The ends of a series,
+        with one neighbour, are never flagged.
+        """
+        if not factor > 1:
+            raise ValueError(f"factor must be above 1; got {factor!r}.")
+        entries = self.series(implementation, part, threads=threads, dtype=dtype, size=size)
+        rates = [k["bytes"] / k["median_s"] for k in entries]
+        flagged = []
+        for before, (entry, rate), after in zip(rates, zip(entries[1:], rates[1:]), rates[2:]):
+            if min(before, after) > factor * rate or rate > factor * max(before, after):
+                flagged.append(entry)
+        return flagged
+
     def fraction(self, entry: dict, store: str = "memcpy") -> float:
         """The measured time's fraction of the floor at the entry's thread count (above 1: faster than a large copy).
 
