@@ -3,20 +3,23 @@
 Measures, on this machine, in one run (about 3-4 minutes on 2 cores):
 
 - the copy bandwidth (``lnlib.book.experiments.memory_speed.copy_bandwidth``) over footprints from
-  64 KB to 256 MB, on 1 thread and on all cores, twice: with ``np.copyto`` (glibc's memcpy, which
-  switches to non-temporal stores above its threshold, recorded with the machine) and with a compiled
-  loop that stores as the kernels do (ordinary stores, which read each line before writing it): the
-  floors' denominators;
+  64 KiB to 512 MiB, on 1 thread and on all cores, twice: with ``np.copyto`` (glibc's memcpy, which
+  switches to non-temporal stores above its threshold, recorded with the machine; on all cores each
+  thread copies its own piece, so the largest copy, 512 MiB, exceeds 2 x the threshold) and with a
+  compiled loop that stores as the kernels do (ordinary stores, which read each line before writing
+  it): the floors' denominators; every buffer page-aligned;
 - forward and backward LayerNorm over the grid H = 64 ... 16384 (powers of 4)
   by rows = 1 ... 10^5 (powers of 10), at most 2^24 elements an array, float32,
   for: the textbook numpy sequence, ``lnlib.layer_norm`` /
   ``lnlib.layer_norm_backward``, the fused numba kernels (``lnlib.fused``) and
   PyTorch's CPU kernels where installed, on 1 thread; the fused kernels and
   PyTorch also on all cores, and in float16 and bfloat16 at H = 1024; the
-  fused forward with Welford's statistics on 1 thread; the fused kernels and
-  PyTorch's again on 1 thread in float32 with preallocated outputs (``out=``,
-  PyTorch's ``.out`` variants), kept apart under "preallocated", since a fresh
-  output above glibc's mmap threshold is a fresh mapping, faulted in on every call;
+  fused forward with Welford's statistics on 1 thread; the fused kernels again
+  on 1 thread in float32 with preallocated outputs (``out=``), kept apart under
+  "preallocated", since a fresh output above glibc's mmap threshold is a fresh
+  mapping, faulted in on every call (PyTorch's ``native_layer_norm.out`` is not
+  timed: its dispatch entry is CompositeExplicitAutograd, ``native_layer_norm``
+  into fresh tensors followed by ``copy_``, so it preallocates nothing);
   the two copies at each size, and each fresh and preallocated pair, are timed
   in turn (a, b, a, b, ...) so that they share whatever load the machine has;
 - every time is kept: the file holds medians, the 10th and 90th percentiles and
@@ -57,7 +60,7 @@ from lnlib.book.experiments.memory_speed import (  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "kernels.json"
 #: Footprints of the copy, in bytes (source size; a copy moves twice this).
-COPY_SIZES = tuple(sorted({2**k for k in range(16, 29, 2)} | {2**27}))
+COPY_SIZES = tuple(sorted({2**k for k in range(16, 29, 2)} | {2**27, 2**29}))
 #: The grid of shapes (rows x H, at most MAX_ELEMENTS elements); 16-bit storage is measured at H = ROWS_H.
 SIZES = (64, 256, 1024, 4096, 16384)
 ROWS = (1, 10, 100, 1000, 10000, 100000)
@@ -154,33 +157,19 @@ def implementations(torch, dtype: str):
     return impls
 
 
-#: The implementations timed again with preallocated outputs (float32, 1 thread).
-PREALLOCATED = ("fused (numba)", "PyTorch")
+#: The implementations timed again with preallocated outputs (float32, 1 thread). Not PyTorch: its
+#: ``native_layer_norm.out`` is CompositeExplicitAutograd in ``native_functions.yaml``, the fresh-output
+#: kernel followed by ``copy_`` into the given tensors, so it would time an extra copy, not a kernel
+#: that writes into preallocated memory.
+PREALLOCATED = ("fused (numba)",)
 
 
 def preallocated_calls(name: str, x, g, b, dy, m, r, torch):
-    """forward() and backward() of `name` writing into outputs allocated once, before the timing."""
-    size = x.shape[-1]
-    if name == "PyTorch":
-        outs = torch.empty_like(x), torch.empty_like(m), torch.empty_like(r)
-        grads = torch.empty_like(x), torch.empty_like(g), torch.empty_like(b)
-        forward = lambda: torch.ops.aten.native_layer_norm.out(  # noqa: E731
-            x, [size], g, b, EPS, out0=outs[0], out1=outs[1], out2=outs[2]
+    """forward() and backward() of `name` (one of PREALLOCATED) writing into outputs allocated once, before the timing."""
+    if name not in PREALLOCATED:
+        raise ValueError(
+            f"{name!r} is not timed with preallocated outputs; PREALLOCATED: {PREALLOCATED}."
         )
-        backward = lambda: torch.ops.aten.native_layer_norm_backward.out(  # noqa: E731
-            dy,
-            x,
-            [size],
-            m,
-            r,
-            g,
-            g,
-            [True, True, True],
-            out0=grads[0],
-            out1=grads[1],
-            out2=grads[2],
-        )
-        return forward, backward
     outs = np.empty_like(x), np.empty_like(m), np.empty_like(r)
     grads = np.empty_like(x), np.empty_like(g), np.empty_like(g)
     forward = lambda: fused.fused_layer_norm(x, g, b, EPS, out=outs)  # noqa: E731
@@ -410,12 +399,13 @@ def summary_markdown(path: Path = RESULTS) -> str:
         + ".",
         "",
         'Floor: the memcpy copy (`np.copyto`); "ordinary": the ordinary-store copy; "out=": outputs '
-        'allocated once; "fresh / out=": time with outputs allocated by every call over time with `out=`.',
+        'allocated once; "fresh / out=": time with outputs allocated by every call over time with `out=` '
+        "(the fused kernel only: PyTorch's `native_layer_norm.out` is CompositeExplicitAutograd, its "
+        "fresh-output kernel followed by `copy_`, so it preallocates nothing and is not timed).",
         "",
         "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / floor | "
-        "PyTorch bwd / floor | fused / PyTorch bwd | fused fwd, out= / ordinary | fused fwd fresh / out= | "
-        "PyTorch fwd fresh / out= |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "PyTorch bwd / floor | fused / PyTorch bwd | fused fwd, out= / ordinary | fused fwd fresh / out= |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     shapes = sorted(
         {
@@ -438,10 +428,9 @@ def summary_markdown(path: Path = RESULTS) -> str:
             ]
         kept = results.point(fused_name, "forward", "float32", 1, rows, size, "preallocated")
         cells.append(f"{results.fraction(kept, 'ordinary'):.2f}" if kept and ordinary else "-")
-        for name in (fused_name, torch_name):
-            fresh = results.point(name, "forward", "float32", 1, rows, size)
-            kept = results.point(name, "forward", "float32", 1, rows, size, "preallocated")
-            cells.append(f"{fresh['median_s'] / kept['median_s']:.2f}" if kept else "-")
+        fresh = results.point(fused_name, "forward", "float32", 1, rows, size)
+        kept = results.point(fused_name, "forward", "float32", 1, rows, size, "preallocated")
+        cells.append(f"{fresh['median_s'] / kept['median_s']:.2f}" if kept else "-")
         lines.append(f"| {rows} × {size} | " + " | ".join(cells) + " |")
     big = [
         (max(r for r, h in shapes if h == size), size)
@@ -526,9 +515,10 @@ def main() -> None:
             "min_seconds": MIN_SECONDS,
             "copy": "store memcpy: np.copyto of float64 arrays (glibc memcpy), store ordinary: a numba loop "
             "y[i] = x[i] * 1 over float32 arrays (ordinary stores, as the kernels); one contiguous piece "
-            "per thread; bytes = 2 x source",
-            "preallocated": "float32, 1 thread: lnlib.fused with out=, PyTorch's native_layer_norm.out and "
-            "native_layer_norm_backward.out, outputs allocated once before timing",
+            "per thread; buffers page-aligned; bytes = 2 x source",
+            "preallocated": "float32, 1 thread: lnlib.fused with out=, outputs allocated once before "
+            "timing (not PyTorch: its native_layer_norm.out is CompositeExplicitAutograd, the fresh-output "
+            "kernel followed by copy_)",
             "pytorch": "torch.ops.aten.native_layer_norm and native_layer_norm_backward (CPU kernels)",
         },
         "copy": copies,

@@ -356,6 +356,47 @@ def test_results_keep_both_copies_and_preallocated_runs_apart():
         older.memory_bandwidth(1, "ordinary")
 
 
+def test_far_from_neighbours_flags_a_lone_dip_or_peak_not_a_trend_nor_an_end():
+    """KernelResults.far_from_neighbours on made-up series: a point off both neighbours by over the factor."""
+    from lnlib.book.experiments.memory_speed import KernelResults
+
+    def timed(rows, seconds):
+        return {
+            "implementation": "fused (numba)",
+            "part": "forward",
+            "dtype": "float32",
+            "rows": rows,
+            "size": 64,
+            "threads": 1,
+            "bytes": 1000 * rows,
+            "median_s": seconds,
+        }
+
+    # achieved bytes/s along the rows: 1000, 10000, 1000 (a peak), 1000, 100 (an end), then a trend
+    times = {1: 1.0, 10: 1.0, 100: 100.0, 1000: 1000.0, 10000: 100000.0}
+    results = KernelResults({"copy": [], "kernels": [timed(r, t) for r, t in times.items()]})
+    assert [
+        k["rows"] for k in results.far_from_neighbours("fused (numba)", "forward", size=64)
+    ] == [10]
+    assert results.far_from_neighbours("fused (numba)", "forward", size=64, factor=20) == []
+    dip = KernelResults(
+        {"copy": [], "kernels": [timed(1, 1.0), timed(10, 40.0), timed(100, 100.0)]}
+    )
+    assert [k["rows"] for k in dip.far_from_neighbours("fused (numba)", "forward", size=64)] == [10]
+    trend = KernelResults({"copy": [], "kernels": [timed(r, 1.0) for r in (1, 10, 100, 1000)]})
+    assert trend.far_from_neighbours("fused (numba)", "forward", size=64) == []
+    with pytest.raises(ValueError, match="factor must be above 1"):
+        trend.far_from_neighbours("fused (numba)", "forward", size=64, factor=1)
+
+
+def test_copy_buffers_start_on_a_page():
+    from lnlib.book.experiments.memory_speed import PAGE, page_aligned
+
+    for count, dtype in ((1, np.float64), (1001, np.float32), (2**14, np.float64)):
+        array = page_aligned(count, dtype)
+        assert array.ctypes.data % PAGE == 0 and array.shape == (count,) and array.dtype == dtype
+
+
 def test_the_chapter_figures_read_cleanly():
     import matplotlib
 
@@ -403,7 +444,14 @@ def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps
         if k["implementation"] == "fused (numba)"
     }
     assert kept == fresh  # every fused float32 shape timed both ways
+    # PyTorch's native_layer_norm.out is its fresh-output kernel plus copy_: never timed as preallocated
+    assert {k["implementation"] for k in results["preallocated"]} == {"fused (numba)"}
     assert results["machine"]["glibc"]["mmap_threshold_max"] == 32 * 2**20
+    # on all cores each thread's memcpy copies its own piece: the largest piece must stream too
+    threshold = results["machine"]["glibc"]["non_temporal_threshold"]
+    cores = max(c["threads"] for c in results["copy"])
+    largest = max(c["bytes"] for c in results["copy"] if c["threads"] == cores)
+    assert largest / cores > threshold
 
 
 def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():

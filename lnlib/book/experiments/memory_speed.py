@@ -37,6 +37,7 @@ __all__ = [
     "copy_bandwidth",
     "COPY_STORES",
     "ordinary_copy",
+    "page_aligned",
     "timings",
     "interleaved_timings",
     "copy_bandwidths",
@@ -432,11 +433,29 @@ def copy_bandwidths(
     return {store: moved / t for store, (_, moved), t in zip(stores, prepared, seconds)}
 
 
+#: Bytes of a page: the copy's buffers start on one.
+PAGE = 4096
+
+
+def page_aligned(count: int, dtype) -> np.ndarray:
+    """An uninitialized array of `count` elements of `dtype` whose first byte starts a page.
+
+    Two buffers malloc places side by side can sit a few bytes past a multiple of 4 KiB apart, and
+    some copy paths (glibc's ``rep movsb``) slow down several times for such a mutual offset; the
+    copies of chapter "LayerNorm at the speed of memory" start source and target on a page each.
+    """
+    dtype = np.dtype(dtype)
+    raw = np.empty(count * dtype.itemsize + PAGE, dtype=np.uint8)
+    start = -raw.ctypes.data % PAGE
+    return raw[start : start + count * dtype.itemsize].view(dtype)
+
+
 def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
     """A call that copies `nbytes` with `store` on `threads` threads, and the bytes it counts (2 x source)."""
     if store == "memcpy":
-        source = np.ones(max(nbytes // 8, threads), dtype=np.float64)
-        target = np.empty_like(source)
+        source = page_aligned(max(nbytes // 8, threads), np.float64)
+        source[:] = 1
+        target = page_aligned(source.size, np.float64)
         if threads == 1:
             return (lambda: np.copyto(target, source)), 2 * source.nbytes
         pieces = list(zip(np.array_split(target, threads), np.array_split(source, threads)))
@@ -451,8 +470,9 @@ def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
     if numba.get_num_threads() < threads:
         stack.callback(numba.set_num_threads, numba.get_num_threads())
         numba.set_num_threads(threads)
-    source = np.ones(max(nbytes // 4, threads), dtype=np.float32)
-    target = np.empty_like(source)
+    source = page_aligned(max(nbytes // 4, threads), np.float32)
+    source[:] = 1
+    target = page_aligned(source.size, np.float32)
     scale = np.float32(1)
     return (lambda: copy(source, target, scale, threads)), 2 * source.nbytes
 
@@ -601,6 +621,34 @@ class KernelResults:
         for k in sorted(chosen, key=lambda k: k["rows"]):
             most[k["size"]] = k
         return [most[s] for s in sorted(most)]
+
+    def far_from_neighbours(
+        self,
+        implementation: str,
+        part: str,
+        *,
+        threads: int = 1,
+        dtype: str = "float32",
+        size: int | None = None,
+        factor: float = 2.0,
+    ) -> list[dict]:
+        """Entries whose achieved bandwidth is over `factor` times above, or below, both neighbours' in a series.
+
+        The series is :meth:`series` along the rows axis at `size`, or along H (each H's most rows)
+        where `size` is None. A point that stands apart from both sides of a curve that is otherwise
+        smooth was most likely timed during a burst of load on a shared machine: the chapter "LayerNorm
+        at the speed of memory" flags such points rather than quoting them alone. The ends of a series,
+        with one neighbour, are never flagged.
+        """
+        if not factor > 1:
+            raise ValueError(f"factor must be above 1; got {factor!r}.")
+        entries = self.series(implementation, part, threads=threads, dtype=dtype, size=size)
+        rates = [k["bytes"] / k["median_s"] for k in entries]
+        flagged = []
+        for before, (entry, rate), after in zip(rates, zip(entries[1:], rates[1:]), rates[2:]):
+            if min(before, after) > factor * rate or rate > factor * max(before, after):
+                flagged.append(entry)
+        return flagged
 
     def fraction(self, entry: dict, store: str = "memcpy") -> float:
         """The measured time's fraction of the floor at the entry's thread count (above 1: faster than a large copy).

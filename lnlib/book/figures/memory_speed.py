@@ -46,8 +46,10 @@ def copy_figure(results):
     """Copy bandwidth against the footprint (MiB), both copies, 1 thread and all cores, shaded 10th-90th percentile.
 
     Colour tells the copy (glibc's memcpy through ``np.copyto``, or ordinary stores as the kernels
-    make them), the line style the threads (solid 1, dashed all cores). The L1 and L2 sizes and glibc's
-    non-temporal threshold, above which memcpy streams its stores, are marked where recorded.
+    make them), the line style the threads (solid 1, dashed all cores). The L1 and L2 sizes are marked
+    where recorded, and so is where memcpy starts to stream its stores: above glibc's non-temporal
+    threshold on 1 thread, above threads x threshold on all cores (each thread's memcpy copies its own
+    piece, which must exceed the threshold).
 
     Parameters
     ----------
@@ -83,6 +85,16 @@ def copy_figure(results):
         marks.append((results.non_temporal_threshold, "memcpy streams →"))
     for size, _ in marks:
         ax.axvline(size / 2**20, color=PALETTE["neutral"], lw=0.8, ls=":")
+    if results.non_temporal_threshold:
+        # on all cores each thread's memcpy copies its own piece, which streams once it exceeds the threshold
+        for threads in results.thread_counts[1:]:
+            ax.axvline(
+                threads * results.non_temporal_threshold / 2**20,
+                color=PALETTE["neutral"],
+                lw=0.8,
+                ls="--",
+                label=f"memcpy streams, {threads} threads →",
+            )
     ax.set_xscale("log")
     if marks:  # named on a top axis, clear of the data
         top_axis = ax.secondary_xaxis("top")
@@ -174,8 +186,7 @@ def speed_figure(results, part: str = "forward", *, size: int = 1024):
 def cliff_figure(results):
     """Time with a fresh output over time with a preallocated one, against the size of one array, 1 thread.
 
-    Every float32 shape of the benchmark, for the fused kernels and PyTorch's, forward and backward
-    panels: the two calls were timed in turn, so the ratio is the cost of allocating the outputs on
+    Every float32 shape of the benchmark, for the fused kernels, forward and backward panels: the two calls were timed in turn, so the ratio is the cost of allocating the outputs on
     every call. A dotted line marks glibc's largest mmap threshold (32 MiB on a 64-bit machine): a
     fresh output larger than it is a fresh mapping, faulted in page by page on every call.
 
@@ -212,7 +223,9 @@ def cliff_figure(results):
 
 
 #: The implementations :func:`cliff_figure` shows, timed with fresh and with preallocated outputs.
-PREALLOCATED_SHOWN = ("fused (numba)", "PyTorch")
+#: Not PyTorch: its ``native_layer_norm.out`` is CompositeExplicitAutograd, the fresh-output kernel
+#: followed by ``copy_``, so it preallocates nothing (chapter "LayerNorm at the speed of memory").
+PREALLOCATED_SHOWN = ("fused (numba)",)
 
 
 class FloorPanels:
