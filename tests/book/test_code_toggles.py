@@ -171,30 +171,9 @@ def test_the_chapters_stack_folds():
     assert len(list(adjacent_folds())) >= 3
 
 
-#: Chapters whose stacked folds still share a title: edited by other helpers in this session (26 Nov 2026);
-#: strict, so the mark fails once a chapter is fixed and must then go.
-NOT_YET = {
-    ("01_why_normalize", "The documents’ example, reproduced with a real stack"),
-    ("01_why_normalize", "Exploding and vanishing gradients, measured"),
-    ("01_why_normalize", "Internal covariate shift, and what the book can measure"),
-    ("01_why_normalize", "Regularization: batch noise, measured"),
-    ("02_the_input", "The documents’ examples, reproduced at their rounding"),
-    ("14_memory_speed", "The worked example of the documents, reproduced"),
-    ("14_memory_speed", "The code behind the verdict"),
-}
-
-
 @pytest.mark.parametrize(
     "chapter, title, label",
-    [
-        pytest.param(
-            *fold,
-            marks=pytest.mark.xfail(
-                fold[:2] in NOT_YET, reason="not yet given leading comments", strict=True
-            ),
-        )
-        for fold in adjacent_folds()
-    ],
+    [pytest.param(*fold) for fold in adjacent_folds()],
 )
 def test_a_fold_under_a_dropdown_does_not_repeat_its_title(chapter, title, label):
     """Two stacked folds with one title read as one thing said twice (issue 25): the code's toggle says what
