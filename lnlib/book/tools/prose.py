@@ -25,6 +25,7 @@ __all__ = [
     "ProseNumber",
     "Spread",
     "number",
+    "span",
     "mean_sd",
     "glue",
     "glue_all",
@@ -125,6 +126,41 @@ def number(value, spec: str = "") -> ProseNumber:
             text = _power_of_ten(mantissa, int(exponent))
     text = text.replace("-", _MINUS)
     return ProseNumber(text, value)
+
+
+def span(values, spec: str = "") -> ProseNumber:
+    """The range of `values` for a sentence: "0.74 to 0.86", or one number when both ends read the same.
+
+    A range over shapes or runs whose ends round to the same text would read "3.2 to 3.2"; it reads
+    "3.2". Used by chapter "Memory and speed" for ranges over shapes.
+
+    Parameters
+    ----------
+    values : sequence of real numbers
+        At least one finite value.
+    spec : str
+        The format spec of :func:`number`, applied to both ends.
+
+    Returns
+    -------
+    ProseNumber
+        The text, and the value of the range's low end.
+
+    Examples
+    --------
+    >>> str(span([0.86, 0.74, 0.8], ".2f"))
+    '0.74 to 0.86'
+    >>> str(span([3.21, 3.18], ".1f"))
+    '3.2'
+    >>> str(span([-2.0, 1.5], ".1f"))
+    '−2.0 to 1.5'
+    """
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("span needs at least one value")
+    low, high = number(min(values), spec), number(max(values), spec)
+    text = low.text if low.text == high.text else f"{low.text} to {high.text}"
+    return ProseNumber(text, low.value)
 
 
 class Spread(ProseNumber):
