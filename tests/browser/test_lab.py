@@ -362,7 +362,7 @@ def screenshot_whole_chapter(page, path) -> None:
 
 def settle(page) -> None:
     """Wait until the kernel is idle again (every message of the last move has arrived) and the page has painted."""
-    page.get_by_text(lab.KERNEL_IDLE).first.wait_for()
+    lab.wait_for_idle(page)
     page.evaluate(
         "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
     )
