@@ -48,6 +48,20 @@ def test_explorer_shows_what_eps_leaves_along_xhat():
     assert "ε is larger than the variance" in explorer.note.value
 
 
+def test_explorer_says_when_eps_is_too_small_to_see():
+    """A learner set ε = 0.01 and saw only a text line change: the note says why (ε ≪ σ²) and what to try."""
+    explorer = lnlib.book.explorers.gradients_explorer()  # x = 2, 4, 6, 8: σ² = 5
+    variance = np.var([2.0, 4.0, 6.0, 8.0])
+    for eps in (1e-5, 0.01):
+        explorer.controls["eps"].value = eps
+        growth = 100 * (np.sqrt(1 + eps / variance) - 1)  # s = √(σ² + ε) against √σ²
+        assert f"ε is {eps / variance:.2g} of σ²: s grows {growth:.2g} %" in explorer.note.value
+        assert "Try ε = 1" in explorer.note.value
+    for eps in (0.0, 1.0):  # nothing to explain at ε = 0; at ε = 1 (a fifth of σ²) the figures move
+        explorer.controls["eps"].value = eps
+        assert explorer.note.value == ""
+
+
 def test_explorer_notes_a_constant_input():
     explorer = lnlib.book.explorers.gradients_explorer()
     for name in ("x1", "x2", "x3", "x4"):

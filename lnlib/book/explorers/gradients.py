@@ -98,6 +98,13 @@ class GradientsExplorer(Explorer):
             note = f"All entries are equal: x̂ = 0, and dx = (dx̂ − mean(dx̂))/√ε, which is huge for small ε (here s = {std:.3g})."
         elif eps > var:
             note = "ε is larger than the variance: LayerNorm barely rescales, and the gradient keeps a visible component along x̂."
+        elif 0.0 < eps < 0.01 * var:
+            # s = √(σ² + ε) grows by a factor √(1 + ε/σ²): under half a percent here
+            growth = 100 * (std / np.sqrt(var) - 1)
+            note = (
+                f"ε is {eps / var:.2g} of σ²: s grows {growth:.2g} %, too little to see; only dx · x̂ leaves 0."
+                " Try ε = 1, or bring the entries of x together."
+            )
         return (
             readout,
             note,
