@@ -134,7 +134,7 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.set_xlabel("scale s of $W_q, W_k$")
+        ax.set_xlabel("scale λ of $W_q, W_k$")
     left.set_yscale("log")
     left.set(ylabel="largest |logit|", title="logits")
     right.set(
