@@ -52,11 +52,17 @@ def test_explorer_says_when_eps_is_too_small_to_see():
     """A learner set ε = 0.01 and saw only a text line change: the note says why (ε ≪ σ²) and what to try."""
     explorer = lnlib.book.explorers.gradients_explorer()  # x = 2, 4, 6, 8: σ² = 5
     variance = np.var([2.0, 4.0, 6.0, 8.0])
-    for eps in (1e-5, 0.01):
+    for eps, share in ((1e-5, "2 × 10⁻⁶"), (0.01, "0.002")):  # ε/σ² by hand
         explorer.controls["eps"].value = eps
         growth = 100 * (np.sqrt(1 + eps / variance) - 1)  # s = √(σ² + ε) against √σ²
-        assert f"ε is {eps / variance:.2g} of σ²: s grows {growth:.2g} %" in explorer.note.value
-        assert "Try ε = 1" in explorer.note.value
+        assert f"ε is {share} of σ²: s grows {growth:.2g} %" in explorer.note.value
+        assert "dx · x̂ leaves 0" in explorer.note.value and "Try ε = 1" in explorer.note.value
+    # dy ⟂ x̂ (x̂ ∝ −3, −1, 1, 3): dx · x̂ stays 0 at every ε, and the note must not say it leaves 0
+    for name, value in zip(("dy1", "dy2", "dy3", "dy4"), (1.0, -1.0, -1.0, 1.0)):
+        explorer.controls[name].value = value
+    explorer.controls["eps"].value = 0.01
+    assert "dx · x̂ = 0 " in explorer.readout.value
+    assert "ε is 0.002 of σ²" in explorer.note.value and "leaves 0" not in explorer.note.value
     for eps in (0.0, 1.0):  # nothing to explain at ε = 0; at ε = 1 (a fifth of σ²) the figures move
         explorer.controls["eps"].value = eps
         assert explorer.note.value == ""

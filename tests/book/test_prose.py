@@ -69,6 +69,24 @@ def test_the_website_prints_each_glued_text_as_committed(path):
             )
 
 
+# Markdown or TeX inside a glued text: the website's glue:text prints it literally ("$H = 64$").
+MARKUP_IN_TEXT = re.compile(r"\$|`|\*\*|\[[^\]]*\]\(")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_glued_prose_holds_no_markup(path):
+    """A learner saw raw "$x$" on the website where JupyterLab rendered math between the same markers."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    texts = prose.glued_texts(nb)
+    for cell in markdown_cells(path):
+        for key, _ in prose.MARKER.findall("".join(cell["source"])):
+            found = MARKUP_IN_TEXT.search(texts[key])
+            assert found is None, (
+                f"{path.name}: glued text {key!r} holds {found.group(0)!r}, which the website prints raw: "
+                f"{texts[key][:80]!r}"
+            )
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_prose_uses_no_markup_jupyterlab_cannot_render(path):
     for cell in markdown_cells(path):

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..figures.gradients import gradients_figure, scaled_pieces
 from ..figures.render import FastRenderer
+from ..tools.prose import number
 from .base import Explorer, described, slider
 
 __all__ = ["gradients_explorer"]
@@ -91,7 +92,7 @@ class GradientsExplorer(Explorer):
         along_ones, along_xhat = float(dx.sum()), float(dx @ xhat)
         readout = (
             f"s = √(σ² + ε) = √({var:.4g} + {eps:g}) = {std:.4g}; dx = [{_fmt(dx)}]<br>"
-            f"Σ dx = {_small(along_ones)} (always 0) &nbsp;·&nbsp; dx · x̂ = {_small(along_xhat)} (0 exactly when ε = 0)"
+            f"Σ dx = {_small(along_ones)} (always 0) &nbsp;·&nbsp; dx · x̂ = {_small(along_xhat)} (always 0 when ε = 0)"
         )
         note = ""
         if var == 0.0:
@@ -102,8 +103,10 @@ class GradientsExplorer(Explorer):
             # s = √(σ² + ε) grows by a factor √(1 + ε/σ²): under half a percent here
             growth = 100 * (std / np.sqrt(var) - 1)
             note = (
-                f"ε is {eps / var:.2g} of σ²: s grows {growth:.2g} %, too little to see; only dx · x̂ leaves 0."
-                " Try ε = 1, or bring the entries of x together."
+                f"ε is {number(float(f'{eps / var:.2g}'))} of σ²: s grows {growth:.2g} %, too little to see"
+                " in the figures"
+                + ("; the readout's dx · x̂ leaves 0" if abs(along_xhat) >= 1e-12 else "")
+                + ". Try ε = 1, or bring the entries of x together."
             )
         return (
             readout,

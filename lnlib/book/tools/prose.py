@@ -105,6 +105,11 @@ def number(value, spec: str = "") -> ProseNumber:
         If ``value`` is not a real number.
     ValueError
         If ``value`` is not finite.
+
+    Examples
+    --------
+    >>> str(number(-1.5e-5, ".1e")), str(number(38400, ",")), str(number(-0.004, ".2f"))
+    ('−1.5 × 10⁻⁵', '38,400', '0.00')
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (int, float, np.integer, np.floating)
@@ -124,6 +129,8 @@ def number(value, spec: str = "") -> ProseNumber:
         if "e" in text:
             mantissa, exponent = text.split("e")
             text = _power_of_ten(mantissa, int(exponent))
+    if text.startswith("-") and not any(digit in text for digit in "123456789"):
+        text = text[1:]  # a negative number rounded to zero reads 0, not −0.0
     text = text.replace("-", _MINUS)
     return ProseNumber(text, value)
 
@@ -137,14 +144,14 @@ def span(values, spec: str = "") -> ProseNumber:
     Parameters
     ----------
     values : sequence of real numbers
-        At least one finite value.
+        One or more, all finite; integers stay integers (as in :func:`number`).
     spec : str
         The format spec of :func:`number`, applied to both ends.
 
     Returns
     -------
     ProseNumber
-        The text, and the value of the range's low end.
+        The text, and the value of the range's low end (also when both ends read alike).
 
     Examples
     --------
@@ -152,12 +159,14 @@ def span(values, spec: str = "") -> ProseNumber:
     '0.74 to 0.86'
     >>> str(span([3.21, 3.18], ".1f"))
     '3.2'
+    >>> str(span([1234, 5678], ","))
+    '1,234 to 5,678'
     >>> str(span([-2.0, 1.5], ".1f"))
     '−2.0 to 1.5'
     """
-    values = [float(v) for v in values]
-    if not values:
-        raise ValueError("span needs at least one value")
+    values = list(values)
+    if not values or not all(math.isfinite(float(v)) for v in values):
+        raise ValueError(f"span needs one or more finite values; got {values!r}")
     low, high = number(min(values), spec), number(max(values), spec)
     text = low.text if low.text == high.text else f"{low.text} to {high.text}"
     return ProseNumber(text, low.value)
@@ -210,6 +219,8 @@ def mean_sd(values) -> Spread:
     '12.05\\xa0±\\xa00.03'
     >>> str(mean_sd([50.0, 70.0, 90.0, 60.0, 80.0, 55.0, 75.0, 48.0]))  # 66, sd 15, se 5.3
     '70\\xa0±\\xa020'
+    >>> str(mean_sd([-0.02, 0.01, -0.01, 0.015, -0.005, 0.0, -0.012, 0.011]))  # mean -0.0014: reads 0.00
+    '0.00\\xa0±\\xa00.01'
     """
     values = np.asarray(values, dtype=float).ravel()
     if values.size < 2 or not np.all(np.isfinite(values)):
@@ -226,8 +237,9 @@ def mean_sd(values) -> Spread:
 
 
 def _rounded(value: float, place: int) -> str:
-    """`value` rounded at `place` decimals (a negative place rounds to tens, hundreds, ...)."""
-    return f"{round(value, place):.{max(place, 0)}f}"
+    """`value` rounded at `place` decimals (a negative place rounds to tens, hundreds, ...); zero unsigned."""
+    text = f"{round(value, place):.{max(place, 0)}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 #: The MIME-type prefix myst-nb 1.x gives a value glued with ``display=False`` (``myst_nb.ext.glue``).
