@@ -3,6 +3,7 @@
 #
 #   make book    install, then build the website into _build/html (warnings are errors)
 #   make test    install the test tools, then run every test (lint, lnlib, explorers, notebooks, strict build, browser)
+#   make check   the inner loop, within 3 minutes: lint, the library's tests, nbval on the chapters changed since main
 #   make lint    ruff's lint and format check
 #   make lab     open the chapters in JupyterLab with live widgets
 #   make serve   serve the built website on http://127.0.0.1:8000
@@ -28,7 +29,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements clean
+.PHONY: help lint check book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -68,7 +69,19 @@ website: $(VENV)/.book-installed
 
 test: $(VENV)/.test-installed
 	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
+	@$(BIN)/python tests/versions.py
 	$(MAKE) lint test-python test-notebooks test-build test-browser
+
+# The inner loop: lint, lnlib's tests and doctests, and nbval (with the exercise checks) on each chapter changed
+# since main, committed or not (CHAPTERS="chapters/05_epsilon.ipynb ..." names others). About 40 s with no chapter.
+CHANGED_CHAPTERS = $(sort $(shell git diff --name-only $$(git merge-base HEAD main 2>/dev/null || echo HEAD) -- 'chapters/*.ipynb'; \
+	git ls-files --others --exclude-standard -- 'chapters/*.ipynb'))
+check: lint
+	$(BIN)/python -m pytest -n 2 -q --doctest-modules tests/library lnlib --ignore=lnlib/book
+	@chapters="$(or $(CHAPTERS),$(CHANGED_CHAPTERS))"; \
+	if [ -z "$$chapters" ]; then echo "make check: no chapter changed since main"; else \
+	$(WEBSITE_ENV) $(BIN)/python -m pytest -n 2 -q --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		-p tests.nbval_exercises $$chapters; fi
 
 # ruff's lint and format check (configured in pyproject.toml): seconds, so it runs first.
 lint: $(VENV)/.test-installed

@@ -1,18 +1,19 @@
-"""Accessibility: every page of the website passes axe-core's WCAG 2.0/2.1 A and AA rules (issue 29).
+"""Accessibility: every page of the website passes axe-core's WCAG 2.0/2.1 A and AA rules.
 
-For every page in the table of contents (the API and the bibliography included), at a desktop width
-(1280 px) and a phone width (390 px), one page load: axe-core runs on the page as it opens (light theme,
-solutions closed), then every dropdown (solutions, hidden code cells) is opened and the dark theme is
-switched on, and axe-core runs again on the same page. Any critical or serious violation of a WCAG 2.0/2.1
-A or AA rule fails the test, reported with its rule id, impact and a few target selectors. All findings,
-best practices included, are written to tests/artifacts/axe/<page>-<width>.json for BENCHMARKS.md.
+For every page in the table of contents (the API and the bibliography included), one page load at a
+desktop width (1280 px), where axe-core runs on the page as it opens (light theme, solutions closed), and
+one at a phone width (390 px), where every dropdown (solutions, hidden code cells) is opened and the dark
+theme is switched on before axe-core runs: each rule meets both widths, both themes and both states of
+the dropdowns. Any critical or serious violation of a WCAG 2.0/2.1 A or AA rule fails the test, reported
+with its rule id, impact and a few target selectors. All findings, best practices included, are written
+to tests/artifacts/axe/<page>-<width>.json for BENCHMARKS.md.
 One explorer per chapter is then moved with the keyboard alone, and its polite live region must change;
 every control it reaches must be named, in Chromium's accessibility tree, by what it moves, with its value
 and unit as the explorer's own ``Meaning`` reads them.
 
-Colour contrast is by far axe's slowest rule here (about 3 s on a chapter, 20 s on the API page, most of the
-test's time), and colours do not depend on the width: it runs once per load, on the light theme at 1280 px
-and on the dark theme, dropdowns open, at 390 px. Every other rule runs in all four cases.
+axe-core costs most of this file's time (about 5 s a chapter, 3.5 s of it the colour-contrast rule, 20 s on
+the API page); until 2026-11-28 it ran twice per load, in both states at both widths, which re-proved the
+rules that depend on neither (names, roles, ARIA) at every width.
 
 axe-core comes from the pinned ``axe-playwright-python`` package (requirements-test.txt), injected from the
 package's own ``axe.min.js``: nothing is fetched, and the offline context would block it anyway.
@@ -20,6 +21,7 @@ package's own ``axe.min.js``: nothing is fetched, and the offline context would 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 
@@ -44,10 +46,6 @@ WCAG = {"wcag2a", "wcag2aa", "wcag21a", "wcag21aa"}  # the rules that fail the t
 AXE_OPTIONS = {
     "rules": {"label-content-name-mismatch": {"enabled": True}},
     "resultTypes": ["violations"],
-}
-NO_CONTRAST = {
-    **AXE_OPTIONS,
-    "rules": {**AXE_OPTIONS["rules"], "color-contrast": {"enabled": False}},
 }
 # Open what a reader can open and switch to the dark theme (pydata-sphinx-theme reads data-mode and
 # data-theme on <html>; its own button does the same), then wait for styles to apply.
@@ -87,10 +85,11 @@ def test_page_has_no_serious_accessibility_violation(page, width, browser, site_
         response = browser_page.goto(f"{site_url}/{page}.html", wait_until="load")
         assert response is not None and response.ok, f"{page}: could not load"
         browser_page.evaluate(WAIT_FOR_MATHJAX)
-        light, dark = (AXE_OPTIONS, NO_CONTRAST) if width > 600 else (NO_CONTRAST, AXE_OPTIONS)
-        findings = _findings(axe.run(browser_page, options=light).response, "light")
-        browser_page.evaluate(OPEN_ALL_DARK)
-        findings += _findings(axe.run(browser_page, options=dark).response, "dark, dropdowns open")
+        state = "light"
+        if width < 600:
+            browser_page.evaluate(OPEN_ALL_DARK)
+            state = "dark, dropdowns open"
+        findings = _findings(axe.run(browser_page, options=AXE_OPTIONS).response, state)
         assert holder.blocked == [], f"{page}: asked for outside resources: {holder.blocked}"
     finally:
         holder.context.close()
@@ -120,9 +119,19 @@ FOCUS = """root => { const e = document.activeElement; const style = getComputed
             visible: e.matches(':focus-visible') && style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2}; }"""
 
 
+# The minimal reproduction of Chromium 156's change: a bare slider whose aria-valuetext its accessibility
+# tree should report (ASCII, so that Chromium 150's Latin-1 quirk below cannot blur it).
+BARE_SLIDER = (
+    '<label for="s">epsilon</label>'
+    '<input id="s" type="range" min="0" max="20" value="10" aria-valuetext="one times ten to the minus five">'
+)
+BARE_VALUE_TEXT = "one times ten to the minus five"
+
+
 def focused_accessible(cdp) -> dict:
     """What a screen reader is told of the focused element: Chromium's accessibility node (via CDP) of
-    ``document.activeElement``, its computed name, its value (a list's chosen option), value text, checked."""
+    ``document.activeElement``: its computed name, value (a list's chosen option), value text and checked
+    state."""
     element = cdp.send("Runtime.evaluate", {"expression": "document.activeElement"})["result"]
     node = cdp.send(
         "Accessibility.getPartialAXTree", {"objectId": element["objectId"], "fetchRelatives": False}
@@ -144,9 +153,52 @@ def focused_accessible(cdp) -> dict:
     }
 
 
-def check_name(page_name, root, cdp, states, label_of) -> None:
+def bare_slider_value_text(browser) -> str | None:
+    """The value text Chromium's accessibility tree reports for :data:`BARE_SLIDER` once it is focused."""
+    page = browser.new_page()
+    try:
+        page.set_content(BARE_SLIDER)
+        page.focus("#s")
+        return focused_accessible(page.context.new_cdp_session(page))["valuetext"]
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
+def reads_value_text(browser) -> bool:
+    """Whether this Chromium's accessibility tree reports a slider's aria-valuetext at all (150 does, 156 not)."""
+    return bare_slider_value_text(browser) == BARE_VALUE_TEXT
+
+
+def test_chromium_reports_a_slider_s_value_text(browser, request):
+    """Chromium's own behaviour, no project code: a slider's aria-valuetext in its accessibility tree.
+
+    Chromium 150.0.7871.100 reports it ("one times ten to the minus five"). Chromium 156.0.8078.108 (Debian
+    bookworm-security, November 2026) reports the slider's number ("10") whatever aria-valuetext says, and ""
+    for a ``<div role=slider>``, in the DevTools tree (``Accessibility.getPartialAXTree`` and
+    ``getFullAXTree`` alike) while the page's attribute is right. Its platform tree (AT-SPI, what Orca
+    reads) still carries it, as 150's does: ``test_platform_accessibility.py`` reads the sliders' value
+    text there. From 156 on this test is an expected failure, strict: a Chromium whose DevTools tree reports
+    aria-valuetext again makes it pass, which fails the run, so the fix is noticed (then narrow the range).
+    """
+    major = int(browser.version.split(".")[0])
+    if major >= 156:
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True, reason=f"Chromium {browser.version} drops aria-valuetext (from 156 on)"
+            )
+        )
+    assert bare_slider_value_text(browser) == BARE_VALUE_TEXT
+
+
+def check_name(page_name, root, cdp, states, label_of, reads_value_text: bool) -> None:
     """The focused control's accessible name is what it moves (its visible label included), and its value
-    is read with its unit: a slider's aria-valuetext, a list's chosen option, a checkbox's state."""
+    is read with its unit: a slider's aria-valuetext, a list's chosen option, a checkbox's state.
+
+    A slider's value text is checked in the page (its ``aria-valuetext`` attribute) and in Chromium's
+    DevTools tree where this Chromium reports it there (:func:`test_chromium_reports_a_slider_s_value_text`;
+    from 156 on, ``test_platform_accessibility.py`` reads it in the platform tree instead).
+    """
     index = root.evaluate("r => Number(document.activeElement.dataset.lnlibControl)")
     positions = root.evaluate(POSITIONS)
     what, spoken = expected_name(states, index, positions)
@@ -156,9 +208,12 @@ def check_name(page_name, root, cdp, states, label_of) -> None:
     assert label_of(index) in heard["name"], f"{where}: the visible label is not in the name"
     kind = states.controls[index].kind
     if kind == "range":
-        assert heard["valuetext"] == spoken, (
-            f"{where}: reads {heard['valuetext']!r}, not {spoken!r}"
-        )
+        attribute = root.evaluate("r => document.activeElement.getAttribute('aria-valuetext')")
+        assert attribute == spoken, f"{where}: aria-valuetext is {attribute!r}, not {spoken!r}"
+        if reads_value_text:
+            assert heard["valuetext"] == spoken, (
+                f"{where}: reads {heard['valuetext']!r}, not {spoken!r}"
+            )
     elif kind == "select":
         assert heard["value"] == spoken, f"{where}: reads {heard['value']!r}, not {spoken!r}"
     else:
@@ -167,14 +222,9 @@ def check_name(page_name, root, cdp, states, label_of) -> None:
         )
 
 
-@pytest.mark.parametrize("page", sorted(EXPLORERS))
-def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
-    """Each chapter's explorer with the keyboard alone: Tab from the explorer's title reaches every enabled
-    control in turn, each with a visible focus ring; a key press (arrow or space) on the first control
-    that moves changes the figure's alt text, and after a pause the polite live region reads the new
-    setting and readout, once. Each control reached says what it moves and its value with its unit, in
-    Chromium's accessibility tree, before and after the key press (the explorer's Meaning, computed here)."""
-    states = web_states(build(page))
+@contextlib.contextmanager
+def opened_explorer(browser, site_url, page):
+    """Chapter `page` at 1280 px with its first explorer ready: (page, CDP session, explorer root, label_of)."""
     holder = OfflineContext(browser, 1280)
     try:
         browser_page = holder.context.new_page()
@@ -185,12 +235,6 @@ def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
         browser_page.wait_for_function(
             "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
         )
-        assert root.evaluate(ANNOUNCED) == "", f"{page}: no empty polite live region to start with"
-        enabled = root.evaluate(
-            "r => [...r.querySelectorAll('[data-lnlib-control]')].filter(c => !c.disabled).map(c => c.id)"
-        )
-        # the reader arrives at the explorer's title (a click there), then only the keyboard
-        root.locator(".lnlib-web-title").click()
 
         def label_of(index: int) -> str:
             return (
@@ -199,13 +243,33 @@ def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
                 .strip()
             )
 
+        yield browser_page, cdp, root, label_of
+    finally:
+        holder.context.close()
+
+
+@pytest.mark.parametrize("page", sorted(EXPLORERS))
+def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url, reads_value_text):
+    """Each chapter's explorer with the keyboard alone: Tab from the explorer's title reaches every enabled
+    control in turn, each with a visible focus ring; a key press (arrow or space) on the first control
+    that moves changes the figure's alt text, and after a pause the polite live region reads the new
+    setting and readout, once. Each control reached says what it moves and its value with its unit, in
+    Chromium's accessibility tree, before and after the key press (the explorer's Meaning, computed here)."""
+    states = web_states(build(page))
+    with opened_explorer(browser, site_url, page) as (browser_page, cdp, root, label_of):
+        assert root.evaluate(ANNOUNCED) == "", f"{page}: no empty polite live region to start with"
+        enabled = root.evaluate(
+            "r => [...r.querySelectorAll('[data-lnlib-control]')].filter(c => !c.disabled).map(c => c.id)"
+        )
+        # the reader arrives at the explorer's title (a click there), then only the keyboard
+        root.locator(".lnlib-web-title").click()
         reached = []
         for _ in range(len(enabled)):
             browser_page.keyboard.press("Tab")
             focus = root.evaluate(FOCUS)
             assert focus["control"] is not None, f"{page}: Tab left the explorer after {reached}"
             assert focus["visible"], f"{page}: the focus on {focus['control']} is not drawn"
-            check_name(page, root, cdp, states, label_of)
+            check_name(page, root, cdp, states, label_of, reads_value_text)
             reached.append(focus["control"])
         assert reached == enabled, f"{page}: Tab reached {reached}, the controls are {enabled}"
         before, alt = root.evaluate(ANNOUNCED), root.evaluate(ALT)
@@ -221,9 +285,8 @@ def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
                 break
             browser_page.keyboard.press("Shift+Tab")
         assert moved, f"{page}: no key press on any control changed the figure's alt text"
-        check_name(
-            page, root, cdp, states, label_of
-        )  # the new value, in the focused control's name
+        # the new value, in the focused control's name
+        check_name(page, root, cdp, states, label_of, reads_value_text)
         browser_page.wait_for_function(
             f"() => {{ const r = document.querySelector('.lnlib-announce'); return r.textContent !== {json.dumps(before)}; }}",
             timeout=3000,
@@ -233,5 +296,18 @@ def test_an_explorer_moves_with_the_keyboard_alone(page, browser, site_url):
             " = " in said
             and root.evaluate("r => r.querySelector('.lnlib-readout').textContent.trim()") in said
         )
-    finally:
-        holder.context.close()
+
+
+def test_the_value_text_check_fails_when_the_page_loses_it(browser, site_url, reads_value_text):
+    """The mutation check: with the sliders' aria-valuetext taken out of the built page, :func:`check_name`
+    fails on a slider, on any Chromium (the platform tree's own mutation check is in
+    ``test_platform_accessibility.py``)."""
+    page = "chapters/05_epsilon"
+    states = web_states(build(page))
+    with opened_explorer(browser, site_url, page) as (browser_page, cdp, root, label_of):
+        root.evaluate(
+            "r => r.querySelectorAll('input[type=range]').forEach(c => c.removeAttribute('aria-valuetext'))"
+        )
+        root.locator("input[type=range]").first.focus()
+        with pytest.raises(AssertionError, match="aria-valuetext is None"):
+            check_name(page, root, cdp, states, label_of, reads_value_text)

@@ -20,7 +20,8 @@ slider disabled at the chapter's settings must be one the explorer declares inac
 reason in the readout; the dropdowns are then turned until it is in effect, and it is moved like the rest.
 
 Then every exercise is answered as a student types it into its one cell (answer and check run together):
-each mistake it names, whose box must say what lnlib says, word for word; the solution ("Correct!"); the
+the first mistake it names, whose box must say what lnlib says, word for word (nbval's kernel checks every
+named mistake's message: tests/nbval_exercises.py); the solution ("Correct!"); the
 cell as handed out again ("Not answered yet": a stale answer is never judged); for exercise 1 also code
 that raises (the error shown, nothing judged). Last, a link to the Sources page and one to another
 chapter are followed: each opens in the served folder, which holds only what a student handed
@@ -225,8 +226,9 @@ def run_once(page, indices: list[int], ran: set[int]) -> None:
 
 
 def answer_in_jupyterlab(page, chapter, ran: set[int]) -> None:
-    """Answer every exercise as a student types it, each attempt run in the exercise's one cell: every mistake
-    the exercise names (its named message, word for word as lnlib words it), then the solution ("Correct!"),
+    """Answer every exercise as a student types it, each attempt run in the exercise's one cell: the first
+    mistake the exercise names (its named message, word for word as lnlib words it; nbval's kernel checks
+    the others), then the solution ("Correct!"),
     then the cell as handed out ("Not answered yet": the check judges the answer of that run, never a stale
     one). Exercise 1 is also answered with code that raises: the error is shown and nothing is judged."""
     cells = notebook_cells(chapter)
@@ -246,10 +248,11 @@ def answer_in_jupyterlab(page, chapter, ran: set[int]) -> None:
             int(k), **evaluate(cells, index, f"dict({data})", own=handed_out)
         )
         marker = f"exercises.check({k}, answer_{k}"
-        # each mistake's answer typed as numbers (an answer may not reach into the checker)
+        # the first mistake's answer typed as numbers (an answer may not reach into the checker); nbval's
+        # kernel checks every named mistake of every exercise (tests/nbval_exercises.py)
         attempts = [
             (f"answer_{k} = {typed_value(value)}", exercise.feedback(value))
-            for value in exercise.mistakes.values()
+            for value in list(exercise.mistakes.values())[:1]
         ]
         attempts += [(f"answer_{k} = an_undefined_name", None)] if k == "1" else []
         attempts += [(solution, "Correct!"), (None, "Not answered yet")]
