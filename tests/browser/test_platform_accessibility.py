@@ -56,13 +56,15 @@ def _started(stack: contextlib.ExitStack, command: list[str], **options) -> subp
 
 
 @pytest.fixture(scope="module")
-def platform():
-    """A headed Chromium on a virtual display with AT-SPI on: (browser, environment for the reader)."""
+def platform(browser):
+    """A headed Chromium on a virtual display with AT-SPI on: (browser, environment for the reader).
+
+    Launched by the session's own Playwright (``browser.browser_type``): a second Playwright in the same
+    worker would fail inside the first one's event loop."""
     for program in ("Xvfb", "dbus-daemon"):
         require(shutil.which(program) is not None, f"{program} is missing: {APT}")
     require(Path(AT_SPI_BUS).exists(), f"the AT-SPI bus is missing: {APT}")
     require(_has_atspi_reader(), f"Debian's Python cannot read AT-SPI: {APT}")
-    playwright_api = pytest.importorskip("playwright.sync_api")
     with contextlib.ExitStack() as stack:
         xvfb = _started(
             stack,
@@ -87,15 +89,14 @@ def platform():
             "ACCESSIBILITY_ENABLED": "1",
         }
         _started(stack, [AT_SPI_BUS, "--launch-immediately"], env=env, stderr=subprocess.DEVNULL)
-        playwright = stack.enter_context(playwright_api.sync_playwright())
         arguments = [a for a in CHROMIUM_ARGS if a != "--headless"] + [
             "--force-renderer-accessibility"
         ]
-        browser = playwright.chromium.launch(
+        headed = browser.browser_type.launch(
             executable_path=CHROMIUM, args=arguments, headless=False, env=env
         )
-        stack.callback(browser.close)
-        yield browser, env
+        stack.callback(headed.close)
+        yield headed, env
 
 
 def platform_sliders(env) -> dict[str, dict]:
