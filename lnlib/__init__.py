@@ -17,7 +17,7 @@ figures, explorers, notebook tools) lives in :mod:`lnlib.book`, which the librar
 from .backward import layer_norm_backward
 from .compare import compare
 from .forward import LayerNormSteps, layer_norm, layer_norm_steps
-from .harness import check_layer_norm
+from .harness import check_layer_norm, check_rms_norm
 from .norms import batch_norm, rms_norm
 from .rms import rms_norm_backward
 from .variance import variance
@@ -26,6 +26,7 @@ __all__ = [
     "LayerNormSteps",
     "batch_norm",
     "check_layer_norm",
+    "check_rms_norm",
     "compare",
     "layer_norm",
     "layer_norm_backward",
