@@ -2,33 +2,37 @@
 
 The functions with the signatures fixed in DESIGN.md are available at the top level:
 :func:`layer_norm`, :func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`,
-:func:`batch_norm` and :func:`variance`, plus :func:`compare` for checking your own code
-against them, and :func:`check_layer_norm` (:mod:`lnlib.harness`), a harness that runs your LayerNorm over
-shapes, dtypes (float64 down to bfloat16) and edge cases against a float64 reference.
+:func:`rms_norm_backward`, :func:`batch_norm` and :func:`variance`, plus :func:`compare` for checking
+your own code against them, and :func:`check_layer_norm` and :func:`check_rms_norm` (:mod:`lnlib.harness`),
+a harness that runs your LayerNorm or RMSNorm over shapes, dtypes (float64 down to bfloat16) and edge
+cases against a float64 reference.
 
 The top-level modules are the library, named for what they hold: ``textbook`` (the short numpy
-forward and backward, read first), ``forward``, ``backward``, ``norms``, ``variance``, ``variants``,
-``fused``, ``symbolic``, ``harness``, ``compare`` and ``validation``. Everything that exists for the
-chapters (models, experiments, the fact check, figures, explorers, notebook tools) lives in
-:mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
+forward and backward, read first), ``forward``, ``backward``, ``norms``, ``rms`` (RMS norm's
+backward pass), ``variance``, ``variants``, ``fused``, ``symbolic``, ``harness``, ``compare`` and
+``validation``. Everything that exists for the chapters (models, experiments, the fact check,
+figures, explorers, notebook tools) lives in :mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
 """
 
 from .backward import layer_norm_backward
 from .compare import compare
 from .forward import LayerNormSteps, layer_norm, layer_norm_steps
-from .harness import check_layer_norm
+from .harness import check_layer_norm, check_rms_norm
 from .norms import batch_norm, rms_norm
+from .rms import rms_norm_backward
 from .variance import variance
 
 __all__ = [
     "LayerNormSteps",
     "batch_norm",
     "check_layer_norm",
+    "check_rms_norm",
     "compare",
     "layer_norm",
     "layer_norm_backward",
     "layer_norm_steps",
     "rms_norm",
+    "rms_norm_backward",
     "variance",
 ]
 __version__ = "0.1.0"

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -50,6 +51,8 @@ import numpy as np
 
 from .backward import layer_norm_backward
 from .forward import layer_norm
+from .norms import rms_norm
+from .rms import rms_norm_backward
 from .validation import check_count, check_eps, compute_dtype, float_info
 from .variance import unit_roundoff
 
@@ -61,11 +64,13 @@ __all__ = [
     "CheckResult",
     "CheckReport",
     "check_layer_norm",
+    "check_rms_norm",
     "harness_inputs",
     "rounding_bias",
     "unit_roundoff",
     "welford_layer_norm",
     "torch_layer_norm",
+    "torch_rms_norm",
 ]  # the chapter's planted bugs (buggy_*) are in lnlib.variants
 
 #: The width the report's lines keep to (the book's code column).
@@ -170,6 +175,10 @@ class CheckResult:
         ``inf`` for NaN, infinity, a wrong shape or dtype, or an exception.
     detail : str
         Empty when it passed; otherwise what went wrong, for the report.
+    skipped : str
+        Why the check was not run: lnlib's float64 reference is undefined on this input
+        (eps = 0 on a constant row, or an all-zero row for RMS norm), so nothing is
+        charged to the implementation; empty when it ran.
     """
 
     part: str
@@ -177,6 +186,7 @@ class CheckResult:
     dtype: str
     ratio: float
     detail: str = ""
+    skipped: str = ""
 
     @property
     def passed(self) -> bool:
@@ -185,11 +195,12 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """Every :class:`CheckResult` of one :func:`check_layer_norm` run; printing it gives the table."""
+    """Every :class:`CheckResult` of one :func:`check_layer_norm` or :func:`check_rms_norm` run; printing it gives the table."""
 
     results: tuple
     dtypes: tuple
     eps: float
+    norm: str = "LayerNorm"
 
     @property
     def passed(self) -> bool:
@@ -201,12 +212,19 @@ class CheckReport:
         """The checks that failed, in the order they ran."""
         return [r for r in self.results if not r.passed]
 
+    @property
+    def skipped(self) -> list:
+        """The checks not run because the reference is undefined there (each says why)."""
+        return [r for r in self.results if r.skipped]
+
     def __str__(self) -> str:
         rows = list(dict.fromkeys((r.part, r.case) for r in self.results))
         cell = {(r.part, r.case, r.dtype): r for r in self.results}
         width = max(len(f"{p:<8} {c}") for p, c in rows)
+        ran = len(self.results) - len(self.skipped)
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
         lines = [
-            f"LayerNorm check, eps={self.eps:g}: {len(self.results) - len(self.failures)} of {len(self.results)} checks passed",
+            f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks passed{skipped}",
             f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes),
         ]
         for part, case in rows:
@@ -214,6 +232,7 @@ class CheckReport:
             lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
         lines += [
             "ok: within the error budget; ×k: k times over it; -: not run;",
+            *(["skip: the reference is undefined (see .skipped);"] if self.skipped else []),
             "NaN, shape, dtype, error, overwrote: see .failures",
         ]
         for r in self.failures[:6]:
@@ -223,6 +242,10 @@ class CheckReport:
             )
         if len(self.failures) > 6:
             lines.append(f"  ... and {len(self.failures) - 6} more in .failures")
+        for reason in dict.fromkeys(r.skipped for r in self.skipped):
+            lines += textwrap.wrap(
+                f"skipped: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
+            )
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -231,6 +254,8 @@ class CheckReport:
 def _mark(result: CheckResult | None) -> str:
     if result is None:
         return "-"
+    if result.skipped:
+        return "skip"
     if result.passed:
         return "ok"
     if np.isfinite(result.ratio):
@@ -257,9 +282,14 @@ def check_layer_norm(
         test (bfloat16 is ``ml_dtypes.bfloat16``), normalizing the trailing
         `normalized_ndim` axes (gamma and beta have their shape). It must
         return an array of the shape and dtype of `x`.
+        A forward that saves statistics for its backward pass returns them after y,
+        ``(y, *saved)`` (e.g. ``(y, mean, rstd)``, as PyTorch's ``native_layer_norm``).
     backward : callable, optional
-        ``backward(dy, x, gamma, eps) -> (dx, dgamma, dbeta)``, in the dtype
+        ``backward(dy, x, gamma, eps, *saved) -> (dx, dgamma, dbeta)``, in the dtype
         of `x`; dgamma and dbeta sum over every other axis (all B·T tokens).
+        ``saved`` is what `forward` returned after y on the same inputs (nothing
+        when it returns y alone), so a kernel that saves the wrong statistic, or
+        rounds it, fails here.
     dtypes : sequence of str, default ("float64", "float32", "float16", "bfloat16")
     cases : sequence of Case, default :data:`CASES`
     eps : float, default 1e-5
@@ -273,7 +303,9 @@ def check_layer_norm(
     -------
     CheckReport
         ``print(report)`` shows the table; ``report.passed`` is True when
-        every check passed; ``report.failures`` lists the others.
+        every check passed; ``report.failures`` lists the others;
+        ``report.skipped`` the checks not run because the reference itself is
+        undefined there (eps = 0 on a constant row, H = 1 included), with the reason.
 
     Raises
     ------
@@ -292,11 +324,95 @@ def check_layer_norm(
     >>> check_layer_norm(mine, dtypes=("float64",)).passed
     True
     """
-    for name, function in (("forward", forward), ("backward", backward)):
+    return _check_all(
+        "LayerNorm",
+        (forward, _check_forward, "forward(x, gamma, beta, eps)"),
+        (backward, _check_backward, "backward(dy, x, gamma, eps)"),
+        dtypes=dtypes,
+        cases=cases,
+        eps=eps,
+        normalized_ndim=normalized_ndim,
+        seed=seed,
+    )
+
+
+#: The inputs :func:`check_rms_norm` adds to :data:`CASES`: rows of zeros, RMS norm's edge
+#: (the divisor is sqrt(eps) alone; with eps = 0 the reference is undefined and the case is skipped).
+RMS_CASES = (*CASES, Case("all-zero rows (4, 16)", (4, 16), spread=0.0))
+
+
+def check_rms_norm(
+    forward: Callable,
+    backward: Callable | None = None,
+    *,
+    dtypes=DTYPES,
+    cases=RMS_CASES,
+    eps: float = 1e-6,
+    normalized_ndim: int = 1,
+    seed: int = 0,
+) -> CheckReport:
+    """Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype (chapters "LayerNorm and its family", "Check your own LayerNorm").
+
+    The reference is :func:`~lnlib.norms.rms_norm` and :func:`~lnlib.rms.rms_norm_backward`
+    in float64 on the same rounded inputs; the budget is :func:`check_layer_norm`'s without
+    the mean's terms (no mean, so no cancellation): the mean square's relative error of
+    about :math:`H u_\text{acc}`, the output's rounding, and dγ's sum over the rows.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(x, gamma, eps) -> y``, or ``(y, *saved)`` when it saves statistics for
+        its backward pass (e.g. ``(y, rstd)`` with ``rstd = 1 / sqrt(mean(x**2) + eps)``),
+        normalizing the trailing `normalized_ndim` axes; y of the shape and dtype of `x`.
+    backward : callable, optional
+        ``backward(dy, x, gamma, eps, *saved) -> (dx, dgamma)`` in the dtype of `x`, dgamma
+        summed over every other axis; ``saved`` is what `forward` returned after y on the
+        same inputs (nothing when it returns y alone).
+    dtypes, normalized_ndim, seed
+        As in :func:`check_layer_norm`.
+    cases : sequence of Case, default :data:`RMS_CASES`
+    eps : float, default 1e-6
+        As :func:`~lnlib.norms.rms_norm`'s default.
+
+    Returns
+    -------
+    CheckReport
+        As from :func:`check_layer_norm`; with ``eps=0`` the all-zero rows are in ``report.skipped``.
+
+    Raises
+    ------
+    TypeError
+        If `forward` or `backward` is not callable.
+    ValueError
+        For an unknown dtype, a bad eps, or a `normalized_ndim` larger than a case's number of axes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def mine(x, gamma, eps):
+    ...     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * gamma
+    >>> check_rms_norm(mine, dtypes=("float64",)).passed
+    True
+    """
+    return _check_all(
+        "RMSNorm",
+        (forward, _check_rms_forward, "forward(x, gamma, eps)"),
+        (backward, _check_rms_backward, "backward(dy, x, gamma, eps)"),
+        dtypes=dtypes,
+        cases=cases,
+        eps=eps,
+        normalized_ndim=normalized_ndim,
+        seed=seed,
+    )
+
+
+def _check_all(
+    norm: str, forward: tuple, backward: tuple, *, dtypes, cases, eps, normalized_ndim, seed
+):
+    """The run both checks share: `forward` and `backward` are (function, checker, signature)."""
+    for (function, _, signature), name in ((forward, "forward"), (backward, "backward")):
         if function is not None and not callable(function):
-            raise TypeError(
-                f"{name} must be a function such as {name}(x, gamma, beta, eps); got {function!r}."
-            )
+            raise TypeError(f"{name} must be a function such as {signature}; got {function!r}.")
     eps = check_eps(eps)
     normalized_ndim = check_count(normalized_ndim, "normalized_ndim")
     dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
@@ -304,31 +420,22 @@ def check_layer_norm(
     for (case, dtype), inputs in harness_inputs(
         dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed
     ).items():
-        case_eps = eps if case.eps is None else case.eps
+        args = (case, inputs, eps if case.eps is None else case.eps, normalized_ndim)
+        saved = []  # what the forward saved for its backward, filled by the forward's check
         results.append(
             _run(
-                "forward",
-                case,
-                dtype,
-                lambda: _check_forward(
-                    forward, case, inputs, case_eps, normalized_ndim, samples[dtype]
-                ),
+                "forward", case, dtype, lambda: forward[1](forward[0], *args, samples[dtype], saved)
             )
         )
-        if backward is not None:
+        if backward[0] is not None:
             results.append(
-                _run(
-                    "backward",
-                    case,
-                    dtype,
-                    lambda: _check_backward(backward, case, inputs, case_eps, normalized_ndim),
-                )
+                _run("backward", case, dtype, lambda: backward[1](backward[0], *args, tuple(saved)))
             )
     for dtype in dtypes:  # one pooled bias check per dtype, where the final rounding dominates
         pooled = [np.concatenate(parts) for parts in zip(*samples[dtype])]
         if pooled and len(pooled[0]):
             results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
-    return CheckReport(tuple(results), dtypes, eps)
+    return CheckReport(tuple(results), dtypes, eps, norm)
 
 
 def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed: int = 0) -> dict:
@@ -407,9 +514,23 @@ def _overwritten(given: dict, inputs: dict) -> str:
     )
 
 
+class _Undefined(Exception):
+    """lnlib's float64 reference refuses the harness's own input: the check is skipped, with the reason."""
+
+
+def _reference(function: Callable, *args, **kwargs):
+    """Call lnlib's reference; its ValueError on a valid input (a zero divisor with eps = 0) becomes :class:`_Undefined`."""
+    try:
+        return function(*args, **kwargs)
+    except ValueError as exc:
+        raise _Undefined(f"the float64 reference is undefined here: {exc}") from None
+
+
 def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
     try:
         ratio, detail = compare()
+    except _Undefined as exc:
+        return CheckResult(part, case.name, dtype, 0.0, skipped=str(exc))
     except (
         Exception
     ) as exc:  # the implementation under test may raise anything: report it, never crash the table
@@ -417,13 +538,53 @@ def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
     return CheckResult(part, case.name, dtype, ratio, detail)
 
 
+def _call(function: Callable, case: Case, inputs: dict, names: tuple, *extra):
+    """Call the implementation on fresh copies of the inputs `names` (then `extra`): its result, and what it overwrote."""
+    given = _fresh(case, inputs, names)
+    got = function(*given.values(), *extra)
+    return got, _overwritten(given, inputs)
+
+
+def _compare_forward(
+    forward: Callable, case, inputs, names, eps, y_ref, budgets, sample, saved
+) -> tuple[float, str]:
+    """Run `forward`, keep what it saved (``(y, *saved)``) in `saved`, compare y; `budgets` is (whole, arithmetic's part)."""
+    got, overwritten = _call(forward, case, inputs, names, eps)
+    if overwritten:
+        return float("inf"), overwritten
+    if isinstance(got, tuple):
+        got, *saved[:] = got
+    dtype = inputs["x"].dtype
+    ratio, detail = _compare("y", got, y_ref, budgets[0], dtype)
+    if np.isfinite(ratio):
+        values = np.asarray(got).astype(np.float64)
+        sample.append(_rounding_sample(values, y_ref, budgets[1], dtype))
+    return ratio, detail
+
+
+def _compare_gradients(
+    backward: Callable, case, inputs, args, refs: dict, budgets
+) -> tuple[float, str]:
+    """Run `backward` on fresh dy, x, gamma and `args` (eps, saved statistics) and compare each gradient in `refs`."""
+    got, overwritten = _call(backward, case, inputs, ("dy", "x", "gamma"), *args)
+    if overwritten:
+        return float("inf"), overwritten
+    if not isinstance(got, (tuple, list)) or len(got) != len(refs):
+        names = ", ".join(refs)
+        return float("inf"), f"shape: backward must return the {len(refs)} arrays ({names})"
+    worst = (0.0, "")
+    for (name, ref), g, budget in zip(refs.items(), got, budgets):
+        worst = max(worst, _compare(name, g, ref, budget, inputs["x"].dtype), key=lambda r: r[0])
+    return worst
+
+
 def _check_forward(
-    forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list
+    forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list, saved: list
 ) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
-    y_ref, mean, rstd = layer_norm(
-        wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes, return_stats=True
+    y_ref, mean, rstd = _reference(
+        layer_norm, wide["x"], wide["gamma"], wide["beta"], eps=eps, axis=axes, return_stats=True
     )
     xhat = (wide["x"] - mean) * rstd
     dtype = inputs["x"].dtype
@@ -432,25 +593,26 @@ def _check_forward(
     dxhat = size * u_acc * (1 + np.abs(mean) * rstd) * (1 + np.abs(xhat))
     arithmetic = np.abs(wide["gamma"]) * dxhat
     budget = arithmetic + 2 * u_out * (np.abs(wide["gamma"] * xhat) + np.abs(wide["beta"]))
-    given = _fresh(case, inputs, ("x", "gamma", "beta"))
-    got = forward(given["x"], given["gamma"], given["beta"], eps)
-    overwritten = _overwritten(given, inputs)
-    if overwritten:
-        return float("inf"), overwritten
-    ratio, detail = _compare("y", got, y_ref, budget, dtype)
-    if np.isfinite(ratio):
-        values = np.asarray(got).astype(np.float64)
-        sample.append(_rounding_sample(values, y_ref, arithmetic, dtype))
-    return ratio, detail
+    return _compare_forward(
+        forward,
+        case,
+        inputs,
+        ("x", "gamma", "beta"),
+        eps,
+        y_ref,
+        (budget, arithmetic),
+        sample,
+        saved,
+    )
 
 
 def _check_backward(
-    backward: Callable, case: Case, inputs: dict, eps: float, k: int
+    backward: Callable, case: Case, inputs: dict, eps: float, k: int, saved: tuple
 ) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
-    _, mean, rstd = layer_norm(wide["x"], eps=eps, axis=axes, return_stats=True)
+    _, mean, rstd = _reference(layer_norm, wide["x"], eps=eps, axis=axes, return_stats=True)
     refs = layer_norm_backward(wide["dy"], wide["x"], wide["gamma"], eps=eps, axis=axes)
     xhat = (wide["x"] - mean) * rstd
     dtype = inputs["x"].dtype
@@ -467,23 +629,62 @@ def _check_backward(
     )
     budgets = (
         xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        (np.abs(wide["dy"]) * xhat_error + rows * u_out * np.abs(wide["dy"] * xhat)).sum(
-            axis=others
-        )
-        + 2 * u_out * np.abs(refs[1]),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, u_out, others),
         rows * u_out * np.abs(wide["dy"]).sum(axis=others),
     )
-    given = _fresh(case, inputs, ("dy", "x", "gamma"))
-    got = backward(given["dy"], given["x"], given["gamma"], eps)
-    overwritten = _overwritten(given, inputs)
-    if overwritten:
-        return float("inf"), overwritten
-    if not isinstance(got, (tuple, list)) or len(got) != 3:
-        return float("inf"), "shape: backward must return the three arrays (dx, dgamma, dbeta)"
-    worst = (0.0, "")
-    for name, g, ref, budget in zip(("dx", "dgamma", "dbeta"), got, refs, budgets):
-        worst = max(worst, _compare(name, g, ref, budget, dtype), key=lambda r: r[0])
-    return worst
+    return _compare_gradients(
+        backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma", "dbeta"), refs)), budgets
+    )
+
+
+def _dgamma_budget(dy, xhat, xhat_error, ref, rows: int, u_out: float, others) -> np.ndarray:
+    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term, a sum in the storage dtype (M u_out), the final rounding."""
+    summed = np.abs(dy) * xhat_error + rows * u_out * np.abs(dy * xhat)
+    return summed.sum(axis=others) + 2 * u_out * np.abs(ref)
+
+
+def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
+    """|Δx̂| of RMS norm: the mean square's H squares and sums, eps, the root, the reciprocal and the product."""
+    size = int(np.prod(x.shape[-k:]))
+    return (size + 4) * _accumulation_roundoff(x.dtype) * (1 + np.abs(x.astype(np.float64) * rstd))
+
+
+def _check_rms_forward(
+    forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list, saved: list
+) -> tuple[float, str]:
+    axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
+    wide = {name: v.astype(np.float64) for name, v in inputs.items()}
+    y_ref, rstd = _reference(
+        rms_norm, wide["x"], wide["gamma"], eps=eps, axis=axes, return_stats=True
+    )
+    arithmetic = np.abs(wide["gamma"]) * _rms_xhat_error(inputs["x"], rstd, k)
+    budget = arithmetic + 2 * unit_roundoff(inputs["x"].dtype) * np.abs(y_ref)
+    return _compare_forward(
+        forward, case, inputs, ("x", "gamma"), eps, y_ref, (budget, arithmetic), sample, saved
+    )
+
+
+def _check_rms_backward(
+    backward: Callable, case: Case, inputs: dict, eps: float, k: int, saved: tuple
+) -> tuple[float, str]:
+    axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
+    others = tuple(range(inputs["x"].ndim - k))
+    wide = {name: v.astype(np.float64) for name, v in inputs.items()}
+    _, rstd = _reference(rms_norm, wide["x"], eps=eps, axis=axes, return_stats=True)
+    refs = rms_norm_backward(wide["dy"], wide["x"], wide["gamma"], eps=eps, axis=axes, rstd=rstd)
+    xhat = wide["x"] * rstd
+    u_out = unit_roundoff(inputs["x"].dtype)
+    xhat_error = _rms_xhat_error(inputs["x"], rstd, k)  # of x-hat, and relative of rstd
+    dxhat = np.abs(wide["dy"] * wide["gamma"])
+    terms = rstd * (dxhat + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True))
+    rows = int(np.prod(inputs["x"].shape[:-k]))
+    budgets = (
+        xhat_error * terms + 2 * u_out * np.abs(refs[0]),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, u_out, others),
+    )
+    return _compare_gradients(
+        backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma"), refs)), budgets
+    )
 
 
 #: The report's row for the pooled rounding-bias check of each dtype.
@@ -656,6 +857,59 @@ def torch_layer_norm():
     its parameters; then PyTorch's CPU kernel also keeps mean and rstd in float32.
     bfloat16 arrays cross to PyTorch through float32 (exactly).
     """
+    bridge = _torch_bridge()
+    if bridge is None:
+        return None
+    torch, tensor, array = bridge
+
+    def forward(x, gamma, beta, eps):
+        y = torch.nn.functional.layer_norm(
+            tensor(x), gamma.shape, tensor(gamma, param=True), tensor(beta, param=True), eps
+        )
+        return array(y, x.dtype)
+
+    def backward(dy, x, gamma, eps):
+        tx, tg = tensor(x).requires_grad_(), tensor(gamma, param=True).requires_grad_()
+        tb = torch.zeros_like(tg, requires_grad=True)
+        torch.nn.functional.layer_norm(tx, gamma.shape, tg, tb, eps).backward(tensor(dy))
+        return tuple(array(t.grad, x.dtype) for t in (tx, tg, tb))
+
+    return forward, backward
+
+
+def torch_rms_norm():
+    """PyTorch's ``torch.nn.functional.rms_norm`` wrapped for :func:`check_rms_norm`: ``(forward, backward)``, or None without PyTorch.
+
+    The backward pass is PyTorch's autograd. As :func:`torch_layer_norm`, 16-bit inputs get a
+    float32 gamma (PyTorch then warns that its fused kernel does not take mixed dtypes and runs
+    its composite one, which computes in float32; the warning is silenced here).
+    """
+    bridge = _torch_bridge()
+    if bridge is None:
+        return None
+    torch, tensor, array = bridge
+
+    def rms(x, gamma, eps):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
+            return torch.nn.functional.rms_norm(x, gamma.shape, gamma, eps)
+
+    def forward(x, gamma, eps):
+        return array(rms(tensor(x), tensor(gamma, param=True), eps), x.dtype)
+
+    def backward(dy, x, gamma, eps):
+        tx, tg = tensor(x).requires_grad_(), tensor(gamma, param=True).requires_grad_()
+        rms(tx, tg, eps).backward(tensor(dy))
+        return tuple(array(t.grad, x.dtype) for t in (tx, tg))
+
+    return forward, backward
+
+
+def _torch_bridge():
+    """``(torch, tensor, array)``: the module and numpy <-> torch conversions the wrappers share, or None without PyTorch.
+
+    ``tensor(a, param=True)`` gives a 16-bit parameter in float32; bfloat16 crosses through float32 (exactly).
+    """
     try:
         import torch
     except ImportError:
@@ -675,16 +929,4 @@ def torch_layer_norm():
             else t.detach().numpy().astype(dtype)
         )
 
-    def forward(x, gamma, beta, eps):
-        y = torch.nn.functional.layer_norm(
-            tensor(x), gamma.shape, tensor(gamma, param=True), tensor(beta, param=True), eps
-        )
-        return array(y, x.dtype)
-
-    def backward(dy, x, gamma, eps):
-        tx, tg = tensor(x).requires_grad_(), tensor(gamma, param=True).requires_grad_()
-        tb = torch.zeros_like(tg, requires_grad=True)
-        torch.nn.functional.layer_norm(tx, gamma.shape, tg, tb, eps).backward(tensor(dy))
-        return tuple(array(t.grad, x.dtype) for t in (tx, tg, tb))
-
-    return forward, backward
+    return torch, tensor, array

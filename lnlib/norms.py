@@ -62,11 +62,9 @@ __all__ = [
 METHODS = ("batch", "layer", "instance", "group", "rms")
 
 
-def _normalized(
-    x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype, *, centre: bool = True
-) -> np.ndarray:
+def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype) -> np.ndarray:
     """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.forward.standardize`."""
-    return standardize(x, axes, eps, centre=centre, compute_dtype=compute_dtype).xhat
+    return standardize(x, axes, eps, compute_dtype=compute_dtype).xhat
 
 
 def _affine(xhat: np.ndarray, gamma, beta, param_axes: tuple[int, ...], storage) -> np.ndarray:
@@ -360,7 +358,9 @@ def group_norm(
     return _affine(xhat, gamma, beta, (1,), x.dtype)
 
 
-def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None) -> np.ndarray:
+def rms_norm(
+    x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None, return_stats: bool = False
+):
     r"""RMS normalization, :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}` (chapter "LayerNorm and its family").
 
     Zhang & Sennrich (2019): layer norm without the mean (and without beta).
@@ -378,6 +378,16 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None) -
         The axes that share one root mean square.
     compute_dtype : dtype or str, optional
         As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
+    return_stats : bool, default False
+        Also return the saved statistic ``rstd = 1 / sqrt(mean(x**2) + eps)`` for
+        :func:`~lnlib.rms.rms_norm_backward`.
+
+    Returns
+    -------
+    y : ndarray
+        Same shape and dtype as `x`.
+    rstd : ndarray
+        Only with ``return_stats=True``: in the compute dtype, the normalized axes kept as size 1.
 
     Raises
     ------
@@ -393,9 +403,9 @@ def rms_norm(x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None) -
     x = as_float_array(x, "x")
     eps = check_eps(eps)
     axes = normalized_axes(axis, x.ndim)
-    return _affine(
-        _normalized(x, axes, eps, compute_dtype, centre=False), gamma, None, axes, x.dtype
-    )
+    stats = standardize(x, axes, eps, centre=False, compute_dtype=compute_dtype)
+    y = _affine(stats.xhat, gamma, None, axes, x.dtype)
+    return (y, stats.rstd) if return_stats else y
 
 
 def normalize(x, method: str, *, groups: int = 1, eps: float | None = None) -> np.ndarray:

@@ -10,6 +10,10 @@ gradient three ways and prove they agree symbolically:
    derivative taken by sympy on the node's own definition;
 3. **the closed form** :math:`dx = (d\hat x - \operatorname{mean}(d\hat x) - \hat x\,\operatorname{mean}(d\hat x\,\hat x))/s`.
 
+The same three routes give RMS norm's gradient (:func:`rms_forward`, :func:`rms_direct_gradient`,
+:func:`rms_chain_rule`, :func:`rms_closed_form_gradient`; chapter "LayerNorm and its family"),
+whose closed form is LayerNorm's without the mean's term.
+
 :func:`equal` simplifies a difference to zero, which is a proof, not a sampled
 check; :func:`numeric_backward` turns the derived gradient into a numpy
 function to compare with :func:`~lnlib.backward.layer_norm_backward`.
@@ -42,6 +46,11 @@ __all__ = [
     "source_jacobian_diagonal",
     "equal",
     "numeric_backward",
+    "RMSForward",
+    "rms_forward",
+    "rms_direct_gradient",
+    "rms_chain_rule",
+    "rms_closed_form_gradient",
 ]
 
 
@@ -384,6 +393,79 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
         return np.array(compiled(*vectors[0], *vectors[1], *vectors[2], check_eps(eps)))
 
     return backward
+
+
+@dataclass(frozen=True)
+class RMSForward:
+    r"""RMS norm's forward pass as sympy expressions in the inputs x (chapter "LayerNorm and its family").
+
+    ``mean_square`` is :math:`\frac1H\sum_i x_i^2`, ``rms`` its divisor
+    :math:`\sqrt{\mathrm{mean\_square} + \varepsilon}`; ``loss`` is :math:`\sum_i dy_i y_i`.
+    """
+
+    mean_square: sp.Expr
+    rms: sp.Expr
+    xhat: tuple
+    y: tuple
+    loss: sp.Expr
+
+
+def rms_forward(sym: Symbols) -> RMSForward:
+    r"""RMS norm from its definition, :math:`y_i = \gamma_i x_i / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`, and its loss (chapter "LayerNorm and its family").
+
+    Uses the symbols of :func:`make_symbols` (beta, mean and var are not used).
+    """
+    mean_square = sum(xi**2 for xi in sym.x) / sym.H
+    rms = sp.sqrt(mean_square + sym.eps)
+    xhat = tuple(xi / rms for xi in sym.x)
+    y = tuple(g * xh for g, xh in zip(sym.gamma, xhat))
+    loss = sum(d * yi for d, yi in zip(sym.dy, y))
+    return RMSForward(mean_square=mean_square, rms=rms, xhat=xhat, y=y, loss=loss)
+
+
+def rms_direct_gradient(sym: Symbols) -> tuple:
+    """dL/dx_j of RMS norm, by differentiating the whole forward expression (chapter "LayerNorm and its family")."""
+    loss = rms_forward(sym).loss
+    return tuple(sp.diff(loss, xj) for xj in sym.x)
+
+
+def rms_chain_rule(sym: Symbols) -> dict:
+    r"""Backpropagate RMS norm node by node through :math:`x \to m \to \hat x \to y \to L` (chapter "LayerNorm and its family").
+
+    The mean square :math:`m = \frac1H\sum_i x_i^2` is a node of its own (the symbol ``m``),
+    :math:`\hat x_i = x_i / \sqrt{m + \varepsilon}`; every local derivative is taken by
+    sympy on the node's definition, then m is replaced by its definition.
+
+    Returns
+    -------
+    dict
+        ``dxhat`` (tuple over i), ``dms`` (dL/dm) and ``dx`` (tuple over j), in x and the parameters.
+    """
+    ms = sp.Symbol("m", nonnegative=True)
+    xhat = [xi / sp.sqrt(ms + sym.eps) for xi in sym.x]
+    ms_node = sum(xi**2 for xi in sym.x) / sym.H
+    xhat_s = sp.symbols(f"xhat_1:{sym.H + 1}", real=True)
+    loss = sum(d * g * xh for d, g, xh in zip(sym.dy, sym.gamma, xhat_s))
+    dxhat = tuple(sp.diff(loss, xh) for xh in xhat_s)
+    dms = sum(g * sp.diff(xh, ms) for g, xh in zip(dxhat, xhat))
+    dx = (
+        sum(g * sp.diff(xh, xj) for g, xh in zip(dxhat, xhat)) + dms * sp.diff(ms_node, xj)
+        for xj in sym.x
+    )
+    definition = {ms: ms_node}
+    return {
+        "dxhat": dxhat,
+        "dms": dms.subs(definition),
+        "dx": tuple(e.subs(definition) for e in dx),
+    }
+
+
+def rms_closed_form_gradient(sym: Symbols) -> tuple:
+    r"""The closed form :math:`(d\hat x_j - \hat x_j \operatorname{mean}(d\hat x\,\hat x)) / \sqrt{\operatorname{mean}(x^2) + \varepsilon}` in x (chapter "LayerNorm and its family")."""
+    fwd = rms_forward(sym)
+    dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
+    mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
+    return tuple((d - xh * mean_dxhat_xhat) / fwd.rms for d, xh in zip(dxhat, fwd.xhat))
 
 
 def _flat(value) -> list:

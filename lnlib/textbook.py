@@ -2,7 +2,8 @@ r"""LayerNorm in a few lines of numpy, forward and backward: the version to read
 
 Written the way llm.c's ``doc/layernorm`` writes it: the mean, the biased variance, x̂ and y over the
 last axis; the backward pass in its closed form, dγ and dβ summed over every row (all B·T tokens).
-16-bit data is normalized in float32, as the frameworks do. The chapter "Check your own LayerNorm" runs
+16-bit data is normalized in float32, as the frameworks do. RMS norm's pair follows, the same
+without the mean (:func:`lnlib.harness.check_rms_norm` runs it). The chapter "Check your own LayerNorm" runs
 both through :func:`lnlib.harness.check_layer_norm` and plants its bugs in copies of them.
 
 On ordinary input they equal the library's hardened :func:`lnlib.forward.layer_norm` and
@@ -27,7 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["numpy_layer_norm", "numpy_layer_norm_backward"]
+__all__ = [
+    "numpy_layer_norm",
+    "numpy_layer_norm_backward",
+    "numpy_rms_norm",
+    "numpy_rms_norm_backward",
+]
 
 
 def numpy_layer_norm(x, gamma, beta, eps):
@@ -63,3 +69,25 @@ def numpy_layer_norm_backward(dy, x, gamma, eps):
         (dyw * xhat).sum(axis=rows).astype(x.dtype),
         dyw.sum(axis=rows).astype(x.dtype),
     )
+
+
+def numpy_rms_norm(x, gamma, eps):
+    """A correct RMSNorm over the last axis in numpy: ``gamma * x / sqrt(mean(x**2) + eps)``.
+
+    Float32 statistics for 16-bit data, as the frameworks keep them.
+    """
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw = x.astype(work)
+    rstd = 1 / np.sqrt((xw * xw).mean(axis=-1, keepdims=True) + eps)
+    return (xw * rstd * gamma.astype(work)).astype(x.dtype)
+
+
+def numpy_rms_norm_backward(dy, x, gamma, eps):
+    """The matching backward pass: dx by the closed form, dgamma summed over every row."""
+    work = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    xw, dyw = x.astype(work), dy.astype(work)
+    rstd = 1 / np.sqrt((xw * xw).mean(axis=-1, keepdims=True) + eps)
+    xhat = xw * rstd
+    dxhat = dyw * gamma.astype(work)
+    dx = (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)) * rstd
+    return dx.astype(x.dtype), (dyw * xhat).sum(axis=tuple(range(x.ndim - 1))).astype(x.dtype)

@@ -28,7 +28,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from lnlib import backward, forward, fused, harness, norms, symbolic, textbook, variants
+from lnlib import backward, forward, fused, harness, norms, rms, symbolic, textbook, variants
 from lnlib.validation import as_float_array, check_eps
 
 # the module (lnlib.variance, as an attribute of the package, is the function of that name)
@@ -204,6 +204,10 @@ def layer_reference(case, *, centre=True, unbiased=False, eps_outside=False):
             "var": (var, 2),
             "rstd": (1 / divisor, -1),
             "dx": (dx, -1),
+            "dx_without_mean_term": (
+                (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)) / divisor,
+                -1,
+            ),  # RMS norm's, with centre=False
             "dgamma": ((case.dy.astype(np.float64) * xhat).sum(axis=0), 0),
             "dbeta": (case.dy.astype(np.float64).sum(axis=0), 0),
             "jacobian": (jacobian, -1),
@@ -350,6 +354,53 @@ def _rms_norm(c):
     return {"y_rms": norms.rms_norm(c.x, c.gamma, eps=c.eps)}
 
 
+def _textbook_rms(c):
+    with np.errstate(all="ignore"):
+        return {"y_rms": textbook.numpy_rms_norm(c.x, c.gamma, c.eps)}
+
+
+def _textbook_rms_backward(c):
+    with np.errstate(all="ignore"):
+        return dict(
+            zip(
+                ("dx_rms", "dgamma_rms"),
+                textbook.numpy_rms_norm_backward(c.dy, c.x, c.gamma, c.eps),
+            )
+        )
+
+
+def _rms_backward(c, **kwargs):
+    return dict(
+        zip(
+            ("dx_rms", "dgamma_rms"), rms.rms_norm_backward(c.dy, c.x, c.gamma, eps=c.eps, **kwargs)
+        )
+    )
+
+
+def _rms_backward_saved(c):
+    _, rstd = norms.rms_norm(c.x, c.gamma, eps=c.eps, return_stats=True)
+    return _rms_backward(c, rstd=rstd)
+
+
+def _rms_backward_parts(c):
+    p = rms.rms_backward_parts(c.dy, c.x, c.gamma, eps=c.eps)
+    return {"dx_rms": p.dx, "dgamma_rms": p.dgamma, "y_rms_plain": p.xhat}
+
+
+def _torch_rms(c):
+    pair = harness.torch_rms_norm()
+    if pair is None:
+        pytest.skip("PyTorch is not installed")
+    return {"y_rms": pair[0](c.x, c.gamma, c.eps)}
+
+
+def _torch_rms_backward(c):
+    pair = harness.torch_rms_norm()
+    if pair is None:
+        pytest.skip("PyTorch is not installed")
+    return dict(zip(("dx_rms", "dgamma_rms"), pair[1](c.dy, c.x, c.gamma, c.eps)))
+
+
 def _normalize(method):
     def call(c):
         if method == "batch":
@@ -467,6 +518,17 @@ FUNCTIONS = {
     "lnlib.norms.group_norm": [("", _group_norm, True)],
     "lnlib.norms.instance_norm": [("", _instance_norm, True)],
     "lnlib.norms.rms_norm": [("", _rms_norm, True)],
+    "lnlib.rms.rms_norm_backward": [
+        ("", _rms_backward, True),
+        ("saved rstd", _rms_backward_saved, True),
+    ],
+    "lnlib.rms.rms_backward_parts": [("", _rms_backward_parts, True)],
+    "lnlib.textbook.numpy_rms_norm": [("", _textbook_rms, True)],
+    "lnlib.textbook.numpy_rms_norm_backward": [("", _textbook_rms_backward, True)],
+    "lnlib.harness.torch_rms_norm": [
+        ("forward", _torch_rms, True),
+        ("backward", _torch_rms_backward, True),
+    ],
     "lnlib.norms.normalize": [(m, _normalize(m), False) for m in norms.METHODS],
     "lnlib.variants.sample_variance": [
         ("", _sample_variance(False), False),
@@ -492,6 +554,13 @@ CONSTANT_ROW_IS_VALID = {
     "lnlib.forward.scaled_moments",
     "lnlib.norms.rms_norm",
     "lnlib.norms.normalize[rms]",
+    "lnlib.rms.rms_norm_backward",
+    "lnlib.rms.rms_norm_backward[saved rstd]",
+    "lnlib.rms.rms_backward_parts",
+    "lnlib.textbook.numpy_rms_norm",
+    "lnlib.textbook.numpy_rms_norm_backward",
+    "lnlib.harness.torch_rms_norm[forward]",
+    "lnlib.harness.torch_rms_norm[backward]",
     "lnlib.variants.sample_variance",
     "lnlib.variants.sample_variance[unbiased]",
     "lnlib.variance.welford",
@@ -505,6 +574,7 @@ NOT_COMPUTING = {
     "lnlib.forward.to_storage": "rounds a result to its storage dtype (checked through every function here)",
     "lnlib.backward.relative_error": "compares two arrays",
     "lnlib.harness.check_layer_norm": "checks another implementation (tests/library/test_harness*.py)",
+    "lnlib.harness.check_rms_norm": "checks another implementation (tests/library/test_harness_rms.py)",
     "lnlib.harness.harness_inputs": "makes the harness's inputs",
     "lnlib.harness.rounding_bias": "measures a rounding bias",
     "lnlib.compare.compare": "compares two arrays",
@@ -547,6 +617,10 @@ NOT_COMPUTING = {
             "closed_form_jacobian",
             "source_jacobian_diagonal",
             "equal",
+            "rms_forward",
+            "rms_direct_gradient",
+            "rms_chain_rule",
+            "rms_closed_form_gradient",
         )
     },
 }
@@ -567,6 +641,8 @@ def references(case) -> dict:
         "y_batch": (g0 * xhat + b0, 0),
         "y_rms": (rms["y"][0] - case.beta.astype(np.float64), 0),  # no beta
         "y_rms_plain": rms["xhat"],
+        "dx_rms": rms["dx_without_mean_term"],
+        "dgamma_rms": rms["dgamma"],
         "y_outside": layer_reference(case, eps_outside=True)["y"],
         "y_annotated": layer_reference(case, eps_outside=True, unbiased=True)["y"],
     }
