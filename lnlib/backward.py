@@ -19,6 +19,7 @@ them against finite differences (:func:`numerical_gradient`) and PyTorch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -207,7 +208,8 @@ def layer_norm_backward(
     dtype = as_float_array(x, "x").dtype
     grads = {"dx": parts.dx, "dgamma": parts.dgamma, "dbeta": parts.dbeta}
     return tuple(
-        to_storage(g, dtype, name, _overflow_cause(name, parts)) for name, g in grads.items()
+        to_storage(g, dtype, name, partial(_overflow_cause, name, parts))
+        for name, g in grads.items()
     )
 
 

@@ -363,7 +363,7 @@ def _trusted_rows(mean: np.ndarray, rstd: np.ndarray, size: int, work: np.dtype)
     """
     largest = _largest_trusted_rstd(work, size)
     with np.errstate(invalid="ignore", over="ignore"):
-        if np.isfinite(mean.sum()) and rstd.min() > 0 and rstd.max() <= largest:  # 3 reductions
+        if np.isfinite(mean.sum()) and rstd.min(initial=1) > 0 and rstd.max(initial=0) <= largest:  # 3 reductions
             return np.ones(mean.shape, dtype=bool)
         return np.isfinite(mean) & (rstd > 0) & (rstd <= largest)
 

@@ -199,6 +199,20 @@ def test_float32_dx_still_sums_to_zero_at_float32_precision():
     assert np.all(np.abs(dx.sum(axis=-1)) < 64 * np.finfo(np.float32).eps * np.abs(dx).max())
 
 
+@pytest.mark.parametrize("shape", [(0, 8), (2, 0, 8)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_an_empty_batch_has_an_empty_dx_and_zero_parameter_gradients(shape, dtype):
+    # as PyTorch: no rows, so nothing flows back to x and the sums over rows are 0
+    x = np.zeros(shape, dtype)
+    _, mean, rstd = layer_norm(x, return_stats=True)
+    for saved in ({}, {"mean": mean, "rstd": rstd}):
+        dx, dgamma, dbeta = layer_norm_backward(x, x, **saved)
+        assert dx.shape == shape and dx.dtype == dtype
+        for grad in (dgamma, dbeta):
+            assert grad.dtype == dtype
+            np.testing.assert_array_equal(grad, np.zeros(8))
+
+
 # --- errors --------------------------------------------------------------------------------
 
 

@@ -308,3 +308,20 @@ def test_a_wrong_out_is_refused_naming_the_shape_and_dtype_expected(compiled):
     dy = np.ones_like(x)
     with pytest.raises(ValueError, match="must not overlap an input"):
         fused.fused_layer_norm_backward(dy, x, None, mean, rstd, compiled=compiled, out=dy)
+
+
+@pytest.mark.parametrize("shape", [(0, 8), (2, 0, 8)])
+def test_an_empty_batch_gives_empty_outputs_and_zero_parameter_gradients(compiled, shape):
+    # as PyTorch and lnlib.forward: no rows to normalize, and dgamma, dbeta are sums over no rows
+    x = np.zeros(shape, np.float16)
+    y, mean, rstd = quietly(fused.fused_layer_norm, x, compiled=compiled)
+    assert y.shape == shape and y.dtype == np.float16
+    assert mean.shape == rstd.shape == shape[:-1] and mean.dtype == np.float32
+    for saved in ((), (mean, rstd)):
+        dx, dgamma, dbeta = quietly(
+            fused.fused_layer_norm_backward, x, x, None, *saved, compiled=compiled
+        )
+        assert dx.shape == shape and dx.dtype == np.float16
+        for grad in (dgamma, dbeta):
+            assert grad.dtype == np.float16
+            np.testing.assert_array_equal(grad, np.zeros(8))
