@@ -30,6 +30,7 @@ from .validation import (
     as_parameter,
     check_eps,
     check_finite,
+    float_info,
     normalized_axes,
     normalized_shape,
 )
@@ -151,7 +152,9 @@ def layer_norm_backward(
     Parameters
     ----------
     dy : array_like
-        Upstream gradient dL/dy, of the shape of `x`.
+        Upstream gradient dL/dy, of the shape of `x`. It is the gradient of the
+        output, which has x's dtype, so a dy of another dtype is rounded to it,
+        as a kernel receives it (PyTorch requires dy in that dtype).
     x : array_like
         The forward pass's input, any shape with at least one axis.
     gamma : array_like, optional
@@ -186,7 +189,8 @@ def layer_norm_backward(
     ------
     ValueError, TypeError
         As :func:`~lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
-        when `dy` is not a finite real array of the shape of `x`; when only one
+        when `dy` is not a finite real array of the shape of `x`, or does not
+        fit x's dtype (the message names both dtypes); when only one
         of `mean` and `rstd` is given, or one has the wrong shape, is not
         finite, or rstd is not positive.
 
@@ -390,10 +394,27 @@ def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dty
 
 
 def _as_upstream(dy, out: np.ndarray) -> np.ndarray:
-    """Check an upstream gradient: finite, real, the shape of `out`, cast to its dtype."""
+    """Check an upstream gradient: finite, real, the shape of `out`, rounded to its dtype.
+
+    dy is the gradient of the output, which has x's dtype, so a dy of another dtype is rounded to it,
+    as a kernel receives it (PyTorch requires dy in the output's dtype); one that does not fit is
+    refused as what it is, a dtype mismatch, before it can become an infinite gradient.
+    """
     dy = as_float_array(dy, "dy")
     if dy.shape != out.shape:
         raise ValueError(
             f"dy must have the shape of the forward output, {out.shape}; got shape {dy.shape}."
         )
-    return dy.astype(out.dtype, copy=False)
+    with np.errstate(over="ignore"):
+        rounded = dy.astype(out.dtype, copy=False)
+    overflow = ~np.isfinite(rounded)
+    if overflow.any():
+        largest = float(np.max(np.abs(dy[overflow]).astype(np.float64)))
+        name = out.dtype.name
+        raise ValueError(
+            f"dy is {dy.dtype.name} and does not fit x's {name}: {largest:.6g} > "
+            f"{float(float_info(name).max):.6g}. dy is the gradient of the output, which has x's "
+            f"dtype, so it is rounded to it as a kernel receives it (PyTorch requires dy in that "
+            f"dtype); pass dy in {name}, scaled to fit, or x in a wider dtype."
+        )
+    return rounded

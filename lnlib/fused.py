@@ -540,7 +540,9 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     Parameters
     ----------
     dy : numpy.ndarray
-        The gradient of the loss with respect to the output y.
+        The gradient of the loss with respect to the output y, in y's dtype,
+        which is x's (as PyTorch requires): the kernel reads it as it is, so
+        a dy of another dtype is refused, naming both.
     x : numpy.ndarray
         The forward pass's input, of the shape and dtype of `dy` (one of
         float64, float32, float16, bfloat16).
@@ -577,12 +579,8 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
         and a dgamma or dbeta that is not finite in the storage dtype (dy too large, or not finite);
         an `out` refused as in :func:`fused_layer_norm`. A dx beyond the storage dtype's range is returned as infinity, not refused (see the module).
     """
-    if not isinstance(dy, np.ndarray) or not isinstance(x, np.ndarray) or dy.shape != x.shape or dy.dtype != x.dtype:
-        raise ValueError("dy and x must be numpy arrays of the same shape and dtype; got "
-                         f"{getattr(dy, 'shape', type(dy).__name__)} {getattr(dy, 'dtype', '')} and "
-                         f"{getattr(x, 'shape', type(x).__name__)} {getattr(x, 'dtype', '')}.")
     x2, kind, work = _storage(x, "x")
-    dy2 = _storage(dy, "dy")[0]
+    dy2 = _storage(_as_upstream(dy, x), "dy")[0]
     rows, size = x2.shape
     gamma = _parameter(gamma, "gamma", size, work, 1.0)
     if (mean is None) != (rstd is None):
@@ -615,6 +613,22 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
             target[...] = value
     dgamma, dbeta = (v if t is None else t for v, t in zip((dgamma, dbeta), given_out[1:]))
     return (dx.view(storage).reshape(x.shape) if given_out[0] is None else given_out[0]), dgamma, dbeta
+
+
+def _as_upstream(dy, x: np.ndarray):
+    """dy, refused unless it is an array of the shape and dtype of `x`: the kernel reads dy in x's dtype, the output's."""
+    if not isinstance(dy, np.ndarray):
+        raise TypeError(f"dy must be a numpy array of x's dtype, {x.dtype.name}; got {type(dy).__name__}.")
+    if dy.shape != x.shape:
+        raise ValueError(f"dy must have the shape of x, {x.shape}; got {np.shape(dy)}.")
+    if dy.dtype == x.dtype:
+        return dy
+    storage = x.dtype.name
+    largest, limit = np.max(np.abs(dy), initial=0), float(float_info(storage).max)
+    misfit = (f" (its largest magnitude, {float(largest):.6g}, exceeds {storage}'s {limit:.6g}: scale it, or use a "
+              "wider x)" if dy.dtype.kind in "fiu" and largest > limit else "")
+    raise ValueError(f"dy is {dy.dtype.name} and x is {storage}: the kernel reads dy in x's dtype, the output's "
+                     f"(PyTorch requires it too); pass dy in {storage}{misfit}.")
 
 
 def _saved(value, name: str, rows: int, work: np.dtype) -> np.ndarray:

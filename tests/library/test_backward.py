@@ -233,6 +233,28 @@ def test_bad_upstream_gradient(dy, error, words):
         layer_norm_backward(dy, np.arange(8.0).reshape(2, 4))
 
 
+def test_a_dy_that_does_not_fit_x_dtype_is_named_as_such_not_blamed_on_eps():
+    # dy is the gradient of the output, which has x's dtype: 1e6 cannot be held in float16
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
+    dy = np.array([[1e6, 0.0, 0.0, 0.0]], np.float32)
+    with pytest.raises(
+        ValueError, match=r"^dy is float32 and does not fit x's float16: 1e\+06 > 65504"
+    ):
+        layer_norm_backward(dy, x)
+    with pytest.raises(ValueError, match="pass dy in float16") as caught:
+        backward_parts(dy, x, mean=np.zeros(1), rstd=np.ones(1))
+    assert "eps" not in str(caught.value)
+
+
+def test_a_dy_of_another_dtype_that_fits_is_rounded_to_x_dtype_as_a_kernel_receives_it():
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
+    dy = np.array([[0.1, -3.3, 2.0, 1e4]], np.float32)
+    for ours, rounded in zip(
+        layer_norm_backward(dy, x), layer_norm_backward(dy.astype(np.float16), x)
+    ):
+        np.testing.assert_array_equal(ours, rounded)
+
+
 def test_backward_refuses_what_the_forward_refuses():
     with pytest.raises(ValueError, match="gamma must have the shape"):
         layer_norm_backward(np.ones((2, 4)), np.arange(8.0).reshape(2, 4), np.ones(3))

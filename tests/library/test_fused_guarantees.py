@@ -325,3 +325,21 @@ def test_an_empty_batch_gives_empty_outputs_and_zero_parameter_gradients(compile
         for grad in (dgamma, dbeta):
             assert grad.dtype == np.float16
             np.testing.assert_array_equal(grad, np.zeros(8))
+
+
+def test_a_dy_of_another_dtype_is_refused_naming_both_dtypes_not_eps(compiled):
+    # the kernel reads dy in x's dtype, the output's (PyTorch requires it too)
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
+    dy = np.array([[1e6, 0.0, 0.0, 0.0]], np.float32)
+    pattern = r"^dy is float32 and x is float16: .*pass dy in float16 \(its largest magnitude, 1e\+06, exceeds float16's 65504"
+    with pytest.raises(ValueError, match=pattern) as caught:
+        fused.fused_layer_norm_backward(dy, x, compiled=compiled)
+    assert "eps" not in str(caught.value)
+    with pytest.raises(
+        ValueError, match=r"^dy is float32 and x is float16: .*pass dy in float16\.$"
+    ):
+        fused.fused_layer_norm_backward(np.ones((1, 4), np.float32), x, compiled=compiled)
+    with pytest.raises(ValueError, match=r"dy must have the shape of x, \(1, 4\); got \(1, 3\)"):
+        fused.fused_layer_norm_backward(np.ones((1, 3), np.float16), x, compiled=compiled)
+    with pytest.raises(TypeError, match="dy must be a numpy array of x's dtype, float16; got list"):
+        fused.fused_layer_norm_backward([[1.0, 0.0, 0.0, 0.0]], x, compiled=compiled)
