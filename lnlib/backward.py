@@ -31,6 +31,7 @@ from .validation import (
     check_eps,
     check_finite,
     float_info,
+    gradient_dtype,
     normalized_axes,
     normalized_shape,
 )
@@ -70,7 +71,8 @@ class BackwardParts:
     direct, through_mean, through_var : ndarray
         The three terms of dx, each of the shape of x.
     dx, dgamma, dbeta : ndarray
-        As returned by :func:`layer_norm_backward`, before rounding to the input's dtype.
+        As returned by :func:`layer_norm_backward`, before rounding (dx to x's dtype, dgamma and
+        dbeta to theirs); dgamma and dbeta are summed in the wider of the compute dtype and theirs.
     """
 
     xhat: np.ndarray
@@ -125,6 +127,7 @@ def backward_parts(
         xhat = (x.astype(work) - mean) * rstd
     dy = _as_upstream(dy, x).astype(work)
     others = tuple(a for a in range(x.ndim) if a not in axes)
+    total = accumulator(work, gradient_dtype(gamma, x.dtype))
     scale = as_parameter(gamma, "gamma", shape, axes, x.ndim, work)
     dxhat = dy if scale is None else dy * scale
     mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
@@ -139,8 +142,8 @@ def backward_parts(
         through_mean=np.broadcast_to(-mean_dxhat * rstd, x.shape),
         through_var=-xhat * mean_dxhat_xhat * rstd,
         dx=(dxhat - mean_dxhat - xhat * mean_dxhat_xhat) * rstd,
-        dgamma=(dy * xhat).sum(axis=others),
-        dbeta=dy.sum(axis=others),
+        dgamma=(dy * xhat).sum(axis=others, dtype=total),
+        dbeta=dy.sum(axis=others, dtype=total),
     )
 
 
@@ -180,10 +183,14 @@ def layer_norm_backward(
     dx : ndarray
         dL/dx, the shape and dtype of `x`.
     dgamma, dbeta : ndarray
-        dL/dgamma and dL/dbeta, the shape of the normalized axes and the dtype
-        of `x`: the sums of ``dy * xhat`` and ``dy`` over every other axis
-        (over all B·T tokens of a (B, T, C) activation). They are returned even
-        when `gamma` is None (then they are the gradients at gamma = 1, beta = 0).
+        dL/dgamma and dL/dbeta, the shape of the normalized axes: the sums of
+        ``dy * xhat`` and ``dy`` over every other axis (over all B·T tokens of a
+        (B, T, C) activation). Their dtype is gamma's when `gamma` is a numpy
+        array of a float dtype (float32 parameters of 16-bit x, as autocast
+        training keeps them), else x's (:func:`~lnlib.validation.gradient_dtype`);
+        they are summed in the wider of that and the compute dtype. They are
+        returned even when `gamma` is None (then they are the gradients at
+        gamma = 1, beta = 0).
 
     Raises
     ------
@@ -209,21 +216,29 @@ def layer_norm_backward(
         parts = backward_parts(
             dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd, compute_dtype=compute_dtype
         )
-    dtype = as_float_array(x, "x").dtype
+    storage = as_float_array(x, "x").dtype
     grads = {"dx": parts.dx, "dgamma": parts.dgamma, "dbeta": parts.dbeta}
+    dtypes = {"dx": storage, "dgamma": gradient_dtype(gamma, storage)}
     return tuple(
-        to_storage(g, dtype, name, partial(_overflow_cause, name, parts))
+        to_storage(
+            g, dtypes.get(name, dtypes["dgamma"]), name, partial(_overflow_cause, name, parts)
+        )
         for name, g in grads.items()
     )
+
+
+def accumulator(work: np.dtype, gradient: np.dtype) -> np.dtype:
+    """The dtype dgamma and dbeta are summed in: the wider of the compute dtype and their own (chapter "Gradients through LayerNorm").
+
+    float32 for 16-bit x with float32 gamma, never a 16-bit running sum below the result's precision.
+    """
+    return gradient if gradient.itemsize > work.itemsize else work
 
 
 def _overflow_cause(name: str, parts: BackwardParts) -> str:
     """Why gradient `name` can overflow, for the message that refuses it (never gamma or beta)."""
     if name != "dx":
-        summed = "dy * xhat" if name == "dgamma" else "dy"
-        return (
-            f"{name} is the sum of {summed} over every other axis, and dy is too large for that sum"
-        )
+        return parameter_overflow_cause(name, parts.xhat.size // max(parts.dgamma.size, 1))
     rstd = np.broadcast_to(parts.rstd, parts.xhat.shape)
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(rstd)), rstd.shape))
     largest = float(rstd[where])
@@ -240,6 +255,16 @@ def _overflow_cause(name: str, parts: BackwardParts) -> str:
         f"rstd = 1 / sqrt(var + eps) is {largest:.3g}{beyond} at index {index} for "
         f"|dy * gamma| up to {upstream:.3g}: the row's spread is tiny next to its eps "
         "(eps=0 leaves nothing to bound rstd); use a larger eps, or compute_dtype='float64'"
+    )
+
+
+def parameter_overflow_cause(name: str, rows: int) -> str:
+    """Why dgamma or dbeta overflows its dtype, for the message that refuses it (chapter "Gradients through LayerNorm")."""
+    summed = "dy * xhat" if name == "dgamma" else "dy"
+    return (
+        f"{name} is the sum of {summed} over every other axis ({rows} rows), and dy is too large "
+        "for that sum; pass gamma as a float32 array for float32 dgamma and dbeta (as "
+        "mixed-precision training keeps them), or a smaller dy"
     )
 
 

@@ -57,8 +57,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from .backward import accumulator, parameter_overflow_cause
 from .forward import layer_norm, to_storage
-from .validation import BFLOAT16, as_parameter, check_eps, float_info
+from .validation import BFLOAT16, as_parameter, check_eps, float_info, gradient_dtype
 
 __all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
 
@@ -559,7 +560,7 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
         As in :func:`fused_layer_norm`.
     out : numpy.ndarray or tuple of 3 numpy.ndarray, optional
         Where to write dx (an array of the shape and dtype of `x`), or dx,
-        dgamma and dbeta (the last two of shape (H,) in the dtype of `x`),
+        dgamma and dbeta (the last two of shape (H,) in the dtype they are returned in),
         as for :func:`fused_layer_norm`'s `out`.
 
     Returns
@@ -567,7 +568,10 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     dx : numpy.ndarray
         Shape and dtype of `x` (`out`'s array when given).
     dgamma, dbeta : numpy.ndarray
-        Shape (H,), summed over every row (all B·T tokens), in the dtype of `x`.
+        Shape (H,), summed over every row (all B·T tokens), in gamma's dtype when `gamma` is a
+        numpy array of a float dtype (float32 parameters of 16-bit x), else in x's, as
+        :func:`lnlib.backward.layer_norm_backward` returns them; summed in the wider of that and
+        the compute dtype (float32 for 16-bit x), never in a 16-bit running sum.
 
     Raises
     ------
@@ -582,6 +586,7 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     x2, kind, work = _storage(x, "x")
     dy2 = _storage(_as_upstream(dy, x), "dy")[0]
     rows, size = x2.shape
+    grads = gradient_dtype(gamma, x.dtype)
     gamma = _parameter(gamma, "gamma", size, work, 1.0)
     if (mean is None) != (rstd is None):
         raise ValueError("pass both saved statistics, mean and rstd (from fused_layer_norm), or neither.")
@@ -593,21 +598,21 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
                          "pass.")
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
-    given_out = _outputs(out, ("dx", "dgamma", "dbeta"), ((x.shape, x.dtype), ((size,), x.dtype), ((size,), x.dtype)),
+    given_out = _outputs(out, ("dx", "dgamma", "dbeta"), ((x.shape, x.dtype), ((size,), grads), ((size,), grads)),
                          (x, dy), "fused_layer_norm_backward")
     dx = np.empty_like(x2) if given_out[0] is None else given_out[0].view(x2.dtype).reshape(x2.shape)
-    dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
+    total = accumulator(work, grads)
+    dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=total), np.zeros((chunks, size), dtype=total)
     buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
     with np.errstate(all="ignore"):
         kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks,
                buffers, outputs)
     storage = x.dtype
-    sums = "is the sum of {} over every row, and dy is too large for that sum (or not finite)"
     with np.errstate(over="ignore", invalid="ignore"):
         dgamma, dbeta = dgamma_parts.sum(axis=0), dbeta_parts.sum(axis=0)
     # every dy enters dbeta's sums: a NaN or infinite dy, or one too large, shows here, in H numbers
-    dgamma = to_storage(dgamma, storage, "dgamma", sums.format("dy * xhat"))
-    dbeta = to_storage(dbeta, storage, "dbeta", sums.format("dy"))
+    dgamma, dbeta = (to_storage(value, grads, name, parameter_overflow_cause(name, rows))
+                     for value, name in ((dgamma, "dgamma"), (dbeta, "dbeta")))
     for target, value in zip(given_out[1:], (dgamma, dbeta)):
         if target is not None:
             target[...] = value

@@ -523,6 +523,7 @@ NOT_COMPUTING = {
             "as_float_array",
             "float_info",
             "compute_dtype",
+            "gradient_dtype",
             "check_finite",
             "normalized_axes",
             "normalized_shape",

@@ -246,7 +246,8 @@ def test_out_receives_the_same_bits_as_a_fresh_output_and_is_returned(compiled, 
         for a, b in zip(got, fresh):
             np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
     backward = fused.fused_layer_norm_backward(dy, x, gamma, fresh[1], fresh[2], compiled=compiled)
-    outs = (np.full_like(x, 5), np.full(96, 5, x.dtype), np.full(96, 5, x.dtype))
+    # dgamma and dbeta take gamma's dtype, float64 here
+    outs = (np.full_like(x, 5), np.full(96, 5, gamma.dtype), np.full(96, 5, gamma.dtype))
     given = fused.fused_layer_norm_backward(
         dy, x, gamma, fresh[1], fresh[2], compiled=compiled, out=outs
     )
