@@ -59,9 +59,9 @@ import numpy as np
 
 from .backward import accumulator, parameter_overflow_cause
 from .forward import layer_norm, to_storage
-from .validation import BFLOAT16, as_parameter, check_eps, float_info, gradient_dtype
+from .validation import BFLOAT16, as_parameter, check_eps, check_finite, float_info, gradient_dtype
 
-__all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
+__all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_add_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
 
 #: tuple of str: How the forward kernel can compute a row's statistics, two sweeps over the row held in
 #: cache or Welford's single sweep.
@@ -265,6 +265,23 @@ def _make_backward(load, target, store, prange):
     return backward
 
 
+def _make_add(load, target, store, prange):
+    # s = x + residual, rounded once to the storage dtype as a kernel stores it
+    def add(x, residual, s, chunks, bufs, outs):
+        rows, size = x.shape
+        for chunk in prange(chunks):  # one block of rows per thread
+            first = chunk * rows // chunks
+            last = (chunk + 1) * rows // chunks
+            for r in range(first, last):
+                a = load(x[r], bufs[chunk, 0])
+                b = load(residual[r], bufs[chunk, 1])
+                out = target(s[r], outs[chunk])
+                for j in range(size):
+                    out[j] = a[j] + b[j]
+                store(s[r], outs[chunk])
+    return add
+
+
 _KINDS = {
     "native": (_load_native, _target_native, _store_native),
     "float16": (_load_float16, _target_buffer, None),  # the storer is made by _make_store_float16
@@ -279,7 +296,7 @@ PARALLEL_MIN_ELEMENTS = 2**16
 
 @lru_cache(maxsize=None)
 def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel: bool = True):
-    """The kernel `part` ("forward" or "backward") for storage `kind`, compiled by numba or as plain Python."""
+    """The kernel `part` ("forward", "add" or "backward") for storage `kind`, compiled by numba or as plain Python."""
     load, target, store = _KINDS[kind]
     if compiled:
         numba = _numba()
@@ -295,6 +312,8 @@ def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel
             store = _make_store_float16(_float16_bits)
     if part == "forward":
         return wrap(_make_forward(load, target, store, prange, welford))
+    if part == "add":
+        return wrap(_make_add(load, target, store, prange))
     return wrap(_make_backward(load, target, store, prange))
 
 
@@ -498,6 +517,70 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
         _refuse_non_finite(result)
     mean, rstd = (m.reshape(x.shape[:-1]) if o is None else o for m, o in zip((mean, rstd), given_out[1:]))
     return result, mean, rstd
+
+
+def fused_add_layer_norm(x, residual, gamma=None, beta=None, eps: float = 1e-5, *, statistics: str = "two_pass",
+                         compiled: bool = True):
+    """The residual add and LayerNorm of a pre-norm transformer block: ``s = x + residual``, ``y = LN(s)`` (chapter "LayerNorm at the speed of memory").
+
+    A kernel stores the sum in the storage dtype (it is the residual stream, which the next block
+    adds to), so s is rounded to x's dtype and y is computed from the stored s, exactly as
+    :func:`fused_layer_norm` on it. The add is a kernel of its own, with the same row loaders and
+    storers: it reads x and residual and writes s, which the LayerNorm kernel then reads once more.
+
+    Parameters
+    ----------
+    x, residual : numpy.ndarray
+        Of the same shape and dtype: float64, float32, float16 or bfloat16.
+    gamma, beta, eps, statistics, compiled
+        As in :func:`fused_layer_norm`.
+
+    Returns
+    -------
+    y : numpy.ndarray
+        ``LN(s)``, of the shape and dtype of `x`.
+    s : numpy.ndarray
+        ``x + residual`` rounded to x's dtype, the new residual stream.
+    mean, rstd : numpy.ndarray
+        The statistics of s, as :func:`fused_layer_norm` returns them, for
+        :func:`fused_layer_norm_backward` on s (whose dx is the gradient of both x and residual, to
+        which the gradient reaching s along the residual stream is added).
+
+    Raises
+    ------
+    ImportError, TypeError, ValueError
+        As :func:`fused_layer_norm`; also for a residual of another shape or dtype, and for a sum
+        that overflows the storage dtype (x and residual finite, s not).
+
+    Examples
+    --------
+    >>> y, s, mean, rstd = fused_add_layer_norm(np.array([[1.0, 2.0]]), np.array([[2.0, 4.0]]), compiled=False)
+    >>> s.tolist(), np.round(y, 4).tolist()
+    ([[3.0, 6.0]], [[-1.0, 1.0]])
+    """
+    x2, kind, work = _storage(x, "x")
+    if not isinstance(residual, np.ndarray) or residual.shape != x.shape or residual.dtype != x.dtype:
+        raise ValueError(f"residual must be a numpy array of the shape and dtype of x, {x.shape} {x.dtype.name}; got "
+                         f"{np.shape(residual)} {getattr(residual, 'dtype', type(residual).__name__)}.")
+    r2 = _storage(residual, "residual")[0]
+    rows, size = x2.shape
+    chunks = _chunks(rows, size, compiled)
+    kernel = _build(kind, "add", bool(compiled), False, chunks > 1)
+    s2 = np.empty_like(x2)
+    buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
+    with np.errstate(all="ignore"):
+        kernel(x2, r2, s2, chunks, buffers, outputs)
+    s = s2.view(x.dtype).reshape(x.shape)
+    try:
+        y, mean, rstd = fused_layer_norm(s, gamma, beta, eps, statistics=statistics, compiled=compiled)
+    except ValueError:  # name the input that is not finite, or the sum that overflowed, not "x"
+        for value, name in ((x, "x"), (residual, "residual")):
+            check_finite(value, name)
+        largest = float(float_info(x.dtype).max)
+        check_finite(s, "x + residual", f" after rounding it to {x.dtype.name} (largest value {largest:.6g}): "
+                                        "the residual stream overflows its storage dtype")
+        raise
+    return y, s, mean, rstd
 
 
 def _outputs(out, names, expected, inputs, function) -> tuple:

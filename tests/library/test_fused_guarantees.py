@@ -344,3 +344,49 @@ def test_a_dy_of_another_dtype_is_refused_naming_both_dtypes_not_eps(compiled):
         fused.fused_layer_norm_backward(np.ones((1, 3), np.float16), x, compiled=compiled)
     with pytest.raises(TypeError, match="dy must be a numpy array of x's dtype, float16; got list"):
         fused.fused_layer_norm_backward([[1.0, 0.0, 0.0, 0.0]], x, compiled=compiled)
+
+
+# --- the residual add fused with the norm -------------------------------------------------------
+
+
+def test_add_layer_norm_is_layer_norm_of_the_sum_in_float64(compiled):
+    rng = np.random.default_rng(11)
+    x, residual = rng.normal(size=(2, 3, 40)), 5 + 3 * rng.normal(size=(2, 3, 40))
+    gamma, beta = 1 + 0.1 * rng.normal(size=40), 0.1 * rng.normal(size=40)
+    y, s, mean, rstd = quietly(
+        fused.fused_add_layer_norm, x, residual, gamma, beta, compiled=compiled
+    )
+    np.testing.assert_array_equal(s, x + residual)
+    expected, exp_mean, exp_rstd = layer_norm(x + residual, gamma, beta, return_stats=True)
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mean, exp_mean[..., 0], rtol=1e-12)
+    np.testing.assert_allclose(rstd, exp_rstd[..., 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=str)
+def test_add_layer_norm_normalizes_the_stored_sum(compiled, dtype):
+    # s is rounded to the storage dtype, as a kernel stores the residual stream, and y comes from it
+    rng = np.random.default_rng(12)
+    x, residual = (
+        (rng.normal(size=(5, 3000)) * 40).astype(dtype),
+        rng.normal(size=(5, 3000)).astype(dtype),
+    )
+    y, s, mean, rstd = quietly(fused.fused_add_layer_norm, x, residual, compiled=compiled)
+    np.testing.assert_array_equal(s.view(np.uint8), (x + residual).view(np.uint8))
+    for got, want in zip((y, mean, rstd), fused.fused_layer_norm(x + residual, compiled=compiled)):
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_add_layer_norm_names_an_overflowing_sum_and_a_bad_input(compiled):
+    x = np.array([[60000.0, 1.0, 2.0, 3.0]], np.float16)
+    with pytest.raises(
+        ValueError, match=r"^x \+ residual contains infinity.*overflows its storage"
+    ):
+        fused.fused_add_layer_norm(x, x, compiled=compiled)
+    residual = np.array([[0.0, np.nan, 0.0, 0.0]], np.float16)
+    with pytest.raises(ValueError, match=r"^residual contains NaN at index \(0, 1\)"):
+        fused.fused_add_layer_norm(x, residual, compiled=compiled)
+    with pytest.raises(
+        ValueError, match=r"residual must be a numpy array of the shape and dtype of x"
+    ):
+        fused.fused_add_layer_norm(x, x.astype(np.float32), compiled=compiled)
