@@ -19,6 +19,7 @@ them against finite differences (:func:`numerical_gradient`) and PyTorch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -29,6 +30,8 @@ from .validation import (
     as_parameter,
     check_eps,
     check_finite,
+    float_info,
+    gradient_dtype,
     normalized_axes,
     normalized_shape,
 )
@@ -68,7 +71,8 @@ class BackwardParts:
     direct, through_mean, through_var : ndarray
         The three terms of dx, each of the shape of x.
     dx, dgamma, dbeta : ndarray
-        As returned by :func:`layer_norm_backward`, before rounding to the input's dtype.
+        As returned by :func:`layer_norm_backward`, before rounding (dx to x's dtype, dgamma and
+        dbeta to theirs); dgamma and dbeta are summed in the wider of the compute dtype and theirs.
     """
 
     xhat: np.ndarray
@@ -123,6 +127,7 @@ def backward_parts(
         xhat = (x.astype(work) - mean) * rstd
     dy = _as_upstream(dy, x).astype(work)
     others = tuple(a for a in range(x.ndim) if a not in axes)
+    total = accumulator(work, gradient_dtype(gamma, x.dtype))
     scale = as_parameter(gamma, "gamma", shape, axes, x.ndim, work)
     dxhat = dy if scale is None else dy * scale
     mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
@@ -137,8 +142,8 @@ def backward_parts(
         through_mean=np.broadcast_to(-mean_dxhat * rstd, x.shape),
         through_var=-xhat * mean_dxhat_xhat * rstd,
         dx=(dxhat - mean_dxhat - xhat * mean_dxhat_xhat) * rstd,
-        dgamma=(dy * xhat).sum(axis=others),
-        dbeta=dy.sum(axis=others),
+        dgamma=(dy * xhat).sum(axis=others, dtype=total),
+        dbeta=dy.sum(axis=others, dtype=total),
     )
 
 
@@ -150,7 +155,9 @@ def layer_norm_backward(
     Parameters
     ----------
     dy : array_like
-        Upstream gradient dL/dy, of the shape of `x`.
+        Upstream gradient dL/dy, of the shape of `x`. It is the gradient of the
+        output, which has x's dtype, so a dy of another dtype is rounded to it,
+        as a kernel receives it (PyTorch requires dy in that dtype).
     x : array_like
         The forward pass's input, any shape with at least one axis.
     gamma : array_like, optional
@@ -176,16 +183,21 @@ def layer_norm_backward(
     dx : ndarray
         dL/dx, the shape and dtype of `x`.
     dgamma, dbeta : ndarray
-        dL/dgamma and dL/dbeta, the shape of the normalized axes and the dtype
-        of `x`: the sums of ``dy * xhat`` and ``dy`` over every other axis
-        (over all B·T tokens of a (B, T, C) activation). They are returned even
-        when `gamma` is None (then they are the gradients at gamma = 1, beta = 0).
+        dL/dgamma and dL/dbeta, the shape of the normalized axes: the sums of
+        ``dy * xhat`` and ``dy`` over every other axis (over all B·T tokens of a
+        (B, T, C) activation). Their dtype is gamma's when `gamma` is a numpy
+        array of a float dtype (float32 parameters of 16-bit x, as autocast
+        training keeps them), else x's (:func:`~lnlib.validation.gradient_dtype`);
+        they are summed in the wider of that and the compute dtype. They are
+        returned even when `gamma` is None (then they are the gradients at
+        gamma = 1, beta = 0).
 
     Raises
     ------
     ValueError, TypeError
         As :func:`~lnlib.layer_norm_steps` for `x`, `gamma`, `eps` and `axis`;
-        when `dy` is not a finite real array of the shape of `x`; when only one
+        when `dy` is not a finite real array of the shape of `x`, or does not
+        fit x's dtype (the message names both dtypes); when only one
         of `mean` and `rstd` is given, or one has the wrong shape, is not
         finite, or rstd is not positive.
 
@@ -204,20 +216,29 @@ def layer_norm_backward(
         parts = backward_parts(
             dy, x, gamma, eps=eps, axis=axis, mean=mean, rstd=rstd, compute_dtype=compute_dtype
         )
-    dtype = as_float_array(x, "x").dtype
+    storage = as_float_array(x, "x").dtype
     grads = {"dx": parts.dx, "dgamma": parts.dgamma, "dbeta": parts.dbeta}
+    dtypes = {"dx": storage, "dgamma": gradient_dtype(gamma, storage)}
     return tuple(
-        to_storage(g, dtype, name, _overflow_cause(name, parts)) for name, g in grads.items()
+        to_storage(
+            g, dtypes.get(name, dtypes["dgamma"]), name, partial(_overflow_cause, name, parts)
+        )
+        for name, g in grads.items()
     )
+
+
+def accumulator(work: np.dtype, gradient: np.dtype) -> np.dtype:
+    """The dtype dgamma and dbeta are summed in: the wider of the compute dtype and their own (chapter "Gradients through LayerNorm").
+
+    float32 for 16-bit x with float32 gamma, never a 16-bit running sum below the result's precision.
+    """
+    return gradient if gradient.itemsize > work.itemsize else work
 
 
 def _overflow_cause(name: str, parts: BackwardParts) -> str:
     """Why gradient `name` can overflow, for the message that refuses it (never gamma or beta)."""
     if name != "dx":
-        summed = "dy * xhat" if name == "dgamma" else "dy"
-        return (
-            f"{name} is the sum of {summed} over every other axis, and dy is too large for that sum"
-        )
+        return parameter_overflow_cause(name, parts.xhat.size // max(parts.dgamma.size, 1))
     rstd = np.broadcast_to(parts.rstd, parts.xhat.shape)
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(rstd)), rstd.shape))
     largest = float(rstd[where])
@@ -234,6 +255,16 @@ def _overflow_cause(name: str, parts: BackwardParts) -> str:
         f"rstd = 1 / sqrt(var + eps) is {largest:.3g}{beyond} at index {index} for "
         f"|dy * gamma| up to {upstream:.3g}: the row's spread is tiny next to its eps "
         "(eps=0 leaves nothing to bound rstd); use a larger eps, or compute_dtype='float64'"
+    )
+
+
+def parameter_overflow_cause(name: str, rows: int) -> str:
+    """Why dgamma or dbeta overflows its dtype, for the message that refuses it (chapter "Gradients through LayerNorm")."""
+    summed = "dy * xhat" if name == "dgamma" else "dy"
+    return (
+        f"{name} is the sum of {summed} over every other axis ({rows} rows), and dy is too large "
+        "for that sum; pass gamma as a float32 array for float32 dgamma and dbeta (as "
+        "mixed-precision training keeps them), or a smaller dy"
     )
 
 
@@ -388,10 +419,27 @@ def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dty
 
 
 def _as_upstream(dy, out: np.ndarray) -> np.ndarray:
-    """Check an upstream gradient: finite, real, the shape of `out`, cast to its dtype."""
+    """Check an upstream gradient: finite, real, the shape of `out`, rounded to its dtype.
+
+    dy is the gradient of the output, which has x's dtype, so a dy of another dtype is rounded to it,
+    as a kernel receives it (PyTorch requires dy in the output's dtype); one that does not fit is
+    refused as what it is, a dtype mismatch, before it can become an infinite gradient.
+    """
     dy = as_float_array(dy, "dy")
     if dy.shape != out.shape:
         raise ValueError(
             f"dy must have the shape of the forward output, {out.shape}; got shape {dy.shape}."
         )
-    return dy.astype(out.dtype, copy=False)
+    with np.errstate(over="ignore"):
+        rounded = dy.astype(out.dtype, copy=False)
+    overflow = ~np.isfinite(rounded)
+    if overflow.any():
+        largest = float(np.max(np.abs(dy[overflow]).astype(np.float64)))
+        name = out.dtype.name
+        raise ValueError(
+            f"dy is {dy.dtype.name} and does not fit x's {name}: {largest:.6g} > "
+            f"{float(float_info(name).max):.6g}. dy is the gradient of the output, which has x's "
+            f"dtype, so it is rounded to it as a kernel receives it (PyTorch requires dy in that "
+            f"dtype); pass dy in {name}, scaled to fit, or x in a wider dtype."
+        )
+    return rounded

@@ -32,6 +32,7 @@ How it is computed (the rules every normalization in lnlib follows, through
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -221,7 +222,10 @@ def standardize(
 
 
 def to_storage(
-    y: np.ndarray, dtype, name: str = "the output", cause: str = "gamma or beta is too large for it"
+    y: np.ndarray,
+    dtype,
+    name: str = "the output",
+    cause: str | Callable[[], str] = "gamma or beta is too large for it",
 ) -> np.ndarray:
     """Round a result computed in the working dtype back to the input's dtype, refusing an overflow (chapter "Computing it right: numerics").
 
@@ -233,9 +237,10 @@ def to_storage(
         The storage dtype to round to.
     name : str, default "the output"
         Names the result in the message.
-    cause : str, default "gamma or beta is too large for it"
+    cause : str or callable, default "gamma or beta is too large for it"
         What makes the result too large, for the message: the forward pass's output grows only
-        with gamma and beta (``|xhat| <= sqrt(H - 1)``); a gradient names its own cause.
+        with gamma and beta (``|xhat| <= sqrt(H - 1)``); a gradient names its own cause. A
+        callable is called only to build the message, so a costly cause is found only on failure.
 
     Raises
     ------
@@ -244,8 +249,11 @@ def to_storage(
     """
     with np.errstate(over="ignore"):
         out = y.astype(dtype, copy=False)
+    if np.isfinite(out).all():
+        return out
     largest = float(float_info(dtype).max)
-    where = f" after rounding it to {np.dtype(dtype).name} (largest value {largest:.6g}): {cause}"
+    why = cause() if callable(cause) else cause
+    where = f" after rounding it to {np.dtype(dtype).name} (largest value {largest:.6g}): {why}"
     return check_finite(out, name, where)
 
 

@@ -57,10 +57,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from .backward import accumulator, parameter_overflow_cause
 from .forward import layer_norm, to_storage
-from .validation import BFLOAT16, as_parameter, check_eps, float_info
+from .validation import BFLOAT16, as_parameter, check_eps, check_finite, float_info, gradient_dtype
 
-__all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
+__all__ = ["STATISTICS", "numba_available", "fused_layer_norm", "fused_add_layer_norm", "fused_layer_norm_backward", "set_threads", "threads"]
 
 #: tuple of str: How the forward kernel can compute a row's statistics, two sweeps over the row held in
 #: cache or Welford's single sweep.
@@ -264,6 +265,23 @@ def _make_backward(load, target, store, prange):
     return backward
 
 
+def _make_add(load, target, store, prange):
+    # s = x + residual, rounded once to the storage dtype as a kernel stores it
+    def add(x, residual, s, chunks, bufs, outs):
+        rows, size = x.shape
+        for chunk in prange(chunks):  # one block of rows per thread
+            first = chunk * rows // chunks
+            last = (chunk + 1) * rows // chunks
+            for r in range(first, last):
+                a = load(x[r], bufs[chunk, 0])
+                b = load(residual[r], bufs[chunk, 1])
+                out = target(s[r], outs[chunk])
+                for j in range(size):
+                    out[j] = a[j] + b[j]
+                store(s[r], outs[chunk])
+    return add
+
+
 _KINDS = {
     "native": (_load_native, _target_native, _store_native),
     "float16": (_load_float16, _target_buffer, None),  # the storer is made by _make_store_float16
@@ -278,7 +296,7 @@ PARALLEL_MIN_ELEMENTS = 2**16
 
 @lru_cache(maxsize=None)
 def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel: bool = True):
-    """The kernel `part` ("forward" or "backward") for storage `kind`, compiled by numba or as plain Python."""
+    """The kernel `part` ("forward", "add" or "backward") for storage `kind`, compiled by numba or as plain Python."""
     load, target, store = _KINDS[kind]
     if compiled:
         numba = _numba()
@@ -294,6 +312,8 @@ def _build(kind: str, part: str, compiled: bool, welford: bool = False, parallel
             store = _make_store_float16(_float16_bits)
     if part == "forward":
         return wrap(_make_forward(load, target, store, prange, welford))
+    if part == "add":
+        return wrap(_make_add(load, target, store, prange))
     return wrap(_make_backward(load, target, store, prange))
 
 
@@ -363,7 +383,7 @@ def _trusted_rows(mean: np.ndarray, rstd: np.ndarray, size: int, work: np.dtype)
     """
     largest = _largest_trusted_rstd(work, size)
     with np.errstate(invalid="ignore", over="ignore"):
-        if np.isfinite(mean.sum()) and rstd.min() > 0 and rstd.max() <= largest:  # 3 reductions
+        if np.isfinite(mean.sum()) and rstd.min(initial=1) > 0 and rstd.max(initial=0) <= largest:  # 3 reductions
             return np.ones(mean.shape, dtype=bool)
         return np.isfinite(mean) & (rstd > 0) & (rstd <= largest)
 
@@ -499,6 +519,70 @@ def fused_layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, *, statistics:
     return result, mean, rstd
 
 
+def fused_add_layer_norm(x, residual, gamma=None, beta=None, eps: float = 1e-5, *, statistics: str = "two_pass",
+                         compiled: bool = True):
+    """The residual add and LayerNorm of a pre-norm transformer block: ``s = x + residual``, ``y = LN(s)`` (chapter "LayerNorm at the speed of memory").
+
+    A kernel stores the sum in the storage dtype (it is the residual stream, which the next block
+    adds to), so s is rounded to x's dtype and y is computed from the stored s, exactly as
+    :func:`fused_layer_norm` on it. The add is a kernel of its own, with the same row loaders and
+    storers: it reads x and residual and writes s, which the LayerNorm kernel then reads once more.
+
+    Parameters
+    ----------
+    x, residual : numpy.ndarray
+        Of the same shape and dtype: float64, float32, float16 or bfloat16.
+    gamma, beta, eps, statistics, compiled
+        As in :func:`fused_layer_norm`.
+
+    Returns
+    -------
+    y : numpy.ndarray
+        ``LN(s)``, of the shape and dtype of `x`.
+    s : numpy.ndarray
+        ``x + residual`` rounded to x's dtype, the new residual stream.
+    mean, rstd : numpy.ndarray
+        The statistics of s, as :func:`fused_layer_norm` returns them, for
+        :func:`fused_layer_norm_backward` on s (whose dx is the gradient of both x and residual, to
+        which the gradient reaching s along the residual stream is added).
+
+    Raises
+    ------
+    ImportError, TypeError, ValueError
+        As :func:`fused_layer_norm`; also for a residual of another shape or dtype, and for a sum
+        that overflows the storage dtype (x and residual finite, s not).
+
+    Examples
+    --------
+    >>> y, s, mean, rstd = fused_add_layer_norm(np.array([[1.0, 2.0]]), np.array([[2.0, 4.0]]), compiled=False)
+    >>> s.tolist(), np.round(y, 4).tolist()
+    ([[3.0, 6.0]], [[-1.0, 1.0]])
+    """
+    x2, kind, work = _storage(x, "x")
+    if not isinstance(residual, np.ndarray) or residual.shape != x.shape or residual.dtype != x.dtype:
+        raise ValueError(f"residual must be a numpy array of the shape and dtype of x, {x.shape} {x.dtype.name}; got "
+                         f"{np.shape(residual)} {getattr(residual, 'dtype', type(residual).__name__)}.")
+    r2 = _storage(residual, "residual")[0]
+    rows, size = x2.shape
+    chunks = _chunks(rows, size, compiled)
+    kernel = _build(kind, "add", bool(compiled), False, chunks > 1)
+    s2 = np.empty_like(x2)
+    buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
+    with np.errstate(all="ignore"):
+        kernel(x2, r2, s2, chunks, buffers, outputs)
+    s = s2.view(x.dtype).reshape(x.shape)
+    try:
+        y, mean, rstd = fused_layer_norm(s, gamma, beta, eps, statistics=statistics, compiled=compiled)
+    except ValueError:  # name the input that is not finite, or the sum that overflowed, not "x"
+        for value, name in ((x, "x"), (residual, "residual")):
+            check_finite(value, name)
+        largest = float(float_info(x.dtype).max)
+        check_finite(s, "x + residual", f" after rounding it to {x.dtype.name} (largest value {largest:.6g}): "
+                                        "the residual stream overflows its storage dtype")
+        raise
+    return y, s, mean, rstd
+
+
 def _outputs(out, names, expected, inputs, function) -> tuple:
     """`out` (None, one array for the first output, or one array per output) checked against `expected`.
 
@@ -540,7 +624,9 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     Parameters
     ----------
     dy : numpy.ndarray
-        The gradient of the loss with respect to the output y.
+        The gradient of the loss with respect to the output y, in y's dtype,
+        which is x's (as PyTorch requires): the kernel reads it as it is, so
+        a dy of another dtype is refused, naming both.
     x : numpy.ndarray
         The forward pass's input, of the shape and dtype of `dy` (one of
         float64, float32, float16, bfloat16).
@@ -557,7 +643,7 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
         As in :func:`fused_layer_norm`.
     out : numpy.ndarray or tuple of 3 numpy.ndarray, optional
         Where to write dx (an array of the shape and dtype of `x`), or dx,
-        dgamma and dbeta (the last two of shape (H,) in the dtype of `x`),
+        dgamma and dbeta (the last two of shape (H,) in the dtype they are returned in),
         as for :func:`fused_layer_norm`'s `out`.
 
     Returns
@@ -565,7 +651,10 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
     dx : numpy.ndarray
         Shape and dtype of `x` (`out`'s array when given).
     dgamma, dbeta : numpy.ndarray
-        Shape (H,), summed over every row (all B·T tokens), in the dtype of `x`.
+        Shape (H,), summed over every row (all B·T tokens), in gamma's dtype when `gamma` is a
+        numpy array of a float dtype (float32 parameters of 16-bit x), else in x's, as
+        :func:`lnlib.backward.layer_norm_backward` returns them; summed in the wider of that and
+        the compute dtype (float32 for 16-bit x), never in a 16-bit running sum.
 
     Raises
     ------
@@ -577,13 +666,10 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
         and a dgamma or dbeta that is not finite in the storage dtype (dy too large, or not finite);
         an `out` refused as in :func:`fused_layer_norm`. A dx beyond the storage dtype's range is returned as infinity, not refused (see the module).
     """
-    if not isinstance(dy, np.ndarray) or not isinstance(x, np.ndarray) or dy.shape != x.shape or dy.dtype != x.dtype:
-        raise ValueError("dy and x must be numpy arrays of the same shape and dtype; got "
-                         f"{getattr(dy, 'shape', type(dy).__name__)} {getattr(dy, 'dtype', '')} and "
-                         f"{getattr(x, 'shape', type(x).__name__)} {getattr(x, 'dtype', '')}.")
     x2, kind, work = _storage(x, "x")
-    dy2 = _storage(dy, "dy")[0]
+    dy2 = _storage(_as_upstream(dy, x), "dy")[0]
     rows, size = x2.shape
+    grads = gradient_dtype(gamma, x.dtype)
     gamma = _parameter(gamma, "gamma", size, work, 1.0)
     if (mean is None) != (rstd is None):
         raise ValueError("pass both saved statistics, mean and rstd (from fused_layer_norm), or neither.")
@@ -595,26 +681,42 @@ def fused_layer_norm_backward(dy, x, gamma=None, mean=None, rstd=None, eps: floa
                          "pass.")
     chunks = _chunks(rows, size, compiled)
     kernel = _build(kind, "backward", bool(compiled), False, chunks > 1)
-    given_out = _outputs(out, ("dx", "dgamma", "dbeta"), ((x.shape, x.dtype), ((size,), x.dtype), ((size,), x.dtype)),
+    given_out = _outputs(out, ("dx", "dgamma", "dbeta"), ((x.shape, x.dtype), ((size,), grads), ((size,), grads)),
                          (x, dy), "fused_layer_norm_backward")
     dx = np.empty_like(x2) if given_out[0] is None else given_out[0].view(x2.dtype).reshape(x2.shape)
-    dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=work), np.zeros((chunks, size), dtype=work)
+    total = accumulator(work, grads)
+    dgamma_parts, dbeta_parts = np.zeros((chunks, size), dtype=total), np.zeros((chunks, size), dtype=total)
     buffers, outputs = np.empty((chunks, 2, size), dtype=work), np.empty((chunks, size), dtype=work)
     with np.errstate(all="ignore"):
         kernel(dy2, x2, gamma, work.type(size), mean, rstd, dx, dgamma_parts, dbeta_parts, chunks,
                buffers, outputs)
     storage = x.dtype
-    sums = "is the sum of {} over every row, and dy is too large for that sum (or not finite)"
     with np.errstate(over="ignore", invalid="ignore"):
         dgamma, dbeta = dgamma_parts.sum(axis=0), dbeta_parts.sum(axis=0)
     # every dy enters dbeta's sums: a NaN or infinite dy, or one too large, shows here, in H numbers
-    dgamma = to_storage(dgamma, storage, "dgamma", sums.format("dy * xhat"))
-    dbeta = to_storage(dbeta, storage, "dbeta", sums.format("dy"))
+    dgamma, dbeta = (to_storage(value, grads, name, parameter_overflow_cause(name, rows))
+                     for value, name in ((dgamma, "dgamma"), (dbeta, "dbeta")))
     for target, value in zip(given_out[1:], (dgamma, dbeta)):
         if target is not None:
             target[...] = value
     dgamma, dbeta = (v if t is None else t for v, t in zip((dgamma, dbeta), given_out[1:]))
     return (dx.view(storage).reshape(x.shape) if given_out[0] is None else given_out[0]), dgamma, dbeta
+
+
+def _as_upstream(dy, x: np.ndarray):
+    """dy, refused unless it is an array of the shape and dtype of `x`: the kernel reads dy in x's dtype, the output's."""
+    if not isinstance(dy, np.ndarray):
+        raise TypeError(f"dy must be a numpy array of x's dtype, {x.dtype.name}; got {type(dy).__name__}.")
+    if dy.shape != x.shape:
+        raise ValueError(f"dy must have the shape of x, {x.shape}; got {np.shape(dy)}.")
+    if dy.dtype == x.dtype:
+        return dy
+    storage = x.dtype.name
+    largest, limit = np.max(np.abs(dy), initial=0), float(float_info(storage).max)
+    misfit = (f" (its largest magnitude, {float(largest):.6g}, exceeds {storage}'s {limit:.6g}: scale it, or use a "
+              "wider x)" if dy.dtype.kind in "fiu" and largest > limit else "")
+    raise ValueError(f"dy is {dy.dtype.name} and x is {storage}: the kernel reads dy in x's dtype, the output's "
+                     f"(PyTorch requires it too); pass dy in {storage}{misfit}.")
 
 
 def _saved(value, name: str, rows: int, work: np.dtype) -> np.ndarray:

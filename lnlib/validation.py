@@ -19,6 +19,7 @@ __all__ = [
     "as_float_array",
     "float_info",
     "compute_dtype",
+    "gradient_dtype",
     "check_finite",
     "normalized_axes",
     "normalized_shape",
@@ -92,6 +93,24 @@ def compute_dtype(
     if resolved not in choices:
         raise ValueError(f"{name} must be one of {names}; got {resolved.name}.")
     return resolved
+
+
+def gradient_dtype(gamma, storage) -> np.dtype:
+    """The dtype of dgamma and dbeta for an input stored as `storage` (chapter "Gradients through LayerNorm").
+
+    gamma's dtype when gamma is a numpy array of a float dtype: mixed-precision training keeps float32
+    parameters beside 16-bit activations, and their gradients in float32, since a sum over many rows
+    (70 000 rows of dy = 1 sum to 70 000) does not fit float16 (65504). Otherwise (no gamma, or a
+    list) the input's dtype. dx always has the input's dtype.
+
+    Examples
+    --------
+    >>> gradient_dtype(np.ones(4, np.float32), "float16"), gradient_dtype(None, "float16")
+    (dtype('float32'), dtype('float16'))
+    """
+    if isinstance(gamma, np.ndarray) and gamma.dtype in _FLOAT_DTYPES:
+        return gamma.dtype
+    return np.dtype(storage)
 
 
 def check_finite(array: np.ndarray, name: str, what: str = "") -> np.ndarray:

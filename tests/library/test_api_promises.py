@@ -494,6 +494,14 @@ def _fused_backward(compiled):
     return call
 
 
+def _fused_add(c):
+    # a zero residual: s = x exactly, so the references are those of x
+    y, s, mean, rstd = fused.fused_add_layer_norm(
+        c.x, np.zeros_like(c.x), c.gamma, c.beta, c.eps, compiled=False
+    )
+    return {"y": y, "mean": mean[:, None], "rstd": rstd[:, None]}
+
+
 #: documented name -> [(label, call, takes gamma)]
 FUNCTIONS = {
     "lnlib.textbook.numpy_layer_norm": [("", _textbook, True)],
@@ -547,6 +555,7 @@ FUNCTIONS = {
         (stats, _fused(False, stats), True) for stats in fused.STATISTICS
     ],
     "lnlib.fused.fused_layer_norm_backward": [("", _fused_backward(False), True)],
+    "lnlib.fused.fused_add_layer_norm": [("", _fused_add, True)],
 }
 
 #: where a constant row is an ordinary input: a mean square that is not 0, or a variance of 0
@@ -593,6 +602,7 @@ NOT_COMPUTING = {
             "as_float_array",
             "float_info",
             "compute_dtype",
+            "gradient_dtype",
             "check_finite",
             "normalized_axes",
             "normalized_shape",

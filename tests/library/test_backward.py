@@ -199,6 +199,20 @@ def test_float32_dx_still_sums_to_zero_at_float32_precision():
     assert np.all(np.abs(dx.sum(axis=-1)) < 64 * np.finfo(np.float32).eps * np.abs(dx).max())
 
 
+@pytest.mark.parametrize("shape", [(0, 8), (2, 0, 8)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_an_empty_batch_has_an_empty_dx_and_zero_parameter_gradients(shape, dtype):
+    # as PyTorch: no rows, so nothing flows back to x and the sums over rows are 0
+    x = np.zeros(shape, dtype)
+    _, mean, rstd = layer_norm(x, return_stats=True)
+    for saved in ({}, {"mean": mean, "rstd": rstd}):
+        dx, dgamma, dbeta = layer_norm_backward(x, x, **saved)
+        assert dx.shape == shape and dx.dtype == dtype
+        for grad in (dgamma, dbeta):
+            assert grad.dtype == dtype
+            np.testing.assert_array_equal(grad, np.zeros(8))
+
+
 # --- errors --------------------------------------------------------------------------------
 
 
@@ -217,6 +231,28 @@ def test_float32_dx_still_sums_to_zero_at_float32_precision():
 def test_bad_upstream_gradient(dy, error, words):
     with pytest.raises(error, match=words):
         layer_norm_backward(dy, np.arange(8.0).reshape(2, 4))
+
+
+def test_a_dy_that_does_not_fit_x_dtype_is_named_as_such_not_blamed_on_eps():
+    # dy is the gradient of the output, which has x's dtype: 1e6 cannot be held in float16
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
+    dy = np.array([[1e6, 0.0, 0.0, 0.0]], np.float32)
+    with pytest.raises(
+        ValueError, match=r"^dy is float32 and does not fit x's float16: 1e\+06 > 65504"
+    ):
+        layer_norm_backward(dy, x)
+    with pytest.raises(ValueError, match="pass dy in float16") as caught:
+        backward_parts(dy, x, mean=np.zeros(1), rstd=np.ones(1))
+    assert "eps" not in str(caught.value)
+
+
+def test_a_dy_of_another_dtype_that_fits_is_rounded_to_x_dtype_as_a_kernel_receives_it():
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
+    dy = np.array([[0.1, -3.3, 2.0, 1e4]], np.float32)
+    for ours, rounded in zip(
+        layer_norm_backward(dy, x), layer_norm_backward(dy.astype(np.float16), x)
+    ):
+        np.testing.assert_array_equal(ours, rounded)
 
 
 def test_backward_refuses_what_the_forward_refuses():

@@ -246,7 +246,8 @@ def test_out_receives_the_same_bits_as_a_fresh_output_and_is_returned(compiled, 
         for a, b in zip(got, fresh):
             np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
     backward = fused.fused_layer_norm_backward(dy, x, gamma, fresh[1], fresh[2], compiled=compiled)
-    outs = (np.full_like(x, 5), np.full(96, 5, x.dtype), np.full(96, 5, x.dtype))
+    # dgamma and dbeta take gamma's dtype, float64 here
+    outs = (np.full_like(x, 5), np.full(96, 5, gamma.dtype), np.full(96, 5, gamma.dtype))
     given = fused.fused_layer_norm_backward(
         dy, x, gamma, fresh[1], fresh[2], compiled=compiled, out=outs
     )
@@ -308,3 +309,84 @@ def test_a_wrong_out_is_refused_naming_the_shape_and_dtype_expected(compiled):
     dy = np.ones_like(x)
     with pytest.raises(ValueError, match="must not overlap an input"):
         fused.fused_layer_norm_backward(dy, x, None, mean, rstd, compiled=compiled, out=dy)
+
+
+@pytest.mark.parametrize("shape", [(0, 8), (2, 0, 8)])
+def test_an_empty_batch_gives_empty_outputs_and_zero_parameter_gradients(compiled, shape):
+    # as PyTorch and lnlib.forward: no rows to normalize, and dgamma, dbeta are sums over no rows
+    x = np.zeros(shape, np.float16)
+    y, mean, rstd = quietly(fused.fused_layer_norm, x, compiled=compiled)
+    assert y.shape == shape and y.dtype == np.float16
+    assert mean.shape == rstd.shape == shape[:-1] and mean.dtype == np.float32
+    for saved in ((), (mean, rstd)):
+        dx, dgamma, dbeta = quietly(
+            fused.fused_layer_norm_backward, x, x, None, *saved, compiled=compiled
+        )
+        assert dx.shape == shape and dx.dtype == np.float16
+        for grad in (dgamma, dbeta):
+            assert grad.dtype == np.float16
+            np.testing.assert_array_equal(grad, np.zeros(8))
+
+
+def test_a_dy_of_another_dtype_is_refused_naming_both_dtypes_not_eps(compiled):
+    # the kernel reads dy in x's dtype, the output's (PyTorch requires it too)
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
+    dy = np.array([[1e6, 0.0, 0.0, 0.0]], np.float32)
+    pattern = r"^dy is float32 and x is float16: .*pass dy in float16 \(its largest magnitude, 1e\+06, exceeds float16's 65504"
+    with pytest.raises(ValueError, match=pattern) as caught:
+        fused.fused_layer_norm_backward(dy, x, compiled=compiled)
+    assert "eps" not in str(caught.value)
+    with pytest.raises(
+        ValueError, match=r"^dy is float32 and x is float16: .*pass dy in float16\.$"
+    ):
+        fused.fused_layer_norm_backward(np.ones((1, 4), np.float32), x, compiled=compiled)
+    with pytest.raises(ValueError, match=r"dy must have the shape of x, \(1, 4\); got \(1, 3\)"):
+        fused.fused_layer_norm_backward(np.ones((1, 3), np.float16), x, compiled=compiled)
+    with pytest.raises(TypeError, match="dy must be a numpy array of x's dtype, float16; got list"):
+        fused.fused_layer_norm_backward([[1.0, 0.0, 0.0, 0.0]], x, compiled=compiled)
+
+
+# --- the residual add fused with the norm -------------------------------------------------------
+
+
+def test_add_layer_norm_is_layer_norm_of_the_sum_in_float64(compiled):
+    rng = np.random.default_rng(11)
+    x, residual = rng.normal(size=(2, 3, 40)), 5 + 3 * rng.normal(size=(2, 3, 40))
+    gamma, beta = 1 + 0.1 * rng.normal(size=40), 0.1 * rng.normal(size=40)
+    y, s, mean, rstd = quietly(
+        fused.fused_add_layer_norm, x, residual, gamma, beta, compiled=compiled
+    )
+    np.testing.assert_array_equal(s, x + residual)
+    expected, exp_mean, exp_rstd = layer_norm(x + residual, gamma, beta, return_stats=True)
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mean, exp_mean[..., 0], rtol=1e-12)
+    np.testing.assert_allclose(rstd, exp_rstd[..., 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, BF16], ids=str)
+def test_add_layer_norm_normalizes_the_stored_sum(compiled, dtype):
+    # s is rounded to the storage dtype, as a kernel stores the residual stream, and y comes from it
+    rng = np.random.default_rng(12)
+    x, residual = (
+        (rng.normal(size=(5, 3000)) * 40).astype(dtype),
+        rng.normal(size=(5, 3000)).astype(dtype),
+    )
+    y, s, mean, rstd = quietly(fused.fused_add_layer_norm, x, residual, compiled=compiled)
+    np.testing.assert_array_equal(s.view(np.uint8), (x + residual).view(np.uint8))
+    for got, want in zip((y, mean, rstd), fused.fused_layer_norm(x + residual, compiled=compiled)):
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_add_layer_norm_names_an_overflowing_sum_and_a_bad_input(compiled):
+    x = np.array([[60000.0, 1.0, 2.0, 3.0]], np.float16)
+    with pytest.raises(
+        ValueError, match=r"^x \+ residual contains infinity.*overflows its storage"
+    ):
+        fused.fused_add_layer_norm(x, x, compiled=compiled)
+    residual = np.array([[0.0, np.nan, 0.0, 0.0]], np.float16)
+    with pytest.raises(ValueError, match=r"^residual contains NaN at index \(0, 1\)"):
+        fused.fused_add_layer_norm(x, residual, compiled=compiled)
+    with pytest.raises(
+        ValueError, match=r"residual must be a numpy array of the shape and dtype of x"
+    ):
+        fused.fused_add_layer_norm(x, x.astype(np.float32), compiled=compiled)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnlib import layer_norm, rms_norm
-from lnlib.backward import layer_norm_backward
+from lnlib import fused, layer_norm, rms_norm
+from lnlib.backward import backward_parts, layer_norm_backward
 from lnlib.harness import unit_roundoff
 from lnlib.validation import BFLOAT16
 
@@ -92,3 +92,72 @@ def test_saved_statistics_match_pytorch_native_layer_norm(torch):
     _, t_mean, t_rstd = torch.native_layer_norm(torch.from_numpy(x), (4, 16), None, None, 1e-5)
     np.testing.assert_allclose(mean, t_mean.numpy(), rtol=1e-12)
     np.testing.assert_allclose(rstd, t_rstd.numpy(), rtol=1e-12)
+
+
+# --- mixed precision: float32 parameters beside 16-bit activations, as autocast training keeps them ---
+
+#: More rows than float16 holds (65504), and far past where a float16 running sum of ones stalls (2048)
+MANY_ROWS = 70_000
+
+
+def _ones_problem(half, rows=MANY_ROWS, size=8):
+    x = np.random.default_rng(3).normal(size=(rows, size)).astype(half)
+    return np.ones_like(x), x, np.ones(size, np.float32)
+
+
+def _mixed_backwards(compiled_fused=True):
+    """Each backward function, returning (dx, dgamma, dbeta)."""
+    parts = lambda dy, x, g: (lambda p: (p.dx, p.dgamma, p.dbeta))(backward_parts(dy, x, g))  # noqa: E731
+    calls = {"layer_norm_backward": layer_norm_backward, "backward_parts": parts}
+    if compiled_fused and fused.numba_available():
+        calls["fused_layer_norm_backward"] = fused.fused_layer_norm_backward
+    return calls
+
+
+@pytest.mark.parametrize("name", sorted(HALVES))
+def test_float32_gamma_gets_float32_dgamma_dbeta_summed_in_float32(name):
+    # a float16 running sum of 70 000 ones stalls at 2048 (2048 + 1 rounds to 2048); float32 holds it exactly
+    dy, x, gamma = _ones_problem(HALVES[name])
+    exact_dgamma = layer_norm_backward(dy.astype(np.float64), x.astype(np.float64))[1]
+    for function, backward in _mixed_backwards().items():
+        dx, dgamma, dbeta = backward(dy, x, gamma)
+        assert dgamma.dtype == dbeta.dtype == np.float32, function
+        assert dx.dtype == (np.float32 if function == "backward_parts" else x.dtype), function
+        np.testing.assert_array_equal(dbeta, np.full(8, MANY_ROWS, np.float32), err_msg=function)
+        np.testing.assert_allclose(dgamma, exact_dgamma, rtol=0, atol=1e-5 * MANY_ROWS)
+
+
+def test_uncompiled_fused_backward_keeps_the_same_dtype_rule():
+    dy, x, gamma = _ones_problem(np.float16, rows=5)
+    for g, expected in ((gamma, np.float32), (None, np.float16), (gamma.tolist(), np.float16)):
+        _, dgamma, dbeta = fused.fused_layer_norm_backward(dy, x, g, compiled=False)
+        assert dgamma.dtype == dbeta.dtype == expected
+        np.testing.assert_array_equal(dbeta, np.full(8, 5.0))
+
+
+@pytest.mark.parametrize("gamma", [None, "list"], ids=["gamma None", "gamma a list"])
+def test_without_a_float_gamma_array_the_float16_sum_is_refused_not_inf(gamma):
+    dy, x, g = _ones_problem(np.float16)
+    gamma = None if gamma is None else g.tolist()
+    for function, backward in _mixed_backwards().items():
+        if (
+            function == "backward_parts"
+        ):  # its sums are before rounding, in float32: nothing to refuse
+            assert backward(dy, x, gamma)[2].dtype == np.float32
+            continue
+        with pytest.raises(ValueError, match=r"^dbeta contains infinity.*float16") as caught:
+            backward(dy, x, gamma)
+        assert "70000 rows" in str(caught.value) and "as a float32 array" in str(caught.value)
+
+
+def test_pytorch_sums_70000_float16_rows_of_ones_to_4096_and_lnlib_to_70000(torch):
+    # PyTorch 2.13.0 on the CPU was measured to return dbeta = 4096 here: a stalled 16-bit partial sum
+    dy, x, gamma = _ones_problem(np.float16)
+    tx = torch.from_numpy(x).requires_grad_()
+    tg, tb = torch.from_numpy(gamma).requires_grad_(), torch.zeros(8, requires_grad=True)
+    torch.nn.functional.layer_norm(tx, (8,), tg, tb).backward(torch.from_numpy(dy))
+    theirs = tb.grad.numpy()
+    assert tb.grad.dtype == torch.float32
+    if torch.__version__.split("+")[0] == "2.13.0" and tx.device.type == "cpu":
+        np.testing.assert_array_equal(theirs, np.full(8, 4096.0, np.float32))
+    np.testing.assert_array_equal(layer_norm_backward(dy, x, gamma)[2], np.full(8, MANY_ROWS))
