@@ -214,3 +214,58 @@ def test_the_reviews_cheats_fail_the_student_edition(course, tmp_path):
     assert "VALIDATION FAILED ON 3 CELL(S)" in said, said[-3000:]
     for answer, named in REVIEW_CHEATS.values():
         assert f"your answer uses {named}" in said, (named, said[-3000:])
+
+
+def test_a_course_in_use_loses_nothing(tmp_path):
+    """`make student` twice in a row with submissions present, then `make instructor` without and with FORCE:
+    every submission, autograded notebook, the gradebook and the instructor's edit to the key survive (the
+    Makefile's targets run the same command lines)."""
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("instructor", "student"):
+        recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
+        assert recipe.strip().startswith("$(BIN)/python -m lnlib.book.tools.course"), recipe
+        assert "\n" not in recipe.strip(), f"make {target} runs more than the course command"
+    course = tmp_path / "course"
+    key = instructor_edition(course, [ROOT / "chapters" / "03_mean.ipynb"])[0]
+    edited = key.read_text().replace(
+        "answer_1 = None", "answer_1 = None  # the instructor's edit", 1
+    )
+    key.write_text(edited)
+    kept = {
+        course / "submitted" / "alice" / "03_mean" / "03_mean.ipynb": "alice's work",
+        course / "autograded" / "alice" / "03_mean" / "03_mean.ipynb": "alice's graded work",
+        course / "feedback" / "alice" / "03_mean" / "03_mean.html": "alice's feedback",
+    }
+    for path, text in kept.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    def course_command(*words):
+        return subprocess.run(
+            [sys.executable, "-m", "lnlib.book.tools.course", *words, str(course)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+
+    for _ in range(2):
+        assert course_command("student").returncode == 0
+    assert (course / "gradebook.db").exists()
+    gradebook = (course / "gradebook.db").stat().st_size
+    refused = course_command("instructor")
+    assert refused.returncode != 0 and "FORCE=1" in refused.stderr
+    assert key.read_text() == edited
+    assert "the instructor's edit" in (course / "release" / "03_mean" / "03_mean.ipynb").read_text()
+    forced = subprocess.run(
+        [sys.executable, "-m", "lnlib.book.tools.course", "instructor", str(course), "--force"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert forced.returncode == 0, forced.stderr
+    (backup,) = course.glob("source.backup-*")
+    assert (backup / "03_mean" / "03_mean.ipynb").read_text() == edited
+    assert "the instructor's edit" not in key.read_text()
+    for path, text in kept.items():
+        assert path.read_text() == text, f"{path} was changed"
+    assert (course / "gradebook.db").stat().st_size >= gradebook

@@ -22,11 +22,19 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
 
-__all__ = ["answer_key", "instructor_edition", "reading_minutes", "state_times", "student_edition"]
+__all__ = [
+    "KeyExists",
+    "answer_key",
+    "instructor_edition",
+    "reading_minutes",
+    "state_times",
+    "student_edition",
+]
 
 ROOT = Path(__file__).resolve().parents[3]
 ANSWER = re.compile(r"^(answer_(\d+) = None.*)$", re.M)
@@ -151,11 +159,30 @@ def _course_links(text: str) -> str:
     return re.sub(r"\]\((\d\d_\w+)\.ipynb", r"](../\1/\1.ipynb", text)
 
 
-def instructor_edition(course: Path, chapters=None) -> list[Path]:
-    """Write the nbgrader course at `course`: its config and each chapter's answer key."""
+class KeyExists(RuntimeError):
+    """The course already holds an answer key, which an instructor may have edited: not overwritten."""
+
+
+def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> list[Path]:
+    """Write the nbgrader course at `course`: its config (unless it has one) and each chapter's answer key.
+
+    Nothing of a course in use is deleted: an existing key (``source/``) is refused with
+    :class:`KeyExists` unless `force`, and then moved aside to ``source.backup-<time>`` first; the
+    students' submissions, autograded notebooks, feedback and gradebook are never touched.
+    """
     chapters = chapters or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    source = course / "source"
+    if source.exists():
+        if not force:
+            raise KeyExists(
+                f"{source} already holds an answer key (edited, perhaps): nothing was written. "
+                "To write it anew, run `make instructor FORCE=1`, which moves it to "
+                f"{source.name}.backup-<time> first."
+            )
+        source.rename(course / f"source.backup-{time.strftime('%Y%m%d-%H%M%S')}")
     course.mkdir(parents=True, exist_ok=True)
-    (course / "nbgrader_config.py").write_text(CONFIG)
+    if not (course / "nbgrader_config.py").exists():
+        (course / "nbgrader_config.py").write_text(CONFIG)
     written = []
     for chapter in chapters:
         folder = course / "source" / chapter.stem
@@ -168,7 +195,12 @@ def instructor_edition(course: Path, chapters=None) -> list[Path]:
 
 
 def student_edition(course: Path) -> list[Path]:
-    """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student edition."""
+    """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student edition.
+
+    It rewrites ``release/`` alone (from the key as it stands, edits included); a course without a key gets
+    one first (:func:`instructor_edition`)."""
+    if not (course / "source").exists():
+        instructor_edition(course)
     for folder in sorted((course / "source").iterdir()):
         subprocess.run(
             [
@@ -271,7 +303,11 @@ if __name__ == "__main__":
     if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
         state_times(sys.argv[2:])
     elif edition == "instructor":
-        print(f"{len(instructor_edition(course))} answer keys in {course}/source")
+        try:
+            keys = instructor_edition(course, force="--force" in sys.argv[3:])
+        except KeyExists as refused:
+            sys.exit(str(refused))
+        print(f"{len(keys)} answer keys in {course}/source")
     elif edition == "student":
         print(f"{len(student_edition(course))} student notebooks in {course}/release")
     else:
