@@ -127,3 +127,69 @@ def test_companion_colour_scale_covers_every_jacobian_entry_with_gamma():
         assert low <= image.get_array().min() and image.get_array().max() <= high
     # at eps = 0.01 and a tiny input, s * J is nearly diag(gamma) (I - 11'/H): entry (1, 1) is about 2 * 3/4
     assert np.abs(heatmaps[1].get_array()).max() > 1.0
+
+
+# RMSNorm's backward pass (lnlib.book.experiments.gradients)
+
+TOKEN = np.array([0.4, -0.9, 0.2, 5.1])  # the chapter's token 1
+
+
+def test_rms_jacobian_equals_finite_differences_of_the_forward_pass():
+    from lnlib import rms_norm
+    from lnlib.book.experiments.gradients import rms_jacobian
+
+    gamma = np.array([1.0, 0.5, 1.5, 0.8])
+    rows = [
+        numerical_gradient(lambda v: rms_norm(v, gamma, eps=1e-2), TOKEN, np.eye(4)[i])
+        for i in range(4)
+    ]
+    assert relative_error(rms_jacobian(TOKEN, gamma, eps=1e-2), np.array(rows)) < 1e-7
+
+
+def test_rms_jacobian_removes_only_the_radial_direction_and_layer_norms_also_the_shift():
+    from lnlib.book.experiments.gradients import jacobian_geometry
+
+    found = jacobian_geometry(TOKEN)
+    np.testing.assert_allclose(found["rms_eigenvalues"], [0, 1, 1, 1], atol=1e-12)
+    np.testing.assert_allclose(found["ln_eigenvalues"], [0, 0, 1, 1], atol=1e-12)
+    assert found["rms_idempotent"] < 1e-12
+    assert found["rms_Jx"] < 1e-12 and found["ln_Jx"] < 1e-12 and found["ln_J1"] < 1e-12
+    # J 1 / rstd = 1 - x̂ mean(x̂) at ε = 0, of norm sqrt(H (1 - mean(x̂)²)), by hand
+    xhat = TOKEN / np.sqrt(np.mean(TOKEN**2))
+    assert found["rms_J1"] == pytest.approx(np.sqrt(1 - xhat.mean() ** 2), rel=1e-12)
+
+
+def test_what_eps_leaves_of_jx_is_eps_over_mean_square_plus_eps():
+    from lnlib.book.experiments.gradients import jacobian_geometry
+
+    found = jacobian_geometry(TOKEN, ratios=(1e-3, 0.5, 3.0))
+    for t in (1e-3, 0.5, 3.0):
+        assert found["leftover"][t] == pytest.approx(t / (1 + t), rel=1e-9)
+        assert found["leftover_formula"][t] == t / (1 + t)
+
+
+def test_check_rms_norm_passes_the_kernel_saving_rstd_and_fails_sigma_and_16_bit_rstd():
+    from lnlib.book.experiments.gradients import saved_statistic_checks
+
+    found = saved_statistic_checks()
+    assert found["rstd"] == {"passed": True, "failed": [], "worst": 0.0}
+    for name in ("sigma = 1/rstd", "rstd in float16"):
+        assert not found[name]["passed"]
+        assert found[name]["failed"] == [("backward", "float32"), ("backward", "float64")]
+        assert found[name]["worst"] > 1e6
+
+
+def test_rms_gradient_figure_draws_dx_as_the_sum_of_its_two_terms():
+    from lnlib.book.figures.gradients import rms_gradient_figure
+    from lnlib.book.figures.style import layout_problems
+    from lnlib.rms import rms_norm_backward
+
+    x, dy = np.array([1.2, 0.6]), np.array([0.6, 1.8])
+    fig = rms_gradient_figure(x, dy, {1e-2: 0.0099, 1.0: 0.5}, {1e-2: 1 / 101, 1.0: 0.5})
+    assert layout_problems(fig) == []
+    drawn = [a for a in fig.axes[0].texts if a.arrow_patch is not None]
+    ends = [np.array(a.xy) - np.array(a.xyann) for a in drawn]
+    dx = rms_norm_backward(dy, x, eps=0.0)[0]
+    np.testing.assert_allclose(ends[0] + ends[1], dx, atol=1e-12)
+    np.testing.assert_allclose(ends[2], dx, atol=1e-12)
+    assert abs(dx @ x) < 1e-12  # tangent to the circle through x

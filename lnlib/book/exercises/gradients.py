@@ -1,4 +1,4 @@
-"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ by hand, the atomic backward pass, what ε leaves over."""
+"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ by hand, the atomic backward pass, what ε leaves over, RMSNorm's dx, and dγ from what a kernel saved."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
 from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
+from lnlib.rms import rms_backward_parts, rms_norm_backward
 
 #: The ε of exercises 1 and 2, and of exercise 3, as their questions give them.
 EPS = 1e-5
@@ -113,4 +114,60 @@ def leftover_along_xhat(xs, dys) -> Exercise:
     )
 
 
-exercises = Exercises("09_gradients", dgamma_by_hand, atomic_backward_dx, leftover_along_xhat)
+@forbidding("lnlib", "torch", "jax", "sympy")
+def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
+    """Exercise 4: RMSNorm's dL/dx for the vector `x4`, dy = `dy4` and γ = `g4`, with ε = 0."""
+    x4, dy4 = np.asarray(x4, dtype=np.float64), np.asarray(dy4, dtype=np.float64)
+    parts = rms_backward_parts(dy4, x4, g4, eps=0.0)
+    return Exercise(
+        parts.dx,
+        hint="rstd = 1 / sqrt(mean(x4**2)), xhat = x4 * rstd, dxhat = g4 * dy4; RMSNorm's x reaches "
+        "xhat by two paths, not three.",
+        mistakes={
+            "the mean square's path is missing: rstd · dx̂ alone is the direct term; subtract "
+            "x̂ · mean(dx̂ · x̂) before scaling by rstd": parts.direct,
+            "that is LayerNorm's dx, with mean(dx̂) subtracted and x̂ centred; RMSNorm never "
+            "subtracts a mean, so its dx has no such term": layer_norm_backward(
+                dy4, x4, g4, eps=0.0
+            )[0],
+            "γ is missing: the gradient reaching x̂ is dx̂ = g4 * dy4": rms_norm_backward(
+                dy4, x4, eps=0.0
+            )[0],
+            "the mean square's term has the wrong sign: a larger mean square shrinks x̂, so it is "
+            "subtracted": parts.direct - parts.through_ms,
+        },
+    )
+
+
+@forbidding("lnlib", "torch", "jax")
+def dgamma_from_saved(xk, dyk, saved) -> Exercise:
+    """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved per row."""
+    xk, dyk = np.asarray(xk, dtype=np.float64), np.asarray(dyk, dtype=np.float64)
+    saved = np.asarray(saved, dtype=np.float64)
+    centred = xk - xk.mean(axis=-1, keepdims=True)
+    return Exercise(
+        rms_norm_backward(dyk, xk, rstd=1 / saved)[1],
+        hint="The backward pass rebuilds x̂ from x and the saved number of its row; read what that "
+        "number is, then sum dyk * x̂ over the right axis.",
+        mistakes={
+            "that multiplies x by the saved number as if it were rstd; this kernel saved σ, so "
+            "x̂ = x / σ": (dyk * xk * saved).sum(axis=0),
+            "that sums over the features (axis=-1), one value per row; each γ_i collects dyk · x̂ "
+            "from every row at its own feature": (dyk * xk / saved).sum(axis=-1),
+            "that centres x first, as LayerNorm does; RMSNorm's x̂ is x / σ with no mean "
+            "subtracted": (dyk * centred / saved).sum(axis=0),
+            "that is the sum of dyk alone, LayerNorm's dβ; RMSNorm has no β, and dγ weights each "
+            "dyk by its x̂": dyk.sum(axis=0),
+            "x is not normalized: dγ sums dyk · x̂, with x̂ = x / σ": (dyk * xk).sum(axis=0),
+        },
+    )
+
+
+exercises = Exercises(
+    "09_gradients",
+    dgamma_by_hand,
+    atomic_backward_dx,
+    leftover_along_xhat,
+    rms_dx_by_hand,
+    dgamma_from_saved,
+)

@@ -1,4 +1,4 @@
-"""Figures for the chapter "Gradients through LayerNorm": the computation graph, the Jacobian and where dx comes from."""
+"""Figures for the chapter "Gradients through LayerNorm": the computation graph, the Jacobian, where dx comes from, and RMSNorm's dx."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 
 from ...backward import backward_parts, layer_norm_jacobian
+from ...rms import rms_backward_parts
 from .style import PALETTE, new_figure
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "gradients_figure",
     "gradients_companion",
     "scaling_figure",
+    "rms_gradient_figure",
 ]
 
 #: One colour per path from x to xhat, shared by the graph, the bars and the text.
@@ -428,4 +430,73 @@ def scaling_figure(alphas, ratios: dict):
         title="the 1/α rule holds only when ε ≪ α²·σ²",
     )
     ax.legend(fontsize=8)
+    return fig
+
+
+def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
+    """RMS norm's dx in two dimensions, as its two terms, and what ε leaves of Jx (chapter "Gradients through LayerNorm").
+
+    Parameters
+    ----------
+    x, dy : array_like
+        One input of two entries and its upstream gradient (γ = 1, ε = 0).
+    leftover, leftover_formula : dict of float to float
+        For each ε / mean(x²), ‖Jx‖ / ‖x̂‖ measured and predicted
+        (:func:`lnlib.book.experiments.gradients.jacobian_geometry`).
+    """
+    x, dy = np.asarray(x, dtype=np.float64), np.asarray(dy, dtype=np.float64)
+    parts = rms_backward_parts(dy, x, eps=0.0)
+    fig, (geo, eps_ax) = new_figure(1, 2, figsize=(5.4, 3.3))
+    radius = np.linalg.norm(x)
+    turn = np.linspace(0, 2 * np.pi, 200)
+    geo.plot(radius * np.cos(turn), radius * np.sin(turn), color=PALETTE["neutral"], lw=0.8, ls=":")
+    geo.plot(
+        [0, 1.6 * x[0]],
+        [0, 1.6 * x[1]],
+        color=PALETTE["neutral"],
+        lw=0.8,
+        ls="--",
+        label="αx: same y",
+    )
+    arrows = (
+        (x, parts.direct, PATH_COLOURS["direct"], "direct: rstd·$d\\hat x$"),
+        (x + parts.direct, parts.through_ms, PATH_COLOURS["through_var"], "via mean(x²)"),
+        (x, parts.dx, PALETTE["neutral"], "dx: their sum"),
+    )
+    for start, step, colour, label in arrows:
+        geo.annotate(
+            "", start + step, start, arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2}
+        )
+        geo.plot([], [], color=colour, lw=2, label=label)
+    geo.plot(*x, "o", color=PALETTE["input"], ms=5, zorder=0, label="x")
+    tips = np.array([x, x + parts.direct, x + parts.dx, 1.6 * x])
+    low, high = min(tips.min(), 0.0) - 0.2, tips.max() + 0.2
+    geo.set(
+        xlim=(low, high),
+        ylim=(low, high),
+        box_aspect=1,
+        xlabel="x₁",
+        ylabel="x₂",
+        title="dx is tangent to\nthe circle |x| = const",
+    )
+    geo.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+    ratios = np.array(sorted(leftover))
+    eps_ax.plot(
+        ratios,
+        [leftover_formula[t] for t in ratios],
+        color=PALETTE["reference"],
+        lw=2,
+        label="ε / (mean(x²) + ε)",
+    )
+    eps_ax.plot(
+        ratios, [leftover[t] for t in ratios], "o", color=PALETTE["neutral"], ms=4, label="measured"
+    )
+    eps_ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="ε / mean(x²)",
+        ylabel="|Jx| / |x̂|",
+        title="what ε leaves\nalong x",
+    )
+    eps_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28))
     return fig
