@@ -1,4 +1,4 @@
-r"""The backward pass of RMS normalization, in closed form (chapter "LayerNorm and its family").
+r"""The backward pass of RMS normalization, in closed form (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
 With :math:`r = 1/\sqrt{\operatorname{mean}(x^2) + \varepsilon}` (``rstd``), :math:`\hat x = x\,r`,
 :math:`y = \gamma \hat x` and an upstream gradient :math:`dy = \partial L / \partial y`,
@@ -37,7 +37,7 @@ __all__ = ["RMSBackwardParts", "rms_backward_parts", "rms_norm_backward"]
 
 @dataclass(frozen=True)
 class RMSBackwardParts:
-    r"""The pieces of RMS norm's closed-form backward pass (chapter "LayerNorm and its family").
+    r"""The pieces of RMS norm's closed-form backward pass (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     x reaches :math:`\hat x` along two paths, directly and through the mean square, and dx
     is the sum of one term per path: ``dx = direct + through_ms``, with
@@ -74,7 +74,7 @@ class RMSBackwardParts:
 def rms_backward_parts(
     dy, x, gamma=None, *, eps: float = 1e-6, axis=-1, rstd=None, compute_dtype=None
 ) -> RMSBackwardParts:
-    """RMS norm's closed-form backward pass with every intermediate kept (chapter "LayerNorm and its family").
+    """RMS norm's closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     Parameters, errors and the meaning of the results as in :func:`rms_norm_backward`.
 
@@ -118,7 +118,7 @@ def rms_backward_parts(
 def rms_norm_backward(
     dy, x, gamma=None, *, eps: float = 1e-6, axis=-1, rstd=None, compute_dtype=None
 ):
-    """Gradients of :func:`~lnlib.norms.rms_norm` with respect to x and gamma (chapter "LayerNorm and its family").
+    """Gradients of :func:`~lnlib.norms.rms_norm` with respect to x and gamma (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     Parameters
     ----------

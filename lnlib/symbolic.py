@@ -11,7 +11,7 @@ gradient three ways and prove they agree symbolically:
 3. **the closed form** :math:`dx = (d\hat x - \operatorname{mean}(d\hat x) - \hat x\,\operatorname{mean}(d\hat x\,\hat x))/s`.
 
 The same three routes give RMS norm's gradient (:func:`rms_forward`, :func:`rms_direct_gradient`,
-:func:`rms_chain_rule`, :func:`rms_closed_form_gradient`; chapter "LayerNorm and its family"),
+:func:`rms_chain_rule`, :func:`rms_closed_form_gradient`; chapter "Gradients through LayerNorm", section "RMSNorm's backward pass"),
 whose closed form is LayerNorm's without the mean's term.
 
 :func:`equal` simplifies a difference to zero, which is a proof, not a sampled
@@ -397,7 +397,7 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
 
 @dataclass(frozen=True)
 class RMSForward:
-    r"""RMS norm's forward pass as sympy expressions in the inputs x (chapter "LayerNorm and its family").
+    r"""RMS norm's forward pass as sympy expressions in the inputs x (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     ``mean_square`` is :math:`\frac1H\sum_i x_i^2`, ``rms`` its divisor
     :math:`\sqrt{\mathrm{mean\_square} + \varepsilon}`; ``loss`` is :math:`\sum_i dy_i y_i`.
@@ -411,7 +411,7 @@ class RMSForward:
 
 
 def rms_forward(sym: Symbols) -> RMSForward:
-    r"""RMS norm from its definition, :math:`y_i = \gamma_i x_i / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`, and its loss (chapter "LayerNorm and its family").
+    r"""RMS norm from its definition, :math:`y_i = \gamma_i x_i / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`, and its loss (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     Uses the symbols of :func:`make_symbols` (beta, mean and var are not used).
     """
@@ -424,13 +424,13 @@ def rms_forward(sym: Symbols) -> RMSForward:
 
 
 def rms_direct_gradient(sym: Symbols) -> tuple:
-    """dL/dx_j of RMS norm, by differentiating the whole forward expression (chapter "LayerNorm and its family")."""
+    """dL/dx_j of RMS norm, by differentiating the whole forward expression (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass")."""
     loss = rms_forward(sym).loss
     return tuple(sp.diff(loss, xj) for xj in sym.x)
 
 
 def rms_chain_rule(sym: Symbols) -> dict:
-    r"""Backpropagate RMS norm node by node through :math:`x \to m \to \hat x \to y \to L` (chapter "LayerNorm and its family").
+    r"""Backpropagate RMS norm node by node through :math:`x \to m \to \hat x \to y \to L` (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     The mean square :math:`m = \frac1H\sum_i x_i^2` is a node of its own (the symbol ``m``),
     :math:`\hat x_i = x_i / \sqrt{m + \varepsilon}`; every local derivative is taken by
