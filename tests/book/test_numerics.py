@@ -23,7 +23,7 @@ def _sequential_sum(count, dtype):
 def test_running_sums_stall_where_adding_one_rounds_back():
     # the stall is where the spacing of consecutive numbers reaches 2: 2**(mantissa bits + 1)
     assert running_sum_stall(np.float16) == 2.0 ** (np.finfo(np.float16).nmant + 1) == 2048
-    assert running_sum_stall(BFLOAT16) == 2.0 ** 8
+    assert running_sum_stall(BFLOAT16) == 2.0**8
     assert running_sum_stall(np.float32) == MIXED_PRECISION_ROWS
     assert running_sum_stall(np.float16, 5000) == _sequential_sum(5000, np.float16)
     assert running_sum_stall(np.float16, 1000) == 1000  # below the stall, exact
@@ -53,3 +53,19 @@ def test_gradient_sums_of_few_rows_are_exact_in_every_dtype():
     found = gradient_sums(rows=100, size=4, seed=0)
     assert found.stall == {"float16": 100.0, "bfloat16": 100.0}
     np.testing.assert_array_equal(found.dbeta, np.full(4, 100.0))
+
+
+def test_pytorch_cpu_dbeta_is_the_float16_stall_times_its_threads():
+    # chapter 13's reading of the stored PyTorch run: each thread's share stalls at 2048
+    from lnlib.book.tools.pytorch_reference import MIXED_PRECISION_THREADS, pytorch_reference
+
+    x, dy, gamma = mixed_precision_inputs()
+    stored = pytorch_reference("mixed_precision", x=x, dy=dy, gamma=gamma)
+    stall = running_sum_stall(np.float16)
+    for threads in MIXED_PRECISION_THREADS:
+        dbeta = stored[f"F.layer_norm backward, {threads} CPU thread(s): dbeta"]
+        assert dbeta.dtype == np.float32
+        np.testing.assert_array_equal(dbeta, np.full(8, threads * stall))
+    assert stored["autocast(float16): LayerNorm input"].dtype == np.float16
+    for name in ("weight", "bias.grad"):
+        assert stored[f"autocast(float16): LayerNorm {name}"].dtype == np.float32

@@ -105,7 +105,9 @@ def test_an_unchanged_case_keeps_its_date_and_a_changed_or_new_one_gets_today():
         "recalled": "2026-01-01",
         "new": "2026-01-01",
     }
-    moved = ref.case_dates({"kept": {"y": one}}, {"kept": {"x": "e"}}, previous, stored, "2026-01-01")
+    moved = ref.case_dates(
+        {"kept": {"y": one}}, {"kept": {"x": "e"}}, previous, stored, "2026-01-01"
+    )
     assert moved == {"kept": "2026-01-01"}
 
 

@@ -235,7 +235,9 @@ def _mixed_precision(torch, x, dy, gamma):
             outputs[f"F.layer_norm backward, {threads} CPU thread(s): dbeta"] = _numpy(tb.grad)
     finally:
         torch.set_num_threads(before)
-    size = x.shape[-1]  # an identity Linear, so the norm's input is x's first rows, as autocast casts them
+    size = x.shape[
+        -1
+    ]  # an identity Linear, so the norm's input is x's first rows, as autocast casts them
     linear, norm = torch.nn.Linear(size, size), torch.nn.LayerNorm(size)
     with torch.no_grad():
         linear.weight.copy_(torch.eye(size)), linear.bias.zero_()
@@ -371,8 +373,7 @@ def case_dates(outputs: dict, digests: dict, previous: dict, stored, today: str)
             and before["inputs"] == digests[case]
             and before["outputs"] == list(results)
             and all(
-                f"{case}::{label}" in stored
-                and digest(stored[f"{case}::{label}"]) == digest(value)
+                f"{case}::{label}" in stored and digest(stored[f"{case}::{label}"]) == digest(value)
                 for label, value in results.items()
             )
         )
@@ -385,7 +386,7 @@ def write(torch, command: str = COMMAND) -> None:
     outputs, digests = run_cases(torch)
     today = datetime.date.today().isoformat()
     previous = _load_provenance() if PROVENANCE.exists() else {}
-    with (np.load(DATA) if DATA.exists() else contextlib.nullcontext({})) as stored:
+    with np.load(DATA) if DATA.exists() else contextlib.nullcontext({}) as stored:
         dates = case_dates(outputs, digests, previous, stored, today)
     arrays = {
         f"{case}::{label}": value
