@@ -69,7 +69,10 @@ def test_what_the_chapter_says_holds_in_the_stored_runs():
     gamma, beta, loss = (per_seed(RECORD, k) for k in ("gamma_mean_abs", "beta_mean_abs", "final"))
     on, off = "norms decayed", "norms not decayed"
     # γ is smaller with decay on every seed, and the two arms' spreads do not overlap
-    assert str(found["wd_gamma_lower"]) == str(len(RECORD["settings"]["seeds"])) and gamma[on].max() < gamma[off].min()
+    assert (
+        str(found["wd_gamma_lower"]) == str(len(RECORD["settings"]["seeds"]))
+        and gamma[on].max() < gamma[off].min()
+    )
     assert beta[on].max() < beta[off].min()
     assert gamma[on].mean() < 1 and gamma[off].mean() < 1  # both below their start, γ = 1
     # the loss difference is within the spread over seeds
