@@ -104,7 +104,7 @@ def decay_findings(record: dict) -> dict:
     deviation of the differences ("within") or not ("beyond"); ``wd_gamma_lower`` counts the seeds
     whose mean |γ| is lower with γ and β decayed.
     """
-    settings, provenance = record["settings"], record["provenance"]
+    settings = record["settings"]
     loss, gamma, beta = (per_seed(record, k) for k in ("final", "gamma_mean_abs", "beta_mean_abs"))
     on, off = "norms decayed", "norms not decayed"
     diff = loss[on] - loss[off]
@@ -113,7 +113,6 @@ def decay_findings(record: dict) -> dict:
         "wd_steps": prose.number(settings["steps"]),
         "wd_depth": prose.number(settings["depth"]),
         "wd_coefficient": prose.number(settings["weight_decay"]),
-        "wd_cpu_seconds": prose.number(round(provenance["cpu_seconds"], -1), ".0f"),
         "wd_gamma_on": prose.mean_sd(gamma[on]),
         "wd_gamma_off": prose.mean_sd(gamma[off]),
         "wd_beta_on": prose.mean_sd(beta[on]),
