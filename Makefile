@@ -17,6 +17,7 @@
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 #   make results     retrain chapter 11's warm-up sweep into lnlib/book/data/warmup_sweep.json (maintainers)
 #   make results-placements  train chapter 12's placements into lnlib/book/data/placement_sweep.json (maintainers)
+#   make results-decay  train chapter 07's weight-decay runs into lnlib/book/data/decay_sweep.json (maintainers)
 
 PYTHON ?= python3
 VENV := .venv
@@ -29,7 +30,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint check book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements clean
+.PHONY: help lint check book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements results-decay clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -208,6 +209,10 @@ results: $(VENV)/.book-installed
 # the machine, its load and the time taken. The chapters read it (tests/book/test_training_placements.py).
 results-placements: $(VENV)/.book-installed
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m lnlib.book.models.language --workers 2
+
+# Chapter 07's weight decay on γ and β or not: 2 x 5 runs of the character model, about a CPU-minute.
+results-decay: $(VENV)/.book-installed
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m lnlib.book.models.decay
 
 clean:
 	rm -rf _build course .cache/web-explorers .pytest_cache .hypothesis

@@ -74,3 +74,45 @@ def test_stored_outputs_match_pytorch_now(torch):
                     atol=tolerance,
                     err_msg=f"{case}: {label} drifted from the stored reference; run `make references`",
                 )
+
+
+def test_an_unchanged_case_keeps_its_date_and_a_changed_or_new_one_gets_today():
+    # re-running make references to add a case must not re-date the evidence every other chapter prints
+    one, two = np.ones(3), np.arange(3.0)
+    previous = {
+        "date": "2000-01-01",
+        "cases": {
+            "kept": {"date": "2000-01-02", "inputs": {"x": "d"}, "outputs": ["y"]},
+            "changed": {"date": "2000-01-02", "inputs": {"x": "d"}, "outputs": ["y"]},
+            "undated": {"inputs": {"x": "d"}, "outputs": ["y"]},
+            "recalled": {"date": "2000-01-02", "inputs": {"x": "d"}, "outputs": ["y"]},
+        },
+    }
+    stored = {"kept::y": one, "changed::y": one, "undated::y": one, "recalled::y": one}
+    outputs = {
+        "kept": {"y": one},
+        "changed": {"y": two},
+        "undated": {"y": one},
+        "recalled": {"z": one},
+        "new": {"y": one},
+    }
+    digests = {case: {"x": "d"} for case in outputs}
+    dates = ref.case_dates(outputs, digests, previous, stored, "2026-01-01")
+    assert dates == {
+        "kept": "2000-01-02",
+        "changed": "2026-01-01",
+        "undated": "2000-01-01",
+        "recalled": "2026-01-01",
+        "new": "2026-01-01",
+    }
+    moved = ref.case_dates(
+        {"kept": {"y": one}}, {"kept": {"x": "e"}}, previous, stored, "2026-01-01"
+    )
+    assert moved == {"kept": "2026-01-01"}
+
+
+def test_a_reference_prints_its_own_case_date():
+    provenance = json.loads(ref.PROVENANCE.read_text(encoding="utf-8"))
+    for case, spec in ref.CASES.items():
+        expected = provenance["cases"][case].get("date", provenance["date"])
+        assert f"(on {expected}," in str(ref.pytorch_reference(case, **spec.inputs()))

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...validation import check_eps, compute_dtype
+from ...backward import layer_norm_backward
+from ...validation import BFLOAT16, check_eps, compute_dtype
 from ...variance import (
     DTYPES,
     METHODS,
@@ -29,6 +30,11 @@ __all__ = [
     "shift_errors",
     "ErrorSweep",
     "error_sweep",
+    "MIXED_PRECISION_ROWS",
+    "mixed_precision_inputs",
+    "running_sum_stall",
+    "GradientSums",
+    "gradient_sums",
 ]
 
 
@@ -173,3 +179,72 @@ def error_sweep(shifts, dtype, **options) -> ErrorSweep:
             for method in METHODS:
                 per_method[method][i] = getattr(result, key)[method]
     return ErrorSweep(shifts, name, **fields)
+
+
+#: Rows of the mixed-precision backward: more than float16 holds (65504), far past where its running sum stalls
+MIXED_PRECISION_ROWS = 70_000
+
+
+def mixed_precision_inputs(rows: int = MIXED_PRECISION_ROWS, size: int = 8, seed: int = 3):
+    """(x, dy, gamma) of the chapter's mixed-precision backward (chapter "Computing it right: numerics").
+
+    x: seeded N(0, 1) rows in float16; dy = 1 in float16, so that dbeta, the sum of dy over the rows,
+    is exactly `rows`; gamma = 1 in float32, the parameters autocast training keeps beside 16-bit
+    activations.
+    """
+    x = np.random.default_rng(seed).normal(size=(rows, size)).astype(np.float16)
+    return x, np.ones_like(x), np.ones(size, np.float32)
+
+
+def running_sum_stall(dtype, count: int = MIXED_PRECISION_ROWS) -> float:
+    """Where a running sum of `count` ones, each partial sum rounded to `dtype`, ends (chapter "Computing it right: numerics").
+
+    In float16, 2048 + 1 rounds back to 2048 (consecutive float16 numbers there are 2 apart), so
+    the sum stops growing at 2048; in bfloat16 at 256; in float32 it is exact up to 2**24.
+    """
+    dtype = np.dtype(dtype)
+    return float(np.cumsum(np.ones(count, dtype), dtype=dtype)[-1])
+
+
+@dataclass(frozen=True)
+class GradientSums:
+    """dbeta over many rows of dy = 1 with 16-bit x (chapter "Computing it right: numerics").
+
+    Attributes
+    ----------
+    rows : int
+        The rows summed over; the exact dbeta is `rows` in every entry.
+    stall : dict of str to float
+        Per 16-bit dtype ("float16", "bfloat16"), where a running sum of `rows` ones in it ends.
+    float32_running_sum : float
+        The same running sum in float32: `rows`, exactly.
+    dbeta : ndarray
+        ``lnlib.layer_norm_backward(dy, x, gamma)[2]`` with float16 x and float32 gamma.
+    dbeta_dtype, dx_dtype : str
+        The dtypes it returns dbeta (gamma's) and dx (x's) in.
+    """
+
+    rows: int
+    stall: dict
+    float32_running_sum: float
+    dbeta: np.ndarray
+    dbeta_dtype: str
+    dx_dtype: str
+
+
+def gradient_sums(rows: int = MIXED_PRECISION_ROWS, **inputs) -> GradientSums:
+    """Sum dy = 1 over `rows` rows: running sums in 16 bits and in float32, and lnlib's dbeta (chapter "Computing it right: numerics").
+
+    `inputs` (size, seed) are passed to :func:`mixed_precision_inputs`.
+    """
+    x, dy, gamma = mixed_precision_inputs(rows, **inputs)
+    dx, _, dbeta = layer_norm_backward(dy, x, gamma)
+    halves = {"float16": np.float16, "bfloat16": BFLOAT16}
+    return GradientSums(
+        rows=rows,
+        stall={name: running_sum_stall(dtype, rows) for name, dtype in halves.items()},
+        float32_running_sum=running_sum_stall(np.float32, rows),
+        dbeta=dbeta,
+        dbeta_dtype=dbeta.dtype.name,
+        dx_dtype=dx.dtype.name,
+    )

@@ -58,6 +58,7 @@ from .transformer import norm_backward, norm_forward, softmax, weight_gradient
 __all__ = [
     "CORPUS",
     "CORPUS_MODULES",
+    "NORM_PARAMETERS",
     "PLACEMENT_LABELS",
     "PLACEMENT_RESULTS",
     "SWEEP_SETTINGS",
@@ -66,6 +67,7 @@ __all__ = [
     "char_corpus",
     "corpus_record",
     "cross_entropy",
+    "decay_weights",
     "init_model",
     "load_results",
     "model_backward",
@@ -373,12 +375,16 @@ def train_model(
     tokens: int = 32,
     batch: int = 16,
     seed: int = 0,
+    weight_decay: float = 0.0,
+    decay_norms: bool = False,
 ) -> TrainedRun:
     """Train one placement with Adam on the corpus, with `warmup` steps of linear warm-up (chapter "LayerNorm after 2020").
 
     `seed` seeds both the weights and the batches, so runs that differ only in placement,
     rate or schedule start from the same draws and see the same text. A run whose loss or
-    parameters stop being finite stops there and counts as diverged.
+    parameters stop being finite stops there and counts as diverged. A `weight_decay` above 0
+    makes it AdamW (:func:`decay_weights` before each Adam step), applied to the norms' γ and β
+    too only with `decay_norms` (chapter "Scale γ and shift β").
     """
     ids, alphabet, _ = char_corpus()
     model = init_model(name, depth, width, len(alphabet), tokens, seed=seed)
@@ -393,6 +399,8 @@ def train_model(
                 break
             losses[step - 1] = loss
             grads = model_backward(dlogits, cache, model, name)
+            if weight_decay:
+                decay_weights(model, warmup_rate(step, lr, warmup) * weight_decay, decay_norms)
             adam_update(model, grads, moments, step, warmup_rate(step, lr, warmup))
             if not all(np.all(np.isfinite(v)) for w in model for v in w.values()):
                 break
@@ -400,6 +408,24 @@ def train_model(
         final = held_out_loss(model, name, ids, tokens) if finite else float("nan")
     diverged = bool(not np.isfinite(final) or final > np.log(len(alphabet)))
     return TrainedRun(losses, final, diverged, model)
+
+
+#: The endings of the norms' parameter names (:func:`init_model`): γ and β
+NORM_PARAMETERS = ("_gamma", "_beta")
+
+
+def decay_weights(model: list[dict], factor: float, norms: bool) -> None:
+    """Decoupled weight decay, in place: every parameter times ``1 - factor`` (chapter "Scale γ and shift β").
+
+    `factor` is the step's rate times the decay coefficient, as PyTorch's AdamW multiplies each
+    parameter by ``1 - lr * weight_decay`` before its Adam step. The norms' γ and β
+    (:data:`NORM_PARAMETERS`) are decayed only if `norms` is true; DyT's α never.
+    """
+    for w in model:
+        for key, value in w.items():
+            if (key.endswith(NORM_PARAMETERS) and not norms) or key.endswith("_alpha"):
+                continue
+            value *= 1.0 - factor
 
 
 def _run(job: tuple) -> tuple:

@@ -6,7 +6,8 @@ evidence is a small versioned data file: ``make references`` (PyTorch installed)
 
 - ``lnlib/book/data/pytorch_reference.npz``: PyTorch's outputs, one array per call, and
 - ``lnlib/book/data/pytorch_reference.json``: provenance (torch and numpy versions, date, command) and,
-  per case, the chapter, the SHA-256 digest of every input and the calls made.
+  per case, the chapter, the date its outputs were computed (kept while they stay bit-identical:
+  :func:`case_dates`), the SHA-256 digest of every input and the calls made.
 
 A chapter loads its case with :func:`pytorch_reference`, passing its own inputs: if they differ from
 the ones PyTorch was given, it stops with an error that says to run ``make references``. It then
@@ -16,6 +17,7 @@ re-runs every case when PyTorch is installed (CI installs it) and fails if the s
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -29,7 +31,7 @@ import numpy as np
 
 from ...harness import CheckReport, CheckResult, harness_inputs
 from ..experiments.complete_examples import documents_batch, documents_embedding, documents_token
-from ..experiments.numerics import shifted_data
+from ..experiments.numerics import mixed_precision_inputs, shifted_data
 from ..factcheck.measurements import draw_inputs
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "stored_check_report",
     "run_cases",
     "digest",
+    "case_dates",
     "write",
 ]
 
@@ -216,6 +219,38 @@ def _half_precision(torch, spread_300, shift_20):
     }
 
 
+#: CPU thread counts the mixed-precision backward runs at: PyTorch's dbeta depends on them
+MIXED_PRECISION_THREADS = (1, 2, 4)
+
+
+def _mixed_precision(torch, x, dy, gamma):
+    """F.layer_norm's dbeta for float16 x, float32 gamma and beta, per thread count; what autocast keeps in float32."""
+    F, before, outputs = torch.nn.functional, torch.get_num_threads(), {}
+    try:
+        for threads in MIXED_PRECISION_THREADS:
+            torch.set_num_threads(threads)
+            tx, tg = torch.from_numpy(x).requires_grad_(), torch.from_numpy(gamma).requires_grad_()
+            tb = torch.zeros_like(tg, requires_grad=True)
+            F.layer_norm(tx, x.shape[-1:], tg, tb).backward(torch.from_numpy(dy))
+            outputs[f"F.layer_norm backward, {threads} CPU thread(s): dbeta"] = _numpy(tb.grad)
+    finally:
+        torch.set_num_threads(before)
+    size = x.shape[
+        -1
+    ]  # an identity Linear, so the norm's input is x's first rows, as autocast casts them
+    linear, norm = torch.nn.Linear(size, size), torch.nn.LayerNorm(size)
+    with torch.no_grad():
+        linear.weight.copy_(torch.eye(size)), linear.bias.zero_()
+    with torch.autocast("cpu", dtype=torch.float16):
+        h = linear(torch.from_numpy(x[:4].astype(np.float32)))
+        norm(h).float().sum().backward()
+    return outputs | {
+        "autocast(float16): LayerNorm input": _numpy(h),
+        "autocast(float16): LayerNorm weight": _numpy(norm.weight),
+        "autocast(float16): LayerNorm bias.grad": _numpy(norm.bias.grad),
+    }
+
+
 def _check_inputs():
     """lnlib.harness's default inputs, all in one float64 vector: its digest changes when any of them does."""
     arrays = [
@@ -296,6 +331,11 @@ CASES = MappingProxyType(
             _numerics,
         ),
         "half_precision": Case("13_numerics", _half_precision_inputs, _half_precision),
+        "mixed_precision": Case(
+            "13_numerics",
+            lambda: dict(zip(("x", "dy", "gamma"), mixed_precision_inputs())),
+            _mixed_precision,
+        ),
         "check_your_own": Case(
             "16_check_your_own", _check_inputs, _check
         ),  # a summary: the harness's error ratios
@@ -318,9 +358,36 @@ def run_cases(torch) -> tuple[dict, dict]:
     return outputs, digests
 
 
+def case_dates(outputs: dict, digests: dict, previous: dict, stored, today: str) -> dict:
+    """Per case, the date PyTorch computed its stored outputs: the previous date where inputs, calls and outputs are unchanged, else `today`.
+
+    So re-running ``make references`` to add a case does not re-date the others' evidence (every
+    chapter prints its case's date). `previous` is the provenance written before (``{}`` if none),
+    `stored` the data written before (a mapping of ``"case::label"`` to array).
+    """
+    dates = {}
+    for case, results in outputs.items():
+        before = previous.get("cases", {}).get(case)
+        same = (
+            before is not None
+            and before["inputs"] == digests[case]
+            and before["outputs"] == list(results)
+            and all(
+                f"{case}::{label}" in stored and digest(stored[f"{case}::{label}"]) == digest(value)
+                for label, value in results.items()
+            )
+        )
+        dates[case] = before.get("date", previous.get("date")) if same else today
+    return dates
+
+
 def write(torch, command: str = COMMAND) -> None:
     """Run every case and write the data file and its provenance (what ``make references`` does)."""
     outputs, digests = run_cases(torch)
+    today = datetime.date.today().isoformat()
+    previous = _load_provenance() if PROVENANCE.exists() else {}
+    with np.load(DATA) if DATA.exists() else contextlib.nullcontext({}) as stored:
+        dates = case_dates(outputs, digests, previous, stored, today)
     arrays = {
         f"{case}::{label}": value
         for case, results in outputs.items()
@@ -331,11 +398,12 @@ def write(torch, command: str = COMMAND) -> None:
     provenance = {
         "torch": torch.__version__.split("+")[0],
         "numpy": np.__version__,
-        "date": datetime.date.today().isoformat(),
+        "date": today,
         "command": command,
         "cases": {
             case: {
                 "chapter": CASES[case].chapter,
+                "date": dates[case],
                 "inputs": digests[case],
                 "outputs": list(outputs[case]),
             }
@@ -411,7 +479,7 @@ def pytorch_reference(case: str, **inputs) -> Reference:
     return Reference(
         case,
         provenance["torch"],
-        provenance["date"],
+        stored.get("date", provenance["date"]),
         provenance["command"],
         MappingProxyType(outputs),
     )
