@@ -127,3 +127,22 @@ def test_stored_running_statistics_lag_early_at_the_high_rate(stored):
     gap = np.array(lag["whole"]) - np.array(lag["running"])
     assert np.all(gap[:, 0] > 0)  # after one step, every seed
     assert abs(gap[:, -1].mean()) < 1  # caught up at the end
+
+
+def test_a_rerun_of_batch_2_agrees_with_the_stored_sweep_at_its_spread(stored):
+    pytest.importorskip(
+        "sklearn",
+        reason="scikit-learn is not installed (make results-norm-lab installs it), so the lab on "
+        "the real digits is not re-run; the stored sweep is still checked above",
+    )
+    from lnlib.book.tools.prose import mean_sd
+
+    s, data = stored["settings"], norm_lab.digits()
+    first = s["batches"].index(2)
+    for norm in ("batch", "layer"):
+        runs = [
+            norm_lab.train(data, norm, batch=2, steps=s["steps"], rate=s["rate"], seed=seed)
+            for seed in s["seeds"]
+        ]
+        rerun = mean_sd([norm_lab.evaluate(r["net"], *data[2:]) for r in runs])
+        assert rerun.agrees_with(mean_sd(stored["accuracy"][norm][first])), norm
