@@ -18,6 +18,7 @@
 #   make results     retrain chapter 11's warm-up sweep into lnlib/book/data/warmup_sweep.json (maintainers)
 #   make results-placements  train chapter 12's placements into lnlib/book/data/placement_sweep.json (maintainers)
 #   make results-decay  train chapter 07's weight-decay runs into lnlib/book/data/decay_sweep.json (maintainers)
+#   make results-norm-lab  train chapter 10's BatchNorm lab into lnlib/book/data/norm_lab.json (installs scikit-learn; maintainers)
 
 PYTHON ?= python3
 VENV := .venv
@@ -30,7 +31,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint check book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements results-decay clean
+.PHONY: help lint check book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements results-decay results-norm-lab clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -213,6 +214,14 @@ results-placements: $(VENV)/.book-installed
 # Chapter 07's weight decay on γ and β or not: 2 x 5 runs of the character model, about a CPU-minute.
 results-decay: $(VENV)/.book-installed
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m lnlib.book.models.decay
+
+# Chapter 10's BatchNorm lab: an MLP on scikit-learn's digits (shipped inside the package, no download) with no
+# norm, BatchNorm, LayerNorm and RMSNorm at five batch sizes x 5 seeds (about a CPU-minute on one core), into
+# lnlib/book/data/norm_lab.json with the machine, its load and the CPU time. The chapter reads it.
+SKLEARN_SPEC ?= scikit-learn==1.9.1
+results-norm-lab: $(VENV)/.book-installed
+	$(BIN)/python -m pip install $(PIP_FLAGS) "$(SKLEARN_SPEC)"
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m lnlib.book.models.norm_lab
 
 clean:
 	rm -rf _build course .cache/web-explorers .pytest_cache .hypothesis

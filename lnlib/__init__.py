@@ -2,7 +2,7 @@
 
 The functions with the signatures fixed in DESIGN.md are available at the top level:
 :func:`layer_norm`, :func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`,
-:func:`rms_norm_backward`, :func:`batch_norm` and :func:`variance`, plus :func:`compare` for checking
+:func:`rms_norm_backward`, :func:`batch_norm`, :func:`batch_norm_backward` and :func:`variance`, plus :func:`compare` for checking
 your own code against them, and :func:`check_layer_norm` and :func:`check_rms_norm` (:mod:`lnlib.harness`),
 a harness that runs your LayerNorm or RMSNorm over shapes, dtypes (float64 down to bfloat16) and edge
 cases against a float64 reference.
@@ -18,13 +18,14 @@ from .backward import layer_norm_backward
 from .compare import compare
 from .forward import LayerNormSteps, layer_norm, layer_norm_steps
 from .harness import check_layer_norm, check_rms_norm
-from .norms import batch_norm, rms_norm
+from .norms import batch_norm, batch_norm_backward, rms_norm
 from .rms import rms_norm_backward
 from .variance import variance
 
 __all__ = [
     "LayerNormSteps",
     "batch_norm",
+    "batch_norm_backward",
     "check_layer_norm",
     "check_rms_norm",
     "compare",

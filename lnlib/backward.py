@@ -109,22 +109,7 @@ def backward_parts(
     axes = normalized_axes(axis, x.ndim)
     shape = normalized_shape(x, axes)
     work = resolve_compute_dtype(x.dtype, compute_dtype)
-    if (mean is None) != (rstd is None):
-        raise ValueError(
-            "pass both saved statistics, mean and rstd (from layer_norm(..., return_stats=True)), or neither."
-        )
-    if mean is None:
-        stats = standardize(x, axes, eps, compute_dtype=work)
-        xhat, rstd = stats.xhat, stats.rstd
-    else:
-        mean, rstd = (
-            _saved_statistic(v, name, x, axes, work) for v, name in ((mean, "mean"), (rstd, "rstd"))
-        )
-        if np.any(rstd <= 0):
-            raise ValueError(
-                "rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward pass."
-            )
-        xhat = (x.astype(work) - mean) * rstd
+    xhat, rstd = saved_xhat(x, axes, eps, work, mean, rstd)
     dy = _as_upstream(dy, x).astype(work)
     others = tuple(a for a in range(x.ndim) if a not in axes)
     total = accumulator(work, gradient_dtype(gamma, x.dtype))
@@ -404,6 +389,35 @@ def relative_error(ours, reference) -> float:
     if scale == 0.0:
         return 0.0 if diff == 0.0 else float("inf")
     return diff / scale
+
+
+def saved_xhat(x: np.ndarray, axes: tuple[int, ...], eps: float, work, mean=None, rstd=None):
+    """xhat and rstd over `axes` in the dtype `work`: recomputed, or rebuilt from a saved mean and rstd (chapter "Gradients through LayerNorm").
+
+    The saved statistics have the statistics' shape (the axes kept as size 1, or dropped);
+    a backward pass that has them uses ``xhat = (x - mean) * rstd``, as kernels do.
+
+    Raises
+    ------
+    ValueError
+        When only one of `mean` and `rstd` is given, or one has the wrong shape, is not
+        finite, or rstd is not positive.
+    """
+    if (mean is None) != (rstd is None):
+        raise ValueError(
+            "pass both saved statistics, mean and rstd (from the forward pass), or neither."
+        )
+    if mean is None:
+        stats = standardize(x, axes, eps, compute_dtype=work)
+        return stats.xhat, stats.rstd
+    mean, rstd = (
+        _saved_statistic(v, name, x, axes, work) for v, name in ((mean, "mean"), (rstd, "rstd"))
+    )
+    if np.any(rstd <= 0):
+        raise ValueError(
+            "rstd must be positive everywhere: it is 1 / sqrt(var + eps) from the forward pass."
+        )
+    return (x.astype(work) - mean) * rstd, rstd
 
 
 def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dtype) -> np.ndarray:

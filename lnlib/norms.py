@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .backward import _as_upstream, accumulator, parameter_overflow_cause, saved_xhat
 from .forward import layer_norm, standardize, to_storage
 from .validation import (
     as_float_array,
@@ -41,6 +42,7 @@ from .validation import (
     check_eps,
     check_finite,
     check_nonzero_spread,
+    gradient_dtype,
     normalized_axes,
     normalized_shape,
 )
@@ -50,6 +52,7 @@ __all__ = [
     "METHODS",
     "RunningStats",
     "batch_norm",
+    "batch_norm_backward",
     "group_norm",
     "instance_norm",
     "normalize",
@@ -250,11 +253,7 @@ def batch_norm(
                 f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}."
             )
     if training:
-        if count == 1:
-            raise ValueError(
-                f"batch norm in training mode needs more than one value per feature to estimate a variance; the axes {axes} of "
-                f"shape {x.shape} hold one. Use a larger batch, or training=False with running statistics."
-            )
+        _batch_count(x, axes)
         stats = standardize(x, axes, eps, compute_dtype=work)
         xhat = stats.xhat
         if running is not None:
@@ -276,6 +275,120 @@ def batch_norm(
             xhat, "the normalized x", f" (the running statistics do not fit in {work.name})"
         )
     return _affine(xhat, gamma, beta, kept, x.dtype)
+
+
+def batch_norm_backward(
+    dy,
+    x,
+    gamma=None,
+    *,
+    eps: float = 1e-5,
+    axis=0,
+    mean=None,
+    rstd=None,
+    compute_dtype=None,
+):
+    r"""Gradients of :func:`batch_norm` in training mode with respect to x, gamma and beta (chapter "LayerNorm and its family").
+
+    With the batch statistics over `axis` (N values per feature: the batch, and the
+    positions of an image), :math:`d\hat x = \gamma\, dy` and
+
+    .. math::
+
+        dx = \frac{r}{N}\Big(N\, d\hat x - \sum d\hat x - \hat x \sum d\hat x\, \hat x\Big), \qquad
+        d\gamma = \sum dy\, \hat x, \qquad d\beta = \sum dy,
+
+    every sum over `axis`: LayerNorm's closed form (:func:`~lnlib.layer_norm_backward`,
+    chapter "Gradients through LayerNorm") with its sums over the batch instead of the
+    features. In inference mode the running statistics are constants, and the gradient
+    is just ``gamma * dy * rstd``; this function is the training-mode one.
+
+    Parameters
+    ----------
+    dy : array_like
+        Upstream gradient dL/dy, of the shape of `x` (rounded to x's dtype, as in
+        :func:`~lnlib.layer_norm_backward`).
+    x : array_like
+        The forward pass's input, e.g. (N, D) or (N, C, H, W).
+    gamma : array_like, optional
+        Per-feature scale, of the shape of the axes *not* in `axis`. Default: 1.
+    eps : float, default 1e-5
+        As in the forward pass, inside the square root.
+    axis : int or tuple of int, default 0
+        The axes that share statistics, as in :func:`batch_norm`: 0 for (N, D),
+        ``(0, 2, 3)`` for (N, C, H, W).
+    mean, rstd : array_like, optional
+        The batch mean and ``1 / sqrt(var + eps)`` of the forward pass, one value per
+        feature (the axes of `axis` kept as size 1, or dropped); given both, xhat is
+        rebuilt as ``(x - mean) * rstd`` and `eps` is not used.
+    compute_dtype : dtype or str, optional
+        As in :func:`~lnlib.layer_norm`: float32 for 16-bit inputs by default.
+
+    Returns
+    -------
+    dx : ndarray
+        dL/dx, the shape and dtype of `x`.
+    dgamma, dbeta : ndarray
+        One value per feature, summed over `axis`; in gamma's dtype when `gamma` is a
+        float ndarray, else in x's (:func:`~lnlib.validation.gradient_dtype`), summed in
+        the wider of that and the compute dtype.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`batch_norm` in training mode for `x`, `gamma`, `eps` and `axis`: an
+        empty batch is refused (its statistics are undefined, and the forward pass
+        refuses it too), and so is one value per feature; as
+        :func:`~lnlib.layer_norm_backward` for `dy`, `mean` and `rstd`; when a gradient
+        overflows its dtype.
+
+    Examples
+    --------
+    >>> dx, dgamma, dbeta = batch_norm_backward([[1.0], [0.0]], [[1.0], [3.0]], eps=0)
+    >>> dx, dgamma, dbeta
+    (array([[0.],
+           [0.]]), array([-1.]), array([1.]))
+    """
+    x = as_float_array(x, "x")
+    eps = check_eps(eps)
+    axes = normalized_axes(axis, x.ndim)
+    kept = _other_axes(axes, x.ndim)
+    count = _batch_count(x, axes)
+    work = resolve_compute_dtype(x.dtype, compute_dtype)
+    storage = gradient_dtype(gamma, x.dtype)
+    total = accumulator(work, storage)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        xhat, rstd = saved_xhat(x, axes, eps, work, mean, rstd)
+        dy = _as_upstream(dy, x).astype(work)
+        scale = as_parameter(gamma, "gamma", tuple(x.shape[a] for a in kept), kept, x.ndim, work)
+        dxhat = dy if scale is None else dy * scale
+        sums = (dxhat.sum(axis=axes, keepdims=True), (dxhat * xhat).sum(axis=axes, keepdims=True))
+        dx = rstd / count * (count * dxhat - sums[0] - xhat * sums[1])
+        dgamma = (dy * xhat).sum(axis=axes, dtype=total)
+        dbeta = dy.sum(axis=axes, dtype=total)
+    return (
+        to_storage(dx, x.dtype, "dx", _BN_DX_OVERFLOW),
+        to_storage(dgamma, storage, "dgamma", parameter_overflow_cause("dgamma", count)),
+        to_storage(dbeta, storage, "dbeta", parameter_overflow_cause("dbeta", count)),
+    )
+
+
+_BN_DX_OVERFLOW = (
+    "dx is rstd / N * (N * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)), and rstd = "
+    "1 / sqrt(var + eps) is large where a feature barely varies over the batch; use a larger eps, "
+    "or compute_dtype='float64'"
+)
+
+
+def _batch_count(x: np.ndarray, axes: tuple[int, ...]) -> int:
+    """N, the values per feature over the batch axes; refuse an empty batch or a batch of one value, as training mode must."""
+    count = int(np.prod(normalized_shape(x, axes)))
+    if count == 1:
+        raise ValueError(
+            f"batch norm in training mode needs more than one value per feature to estimate a variance; the axes {axes} of "
+            f"shape {x.shape} hold one. Use a larger batch, or training=False with running statistics."
+        )
+    return count
 
 
 def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None) -> np.ndarray:

@@ -12,7 +12,10 @@ gradient three ways and prove they agree symbolically:
 
 The same three routes give RMS norm's gradient (:func:`rms_forward`, :func:`rms_direct_gradient`,
 :func:`rms_chain_rule`, :func:`rms_closed_form_gradient`; chapter "Gradients through LayerNorm", section "RMSNorm's backward pass"),
-whose closed form is LayerNorm's without the mean's term.
+whose closed form is LayerNorm's without the mean's term, and batch norm's for one feature over a
+batch of H samples (:func:`batch_forward`, :func:`batch_direct_gradient`, :func:`batch_chain_rule`,
+:func:`batch_closed_form_gradient`; chapter "LayerNorm and its family"), whose closed form is LayerNorm's
+with one gain shared by the batch.
 
 :func:`equal` simplifies a difference to zero, which is a proof, not a sampled
 check; :func:`numeric_backward` turns the derived gradient into a numpy
@@ -51,6 +54,10 @@ __all__ = [
     "rms_direct_gradient",
     "rms_chain_rule",
     "rms_closed_form_gradient",
+    "batch_forward",
+    "batch_direct_gradient",
+    "batch_chain_rule",
+    "batch_closed_form_gradient",
 ]
 
 
@@ -172,15 +179,21 @@ def chain_rule(sym: Symbols) -> dict:
             for xj in sym.x
         ),
     }
-    dxhat = tuple(sp.diff(loss, xh) for xh in xhat_s)
-    values = dict(zip(up["dxhat"], dxhat))
-    values[up["dvar"]] = local["dvar"].subs(values)
-    values[up["dmean"]] = local["dmean"].subs(values)
     return {
         "local": local,
         "upstream": up,
         "dbeta": tuple(sp.diff(loss, b) for b in sym.beta),
         "dgamma": tuple(sp.diff(loss, g).subs(dict(zip(xhat_s, xhat))) for g in sym.gamma),
+        **_backpropagate(local, up, tuple(sp.diff(loss, xh) for xh in xhat_s)),
+    }
+
+
+def _backpropagate(local: dict, up: dict, dxhat: tuple) -> dict:
+    """Substitute the upstream gradients dL/dxhat_i into the local steps, from the loss back to x: dxhat, dvar, dmean, dx."""
+    values = dict(zip(up["dxhat"], dxhat))
+    values[up["dvar"]] = local["dvar"].subs(values)
+    values[up["dmean"]] = local["dmean"].subs(values)
+    return {
         "dxhat": dxhat,
         "dvar": values[up["dvar"]],
         "dmean": values[up["dmean"]],
@@ -466,6 +479,89 @@ def rms_closed_form_gradient(sym: Symbols) -> tuple:
     dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
     mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
     return tuple((d - xh * mean_dxhat_xhat) / fwd.rms for d, xh in zip(dxhat, fwd.xhat))
+
+
+def batch_forward(sym: Symbols) -> Forward:
+    r"""Batch norm of one feature over a batch of H samples :math:`x_1, \dots, x_H`, and its loss (chapter "LayerNorm and its family").
+
+    LayerNorm's statistics, taken over the batch, with one gain :math:`\gamma_1` and bias
+    :math:`\beta_1` that every sample shares: :math:`y_n = \gamma_1 \hat x_n + \beta_1`.
+    """
+    fwd = forward(sym)
+    y = tuple(sym.gamma[0] * xh + sym.beta[0] for xh in fwd.xhat)
+    loss = sum(d * yi for d, yi in zip(sym.dy, y))
+    return Forward(
+        mean=fwd.mean, var=fwd.var, sqrt_var_eps=fwd.sqrt_var_eps, xhat=fwd.xhat, y=y, loss=loss
+    )
+
+
+def batch_direct_gradient(sym: Symbols) -> dict:
+    """dL/dx_n, dL/dgamma and dL/dbeta of :func:`batch_forward`, by differentiating the whole loss (chapter "LayerNorm and its family").
+
+    Returns
+    -------
+    dict
+        ``dx`` (tuple over n), ``dgamma`` and ``dbeta`` (expressions).
+    """
+    loss = batch_forward(sym).loss
+    return {
+        "dx": tuple(sp.diff(loss, xn) for xn in sym.x),
+        "dgamma": sp.diff(loss, sym.gamma[0]),
+        "dbeta": sp.diff(loss, sym.beta[0]),
+    }
+
+
+def batch_chain_rule(sym: Symbols) -> dict:
+    r"""Backpropagate batch norm node by node, :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L` (chapter "LayerNorm and its family").
+
+    The steps from x to :math:`\hat x` are :func:`chain_rule`'s local steps (the same graph,
+    its statistics over the batch); the loss :math:`\sum_n dy_n (\gamma_1 \hat x_n + \beta_1)`
+    gives :math:`d\hat x_n = \gamma_1 dy_n`, and the shared gain and bias collect one term
+    per sample that uses them.
+
+    Returns
+    -------
+    dict
+        ``dxhat`` (tuple over n), ``dvar``, ``dmean``, ``dx`` (tuple over n), ``dgamma``, ``dbeta``,
+        in x, mu, sigma^2 and the parameters (:func:`substitute_statistics` replaces mu and sigma^2).
+    """
+    steps = chain_rule(sym)
+    xhat_s = sp.symbols(f"xhat_1:{sym.H + 1}", real=True)
+    loss = sum(d * (sym.gamma[0] * xh + sym.beta[0]) for d, xh in zip(sym.dy, xhat_s))
+    xhat = {xh: (xn - sym.mean) / sp.sqrt(sym.var + sym.eps) for xh, xn in zip(xhat_s, sym.x)}
+    return {
+        **_backpropagate(
+            steps["local"], steps["upstream"], tuple(sp.diff(loss, xh) for xh in xhat_s)
+        ),
+        "dgamma": sp.diff(loss, sym.gamma[0]).subs(xhat),
+        "dbeta": sp.diff(loss, sym.beta[0]),
+    }
+
+
+def batch_closed_form_gradient(sym: Symbols) -> dict:
+    r"""Batch norm's closed form in x (chapter "LayerNorm and its family").
+
+    :math:`dx_n = \frac{r}{N}\big(N d\hat x_n - \sum_m d\hat x_m - \hat x_n \sum_m d\hat x_m \hat x_m\big)`
+    with :math:`d\hat x = \gamma_1 dy`, :math:`r = 1/\sqrt{\sigma^2 + \varepsilon}` and N = H,
+    :math:`d\gamma = \sum_n dy_n \hat x_n`, :math:`d\beta = \sum_n dy_n`.
+
+    Returns
+    -------
+    dict
+        ``dx`` (tuple over n), ``dgamma`` and ``dbeta``.
+    """
+    fwd, N = batch_forward(sym), sym.H
+    dxhat = [sym.gamma[0] * d for d in sym.dy]
+    sum_dxhat = sum(dxhat)
+    sum_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat))
+    return {
+        "dx": tuple(
+            (N * d - sum_dxhat - xh * sum_dxhat_xhat) / (N * fwd.sqrt_var_eps)
+            for d, xh in zip(dxhat, fwd.xhat)
+        ),
+        "dgamma": sum(d * xh for d, xh in zip(sym.dy, fwd.xhat)),
+        "dbeta": sum(sym.dy),
+    }
 
 
 def _flat(value) -> list:

@@ -344,6 +344,13 @@ def _batch_norm(c):
     return {"y_batch": y.T}
 
 
+def _batch_norm_backward(c):
+    # as _batch_norm: x.T, one feature per row of x, so the sums run along each row of x
+    gamma = np.full(ROWS, c.gamma[0])
+    dx, dgamma, dbeta = norms.batch_norm_backward(c.dy.T, c.x.T, gamma, eps=c.eps, axis=0)
+    return {"dx_batch": dx.T, "dgamma_batch": dgamma, "dbeta_batch": dbeta}
+
+
 def _instance_norm(c):
     return {
         "y_batch": norms.instance_norm(c.x[:, None, :], c.gamma[:1], c.beta[:1], eps=c.eps)[:, 0, :]
@@ -523,6 +530,7 @@ FUNCTIONS = {
         ("backward", _torch_backward, True),
     ],
     "lnlib.norms.batch_norm": [("", _batch_norm, True)],
+    "lnlib.norms.batch_norm_backward": [("", _batch_norm_backward, True)],
     "lnlib.norms.group_norm": [("", _group_norm, True)],
     "lnlib.norms.instance_norm": [("", _instance_norm, True)],
     "lnlib.norms.rms_norm": [("", _rms_norm, True)],
@@ -631,6 +639,10 @@ NOT_COMPUTING = {
             "rms_direct_gradient",
             "rms_chain_rule",
             "rms_closed_form_gradient",
+            "batch_forward",
+            "batch_direct_gradient",
+            "batch_chain_rule",
+            "batch_closed_form_gradient",
         )
     },
 }
@@ -643,7 +655,17 @@ def references(case) -> dict:
     g0, b0 = float(case.gamma[0].real), float(case.beta[0])
     xhat = batch_ref["xhat"][0]
     unbiased = (ref["var"][0] * H / (H - 1), 2)
+    dy = case.dy.astype(np.float64)
+    dxhat = dy * g0
+    dx_batch = (
+        dxhat
+        - dxhat.mean(axis=-1, keepdims=True)
+        - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
+    ) * ref["rstd"][0]
     return {
+        "dx_batch": (dx_batch, -1),
+        "dgamma_batch": ((dy * xhat).sum(axis=-1), 0),
+        "dbeta_batch": (dy.sum(axis=-1), 0),
         **ref,
         "mean_u": (ref["mean"][0], 0),
         "var_u": (ref["var"][0], 0),

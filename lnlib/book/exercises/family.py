@@ -1,5 +1,5 @@
-"""Chapter 10's exercises (chapters/10_family.ipynb): group norm by hand, RMS norm's invariances and
-batch norm's running mean."""
+"""Chapter 10's exercises (chapters/10_family.ipynb): group norm by hand, RMS norm's invariances,
+batch norm's running mean and batch norm's backward pass."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.family import TRANSFORMATIONS, invariance_table
-from lnlib.norms import RunningStats, batch_norm, group_norm
+from lnlib.norms import RunningStats, batch_norm, batch_norm_backward, group_norm
 
-#: Exercise 1's number of groups and ε.
+#: Exercise 1's number of groups; the ε of exercises 1 and 4.
 GROUPS, EPS = 2, 1e-5
 #: Exercise 3's two training batches of one feature, and batch norm's momentum.
 BATCHES, MOMENTUM = ([2.0, 4.0], [0.0, 4.0, 8.0]), 0.1
@@ -89,9 +89,53 @@ def running_mean_after_two_batches() -> Exercise:
     )
 
 
+def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True):
+    """Batch norm's dx with one piece bent: the sums' `axis`, the divisor `count`, the variance's `ddof`."""
+    centred = x - x.mean(axis=0)
+    rstd = 1 / np.sqrt(x.var(axis=0, ddof=ddof) + EPS)
+    xhat, dxhat = centred * rstd, gamma * dy
+    if not through_statistics:
+        return dxhat * rstd
+    n = x.shape[axis] if count is None else count
+    sums = dxhat.sum(axis=axis, keepdims=True), (dxhat * xhat).sum(axis=axis, keepdims=True)
+    return rstd / n * (x.shape[axis] * dxhat - sums[0] - xhat * sums[1])
+
+
+@forbidding("lnlib", "torch")
+def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
+    """Exercise 4: dx of batch norm in training mode for the batch `bx` (samples, features), gains `bgamma`, upstream gradient `bdy`, ε = 1e-5."""
+    x, dy, gamma = (np.asarray(a, dtype=np.float64) for a in (bx, bdy, bgamma))
+    return Exercise(
+        batch_norm_backward(dy, x, gamma, eps=EPS)[0],
+        hint="Chapter 09's closed form holds for each feature (a column), with the samples of the "
+        "batch where LayerNorm has the features; x-hat uses the batch's mean and biased variance.",
+        rtol=1e-4,
+        atol=1e-6,
+        mistakes={
+            "the sums run over the features of each sample (along a row), as in LayerNorm; batch "
+            "norm's statistics pool each feature over the batch, so its sums run down each "
+            "column": _bn_dx(x, dy, gamma, axis=1),
+            "the 1/N in front is missing: the two sums come from means over the N samples": (
+                _bn_dx(x, dy, gamma, count=1)
+            ),
+            "gamma is missing: the upstream gradient of x-hat is gamma * dy": _bn_dx(
+                x, dy, np.ones_like(gamma)
+            ),
+            "that treats the batch mean and variance as constants (the gradient in eval mode, "
+            "with running statistics); in training mode they depend on every sample": _bn_dx(
+                x, dy, gamma, through_statistics=False
+            ),
+            "that uses the unbiased variance (ddof=1); the normalization divides by N": _bn_dx(
+                x, dy, gamma, ddof=1
+            ),
+        },
+    )
+
+
 exercises = Exercises(
     "10_family",
     group_normalized_acts,
     rms_norm_ignores_weight_recentering,
     running_mean_after_two_batches,
+    batch_norm_dx,
 )

@@ -28,6 +28,7 @@ import numpy as np
 from ...forward import layer_norm
 from ...norms import RunningStats, batch_norm, rms_norm
 from ...validation import as_float_array
+from ..tools import prose
 
 __all__ = [
     "METHODS",
@@ -39,6 +40,7 @@ __all__ = [
     "max_change",
     "BatchEffects",
     "batch_effects",
+    "norm_lab_findings",
 ]
 
 
@@ -337,3 +339,65 @@ def batch_effects(
         layer=layer_norm(population[index]),
         layer_in_batches=layer_in_batches,
     )
+
+
+#: The training batch size whose BatchNorm models the chapter evaluates four ways.
+EVAL_BATCH = 128
+
+
+def norm_lab_findings(record: dict) -> dict:
+    """What chapter "LayerNorm and its family" says about the BatchNorm lab, by glue key (chapter "LayerNorm and its family").
+
+    `record` is the stored lab (:func:`lnlib.book.models.norm_lab.load_lab`). Accuracies are test
+    accuracies in %, as mean ± sd over the seeds (:func:`lnlib.book.tools.prose.mean_sd`).
+
+    Returns
+    -------
+    dict
+        ``lab_steps``, ``lab_seeds``, ``lab_rate``, ``lab_high_rate``, ``lab_lag_batch``,
+        ``lab_eval_batch``: the settings. ``lab_{none,bn,ln,rms}_2`` and ``_256``: each norm's
+        accuracy trained at batches of 2 and 256 (BatchNorm with its running statistics);
+        ``lab_bn_loss_2``, ``lab_ln_loss_2``: their training losses at batch 2;
+        ``lab_bn_2_worst``: in how many seeds BatchNorm at batch 2 was below every other norm.
+        ``lab_{running,whole,pairs,one_class}``: BatchNorm trained at batches of ``EVAL_BATCH``,
+        evaluated with running statistics, and in train mode on the whole test set as one batch, on
+        random pairs, on batches of one digit each. ``lab_lag_gap_1``: at the high rate, after one
+        step, the accuracy with the test set's own statistics minus that with the running ones
+        (points); ``lab_lag_steps``: the last checkpoint up to which that gap is positive at every
+        checkpoint in every seed; ``lab_lag_gap_end``: the gap after the last step;
+        ``lab_lag_gap_base``: the gap at ``lag_steps`` at the base rate.
+    """
+    s = record["settings"]
+    acc = {n: np.array(v) for n, v in record["accuracy"].items()}
+    first, last = s["batches"].index(2), s["batches"].index(256)
+    lag = {k: np.array(v["whole"]) - np.array(v["running"]) for k, v in record["lag"].items()}
+    positive = np.cumprod(np.all(lag["high_rate"] > 0, axis=0))
+    until = int(np.sum(positive))
+    if until == 0:
+        raise ValueError(
+            "the running statistics never lag in every seed; the chapter's claim fails."
+        )
+    row = s["batches"].index(EVAL_BATCH)
+    others = np.min([acc[n][first] for n in ("none", "layer", "rms")], axis=0)
+    findings = {
+        "lab_steps": prose.number(s["steps"]),
+        "lab_seeds": prose.number(len(s["seeds"])),
+        "lab_rate": prose.number(s["rate"], ".0e"),
+        "lab_high_rate": prose.number(s["high_rate"], ".0e"),
+        "lab_lag_batch": prose.number(s["lag_batch"]),
+        "lab_eval_batch": prose.number(EVAL_BATCH),
+        "lab_bn_loss_2": prose.mean_sd(record["loss"]["batch"][first]),
+        "lab_ln_loss_2": prose.mean_sd(record["loss"]["layer"][first]),
+        "lab_bn_2_worst": prose.number(int(np.sum(acc["batch"][first] < others))),
+        "lab_running": prose.mean_sd(acc["batch"][row]),
+        "lab_lag_gap_1": prose.mean_sd(lag["high_rate"][:, 0]),
+        "lab_lag_steps": prose.number(s["checkpoints"][until - 1]),
+        "lab_lag_gap_end": prose.mean_sd(lag["high_rate"][:, -1]),
+        "lab_lag_gap_base": prose.mean_sd(lag["rate"][:, until - 1]),
+    }
+    for name, key in (("none", "none"), ("bn", "batch"), ("ln", "layer"), ("rms", "rms")):
+        findings[f"lab_{name}_2"] = prose.mean_sd(acc[key][first])
+        findings[f"lab_{name}_256"] = prose.mean_sd(acc[key][last])
+    for how, values in record["batch_modes"].items():
+        findings[f"lab_{how}"] = prose.mean_sd(values[row])
+    return findings

@@ -18,6 +18,7 @@ __all__ = [
     "batch_effects_figure",
     "family_companion",
     "invariance_figure",
+    "norm_lab_figure",
     "rms_layer_figure",
     "sharing_figure",
 ]
@@ -373,5 +374,84 @@ def family_companion(x, settings):
         loc="outside upper left",
         ncol=3,
         fontsize=8,
+    )
+    return fig
+
+
+#: The BatchNorm lab's curves, one legend for all panels: label, colour role, marker.
+_LAB_NORMS = {
+    "none": ("no norm", "neutral", "s"),
+    "layer": ("LayerNorm", "input", "^"),
+    "rms": ("RMSNorm", "reference", "v"),
+    "batch": ("BatchNorm, running statistics (eval mode)", "mean", "o"),
+}
+_LAB_MODES = {
+    "whole": ("BatchNorm, train mode: whole test set as one batch", "output", "D"),
+    "pairs": ("BatchNorm, train mode: random pairs", "negative", "^"),
+    "one_class": ("BatchNorm, train mode: one digit a batch", "positive", "v"),
+}
+
+
+def _mean_sd_line(ax, x, runs, label: str, role: str, marker: str) -> None:
+    """Mean over seeds (rows of `runs` per x, seeds along the last axis) with ± one sd as error bars."""
+    runs = np.asarray(runs, dtype=float)
+    ax.errorbar(
+        x,
+        runs.mean(axis=-1),
+        yerr=runs.std(axis=-1, ddof=1),
+        color=PALETTE[role],
+        marker=marker,
+        ms=4,
+        capsize=2,
+        label=label,
+    )
+
+
+def _log2_axis(ax, ticks, label: str) -> None:
+    ax.set_xscale("log", base=2)
+    ax.minorticks_off()
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel(label)
+
+
+def norm_lab_figure(record: dict):
+    """The BatchNorm lab, from its stored record (chapter "LayerNorm and its family").
+
+    Top left: test accuracy against the training batch size, per norm (BatchNorm with its running
+    statistics). Top right: BatchNorm's models evaluated with running statistics and in train mode
+    on three kinds of test batches. Bottom: BatchNorm's test accuracy during training at the base
+    and the high learning rate, with the running statistics and with the test set's own. Every
+    point is the mean over the seeds, with ± one standard deviation.
+
+    Parameters
+    ----------
+    record : dict
+        :func:`lnlib.book.models.norm_lab.load_lab`'s record.
+    """
+    s = record["settings"]
+    fig, axes = new_figure(2, 2, figsize=(5.4, 5.8), sharey=True)
+    batches, shown = s["batches"], [b for b in s["batches"] if b != 128]
+    for norm, style in _LAB_NORMS.items():
+        _mean_sd_line(axes[0, 0], batches, record["accuracy"][norm], *style)
+    _mean_sd_line(axes[0, 1], batches, record["accuracy"]["batch"], *_LAB_NORMS["batch"])
+    for how, style in _LAB_MODES.items():
+        _mean_sd_line(axes[0, 1], batches, record["batch_modes"][how], *style)
+    for ax, title in zip(axes[0], ("every norm", "BatchNorm, evaluated 4 ways")):
+        _log2_axis(ax, shown, "training batch size")
+        ax.set_title(title)
+    checkpoints = s["checkpoints"]
+    for ax, key in zip(axes[1], ("rate", "high_rate")):
+        lag = record["lag"][key]
+        _mean_sd_line(ax, checkpoints, np.transpose(lag["running"]), *_LAB_NORMS["batch"])
+        _mean_sd_line(ax, checkpoints, np.transpose(lag["whole"]), *_LAB_MODES["whole"])
+        _log2_axis(ax, [1, 4, 16, 64, 256], "training step")
+        ax.set_title(f"BatchNorm while training\n(rate {s[key]:g}, batch {s['lag_batch']})")
+    for row in axes:
+        row[0].set_ylabel("test accuracy (%)")
+    axes[0, 0].set_ylim(0, 100)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    more, more_labels = axes[0, 1].get_legend_handles_labels()
+    fig.legend(
+        handles + more[1:], labels + more_labels[1:], loc="outside lower center", ncol=1, fontsize=8
     )
     return fig
