@@ -1,6 +1,6 @@
 """lnlib: the library behind the interactive LayerNorm book.
 
-The functions with the signatures fixed in DESIGN.md are available at the top level:
+The functions whose signatures api.md documents are available at the top level:
 :func:`layer_norm`, :func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`,
 :func:`rms_norm_backward`, :func:`batch_norm`, :func:`batch_norm_backward` and :func:`variance`, plus :func:`compare` for checking
 your own code against them, and :func:`check_layer_norm` and :func:`check_rms_norm` (:mod:`lnlib.harness`),

@@ -1,6 +1,6 @@
 """The book's structure: the table of contents, the chapter template, and the notebooks' committed state.
 
-These checks keep the promises of DESIGN.md that nbval and the build cannot see:
+These checks keep the chapter rules of CONTRIBUTING.md that nbval and the build cannot see:
 every chapter follows the template, every explorer shows on the website (precomputed), every figure
 has alt text, every glued number exists.
 """

@@ -1,4 +1,4 @@
-"""The explorer convention shared by every chapter (DESIGN.md, "Widgets").
+"""The explorer convention shared by every chapter (ARCHITECTURE.md, "Explorers").
 
 An explorer is an ``ipywidgets.VBox`` holding ordinary value controls, a
 figure rendered to PNG, a one-line readout and a note. Changing any control's

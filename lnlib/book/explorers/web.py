@@ -1,6 +1,6 @@
 """The explorers on the website: a grid of settings precomputed at build time, swapped in the page.
 
-A website reader has no kernel (DESIGN.md, "Widgets"). When ``make book`` executes a chapter it sets
+A website reader has no kernel (ARCHITECTURE.md, "Explorers"). When ``make book`` executes a chapter it sets
 ``LNBOOK_WEBSITE=1``, and an explorer then displays as :func:`web_explorer_html` instead of a widget:
 native controls (``<input type=range>``, ``<select>``, a checkbox) with the explorer's own labels, and
 the display of every setting of a grid, computed by the explorer's own ``compute``. Per setting only
