@@ -1,4 +1,4 @@
-"""Accessibility fixes to the markup of the theme and extensions (WCAG 2.1 AA, issue 29).
+"""Accessibility fixes to the markup of the theme and extensions (WCAG 2.1 AA).
 
 axe-core (tests/browser/test_accessibility.py) found these in what the book's toolchain writes, on every page
 or every page of a kind; each is fixed here once, for all pages, and each names what it works around:

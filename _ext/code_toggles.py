@@ -1,4 +1,4 @@
-"""Folded code cells say what they hide (issue 25, item 5; WCAG 2.4.6 Headings and Labels).
+"""Folded code cells say what they hide (WCAG 2.4.6 Headings and Labels).
 
 myst-nb 1.4.0 labels every folded cell's toggle with one generic text, "Show code cell source" (a
 ``hide-input`` cell), "Show code cell content" (``hide-cell``) or "Show code cell outputs"; a reader cannot

@@ -1,7 +1,7 @@
 // Code, output, display math and tables wider than their box fade out at the right edge until scrolled
 // to the end (_static/scroll-hint.css). A phone shows no scroll bar, so without the fade a box that
 // scrolls sideways looks cut. Boxes that fit are left alone; wide screens rarely have any that do not.
-// A table that scrolls sideways also gets a line above it saying so (issue 25): the fade alone is faint
+// A table that scrolls sideways also gets a line above it saying so: the fade alone is faint
 // on a table whose last column is blank at its right edge. The line exists only while the table
 // overflows, so a page whose tables fit (every page at 1280 px) is unchanged.
 (() => {

@@ -1,4 +1,4 @@
-"""How long a reader waits for Run All, chapter by chapter, and which cells make them wait (issue 30).
+"""How long a reader waits for Run All, chapter by chapter, and which cells make them wait.
 
 Run with ``make bench-run-all`` (``make bench`` runs it too); ``CHAPTERS="11_pre_post_norm"`` limits it.
 Each chapter runs top to bottom in a fresh kernel, as a reader's Run All does in JupyterLab (not in the
@@ -21,7 +21,7 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-SLOW = 3.0  # seconds: a cell this slow must show progress (issue 30, item 2)
+SLOW = 3.0  # seconds: a cell this slow must show progress (lnlib.book.tools.progress)
 
 
 def cell_seconds(cell) -> float:

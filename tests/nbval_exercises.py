@@ -1,4 +1,4 @@
-"""Check every exercise's collapsed solution inside nbval's run of its chapter (issue 18, item 2).
+"""Check every exercise's collapsed solution inside nbval's run of its chapter (CONTRIBUTING.md, "A chapter", step 5).
 
 Loaded with ``-p tests.nbval_exercises`` (``make test-notebooks``). Solutions are markdown (a collapsed
 dropdown, CONTRIBUTING.md), so Run All never executes them and nbval never sees them. This plugin adds,

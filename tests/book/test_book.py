@@ -18,7 +18,7 @@ from lnlib.book.tools import prose
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-# Teach first, then audit (issue 25): the idea and the explorer come before what the documents say.
+# Teach first, then audit (CONTRIBUTING.md, "A chapter"): the idea and the explorer come before what the documents say.
 TEMPLATE_HEADINGS = [
     "The idea",
     "Explore",
@@ -146,7 +146,7 @@ def folded(cell) -> bool:
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_the_documents_forensics_fold_and_at_most_one_comparison_shows(path):
-    """The documents' section keeps its quotes and verdicts in view and folds its code (issue 25):
+    """The documents' section keeps its quotes and verdicts in view and folds its code (CONTRIBUTING.md, "A chapter", step 4):
     every code cell there is folded on the website and in JupyterLab; in the whole chapter at most one
     cell shows an lnlib.compare table open."""
     nb = load(path)
@@ -178,7 +178,7 @@ PLUMBING = re.compile(r"\bglue\(|\bprose\.|import glue\b|import prose\b")
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_jupyterlab_shows_teaching_code_not_plumbing(path):
     """Cells the website removes start collapsed in JupyterLab, and glue/prose plumbing is at most 5 %
-    of the code lines JupyterLab shows open (issue 24, item 4)."""
+    of the code lines JupyterLab shows open (plumbing stays out of the cells a reader sees)."""
     shown, plumbing = 0, []
     for cell in code_cells(load(path)):
         collapsed = cell["metadata"].get("jupyter", {}).get("source_hidden", False)
@@ -220,7 +220,7 @@ def exercise_cells(nb):
 def test_exercises_ask_before_they_tell(path):
     """One cell per exercise answers and checks (a stale answer cannot pass), no cell holds an expected
     answer (lnlib.book.exercises builds it inside the check), and the solution is collapsed markdown,
-    which Run All does not execute (issues 18 and 30)."""
+    which Run All does not execute (CONTRIBUTING.md, "A chapter", step 5)."""
     nb = load(path)
     found = exercise_cells(nb)
     for k, (cell, solution) in found.items():
@@ -327,7 +327,7 @@ def test_every_explorer_is_used_in_a_chapter():
 
 
 def test_every_page_footer_names_the_licences_and_how_to_cite():
-    """Issue 25: the footer gives LICENSE-TEXT.md's licence for text and figures, LICENSE's for code, and a
+    """The footer gives LICENSE-TEXT.md's licence for text and figures, LICENSE's for code, and a
     one-line citation with the package's version; it links, but loads nothing from outside (offline site)."""
     footer = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["extra_footer"]
     licence_text = (ROOT / "LICENSE-TEXT.md").read_text()

@@ -1,4 +1,4 @@
-"""One voice on every claim: the chapters' "Check the claim" boxes agree with lnlib.book.factcheck.claims (issue: truth and coherence).
+"""One voice on every claim: the chapters' "Check the claim" boxes agree with lnlib.book.factcheck.claims (CONTRIBUTING.md, "A chapter", step 4: one home per claim).
 
 Every markdown cell that opens a "Check the claim" box lists, in its metadata
 ``"claims"``, the keys of the claims it judges, in the order it judges them.

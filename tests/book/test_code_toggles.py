@@ -1,4 +1,4 @@
-"""Every folded code cell's toggle on the website says what it hides (issue 25, item 5; _ext/code_toggles.py).
+"""Every folded code cell's toggle on the website says what it hides (WCAG 2.4.6; _ext/code_toggles.py).
 
 Build-free: the label function runs on the committed notebooks' cells. tests/browser/test_website.py checks
 the built pages.
@@ -176,6 +176,6 @@ def test_the_chapters_stack_folds():
     [pytest.param(*fold) for fold in adjacent_folds()],
 )
 def test_a_fold_under_a_dropdown_does_not_repeat_its_title(chapter, title, label):
-    """Two stacked folds with one title read as one thing said twice (issue 25): the code's toggle says what
+    """Two stacked folds with one title read as one thing said twice: the code's toggle says what
     the code holds, from its leading comment."""
     assert not label.endswith(title), f"{chapter}: {label!r} repeats the dropdown above it"

@@ -1,4 +1,4 @@
-"""Every control of every chapter's explorer says what it moves and reads its value with its unit (issue 29).
+"""Every control of every chapter's explorer says what it moves and reads its value with its unit (WCAG 4.1.2 "Name, Role, Value").
 
 Build-free: each chapter's own explorer call (its Explore cell) is evaluated, and its website plan
 (:func:`lnlib.book.explorers.web.web_states`) is read: every control (the website's sweep controls

@@ -1,4 +1,4 @@
-"""The course edition (issue 26): an nbgrader answer key nbgrader accepts, and a student edition that gives
+"""The course edition (ARCHITECTURE.md, "The course and the PDF"): an nbgrader answer key nbgrader accepts, and a student edition that gives
 nothing away (lnlib/book/tools/course.py; `make instructor`, `make student`)."""
 
 from __future__ import annotations

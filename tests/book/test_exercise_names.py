@@ -1,4 +1,4 @@
-"""An exercise never rebinds a name the chapter's own cells read from an earlier cell (issue 30).
+"""An exercise never rebinds a name the chapter's own cells read from an earlier cell (CONTRIBUTING.md, "A chapter", step 5).
 
 A student runs an exercise's cell, and its solution's code, in the chapter's kernel; if either binds a name
 that a chapter cell takes from an earlier cell (chapter 11's exercise 3 once set ``deep = 32`` over the

@@ -85,7 +85,7 @@ def test_multiple_choice_says_which_kind_of_wrong():
 
 
 def test_an_unanswered_check_on_the_website_is_an_answer_box(monkeypatch):
-    """On the website an unanswered check is a form carrying the exercise, computed at build time (issue 25)."""
+    """On the website an unanswered check is a form carrying the exercise, computed at build time (lnlib.book.exercises.web)."""
     exercises = Exercises(
         "00_demo", lambda: Exercise(2.0, hint="Think of the mean.", mistakes={"the sum": 4.0})
     )
@@ -103,7 +103,7 @@ def test_an_unanswered_check_on_the_website_is_an_answer_box(monkeypatch):
 
 
 def test_a_known_mistake_of_another_shape_is_named_not_measured():
-    """The wrong axis gives another shape: its sentence, not a bare shape message (issue 30)."""
+    """The wrong axis gives another shape: its sentence, not a bare shape message."""
     batch = np.arange(12.0).reshape(3, 4)
     exercise = Exercise(
         batch.mean(axis=-1), mistakes={"that averages down the columns": batch.mean(axis=0)}
@@ -181,12 +181,12 @@ def run(shell, cell: str):
     ],
 )
 def test_a_check_judges_the_data_as_handed_out_not_as_changed_in_place(shell, work):
-    """Centering the batch in place makes every mean 0: that answer must not pass (issue 30)."""
+    """Centering the batch in place makes every mean 0: that answer must not pass."""
     feedback = run(shell, CHEAT.format(work=work, answer="batch.mean(axis=-1)"))
     assert feedback.kind == "wrong", feedback.text
     assert "`batch` was changed in place by your code" in feedback.text
     assert "judged on the batch as given" in feedback.text
-    # the note comes first, before the verdict and its generic hint (issue 30, item 4)
+    # the note comes first, before the verdict and its generic hint (a hint above it would send the reader after the wrong fix)
     note, *rest = feedback.text.splitlines()
     assert note.startswith("`batch` was changed in place"), feedback.text
     assert HINT in "\n".join(rest), feedback.text

@@ -32,7 +32,7 @@ def test_panel_grid_reflows_small_multiples_into_rows():
 
 
 def _phone_figures():
-    """The figures of chapters 05 and 12 that a phone showed at about 5 px (issue 25), built as the chapters build them."""
+    """The figures of chapters 05 and 12 that a phone showed at about 5 px (below the website's legibility rule, style.phone_text_px), built as the chapters build them."""
     import numpy as np
 
     from lnlib.book.figures import after_2020, epsilon

@@ -1,4 +1,4 @@
-"""Every link a chapter makes opens wherever the chapters are read (issue 30, item 3).
+"""Every link a chapter makes opens wherever the chapters are read (CONTRIBUTING.md, "Prose that renders in both places").
 
 A student may get the whole repository (`make lab` serves `chapters/`) or only a copy of `chapters/`; the
 website builds the same files. So every relative link in a chapter's prose or outputs (markdown links,

@@ -66,7 +66,7 @@ def test_replace_widget_views_keeps_every_other_output(tmp_path):
 
 def test_make_notebooks_folds_every_cell_the_website_removes(tmp_path):
     """A remove-cell code cell (imports, glue lines) gets JupyterLab's source_hidden; no other cell
-    does (issue 30). tests/book/test_book.py checks the committed chapters carry it."""
+    does. tests/book/test_book.py checks the committed chapters carry it."""
     cells = [
         {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": ["import numpy"]},
         {"cell_type": "code", "metadata": {"tags": ["hide-input"]}, "source": ["plot()"]},

@@ -1,7 +1,7 @@
-"""The printable edition (issue 26, item 2): `make pdf` writes the whole book as one PDF.
+"""The printable edition (ARCHITECTURE.md, "The course and the PDF"): `make pdf` writes the whole book as one PDF.
 
 `make test-pdf` builds it and runs these tests; in `make test` they skip unless the PDF has been built
-(the single-page build and Chromium's print take about two minutes, issue 23). Its text, as pypdf
+(the single-page build and Chromium's print take about two minutes). Its text, as pypdf
 extracts it, holds every chapter's title and every page of the contents, and no raw markup: no MyST
 role or directive, no glue marker, no TeX left untypeset.
 """

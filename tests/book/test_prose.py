@@ -1,4 +1,4 @@
-"""Numbers and citations in the prose read right in JupyterLab and on the website (issue 18, item 1).
+"""Numbers and citations in the prose read right in JupyterLab and on the website (CONTRIBUTING.md, "Prose that renders in both places").
 
 The notebook carries each computed number as a literal between two HTML comments naming its glue key
 (lnlib/book/tools/prose.py); the website replaces the marker by the glued value of its own build

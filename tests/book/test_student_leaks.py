@@ -1,4 +1,4 @@
-"""No cell a student sees holds an exercise's expected answer (issue 26's acceptance; issue 30).
+"""No cell a student sees holds an exercise's expected answer (the course edition's promise: ARCHITECTURE.md, "The course and the PDF").
 
 The committed chapters are the student edition's source (nbgrader's ``generate_assignment`` only
 replaces the solutions and clears outputs, tests/book/test_course.py), and JupyterLab shows every

@@ -27,7 +27,7 @@ EXPLORER = ".lnlib-explorer"
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 # The status bar's kernel item says KERNEL_IDLE. Looked for among the status bar's text items, every
 # 100 ms: a page-wide text search (``get_by_text``) re-run on every frame cost about a fifth of
-# the renderer's time on a long chapter (CPU profile, issue 23).
+# the renderer's time on a long chapter (CPU profile).
 STATUS_SAYS = "text => [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => e.textContent.includes(text))"
 
 

@@ -11,7 +11,7 @@ full-page screenshot of each lands in tests/artifacts/screenshots.
 The test then runs only the cells its checks need, with JupyterLab's own Run Cell: the explorer's cell and
 the cells that define what it uses (``lnlib.book.tools.cells.cells_needed``), later each exercise's. Every
 cell of every chapter already runs, top to bottom, in nbval's kernel (``make test-notebooks``), so a Run
-All here would run each chapter a fourth time in make test (issue 23).
+All here would run each chapter a fourth time in make test.
 
 Every control of the chapter's explorer is moved: each slider by keyboard (arrows, Page Up/Down, Home
 or End on its handle), by a mouse click on its track and by dragging its handle; each dropdown to its next
@@ -266,7 +266,7 @@ def answer_in_jupyterlab(page, chapter, ran: set[int]) -> None:
             )
             # the first attempt at each exercise is typed with the keyboard, as a student does; the
             # rest are set through JupyterLab's own cell model and run with its Run Cell (the same run
-            # and output, a third of the time: issue 23)
+            # and output, a third of the time)
             shown = run_cell_with(page, marker, typed, keyboard=attempt == 0)
             where = f"{chapter}, exercise {k} answered with {(answer or 'None').splitlines()[0]!r}"
             if expected is None:

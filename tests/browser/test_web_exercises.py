@@ -1,4 +1,4 @@
-"""Every exercise answered on the website, offline, with the notebook's feedback (issue 25, item 3).
+"""Every exercise answered on the website, offline, with the notebook's feedback (CONTRIBUTING.md, "A chapter", step 5).
 
 Every exercise of every chapter page has an answer box (none sends the reader to the notebook): the page
 carries the exercise as lnlib computed it at build time (lnlib/book/exercises/web.py). A reader types the

@@ -140,7 +140,7 @@ LAYOUT_FACTS = """() => {
                 const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
                 return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok,
                         hinted: !!ok && box.classList.contains('lnlib-more-right'),
-                        // and a line above it says so (issue 25: the fade alone is faint on a table)
+                        // and a line above it says so (the fade alone is faint on a table)
                         cued: !!ok && !!box.previousElementSibling && box.previousElementSibling.classList.contains('lnlib-scroll-cue')};
             }),
         images: pick('img').map(i => ({what: i.closest('.lnlib-web-explorer')
@@ -271,7 +271,7 @@ def test_a_tap_shows_a_figure_larger_on_a_phone(selector, browser, site_url):
         holder.context.close()
 
 
-# Pages whose figures a phone reader reported unreadable (issue 25): the landing page's Fig. 1 diagram,
+# Pages whose figures a phone reader reported unreadable: the landing page's Fig. 1 diagram,
 # chapter 05's explorer and its companion, chapter 08's diagram, explorer and folded Fig. 16, chapter 09's and
 # chapter 11's legends; and chapter 03, whose explorer opens the book's forward pass.
 LEGIBILITY_PAGES = [
@@ -361,7 +361,7 @@ def folded_cells_say_what_they_hide(page: str, browser_page) -> None:
     """Every folded code cell's toggle names what it hides (_ext/code_toggles.py), not myst-nb's generic
     "Show code cell source"; the generic label is the documented fallback only for a cell nothing describes,
     which no chapter has. The toggle's accessible name is its visible text (accessibility.py, item 2).
-    Checked in test_page_renders_fully_offline's page load (one load per page: issue 23)."""
+    Checked in test_page_renders_fully_offline's page load (one load per page, to keep make test short)."""
     toggles = browser_page.evaluate(TOGGLES)
     generic = [t["text"] for t in toggles if not t["text"] or GENERIC_TOGGLE.fullmatch(t["text"])]
     assert generic == [], f"{page}: toggles that do not say what they hide: {generic}"

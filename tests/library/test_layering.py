@@ -1,5 +1,5 @@
 """The library stays a library: `import lnlib` loads nothing of the book's, no top-level module imports
-lnlib.book, and the top level stays small enough to read (issue 24; CONTRIBUTING.md, "Layout")."""
+lnlib.book, and the top level stays small enough to read (CONTRIBUTING.md, "Layout"; ARCHITECTURE.md, "The layers")."""
 
 import ast
 import subprocess

@@ -1,4 +1,4 @@
-"""The bugs an expert audit found in lnlib as a reference (issue 13), one test each, plus the saved statistics.
+"""The bugs an expert audit found in lnlib as a reference, one test each, plus the saved statistics.
 
 Each test failed before the fix: the comment above it names the behaviour it replaced.
 """

@@ -144,7 +144,7 @@ class Exercises:
             f"`{name}` was changed in place by your code; the answer is judged on the {name} as given."
             for name in changed
         ]
-        # the note first: a generic hint above it would send the reader after the wrong fix (issue 30)
+        # the note first: a generic hint above it would send the reader after the wrong fix
         return (
             Feedback("\n".join([*notes, verdict.text]), verdict=verdict.text) if notes else verdict
         )

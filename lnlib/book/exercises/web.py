@@ -1,4 +1,4 @@
-"""An exercise answered on the website, with no kernel (issue 25, item 3).
+"""An exercise answered on the website, with no kernel (CONTRIBUTING.md, "A chapter", step 5).
 
 In the website build (``LNBOOK_WEBSITE=1``) an unanswered exercise's check shows an answer box and a
 Check button instead of "Not answered yet". The expected answer, the tolerances, the hint and the answers

@@ -1,5 +1,5 @@
 """The memory traffic of LayerNorm, two models side by side (chapters "Computing it right: numerics" and
-"LayerNorm at the speed of memory"; not yet one model, issue 24).
+"LayerNorm at the speed of memory"; not yet one model).
 
 The first counts H-vector transfers between memory and the chip, step by step (chapter 13); the second
 counts the bytes a fused kernel must move, measures copy bandwidth and reads the committed kernel

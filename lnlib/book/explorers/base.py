@@ -53,7 +53,7 @@ def spoken_number(value: float, digits: int = 4) -> str:
 @dataclass(frozen=True)
 class Meaning:
     """What a control moves, in words, and how its value reads: the control's name for a reader who
-    cannot see the figure (issue 29; WCAG 4.1.2 "Name, Role, Value").
+    cannot see the figure (WCAG 4.1.2 "Name, Role, Value").
 
     It lives with the control (:func:`described`), so the notebook's widget (its ``tooltip``) and the
     website's control (``aria-label`` and ``aria-valuetext``, :mod:`lnlib.book.explorers.web`) say the same.

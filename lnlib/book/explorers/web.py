@@ -48,7 +48,7 @@ __all__ = [
 
 #: The most distinct settings one explorer may compute at build time (a bound on `make book`'s time).
 MAX_STATES = 1500
-#: The most HTML one explorer may add to its page (issue 17's budget; a page stays under 2.5 MB).
+#: The most HTML one explorer may add to its page (CONTRIBUTING.md's budget; a page stays under 2.5 MB).
 MAX_BYTES = 2_000_000
 
 

@@ -72,7 +72,7 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
     profiles : dict of str to lnlib.book.models.placements.PlacementProfile
         One profile per scheme, all of the same depth (as from :func:`lnlib.book.models.placements.profile_table`).
     """
-    # one column, PHONE_WIDTH wide: a phone shows its text at 12.8 px (issue 25)
+    # one column, PHONE_WIDTH wide: a phone shows its text at 12.8 px (style.phone_text_px)
     fig, axes = new_figure(
         len(measures), 1, figsize=(PHONE_WIDTH, 2.3 * len(measures) + 1.2), sharex=True
     )
@@ -112,7 +112,7 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
     tokens : int
         T, so the plot can mark uniform attention's entropy ln T.
     """
-    # stacked, not side by side: a phone shows its text at 12.8 px (issue 25)
+    # stacked, not side by side: a phone shows its text at 12.8 px (style.phone_text_px)
     fig, (left, right) = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.4))
     for rows, colour, marker, label in (
         (plain, PALETTE["mean"], "o", "plain"),
@@ -156,7 +156,7 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
     width : int
         The tokens' width H, so the plot can mark LayerNorm's ceiling √(H − 1).
     """
-    # stacked, not side by side: a phone shows its text at 12.8 px (issue 25)
+    # stacked, not side by side: a phone shows its text at 12.8 px (style.phone_text_px)
     fig, axes = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.6))
     ceiling = np.sqrt(width - 1)
     for ax, (x, y), fit, title in zip(

@@ -187,7 +187,7 @@ def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
     pattern = np.asarray(pattern, dtype=float)
     centred = pattern - pattern.mean()
     limit = float(np.max(np.abs(centred)) / np.sqrt(np.mean(centred**2)))
-    # stacked, PHONE_WIDTH wide: a phone shows its text at 11.5 px or more (issue 25)
+    # stacked, PHONE_WIDTH wide: a phone shows its text at 11.5 px or more (style.phone_text_px)
     fig, (left, right) = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.6), managed=managed)
     bars = OutputBars(left, pattern.size, limit)
     curves = StdCurves(right, framework_eps)
@@ -226,7 +226,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     -------
     Figure
     """
-    # two narrow panels a row, PHONE_WIDTH in all: a phone shows the text at 11.5 px or more (issue 25)
+    # two narrow panels a row, PHONE_WIDTH in all: a phone shows the text at 11.5 px or more (style.phone_text_px)
     fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 2.8), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
@@ -255,7 +255,7 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     Figure
     """
     variances = np.asarray(variances, dtype=float)
-    # PHONE_WIDTH wide: a phone shows its text at 12.8 px (issue 25)
+    # PHONE_WIDTH wide: a phone shows its text at 12.8 px (style.phone_text_px)
     fig, ax = new_figure(figsize=(PHONE_WIDTH, 3.2))
     ordered = sorted(framework_eps.items(), key=lambda item: item[1])
     for k, (name, eps) in enumerate(ordered):

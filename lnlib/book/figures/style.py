@@ -197,7 +197,7 @@ def panel_grid(count: int, *, ncols: int = 2, panel=(3.0, 2.6), **subplot_kw):
 
 
 def phone_text_px(fig) -> float:
-    """The font size, in CSS px, of a figure's smallest drawn text when a phone shows it (issue 25).
+    """The font size, in CSS px, of a figure's smallest drawn text when a phone shows it.
 
     A phone shows a figure :data:`PHONE_FIGURE_PX` wide (or at its natural size, if smaller), so
     the same point size reads smaller in a wider figure: fewer panels per row, not smaller text,
@@ -216,7 +216,7 @@ def phone_text_px(fig) -> float:
 
 def text_px(font_pt: float, shown_px: float, natural_px: float) -> float:
     """How tall, in CSS px, text of `font_pt` points in a figure drawn at :data:`DPI` shows on a page that
-    displays the figure's `natural_px`-wide PNG `shown_px` wide (the website's legibility rule, issue 25)."""
+    displays the figure's `natural_px`-wide PNG `shown_px` wide (the website's legibility rule)."""
     return font_pt / 72 * DPI * shown_px / natural_px
 
 

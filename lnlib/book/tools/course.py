@@ -1,4 +1,4 @@
-"""The course edition: an nbgrader answer key and a student edition of the chapters (issue 26).
+"""The course edition: an nbgrader answer key and a student edition of the chapters (``make instructor``, ``make student``).
 
 ``python -m lnlib.book.tools.course instructor DIR`` writes an nbgrader course in DIR: its
 ``source/<chapter>/<chapter>.ipynb`` are the answer key, each exercise's cell holding its solution

@@ -176,7 +176,7 @@ def fill_verdicts(path) -> bool:
 
 # --- cells the website removes stay folded in JupyterLab ---------------------------------------------
 # A code cell tagged ``remove-cell`` (the imports, the ``glue(...)`` lines) is not on the website; in
-# JupyterLab its whole source showed above the prose (issue 30). ``"jupyter": {"source_hidden": true}``
+# JupyterLab its whole source showed above the prose. ``"jupyter": {"source_hidden": true}``
 # is JupyterLab's own "collapsed input" flag (nbformat's documented cell metadata): the cell shows as
 # one folded line, which a student can still open.
 

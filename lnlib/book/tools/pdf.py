@@ -1,4 +1,4 @@
-"""The printable edition: the whole book as one PDF, offline (issue 26, item 2; ``make pdf``).
+"""The printable edition: the whole book as one PDF, offline (``make pdf``).
 
 Jupyter Book's single-page HTML build (the chapters as the website shows them, from the same execution
 cache) is opened in Chromium through Playwright, MathJax typesets every formula, a title page goes in

@@ -1,4 +1,4 @@
-"""A progress bar for the computations a reader waits for in JupyterLab (issue 30, item 2).
+"""A progress bar for the computations a reader waits for in JupyterLab.
 
 Any cell that takes more than a few seconds says what it is doing while it runs: tqdm's notebook bar
 in a reader's kernel. The website build and the tests (``LNBOOK_WEBSITE=1``) get the plain iterable, so
