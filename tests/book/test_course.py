@@ -189,6 +189,18 @@ def answered(notebook: dict, answers: dict[int, str], marker: str) -> dict:
     return notebook
 
 
+def key_solutions(key: dict) -> dict[int, str]:
+    """Each exercise's solution in the answer key `key`: the code between nbgrader's solution markers."""
+    solutions = {}
+    for cell in key["cells"]:
+        text = "".join(cell["source"])
+        found = re.search(r"^answer_(\d+) = None", text, re.M)
+        if cell["cell_type"] == "code" and found and "### BEGIN SOLUTION" in text:
+            start = text.index("### BEGIN SOLUTION") + len("### BEGIN SOLUTION")
+            solutions[int(found.group(1))] = text[start : text.index("### END SOLUTION")].strip()
+    return solutions
+
+
 def test_the_reviews_cheats_fail_the_hidden_tests(course, tmp_path):
     """Each right by value, each fails the hidden test, which names the forbidden call: the visible check is
     fooled here (the notebook's exercises.check replaced), so only the hidden tests stand in the way."""
@@ -207,9 +219,11 @@ def test_the_reviews_cheats_fail_the_hidden_tests(course, tmp_path):
 def test_the_reviews_cheats_fail_the_student_edition(course, tmp_path):
     """The student edition as the reviewer validated it (its hidden tests stripped): the visible check fails them."""
     release = json.loads((course / "release" / "09_gradients" / "09_gradients.ipynb").read_text())
-    cheats = {k: answer for k, (answer, _) in REVIEW_CHEATS.items()}
+    key = json.loads((course / "source" / "09_gradients" / "09_gradients.ipynb").read_text())
+    # the chapter's other exercises answered right, so that only the cheats can fail
+    answers = {**key_solutions(key), **{k: answer for k, (answer, _) in REVIEW_CHEATS.items()}}
     submitted = tmp_path / "09_gradients.ipynb"
-    submitted.write_text(json.dumps(answered(release, cheats, "# your code here")))
+    submitted.write_text(json.dumps(answered(release, answers, "# your code here")))
     said = nbgrader("validate", str(submitted), cwd=course)
     assert "VALIDATION FAILED ON 3 CELL(S)" in said, said[-3000:]
     for answer, named in REVIEW_CHEATS.values():
