@@ -141,9 +141,9 @@ def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
 
 @forbidding("lnlib", "torch", "jax")
 def dgamma_from_saved(xk, dyk, saved) -> Exercise:
-    """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved per row."""
+    """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved per row (`saved`, one entry per row)."""
     xk, dyk = np.asarray(xk, dtype=np.float64), np.asarray(dyk, dtype=np.float64)
-    saved = np.asarray(saved, dtype=np.float64)
+    saved = np.asarray(saved, dtype=np.float64).reshape(-1, 1)  # a column: one σ per row
     centred = xk - xk.mean(axis=-1, keepdims=True)
     return Exercise(
         rms_norm_backward(dyk, xk, rstd=1 / saved)[1],

@@ -13,7 +13,13 @@ from ...backward import layer_norm_jacobian
 from ...harness import check_rms_norm
 from ...rms import rms_norm_backward
 
-__all__ = ["rms_jacobian", "jacobian_geometry", "rms_kernel", "saved_statistic_checks"]
+__all__ = [
+    "rms_jacobian",
+    "jacobian_geometry",
+    "rms_kernel",
+    "saved_statistic_checks",
+    "float16_rstd_error",
+]
 
 
 def rms_jacobian(x, gamma=None, *, eps: float) -> np.ndarray:
@@ -59,7 +65,8 @@ def jacobian_geometry(x, *, ratios=(1e-4, 1e-2, 1.0)) -> dict:
         ``rms_idempotent``: the largest entry of :math:`P^2 - P` for :math:`P = J / \mathrm{rstd}`;
         ``rms_Jx``, ``rms_J1``: :math:`\lVert Jx\rVert / \lVert \hat x\rVert` (the radial direction;
         rounding) and :math:`\lVert J\mathbf 1\rVert / (\mathrm{rstd}\,\lVert\mathbf 1\rVert)` (a shift:
-        not 0) for RMS norm at ε = 0; ``ln_Jx``, ``ln_J1``: the same for LayerNorm (:math:`s` in place
+        not 0) for RMS norm at ε = 0; ``rms_J1_formula``: its prediction
+        :math:`\sqrt{1 - \operatorname{mean}(x)^2 / \operatorname{mean}(x^2)}`; ``ln_Jx``, ``ln_J1``: the same for LayerNorm (:math:`s` in place
         of rstd; both rounding);
         ``leftover``: for each ratio :math:`t`, :math:`\lVert Jx\rVert / \lVert \hat x\rVert` of RMS norm at
         :math:`\varepsilon = t\,\operatorname{mean}(x^2)`, measured; ``leftover_formula``: :math:`t/(1 + t)`
@@ -83,6 +90,7 @@ def jacobian_geometry(x, *, ratios=(1e-4, 1e-2, 1.0)) -> dict:
         "rms_idempotent": float(np.abs(projection @ projection - projection).max()),
         "rms_Jx": float(np.linalg.norm(projection @ x) * rstd / xhat_norm),
         "rms_J1": float(np.linalg.norm(projection @ ones) / np.linalg.norm(ones)),
+        "rms_J1_formula": float(np.sqrt(1 - np.mean(x) ** 2 / np.mean(x**2))),
         "ln_Jx": float(np.linalg.norm(ln_projection @ x) / np.linalg.norm(x)),
         "ln_J1": float(np.linalg.norm(ln_projection @ ones) / np.linalg.norm(ones)),
         "leftover": {t: float(rms_leftover(t)) for t in ratios},
@@ -138,7 +146,8 @@ def saved_statistic_checks(dtypes=("float64", "float32")) -> dict:
     -------
     dict
         For each name of :data:`SAVES`: ``passed`` (bool), ``failed`` (the sorted (part, dtype) pairs
-        that failed) and ``worst`` (the largest error over its budget among them; 0 when none failed).
+        that failed) and ``worst`` (for each dtype with a failure, the largest error over its budget,
+        a ratio; empty when none failed: each dtype has its own budget).
     """
     found = {}
     for name, save in SAVES.items():
@@ -148,6 +157,30 @@ def saved_statistic_checks(dtypes=("float64", "float32")) -> dict:
         found[name] = {
             "passed": report.passed,
             "failed": sorted({(r.part, r.dtype) for r in failures}),
-            "worst": max((r.ratio for r in failures), default=0.0),
+            "worst": {
+                dtype: max(r.ratio for r in failures if r.dtype == dtype)
+                for dtype in sorted({r.dtype for r in failures})
+            },
         }
     return found
+
+
+def float16_rstd_error(rows: int = 10_000, width: int = 64, seed: int = 0) -> dict:
+    """The relative error of rstd rounded to float16, as the kernel of :data:`SAVES` that keeps 16 bits makes it (chapter "Gradients through LayerNorm").
+
+    rstd is computed in float32, as :func:`rms_kernel` does, for `rows` random rows of `width` normal
+    entries whose scales spread over four decades (so rstd's significand takes every value).
+
+    Returns
+    -------
+    dict
+        ``max``, ``mean``: the largest and the mean of ``|float16(rstd) - rstd| / rstd`` over the rows;
+        ``bound``: 2⁻¹¹, half a unit in the last of float16's 11 significant bits, which rounding to
+        nearest never exceeds.
+    """
+    rng = np.random.default_rng(seed)
+    scales = 10.0 ** rng.uniform(-2, 2, size=(rows, 1))
+    x = (rng.normal(size=(rows, width)) * scales).astype(np.float32)
+    rstd = 1 / np.sqrt((x * x).mean(axis=-1) + np.float32(1e-6))
+    error = np.abs(rstd.astype(np.float16).astype(np.float64) - rstd) / rstd
+    return {"max": float(error.max()), "mean": float(error.mean()), "bound": 2.0**-11}

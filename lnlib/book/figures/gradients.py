@@ -7,7 +7,7 @@ from matplotlib.collections import PolyCollection
 
 from ...backward import backward_parts, layer_norm_jacobian
 from ...rms import rms_backward_parts
-from .style import PALETTE, new_figure
+from .style import PALETTE, PHONE_WIDTH, new_figure
 
 __all__ = [
     "PATH_COLOURS",
@@ -446,7 +446,8 @@ def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
     """
     x, dy = np.asarray(x, dtype=np.float64), np.asarray(dy, dtype=np.float64)
     parts = rms_backward_parts(dy, x, eps=0.0)
-    fig, (geo, eps_ax) = new_figure(1, 2, figsize=(5.4, 3.3))
+    # stacked, PHONE_WIDTH wide: a phone shows its smallest text (9 pt) at 11.5 px (style.phone_text_px)
+    fig, (geo, eps_ax) = new_figure(2, 1, figsize=(PHONE_WIDTH, 7.6))
     radius = np.linalg.norm(x)
     turn = np.linspace(0, 2 * np.pi, 200)
     geo.plot(radius * np.cos(turn), radius * np.sin(turn), color=PALETTE["neutral"], lw=0.8, ls=":")
@@ -477,9 +478,9 @@ def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
         box_aspect=1,
         xlabel="x₁",
         ylabel="x₂",
-        title="dx is tangent to\nthe circle |x| = const",
+        title="dx is tangent to the circle |x| = const",
     )
-    geo.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+    geo.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     ratios = np.array(sorted(leftover))
     eps_ax.plot(
         ratios,
@@ -496,7 +497,7 @@ def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
         yscale="log",
         xlabel="ε / mean(x²)",
         ylabel="|Jx| / |x̂|",
-        title="what ε leaves\nalong x",
+        title="what ε leaves along x",
     )
-    eps_ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+    eps_ax.legend(fontsize=9, loc="upper left")
     return fig
