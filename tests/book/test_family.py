@@ -33,6 +33,7 @@ def made_up_record(lag_gaps):
             "high_rate": 3e-2,
             "lag_batch": 32,
             "checkpoints": CHECKPOINTS,
+            "momentum": 0.2,
         },
         "accuracy": accuracy,
         "loss": {n: [[1.0, 1.2, 1.4]] * len(BATCHES) for n in NORMS},
@@ -55,6 +56,8 @@ def test_findings_of_a_made_up_record():
     assert found["lab_lag_steps"].value == 4  # positive in every seed up to the third checkpoint
     assert found["lab_lag_gap_end"].value == pytest.approx(0.0)
     assert str(found["lab_rate"]) == "3 × 10⁻³"
+    assert found["lab_start_weight_1"].value == pytest.approx(0.8)  # 1 - momentum
+    assert found["lab_start_weight_lag"].value == pytest.approx(0.8 * 0.8 * 0.8 * 0.8)  # 4 updates
 
 
 def test_findings_refuse_a_lab_where_the_running_statistics_never_lag():

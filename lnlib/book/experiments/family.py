@@ -365,7 +365,9 @@ def norm_lab_findings(record: dict) -> dict:
         step, the accuracy with the test set's own statistics minus that with the running ones
         (points); ``lab_lag_steps``: the last checkpoint up to which that gap is positive at every
         checkpoint in every seed; ``lab_lag_gap_end``: the gap after the last step;
-        ``lab_lag_gap_base``: the gap at ``lag_steps`` at the base rate.
+        ``lab_lag_gap_base``: the gap at ``lag_steps`` at the base rate. ``lab_start_weight_1``,
+        ``lab_start_weight_lag``: the weight, ``(1 - momentum) ** k``, that the running statistics'
+        starting values (mean 0, variance 1) still carry after k = 1 and k = ``lag_steps`` updates.
     """
     s = record["settings"]
     acc = {n: np.array(v) for n, v in record["accuracy"].items()}
@@ -394,6 +396,10 @@ def norm_lab_findings(record: dict) -> dict:
         "lab_lag_steps": prose.number(s["checkpoints"][until - 1]),
         "lab_lag_gap_end": prose.mean_sd(lag["high_rate"][:, -1]),
         "lab_lag_gap_base": prose.mean_sd(lag["rate"][:, until - 1]),
+        "lab_start_weight_1": prose.number(1 - s["momentum"], ".2g"),
+        "lab_start_weight_lag": prose.number(
+            (1 - s["momentum"]) ** s["checkpoints"][until - 1], ".2g"
+        ),
     }
     for name, key in (("none", "none"), ("bn", "batch"), ("ln", "layer"), ("rms", "rms")):
         findings[f"lab_{name}_2"] = prose.mean_sd(acc[key][first])

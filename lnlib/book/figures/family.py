@@ -7,6 +7,7 @@ import textwrap
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import to_rgba
+from matplotlib.legend import Legend
 from matplotlib.patches import Patch
 
 from ...norms import normalize, statistic_ids
@@ -378,21 +379,23 @@ def family_companion(x, settings):
     return fig
 
 
-#: The BatchNorm lab's curves, one legend for all panels: label, colour role, marker.
+#: The BatchNorm lab's curves: legend label, colour role, marker, line style. No two curves of a panel
+#: share a colour or a line style, and no panel pairs orange with vermilion or blue with sky blue.
 _LAB_NORMS = {
-    "none": ("no norm", "neutral", "s"),
-    "layer": ("LayerNorm", "input", "^"),
-    "rms": ("RMSNorm", "reference", "v"),
-    "batch": ("BatchNorm, running statistics (eval mode)", "mean", "o"),
+    "layer": ("LayerNorm", "input", "^", "-"),
+    "rms": ("RMSNorm", "positive", "v", ":"),
+    "batch": ("BatchNorm (eval)", "mean", "o", "-"),
+    "none": ("no norm", "neutral", "s", "--"),  # last, so it is drawn on top of the others
 }
 _LAB_MODES = {
-    "whole": ("BatchNorm, train mode: whole test set as one batch", "output", "D"),
-    "pairs": ("BatchNorm, train mode: random pairs", "negative", "^"),
-    "one_class": ("BatchNorm, train mode: one digit a batch", "positive", "v"),
+    "running": ("eval: running stats", "mean", "o", "-"),
+    "whole": ("train: whole test set", "reference", "D", "--"),
+    "pairs": ("train: random pairs", "negative", "^", "-"),
+    "one_class": ("train: one digit a batch", "output", "v", "-."),
 }
 
 
-def _mean_sd_line(ax, x, runs, label: str, role: str, marker: str) -> None:
+def _mean_sd_line(ax, x, runs, label: str, role: str, marker: str, line: str) -> None:
     """Mean over seeds (rows of `runs` per x, seeds along the last axis) with ± one sd as error bars."""
     runs = np.asarray(runs, dtype=float)
     ax.errorbar(
@@ -401,6 +404,7 @@ def _mean_sd_line(ax, x, runs, label: str, role: str, marker: str) -> None:
         yerr=runs.std(axis=-1, ddof=1),
         color=PALETTE[role],
         marker=marker,
+        ls=line,
         ms=4,
         capsize=2,
         label=label,
@@ -414,6 +418,15 @@ def _log2_axis(ax, ticks, label: str) -> None:
     ax.set_xlabel(label)
 
 
+def _lab_legend(ax, keys, styles, **where) -> None:
+    """A legend in `ax` for the curves `keys` of `styles`, kept when another legend is added."""
+    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    labels = [styles[k][0] for k in keys]
+    ax.add_artist(
+        Legend(ax, [handles[label] for label in labels], labels, handlelength=1.6, **where)
+    )
+
+
 def norm_lab_figure(record: dict):
     """The BatchNorm lab, from its stored record (chapter "LayerNorm and its family").
 
@@ -421,7 +434,8 @@ def norm_lab_figure(record: dict):
     statistics). Top right: BatchNorm's models evaluated with running statistics and in train mode
     on three kinds of test batches. Bottom: BatchNorm's test accuracy during training at the base
     and the high learning rate, with the running statistics and with the test set's own. Every
-    point is the mean over the seeds, with ± one standard deviation.
+    point is the mean over the seeds, with ± one standard deviation. Each panel's legend sits next to
+    its curves, in the figure's own font size, so that it reads on a phone.
 
     Parameters
     ----------
@@ -429,29 +443,32 @@ def norm_lab_figure(record: dict):
         :func:`lnlib.book.models.norm_lab.load_lab`'s record.
     """
     s = record["settings"]
-    fig, axes = new_figure(2, 2, figsize=(5.4, 5.8), sharey=True)
+    fig, axes = new_figure(2, 2, figsize=(5.4, 5.2), sharey=True)
     batches, shown = s["batches"], [b for b in s["batches"] if b != 128]
     for norm, style in _LAB_NORMS.items():
         _mean_sd_line(axes[0, 0], batches, record["accuracy"][norm], *style)
-    _mean_sd_line(axes[0, 1], batches, record["accuracy"]["batch"], *_LAB_NORMS["batch"])
-    for how, style in _LAB_MODES.items():
-        _mean_sd_line(axes[0, 1], batches, record["batch_modes"][how], *style)
+    _lab_legend(axes[0, 0], _LAB_NORMS, _LAB_NORMS, loc="lower right")
+    _mean_sd_line(axes[0, 1], batches, record["accuracy"]["batch"], *_LAB_MODES["running"])
+    for how in ("whole", "pairs", "one_class"):
+        _mean_sd_line(axes[0, 1], batches, record["batch_modes"][how], *_LAB_MODES[how])
+    _lab_legend(
+        axes[0, 1], ("running", "whole"), _LAB_MODES, loc="upper right", bbox_to_anchor=(1, 0.84)
+    )
+    _lab_legend(
+        axes[0, 1], ("pairs", "one_class"), _LAB_MODES, loc="lower right", bbox_to_anchor=(1, 0.14)
+    )
     for ax, title in zip(axes[0], ("every norm", "BatchNorm, evaluated 4 ways")):
         _log2_axis(ax, shown, "training batch size")
         ax.set_title(title)
     checkpoints = s["checkpoints"]
     for ax, key in zip(axes[1], ("rate", "high_rate")):
         lag = record["lag"][key]
-        _mean_sd_line(ax, checkpoints, np.transpose(lag["running"]), *_LAB_NORMS["batch"])
+        _mean_sd_line(ax, checkpoints, np.transpose(lag["running"]), *_LAB_MODES["running"])
         _mean_sd_line(ax, checkpoints, np.transpose(lag["whole"]), *_LAB_MODES["whole"])
         _log2_axis(ax, [1, 4, 16, 64, 256], "training step")
         ax.set_title(f"BatchNorm while training\n(rate {s[key]:g}, batch {s['lag_batch']})")
+    _lab_legend(axes[1, 1], ("running", "whole"), _LAB_MODES, loc="lower right")
     for row in axes:
         row[0].set_ylabel("test accuracy (%)")
     axes[0, 0].set_ylim(0, 100)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    more, more_labels = axes[0, 1].get_legend_handles_labels()
-    fig.legend(
-        handles + more[1:], labels + more_labels[1:], loc="outside lower center", ncol=1, fontsize=8
-    )
     return fig
