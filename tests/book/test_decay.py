@@ -105,4 +105,6 @@ def test_each_norm_feeds_a_matrix_product_so_w_can_absorb_gamma():
     model[-1]["final_gamma"] = model[-1]["final_gamma"] * scale
     model[-1]["final_beta"] = model[-1]["final_beta"] * scale
     model[-1]["head"] = model[-1]["head"] / scale[:, None]
-    np.testing.assert_allclose(model_forward(inputs, model, "pre")[0], before, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        model_forward(inputs, model, "pre")[0], before, rtol=1e-9, atol=1e-12
+    )

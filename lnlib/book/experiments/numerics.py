@@ -272,7 +272,9 @@ def threaded_running_sum(count: int, threads: int, dtype=np.float16) -> float:
     (2048 rows in float16).
     """
     shares = np.array_split(np.ones(count, dtype), threads)
-    return float(sum(np.float32(np.cumsum(share, dtype=dtype)[-1]) for share in shares if share.size))
+    return float(
+        sum(np.float32(np.cumsum(share, dtype=dtype)[-1]) for share in shares if share.size)
+    )
 
 
 def pairwise_sum(values) -> float:

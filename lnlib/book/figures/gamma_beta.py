@@ -309,12 +309,23 @@ def decay_gamma_figure(norm_means: dict):
         style = DECAY_ARM_STYLES[arm]
         seeds, norms = means.shape
         positions = np.tile(np.arange(1, norms + 1) + style["offset"], seeds)
-        ax.plot(positions, means.ravel(), ls="none", ms=4, alpha=0.8, label=arm,
-                color=style["color"], marker=style["marker"])  # fmt: skip
+        ax.plot(
+            positions,
+            means.ravel(),
+            ls="none",
+            ms=4,
+            alpha=0.8,
+            label=arm,
+            color=style["color"],
+            marker=style["marker"],
+        )
     ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, ls=":")
-    layers = (norms - 1) // 2  # two norms a layer (attention's, then the FFN's), then the final norm
+    # two norms a layer (attention's, then the FFN's), then the final norm
+    layers = (norms - 1) // 2
     ticks = [*(2 * np.arange(1, layers + 1) - 0.5), norms]
     ax.set_xticks(ticks, [*(str(k) for k in range(1, layers + 1)), "final"])
-    ax.set(xlabel="layer (its two norms), then final norm", ylabel="mean γ of the norm\n(started at 1)")
+    ax.set(
+        xlabel="layer (its two norms), then final norm", ylabel="mean γ of the norm\n(started at 1)"
+    )
     fig.legend(loc="outside lower center", ncols=2)
     return fig
