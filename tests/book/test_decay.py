@@ -78,3 +78,33 @@ def test_what_the_chapter_says_holds_in_the_stored_runs():
     # the loss difference is within the spread over seeds
     diff = loss[on] - loss[off]
     assert found["wd_loss_within"] == "within" and abs(diff.mean()) < diff.std(ddof=1)
+    # the setup the chapter describes: the runs used train_model's default width, 32
+    assert "width" not in RECORD["settings"] and str(found["wd_width"]) == "32"
+    assert (str(found["wd_lr"]), str(found["wd_warmup"])) == ("0.01", "50")
+    # the figure's claim: every norm's mean γ, seed by seed, is lower with the decay
+    norm_means = per_seed(RECORD, "gamma_norm_means")
+    assert norm_means[on].shape == (len(RECORD["settings"]["seeds"]), 2 * 6 + 1)
+    assert (norm_means[on] < norm_means[off]).all()
+
+
+def test_each_norm_feeds_a_matrix_product_so_w_can_absorb_gamma():
+    # chapter 07's algebra: in the Pre-LN model a norm's output enters x @ W directly, so scaling γ
+    # by c and the rows of W by 1 / c (β by c as well) leaves the model's output unchanged
+    from lnlib.book.models.language import model_forward
+
+    model = init_model("pre", 2, 32, len(char_corpus()[1]), 32, seed=0)
+    inputs = np.random.default_rng(0).integers(0, len(char_corpus()[1]), size=(2, 8))
+    before = model_forward(inputs, model, "pre")[0]
+    scale = np.linspace(0.3, 0.9, 32)
+    for w in model[:-1]:
+        for sub, matrices in (("attn", ("Wq", "Wk", "Wv")), ("ffn", ("W1",))):
+            w[f"{sub}_in_gamma"] = w[f"{sub}_in_gamma"] * scale
+            w[f"{sub}_in_beta"] = w[f"{sub}_in_beta"] * scale
+            for name in matrices:
+                w[name] = w[name] / scale[:, None]
+    model[-1]["final_gamma"] = model[-1]["final_gamma"] * scale
+    model[-1]["final_beta"] = model[-1]["final_beta"] * scale
+    model[-1]["head"] = model[-1]["head"] / scale[:, None]
+    np.testing.assert_allclose(
+        model_forward(inputs, model, "pre")[0], before, rtol=1e-9, atol=1e-12
+    )

@@ -17,11 +17,13 @@ from matplotlib.figure import Figure  # noqa: E402
 from lnlib import layer_norm  # noqa: E402
 from lnlib.book import explorers as widgets
 from lnlib.book.experiments.complete_examples import documents_embedding  # noqa: E402
+from lnlib.book.experiments.numerics import gradient_sums, small_gradient_sums  # noqa: E402
 from lnlib.book.figures import (  # noqa: E402
     epsilon,
     gamma_beta,
     mean,
     normalizing,
+    numerics,
     the_input,
     variance,
     why_normalize,
@@ -33,6 +35,7 @@ from lnlib.book.figures.style import (  # noqa: E402
     layout_problems,
     new_figure,
 )
+from lnlib.book.models.decay import load_decay, per_seed  # noqa: E402
 from lnlib.book.models.deep_stack import random_stack, run_stack  # noqa: E402
 from lnlib.variants import FRAMEWORK_EPS, sample_variance  # noqa: E402
 
@@ -140,6 +143,12 @@ def _page_figures():
                 "γ = 0.5, β = −1": (0.5, -1.0),
                 "per group": ((2.0, -1.0, 0.5, 1.0), (1.0, -2.0, 0.0, 3.0)),
             },
+        ),
+        "07 decay γ": lambda: gamma_beta.decay_gamma_figure(
+            per_seed(load_decay(), "gamma_norm_means")
+        ),
+        "13 running sum": lambda: numerics.running_sum_figure(
+            gradient_sums().count_trace, small_gradient_sums()
         ),
     }
 

@@ -8,7 +8,11 @@ from lnlib.book.experiments.numerics import (
     MIXED_PRECISION_ROWS,
     gradient_sums,
     mixed_precision_inputs,
+    pairwise_sum,
     running_sum_stall,
+    small_gradient_sums,
+    small_gradients,
+    threaded_running_sum,
 )
 from lnlib.validation import BFLOAT16
 
@@ -69,3 +73,50 @@ def test_pytorch_cpu_dbeta_is_the_float16_stall_times_its_threads():
     assert stored["autocast(float16): LayerNorm input"].dtype == np.float16
     for name in ("weight", "bias.grad"):
         assert stored[f"autocast(float16): LayerNorm {name}"].dtype == np.float32
+
+
+def test_threaded_running_sum_is_exact_once_every_share_fits_under_the_stall():
+    found = gradient_sums()
+    assert found.exact_threads == 35  # 70 000 / 35 = 2000 <= 2048 < 70 000 / 34
+    assert threaded_running_sum(MIXED_PRECISION_ROWS, found.exact_threads) == MIXED_PRECISION_ROWS
+    assert (
+        threaded_running_sum(MIXED_PRECISION_ROWS, found.exact_threads - 1) < MIXED_PRECISION_ROWS
+    )
+    for threads in (1, 2, 4):
+        assert threaded_running_sum(MIXED_PRECISION_ROWS, threads) == threads * 2048
+    # shares of 3 and 2 ones, each summed one by one
+    assert threaded_running_sum(5, 2) == _sequential_sum(3, np.float16) + _sequential_sum(
+        2, np.float16
+    )
+    np.testing.assert_array_equal(found.count_trace[[0, 2047, -1]], [1, 2048, 2048])
+
+
+def test_pairwise_sum_adds_neighbours_level_by_level():
+    assert pairwise_sum(np.arange(7, dtype=np.float16)) == 21
+    assert (
+        pairwise_sum(np.ones(60_000, np.float16)) == 60_000
+    )  # every partial a power of 2 or exact
+    values = np.array([1.0, 2.0**-11, 2.0**-11, 0.0], np.float16)
+    # pairs: 1 + 2**-11 rounds to 1, 2**-11 + 0 = 2**-11; then 1 + 2**-11 rounds to 1
+    assert pairwise_sum(values) == 1.0
+
+
+def test_small_gradients_running_sum_stalls_where_pairwise_does_not():
+    g = small_gradients(rows=3000, seed=1)
+    assert g.dtype == np.float16 and g.shape == (3000,)
+    found = small_gradient_sums(rows=3000, seeds=[1])
+    total = np.float16(0)
+    for value in g:  # the running sum, one rounding per row
+        total = np.float16(total + value)
+    assert found.running[0] == float(total) == found.trace_running[-1]
+    assert found.exact[0] == np.sum(g.astype(np.float64)) == found.trace_exact[-1]
+
+
+def test_small_gradient_sums_over_70000_rows():
+    found = small_gradient_sums(seeds=range(3))
+    np.testing.assert_allclose(found.exact, 1.0, atol=0.02)
+    assert np.all(
+        found.running < 0.2
+    )  # stalled: from 0.125 on, half the spacing (2**-14) is over 4 / 70 000
+    np.testing.assert_allclose(found.pairwise, found.exact, rtol=2e-3)
+    np.testing.assert_allclose(found.numpy_sum, found.exact, rtol=2e-3)

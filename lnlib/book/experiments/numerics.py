@@ -35,6 +35,11 @@ __all__ = [
     "running_sum_stall",
     "GradientSums",
     "gradient_sums",
+    "threaded_running_sum",
+    "pairwise_sum",
+    "small_gradients",
+    "SmallGradientSums",
+    "small_gradient_sums",
 ]
 
 
@@ -222,6 +227,11 @@ class GradientSums:
         ``lnlib.layer_norm_backward(dy, x, gamma)[2]`` with float16 x and float32 gamma.
     dbeta_dtype, dx_dtype : str
         The dtypes it returns dbeta (gamma's) and dx (x's) in.
+    count_trace : ndarray
+        The float16 running sum of the ones after each row (the figure's stalled curve).
+    exact_threads : int
+        The fewest threads for which :func:`threaded_running_sum` in float16 is exact: every
+        share at most the float16 stall.
     """
 
     rows: int
@@ -230,6 +240,8 @@ class GradientSums:
     dbeta: np.ndarray
     dbeta_dtype: str
     dx_dtype: str
+    count_trace: np.ndarray
+    exact_threads: int
 
 
 def gradient_sums(rows: int = MIXED_PRECISION_ROWS, **inputs) -> GradientSums:
@@ -247,4 +259,82 @@ def gradient_sums(rows: int = MIXED_PRECISION_ROWS, **inputs) -> GradientSums:
         dbeta=dbeta,
         dbeta_dtype=dbeta.dtype.name,
         dx_dtype=dx.dtype.name,
+        count_trace=np.cumsum(np.ones(rows, np.float16), dtype=np.float16),
+        exact_threads=-(-rows // int(running_sum_stall(np.float16, rows))),
+    )
+
+
+def threaded_running_sum(count: int, threads: int, dtype=np.float16) -> float:
+    """A model of a threaded sum of `count` ones: equal shares, each a running sum in `dtype`, added in float32 (chapter "Computing it right: numerics").
+
+    Each of the `threads` contiguous shares (sizes differing by at most one) stalls where
+    :func:`running_sum_stall` says, so the result is exact once every share holds at most the stall
+    (2048 rows in float16).
+    """
+    shares = np.array_split(np.ones(count, dtype), threads)
+    return float(
+        sum(np.float32(np.cumsum(share, dtype=dtype)[-1]) for share in shares if share.size)
+    )
+
+
+def pairwise_sum(values) -> float:
+    """Sum `values` pairwise, every partial sum rounded to their dtype (chapter "Computing it right: numerics").
+
+    Neighbours are added level by level (a tree of depth log2 n), so each value passes through
+    about log2 n roundings instead of up to n, and partial sums of small values stay small.
+    """
+    level = np.asarray(values)
+    while level.size > 1:
+        if level.size % 2:
+            level = np.append(level, level.dtype.type(0))
+        level = level[0::2] + level[1::2]
+    return float(level[0])
+
+
+def small_gradients(rows: int = MIXED_PRECISION_ROWS, seed: int = 0) -> np.ndarray:
+    """`rows` seeded float16 gradient contributions of about 1/rows each, N(1, 1) / rows, summing to about 1 (chapter "Computing it right: numerics")."""
+    return (np.random.default_rng(seed).normal(1.0, 1.0, rows) / rows).astype(np.float16)
+
+
+@dataclass(frozen=True)
+class SmallGradientSums:
+    """Sums of :func:`small_gradients` over several seeds (chapter "Computing it right: numerics").
+
+    Attributes
+    ----------
+    rows : int
+        The values summed per seed.
+    exact : ndarray
+        Per seed, the exact sum of the float16 values (in float64): about 1.
+    running : ndarray
+        Per seed, a running sum with every partial sum rounded to float16.
+    pairwise : ndarray
+        Per seed, :func:`pairwise_sum` in float16.
+    numpy_sum : ndarray
+        Per seed, ``np.sum`` of the float16 array (numpy adds partial sums pairwise).
+    trace_exact, trace_running : ndarray
+        For the first seed, the exact and the float16 running sum after each row (the figure's curves).
+    """
+
+    rows: int
+    exact: np.ndarray
+    running: np.ndarray
+    pairwise: np.ndarray
+    numpy_sum: np.ndarray
+    trace_exact: np.ndarray
+    trace_running: np.ndarray
+
+
+def small_gradient_sums(rows: int = MIXED_PRECISION_ROWS, seeds=range(5)) -> SmallGradientSums:
+    """Sum :func:`small_gradients` exactly, as a float16 running sum, pairwise and with ``np.sum`` (chapter "Computing it right: numerics")."""
+    draws = [small_gradients(rows, seed) for seed in seeds]
+    traces = [np.cumsum(g, dtype=np.float16) for g in draws]
+    return SmallGradientSums(
+        rows=rows,
+        exact=np.array([np.sum(g, dtype=np.float64) for g in draws]),
+        running=np.array([float(t[-1]) for t in traces]),
+        pairwise=np.array([pairwise_sum(g) for g in draws]),
+        numpy_sum=np.array([float(np.sum(g)) for g in draws]),
+        trace_exact=np.cumsum(draws[0], dtype=np.float64),
+        trace_running=traces[0].astype(np.float64),
     )

@@ -17,6 +17,7 @@ __all__ = [
     "gamma_beta_figure",
     "gamma_beta_companion",
     "trained_gamma_beta_figure",
+    "decay_gamma_figure",
 ]
 
 #: One colour per feature (or feature group), in the order of the sliders.
@@ -283,4 +284,48 @@ def trained_gamma_beta_figure(sees: dict):
     fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     kinds = [Line2D([], [], ms=4, ls="none", **style) for style in NORM_KIND_STYLES.values()]
     fig.legend(kinds, list(NORM_KIND_STYLES), loc="outside upper center", ncols=3)
+    return fig
+
+
+#: Colour, marker and offset of each arm of the weight-decay runs (:mod:`lnlib.book.models.decay`).
+DECAY_ARM_STYLES = {
+    "norms decayed": {"color": PALETTE["mean"], "marker": "o", "offset": -0.15},
+    "norms not decayed": {"color": PALETTE["input"], "marker": "s", "offset": 0.15},
+}
+
+
+def decay_gamma_figure(norm_means: dict):
+    """Each norm's mean γ after training, with and without weight decay on γ and β, one dot per seed (chapter "Scale γ and shift β").
+
+    Parameters
+    ----------
+    norm_means : dict of str to ndarray
+        Per arm ("norms decayed", "norms not decayed"), an array of seeds x norms: each norm's
+        mean γ, bottom to top, the last the final norm
+        (``per_seed(record, "gamma_norm_means")`` of :mod:`lnlib.book.models.decay`).
+    """
+    fig, ax = new_figure(1, 1, figsize=(PHONE_WIDTH, 3.0))
+    for arm, means in norm_means.items():
+        style = DECAY_ARM_STYLES[arm]
+        seeds, norms = means.shape
+        positions = np.tile(np.arange(1, norms + 1) + style["offset"], seeds)
+        ax.plot(
+            positions,
+            means.ravel(),
+            ls="none",
+            ms=4,
+            alpha=0.8,
+            label=arm,
+            color=style["color"],
+            marker=style["marker"],
+        )
+    ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, ls=":")
+    # two norms a layer (attention's, then the FFN's), then the final norm
+    layers = (norms - 1) // 2
+    ticks = [*(2 * np.arange(1, layers + 1) - 0.5), norms]
+    ax.set_xticks(ticks, [*(str(k) for k in range(1, layers + 1)), "final"])
+    ax.set(
+        xlabel="layer (its two norms), then final norm", ylabel="mean γ of the norm\n(started at 1)"
+    )
+    fig.legend(loc="outside lower center", ncols=2)
     return fig

@@ -14,6 +14,7 @@ __all__ = [
     "error_vs_shift_figure",
     "output_scatter_figure",
     "numerics_companion",
+    "running_sum_figure",
 ]
 
 #: Colour, marker and label of each variance algorithm, shared by every figure of the chapter.
@@ -263,4 +264,30 @@ def numerics_companion(sweeps, shift: float, points):
         f"{SHIFT_LABEL} (markers at {shift:g}); shaded: wrong by 100 % or more", fontsize=9
     )
     panels.legend(fig)
+    return fig
+
+
+def running_sum_figure(count_trace, small):
+    """The float16 running sum against the exact sum, row by row: counting ones, and small gradients.
+
+    Parameters
+    ----------
+    count_trace : ndarray
+        The float16 running sum of ones after each row
+        (:attr:`lnlib.book.experiments.numerics.GradientSums.count_trace`); the exact sum is the row count.
+    small : lnlib.book.experiments.numerics.SmallGradientSums
+        Its first seed's traces: gradients of about 1/N each.
+    """
+    fig, axes = new_figure(1, 2, figsize=(5.4, 2.8))
+    rows = np.arange(1, len(count_trace) + 1)
+    panels = (
+        (axes[0], rows, count_trace, "dy = 1: counting rows", "sum"),
+        (axes[1], small.trace_exact, small.trace_running, "gradients ≈ 1/N", None),
+    )
+    for ax, exact, running, title, ylabel in panels:
+        ax.plot(rows, exact, color=PALETTE["input"], lw=2, label="exact")
+        ax.plot(rows, running, color=PALETTE["mean"], lw=2, ls="--", label="float16 running sum")
+        ax.set(title=title, xlabel="rows summed", ylabel=ylabel, ylim=(0, None))
+        ax.set_xticks([0, 35_000, 70_000], ["0", "35 000", "70 000"])
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=9)
     return fig

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import inspect
 import json
 import os
 import time
@@ -95,10 +96,17 @@ def per_seed(record: dict, key: str) -> dict:
     }
 
 
+def _default(name: str):
+    """:func:`lnlib.book.models.language.train_model`'s default for one setting."""
+    return inspect.signature(train_model).parameters[name].default
+
+
 def decay_findings(record: dict) -> dict:
     """What chapter "Scale γ and shift β" says about the weight-decay runs, by glue key.
 
     Every statistic is a mean ± sd over the seeds (:func:`lnlib.book.tools.prose.mean_sd`);
+    ``wd_width``, ``wd_lr`` and ``wd_warmup`` describe the runs (the width is
+    :func:`lnlib.book.models.language.train_model`'s default where the settings do not name one);
     ``wd_loss_diff`` is the paired difference (decayed minus not, seed by seed: same initial
     weights, same batches), and ``wd_loss_within`` says whether its mean is within one standard
     deviation of the differences ("within") or not ("beyond"); ``wd_gamma_lower`` counts the seeds
@@ -112,6 +120,9 @@ def decay_findings(record: dict) -> dict:
         "wd_seeds": prose.number(len(settings["seeds"])),
         "wd_steps": prose.number(settings["steps"]),
         "wd_depth": prose.number(settings["depth"]),
+        "wd_width": prose.number(settings.get("width", _default("width"))),
+        "wd_lr": prose.number(settings["lr"]),
+        "wd_warmup": prose.number(settings["warmup"]),
         "wd_coefficient": prose.number(settings["weight_decay"]),
         "wd_gamma_on": prose.mean_sd(gamma[on]),
         "wd_gamma_off": prose.mean_sd(gamma[off]),
