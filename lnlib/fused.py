@@ -554,7 +554,8 @@ def fused_add_layer_norm(x, residual, gamma=None, beta=None, eps: float = 1e-5, 
 
     Examples
     --------
-    >>> y, s, mean, rstd = fused_add_layer_norm(np.array([[1.0, 2.0]]), np.array([[2.0, 4.0]]), compiled=False)
+    >>> x, residual = np.array([[1.0, 2.0]]), np.array([[2.0, 4.0]])
+    >>> y, s, mean, rstd = fused_add_layer_norm(x, residual, compiled=False)
     >>> s.tolist(), np.round(y, 4).tolist()
     ([[3.0, 6.0]], [[-1.0, 1.0]])
     """

@@ -175,7 +175,7 @@ class CheckResult:
         ``inf`` for NaN, infinity, a wrong shape or dtype, or an exception.
     detail : str
         Empty when it passed; otherwise what went wrong, for the report.
-    skipped : str
+    undefined : str
         Why the check was not run: lnlib's float64 reference is undefined on this input
         (eps = 0 on a constant row, or an all-zero row for RMS norm), so nothing is
         charged to the implementation; empty when it ran.
@@ -186,7 +186,7 @@ class CheckResult:
     dtype: str
     ratio: float
     detail: str = ""
-    skipped: str = ""
+    undefined: str = ""
 
     @property
     def passed(self) -> bool:
@@ -213,18 +213,20 @@ class CheckReport:
         return [r for r in self.results if not r.passed]
 
     @property
-    def skipped(self) -> list:
+    def undefined(self) -> list:
         """The checks not run because the reference is undefined there (each says why)."""
-        return [r for r in self.results if r.skipped]
+        return [r for r in self.results if r.undefined]
 
     def __str__(self) -> str:
         rows = list(dict.fromkeys((r.part, r.case) for r in self.results))
         cell = {(r.part, r.case, r.dtype): r for r in self.results}
         width = max(len(f"{p:<8} {c}") for p, c in rows)
-        ran = len(self.results) - len(self.skipped)
-        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
+        ran = len(self.results) - len(self.undefined)
+        undefined = (
+            f", {len(self.undefined)} not run (reference undefined)" if self.undefined else ""
+        )
         lines = [
-            f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks passed{skipped}",
+            f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks passed{undefined}",
             f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes),
         ]
         for part, case in rows:
@@ -232,7 +234,7 @@ class CheckReport:
             lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
         lines += [
             "ok: within the error budget; ×k: k times over it; -: not run;",
-            *(["skip: the reference is undefined (see .skipped);"] if self.skipped else []),
+            *(["n/a: the reference is undefined (see .undefined);"] if self.undefined else []),
             "NaN, shape, dtype, error, overwrote: see .failures",
         ]
         for r in self.failures[:6]:
@@ -242,9 +244,9 @@ class CheckReport:
             )
         if len(self.failures) > 6:
             lines.append(f"  ... and {len(self.failures) - 6} more in .failures")
-        for reason in dict.fromkeys(r.skipped for r in self.skipped):
+        for reason in dict.fromkeys(r.undefined for r in self.undefined):
             lines += textwrap.wrap(
-                f"skipped: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
+                f"undefined: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
             )
         return "\n".join(lines)
 
@@ -254,8 +256,8 @@ class CheckReport:
 def _mark(result: CheckResult | None) -> str:
     if result is None:
         return "-"
-    if result.skipped:
-        return "skip"
+    if result.undefined:
+        return "n/a"
     if result.passed:
         return "ok"
     if np.isfinite(result.ratio):
@@ -304,7 +306,7 @@ def check_layer_norm(
     CheckReport
         ``print(report)`` shows the table; ``report.passed`` is True when
         every check passed; ``report.failures`` lists the others;
-        ``report.skipped`` the checks not run because the reference itself is
+        ``report.undefined`` the checks not run because the reference itself is
         undefined there (eps = 0 on a constant row, H = 1 included), with the reason.
 
     Raises
@@ -337,7 +339,7 @@ def check_layer_norm(
 
 
 #: The inputs :func:`check_rms_norm` adds to :data:`CASES`: rows of zeros, RMS norm's edge
-#: (the divisor is sqrt(eps) alone; with eps = 0 the reference is undefined and the case is skipped).
+#: (the divisor is sqrt(eps) alone; with eps = 0 the reference is undefined and the case is not run).
 RMS_CASES = (*CASES, Case("all-zero rows (4, 16)", (4, 16), spread=0.0))
 
 
@@ -377,7 +379,7 @@ def check_rms_norm(
     Returns
     -------
     CheckReport
-        As from :func:`check_layer_norm`; with ``eps=0`` the all-zero rows are in ``report.skipped``.
+        As from :func:`check_layer_norm`; with ``eps=0`` the all-zero rows are in ``report.undefined``.
 
     Raises
     ------
@@ -515,7 +517,7 @@ def _overwritten(given: dict, inputs: dict) -> str:
 
 
 class _Undefined(Exception):
-    """lnlib's float64 reference refuses the harness's own input: the check is skipped, with the reason."""
+    """lnlib's float64 reference refuses the harness's own input: the check is not run, with the reason."""
 
 
 def _reference(function: Callable, *args, **kwargs):
@@ -530,7 +532,7 @@ def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
     try:
         ratio, detail = compare()
     except _Undefined as exc:
-        return CheckResult(part, case.name, dtype, 0.0, skipped=str(exc))
+        return CheckResult(part, case.name, dtype, 0.0, undefined=str(exc))
     except (
         Exception
     ) as exc:  # the implementation under test may raise anything: report it, never crash the table

@@ -291,11 +291,15 @@ def batch_norm_backward(
     r"""Gradients of :func:`batch_norm` in training mode with respect to x, gamma and beta (chapter "LayerNorm and its family").
 
     With the batch statistics over `axis` (N values per feature: the batch, and the
-    positions of an image), :math:`d\hat x = \gamma\, dy` and
+    positions of an image), :math:`\mathrm{rstd} = 1/\sqrt{\sigma^2 + \varepsilon}`,
+    :math:`d\hat x = \gamma\, dy` and
 
     .. math::
 
-        dx = \frac{r}{N}\Big(N\, d\hat x - \sum d\hat x - \hat x \sum d\hat x\, \hat x\Big), \qquad
+        dx = \frac{\mathrm{rstd}}{N}\Big(N\, d\hat x - \sum d\hat x - \hat x \sum d\hat x\, \hat x\Big),
+
+    .. math::
+
         d\gamma = \sum dy\, \hat x, \qquad d\beta = \sum dy,
 
     every sum over `axis`: LayerNorm's closed form (:func:`~lnlib.layer_norm_backward`,
@@ -344,7 +348,8 @@ def batch_norm_backward(
 
     Examples
     --------
-    >>> dx, dgamma, dbeta = batch_norm_backward([[1.0], [0.0]], [[1.0], [3.0]], eps=0)
+    >>> dy, x = [[1.0], [0.0]], [[1.0], [3.0]]
+    >>> dx, dgamma, dbeta = batch_norm_backward(dy, x, eps=0)
     >>> dx, dgamma, dbeta
     (array([[0.],
            [0.]]), array([-1.]), array([1.]))

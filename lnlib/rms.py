@@ -160,7 +160,8 @@ def rms_norm_backward(
 
     Examples
     --------
-    >>> dx, dgamma = rms_norm_backward([1.0, 0.0, 0.0, 0.0], [1.0, -1.0, 1.0, -1.0], eps=0)
+    >>> dy, x = [1.0, 0.0, 0.0, 0.0], [1.0, -1.0, 1.0, -1.0]
+    >>> dx, dgamma = rms_norm_backward(dy, x, eps=0)
     >>> dx
     array([ 0.75,  0.25, -0.25,  0.25])
     >>> dgamma

@@ -105,8 +105,10 @@ def gradient_dtype(gamma, storage) -> np.dtype:
 
     Examples
     --------
-    >>> gradient_dtype(np.ones(4, np.float32), "float16"), gradient_dtype(None, "float16")
-    (dtype('float32'), dtype('float16'))
+    >>> gradient_dtype(np.ones(4, np.float32), "float16")
+    dtype('float32')
+    >>> gradient_dtype(None, "float16")
+    dtype('float16')
     """
     if isinstance(gamma, np.ndarray) and gamma.dtype in _FLOAT_DTYPES:
         return gamma.dtype
