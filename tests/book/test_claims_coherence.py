@@ -206,7 +206,7 @@ def test_chapter_titles_are_read_from_the_notebooks():
             f"{stem}: title {title!r} does not start its heading {first!r}"
         )
     assert titles["13_numerics"] == "Computing it right: numerics"  # a colon inside a title
-    assert titles["15_fact_check"] == "Fact check"  # the short form of a heading with a subtitle
+    assert titles["17_fact_check"] == "Fact check"  # the short form of a heading with a subtitle
 
 
 def test_a_short_title_must_start_the_heading(tmp_path):

@@ -88,7 +88,7 @@ def test_claims_link_existing_chapters_and_valid_verdicts():
     assert table.count("\n") == len(CLAIMS) + 1
     assert (
         "[Normalizing](06_normalizing.ipynb)" in table
-        and "[here](15_fact_check.ipynb#statistics-of-the-normalized-features)" in table
+        and "[here](17_fact_check.ipynb#statistics-of-the-normalized-features)" in table
     )
 
 

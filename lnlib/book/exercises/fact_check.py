@@ -1,4 +1,4 @@
-"""Chapter 15's exercises (chapters/15_fact_check.ipynb): x̂'s covariance and fourth moment, and a negative scale."""
+"""Chapter 17's exercises (chapters/17_fact_check.ipynb): x̂'s covariance and fourth moment, and a negative scale."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def negative_scale_claim() -> Exercise:
 
 
 exercises = Exercises(
-    "15_fact_check",
+    "17_fact_check",
     covariance_of_two_features,
     fourth_moment_of_three_normal_features,
     negative_scale_claim,

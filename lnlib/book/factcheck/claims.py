@@ -48,7 +48,7 @@ VERDICT_MEANINGS = {
 VERDICTS = tuple(VERDICT_MEANINGS)
 
 #: The chapter that holds the summary table and the claims that have no other home.
-FACT_CHECK = "15_fact_check"
+FACT_CHECK = "17_fact_check"
 
 #: Section label of the chapter "Fact check" -> its heading, for the links to the claims at home there.
 SECTION_TITLES = {

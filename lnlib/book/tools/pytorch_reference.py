@@ -340,7 +340,7 @@ CASES = MappingProxyType(
             "16_check_your_own", _check_inputs, _check
         ),  # a summary: the harness's error ratios
         "fact_check": Case(
-            "15_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check
+            "17_fact_check", lambda: {"samples": draw_inputs("normal", 4, 20000, 3)}, _fact_check
         ),
     }
 )
