@@ -219,6 +219,7 @@ class Exercises:
             return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
             return Feedback(NOT_ANSWERED)
+        self._number(k)
         built = self._built(k, data)
         if isinstance(built, Feedback):
             return built
