@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,3 +190,31 @@ def test_the_interpreter_stops_on_a_rule_it_does_not_know():
             },
             1,
         )
+
+
+def test_every_prompt_says_the_digits_its_exercise_asks_for():
+    """Readers' finding: a rounded answer was refused with no word of the digits wanted. Each prompt of
+    an exercise that takes a number ends by saying how many significant digits, or that it is a count."""
+    from lnlib.book.exercises.feedback import NUMBER_WORDS
+    from lnlib.book.tools.notebooks import read_notebook
+
+    chapters = {ex.chapter: ex for ex in every_chapter()}
+    said = 0
+    for path in sorted(Path(__file__).resolve().parents[2].glob("chapters/[0-9][0-9]_*.ipynb")):
+        for cell in read_notebook(path)["cells"]:
+            found = re.search(r"\*\*Exercise (\d+)\b", "".join(cell["source"]))
+            if cell["cell_type"] != "markdown" or not found or path.stem not in chapters:
+                continue
+            exercises, k = chapters[path.stem], int(found.group(1))
+            exercise = exercises.exercise(k, **exercises.sample(k, np.random.default_rng(0)))
+            last = "".join(cell["source"]).rstrip().splitlines()[-1]
+            kind = np.asarray(exercise.expected).dtype.kind
+            if exercise.asks_digits is not None:
+                assert f"{NUMBER_WORDS[exercise.asks_digits]} significant digits." in last, (
+                    path,
+                    k,
+                )
+                said += 1
+            elif exercise.kind == "number" and kind in "iu":
+                assert "exact count" in last, (path.stem, k, last)
+    assert said >= 30

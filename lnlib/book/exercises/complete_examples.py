@@ -43,6 +43,7 @@ def divisor_ratio() -> Exercise:
     documents = sigma + eps
     return Exercise(
         right / documents,
+        digits=4,  # the ratio and its inverse, 1.002 and 0.998, meet at three
         hint="Compute both divisors with σ = 0.048 and ε = 1e-5, then divide the correct one by the document's.",
         mistakes={
             "that is the inverse ratio: the correct divisor goes on top, so the answer is a bit above 1": (

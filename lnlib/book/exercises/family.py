@@ -131,6 +131,7 @@ def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
         "batch where LayerNorm has the features; x-hat uses the batch's mean and biased variance.",
         rtol=1e-4,
         atol=1e-6,
+        digits=4,  # as its prompt asks
         mistakes={
             "the sums run over the features of each sample (along a row), as in LayerNorm; batch "
             "norm's statistics pool each feature over the batch, so its sums run down each "

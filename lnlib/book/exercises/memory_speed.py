@@ -29,6 +29,7 @@ def bfloat16_forward_floor() -> Exercise:
         floor_ms(moved),
         # Tight enough to tell the per-row and per-feature bytes, 7e-4 of the total, the question asks for.
         rtol=1e-4,
+        digits=4,  # the per-row and per-feature bytes are 7e-4 of the total
         hint="Two arrays of 8192 x 4096 values move (x read, y written), each value "
         "2 bytes in bfloat16; add the saved statistics and γ, β (float32), "
         "then divide by the bandwidth in bytes per second.",
