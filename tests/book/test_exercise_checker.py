@@ -24,7 +24,19 @@ from lnlib.book.exercises.judge import judge
 EXERCISES = [(ex, k) for ex in every_chapter() for k in range(1, len(ex) + 1)]
 IDS = [f"{ex.chapter}-{k}" for ex, k in EXERCISES]
 SEEDS = range(6)
-ODD_ANSWERS = ["two", [[1, 2], [3]], np.nan, [np.inf, 1.0], 1e308, -0.0, True, [], np.zeros((2, 0))]
+ODD_ANSWERS = [
+    "two",
+    [[1, 2], [3]],
+    np.nan,
+    [np.inf, 1.0],
+    1e308,
+    -0.0,
+    True,
+    [],
+    np.zeros((2, 0)),
+    1j,
+    {"a": 1},
+]
 
 
 def rounding_window(value, digits) -> np.ndarray:
@@ -159,7 +171,9 @@ def test_hints_come_when_asked_or_with_the_third_wrong_try_and_never_in_graded_m
     graded = Exercises("00_demo", lambda x: Exercise(x.mean(), hint="sum, then divide by H"))
     graded.graded = True
     lines = [str(graded.check(1, 0.5, x=x)) for _ in range(HINT_AFTER + 1)]
-    assert all(re.fullmatch(r"Not quite: [^\n]*\.", line) for line in lines), lines
+    assert all(re.fullmatch(r"Not correct: [^\n]*\.", line) for line in lines), lines
+    assert graded.check(1, 0.5, x=x).kind == "wrong"
+    assert str(graded.check(1, 1j, x=x)).startswith("Not correct: ")  # never an error
     assert "divide" not in str(graded.hint(1))
     assert (
         isinstance(graded.check(1, 3.0, x=x), Feedback)

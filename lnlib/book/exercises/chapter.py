@@ -38,7 +38,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import HINT_AFTER, NOT_ANSWERED, WRONG, Exercise, Feedback
+from lnlib.book.exercises.feedback import (
+    HINT_AFTER,
+    NOT_ANSWERED,
+    NOT_CORRECT,
+    WRONG,
+    Exercise,
+    Feedback,
+)
 from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import website_build
 
@@ -179,6 +186,18 @@ class Exercises:
                 "the cell as handed out."
             )
 
+    def _judged(self, k: int, built: Exercise, answer) -> Feedback:
+        """The verdict on `answer`, never an error; in graded mode a wrong one says "Not correct"."""
+        try:
+            verdict = built.check(answer)
+        except Exception as error:  # noqa: BLE001 (any object a reader may answer with)
+            verdict = Feedback(
+                f"{WRONG}the checker cannot read this answer ({type(error).__name__})."
+            )
+        if self.graded and verdict.kind == "wrong":
+            return Feedback(NOT_CORRECT + verdict.text.removeprefix(WRONG))
+        return verdict
+
     def _with_hint(self, k: int, built: Exercise, verdict: Feedback) -> Feedback:
         """`verdict`, counted: after :data:`HINT_AFTER` wrong tries, the hint comes with it (self-study)."""
         if self.graded or verdict.kind != "wrong" or not built.hint:
@@ -223,7 +242,7 @@ class Exercises:
         built = self._built(k, data)
         if isinstance(built, Feedback):
             return built
-        verdict = self._with_hint(k, built, built.check(answer))
+        verdict = self._with_hint(k, built, self._judged(k, built, answer))
         code = answer_code(k, _inputs())
         own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None

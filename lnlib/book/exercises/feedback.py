@@ -26,6 +26,8 @@ __all__ = ["Exercise", "Feedback", "feedback", "round_to_digits"]
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
 CORRECT = "Correct!"
 WRONG = "Not quite: "
+#: What a wrong answer's verdict starts with in graded mode (the course edition: chapter.Exercises.graded).
+NOT_CORRECT = "Not correct: "
 #: An answer within this share of the expected answer's size, but not right, is "close".
 CLOSE = 1e-2
 #: The significant digits an exercise asks for when it says none (a count, True/False or a choice: exact).
@@ -135,7 +137,7 @@ class Feedback:
         line = self.text if self.verdict is None else self.verdict
         if line.startswith(CORRECT):
             return "correct"
-        return "wrong" if line.startswith(WRONG) else "unanswered"
+        return "wrong" if line.startswith((WRONG, NOT_CORRECT)) else "unanswered"
 
     def __repr__(self) -> str:
         return self.text
