@@ -139,9 +139,8 @@ class Exercises:
         #: no hint is given, asked for or not.
         self.graded = False
         self._wrong_tries: dict[int, int] = {}
-        self._last_data: dict[
-            int, dict
-        ] = {}  # the data of each exercise's last check, for its hint
+        # the data of each exercise's last check, for its hint
+        self._last_data: dict[int, dict] = {}
 
     def __len__(self) -> int:
         return len(self.builders)
@@ -186,7 +185,7 @@ class Exercises:
                 "the cell as handed out."
             )
 
-    def _judged(self, k: int, built: Exercise, answer) -> Feedback:
+    def _judged(self, built: Exercise, answer) -> Feedback:
         """The verdict on `answer`, never an error; in graded mode a wrong one says "Not correct"."""
         try:
             verdict = built.check(answer)
@@ -242,7 +241,7 @@ class Exercises:
         built = self._built(k, data)
         if isinstance(built, Feedback):
             return built
-        verdict = self._with_hint(k, built, self._judged(k, built, answer))
+        verdict = self._with_hint(k, built, self._judged(built, answer))
         code = answer_code(k, _inputs())
         own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None

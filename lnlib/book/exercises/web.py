@@ -7,8 +7,9 @@ JSON: the exercise's plan, the rules the notebook judges by (:mod:`lnlib.book.ex
 ``_ext/web_explorers_static/lnlib-exercises.js`` reads a typed answer (numbers, lists, True/False,
 arithmetic such as ``sqrt(2)/4``, or numpy's printout of an array, pasted) and applies the plan's rules,
 so it says what the notebook says, word for word (``tests/book/test_exercise_checker_node.py`` runs both
-on every exercise). A Hint button shows the hint; after a few wrong tries (the plan's ``hintAfter``) it comes unasked. An answer of more than :data:`TYPEABLE` numbers gets a multi-line
-box, where a printout can be pasted.
+on every exercise). A Hint button shows the hint; after a few wrong tries (the plan's ``hintAfter``) it
+comes unasked. An answer of more than :data:`TYPEABLE` numbers gets a multi-line box, where a printout
+can be pasted.
 
 Above the box the form prints the exercise's data, the very values passed to ``exercises.check`` (a
 seeded random batch the chapter's code makes but does not print, too), as numpy prints them with the
