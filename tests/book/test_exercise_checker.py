@@ -66,7 +66,10 @@ def same_at(a, b, digits) -> bool:
 def test_every_exercise_takes_data_from_its_domain_and_judges_them(exercises, k):
     builder = exercises.builders[k - 1]
     takes_data = bool(inspect.signature(builder).parameters)
-    assert takes_data == hasattr(builder, "domain"), f"{exercises.chapter} {k}: declare its @domain"
+    assert takes_data == hasattr(builder, "domain"), (
+        f"{exercises.chapter}, exercise {k}: declare the data a reader may choose, "
+        "@domain(lambda rng: {...}) (lnlib.book.exercises.chapter.domain)"
+    )
     for seed in SEEDS if takes_data else [0]:
         data = exercises.sample(k, np.random.default_rng(seed))
         exercise = exercises.exercise(k, **data)
@@ -224,11 +227,11 @@ def test_every_prompt_says_the_digits_its_exercise_asks_for():
             last = "".join(cell["source"]).rstrip().splitlines()[-1]
             kind = np.asarray(exercise.expected).dtype.kind
             if exercise.asks_digits is not None:
-                assert f"{NUMBER_WORDS[exercise.asks_digits]} significant digits." in last, (
-                    path,
-                    k,
-                )
+                words = f"{NUMBER_WORDS[exercise.asks_digits]} significant digits."
+                assert words in last, f"{path.stem}, exercise {k}: end its prompt with “{words}”"
                 said += 1
             elif exercise.kind == "number" and kind in "iu":
-                assert "exact count" in last, (path.stem, k, last)
+                assert "exact count" in last, (
+                    f"{path.stem}, exercise {k}: say it wants the exact count"
+                )
     assert said >= 30
