@@ -151,10 +151,13 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
         label = form.locator(f"label[for='{box.get_attribute('id')}']")
         assert label.inner_text().strip() == f"Your answer to exercise {number}", where
 
+        said: list[str] = []
+
         def check(text: str) -> str:
             box.fill(text)
-            form.locator("button").click()
-            return form.locator(".lnlib-feedback").inner_text()
+            form.locator("button[type=submit]").click()
+            said.append(form.locator(".lnlib-feedback").inner_text())
+            return said[-1]
 
         typed = [as_literal(exercise.expected)] + [
             as_literal(v) for v in exercise.mistakes.values()
@@ -171,6 +174,13 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
                 f"{where}, typed {text[:60]!r}: page {shown!r}, notebook {expected!r}"
             )
         assert exercise.feedback(ast.literal_eval(typed[0])) == "Correct!", where
+        # the verdicts never hold the hint (the recipe); the Hint button shows it, and so do 3 wrong tries
+        assert data["hint"] and all(data["hint"] not in check(t) for t in typed[1:]), where
+        hint = form.locator(".lnlib-exercise-hint")
+        wrong = sum(line.startswith("Not quite") for line in said)
+        assert hint.is_visible() == (wrong >= data["hintAfter"]), f"{where}: {wrong} wrong tries"
+        form.locator(".lnlib-exercise-hint-button").click()
+        assert hint.inner_text() == f"Hint: {data['hint']}", where
         if many:  # pasted: numpy's printout of the answer, and its numbers row by row
             for text, answer in [
                 (printout(exercise.expected), read_printout(printout(exercise.expected))),
