@@ -355,4 +355,6 @@ if __name__ == "__main__":
         if wheel:
             print(f"and {course}/student-edition.zip, with {wheel.name}")
     else:
-        sys.exit("usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR [WHEEL]")
+        sys.exit(
+            "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR [WHEEL]"
+        )
