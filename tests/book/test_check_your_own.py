@@ -86,7 +86,9 @@ def test_harness_findings_count_failed_reports_and_checks():
 
     from lnlib.book.experiments.check_your_own import harness_findings
 
-    bugs = {name: SimpleNamespace(passed=ok) for name, ok in (("a", False), ("b", True), ("c", False))}
+    bugs = {
+        name: SimpleNamespace(passed=ok) for name, ok in (("a", False), ("b", True), ("c", False))
+    }
     report = SimpleNamespace(results=[object()] * 7)
     found = {k: str(v) for k, v in harness_findings(bugs, report).items()}
     assert found == {"n_bugs_caught": "2", "n_checks": "7"}

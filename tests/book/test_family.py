@@ -173,4 +173,6 @@ def test_rms_shift_findings_measure_where_rms_and_layer_norm_part():
 
     # [-1, 1] + 1 = [0, 2]: RMS norm gives [0, √2], layer norm [−1, 1]; they part by 1 at the first entry
     assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]))) == {"rms_shift_diff": "1.00"}
-    assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]), shift=0.0)) == {"rms_shift_diff": "0.00"}
+    assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]), shift=0.0)) == {
+        "rms_shift_diff": "0.00"
+    }

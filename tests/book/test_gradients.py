@@ -227,7 +227,10 @@ def texts(found: dict) -> dict:
 def fd_jacobian(x, gamma=None, eps=0.0):
     """J_ij = dy_i/dx_j by central finite differences of the forward pass."""
     return np.array(
-        [numerical_gradient(lambda v: layer_norm(v, gamma, eps=eps), x, row) for row in np.eye(x.size)]
+        [
+            numerical_gradient(lambda v: layer_norm(v, gamma, eps=eps), x, row)
+            for row in np.eye(x.size)
+        ]
     )
 
 

@@ -65,7 +65,14 @@ def _profile(placement, stream_sq, w1, w2, stream_grad, depth):
 
     grads = {"W1": np.asarray(w1, float), "W2": np.asarray(w2, float)}
     return InitProfile(
-        placement, depth, 8, 8, 4, np.asarray(stream_sq, float), grads, np.asarray(stream_grad, float)
+        placement,
+        depth,
+        8,
+        8,
+        4,
+        np.asarray(stream_sq, float),
+        grads,
+        np.asarray(stream_grad, float),
     )
 
 
@@ -73,7 +80,9 @@ def test_stream_findings_read_the_profiles():
     from lnlib.book.experiments.pre_post_norm import stream_findings
 
     depth = 4
-    post = _profile("post", [[1.0, 1.0, 1.002, 1.0, 0.999]] * 2, [[1.0] * 4], [[1.0] * 4], [[1.0] * 5], depth)
+    post = _profile(
+        "post", [[1.0, 1.0, 1.002, 1.0, 0.999]] * 2, [[1.0] * 4], [[1.0] * 4], [[1.0] * 5], depth
+    )
     # pre-norm's stream grows by 0.5 per layer in one seed and 1.5 in the other: mean slope 1
     pre_sq = [1 + 0.5 * np.arange(5), 1 + 1.5 * np.arange(5)]
     pre = _profile("pre", pre_sq, [[1.0] * 4], [[1.0] * 4], [[1.0] * 5], depth)
@@ -108,12 +117,16 @@ def test_layer_findings_compare_top_and_bottom_layers():
 
     ones = [[1.0] * 3]
     post = _profile("post", [[1.0] * 4], [[1.0, 2.0, 3.0]], [[1.0, 4.0, 2.0]], [[1.0] * 4], 3)
-    pre = _profile("pre", [[1.0] * 4], [[2.0, 1.0, 1.0]], [[4.0, 2.0, 2.0]], [[6.0, 3.0, 2.0, 1.5]], 3)
+    pre = _profile(
+        "pre", [[1.0] * 4], [[2.0, 1.0, 1.0]], [[4.0, 2.0, 2.0]], [[6.0, 3.0, 2.0, 1.5]], 3
+    )
     post_avg = _profile("post", [[1.0] * 4], ones, [[0.5, 0.5, 0.5]], [[1.0] * 4], 3)  # mean 0.5
     pre_avg = _profile("pre", [[1.0] * 4], ones, [[0.2, 0.2, 0.4]], [[1.0] * 4], 3)  # mean 0.8/3
     found = layer_findings({"post": post, "pre": pre}, {"post": post_avg, "pre": pre_avg})
     found = {k: str(v) for k, v in found.items()}
-    shrink = ((7 / 3) / 0.5 + (8 / 3) / (0.8 / 3)) / 2  # per placement: one batch's mean / averaged mean
+    shrink = (
+        (7 / 3) / 0.5 + (8 / 3) / (0.8 / 3)
+    ) / 2  # per placement: one batch's mean / averaged mean
     assert found == {
         "f3_post_W1": "3.00",
         "f3_post_W2": "2.00",
