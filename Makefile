@@ -10,7 +10,8 @@
 #   make screenshots   the browser tests, saving screenshots of every page for a person to look at
 #   make pdf     the whole book as one PDF, _build/pdf/book.pdf (needs Debian's Chromium); make test-pdf checks it
 #   make instructor   the nbgrader answer key of every chapter in course/source (for a course; FORCE=1 writes it anew, keeping a backup)
-#   make student   the student edition in course/release: nbgrader's generate_assignment, no solutions
+#   make student   the student edition in course/release and course/student-edition.zip (with lnlib's wheel): no solutions
+#   make wheel   lnlib (with the book's data) as a wheel in dist/
 #   make bench   measure explorer latency (Python side and in JupyterLab), each chapter's Run All, build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
@@ -31,7 +32,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint check book test instructor student pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements results-decay results-norm-lab clean
+.PHONY: help lint check book test instructor student wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements results-decay results-norm-lab clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -136,12 +137,21 @@ $(VENV)/.course-installed: $(VENV)/.book-installed
 
 # Neither deletes anything: `make instructor` refuses to overwrite an existing key unless FORCE=1 (which moves
 # it to course/source.backup-<time> first); `make student` rewrites course/release alone, from the key as it
-# stands (writing one first if there is none); submissions, autograded notebooks and the gradebook stay.
+# stands (writing one first if there is none), and course/student-edition.zip (the notebooks, lnlib's wheel, a
+# requirements file: what students install, without the answers or the repository); submissions, autograded
+# notebooks and the gradebook stay.
 instructor: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE) $(if $(FORCE),--force)
 
-student: $(VENV)/.course-installed
-	$(BIN)/python -m lnlib.book.tools.course student $(COURSE)
+student: $(VENV)/.course-installed wheel
+	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL)
+
+# lnlib as a wheel, with the book's data (dist/): what a student or an engineer installs without the repository.
+WHEEL = dist/lnlib-$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)-py3-none-any.whl
+wheel: $(VENV)/.book-installed
+	rm -rf dist build
+	$(BIN)/python -m pip wheel $(PIP_FLAGS) --no-deps --wheel-dir dist .
+	rm -rf build
 
 # jupyterlab-myst renders the chapters' MyST prose (admonitions, math, dropdowns) as the website does.
 lab: $(VENV)/.book-installed

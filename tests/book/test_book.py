@@ -339,3 +339,24 @@ def test_every_page_footer_names_the_licences_and_how_to_cite():
         in footer
     )
     assert not re.search(r"<(img|script|link|iframe)\b|\bsrc=", footer)
+
+
+# Chapters whose hidden cells are already plumbing only; the others move their functions into
+# lnlib.book.experiments.<slug> and join this list.
+PLUMBING_ONLY = [path for path in CHAPTERS if path.name[:2] in {f"{n:02d}" for n in range(1, 9)}]
+HIDDEN_DEF = re.compile(r"^\s*(def|class) ", re.M)
+
+
+@pytest.mark.parametrize("path", PLUMBING_ONLY, ids=lambda p: p.stem)
+def test_removed_cells_hold_plumbing_not_code_to_read(path):
+    """A cell the website removes holds no function or class (code a reader might want to see, or a test
+    to cover, lives in lnlib.book.experiments.<slug>) and at most 15 lines of gluing."""
+    for cell in code_cells(load(path)):
+        if "remove-cell" not in tags(cell):
+            continue
+        assert not HIDDEN_DEF.search(source(cell)), (
+            f"{path.name}: cell {cell['id']} defines code in a removed cell; move it to "
+            "lnlib.book.experiments"
+        )
+        lines = source(cell).splitlines()
+        assert len(lines) <= 15, f"{path.name}: removed cell {cell['id']} has {len(lines)} lines"

@@ -56,3 +56,39 @@ def test_entries_without_error_are_left_out_and_columns_are_limited():
     plt.close(fig)
     with pytest.raises(ValueError, match="at most 4 columns"):
         relative_errors_figure({str(k): (exact, exact) for k in range(5)}, {})
+
+
+# --- the chapter's prose numbers (experiments.check_your_own) -----------------------------------
+
+
+def test_error_findings_name_each_error_and_roundoff():
+    from lnlib.book.experiments.check_your_own import error_findings
+
+    errors = {
+        "buggy_unbiased_variance": 0.0234,
+        "buggy_eps_outside_root": 8.6e-6,
+        "numpy_layer_norm, float16": 0.00049,
+    }
+    found = {k: str(v) for k, v in error_findings(errors).items()}
+    assert found == {
+        "ex_unbiased": "2 × 10⁻²",
+        "ex_eps": "9 × 10⁻⁶",
+        "ex_half": "5 × 10⁻⁴",
+        "u64": "1.1 × 10⁻¹⁶",  # 2⁻⁵³
+        "u16": "4.9 × 10⁻⁴",  # 2⁻¹¹
+        "f16_tiny": "5.96 × 10⁻⁸",  # 2⁻²⁴
+        "f16_tiny_over_eps": "6",
+    }
+
+
+def test_harness_findings_count_failed_reports_and_checks():
+    from types import SimpleNamespace
+
+    from lnlib.book.experiments.check_your_own import harness_findings
+
+    bugs = {
+        name: SimpleNamespace(passed=ok) for name, ok in (("a", False), ("b", True), ("c", False))
+    }
+    report = SimpleNamespace(results=[object()] * 7)
+    found = {k: str(v) for k, v in harness_findings(bugs, report).items()}
+    assert found == {"n_bugs_caught": "2", "n_checks": "7"}

@@ -3,11 +3,13 @@ nothing away (lnlib/book/tools/course.py; `make instructor`, `make student`)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from lnlib.book.tools.course import (
     instructor_edition,
     reading_minutes,
     student_edition,
+    student_package,
     time_sentence,
 )
 
@@ -287,3 +290,131 @@ def test_a_course_in_use_loses_nothing(tmp_path):
     for path, text in kept.items():
         assert path.read_text() == text, f"{path} was changed"
     assert (course / "gradebook.db").stat().st_size >= gradebook
+
+
+def walkthrough_commands() -> list[str]:
+    """The grading walkthrough of instructors.md: the lines of the bash block under its marker."""
+    text = (ROOT / "instructors.md").read_text(encoding="utf-8")
+    after = text.split("<!-- the grading walkthrough:", 1)[1]
+    block = re.search(r"```bash\n(.*?)\n```", after, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
+    """instructors.md's walkthrough, run as written on chapter 03 with four submissions: right, wrong,
+    the data changed, a test cell emptied. The grades nbgrader exports and the feedback pages are checked."""
+    commands = walkthrough_commands()
+    assert commands[0] == "cd course", commands
+    key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
+    release = json.loads((course / "release" / "03_mean" / "03_mean.ipynb").read_text())
+    right = key_solutions(key)
+    wrong = {k: f"answer_{k} = 0.5" for k in right}
+    submissions = {
+        "alice": answered(release, right, "# your code here"),
+        "bob": answered(release, wrong, "# your code here"),
+        "carol": answered(release, {**right, 1: CHEATS["changes the data"]}, "# your code here"),
+        "dave": answered(release, wrong, "# your code here"),
+    }
+    for cell in submissions["dave"]["cells"]:  # every test cell emptied
+        if cell["metadata"].get("nbgrader", {}).get("grade"):
+            cell["source"] = "pass"
+    for student, notebook in submissions.items():
+        folder = course / "submitted" / student / "03_mean"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "03_mean.ipynb").write_text(json.dumps(notebook))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for command in commands[1:]:
+        done = subprocess.run(
+            command, shell=True, cwd=course, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+    with open(course / "grades.csv", newline="") as table:
+        rows = {
+            row["student_id"]: row
+            for row in csv.DictReader(table)
+            if row["assignment"] == "03_mean"
+        }
+    scores = {student: float(row["score"]) for student, row in rows.items()}
+    assert scores == {"alice": 3.0, "bob": 0.0, "carol": 2.0, "dave": 0.0}, scores
+    assert {float(row["max_score"]) for row in rows.values()} == {3.0}
+    for student in submissions:
+        page = course / "feedback" / student / "03_mean" / "03_mean.html"
+        assert page.exists(), f"no feedback page for {student}"
+
+
+def test_the_student_edition_runs_from_its_zip_without_the_repository(course, tmp_path):
+    """student-edition.zip, unpacked away from the repository: lnlib installed from its wheel alone (the
+    other packages from this environment) runs chapter 03's student notebook top to bottom, and the zip
+    holds no answer key and every data file the book's package reads."""
+    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+
+    wheel_dir = tmp_path / "dist"
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--wheel-dir",
+            str(wheel_dir),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = wheel_dir.glob("lnlib-*.whl")
+    archive = student_package(course, wheel)
+    with zipfile.ZipFile(archive) as unzip:
+        names = unzip.namelist()
+        unzip.extractall(tmp_path / "student")
+    assert not any("/source/" in name or name.startswith("source/") for name in names)
+    with zipfile.ZipFile(wheel) as package:
+        shipped = set(package.namelist())
+    for data in (ROOT / "lnlib" / "book" / "data").iterdir():
+        assert f"lnlib/book/data/{data.name}" in shipped, f"the wheel lacks {data.name}"
+    edition = tmp_path / "student" / "student-edition"
+    assert (edition / "requirements.txt").read_text().splitlines()[-1] == f"./{wheel.name}[book]"
+    site = tmp_path / "site"
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
+    release = json.loads((edition / "03_mean" / "03_mean.ipynb").read_text())
+    # answered right, so that every test cell passes and the whole notebook runs
+    notebook = nbformat.from_dict(answered(release, key_solutions(key), "# your code here"))
+    notebook.cells.append(nbformat.v4.new_code_cell("import lnlib\nprint(lnlib.__file__)"))
+    client = nbclient.NotebookClient(
+        notebook, timeout=300, resources={"metadata": {"path": str(edition / "03_mean")}}
+    )
+    previous = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(site)
+    try:
+        client.execute()
+    finally:
+        if previous is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = previous
+    printed = notebook.cells[-1].outputs[0]["text"]
+    assert printed.startswith(str(site)), f"lnlib came from {printed}, not the wheel"
+    said = "".join(
+        str(o.get("data", o.get("text", ""))) for c in notebook.cells for o in c.get("outputs", [])
+    )
+    assert said.count("Correct!") >= 3, said[-2000:]

@@ -115,3 +115,64 @@ def test_norm_lab_figure_reads_cleanly(stored):
         assert fig.axes[0].get_ylabel() == "test accuracy (%)"
     finally:
         plt.close(fig)
+
+
+# --- the chapter's prose numbers (experiments.family.*_findings) --------------------------------
+
+
+def _texts(found: dict) -> dict:
+    return {key: str(value) for key, value in found.items()}
+
+
+def test_outlier_findings_compare_rows_and_columns():
+    from lnlib.book.experiments.family import outlier_findings
+
+    x = np.array([[0.0, 1.0, 2.0, 10.0], [2.0, 1.0, 0.0, 12.0]])
+    rows = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
+    assert _texts(outlier_findings(x)) == {
+        "raw_band": "2.00",
+        "ln_band": f"{np.ptp(rows[:, :3]):.2f}",
+        "ln_outlier_lo": f"{rows[:, 3].min():.2f}",
+        "ln_outlier_hi": f"{rows[:, 3].max():.2f}",
+        "bn_lo": "−1.00",  # two values per column standardize to ±1
+        "bn_hi": "1.00",
+    }
+
+
+def test_batch_findings_read_the_spread_across_batches():
+    from lnlib.book.experiments.family import BatchEffects, batch_findings
+
+    training = {
+        2: np.array([[0.0, 0.0], [2.0, 2.0]]),  # std 1 in each feature
+        8: np.array([[0.0, 1.0], [0.5, 1.0]]),  # std 0.25 and 0
+        64: np.array([[1.0, -1.0], [1.0, -1.0]]),  # mean (1, −1)
+    }
+    effects = BatchEffects(training, np.array([1.2, -1.05]), np.zeros(2), training)
+    assert _texts(batch_findings(effects)) == {
+        "spread_2": "1.000",
+        "spread_8": "0.125",
+        "spread_64": "0.000",
+        "inference_gap": "0.200",
+    }
+
+
+def test_invariance_findings_bound_the_rounding_and_name_the_smallest_change():
+    from lnlib.book.experiments.family import InvarianceTable, invariance_findings
+
+    table = InvarianceTable({"a": (1e-16, 0.5), "b": (0.3, 2e-17)}, tol=1e-9)
+    assert _texts(invariance_findings(table)) == {
+        "rounding_bound": "2.2 × 10⁻¹⁴",  # 100 float64 epsilons
+        "smallest_real_change": "0.30",
+    }
+    with pytest.raises(ValueError, match="rounding bound"):
+        invariance_findings(InvarianceTable({"a": (1e-10, 0.5)}, tol=1e-9))
+
+
+def test_rms_shift_findings_measure_where_rms_and_layer_norm_part():
+    from lnlib.book.experiments.family import rms_shift_findings
+
+    # [-1, 1] + 1 = [0, 2]: RMS norm gives [0, √2], layer norm [−1, 1]; they part by 1 at the first entry
+    assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]))) == {"rms_shift_diff": "1.00"}
+    assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]), shift=0.0)) == {
+        "rms_shift_diff": "0.00"
+    }

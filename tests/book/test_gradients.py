@@ -210,3 +210,136 @@ def test_rms_gradient_figure_draws_dx_as_the_sum_of_its_two_terms():
     np.testing.assert_allclose(ends[0] + ends[1], dx, atol=1e-12)
     np.testing.assert_allclose(ends[2], dx, atol=1e-12)
     assert abs(dx @ x) < 1e-12  # tangent to the circle through x
+
+
+# --- the chapter's prose numbers (experiments.gradients.*_findings) -----------------------------
+# Each expected value is computed here another way: finite differences, or the formula by hand.
+
+TOKEN = np.array([0.4, -0.9, 0.2, 5.1])  # the chapter's token 1, its outlier last
+TOKEN_DY = np.array([0.3, -0.2, 0.1, 0.4])
+TOKEN_GAMMA = np.array([1.0, 0.5, 1.5, 0.8])
+
+
+def texts(found: dict) -> dict:
+    return {key: str(value) for key, value in found.items()}
+
+
+def fd_jacobian(x, gamma=None, eps=0.0):
+    """J_ij = dy_i/dx_j by central finite differences of the forward pass."""
+    return np.array(
+        [
+            numerical_gradient(lambda v: layer_norm(v, gamma, eps=eps), x, row)
+            for row in np.eye(x.size)
+        ]
+    )
+
+
+def test_outlier_findings_read_the_scaled_jacobians_columns():
+    from lnlib.book.experiments.gradients import outlier_findings
+    from lnlib.book.tools.prose import number
+
+    scaled = fd_jacobian(TOKEN) * TOKEN.std()
+    columns = np.linalg.norm(scaled, axis=0)
+    xhat = (TOKEN - TOKEN.mean()) / np.sqrt(TOKEN.var() + 1e-5)
+    dx = numerical_gradient(lambda v: layer_norm(v, TOKEN_GAMMA), TOKEN, TOKEN_DY)
+    expected = {
+        "outlier_xhat": number(xhat[3], ".2f"),
+        "outlier_diag": number(scaled[3, 3], ".3f"),
+        "outlier_col": number(columns[3], ".2f"),
+        "outlier_col3": number(columns[3], ".3f"),
+        "others_col_min": number(columns[:3].min(), ".2f"),
+        "others_col_max": number(columns[:3].max(), ".2f"),
+        "outlier_col_ratio": number(columns[:3].min() / columns[3], ".0f"),
+    }
+    expected.update({f"dx_token1_{j}": number(v, ".3f") for j, v in enumerate(dx, start=1)})
+    assert texts(outlier_findings(TOKEN, TOKEN_DY, TOKEN_GAMMA)) == texts(expected)
+    assert str(expected["outlier_xhat"]) == "1.69"  # below √3, the largest x̂ at H = 4
+
+
+def test_leftover_findings_follow_the_formula_for_what_eps_leaves():
+    from lnlib.book.experiments.gradients import leftover_findings
+    from lnlib.book.tools.prose import number
+
+    rng = np.random.default_rng(5)
+    v, up, g = rng.normal(3.0, 2.0, size=8), rng.normal(size=8), rng.uniform(0.5, 2.0, size=8)
+
+    def leftover(eps):  # x̂ᵀdx = H mean(dx̂ x̂) / s · ε / (σ² + ε)
+        s = np.sqrt(v.var() + eps)
+        xhat = (v - v.mean()) / s
+        return 8 * np.mean(g * up * xhat) / s * eps / (v.var() + eps)
+
+    dx_small = numerical_gradient(lambda z: layer_norm(z, g, eps=1e-5), v, up)
+    assert texts(leftover_findings(up, v, g)) == texts(
+        {
+            "leftover_eps1": number(leftover(1.0), ".3f"),
+            "leftover_eps5": number(leftover(1e-5), ".1e"),
+            "dx_norm_eps5": number(np.linalg.norm(dx_small), ".2f"),
+            "var_v": number(v.var(), ".2f"),
+        }
+    )
+
+
+def test_scale_ratios_are_one_without_eps_and_fall_below_one_with_it():
+    from lnlib.book.experiments.gradients import scale_ratios
+
+    alphas = [1e-4, 1e-2, 1.0, 10.0]
+    np.testing.assert_allclose(scale_ratios(TOKEN_DY, TOKEN, alphas, 0.0), 1.0, rtol=1e-9)
+    with_eps = scale_ratios(TOKEN_DY, TOKEN, alphas, 1e-5)
+    # the gradient stops growing near α = √ε ≈ 0.003: at α = 10⁻⁴ it keeps about α/√ε of the 1/α rule
+    assert with_eps[0] < 0.1 and np.all(np.diff(with_eps) > 0)
+    assert with_eps[-1] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_scaling_findings_measure_the_ratio_by_finite_differences():
+    from lnlib.book.experiments.gradients import scaling_findings
+    from lnlib.book.tools.prose import number
+
+    unit = (TOKEN - TOKEN.mean()) / TOKEN.std()
+
+    def ratio(gamma):
+        at = lambda z: np.linalg.norm(  # noqa: E731
+            numerical_gradient(lambda v: layer_norm(v, gamma, eps=1e-5), z, TOKEN_DY)
+        )
+        return 1e-3 * at(1e-3 * unit) / at(unit)
+
+    found = texts(scaling_findings(TOKEN_DY, TOKEN, TOKEN_GAMMA))
+    assert found == texts(
+        {
+            "ratio_small_alpha": number(ratio(None), ".3f"),
+            "ratio_small_alpha_gamma": number(ratio(TOKEN_GAMMA), ".3f"),
+            "saturation": number(316.0, ".0f"),  # 1/√(10⁻⁵) = 316.2
+        }
+    )
+    assert found["ratio_small_alpha"] != found["ratio_small_alpha_gamma"]  # the ratio depends on γ
+
+
+def test_rms_findings_at_a_vector_whose_numbers_are_known():
+    from lnlib.book.experiments.gradients import jacobian_geometry, rms_findings
+
+    x = np.array([1.0, 1.0, 1.0, 3.0])  # mean 1.5, mean square 3: √(1 − 2.25/3) = 0.5
+    assert texts(rms_findings(x, jacobian_geometry(x))) == {
+        "rms_J1": "0.50",
+        "token1_mean": "1.50",
+        "token1_ms": "3.000",
+        "rms_leftover_t4": "0.0001",  # t / (1 + t)
+        "rms_leftover_t2": "0.0099",
+        "rms_leftover_t0": "0.5",
+        "rms_leftover_1e6": "10⁻⁶",
+    }
+
+
+def test_kernel_findings_give_the_power_of_ten_below_each_miss():
+    from lnlib.book.experiments.gradients import kernel_findings
+
+    checks = {
+        "rstd in float16": {"worst": {"float32": 350.0, "float64": 2.0e11}},
+        "sigma = 1/rstd": {"worst": {"float32": 3.0e39, "float64": 5.0e40}},
+    }
+    assert texts(kernel_findings(checks, {"max": 4.83e-4, "mean": 1.79e-4})) == {
+        "rms16_miss_float32": "10²",
+        "rms16_miss_float64": "10¹¹",
+        "rms_sigma_miss": "10³⁹",  # the smaller of the two dtypes' misses
+        "rstd16_max": "4.8 × 10⁻⁴",
+        "rstd16_mean": "1.8 × 10⁻⁴",
+        "float32_eps": "1.2 × 10⁻⁷",  # 2⁻²³
+    }

@@ -120,3 +120,143 @@ def test_small_gradient_sums_over_70000_rows():
     )  # stalled: from 0.125 on, half the spacing (2**-14) is over 4 / 70 000
     np.testing.assert_allclose(found.pairwise, found.exact, rtol=2e-3)
     np.testing.assert_allclose(found.numpy_sum, found.exact, rtol=2e-3)
+
+
+# --- the chapter's prose numbers (experiments.numerics.*_findings) ------------------------------
+
+from types import SimpleNamespace  # noqa: E402
+
+
+def _texts(found: dict) -> dict:
+    return {key: str(value) for key, value in found.items()}
+
+
+def test_row_findings_at_a_row_whose_statistics_are_known():
+    from lnlib.book.experiments.numerics import row_findings
+
+    # mean 100, variance 1, κ = 100; 99², 101² and their mean 10001 are exact in float32
+    assert _texts(row_findings([99.0, 101.0, 99.0, 101.0])) == {
+        "row_var": "1.0000",
+        "row_one_pass": "1.00",
+        "row_kappa": "100",
+        "row_u_kappa2": "0.0",  # 2⁻²⁴ · 10⁴ = 6 × 10⁻⁴
+        "u32": "5.96 × 10⁻⁸",  # 2⁻²⁴
+        "u16": "4.88 × 10⁻⁴",  # 2⁻¹¹
+        "f32_spacing_1e8": "8",  # 2²⁶ ≤ 10⁸ < 2²⁷: spacing 2³
+        "kappa_two_pass_f32": "4096",  # 1/√(2⁻²⁴)
+        "f16_unit_spacing": "1024",
+    }
+
+
+def test_shift_findings_read_the_errors_and_float16s_range():
+    from lnlib.book.experiments.numerics import shift_findings
+
+    at = SimpleNamespace(variance_error={"one_pass": 21.68, "two_pass": 7.2e-7, "welford": 2.5e-4})
+    assert _texts(shift_findings(at)) == {
+        "one_pass_err_1e4": "21.7",
+        "one_pass_err_1e4_0dp": "22",
+        "two_pass_err_1e4": "7.2 × 10⁻⁷",
+        "welford_err_1e4": "2.5 × 10⁻⁴",
+        "f16_max": "65504",
+        "f16_sum_limit": "256",  # 65504 / 256 = 255.9
+        "f16_square_limit": "16",  # √255.9 = 16.0
+    }
+
+
+def test_negative_findings_count_rows_by_sign():
+    from lnlib.book.experiments.numerics import negative_findings
+
+    data = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 5.0, 5.0]])  # variances 1.25 and 0
+    assert _texts(negative_findings(data)) == {
+        "n_negative": "0",
+        "n_zero": "1",
+        "most_negative": "0",
+        "eps_used": "10⁻⁵",
+        "sqrt_eps_used": "0.0032",
+    }
+
+
+def test_output_findings_compare_each_output_with_the_exact_one():
+    from lnlib.book.experiments.numerics import output_findings
+
+    exact = np.array([[1.0, -1.5], [0.5, 0.25]])
+    outputs = {
+        "one_pass": np.array([[np.nan, 300.0], [-700.4, 0.25]]),
+        "two_pass": exact + 1e-6,
+        "welford": exact - 3e-7,
+    }
+    clamped = np.array([[1.0, 900.0], [0.5, 0.0]])
+    assert _texts(output_findings(outputs, exact, clamped)) == {
+        "n_nan_outputs": "1",
+        "max_one_pass_output": "700",
+        "max_exact_output": "1.50",
+        "max_clamped_output": "900",
+        "welford_output_error": "3.0 × 10⁻⁷",
+        "two_pass_output_error": "1.0 × 10⁻⁶",
+    }
+
+
+def test_half_findings_pick_the_three_quoted_cells():
+    from lnlib.book.experiments.numerics import half_findings
+
+    errors = {
+        ("lnlib, float32 statistics (as PyTorch)", "shift 20"): 2.04,
+        ("lnlib, everything in float16", "shift 20"): 16.7,
+        ("unguarded float16 two-pass kernel", "spread 300"): 7831.2,
+        ("unguarded float16 two-pass kernel", "shift 20"): 99.0,
+    }
+    assert _texts(half_findings(errors)) == {
+        "half_default_err": "2.0",
+        "half_storage_err": "17",
+        "half_naive_wide_err": "7831",
+    }
+
+
+def test_gradient_sum_findings_and_the_spacing_where_float16_stalls():
+    from lnlib.book.experiments.numerics import gradient_sum_findings
+
+    sums = SimpleNamespace(
+        rows=70_000,
+        stall={"float16": 2048.0, "bfloat16": 256.0},
+        dbeta=np.full(8, 70_000.0),
+        exact_threads=35,
+    )
+    assert _texts(gradient_sum_findings(sums)) == {
+        "mp_rows": "70,000",
+        "f16_stall": "2048",
+        "f16_spacing_stall": "2",  # float16 keeps 11 bits: at 2¹¹ the spacing is 2¹
+        "bf16_stall": "256",
+        "lnlib_dbeta": "70,000",
+        "exact_threads": "35",
+    }
+
+
+def test_small_sum_findings_give_mean_and_sd_over_the_seeds():
+    from lnlib.book.experiments.numerics import small_sum_findings
+
+    small = SimpleNamespace(
+        exact=np.array([1.0, 1.002, 0.998]),
+        running=np.array([0.129, 0.1291, 0.1289]),
+        pairwise=np.array([1.0, 1.002, 0.998]),
+        numpy_sum=np.array([1.0, 1.0, 1.0]),
+    )
+    found = _texts(small_sum_findings(small))
+    assert found["small_seeds"] == "3"
+    # sd 0.002, standard error 0.0012: the mean keeps 2 decimals, the sd its one significant digit
+    assert found["small_exact"] == "1.00\xa0±\xa00.002"
+    assert found["small_numpy_sum"] == "1\xa0±\xa00"
+    assert found["small_running"].startswith("0.129")
+
+
+def test_thread_findings_and_traffic_findings():
+    from lnlib.book.experiments.numerics import thread_findings, traffic_findings
+
+    key = "F.layer_norm backward, {} CPU thread(s): dbeta"
+    stored = {key.format(n): np.full(8, 2048.0 * n) for n in (1, 2, 4)}
+    assert _texts(thread_findings(stored, (1, 2, 4))) == {
+        "torch_dbeta_1": "2048",
+        "torch_dbeta_2": "4096",
+        "torch_dbeta_4": "8192",
+    }
+    found = traffic_findings(SimpleNamespace(total=12), SimpleNamespace(total=3))
+    assert _texts(found) == {"naive_total": "12", "fused_total": "3", "traffic_ratio": "4"}

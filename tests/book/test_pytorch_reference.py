@@ -116,3 +116,22 @@ def test_a_reference_prints_its_own_case_date():
     for case, spec in ref.CASES.items():
         expected = provenance["cases"][case].get("date", provenance["date"])
         assert f"(on {expected}," in str(ref.pytorch_reference(case, **spec.inputs()))
+
+
+def test_agreement_counts_what_the_comparisons_found():
+    """The one line chapters 04 to 08 print instead of the full table: counts and worst difference, with no
+    "allclose: True" cell that tests/book/test_book.py would count as a second open table."""
+    from lnlib.compare import Comparison
+
+    reference = ref.pytorch_reference("gamma_beta")
+    line = reference.agreement(
+        Comparison("a", exact=True, close=True, max_abs_diff=0.0),
+        Comparison("b", exact=False, close=True, max_abs_diff=2.5e-16),
+        Comparison("c", exact=False, close=False, max_abs_diff=3.0),
+    )
+    assert (
+        line == f"PyTorch {reference.torch_version}: 2 of 3 allclose, 1 exact, max |diff| 3.0e+00"
+    )
+    assert "allclose:" not in line and len(line) <= 80
+    with pytest.raises(ValueError):
+        reference.agreement()

@@ -102,3 +102,18 @@ def test_explorer_notes_scales_beyond_half_precision(explorer, a, layer_norm, ex
         assert expected in explorer.note.value
     else:
         assert explorer.note.value == ""
+
+
+def test_scaled_run_is_the_stack_at_that_weight_scale():
+    """The chapter's hidden cells run the stack through scaled_run: it must be run_stack on a·W, and with
+    LayerNorm the activations must not depend on a (up to ε), the chapter's "LN(a z) ≈ LN(z)"."""
+    from lnlib.book.experiments.why_normalize import scaled_run
+
+    x, weights, upstream = random_stack(6, 16, 8, seed=3)
+    plain = scaled_run(x, weights, upstream, 1.5, layer_norm_on=False)
+    by_hand = run_stack(x, 1.5 * weights, upstream, layer_norm_on=False, activation="relu")
+    np.testing.assert_array_equal(plain.activation_rms, by_hand.activation_rms)
+    tanh = scaled_run(x, weights, upstream, 0.5, layer_norm_on=True, activation="tanh")
+    tanh_at_3 = scaled_run(x, weights, upstream, 3.0, layer_norm_on=True, activation="tanh")
+    np.testing.assert_allclose(tanh.activation_rms, tanh_at_3.activation_rms, rtol=1e-3)
+    assert not np.allclose(plain.activation_rms, tanh.activation_rms)

@@ -41,6 +41,10 @@ __all__ = [
     "BatchEffects",
     "batch_effects",
     "norm_lab_findings",
+    "outlier_findings",
+    "batch_findings",
+    "invariance_findings",
+    "rms_shift_findings",
 ]
 
 
@@ -407,3 +411,84 @@ def norm_lab_findings(record: dict) -> dict:
     for how, values in record["batch_modes"].items():
         findings[f"lab_{how}"] = prose.mean_sd(values[row])
     return findings
+
+
+def outlier_findings(x) -> dict:
+    """What the running example of chapter "LayerNorm and its family" shows, by glue key.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, 4)
+        Tokens (rows) whose last feature is an outlier channel.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``raw_band``: the range of the first three features' raw values; ``ln_band``: their range after
+        layer norm (each row); ``ln_outlier_lo``, ``ln_outlier_hi``: the outlier's smallest and largest
+        value after layer norm; ``bn_lo``, ``bn_hi``: the smallest and largest value after batch norm
+        (each column).
+    """
+    x = as_float_array(x)
+    by_token, by_feature = layer_norm(x), batch_norm(x)
+    return {
+        "raw_band": prose.number(float(np.ptp(x[:, :3])), ".2f"),
+        "ln_band": prose.number(float(np.ptp(by_token[:, :3])), ".2f"),
+        "ln_outlier_lo": prose.number(float(by_token[:, 3].min()), ".2f"),
+        "ln_outlier_hi": prose.number(float(by_token[:, 3].max()), ".2f"),
+        "bn_lo": prose.number(float(by_feature.min()), ".2f"),
+        "bn_hi": prose.number(float(by_feature.max()), ".2f"),
+    }
+
+
+def batch_findings(effects: BatchEffects) -> dict:
+    """What the section "Batch norm depends on the batch" says of :func:`batch_effects` at sizes 2, 8 and 64, by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``spread_2``, ``spread_8``, ``spread_64``: :meth:`BatchEffects.spread` at each size;
+        ``inference_gap``: the largest difference, over features, between batch norm's inference
+        output and its mean training output in batches of 64.
+    """
+    gap = np.abs(effects.inference - effects.training[64].mean(axis=0)).max()
+    findings = {f"spread_{n}": prose.number(effects.spread(n), ".3f") for n in (2, 8, 64)}
+    findings["inference_gap"] = prose.number(float(gap), ".3f")
+    return findings
+
+
+def invariance_findings(table: InvarianceTable) -> dict:
+    """What the section "The invariance table, computed" says, by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``rounding_bound``: :data:`ROUNDING_BOUND`, which every change counted as invariant stays
+        under; ``smallest_real_change``: the smallest change counted as a real one.
+
+    Raises
+    ------
+    ValueError
+        If a change counted as invariant is not under :data:`ROUNDING_BOUND`: the table's tolerance
+        would then let more than rounding through.
+    """
+    changes = np.array(list(table.changes.values()))
+    if changes[changes <= table.tol].max() >= ROUNDING_BOUND:
+        raise ValueError("a change counted as invariant is above the rounding bound")
+    return {
+        "rounding_bound": prose.number(ROUNDING_BOUND, ".1e"),
+        "smallest_real_change": prose.number(float(changes[changes > table.tol].min()), ".2f"),
+    }
+
+
+def rms_shift_findings(tokens, shift: float = 1.0, eps: float = 1e-5) -> dict:
+    """How far RMS norm and layer norm part when mean-zero `tokens` are shifted (chapter "LayerNorm and its family").
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``rms_shift_diff``: the largest entry of |RMS norm − layer norm| of ``tokens + shift``.
+    """
+    shifted = as_float_array(tokens) + shift
+    gap = np.abs(rms_norm(shifted, eps=eps) - layer_norm(shifted, eps=eps)).max()
+    return {"rms_shift_diff": prose.number(float(gap), ".2f")}

@@ -20,6 +20,7 @@ from ...validation import as_float_array, check_count
 __all__ = [
     "ScaleShiftFit",
     "identity_parameters",
+    "sigma_shortfall",
     "best_shared_scale_shift",
     "train_scale_shift",
     "gpt2_parameter_counts",
@@ -57,6 +58,32 @@ def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray
         )
     steps = layer_norm_steps(x, eps=eps)
     return np.full(x.shape, steps.sqrt_var_eps.item()), np.full(x.shape, steps.mean.item())
+
+
+def sigma_shortfall(x, *, eps: float = 1e-5) -> float:
+    r"""How far short :math:`\gamma = \sigma` falls of undoing LayerNorm on `x` (chapter "Scale γ and shift β").
+
+    With :math:`\beta = \mu`, the scale :math:`\gamma = \sigma` gives back each deviation times
+    :math:`\sigma / \sqrt{\sigma^2 + \varepsilon}`; this returns the fraction it misses,
+    :math:`1 - \sigma / \sqrt{\sigma^2 + \varepsilon}`, about :math:`\varepsilon / (2\sigma^2)`.
+
+    Parameters
+    ----------
+    x : array_like of shape (H,)
+        One token.
+    eps : float, default 1e-5
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(sigma_shortfall([1.0, 3.0, 5.0, 7.0]), 9)  # σ² = 5: about ε/10
+    1e-06
+    """
+    steps = layer_norm_steps(as_float_array(x, "x"), eps=eps)
+    return float(1.0 - np.sqrt(steps.var.item()) / steps.sqrt_var_eps.item())
 
 
 def best_shared_scale_shift(xhat, target) -> tuple[float, float]:

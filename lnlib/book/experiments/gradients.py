@@ -1,17 +1,20 @@
-"""The computations of the chapter "Gradients through LayerNorm" for RMSNorm's backward pass.
+"""The computations of the chapter "Gradients through LayerNorm", and the numbers its prose quotes.
 
 What the Jacobian of RMS norm removes, next to LayerNorm's (:func:`jacobian_geometry`), and what
 :func:`lnlib.check_rms_norm` says of kernels that save the wrong statistic for their backward pass
-(:func:`saved_statistic_checks`).
+(:func:`saved_statistic_checks`). Each ``*_findings`` function returns one section's numbers by glue
+key, already written for the prose (:func:`lnlib.book.tools.prose.number`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...backward import layer_norm_jacobian
+from ...backward import backward_parts, layer_norm_backward, layer_norm_jacobian
+from ...forward import layer_norm_steps
 from ...harness import check_rms_norm
 from ...rms import rms_norm_backward
+from ..tools import prose
 
 __all__ = [
     "rms_jacobian",
@@ -19,6 +22,12 @@ __all__ = [
     "rms_kernel",
     "saved_statistic_checks",
     "float16_rstd_error",
+    "outlier_findings",
+    "leftover_findings",
+    "scale_ratios",
+    "scaling_findings",
+    "rms_findings",
+    "kernel_findings",
 ]
 
 
@@ -184,3 +193,155 @@ def float16_rstd_error(rows: int = 10_000, width: int = 64, seed: int = 0) -> di
     rstd = 1 / np.sqrt((x * x).mean(axis=-1) + np.float32(1e-6))
     error = np.abs(rstd.astype(np.float16).astype(np.float64) - rstd) / rstd
     return {"max": float(error.max()), "mean": float(error.mean()), "bound": 2.0**-11}
+
+
+def outlier_findings(x, dy, gamma) -> dict:
+    r"""What the section "The Jacobian" of chapter "Gradients through LayerNorm" says of a token with an outlier, by glue key.
+
+    Parameters
+    ----------
+    x, dy, gamma : array_like
+        One token of H features, whose last feature is the outlier, its upstream gradient and the gain.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``outlier_xhat``: :math:`\hat x_H`; ``outlier_diag``: :math:`(sJ)_{HH}` at ε = 0;
+        ``outlier_col`` (2 decimals), ``outlier_col3`` (3): the length of column H of :math:`sJ`;
+        ``others_col_min``, ``others_col_max``: the shortest and longest of the other columns;
+        ``outlier_col_ratio``: the shortest other column over column H; ``dx_token1_j``, j = 1 .. H:
+        the token's :math:`dx` (ε = 10⁻⁵, as :func:`lnlib.layer_norm_backward`).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    scaled = layer_norm_jacobian(x, eps=0.0) * x.std()
+    columns = np.linalg.norm(scaled, axis=0)
+    others = columns[:-1]
+    dx = layer_norm_backward(np.asarray(dy, dtype=np.float64), x, gamma)[0]
+    findings = {
+        "outlier_xhat": prose.number(float(layer_norm_steps(x).xhat[-1]), ".2f"),
+        "outlier_diag": prose.number(float(scaled[-1, -1]), ".3f"),
+        "outlier_col": prose.number(float(columns[-1]), ".2f"),
+        "outlier_col3": prose.number(float(columns[-1]), ".3f"),
+        "others_col_min": prose.number(float(others.min()), ".2f"),
+        "others_col_max": prose.number(float(others.max()), ".2f"),
+        "outlier_col_ratio": prose.number(float(others.min() / columns[-1]), ".0f"),
+    }
+    for j, value in enumerate(dx, start=1):
+        findings[f"dx_token1_{j}"] = prose.number(float(value), ".3f")
+    return findings
+
+
+def leftover_findings(dy, x, gamma) -> dict:
+    r"""What ε leaves of :math:`dx` along :math:`\hat x` (chapter "Gradients through LayerNorm"), by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``var_v``: the variance of `x`; ``leftover_eps1``, ``leftover_eps5``: :math:`\hat x^\top dx`
+        at ε = 1 and ε = 10⁻⁵; ``dx_norm_eps5``: :math:`\lVert dx\rVert` at ε = 10⁻⁵.
+    """
+    at_one, at_small = (backward_parts(dy, x, gamma, eps=eps) for eps in (1.0, 1e-5))
+    return {
+        "leftover_eps1": prose.number(float(at_one.dx @ at_one.xhat), ".3f"),
+        "leftover_eps5": prose.number(float(at_small.dx @ at_small.xhat), ".1e"),
+        "dx_norm_eps5": prose.number(float(np.linalg.norm(at_small.dx)), ".2f"),
+        "var_v": prose.number(float(np.var(x)), ".2f"),
+    }
+
+
+def scale_ratios(dy, x, alphas, eps: float, gamma=None) -> np.ndarray:
+    r""":math:`\alpha\,\lVert dx(\alpha u)\rVert / \lVert dx(u)\rVert` for each α, u the standardized `x` (chapter "Gradients through LayerNorm").
+
+    1 exactly where the gradient goes as 1/α; α is the standard deviation of the scaled input.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    unit = (x - x.mean()) / x.std()
+    base = np.linalg.norm(layer_norm_backward(dy, unit, gamma, eps=eps)[0])
+    return np.array(
+        [
+            alpha * np.linalg.norm(layer_norm_backward(dy, alpha * unit, gamma, eps=eps)[0]) / base
+            for alpha in alphas
+        ]
+    )
+
+
+def scaling_findings(dy, x, gamma, *, alpha: float = 1e-3, eps: float = 1e-5) -> dict:
+    r"""What the section "Scale" of chapter "Gradients through LayerNorm" says, by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``ratio_small_alpha``: :func:`scale_ratios` at `alpha` and `eps` with γ = 1 (the figure's);
+        ``ratio_small_alpha_gamma``: the same with the given `gamma` (the ratio depends on γ and dy);
+        ``saturation``: :math:`1/\sqrt\varepsilon`, the scale where the gradient stops growing.
+    """
+    return {
+        "ratio_small_alpha": prose.number(float(scale_ratios(dy, x, [alpha], eps)[0]), ".3f"),
+        "ratio_small_alpha_gamma": prose.number(
+            float(scale_ratios(dy, x, [alpha], eps, gamma)[0]), ".3f"
+        ),
+        "saturation": prose.number(float(1 / np.sqrt(eps)), ".0f"),
+    }
+
+
+def rms_findings(x, geometry: dict) -> dict:
+    r"""What the section "RMSNorm's backward pass" says of RMS norm's Jacobian at the vector `x`, by glue key.
+
+    Parameters
+    ----------
+    x : array_like
+        The vector :func:`jacobian_geometry` measured.
+    geometry : dict
+        Its result, with the ratios 10⁻⁴, 10⁻² and 1 among its ``leftover`` keys.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``rms_J1``: :math:`\lVert J\mathbf 1\rVert / (\mathrm{rstd}\,\lVert\mathbf 1\rVert)`;
+        ``token1_mean``, ``token1_ms``: mean(x) and mean(x²); ``rms_leftover_t4``, ``_t2``, ``_t0``:
+        :math:`\lVert Jx\rVert / \lVert\hat x\rVert` at t = ε/mean(x²) = 10⁻⁴, 10⁻², 1;
+        ``rms_leftover_1e6``: t/(1 + t) at t = 10⁻⁶ (mean square 1, ε = 10⁻⁶).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    findings = {
+        "rms_J1": prose.number(geometry["rms_J1"], ".2f"),
+        "token1_mean": prose.number(float(x.mean()), ".2f"),
+        "token1_ms": prose.number(float(np.mean(x**2)), ".3f"),
+    }
+    for t, name in ((1e-4, "t4"), (1e-2, "t2"), (1.0, "t0")):
+        findings[f"rms_leftover_{name}"] = prose.number(geometry["leftover"][t], ".2g")
+    findings["rms_leftover_1e6"] = prose.number(1e-6 / (1 + 1e-6), ".0e")
+    return findings
+
+
+def kernel_findings(checks: dict, rounding: dict) -> dict:
+    r"""What the section "What an RMSNorm kernel saves" says, by glue key.
+
+    Parameters
+    ----------
+    checks : dict
+        :func:`saved_statistic_checks`' result.
+    rounding : dict
+        :func:`float16_rstd_error`'s result.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``rms16_miss_float32``, ``rms16_miss_float64``: the power of ten just below how many times the
+        kernel that rounds rstd to float16 misses each dtype's error budget (its worst input);
+        ``rms_sigma_miss``: the same for the kernel that saves σ, the smaller of its two dtypes';
+        ``rstd16_max``, ``rstd16_mean``: float16 rounding's largest and mean relative error on rstd;
+        ``float32_eps``: float32's machine epsilon (PyTorch's ``nn.RMSNorm`` default ε in float32).
+    """
+    misses = {
+        "rms16_miss_float32": checks["rstd in float16"]["worst"]["float32"],
+        "rms16_miss_float64": checks["rstd in float16"]["worst"]["float64"],
+        "rms_sigma_miss": min(checks["sigma = 1/rstd"]["worst"].values()),
+    }
+    findings = {
+        name: prose.number(10.0 ** np.floor(np.log10(miss)), ".0e") for name, miss in misses.items()
+    }
+    findings["rstd16_max"] = prose.number(rounding["max"], ".1e")
+    findings["rstd16_mean"] = prose.number(rounding["mean"], ".1e")
+    findings["float32_eps"] = prose.number(float(np.finfo(np.float32).eps), ".1e")
+    return findings

@@ -19,9 +19,11 @@ from ...variance import (
     _rows,
     check_method,
     exact_variance,
+    unit_roundoff,
     variance,
     variance_relative_error,
 )
+from ..tools import prose
 
 __all__ = [
     "layer_norm_with",
@@ -40,6 +42,15 @@ __all__ = [
     "small_gradients",
     "SmallGradientSums",
     "small_gradient_sums",
+    "row_findings",
+    "shift_findings",
+    "negative_findings",
+    "output_findings",
+    "half_findings",
+    "gradient_sum_findings",
+    "small_sum_findings",
+    "thread_findings",
+    "traffic_findings",
 ]
 
 
@@ -338,3 +349,228 @@ def small_gradient_sums(rows: int = MIXED_PRECISION_ROWS, seeds=range(5)) -> Sma
         trace_exact=np.cumsum(draws[0], dtype=np.float64),
         trace_running=traces[0].astype(np.float64),
     )
+
+
+# --- the numbers the chapter's prose quotes, by glue key ------------------------------------------
+
+
+def row_findings(row) -> dict:
+    """What "The idea" of chapter "Computing it right: numerics" says of its running row, by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``row_var``: the row's exact variance; ``row_one_pass``: the one-pass variance in float32;
+        ``row_kappa``: κ = |mean| / σ; ``row_u_kappa2``: u·κ² in float32 (the one-pass error law);
+        ``u32``, ``u16``: float32's and float16's unit roundoff; ``f32_spacing_1e8``: the gap between
+        float32 numbers at 10⁸; ``kappa_two_pass_f32``: 1/√u in float32, the κ where two-pass's error
+        (uκ)² reaches u; ``f16_unit_spacing``: 2¹⁰, where consecutive float16 numbers are 1 apart.
+    """
+    row = np.asarray(row, dtype=np.float64)
+    exact = float(exact_variance(row))
+    kappa = abs(row.mean()) / np.sqrt(exact)
+    u32 = unit_roundoff("float32")
+    return {
+        "row_var": prose.number(exact, ".4f"),
+        "row_one_pass": prose.number(
+            float(variance(row, method="one_pass", dtype="float32")), ".2f"
+        ),
+        "row_kappa": prose.number(float(kappa), ".0f"),
+        "row_u_kappa2": prose.number(float(u32 * kappa**2), ".1f"),
+        "u32": prose.number(u32, ".2e"),
+        "u16": prose.number(unit_roundoff("float16"), ".2e"),
+        "f32_spacing_1e8": prose.number(float(np.spacing(np.float32(1e8))), ".0f"),
+        "kappa_two_pass_f32": prose.number(float(1 / np.sqrt(u32)), ".0f"),
+        "f16_unit_spacing": prose.number(float(2 ** np.finfo(np.float16).nmant), ".0f"),
+    }
+
+
+def shift_findings(at_1e4: ShiftErrors) -> dict:
+    """What the chapter says of the float32 errors at a shift of 10⁴ and of float16's range, by glue key.
+
+    Parameters
+    ----------
+    at_1e4 : ShiftErrors
+        :func:`shift_errors` at a shift of 10⁴ in float32.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``one_pass_err_1e4`` (1 decimal), ``one_pass_err_1e4_0dp`` (whole), ``two_pass_err_1e4``,
+        ``welford_err_1e4``: each method's worst relative variance error; ``f16_max``: float16's
+        largest finite number; ``f16_sum_limit``: f16_max / 256, the values past which a sum of 256
+        overflows; ``f16_square_limit``: its square root, the same for a sum of 256 squares.
+    """
+    errors = at_1e4.variance_error
+    f16_max = float(np.finfo(np.float16).max)
+    return {
+        "one_pass_err_1e4": prose.number(errors["one_pass"], ".1f"),
+        "one_pass_err_1e4_0dp": prose.number(errors["one_pass"], ".0f"),
+        "two_pass_err_1e4": prose.number(errors["two_pass"], ".1e"),
+        "welford_err_1e4": prose.number(errors["welford"], ".1e"),
+        "f16_max": prose.number(f16_max, ".0f"),
+        "f16_sum_limit": prose.number(f16_max / 256, ".0f"),
+        "f16_square_limit": prose.number(float(np.sqrt(f16_max / 256)), ".0f"),
+    }
+
+
+def negative_findings(data, eps: float = 1e-5) -> dict:
+    """What the section "A negative variance, seeded" says of the one-pass variances of `data`, by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``n_negative``, ``n_zero``: how many rows' one-pass variance is below zero or exactly zero;
+        ``most_negative``: the lowest of them; ``eps_used``: the ε of the outputs that follow
+        (:func:`layer_norm_with`'s default); ``sqrt_eps_used``: √ε.
+    """
+    rows = variance(data, method="one_pass")
+    return {
+        "n_negative": prose.number(int(np.sum(rows < 0))),
+        "n_zero": prose.number(int(np.sum(rows == 0))),
+        "most_negative": prose.number(float(rows.min()), ".0f"),
+        "eps_used": prose.number(eps),
+        "sqrt_eps_used": prose.number(float(np.sqrt(eps)), ".4f"),
+    }
+
+
+def output_findings(outputs: dict, exact, clamped) -> dict:
+    """What the chapter says of LayerNorm's float32 outputs built on each variance method, by glue key.
+
+    Parameters
+    ----------
+    outputs : dict
+        ``{method: output}`` for "one_pass", "two_pass" and "welford" (:func:`layer_norm_with`).
+    exact : ndarray
+        The float64 output.
+    clamped : ndarray
+        The one-pass output with negative variances clamped to 0.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``n_nan_outputs``: NaN entries of the one-pass output; ``max_one_pass_output``,
+        ``max_exact_output``, ``max_clamped_output``: the largest |entry| of each (NaN ignored);
+        ``welford_output_error``, ``two_pass_output_error``: the largest |difference| from `exact`.
+    """
+    one_pass = outputs["one_pass"]
+    return {
+        "n_nan_outputs": prose.number(int(np.sum(np.isnan(one_pass)))),
+        "max_one_pass_output": prose.number(float(np.nanmax(np.abs(one_pass))), ".0f"),
+        "max_exact_output": prose.number(float(np.max(np.abs(exact))), ".2f"),
+        "max_clamped_output": prose.number(float(np.max(np.abs(clamped))), ".0f"),
+        "welford_output_error": prose.number(
+            float(np.max(np.abs(outputs["welford"] - exact))), ".1e"
+        ),
+        "two_pass_output_error": prose.number(
+            float(np.max(np.abs(outputs["two_pass"] - exact))), ".1e"
+        ),
+    }
+
+
+def half_findings(errors: dict) -> dict:
+    """What the section "Half precision, as the frameworks do it" says, by glue key.
+
+    Parameters
+    ----------
+    errors : dict
+        ``{(mode, data set): error in units of float16's u}`` as the chapter's table prints it.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``half_default_err``: float32 statistics, shift 20; ``half_storage_err``: everything in
+        float16, shift 20; ``half_naive_wide_err``: the unguarded float16 kernel, spread 300.
+    """
+    return {
+        "half_default_err": prose.number(
+            errors["lnlib, float32 statistics (as PyTorch)", "shift 20"], ".1f"
+        ),
+        "half_storage_err": prose.number(errors["lnlib, everything in float16", "shift 20"], ".0f"),
+        "half_naive_wide_err": prose.number(
+            errors["unguarded float16 two-pass kernel", "spread 300"], ".0f"
+        ),
+    }
+
+
+def gradient_sum_findings(sums: GradientSums) -> dict:
+    """What the section "Gradients in mixed precision" says of :func:`gradient_sums`, by glue key.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``mp_rows``: the rows summed; ``f16_stall``, ``bf16_stall``: where a running sum of ones
+        stops in float16 and bfloat16; ``f16_spacing_stall``: the gap between float16 numbers
+        there; ``lnlib_dbeta``: lnlib's smallest dβ entry; ``exact_threads``: from how many
+        threads :func:`threaded_running_sum` counts every row.
+    """
+    stall = sums.stall["float16"]
+    return {
+        "mp_rows": prose.number(sums.rows, ","),
+        "f16_stall": prose.number(stall, ".0f"),
+        "f16_spacing_stall": prose.number(float(np.spacing(np.float16(stall))), ".0f"),
+        "bf16_stall": prose.number(sums.stall["bfloat16"], ".0f"),
+        "lnlib_dbeta": prose.number(float(sums.dbeta.min()), ",.0f"),
+        "exact_threads": prose.number(sums.exact_threads),
+    }
+
+
+def small_sum_findings(small: SmallGradientSums) -> dict:
+    """:func:`small_gradient_sums` for the prose: each way of summing as mean ± sd over the seeds.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``small_exact``, ``small_running``, ``small_pairwise``, ``small_numpy_sum``
+        (:func:`lnlib.book.tools.prose.mean_sd`); ``small_seeds``: how many seeds.
+    """
+    findings = {
+        f"small_{key}": prose.mean_sd(getattr(small, key))
+        for key in ("exact", "running", "pairwise", "numpy_sum")
+    }
+    findings["small_seeds"] = prose.number(len(small.exact))
+    return findings
+
+
+def thread_findings(stored: dict, threads) -> dict:
+    """PyTorch's stored float16 dβ per thread count (chapter "Computing it right: numerics"), by glue key.
+
+    Parameters
+    ----------
+    stored : mapping
+        The stored reference case "mixed_precision"
+        (:func:`lnlib.book.tools.pytorch_reference.pytorch_reference`).
+    threads : sequence of int
+        The thread counts it was run with.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``torch_dbeta_<n>``: the largest dβ entry with n threads.
+    """
+    key = "F.layer_norm backward, {} CPU thread(s): dbeta"
+    return {
+        f"torch_dbeta_{n}": prose.number(float(np.max(stored[key.format(n)])), ".0f")
+        for n in threads
+    }
+
+
+def traffic_findings(naive, fused) -> dict:
+    """The H-vector transfers of a textbook and a fused LayerNorm, for the prose, by glue key.
+
+    Parameters
+    ----------
+    naive, fused : object
+        Memory-traffic counts with a ``total`` (H-vectors moved), as the memory-traffic model of
+        chapter "LayerNorm at the speed of memory" returns them.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``naive_total``, ``fused_total``, and ``traffic_ratio`` (naive over fused, whole).
+    """
+    return {
+        "naive_total": prose.number(naive.total),
+        "fused_total": prose.number(fused.total),
+        "traffic_ratio": prose.number(naive.total / fused.total, ".0f"),
+    }

@@ -19,9 +19,18 @@ from ..models.transformer import (
     stack_backward,
     stack_forward,
 )
+from ..tools import prose
 from ..tools.progress import progress
 
-__all__ = ["InitProfile", "depth_sweep", "init_profile", "profile_grid"]
+__all__ = [
+    "InitProfile",
+    "depth_findings",
+    "depth_sweep",
+    "init_profile",
+    "layer_findings",
+    "profile_grid",
+    "stream_findings",
+]
 
 
 @dataclass(frozen=True)
@@ -196,3 +205,106 @@ def profile_grid(
         (placement, depth, width): init_profile(depth, width, placement, seeds=seeds, **kwargs)
         for placement, depth, width in settings
     }
+
+
+def _number(value, spec: str) -> prose.ProseNumber:
+    """A glued number of this chapter: 4 significant digits first, so no platform's last bits show."""
+    return prose.number(prose.significant(float(value)), spec)
+
+
+def stream_findings(deep: dict) -> dict:
+    """What chapter "Pre-norm vs post-norm" says about the residual stream of a deep stack, by glue key.
+
+    Parameters
+    ----------
+    deep : dict
+        ``{"post": InitProfile, "pre": InitProfile}`` of the same depth L (:func:`init_profile`).
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``f1_post_dev``: the largest distance of post-norm's ||x_l||²/d from 1 after any layer, any seed
+        (a LayerNorm ends every layer); ``f1_pre_slope``: the least-squares slope of pre-norm's mean
+        ||x_l||²/d against l; ``f1_pre_top``: its mean after layer L; ``f1_band_low``, ``f1_band_high``:
+        Xiong et al.'s Lemma 2 band for pre-norm after layer L, 1 + L/2 to 1 + 3L/2.
+    """
+    depth = deep["pre"].depth
+    pre_mean = deep["pre"].stream_sq.mean(axis=0)
+    slope = np.polyfit(np.arange(depth + 1), pre_mean, 1)[0]
+    return {
+        "f1_post_dev": _number(np.abs(deep["post"].stream_sq[:, 1:] - 1).max(), ".1e"),
+        "f1_pre_slope": _number(slope, ".2f"),
+        "f1_pre_top": _number(pre_mean[-1], ".1f"),
+        "f1_band_low": _number(1 + depth / 2, ".0f"),
+        "f1_band_high": _number(1 + 1.5 * depth, ".0f"),
+    }
+
+
+def depth_findings(depths, last: dict) -> dict:
+    """What chapter "Pre-norm vs post-norm" says about the last layer's gradient against depth, by glue key.
+
+    Parameters
+    ----------
+    depths : sequence of int
+        The depths of :func:`depth_sweep`, shallowest first.
+    last : dict
+        ``{"post": ndarray, "pre": ndarray}``, each :func:`depth_sweep`'s (seeds, len(depths)) result.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``f2_post_slope``, ``f2_pre_slope``: the slope of log(mean gradient) against log(depth);
+        ``f2_post_ratio``, ``f2_pre_ratio``: mean gradient at the deepest over the shallowest stack;
+        ``f2_theory_ratio``: √(shallowest / deepest), the ratio an O(1/√L) gradient would give.
+    """
+    mean_last = {p: g.mean(axis=0) for p, g in last.items()}
+    findings = {}
+    for p in ("post", "pre"):
+        slope = np.polyfit(np.log(depths), np.log(mean_last[p]), 1)[0]
+        findings[f"f2_{p}_slope"] = _number(slope, ".2f")
+    for p in ("post", "pre"):
+        findings[f"f2_{p}_ratio"] = _number(mean_last[p][-1] / mean_last[p][0], ".2f")
+    findings["f2_theory_ratio"] = _number(np.sqrt(depths[0] / depths[-1]), ".2f")
+    return findings
+
+
+def layer_findings(per_layer: dict, averaged: dict) -> dict:
+    """What chapter "Pre-norm vs post-norm" says about the weight gradients layer by layer, by glue key.
+
+    Parameters
+    ----------
+    per_layer, averaged : dict
+        ``{"post": InitProfile, "pre": InitProfile}`` of one depth: one batch's gradients, and
+        gradients averaged over several batches (:func:`init_profile` with ``batches > 1``).
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``f3_{post,pre}_{W1,W2}``: the top layer's mean gradient norm over the bottom layer's;
+        ``f3_avg_{post,pre}_W2``: the same for W2 with averaged gradients; ``f3_post_peak``: post-norm's
+        largest per-layer W2 gradient over its bottom layer's; ``f3_pre_stream_grad``: pre-norm's
+        ||dL/dx_0|| over ||dL/dx_L||; ``f3_avg_shrink``: how many times smaller the averaged W2
+        gradients are than one batch's, on average over layers and both placements; ``f3_depth``: L.
+    """
+    findings = {}
+    for p in ("post", "pre"):
+        for weight in ("W1", "W2"):
+            findings[f"f3_{p}_{weight}"] = _number(_top_over_bottom(per_layer[p], weight), ".2f")
+    for p in ("post", "pre"):
+        findings[f"f3_avg_{p}_W2"] = _number(_top_over_bottom(averaged[p], "W2"), ".2f")
+    post_w2 = per_layer["post"].mean("W2")
+    findings["f3_post_peak"] = _number(post_w2.max() / post_w2[0], ".2f")
+    stream = per_layer["pre"].stream_grad.mean(axis=0)
+    findings["f3_pre_stream_grad"] = _number(stream[0] / stream[-1], ".1f")
+    shrink = np.mean(
+        [per_layer[p].mean("W2").mean() / averaged[p].mean("W2").mean() for p in ("post", "pre")]
+    )
+    findings["f3_avg_shrink"] = _number(shrink, ".1f")
+    findings["f3_depth"] = prose.number(per_layer["pre"].depth)
+    return findings
+
+
+def _top_over_bottom(profile: InitProfile, weight: str) -> float:
+    """The top layer's mean gradient norm of `weight` over the bottom layer's."""
+    grads = profile.mean(weight)
+    return float(grads[-1] / grads[0])

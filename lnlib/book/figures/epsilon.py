@@ -227,11 +227,18 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     Figure
     """
     # two narrow panels a row, PHONE_WIDTH in all: a phone shows the text at 11.5 px or more (style.phone_text_px)
-    fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 2.8), sharey=True)
+    fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
-        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=44 if framework_eps else None)
+        ax.set_title(
+            f"{title}: σ² = {variance:.2g}",
+            fontsize=9,
+            fontweight="bold",
+            pad=44 if framework_eps else None,
+        )
         ax.set_ylabel("")
+    # a row's titles well below the row above's axis labels, or on a phone they read as its captions
+    fig.get_layout_engine().set(hspace=0.08)
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
     fig.legend(

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 #: Cell colours of a sharing grid: outside the batch, two alternating shades for the other sets, the marked set.
-CELL_COLOURS = np.array([to_rgba(c) for c in ("#F7F7F7", "#E3E3E3", "#C4C4C4", PALETTE["input"])])
+CELL_COLOURS = np.array([to_rgba(c) for c in ("#F7F7F7", "#CCCCCC", "#949494", PALETTE["input"])])
 OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
 
 

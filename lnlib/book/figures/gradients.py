@@ -13,6 +13,7 @@ __all__ = [
     "PATH_COLOURS",
     "GradientPanels",
     "computation_graph_figure",
+    "equation",
     "jacobian_figure",
     "gradients_figure",
     "gradients_companion",
@@ -501,3 +502,27 @@ def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
     )
     eps_ax.legend(fontsize=9, loc="upper left")
     return fig
+
+
+def equation(lhs: str, rhs, per_line: int = 2):
+    """``lhs = rhs`` as displayed math, `per_line` terms a line (chapter "Gradients through LayerNorm").
+
+    Parameters
+    ----------
+    lhs : str
+        LaTeX for the left-hand side, such as ``r"d\\mu"``.
+    rhs : sympy expression
+        Written by :func:`lnlib.symbolic.to_latex_lines` with the chapter's gradient symbols.
+    per_line : int
+        Terms per line, so that long sums wrap on a phone.
+
+    Returns
+    -------
+    IPython.display.Math
+        What a notebook cell displays.
+    """
+    from IPython.display import Math
+
+    from ... import symbolic
+
+    return Math(symbolic.to_latex_lines(lhs, rhs, per_line=per_line))

@@ -28,10 +28,19 @@ ERROR_FLOOR, ERROR_CEILING = 1e-17, 1e4
 SHIFT_LIMITS = (0.8, 1.25e5)
 
 
-def _plottable(errors) -> np.ndarray:
-    """Errors clipped to the axes: exact results at the floor, inf (overflow or NaN) on the ceiling row."""
+#: On the inf / NaN row each method sits a little above or below the line, so that two methods
+#: that both overflow show both markers (one would hide the other).
+CEILING_OFFSET = {"one_pass": 2.5, "two_pass": 1.0, "welford": 0.4}
+
+
+def _plottable(errors, method: str | None = None) -> np.ndarray:
+    """Errors clipped to the axes: exact results at the floor, inf (overflow or NaN) on the ceiling row.
+
+    With `method`, an inf sits at that method's :data:`CEILING_OFFSET` times the ceiling.
+    """
     errors = np.asarray(errors, dtype=np.float64)
-    return np.where(np.isinf(errors), ERROR_CEILING, np.clip(errors, ERROR_FLOOR, ERROR_CEILING))
+    ceiling = ERROR_CEILING * CEILING_OFFSET.get(method, 1.0)
+    return np.where(np.isinf(errors), ceiling, np.clip(errors, ERROR_FLOOR, ERROR_CEILING))
 
 
 #: Labels of the error panels' y-axis ticks: every fourth decade, so a narrow panel stays legible.
@@ -125,7 +134,7 @@ class ErrorPanels:
     def show_sweep(self, sweep) -> None:
         """Draw the curves of an :class:`lnlib.book.experiments.numerics.ErrorSweep`."""
         for (key, method), line in self.curves.items():
-            line.set_data(sweep.shifts, _plottable(getattr(sweep, key)[method]))
+            line.set_data(sweep.shifts, _plottable(getattr(sweep, key)[method], method))
 
     def show_point(self, shift: float, errors) -> None:
         """Put the markers at `shift`; `errors` is an :class:`lnlib.book.experiments.numerics.ShiftErrors`, or None to hide them."""
@@ -133,7 +142,7 @@ class ErrorPanels:
             cursor.set_xdata([shift, shift])
         for (key, method), marker in self.markers.items():
             marker.set_data(
-                ([shift], _plottable([getattr(errors, key)[method]]))
+                ([shift], _plottable([getattr(errors, key)[method]], method))
                 if errors is not None
                 else ([], [])
             )
@@ -178,7 +187,7 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
         for method, style in METHOD_STYLE.items():
             ax.plot(
                 sweep.shifts,
-                _plottable(sweep.variance_error[method]),
+                _plottable(sweep.variance_error[method], method),
                 marker=style["marker"],
                 ms=4,
                 color=style["color"],

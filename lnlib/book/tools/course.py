@@ -7,8 +7,8 @@ graded test cell (one point) that asserts what the chapter's own check says: "Co
 in graded mode (``exercises.graded = True``): a wrong answer is told the mistake, never the recipe or
 the expected value. The solutions' dropdowns go (the key holds them as code). ``python -m lnlib.book.tools.course student DIR`` then runs
 nbgrader's own ``generate_assignment``, which writes ``release/<chapter>/<chapter>.ipynb``: the same
-notebooks with every solution replaced by ``# your code here`` (so ``answer_k = None`` stays and Run All
-still runs every cell; the check says "Not answered yet") and every output cleared.
+notebooks with every solution replaced by ``# your code here`` (so ``answer_k = None`` stays: the answer
+cell runs, and the graded cell under it says "Not answered yet") and every output cleared.
 
 The expected answers never appear in either edition: they are computed by ``lnlib.book.exercises``
 inside the check, as in the book. Since the library students install computes them too, the graded test
@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
@@ -35,6 +36,7 @@ __all__ = [
     "reading_minutes",
     "state_times",
     "student_edition",
+    "student_package",
 ]
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -50,7 +52,7 @@ CONFIG = """import os
 
 c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
-# A cleared solution leaves the answer cell's own `answer_k = None` in place: Run All still runs.
+# A cleared solution leaves the answer cell's own `answer_k = None` in place: the answer cell still runs.
 c.ClearSolutions.code_stub = {"python": "# your code here"}
 # nbgrader stops a cell after 30 s by default; chapter 09's symbolic cells take longer on a loaded machine
 c.Execute.timeout = 300
@@ -202,11 +204,12 @@ def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> l
     return written
 
 
-def student_edition(course: Path) -> list[Path]:
+def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
     """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student edition.
 
     It rewrites ``release/`` alone (from the key as it stands, edits included); a course without a key gets
-    one first (:func:`instructor_edition`)."""
+    one first (:func:`instructor_edition`). Given lnlib's `wheel`, it also writes
+    ``student-edition.zip`` (:func:`student_package`)."""
     if not (course / "source").exists():
         instructor_edition(course)
     for folder in sorted((course / "source").iterdir()):
@@ -228,7 +231,45 @@ def student_edition(course: Path) -> list[Path]:
                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             },
         )
+    if wheel is not None:
+        student_package(course, Path(wheel))
     return sorted((course / "release").glob("*/*.ipynb"))
+
+
+#: What a student installs next to the notebooks (pip's requirements file; Binder and most JupyterHubs
+#: read it as it is): JupyterLab, its MyST extension (without it the chapters' dropdowns and admonitions
+#: show as raw text) and lnlib with the book's extra, from the wheel in the same folder.
+STUDENT_REQUIREMENTS = """jupyterlab>=4.1
+jupyterlab-myst>=2.7
+./{wheel}[book]
+"""
+STUDENT_README = """# LayerNorm, worked out: the student edition
+
+Each folder is one chapter. To work on them on your own machine (Python 3.11 or newer):
+
+    python3 -m venv .venv
+    .venv/bin/python -m pip install -r requirements.txt
+    .venv/bin/jupyter lab
+
+On a course's JupyterHub or on Binder, `requirements.txt` is the environment. Run each notebook top to
+bottom; the cell under each exercise says whether your answer is right, and stops Run All until it is.
+"""
+
+
+def student_package(course: Path, wheel: Path) -> Path:
+    """``student-edition.zip`` in `course`: the student notebooks (``release/``), lnlib's `wheel`, a
+    requirements file and a README; everything a student needs, no answer key and no repository."""
+    target = course / "student-edition.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted((course / "release").rglob("*")):
+            if path.is_file():
+                archive.write(path, Path("student-edition") / path.relative_to(course / "release"))
+        archive.write(wheel, Path("student-edition") / wheel.name)
+        archive.writestr(
+            "student-edition/requirements.txt", STUDENT_REQUIREMENTS.format(wheel=wheel.name)
+        )
+        archive.writestr("student-edition/README.md", STUDENT_README)
+    return target
 
 
 #: Words a minute when reading to learn: Carver's "learning" rate is about 200, his "memorizing" rate
@@ -316,7 +357,12 @@ if __name__ == "__main__":
         except KeyExists as refused:
             sys.exit(str(refused))
         print(f"{len(keys)} answer keys in {course}/source")
-    elif edition == "student":
-        print(f"{len(student_edition(course))} student notebooks in {course}/release")
+    elif edition == "student":  # ... student DIR [WHEEL]: with lnlib's wheel, also the zip
+        wheel = Path(sys.argv[3]) if len(sys.argv) > 3 else None
+        print(f"{len(student_edition(course, wheel))} student notebooks in {course}/release")
+        if wheel:
+            print(f"and {course}/student-edition.zip, with {wheel.name}")
     else:
-        sys.exit("usage: python -m lnlib.book.tools.course instructor|student DIR")
+        sys.exit(
+            "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR [WHEEL]"
+        )

@@ -25,6 +25,7 @@ __all__ = [
     "ProseNumber",
     "Spread",
     "number",
+    "significant",
     "span",
     "mean_sd",
     "glue",
@@ -133,6 +134,21 @@ def number(value, spec: str = "") -> ProseNumber:
         text = text[1:]  # a negative number rounded to zero reads 0, not −0.0
     text = text.replace("-", _MINUS)
     return ProseNumber(text, value)
+
+
+def significant(value, digits: int = 4) -> float:
+    """`value` rounded to `digits` significant digits, before :func:`number` formats it.
+
+    A glued number computed by a long chain of floating-point operations (a model at
+    initialization, chapters "Pre-norm vs post-norm" and "After 2020") can differ in its last bits
+    between machines; rounding to a few significant digits first keeps its glued text the same.
+
+    Examples
+    --------
+    >>> significant(0.123456789), significant(-98765.4321, 2)
+    (0.1235, -99000.0)
+    """
+    return float(f"{float(value):.{digits}g}")
 
 
 def span(values, spec: str = "") -> ProseNumber:

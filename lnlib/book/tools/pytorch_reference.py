@@ -435,6 +435,32 @@ class Reference:
     def __str__(self) -> str:
         return f"PyTorch {self.torch_version} computed (on {self.date}, by `{self.command}`):"
 
+    def agreement(self, *comparisons) -> str:
+        """One line for `comparisons` with this case's outputs (chapters 04 to 08, after chapter 02's full table).
+
+        The book shows PyTorch's comparison table in full once, in chapter "The input x"; later
+        chapters print this line and link there.
+
+        Parameters
+        ----------
+        *comparisons : lnlib.compare.Comparison
+            The results of ``lnlib.compare(..., show=False)`` against this reference's outputs.
+
+        Returns
+        -------
+        str
+            For example ``"PyTorch 2.13.0: 3 of 3 allclose, 1 exact, max |diff| 2.2e-16"``.
+        """
+        if not comparisons:
+            raise ValueError("agreement needs at least one comparison.")
+        close = sum(c.close for c in comparisons)
+        exact = sum(c.exact for c in comparisons)
+        worst = max(c.max_abs_diff for c in comparisons)
+        return (
+            f"PyTorch {self.torch_version}: {close} of {len(comparisons)} allclose,"
+            f" {exact} exact, max |diff| {worst:.1e}"
+        )
+
 
 def _load_provenance() -> dict:
     return json.loads(PROVENANCE.read_text(encoding="utf-8"))
