@@ -25,6 +25,7 @@ __all__ = [
     "ProseNumber",
     "Spread",
     "number",
+    "significant",
     "span",
     "mean_sd",
     "glue",
@@ -133,6 +134,20 @@ def number(value, spec: str = "") -> ProseNumber:
         text = text[1:]  # a negative number rounded to zero reads 0, not −0.0
     text = text.replace("-", _MINUS)
     return ProseNumber(text, value)
+
+
+def significant(value, digits=4):
+    """Round a glued number to a few significant digits, so its stored value does not depend on the last bits of a platform's arithmetic.
+
+    Chapters "Pre-norm vs post-norm" and "LayerNorm after 2020" round a computed number with it
+    before :func:`number` formats it.
+
+    Examples
+    --------
+    >>> significant(0.14104739588693907), significant(1023.9999999997, 3)
+    (0.141, 1020.0)
+    """
+    return float(f"{value:.{digits}g}")
 
 
 def span(values, spec: str = "") -> ProseNumber:
