@@ -136,18 +136,19 @@ def number(value, spec: str = "") -> ProseNumber:
     return ProseNumber(text, value)
 
 
-def significant(value, digits=4):
-    """Round a glued number to a few significant digits, so its stored value does not depend on the last bits of a platform's arithmetic.
+def significant(value, digits: int = 4) -> float:
+    """`value` rounded to `digits` significant digits, before :func:`number` formats it.
 
-    Chapters "Pre-norm vs post-norm" and "LayerNorm after 2020" round a computed number with it
-    before :func:`number` formats it.
+    A glued number computed by a long chain of floating-point operations (a model at
+    initialization, chapters "Pre-norm vs post-norm" and "After 2020") can differ in its last bits
+    between machines; rounding to a few significant digits first keeps its glued text the same.
 
     Examples
     --------
-    >>> significant(0.14104739588693907), significant(1023.9999999997, 3)
-    (0.141, 1020.0)
+    >>> significant(0.123456789), significant(-98765.4321, 2)
+    (0.1235, -99000.0)
     """
-    return float(f"{value:.{digits}g}")
+    return float(f"{float(value):.{digits}g}")
 
 
 def span(values, spec: str = "") -> ProseNumber:
