@@ -74,7 +74,7 @@ EPS = 1e-5
 
 
 def naive_layer_norm(x, gamma, beta, eps=EPS):
-    """The textbook numpy sequence (lnlib.book.experiments.memory_speed.NAIVE_LAYER_NORM): every line a pass over memory."""
+    """The textbook numpy sequence (lnlib.book.experiments.memory_traffic.NAIVE_LAYER_NORM): every line a pass over memory."""
     mean = x.mean(axis=-1, keepdims=True)
     d = x - mean
     var = (d * d).mean(axis=-1, keepdims=True)

@@ -309,10 +309,22 @@ def test_explorer_shows_the_numbers_of_its_grid():
     grads = profile.grad_norm.mean(axis=0)
     assert explorer.result["grad_top_over_bottom"] == pytest.approx(grads[-1] / grads[0])
     assert f"<b>{profile.stream_sq[:, -1].mean():.3g}</b>" in explorer.readout.value
-    explorer.controls["qk_norm"].value = False  # scale 8, no QK-norm: collapse
-    assert explorer.result["entropy"] < 0.5 and "QK-norm" in explorer.note.value
-    explorer.controls["qk_norm"].value = True
-    assert explorer.result["entropy"] > 1.5 and explorer.note.value == ""
+
+
+def test_explorer_gives_a_small_gradient_ratio_in_significant_digits():
+    # Peri-LN at depth 32 and q/k scale 8: the top layer's gradient is under 1e-3 of the
+    # bottom's, which two decimals would print as 0.00 (chapter "LayerNorm after 2020", Explore)
+    import lnlib.book.explorers
+    from lnlib.book.explorers.after_2020 import SEEDS, WIDTH
+
+    explorer = lnlib.book.explorers.after_2020_explorer(
+        scheme="peri", depth=32, qk_scale=8, qk_norm=False
+    )
+    grads = placement_profile("peri", 32, WIDTH, seeds=SEEDS, qk_scale=8).grad_norm.mean(axis=0)
+    ratio = grads[-1] / grads[0]
+    assert 1e-4 < ratio < 0.005  # two significant digits, no power of ten
+    assert f"top/bottom gradient = <b>{ratio:.2g}</b>" in explorer.readout.value
+    assert "gradient = <b>0.00</b>" not in explorer.readout.value
 
 
 def test_explorer_refuses_settings_off_its_grid():

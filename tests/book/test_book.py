@@ -341,13 +341,10 @@ def test_every_page_footer_names_the_licences_and_how_to_cite():
     assert not re.search(r"<(img|script|link|iframe)\b|\bsrc=", footer)
 
 
-# Chapters whose hidden cells are already plumbing only; the others move their functions into
-# lnlib.book.experiments.<slug> and join this list.
-PLUMBING_ONLY = [path for path in CHAPTERS if path.name[:2] in {f"{n:02d}" for n in range(1, 9)}]
 HIDDEN_DEF = re.compile(r"^\s*(def|class) ", re.M)
 
 
-@pytest.mark.parametrize("path", PLUMBING_ONLY, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_removed_cells_hold_plumbing_not_code_to_read(path):
     """A cell the website removes holds no function or class (code a reader might want to see, or a test
     to cover, lives in lnlib.book.experiments.<slug>) and at most 15 lines of gluing."""

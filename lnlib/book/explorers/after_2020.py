@@ -10,6 +10,7 @@ import numpy as np
 from ..figures.after_2020 import explorer_figure
 from ..figures.render import FastRenderer
 from ..models.placements import SCHEME_LABELS, SCHEMES, placement_profile
+from ..tools import prose
 from ..tools.progress import progress
 from .base import Explorer, described
 
@@ -123,7 +124,7 @@ class After2020Explorer(Explorer):
         }
         readout = (
             f"{SCHEME_LABELS[scheme]}, L = {depth}, H = {WIDTH} ({SEEDS} seeds): "
-            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{grads[-1] / grads[0]:.2f}</b>; "
+            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{prose.number(float(grads[-1] / grads[0]), '.2g')}</b>; "
             f"angle turned by layer 1 / layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; "
             f"attention entropy <b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
         )
