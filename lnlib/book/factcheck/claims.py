@@ -721,8 +721,8 @@ def claim(key: str) -> Claim:
 
 
 def _slug(heading: str) -> str:
-    """A heading's anchor as MyST makes it (``heading_anchors``): lower case, letters, digits and hyphens."""
-    return "-".join("".join(ch for ch in heading.lower() if ch.isalnum() or ch == " ").split())
+    """A heading's anchor as MyST makes it (``heading_anchors``): lower case, letters, digits and hyphens (kept)."""
+    return "-".join("".join(ch for ch in heading.lower() if ch.isalnum() or ch in " -").split())
 
 
 def section_anchor(label: str) -> str:
