@@ -281,9 +281,13 @@ def test_a_chapter_spends_at_most_a_short_callout_on_the_sources(path):
     """Outside the fact check and the sources page: no box, at most one callout of three lines, two mentions."""
     text = "\n".join(markdown_of(path))
     assert BOX_OPEN not in text, f"{path.stem}: a 'Check the claim' box belongs in {FACT_CHECK}"
-    assert "## What the documents say" not in text, f"{path.stem}: the audit section moved to {FACT_CHECK}"
+    assert "## What the documents say" not in text, (
+        f"{path.stem}: the audit section moved to {FACT_CHECK}"
+    )
     found = callouts(path)
-    assert len(found) <= 1, f"{path.stem}: {len(found)} passages link the fact check; one callout at most"
+    assert len(found) <= 1, (
+        f"{path.stem}: {len(found)} passages link the fact check; one callout at most"
+    )
     for lines in found:
         assert len(lines) <= CALLOUT_LINES, (
             f"{path.stem}: the callout on the sources has {len(lines)} lines of text; at most {CALLOUT_LINES}"
@@ -299,7 +303,9 @@ def test_links_to_the_fact_check_land_on_a_heading(path):
     anchors = fact_check_anchors()
     for text in markdown_of(path):
         for anchor in FACT_CHECK_LINK.findall(text):
-            assert anchor in anchors, f"{path.stem} links {FACT_CHECK}.ipynb#{anchor}, which no heading makes"
+            assert anchor in anchors, (
+                f"{path.stem} links {FACT_CHECK}.ipynb#{anchor}, which no heading makes"
+            )
 
 
 def test_every_chapter_with_claims_on_its_topic_links_their_verdicts():
@@ -311,7 +317,9 @@ def test_every_chapter_with_claims_on_its_topic_links_their_verdicts():
         link = re.search(r"Taught in \[[^\]]+\]\((\d\d_\w+)\.ipynb\)", text)
         if link:
             taught.add((link.group(1), _heading_anchor(text)))
-    assert len(taught) >= 14, f"the fact check's topic sections name the chapters that teach them: {taught}"
+    assert len(taught) >= 14, (
+        f"the fact check's topic sections name the chapters that teach them: {taught}"
+    )
     for stem, anchor in taught:
         assert anchor in {section_anchor(label) for label in SECTION_TITLES}
         links = FACT_CHECK_LINK.findall("\n".join(markdown_of(CHAPTERS / f"{stem}.ipynb")))
@@ -325,10 +333,18 @@ def _heading_anchor(section_text: str) -> str:
 
 
 def test_the_callout_counter_counts(tmp_path):
-    long = {"cell_type": "markdown", "metadata": {}, "source": [
-        "```{note} A mistake\n", "one\n", "two\n", "three\n",
-        f"four [verdict]({FACT_CHECK}.ipynb#epsilon)\n", "```",
-    ]}
+    long = {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": [
+            "```{note} A mistake\n",
+            "one\n",
+            "two\n",
+            "three\n",
+            f"four [verdict]({FACT_CHECK}.ipynb#epsilon)\n",
+            "```",
+        ],
+    }
     path = tmp_path / "05_x.ipynb"
     path.write_text(json.dumps({"cells": [long]}))
     assert [len(lines) for lines in callouts(path)] == [4]

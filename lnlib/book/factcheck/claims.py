@@ -264,7 +264,7 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "partly true",
         "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam "
-        "(only the parenthesis is judged here; the rest of the sentence, what adding ε does, is judged in Check your own LayerNorm)",
+        "(only the parenthesis is judged here; the rest of the sentence, what adding ε does, is judged under Checking a kernel)",
         FACT_CHECK,
         "fc-epsilon",
     ),
@@ -549,7 +549,7 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic an ε as small "
         "as the sentence's 1e-8 rounds to 0, so a constant row becomes 0/0 (the sentence's parenthesis, which values are typical, "
-        "is the claim judged in Epsilon)",
+        "is the claim judged under Epsilon)",
         FACT_CHECK,
         "fc-kernel",
     ),
