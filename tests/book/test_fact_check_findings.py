@@ -133,6 +133,31 @@ EXPECTED = {
     "bn_noise": None,
     "spread_64": None,
     "spread_2": None,
+    "n_claims": None,
+    "n_documents": None,
+    "n_papers": None,
+    "n_true": None,
+    "n_conditional": None,
+    "n_partly": None,
+    "n_false": None,
+    "n_uncheckable": None,
+    "eps_e5": None,
+    "xhat1_e5": None,
+    "we_fourth": None,
+    "unequal_cov": None,
+    "unequal_z": None,
+    "cov_factor": None,
+    "cov_n": None,
+    "k4_normal4": None,
+    "k4_exact4": None,
+    "k4_uniform": None,
+    "k4_laplace": None,
+    "k4_laplace_err": None,
+    "k4_laplace_one": None,
+    "k4_laplace_one_err": None,
+    "skew_exp": None,
+    "bound_256": None,
+    "corr_kept": None,
 }
 
 
@@ -185,3 +210,28 @@ def test_the_stack_without_layer_norm_drifts_and_with_it_does_not():
 def test_batch_noise_shrinks_with_the_batch():
     assert 0.1 < FINDINGS["bn_noise"] < 0.5
     assert 0 < FINDINGS["spread_64"] < FINDINGS["spread_2"] < 1.5
+
+
+def test_the_verdict_counts_add_up():
+    from lnlib.book.factcheck.claims import CLAIMS
+
+    verdicts = ("n_true", "n_conditional", "n_partly", "n_false", "n_uncheckable")
+    assert sum(FINDINGS[k] for k in verdicts) == FINDINGS["n_claims"] == len(CLAIMS)
+    assert FINDINGS["n_documents"] + FINDINGS["n_papers"] == len(CLAIMS)
+
+
+def test_the_statistics_evidence():
+    assert FINDINGS["eps_e5"] == pytest.approx(np.exp(-5))
+    assert FINDINGS["xhat1_e5"] == pytest.approx(-3 / np.sqrt(5 + np.exp(-5)))
+    assert FINDINGS["we_fourth"] == pytest.approx(np.mean(xhat(TOKEN) ** 4))
+    assert FINDINGS["cov_factor"] == pytest.approx(16 / 3) and FINDINGS["cov_n"] == 40000
+    assert FINDINGS["k4_exact4"] == pytest.approx(3 * 3 / 5)
+    assert FINDINGS["bound_256"] == pytest.approx(np.sqrt(255))
+    # Monte Carlo estimates: near their exact or limiting values, as the prose reads them
+    assert FINDINGS["k4_normal4"] == pytest.approx(1.8, abs=0.05)
+    assert FINDINGS["k4_uniform"] == pytest.approx(1.8, abs=0.05)
+    assert 5 < FINDINGS["k4_laplace"] < 6 and 0 < FINDINGS["k4_laplace_err"] < 0.1
+    assert abs(FINDINGS["k4_laplace_one"] - 6) < 3 * FINDINGS["k4_laplace_one_err"] + 0.5
+    assert 1.7 < FINDINGS["skew_exp"] < 2.1
+    assert FINDINGS["unequal_z"] > 10 and FINDINGS["unequal_cov"] > -1 / 3
+    assert 0.3 < FINDINGS["corr_kept"] < 0.7

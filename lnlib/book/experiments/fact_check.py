@@ -16,7 +16,16 @@ from ...backward import layer_norm_jacobian
 from ...norms import batch_norm
 from ...variance import variance
 from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt
-from ..factcheck.measurements import batch_norm_future_leak
+from ..factcheck.claims import CLAIMS, PAPERS, SOURCES, VERDICTS
+from ..factcheck.measurements import (
+    batch_norm_future_leak,
+    feature_correlation,
+    moment_grid,
+    normal_fourth_moment,
+    output_covariances,
+    xhat_moment,
+    xhat_pair_covariance,
+)
 from ..models.deep_stack import random_stack, run_stack
 from .complete_examples import EMBEDDING_SHOWN, documents_embedding
 from .family import batch_effects
@@ -32,6 +41,45 @@ NEAR = (1.0, 1.001, 0.999, 1.0)
 
 #: key -> (format spec for :func:`lnlib.book.tools.prose.number`, what the number is).
 KEYS = {
+    # the verdict table
+    "n_claims": ("", "statements checked in the book"),
+    "n_documents": ("", "of them, quoted from the five source documents"),
+    "n_papers": ("", "of them, quoted from papers"),
+    "n_true": ("", "claims judged true"),
+    "n_conditional": ("", "claims judged true under conditions"),
+    "n_partly": ("", "claims judged partly true"),
+    "n_false": ("", "claims judged false"),
+    "n_uncheckable": ("", "claims judged not checkable as stated"),
+    # statistics of the normalized features
+    "eps_e5": (".4f", "e⁻⁵, what the walkthrough's '1e^{-5}' typesets"),
+    "xhat1_e5": (".4f", "x̂₁ of [2, 4, 6, 8] with ε = e⁻⁵"),
+    "we_fourth": (".2f", "mean of x̂⁴ over the four features of [2, 4, 6, 8]"),
+    "unequal_cov": (
+        ".3f",
+        "Monte Carlo Cov(x̂₁, x̂₂) for unequal features, H = 4 (20000 samples, seed 2)",
+    ),
+    "unequal_z": (".0f", "its distance from −1/3 in standard errors"),
+    "cov_factor": (
+        ".2f",
+        "H²/(H − 1) at H = 4: how much too small the document's Cov(y_i, y_j) is",
+    ),
+    "cov_n": ("", "samples of the Monte Carlo Cov(y_i, y_j)"),
+    "k4_normal4": (".2f", "Monte Carlo E[x̂⁴] for 4 normal features (4000 samples, seed 6)"),
+    "k4_exact4": (".2f", "exact E[x̂⁴] for 4 normal features, 3(H − 1)/(H + 1)"),
+    "k4_uniform": (".2f", "Monte Carlo E[x̂⁴] for 256 uniform features"),
+    "k4_laplace": (".2f", "Monte Carlo E[x̂⁴] for 256 Laplace features"),
+    "k4_laplace_err": (".3f", "its standard error"),
+    "k4_laplace_one": (
+        ".2f",
+        "the companion figure's E[x̂₁⁴] for 256 Laplace features (feature 1 alone)",
+    ),
+    "k4_laplace_one_err": (".2f", "its standard error"),
+    "skew_exp": (".2f", "Monte Carlo E[x̂³] for 256 exponential features"),
+    "bound_256": (".1f", "√(H − 1) at H = 256, the bound on every |x̂_i|"),
+    "corr_kept": (
+        ".2f",
+        "corr(x̂₁, x̂₂) when features 1 and 2 share their own factor (20000 samples, seed 9)",
+    ),
     # why normalize
     "relu_orders": (
         ".0f",
@@ -353,6 +401,48 @@ def _rest() -> dict:
     }
 
 
+def _statistics_checks() -> dict:
+    """The fact check's own evidence on the statistics claims (same calls and seeds as its folded cells)."""
+    token = np.array([2.0, 4.0, 6.0, 8.0])
+    unequal = xhat_pair_covariance(4, distribution="unequal", samples=20000, seed=2)
+    cov = output_covariances(np.array([1.0, 2.0, 0.5, 1.5]), samples=40000, seed=4)
+    laplace = xhat_moment(4, 256, distribution="laplace", samples=4000, seed=6)
+    grid = moment_grid()
+    one = grid.index("laplace", 256)  # the companion figure uses feature 1 alone
+    kept = feature_correlation(np.r_[2.0, 2.0, np.zeros(6)], samples=20000, seed=9)[1]
+    return {
+        "eps_e5": float(np.exp(-5)),
+        "xhat1_e5": float(layer_norm(token, eps=np.exp(-5))[0]),
+        "we_fourth": float(np.mean(layer_norm_steps(token, eps=1e-5).xhat ** 4)),
+        "unequal_cov": unequal.measured,
+        "unequal_z": abs(unequal.z),
+        "cov_factor": 4**2 / (4 - 1),
+        "cov_n": cov.samples,
+        "k4_normal4": xhat_moment(4, 4, samples=4000, seed=6).measured,
+        "k4_exact4": normal_fourth_moment(4),
+        "k4_uniform": xhat_moment(4, 256, distribution="uniform", samples=4000, seed=6).measured,
+        "k4_laplace": laplace.measured,
+        "k4_laplace_err": laplace.stderr,
+        "k4_laplace_one": float(grid.fourth[one]),
+        "k4_laplace_one_err": float(grid.fourth_err[one]),
+        "skew_exp": xhat_moment(3, 256, distribution="exponential", samples=4000, seed=6).measured,
+        "bound_256": float(np.sqrt(255)),
+        "corr_kept": kept.measured,
+    }
+
+
+def _verdict_counts() -> dict:
+    """How many claims the book checks, from where, and with which verdict."""
+    counts = {v: sum(c.verdict == v for c in CLAIMS) for v in VERDICTS}
+    names = ("n_true", "n_conditional", "n_partly", "n_false", "n_uncheckable")
+    return {
+        "n_claims": len(CLAIMS),
+        "n_documents": sum(c.source in SOURCES for c in CLAIMS),
+        "n_papers": sum(c.source in PAPERS for c in CLAIMS),
+        **dict(zip(names, (counts[v] for v in VERDICTS))),
+    }
+
+
 def findings() -> dict[str, float]:
     """Every number of :data:`KEYS`, by name (chapter "Fact check"); each key's meaning is in :data:`KEYS`."""
     values = {}
@@ -365,6 +455,8 @@ def findings() -> dict[str, float]:
         _gradients,
         _statistics,
         _rest,
+        _statistics_checks,
+        _verdict_counts,
     ):
         values.update(part())
     if set(values) != set(KEYS):
