@@ -87,8 +87,9 @@ def test_claims_link_existing_chapters_and_valid_verdicts():
     table = claims_table()
     assert table.count("\n") == len(CLAIMS) + 1
     assert (
-        "[Normalizing](06_normalizing.ipynb)" in table
+        "[here](17_fact_check.ipynb#normalizing)" in table
         and "[here](17_fact_check.ipynb#statistics-of-the-normalized-features)" in table
+        and "[here](17_fact_check.ipynb#pre-norm-and-post-norm)" in table
     )
 
 
