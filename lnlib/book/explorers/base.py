@@ -13,11 +13,13 @@ import base64
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import ipywidgets as widgets
 
 from ..figures.render import encode_png, overlay
 from ..tools.notebooks import website_build
+from .plans import Sweep
 
 __all__ = [
     "Explorer",
@@ -263,6 +265,10 @@ class Explorer(widgets.VBox):
     #: Controls per row in a grid, so that related controls line up in columns (chapter 07: each γᵢ above
     #: its βᵢ); None lets them wrap as the width allows.
     control_columns: int | None = None
+    #: What the website offers (:mod:`lnlib.book.explorers.plans`): grids for the float sliders, by
+    #: control name, or a :class:`~lnlib.book.explorers.plans.Sweep` of presets. An explorer without
+    #: float sliders needs none.
+    web_plan: dict | Sweep = MappingProxyType({})
 
     def __init__(self, title: str, controls: dict, renderer):
         unnamed = [

@@ -9,6 +9,7 @@ from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_varia
 from ..figures.epsilon import epsilon_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, log_slider
+from .plans import decades
 
 __all__ = ["epsilon_explorer"]
 
@@ -19,6 +20,8 @@ CENTRE = 1.0
 
 class EpsilonExplorer(Explorer):
     """Move ε and the input's spread; see the normalized vector shrink and the two placements of ε part ways."""
+
+    web_plan = {"eps": decades(-10, 0, 2), "spread": decades(-5, 1, 2)}
 
     def __init__(self, eps: float, spread: float):
         controls = {
