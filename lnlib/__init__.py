@@ -9,7 +9,7 @@ cases against a float64 reference.
 
 The top-level modules are the library, named for what they hold: ``textbook`` (the short numpy
 forward and backward, read first), ``forward``, ``backward``, ``norms``, ``rms`` (RMS norm's
-backward pass), ``variance``, ``variants``, ``fused``, ``symbolic``, ``harness``, ``compare`` and
+backward pass), ``variance_algorithms`` (whose :func:`variance` is exported here), ``variants``, ``fused``, ``symbolic``, ``harness``, ``compare`` and
 ``validation``. Everything that exists for the chapters (models, experiments, the fact check,
 figures, explorers, notebook tools) lives in :mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
 """
@@ -20,7 +20,7 @@ from .forward import LayerNormSteps, layer_norm, layer_norm_steps
 from .harness import check_layer_norm, check_rms_norm
 from .norms import batch_norm, batch_norm_backward, rms_norm
 from .rms import rms_norm_backward
-from .variance import variance
+from .variance_algorithms import variance
 
 __all__ = [
     "LayerNormSteps",

@@ -54,7 +54,7 @@ from .forward import layer_norm
 from .norms import rms_norm
 from .rms import rms_norm_backward
 from .validation import check_count, check_eps, compute_dtype, float_info
-from .variance import unit_roundoff
+from .variance_algorithms import unit_roundoff
 
 __all__ = [
     "CASES",

@@ -61,7 +61,7 @@ def compute_dtype(
         storage dtype itself (e.g. ``"float16"``) to run every operation in it,
         or ``"float64"`` for a reference.
     choices : iterable of dtype, default float16, bfloat16, float32, float64
-        The dtypes `requested` may name (:mod:`lnlib.variance` allows float16, float32 and float64).
+        The dtypes `requested` may name (:mod:`lnlib.variance_algorithms` allows float16, float32 and float64).
     name : str, default "compute_dtype"
         The argument's name in the error messages.
 

@@ -29,10 +29,9 @@ import numpy as np
 import pytest
 
 from lnlib import backward, forward, fused, harness, norms, rms, symbolic, textbook, variants
+from lnlib import variance_algorithms as variance
 from lnlib.validation import as_float_array, check_eps
 
-# the module (lnlib.variance, as an attribute of the package, is the function of that name)
-variance = importlib.import_module("lnlib.variance")
 API = Path(__file__).resolve().parents[2] / "api.md"
 BF16 = np.dtype(ml_dtypes.bfloat16)
 H = 4  # the symbolic gradient is derived for H from 2 to 6; every other function gets the same rows
@@ -552,10 +551,10 @@ FUNCTIONS = {
     ],
     "lnlib.variants.layer_norm_eps_outside_sqrt": [("", _eps_outside, True)],
     "lnlib.variants.annotated_transformer_layer_norm": [("", _annotated, True)],
-    "lnlib.variance.variance": [(m, _variance(m), False) for m in variance.METHODS],
-    "lnlib.variance.welford": [("", _welford_state, False)],
-    "lnlib.variance.chan_merge": [("", _chan_merge, False)],
-    "lnlib.variance.exact_variance": [("", _exact_variance, False)],
+    "lnlib.variance_algorithms.variance": [(m, _variance(m), False) for m in variance.METHODS],
+    "lnlib.variance_algorithms.welford": [("", _welford_state, False)],
+    "lnlib.variance_algorithms.chan_merge": [("", _chan_merge, False)],
+    "lnlib.variance_algorithms.exact_variance": [("", _exact_variance, False)],
     "lnlib.symbolic.numeric_backward": [("", _numeric_backward, True)],
     # uncompiled only: numba's compilation takes seconds per dtype, and test_fused_guarantees.py runs these
     # inputs through both modes (which api.md says agree)
@@ -580,10 +579,10 @@ CONSTANT_ROW_IS_VALID = {
     "lnlib.harness.torch_rms_norm[backward]",
     "lnlib.variants.sample_variance",
     "lnlib.variants.sample_variance[unbiased]",
-    "lnlib.variance.welford",
-    "lnlib.variance.chan_merge",
-    "lnlib.variance.exact_variance",
-    *(f"lnlib.variance.variance[{m}]" for m in variance.METHODS),
+    "lnlib.variance_algorithms.welford",
+    "lnlib.variance_algorithms.chan_merge",
+    "lnlib.variance_algorithms.exact_variance",
+    *(f"lnlib.variance_algorithms.variance[{m}]" for m in variance.METHODS),
 }
 
 #: documented functions that normalize no input and compute no variance or gradient of one
@@ -599,8 +598,8 @@ NOT_COMPUTING = {
     "lnlib.norms.statistic_ids": "labels entries, no arithmetic",
     "lnlib.variants.std_inside": "a formula of a given variance and eps, for the chapter's plots",
     "lnlib.variants.std_outside": "a formula of a given variance and eps, for the chapter's plots",
-    "lnlib.variance.variance_relative_error": "compares two variances",
-    "lnlib.variance.unit_roundoff": "a dtype's constant",
+    "lnlib.variance_algorithms.variance_relative_error": "compares two variances",
+    "lnlib.variance_algorithms.unit_roundoff": "a dtype's constant",
     "lnlib.fused.numba_available": "reports an installation",
     "lnlib.fused.set_threads": "sets a thread count",
     "lnlib.fused.threads": "reports a thread count",

@@ -7,7 +7,7 @@ from functools import lru_cache
 import ipywidgets as widgets
 import numpy as np
 
-from ...variance import DTYPES, METHODS
+from ...variance_algorithms import DTYPES, METHODS
 from ..experiments.numerics import error_sweep, shift_errors
 from ..figures.numerics import METHOD_STYLE, ErrorPanels
 from ..figures.render import FastRenderer

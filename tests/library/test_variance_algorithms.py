@@ -1,7 +1,8 @@
-"""lnlib.variance, lnlib.book.experiments.memory_speed and the numerics explorer: the variance algorithms, their errors, and the numbers shown."""
+"""lnlib.variance_algorithms, lnlib.book.experiments.memory_speed and the numerics explorer: the variance algorithms, their errors, and the numbers shown."""
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from lnlib.book.experiments.memory_speed import (
 )
 from lnlib.book.experiments.numerics import error_sweep, layer_norm_with, shift_errors, shifted_data
 from lnlib.validation import BFLOAT16
-from lnlib.variance import (
+from lnlib.variance_algorithms import (
     METHODS,
     WelfordState,
     chan_merge,
@@ -179,7 +180,7 @@ def test_unit_roundoff_values():
 
 
 def test_unit_roundoff_is_the_one_the_harness_uses_and_knows_every_float_format():
-    # one function: lnlib.harness budgets with lnlib.variance's; bfloat16 keeps 7 fraction bits
+    # one function: lnlib.harness budgets with lnlib.variance_algorithms'; bfloat16 keeps 7 fraction bits
     from lnlib import harness
 
     assert harness.unit_roundoff is unit_roundoff
@@ -435,3 +436,12 @@ def test_welford_m2_is_never_negative(noise, shift, dtype, lanes):
     # and rounding is monotonic); Chan's merge adds only non-negative terms. One-pass has no such guarantee.
     state = welford(noise * 1e-3 + shift, dtype=dtype, lanes=lanes)
     assert state.m2 >= 0
+
+
+def test_lnlib_variance_is_the_function_and_no_module_shadows_it():
+    """`from lnlib import variance` gives the function; its module has a name of its own."""
+    import lnlib
+    from lnlib import variance_algorithms
+
+    assert lnlib.variance is variance_algorithms.variance
+    assert not (Path(lnlib.__file__).parent / "variance.py").exists()
