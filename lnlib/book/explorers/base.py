@@ -151,7 +151,12 @@ def log_slider(
     width: str = "360px",
     digits: int = 2,
 ) -> widgets.FloatLogSlider:
-    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move."""
+    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move.
+
+    It moves in `step` decades, and a value typed into its box moves to the nearest step (0.5 becomes
+    0.501 at the default 0.1): give it a `readout_format` that shows that value (``".3g"``), and say
+    the value used in the explorer's readout, so the numbers a reader checks by hand agree.
+    """
     return described(
         widgets.FloatLogSlider(
             value=value,

@@ -34,6 +34,8 @@ class EpsilonExplorer(Explorer):
                 -5,
                 1,
                 what="spread δ, how far entries lie from 1: x = [1, 1 + δ, 1 − δ, 1]",
+                readout_format=".3g",
+                digits=3,
             ),
         }
         figure, self.bars, self.curves, self.marker = epsilon_figure(
@@ -57,7 +59,8 @@ class EpsilonExplorer(Explorer):
         self.curves.update(variance)
         self.marker.update(eps, std_in, std_out)
         readout = (
-            f"σ² = {variance:.3g}, ε = {eps:.2g}. ε inside √: output variance σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); "
+            # δ and ε as used: a value typed into a log slider moves to its nearest step (base.log_slider)
+            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {eps:.3g}. ε inside √: output variance σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); "
             f"ε added to σ: std <b>{std_out:.4g}</b>; largest gap between the two outputs: {np.max(np.abs(inside - outside)):.3g}"
         )
         note = ""

@@ -349,7 +349,8 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     return (
         f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}" data-title="{title}">'
         f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
-        f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
+        f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px; '
+        f'--lnlib-aspect: {width / height:.4f}">'
         f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
         f'<img class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
         f'</div><div class="lnlib-readout">{data["texts"][readout]}</div>'

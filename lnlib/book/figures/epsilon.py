@@ -230,10 +230,18 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 2.8), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
-        ax.set_title(f"{title}: σ² = {variance:.2g}", fontsize=9, pad=44 if framework_eps else None)
+        ax.set_title(
+            f"{title}: σ² = {variance:.2g}",
+            fontsize=9,
+            fontweight="bold",
+            pad=44 if framework_eps else None,
+        )
         ax.set_ylabel("")
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
+    # A row's titles sit a clear gap below the row above, so on a phone they read as the titles of
+    # the panels under them, not as captions of the x-axes above them.
+    fig.get_layout_engine().set(hspace=0.2)
     fig.legend(
         *first.get_legend_handles_labels(), loc="outside lower center", ncols=2
     )  # inside, it covers a curve

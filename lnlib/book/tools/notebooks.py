@@ -122,7 +122,11 @@ PLACEHOLDER = "lnlib-explorer-placeholder"
 def explorer_placeholder(source: str) -> dict:
     """The stored output of an explorer cell (``name_explorer(...)``) before it runs: what it will show."""
     name = source.strip().split("(")[0]
-    text = f"The live explorer `{name}` appears here when this cell runs (Shift+Enter, or Run All)."
+    # the cell needs the chapter's imports and data above it: after a restart, Shift+Enter alone fails
+    text = (
+        f"The live explorer `{name}` appears here once the cells above it have run: "
+        "Run All, or run the chapter's cells in order down to this one."
+    )
     return {
         "output_type": "display_data",
         "data": {"text/markdown": text, "text/plain": text.replace("`", "")},
