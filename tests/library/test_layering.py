@@ -1,5 +1,6 @@
-"""The library stays a library: `import lnlib` loads nothing of the book's, no top-level module imports
-lnlib.book, and the top level stays small enough to read (CONTRIBUTING.md, "Layout"; ARCHITECTURE.md, "The layers")."""
+"""The library stays a library: `import lnlib` loads nothing of the book's, no top-level module
+imports lnlib.book, and the top level stays small enough to read (CONTRIBUTING.md, "Layout";
+ARCHITECTURE.md, "The layers")."""
 
 import ast
 import subprocess
@@ -31,7 +32,8 @@ def test_import_lnlib_loads_no_book_module():
 
 
 def imported_modules(path: Path) -> list[str]:
-    """Every module a file imports (anywhere in it, functions included), as an absolute dotted name."""
+    """Every module a file imports (anywhere in it, functions included), as an absolute dotted
+    name."""
     names = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -143,6 +145,6 @@ def test_the_import_graph_sees_relative_and_function_local_imports():
 
 
 def test_no_lnlib_modules_import_each_other_in_a_cycle():
-    """A cycle makes what a module sees depend on which one was imported first (ARCHITECTURE.md, "The
-    layers"): every import, a function's included, goes one way."""
+    """A cycle makes what a module sees depend on which one was imported first (ARCHITECTURE.md,
+    "The layers"): every import, a function's included, goes one way."""
     assert cycles(import_graph()) == []

@@ -13,7 +13,7 @@ The model embeds each character and its position, runs a causal stack of
 has one, and predicts the next character with a linear head and a softmax, trained with Adam
 (:func:`lnlib.book.models.training.adam_update`) on the cross-entropy in nats per character.
 :data:`TRAINED_PLACEMENTS` names the seven placements the sweep trains: the placements of
-:data:`lnlib.book.models.placements.SCHEMES` that the papers train, DyT (Zhu et al., 2025: every
+:data:`lnlib.book.models.placements.PLACEMENTS` that the papers train, DyT (Zhu et al., 2025: every
 LayerNorm of a Pre-LN stack replaced by :math:`\gamma\tanh(\alpha x)+\beta`) and Pre-LN with
 QK-norm.
 
