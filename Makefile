@@ -198,6 +198,7 @@ notebooks: $(VENV)/.book-installed
 	$(BIN)/jupyter nbconvert --log-level=ERROR --to notebook --execute --inplace $(NB_EXEC_FLAGS) $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.book.tools.prose $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.book.tools.notebooks $(or $(NOTEBOOKS),chapters/*.ipynb)
+	$(BIN)/python -m lnlib.book.tools.verdicts $(or $(NOTEBOOKS),chapters/*.ipynb)
 	$(BIN)/python -m lnlib.book.tools.course times $(or $(NOTEBOOKS),chapters/*.ipynb)
 
 # PyTorch's outputs on the chapters' own inputs, stored in lnlib/book/data/pytorch_reference.{npz,json} with

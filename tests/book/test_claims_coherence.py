@@ -169,7 +169,7 @@ def test_the_verdict_table_is_the_claims():
     )
     assert "".join(cells[0]["source"]) == verdicts_markdown(), (
         f"{FACT_CHECK}: the verdict table differs from lnlib.book.factcheck.claims.verdicts_markdown(); "
-        "run `make notebooks` (lnlib.book.tools.notebooks.fill_verdicts writes it)"
+        "run `make notebooks` (lnlib.book.tools.verdicts.fill_verdicts writes it)"
     )
 
 

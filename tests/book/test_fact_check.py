@@ -45,7 +45,7 @@ from lnlib.book.factcheck.measurements import (
 )
 from lnlib.book.models.deep_stack import random_stack, run_stack
 from lnlib.book.models.dyt import fit_tanh, heavy_tailed_tokens, s_curve
-from lnlib.book.models.placements import SCHEMES, logit_statistics, placement_profile
+from lnlib.book.models.placements import PLACEMENTS, logit_statistics, placement_profile
 from lnlib.book.models.transformer import attention_forward, init_layer
 from lnlib.harness import check_layer_norm
 from lnlib.norms import batch_norm, instance_norm
@@ -816,9 +816,9 @@ def test_fact_check_explorer_refuses_settings_off_the_grid():
 AFTER_2020_SEEDS = (0, 100, 200)
 
 
-def _after_2020_profile(scheme, depth, **kwargs):
+def _after_2020_profile(placement, depth, **kwargs):
     return [
-        placement_profile(scheme, depth, 32, seeds=3, first_seed=s, **kwargs)
+        placement_profile(placement, depth, 32, seeds=3, first_seed=s, **kwargs)
         for s in AFTER_2020_SEEDS
     ]
 
@@ -878,12 +878,12 @@ def test_mix_ln_uniform():
 
 def test_deepnorm_best_of_both():
     spreads = {}
-    for scheme in SCHEMES:
-        profiles = _after_2020_profile(scheme, 48)
-        spreads[scheme] = np.mean(
+    for placement in PLACEMENTS:
+        profiles = _after_2020_profile(placement, 48)
+        spreads[placement] = np.mean(
             [np.mean(p.grad_norm.std(axis=1) / p.grad_norm.mean(axis=1)) for p in profiles]
         )
-        if scheme == "deepnorm":
+        if placement == "deepnorm":
             for p in profiles:
                 np.testing.assert_allclose(
                     p.stream_sq[:, 1:], 1.0, atol=1e-3
