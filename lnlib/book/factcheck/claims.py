@@ -792,7 +792,7 @@ def verdicts_markdown(claims=None) -> str:
 
     A markdown cell of that chapter (tagged :data:`VERDICTS_TAG`) holds this text, so it reads in
     JupyterLab before any cell runs and sits, with no code cell, among the chapter's verdicts;
-    ``make notebooks`` writes it (:func:`lnlib.book.tools.notebooks.fill_verdicts`) and
+    ``make notebooks`` writes it (:func:`lnlib.book.tools.verdicts.fill_verdicts`) and
     ``tests/book/test_claims_coherence.py`` fails if it differs.
     """
     return verdict_legend() + "\n\n" + claims_table(claims)
