@@ -59,7 +59,7 @@ def chapter_titles(chapters=CHAPTERS) -> dict[str, str]:
     """Chapter file stem -> its title, read from each ``chapters/NN_*.ipynb``, in reading order.
 
     The title is the notebook's short title (metadata ``lnbook.short_title``) if it has one, else
-    its first ``# `` heading. For the links the fact check's table and the chapters' backlinks write.
+    its first ``# `` heading. For the links the fact check's table and the chapters' callouts write.
 
     Raises
     ------
