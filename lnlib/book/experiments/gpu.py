@@ -116,3 +116,29 @@ class GpuResults:
     def entries(self, part: str | None = None) -> list[dict]:
         """The timed entries (each a dict: implementation, part, dtype, rows, size, median_s, ...)."""
         return [e for e in self.data.get("entries", []) if part in (None, e["part"])]
+
+    def table(self) -> str:
+        """Each timed kernel's fraction of the copy and its time over PyTorch's and Triton's, as text.
+
+        One line per implementation, grouped by shape, dtype and part; a ratio is missing ("-")
+        where PyTorch or Triton was not timed. Without the file: says it was not measured.
+        """
+        if not self.measured:
+            return "not yet measured on a GPU: make bench-gpu writes " + RESULTS.name
+        lines, groups = [], {}
+        for e in self.entries():
+            if e["part"] != "copy":
+                groups.setdefault((e["rows"], e["size"], e["dtype"], e["part"]), []).append(e)
+        for (rows, size, dtype, part), group in groups.items():
+            base = {e["implementation"].split(" ")[0]: e["median_s"] for e in group}
+            lines.append(f"{rows} x {size} {dtype}, {part}:")
+            for e in group:
+                ratios = [
+                    f"{e['median_s'] / base[k]:5.2f}" if k in base else "    -"
+                    for k in ("PyTorch", "Triton")
+                ]
+                lines.append(
+                    f"  {e['implementation'][:30]:<30} {e['median_s'] * 1e6:9.1f} µs"
+                    f" {e['fraction_of_copy']:5.2f} of copy  x{ratios[0]} x{ratios[1]}"
+                )
+        return "\n".join(lines)
