@@ -83,6 +83,17 @@ def test_the_racy_dgamma_fails_the_harness_on_dgamma_alone():
     assert all(f.detail.startswith(("dgamma", "dbeta")) for f in report.failures), str(report)
 
 
+def test_the_racy_backward_gets_dx_right_and_loses_dgamma_updates():
+    rng = np.random.default_rng(9)
+    x, dy = rng.normal(size=(2, 40, 24)).astype(np.float32)
+    gamma = (1 + 0.5 * rng.normal(size=24)).astype(np.float32)
+    _, mean, rstd = gpu.layer_norm(x, gamma)
+    right = gpu.layer_norm_backward(dy, x, gamma, 1e-5, mean, rstd)
+    racy = bugs.racy_backward(dy, x, gamma, 1e-5, mean, rstd)
+    np.testing.assert_allclose(racy[0], right[0], rtol=1e-5, atol=1e-5)
+    assert np.abs(racy[1] - right[1]).max() > 1.0  # 40 rows, 32 a warp: most updates lost
+
+
 def test_the_half_statistics_bug_fails_in_float16_only():
     for dtypes, passes in ((("float32",), True), (("float16",), False)):
         report = check_layer_norm(bugs.half_statistics_forward, dtypes=dtypes, cases=gpu.CASES)
