@@ -552,7 +552,9 @@ CLAIMS: tuple[Claim, ...] = (
         "every batch-norm layer, forward and backward); without it each device normalizes with its own shard's statistics. "
         "Layer norm's statistics are per token, so each device normalizes its own rows with no exchange, exactly as one "
         "device would",
-        "15_gpu",
+        FACT_CHECK,
+        "fc-family",
+        chapters=("15_gpu",),
     ),
     # --- chapter "Check your own LayerNorm" ---
     _c(
