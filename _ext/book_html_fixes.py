@@ -1,7 +1,8 @@
 """Fixes to the HTML that Jupyter Book 1.x and its theme produce: a clean console, nothing clipped.
 
 1. Jupyter Book registers sphinx-thebe's and sphinx-togglebutton's inline scripts twice; the second
-   ``const THEBE_JS_URL`` is a JavaScript SyntaxError on every page. We drop exact duplicate scripts.
+   ``const THEBE_JS_URL`` is a JavaScript SyntaxError on every page. We drop exact duplicate
+   scripts.
 2. On a reader's first visit (empty localStorage) pydata-sphinx-theme logs "Got invalid theme mode"
    (pydata/pydata-sphinx-theme#1635): its head script sets an empty mode. ``theme-mode.js`` sets the
    default instead, before the theme reads it.

@@ -1,23 +1,26 @@
 """Folded code cells say what they hide (WCAG 2.4.6 Headings and Labels).
 
 myst-nb 1.4.0 labels every folded cell's toggle with one generic text, "Show code cell source" (a
-``hide-input`` cell), "Show code cell content" (``hide-cell``) or "Show code cell outputs"; a reader cannot
-tell the documents' forensics from the plotting code. myst-nb reads a per-cell label from the cell's
-metadata, ``{"mystnb": {"code_prompt_show": "...", "code_prompt_hide": "..."}}`` (``myst_nb/core/config.py``
-``code_prompt_show``; ``{type}`` in it becomes content/source/outputs), and ``HideInputCells``
-(``myst_nb/sphinx_.py``, a post-transform of priority 199) copies ``prompt_show``/``prompt_hide`` from the
-cell's container into the ``<summary>``. :class:`LabelToggles` runs just before it and writes a label derived
-from the cell itself into the container, unless the notebook's author set one in the metadata:
+``hide-input`` cell), "Show code cell content" (``hide-cell``) or "Show code cell outputs"; a reader
+cannot tell the documents' forensics from the plotting code. myst-nb reads a per-cell label from the
+cell's metadata, ``{"mystnb": {"code_prompt_show": "...", "code_prompt_hide": "..."}}``
+(``myst_nb/core/config.py`` ``code_prompt_show``; ``{type}`` in it becomes content/source/outputs),
+and ``HideInputCells`` (``myst_nb/sphinx_.py``, a post-transform of priority 199) copies
+``prompt_show``/``prompt_hide`` from the cell's container into the ``<summary>``.
+:class:`LabelToggles` runs just before it and writes a label derived from the cell itself into the
+container, unless the notebook's author set one in the metadata:
 
-1. the cell's leading comment line (``# The documents' batch: ...``): "Show the code: The documents' batch: ...";
-2. a figure cell: "Show the code for Fig. N" (the figure shows, its code folds), or "Show Fig. N and its
-   code: <its caption's first words>" when the figure folds too;
+1. the cell's leading comment line (``# The documents' batch: ...``): "Show the code: The documents'
+   batch: ...";
+2. a figure cell: "Show the code for Fig. N" (the figure shows, its code folds), or "Show Fig. N and
+   its code: <its caption's first words>" when the figure folds too;
 3. otherwise the title of the nearest markdown before it, a dropdown's or a heading
    ("Show the code: The code behind the verdicts");
 4. the generic label only when none of these exists (a cell with no markdown before it).
 
-The summary keeps no ``aria-label`` (``accessibility.py``, item 2), so its accessible name is the visible
-label. :func:`toggle_label` is a pure function of the notebook's cells, tested in ``tests/book/test_code_toggles.py``.
+The summary keeps no ``aria-label`` (``accessibility.py``, item 2), so its accessible name is the
+visible label. :func:`toggle_label` is a pure function of the notebook's cells, tested in
+``tests/book/test_code_toggles.py``.
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ UNINFORMATIVE = {"check the claim", "exercise", "solution", "note", "tip", "warn
 
 
 def shorten(text: str, limit: int = LONGEST) -> str:
-    """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`; a Latin
-    first letter capitalized (never a Greek one: γ is not Γ)."""
+    """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`; a
+    Latin first letter capitalized (never a Greek one: γ is not Γ)."""
     text = re.sub(r"[*_`$]", "", text).strip().rstrip(".:")
     text = re.sub(
         r"(?<=\w)'", "\u2019", (text[:1].upper() if text[:1].isascii() else text[:1]) + text[1:]
@@ -90,7 +93,8 @@ def _source(cell: dict) -> str:
 def toggle_label(
     cells: list[dict], index: int, kind: str, figure_number: str | None = None
 ) -> tuple[str, str]:
-    """The show and hide labels of the toggle that folds cell `index` of a notebook (see the module's docstring).
+    """The show and hide labels of the toggle that folds cell `index` of a notebook (see the
+    module's docstring).
 
     Parameters
     ----------
@@ -106,7 +110,8 @@ def toggle_label(
     Returns
     -------
     (str, str)
-        The label while folded and while open. The generic ``Show code cell {type}`` when nothing describes the cell.
+        The label while folded and while open. The generic ``Show code cell {type}`` when nothing
+        describes the cell.
     """
     cell = cells[index]
     what = KINDS[kind]
@@ -148,7 +153,8 @@ def kind_of(container: nodes.Element) -> str:
 
 
 class LabelToggles(SphinxPostTransform):
-    """Give each folded cell's container a label derived from its cell, before myst-nb builds the toggle."""
+    """Give each folded cell's container a label derived from its cell, before myst-nb builds the
+    toggle."""
 
     default_priority = 198  # myst-nb's HideInputCells runs at 199
     formats = ("html",)
@@ -169,7 +175,8 @@ class LabelToggles(SphinxPostTransform):
             show, hide = toggle_label(
                 cells, container["cell_index"], kind_of(container), self.figure_number(container)
             )
-            # myst-nb replaces "{type}" in the label; a derived label has none, the generic one keeps it
+            # myst-nb replaces "{type}" in the label; a derived label has none, the generic one
+            # keeps it
             container["prompt_show"], container["prompt_hide"] = show, hide
 
     def figure_number(self, container) -> str | None:

@@ -1,15 +1,16 @@
-"""Turn the notebooks' prose markers into MyST roles at source-read time, so the website shows this build's values.
+"""Turn the notebooks' prose markers into MyST roles at source-read time, so the website shows this
+build's values.
 
-A chapter's markdown carries what JupyterLab shows between two HTML comments (see ``lnlib/book/tools/prose.py``
-and CONTRIBUTING.md):
+A chapter's markdown carries what JupyterLab shows between two HTML comments (see
+``lnlib/book/tools/prose.py`` and CONTRIBUTING.md):
 
 - ``<!--glue:key-->2.5<!--/glue-->`` becomes ``{glue:text}`key```: the number glued by this build's
   own execution of the chapter, never the literal committed in the notebook;
-- ``<!--cite:key1,key2-->Ba et al. (2016)<!--/cite-->`` becomes ``{cite}`key1,key2```, so the website
-  keeps sphinxcontrib-bibtex's citation, while JupyterLab, which cannot resolve a citation, shows the
-  author and year;
-- ``<!--citet:key-->Xu et al. [2019]<!--/citet-->`` becomes ``{cite:t}`key```, the textual form, for a
-  sentence that names the authors ("Xu et al. [2019] show ...") without repeating them.
+- ``<!--cite:key1,key2-->Ba et al. (2016)<!--/cite-->`` becomes ``{cite}`key1,key2```, so the
+  website keeps sphinxcontrib-bibtex's citation, while JupyterLab, which cannot resolve a citation,
+  shows the author and year;
+- ``<!--citet:key-->Xu et al. [2019]<!--/citet-->`` becomes ``{cite:t}`key```, the textual form, for
+  a sentence that names the authors ("Xu et al. [2019] show ...") without repeating them.
 
 myst-nb parses the text that ``source-read`` hands on (Sphinx's reader emits the event, then passes
 the modified text to the parser; myst-nb reads the notebook from that string and takes only the code
@@ -25,7 +26,8 @@ ROLE = {"glue": "glue:text", "cite": "cite", "citet": "cite:t"}
 
 
 def to_roles(text: str) -> str:
-    """Replace every marker in ``text`` by its MyST role (the literal between the comments is dropped)."""
+    """Replace every marker in ``text`` by its MyST role (the literal between the comments is
+    dropped)."""
     return MARKER.sub(lambda m: f"{{{ROLE[m.group(1)]}}}`{m.group(2)}`", text)
 
 

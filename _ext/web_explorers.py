@@ -1,9 +1,9 @@
 """The explorers on the website: mark the build, and load their front-end only where an explorer is.
 
-``make book`` sets ``LNBOOK_WEBSITE=1`` before it executes the chapters; setting it here too covers a
-chapter that the build itself executes (a cache miss), since the kernel inherits this environment.
-With it set, each explorer displays as the precomputed HTML of :mod:`lnlib.book.explorers.web`.
-The front-end, ``web_explorers_static/lnlib-explorers.js`` and ``.css``, is copied into the site's
+``make book`` sets ``LNBOOK_WEBSITE=1`` before it executes the chapters; setting it here too covers
+a chapter that the build itself executes (a cache miss), since the kernel inherits this environment.
+With it set, each explorer displays as the precomputed HTML of :mod:`lnlib.book.explorers.web`. The
+front-end, ``web_explorers_static/lnlib-explorers.js`` and ``.css``, is copied into the site's
 ``_static`` and linked at the end of the body of pages that hold an explorer, and of no other page.
 (It does not live in the book's ``_static`` folder: Jupyter Book links every .js and .css file there
 into every page.) The exercises' answer boxes get ``lnlib-exercises.js`` and ``.css`` the same way.

@@ -1,17 +1,18 @@
 """lnlib: the library behind the interactive LayerNorm book.
 
-The functions whose signatures api.md documents are available at the top level:
-:func:`layer_norm`, :func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`,
-:func:`rms_norm_backward`, :func:`batch_norm`, :func:`batch_norm_backward` and :func:`variance`, plus :func:`compare` for checking
-your own code against them, and :func:`check_layer_norm` and :func:`check_rms_norm` (:mod:`lnlib.harness`),
-a harness that runs your LayerNorm or RMSNorm over shapes, dtypes (float64 down to bfloat16) and edge
-cases against a float64 reference.
+The functions whose signatures api.md documents are available at the top level: :func:`layer_norm`,
+:func:`layer_norm_steps`, :func:`layer_norm_backward`, :func:`rms_norm`, :func:`rms_norm_backward`,
+:func:`batch_norm`, :func:`batch_norm_backward` and :func:`variance`, plus :func:`compare` for
+checking your own code against them, and :func:`check_layer_norm` and :func:`check_rms_norm`
+(:mod:`lnlib.harness`), a harness that runs your LayerNorm or RMSNorm over shapes, dtypes (float64
+down to bfloat16) and edge cases against a float64 reference.
 
 The top-level modules are the library, named for what they hold: ``textbook`` (the short numpy
 forward and backward, read first), ``forward``, ``backward``, ``norms``, ``rms`` (RMS norm's
-backward pass), ``variance``, ``variants``, ``fused``, ``symbolic``, ``harness``, ``compare`` and
-``validation``. Everything that exists for the chapters (models, experiments, the fact check,
-figures, explorers, notebook tools) lives in :mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
+backward pass), ``variance_algorithms`` (whose :func:`variance` is exported here), ``variants``,
+``fused``, ``symbolic``, ``harness``, ``compare`` and ``validation``. Everything that exists for the
+chapters (models, experiments, the fact check, figures, explorers, notebook tools) lives in
+:mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
 """
 
 from .backward import layer_norm_backward
@@ -20,7 +21,7 @@ from .forward import LayerNormSteps, layer_norm, layer_norm_steps
 from .harness import check_layer_norm, check_rms_norm
 from .norms import batch_norm, batch_norm_backward, rms_norm
 from .rms import rms_norm_backward
-from .variance import variance
+from .variance_algorithms import variance
 
 __all__ = [
     "LayerNormSteps",

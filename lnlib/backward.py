@@ -6,7 +6,8 @@ With :math:`\hat x = (x - \mu)/s`, :math:`s = \sqrt{\sigma^2 + \varepsilon}`,
 .. math::
 
     d\hat x = \gamma\, dy, \qquad
-    dx = \frac{1}{s}\Big(d\hat x - \operatorname{mean}(d\hat x) - \hat x\,\operatorname{mean}(d\hat x\,\hat x)\Big),
+    dx = \frac{1}{s}\Big(d\hat x - \operatorname{mean}(d\hat x)
+         - \hat x\,\operatorname{mean}(d\hat x\,\hat x)\Big),
 
     d\gamma = \sum_{\text{other axes}} dy\,\hat x, \qquad
     d\beta = \sum_{\text{other axes}} dy,
@@ -96,7 +97,8 @@ class BackwardParts:
 def backward_parts(
     dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None
 ) -> BackwardParts:
-    """The closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm").
+    """The closed-form backward pass with every intermediate kept (chapter "Gradients through
+    LayerNorm").
 
     Parameters, errors and the meaning of the results as in :func:`layer_norm_backward`.
 
@@ -135,7 +137,8 @@ def backward_parts(
 def layer_norm_backward(
     dy, x, gamma=None, *, eps: float = 1e-5, axis=-1, mean=None, rstd=None, compute_dtype=None
 ):
-    """Gradients of LayerNorm with respect to x, gamma and beta (chapter "Gradients through LayerNorm").
+    """Gradients of LayerNorm with respect to x, gamma and beta (chapter "Gradients through
+    LayerNorm").
 
     Parameters
     ----------
@@ -213,9 +216,11 @@ def layer_norm_backward(
 
 
 def accumulator(work: np.dtype, gradient: np.dtype) -> np.dtype:
-    """The dtype dgamma and dbeta are summed in: the wider of the compute dtype and their own (chapter "Gradients through LayerNorm").
+    """The dtype dgamma and dbeta are summed in: the wider of the compute dtype and their own
+    (chapter "Gradients through LayerNorm").
 
-    float32 for 16-bit x with float32 gamma, never a 16-bit running sum below the result's precision.
+    float32 for 16-bit x with float32 gamma, never a 16-bit running sum below the result's
+    precision.
     """
     return gradient if gradient.itemsize > work.itemsize else work
 
@@ -244,7 +249,8 @@ def _overflow_cause(name: str, parts: BackwardParts) -> str:
 
 
 def parameter_overflow_cause(name: str, rows: int) -> str:
-    """Why dgamma or dbeta overflows its dtype, for the message that refuses it (chapter "Gradients through LayerNorm")."""
+    """Why dgamma or dbeta overflows its dtype, for the message that refuses it (chapter "Gradients
+    through LayerNorm")."""
     summed = "dy * xhat" if name == "dgamma" else "dy"
     return (
         f"{name} is the sum of {summed} over every other axis ({rows} rows), and dy is too large "
@@ -254,7 +260,8 @@ def parameter_overflow_cause(name: str, rows: int) -> str:
 
 
 def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndarray:
-    r"""The H x H Jacobian dy_i/dx_j of LayerNorm for one normalized vector (chapter "Gradients through LayerNorm").
+    r"""The H x H Jacobian dy_i/dx_j of LayerNorm for one normalized vector (chapter "Gradients
+    through LayerNorm").
 
     .. math::
 
@@ -316,7 +323,8 @@ def layer_norm_jacobian(x, gamma=None, *, eps: float = 1e-5, axis=-1) -> np.ndar
 def numerical_gradient(
     f: Callable[[np.ndarray], np.ndarray], x, dy, *, step: float = 1e-6
 ) -> np.ndarray:
-    """Central-difference gradient of ``L(x) = sum(dy * f(x))`` with respect to x (chapter "Gradients through LayerNorm").
+    """Central-difference gradient of ``L(x) = sum(dy * f(x))`` with respect to x (chapter
+    "Gradients through LayerNorm").
 
     Works for any function of one array, such as ``lambda x: layer_norm(x, g, b)``
     or ``lambda w: block_forward(x, w)``: it perturbs each entry of `x` by
@@ -366,7 +374,8 @@ def numerical_gradient(
 
 
 def relative_error(ours, reference) -> float:
-    """``max|ours - reference| / max|reference|``: the error relative to the gradient's scale (chapter "Gradients through LayerNorm").
+    """``max|ours - reference| / max|reference|``: the error relative to the gradient's scale
+    (chapter "Gradients through LayerNorm").
 
     An elementwise relative error blows up on entries that are nearly zero
     (and a LayerNorm gradient always has some), so the difference is measured
@@ -382,7 +391,8 @@ def relative_error(ours, reference) -> float:
     reference = np.asarray(reference, dtype=np.float64)
     if ours.shape != reference.shape:
         raise ValueError(
-            f"shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape."
+            f"shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare "
+            "arrays of the same shape."
         )
     diff = float(np.max(np.abs(ours - reference), initial=0.0))
     scale = float(np.max(np.abs(reference), initial=0.0))
@@ -392,7 +402,8 @@ def relative_error(ours, reference) -> float:
 
 
 def saved_xhat(x: np.ndarray, axes: tuple[int, ...], eps: float, work, mean=None, rstd=None):
-    """xhat and rstd over `axes` in the dtype `work`: recomputed, or rebuilt from a saved mean and rstd (chapter "Gradients through LayerNorm").
+    """xhat and rstd over `axes` in the dtype `work`: recomputed, or rebuilt from a saved mean and
+    rstd (chapter "Gradients through LayerNorm").
 
     The saved statistics have the statistics' shape (the axes kept as size 1, or dropped);
     a backward pass that has them uses ``xhat = (x - mean) * rstd``, as kernels do.
@@ -421,13 +432,15 @@ def saved_xhat(x: np.ndarray, axes: tuple[int, ...], eps: float, work, mean=None
 
 
 def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dtype) -> np.ndarray:
-    """Check a saved mean or rstd: finite, of the statistics' shape (axes kept or dropped); return it with the axes kept."""
+    """Check a saved mean or rstd: finite, of the statistics' shape (axes kept or dropped); return
+    it with the axes kept."""
     value = np.asarray(as_float_array(value if np.ndim(value) else [value], name))
     kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
     dropped = tuple(n for a, n in enumerate(x.shape) if a not in axes)
     if value.shape not in (kept, dropped) and not (value.size == 1 and not dropped):
         raise ValueError(
-            f"{name} must have the shape of the statistics, {kept} (or {dropped}), one value per normalized slice; got shape {value.shape}."
+            f"{name} must have the shape of the statistics, {kept} (or {dropped}), one value per "
+            f"normalized slice; got shape {value.shape}."
         )
     return check_finite(value.astype(dtype).reshape(kept), name)
 
@@ -435,9 +448,9 @@ def _saved_statistic(value, name: str, x: np.ndarray, axes: tuple[int, ...], dty
 def _as_upstream(dy, out: np.ndarray) -> np.ndarray:
     """Check an upstream gradient: finite, real, the shape of `out`, rounded to its dtype.
 
-    dy is the gradient of the output, which has x's dtype, so a dy of another dtype is rounded to it,
-    as a kernel receives it (PyTorch requires dy in the output's dtype); one that does not fit is
-    refused as what it is, a dtype mismatch, before it can become an infinite gradient.
+    dy is the gradient of the output, which has x's dtype, so a dy of another dtype is rounded to
+    it, as a kernel receives it (PyTorch requires dy in the output's dtype); one that does not fit
+    is refused as what it is, a dtype mismatch, before it can become an infinite gradient.
     """
     dy = as_float_array(dy, "dy")
     if dy.shape != out.shape:

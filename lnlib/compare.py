@@ -29,12 +29,18 @@ class Comparison:
     max_abs_diff: float
 
     def _ipython_display_(self) -> None:
-        """Show nothing: :func:`compare` has printed the line already, so a cell ending in compare(...) prints it once."""
+        """Show nothing: :func:`compare` has printed the line already, so a cell ending in
+        compare(...) prints it once."""
 
     def __str__(self) -> str:
-        """At most :data:`LINE_WIDTH` characters a line: a name longer than :data:`NAME_WIDTH` gets a line of its own."""
-        # The verdict that matters first (a phone shows the start of the line): allclose, then bit-exactness.
-        stats = f" | allclose: {str(self.close):5} | exact: {str(self.exact):5} | max |diff|: {self.max_abs_diff:.2e}"
+        """At most :data:`LINE_WIDTH` characters a line: a name longer than :data:`NAME_WIDTH` gets
+        a line of its own."""
+        # The verdict that matters first (a phone shows the start of the line): allclose, then
+        # bit-exactness.
+        stats = (
+            f" | allclose: {str(self.close):5} | exact: {str(self.exact):5}"
+            f" | max |diff|: {self.max_abs_diff:.2e}"
+        )
         if len(self.name) <= NAME_WIDTH:
             return f"{self.name:<{NAME_WIDTH}}{stats}"
         return f"{self.name}\n{'':<{NAME_WIDTH}}{stats}"
@@ -73,7 +79,8 @@ def compare(
     reference = np.asarray(reference)
     if ours.shape != reference.shape:
         raise ValueError(
-            f"{name}: shapes differ, {ours.shape} (ours) against {reference.shape} (reference); compare arrays of the same shape."
+            f"{name}: shapes differ, {ours.shape} (ours) against {reference.shape} (reference); "
+            "compare arrays of the same shape."
         )
     diff = np.abs(ours.astype(np.float64) - reference.astype(np.float64))
     result = Comparison(

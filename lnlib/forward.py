@@ -91,7 +91,8 @@ class Standardized:
 
 @dataclass(frozen=True)
 class ScaledMoments:
-    """A slice's deviations and spread, measured in units of a power of two near its largest magnitude (see :func:`scaled_moments`).
+    """A slice's deviations and spread, measured in units of a power of two near its largest
+    magnitude (see :func:`scaled_moments`).
 
     Attributes
     ----------
@@ -114,7 +115,8 @@ class ScaledMoments:
     dtype: np.dtype
 
     def check(self, eps: float, axes: tuple[int, ...], what: str) -> None:
-        """Refuse a zero divisor, judged in the working dtype (see :func:`~lnlib.validation.check_nonzero_spread`)."""
+        """Refuse a zero divisor, judged in the working dtype (see
+        :func:`~lnlib.validation.check_nonzero_spread`)."""
         check_nonzero_spread(
             self.spread,
             eps,
@@ -127,7 +129,8 @@ class ScaledMoments:
 def scaled_moments(
     x: np.ndarray, axes: tuple[int, ...], *, centre: bool = True, compute_dtype=None
 ) -> ScaledMoments:
-    """Mean and variance of each slice of `x`, computed on ``x / s`` with s a power of two near its largest magnitude.
+    """Mean and variance of each slice of `x`, computed on ``x / s`` with s a power of two near its
+    largest magnitude.
 
     Dividing by a power of two is exact, and afterwards every value lies in
     (-2, 2), so the squares can neither overflow nor underflow (chapter
@@ -145,7 +148,8 @@ def scaled_moments(
     check_finite(
         xw,
         "x",
-        f" after rounding it to the compute dtype {work.name} (largest value {float(float_info(work).max):.6g})",
+        f" after rounding it to the compute dtype {work.name} (largest value "
+        f"{float(float_info(work).max):.6g})",
     )
     size = work.type(int(np.prod([x.shape[a] for a in axes])))
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
@@ -165,7 +169,8 @@ def scaled_moments(
 def standardize(
     x: np.ndarray, axes: tuple[int, ...], eps: float, *, centre: bool = True, compute_dtype=None
 ) -> Standardized:
-    r"""``(x - mean) / sqrt(var + eps)`` over `axes`, the one kernel every lnlib normalization uses (chapter "Computing it right: numerics").
+    r"""``(x - mean) / sqrt(var + eps)`` over `axes`, the one kernel every lnlib normalization uses
+    (chapter "Computing it right: numerics").
 
     The moments come from :func:`scaled_moments` (each slice divided by
     :math:`s = 2^k` near its largest magnitude), and
@@ -227,7 +232,8 @@ def to_storage(
     name: str = "the output",
     cause: str | Callable[[], str] = "gamma or beta is too large for it",
 ) -> np.ndarray:
-    """Round a result computed in the working dtype back to the input's dtype, refusing an overflow (chapter "Computing it right: numerics").
+    """Round a result computed in the working dtype back to the input's dtype, refusing an overflow
+    (chapter "Computing it right: numerics").
 
     Parameters
     ----------

@@ -54,7 +54,7 @@ from .forward import layer_norm
 from .norms import rms_norm
 from .rms import rms_norm_backward
 from .validation import check_count, check_eps, compute_dtype, float_info
-from .variance import unit_roundoff
+from .variance_algorithms import unit_roundoff
 
 __all__ = [
     "CASES",
@@ -128,7 +128,8 @@ class Case:
         return self.offset + self.spread * noise
 
     def lay_out(self, array: np.ndarray) -> np.ndarray:
-        """A new array with the values of `array` in this case's :attr:`layout` (a view, fresh memory)."""
+        """A new array with the values of `array` in this case's :attr:`layout` (a view, fresh
+        memory)."""
         array = np.asarray(array)
         if self.layout == "contiguous":  # always a copy: the implementation may write to it
             return np.array(array, order="C", copy=True)
@@ -195,7 +196,8 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """Every :class:`CheckResult` of one :func:`check_layer_norm` or :func:`check_rms_norm` run; printing it gives the table."""
+    """Every :class:`CheckResult` of one :func:`check_layer_norm` or :func:`check_rms_norm` run;
+    printing it gives the table."""
 
     results: tuple
     dtypes: tuple
@@ -226,7 +228,8 @@ class CheckReport:
             f", {len(self.undefined)} not run (reference undefined)" if self.undefined else ""
         )
         lines = [
-            f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks passed{undefined}",
+            f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks "
+            f"passed{undefined}",
             f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes),
         ]
         for part, case in rows:
@@ -275,7 +278,8 @@ def check_layer_norm(
     normalized_ndim: int = 1,
     seed: int = 0,
 ) -> CheckReport:
-    """Run a LayerNorm implementation against lnlib's float64 reference and report, per case and dtype (chapter "Check your own LayerNorm").
+    """Run a LayerNorm implementation against lnlib's float64 reference and report, per case and
+    dtype (chapter "Check your own LayerNorm").
 
     Parameters
     ----------
@@ -338,8 +342,8 @@ def check_layer_norm(
     )
 
 
-#: The inputs :func:`check_rms_norm` adds to :data:`CASES`: rows of zeros, RMS norm's edge
-#: (the divisor is sqrt(eps) alone; with eps = 0 the reference is undefined and the case is not run).
+#: The inputs :func:`check_rms_norm` adds to :data:`CASES`: rows of zeros, RMS norm's edge (the
+#: divisor is sqrt(eps) alone; with eps = 0 the reference is undefined and the case is not run).
 RMS_CASES = (*CASES, Case("all-zero rows (4, 16)", (4, 16), spread=0.0))
 
 
@@ -353,7 +357,8 @@ def check_rms_norm(
     normalized_ndim: int = 1,
     seed: int = 0,
 ) -> CheckReport:
-    """Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype (chapters "LayerNorm and its family", "Check your own LayerNorm").
+    """Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype (chapters
+    "LayerNorm and its family", "Check your own LayerNorm").
 
     The reference is :func:`~lnlib.norms.rms_norm` and :func:`~lnlib.rms.rms_norm_backward`
     in float64 on the same rounded inputs; the budget is :func:`check_layer_norm`'s without
@@ -379,7 +384,8 @@ def check_rms_norm(
     Returns
     -------
     CheckReport
-        As from :func:`check_layer_norm`; with ``eps=0`` the all-zero rows are in ``report.undefined``.
+        As from :func:`check_layer_norm`; with ``eps=0`` the all-zero rows are in
+        ``report.undefined``.
 
     Raises
     ------
@@ -441,13 +447,14 @@ def _check_all(
 
 
 def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed: int = 0) -> dict:
-    """The inputs :func:`check_layer_norm` gives an implementation (chapter "Check your own LayerNorm").
+    """The inputs :func:`check_layer_norm` gives an implementation (chapter "Check your own
+    LayerNorm").
 
     Returns
     -------
     dict
-        ``{(case, dtype): {"x", "gamma", "beta", "dy": array}}`` in the order the checks run, each array
-        rounded to `dtype`; the same seed gives bit-identical inputs.
+        ``{(case, dtype): {"x", "gamma", "beta", "dy": array}}`` in the order the checks run, each
+        array rounded to `dtype`; the same seed gives bit-identical inputs.
 
     Raises
     ------
@@ -460,7 +467,8 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
     for index, case in enumerate(cases):
         if len(case.shape) < normalized_ndim:
             raise ValueError(
-                f"case {case.name!r} has shape {case.shape}, fewer axes than normalized_ndim={normalized_ndim}."
+                f"case {case.name!r} has shape {case.shape}, fewer axes than "
+                f"normalized_ndim={normalized_ndim}."
             )
         for dtype in dtypes:
             if case.dtypes is None or dtype in case.dtypes:
@@ -470,7 +478,8 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
 
 
 def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
-    """x, gamma, beta and dy rounded to `dtype`: what the implementation receives and the reference uses.
+    """x, gamma, beta and dy rounded to `dtype`: what the implementation receives and the reference
+    uses.
 
     x and dy are laid out as the case says; gamma and beta are contiguous vectors.
     """
@@ -494,7 +503,8 @@ def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
 
 
 def _fresh(case: Case, inputs: dict, names) -> dict:
-    """New copies of the inputs `names`, in the case's layout: what one call of the implementation gets."""
+    """New copies of the inputs `names`, in the case's layout: what one call of the implementation
+    gets."""
     return {
         name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy()
         for name in names
@@ -502,7 +512,8 @@ def _fresh(case: Case, inputs: dict, names) -> dict:
 
 
 def _overwritten(given: dict, inputs: dict) -> str:
-    """Which inputs the implementation changed, as a report detail; empty when it left them alone."""
+    """Which inputs the implementation changed, as a report detail; empty when it left them
+    alone."""
     changed = []
     for name, value in given.items():
         differ = int((value.astype(np.float64) != inputs[name].astype(np.float64)).sum())
@@ -517,11 +528,13 @@ def _overwritten(given: dict, inputs: dict) -> str:
 
 
 class _Undefined(Exception):
-    """lnlib's float64 reference refuses the harness's own input: the check is not run, with the reason."""
+    """lnlib's float64 reference refuses the harness's own input: the check is not run, with the
+    reason."""
 
 
 def _reference(function: Callable, *args, **kwargs):
-    """Call lnlib's reference; its ValueError on a valid input (a zero divisor with eps = 0) becomes :class:`_Undefined`."""
+    """Call lnlib's reference; its ValueError on a valid input (a zero divisor with eps = 0) becomes
+    :class:`_Undefined`."""
     try:
         return function(*args, **kwargs)
     except ValueError as exc:
@@ -541,7 +554,8 @@ def _run(part: str, case: Case, dtype: str, compare: Callable) -> CheckResult:
 
 
 def _call(function: Callable, case: Case, inputs: dict, names: tuple, *extra):
-    """Call the implementation on fresh copies of the inputs `names` (then `extra`): its result, and what it overwrote."""
+    """Call the implementation on fresh copies of the inputs `names` (then `extra`): its result, and
+    what it overwrote."""
     given = _fresh(case, inputs, names)
     got = function(*given.values(), *extra)
     return got, _overwritten(given, inputs)
@@ -550,7 +564,8 @@ def _call(function: Callable, case: Case, inputs: dict, names: tuple, *extra):
 def _compare_forward(
     forward: Callable, case, inputs, names, eps, y_ref, budgets, sample, saved
 ) -> tuple[float, str]:
-    """Run `forward`, keep what it saved (``(y, *saved)``) in `saved`, compare y; `budgets` is (whole, arithmetic's part)."""
+    """Run `forward`, keep what it saved (``(y, *saved)``) in `saved`, compare y; `budgets` is
+    (whole, arithmetic's part)."""
     got, overwritten = _call(forward, case, inputs, names, eps)
     if overwritten:
         return float("inf"), overwritten
@@ -567,7 +582,8 @@ def _compare_forward(
 def _compare_gradients(
     backward: Callable, case, inputs, args, refs: dict, budgets
 ) -> tuple[float, str]:
-    """Run `backward` on fresh dy, x, gamma and `args` (eps, saved statistics) and compare each gradient in `refs`."""
+    """Run `backward` on fresh dy, x, gamma and `args` (eps, saved statistics) and compare each
+    gradient in `refs`."""
     got, overwritten = _call(backward, case, inputs, ("dy", "x", "gamma"), *args)
     if overwritten:
         return float("inf"), overwritten
@@ -640,13 +656,15 @@ def _check_backward(
 
 
 def _dgamma_budget(dy, xhat, xhat_error, ref, rows: int, u_out: float, others) -> np.ndarray:
-    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term, a sum in the storage dtype (M u_out), the final rounding."""
+    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term, a sum in the storage dtype (M u_out),
+    the final rounding."""
     summed = np.abs(dy) * xhat_error + rows * u_out * np.abs(dy * xhat)
     return summed.sum(axis=others) + 2 * u_out * np.abs(ref)
 
 
 def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
-    """|Δx̂| of RMS norm: the mean square's H squares and sums, eps, the root, the reciprocal and the product."""
+    """|Δx̂| of RMS norm: the mean square's H squares and sums, eps, the root, the reciprocal and
+    the product."""
     size = int(np.prod(x.shape[-k:]))
     return (size + 4) * _accumulation_roundoff(x.dtype) * (1 + np.abs(x.astype(np.float64) * rstd))
 
@@ -696,14 +714,16 @@ BIAS_FALSE_ALARM = 1e-9
 
 
 def _ulp(values: np.ndarray, dtype) -> np.ndarray:
-    """The spacing of `dtype`'s numbers at each |value| (its binade's ulp; subnormal spacing below)."""
+    """The spacing of `dtype`'s numbers at each |value| (its binade's ulp; subnormal spacing
+    below)."""
     info = float_info(dtype)
     _, exponent = np.frexp(np.abs(values))
     return np.maximum(np.ldexp(float(info.eps), exponent - 1), float(info.smallest_subnormal))
 
 
 def _rounding_sample(got: np.ndarray, ref: np.ndarray, arithmetic: np.ndarray, dtype) -> tuple:
-    """Signed errors in ulps of the entries the final rounding dominates (see :func:`rounding_bias`).
+    """Signed errors in ulps of the entries the final rounding dominates (see
+    :func:`rounding_bias`).
 
     An entry counts when its reference is not a number of `dtype` (else a correct rounding is
     exact there) and the arithmetic's part of the budget is at most a quarter ulp. Returns the
@@ -795,12 +815,14 @@ def rounding_bias(
 
 
 def _accumulation_roundoff(dtype) -> float:
-    """The roundoff of the statistics: float32's for 16-bit data (as the frameworks accumulate), the data's own otherwise."""
+    """The roundoff of the statistics: float32's for 16-bit data (as the frameworks accumulate), the
+    data's own otherwise."""
     return unit_roundoff(compute_dtype(dtype))
 
 
 def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tuple[float, str]:
-    """Worst ``|got - ref| / budget`` and what failed; a wrong shape, dtype or a NaN is infinitely over."""
+    """Worst ``|got - ref| / budget`` and what failed; a wrong shape, dtype or a NaN is infinitely
+    over."""
     got = np.asarray(got)
     if got.shape != ref.shape:
         return float("inf"), f"shape: {name} has shape {got.shape}, expected {ref.shape}"
@@ -822,16 +844,17 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
         ""
         if worst <= 1
         else (
-            f"{name}[{', '.join(map(str, where))}] = {values[where]:.6g}, reference {ref[where]:.6g}, "
+            f"{name}[{', '.join(map(str, where))}] = {values[where]:.6g}, reference "
+            f"{ref[where]:.6g}, "
             f"error {abs(values[where] - ref[where]):.2g} > allowed {budget[where]:.2g}"
         )
     )
     return worst, detail
 
 
-# Example implementations for the chapter "Check your own LayerNorm" and the tests: the correct numpy
-# versions (lnlib.textbook, and Welford's below) and PyTorch's. The planted bugs live in lnlib.variants,
-# beside the variants two of them are.
+# Example implementations for the chapter "Check your own LayerNorm" and the tests: the correct
+# numpy versions (lnlib.textbook, and Welford's below) and PyTorch's. The planted bugs live in
+# lnlib.variants, beside the variants two of them are.
 
 
 def welford_layer_norm(x, gamma, beta, eps):
@@ -853,7 +876,8 @@ def welford_layer_norm(x, gamma, beta, eps):
 
 
 def torch_layer_norm():
-    """PyTorch's LayerNorm wrapped for :func:`check_layer_norm`: ``(forward, backward)``, or None without PyTorch.
+    """PyTorch's LayerNorm wrapped for :func:`check_layer_norm`: ``(forward, backward)``, or None
+    without PyTorch.
 
     16-bit inputs get float32 gamma and beta, as mixed-precision training keeps
     its parameters; then PyTorch's CPU kernel also keeps mean and rstd in float32.
@@ -880,7 +904,8 @@ def torch_layer_norm():
 
 
 def torch_rms_norm():
-    """PyTorch's ``torch.nn.functional.rms_norm`` wrapped for :func:`check_rms_norm`: ``(forward, backward)``, or None without PyTorch.
+    """PyTorch's ``torch.nn.functional.rms_norm`` wrapped for :func:`check_rms_norm`: ``(forward,
+    backward)``, or None without PyTorch.
 
     The backward pass is PyTorch's autograd. As :func:`torch_layer_norm`, 16-bit inputs get a
     float32 gamma (PyTorch then warns that its fused kernel does not take mixed dtypes and runs
@@ -908,9 +933,11 @@ def torch_rms_norm():
 
 
 def _torch_bridge():
-    """``(torch, tensor, array)``: the module and numpy <-> torch conversions the wrappers share, or None without PyTorch.
+    """``(torch, tensor, array)``: the module and numpy <-> torch conversions the wrappers share, or
+    None without PyTorch.
 
-    ``tensor(a, param=True)`` gives a 16-bit parameter in float32; bfloat16 crosses through float32 (exactly).
+    ``tensor(a, param=True)`` gives a 16-bit parameter in float32; bfloat16 crosses through float32
+    (exactly).
     """
     try:
         import torch

@@ -1,4 +1,5 @@
-r"""LayerNorm's family: batch, instance, group and RMS normalization (chapter "LayerNorm and its family").
+r"""LayerNorm's family: batch, instance, group and RMS normalization (chapter "LayerNorm and its
+family").
 
 Every member standardizes a tensor over some set of entries that *share statistics*
 and then applies a per-feature (per-channel) gain and bias:
@@ -66,12 +67,14 @@ METHODS = ("batch", "layer", "instance", "group", "rms")
 
 
 def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float, compute_dtype) -> np.ndarray:
-    """x-hat over `axes` in the compute dtype, by the shared kernel :func:`~lnlib.forward.standardize`."""
+    """x-hat over `axes` in the compute dtype, by the shared kernel
+    :func:`~lnlib.forward.standardize`."""
     return standardize(x, axes, eps, compute_dtype=compute_dtype).xhat
 
 
 def _affine(xhat: np.ndarray, gamma, beta, param_axes: tuple[int, ...], storage) -> np.ndarray:
-    """Apply a per-feature gain and bias whose shape is that of `param_axes` of `xhat`, then round to `storage`."""
+    """Apply a per-feature gain and bias whose shape is that of `param_axes` of `xhat`, then round
+    to `storage`."""
     shape = tuple(xhat.shape[a] for a in param_axes)
     gamma = as_parameter(gamma, "gamma", shape, param_axes, xhat.ndim, xhat.dtype)
     beta = as_parameter(beta, "beta", shape, param_axes, xhat.ndim, xhat.dtype)
@@ -127,7 +130,8 @@ class RunningStats:
         self.check()
 
     def check(self) -> None:
-        """Refuse statistics that cannot normalize: non-finite values, a negative variance, mismatched shapes, a bad momentum.
+        """Refuse statistics that cannot normalize: non-finite values, a negative variance,
+        mismatched shapes, a bad momentum.
 
         Called on creation and by :func:`batch_norm` before every use.
 
@@ -148,12 +152,14 @@ class RunningStats:
         self.var = check_finite(as_float_array(self.var, "running variance"), "running variance")
         if self.mean.shape != self.var.shape:
             raise ValueError(
-                f"the running mean and variance must have the same shape; got {self.mean.shape} and {self.var.shape}."
+                f"the running mean and variance must have the same shape; got {self.mean.shape} "
+                f"and {self.var.shape}."
             )
         if np.any(self.var < 0):
             where = tuple(int(i) for i in np.argwhere(self.var < 0)[0])
             raise ValueError(
-                f"the running variance is negative at index {where} ({float(self.var[where]):g}); a variance is >= 0."
+                f"the running variance is negative at index {where} ({float(self.var[where]):g}); "
+                "a variance is >= 0."
             )
 
     @classmethod
@@ -250,7 +256,8 @@ def batch_norm(
         running.check()
         if running.mean.shape != kept_shape:
             raise ValueError(
-                f"running statistics must have one value per feature, shape {kept_shape}; got shape {running.mean.shape}."
+                f"running statistics must have one value per feature, shape {kept_shape}; got "
+                f"shape {running.mean.shape}."
             )
     if training:
         _batch_count(x, axes)
@@ -261,7 +268,8 @@ def batch_norm(
     else:
         if running is None:
             raise ValueError(
-                "batch norm in inference mode (training=False) needs running statistics: pass running=RunningStats(...)."
+                "batch norm in inference mode (training=False) needs running statistics: pass "
+                "running=RunningStats(...)."
             )
         shape = [1] * x.ndim
         for a in kept:
@@ -288,7 +296,8 @@ def batch_norm_backward(
     rstd=None,
     compute_dtype=None,
 ):
-    r"""Gradients of :func:`batch_norm` in training mode with respect to x, gamma and beta (chapter "LayerNorm and its family").
+    r"""Gradients of :func:`batch_norm` in training mode with respect to x, gamma and beta (chapter
+    "LayerNorm and its family").
 
     With the batch statistics over `axis` (N values per feature: the batch, and the
     positions of an image), :math:`\mathrm{rstd} = 1/\sqrt{\sigma^2 + \varepsilon}`,
@@ -296,7 +305,8 @@ def batch_norm_backward(
 
     .. math::
 
-        dx = \frac{\mathrm{rstd}}{N}\Big(N\, d\hat x - \sum d\hat x - \hat x \sum d\hat x\, \hat x\Big),
+        dx = \frac{\mathrm{rstd}}{N}\Big(N\, d\hat x - \sum d\hat x
+             - \hat x \sum d\hat x\, \hat x\Big),
 
     .. math::
 
@@ -386,18 +396,22 @@ _BN_DX_OVERFLOW = (
 
 
 def _batch_count(x: np.ndarray, axes: tuple[int, ...]) -> int:
-    """N, the values per feature over the batch axes; refuse an empty batch or a batch of one value, as training mode must."""
+    """N, the values per feature over the batch axes; refuse an empty batch or a batch of one value,
+    as training mode must."""
     count = int(np.prod(normalized_shape(x, axes)))
     if count == 1:
         raise ValueError(
-            f"batch norm in training mode needs more than one value per feature to estimate a variance; the axes {axes} of "
-            f"shape {x.shape} hold one. Use a larger batch, or training=False with running statistics."
+            "batch norm in training mode needs more than one value per feature to estimate a "
+            f"variance; the axes {axes} of "
+            f"shape {x.shape} hold one. Use a larger batch, or training=False with running "
+            "statistics."
         )
     return count
 
 
 def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None) -> np.ndarray:
-    """Instance normalization: each channel of each sample over its positions (chapter "LayerNorm and its family").
+    """Instance normalization: each channel of each sample over its positions (chapter "LayerNorm
+    and its family").
 
     Parameters
     ----------
@@ -430,7 +444,8 @@ def instance_norm(x, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=
 def group_norm(
     x, groups: int, gamma=None, beta=None, *, eps: float = 1e-5, compute_dtype=None
 ) -> np.ndarray:
-    """Group normalization: each group of C/G channels of each sample, over those channels and positions.
+    """Group normalization: each group of C/G channels of each sample, over those channels and
+    positions.
 
     ``groups=1`` is layer norm over ``(C, *spatial)``; ``groups=C`` is instance norm
     (chapter "LayerNorm and its family").
@@ -469,7 +484,8 @@ def group_norm(
     if groups < 1 or channels % groups:
         divisors = [g for g in range(1, channels + 1) if channels % g == 0]
         raise ValueError(
-            f"groups must divide the number of channels C = {channels}, i.e. be one of {divisors}; got {groups}."
+            f"groups must divide the number of channels C = {channels}, i.e. be one of "
+            f"{divisors}; got {groups}."
         )
     grouped = x.reshape(x.shape[0], int(groups), channels // int(groups), *x.shape[2:])
     xhat = _normalized(grouped, tuple(range(2, grouped.ndim)), eps, compute_dtype).reshape(x.shape)
@@ -479,7 +495,8 @@ def group_norm(
 def rms_norm(
     x, gamma=None, *, eps: float = 1e-6, axis=-1, compute_dtype=None, return_stats: bool = False
 ):
-    r"""RMS normalization, :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}` (chapter "LayerNorm and its family").
+    r"""RMS normalization, :math:`y = \gamma\, x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`
+    (chapter "LayerNorm and its family").
 
     Zhang & Sennrich (2019): layer norm without the mean (and without beta).
     It equals ``layer_norm(x, gamma)`` when every normalized slice has mean zero.
@@ -565,7 +582,8 @@ def normalize(x, method: str, *, groups: int = 1, eps: float | None = None) -> n
 
 
 def axis_ids(shape, axes) -> np.ndarray:
-    """Label every entry of a tensor of `shape` with the statistics set it belongs to when `axes` share statistics.
+    """Label every entry of a tensor of `shape` with the statistics set it belongs to when `axes`
+    share statistics.
 
     Entries share a set exactly when they agree on every axis *not* in `axes`;
     the label is that index, flattened. For a (batch, sequence, hidden) tensor,

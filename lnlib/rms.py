@@ -1,4 +1,5 @@
-r"""The backward pass of RMS normalization, in closed form (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+r"""The backward pass of RMS normalization, in closed form (chapter "Gradients through LayerNorm",
+section "RMSNorm's backward pass").
 
 With :math:`r = 1/\sqrt{\operatorname{mean}(x^2) + \varepsilon}` (``rstd``), :math:`\hat x = x\,r`,
 :math:`y = \gamma \hat x` and an upstream gradient :math:`dy = \partial L / \partial y`,
@@ -37,7 +38,8 @@ __all__ = ["RMSBackwardParts", "rms_backward_parts", "rms_norm_backward"]
 
 @dataclass(frozen=True)
 class RMSBackwardParts:
-    r"""The pieces of RMS norm's closed-form backward pass (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+    r"""The pieces of RMS norm's closed-form backward pass (chapter "Gradients through LayerNorm",
+    section "RMSNorm's backward pass").
 
     x reaches :math:`\hat x` along two paths, directly and through the mean square, and dx
     is the sum of one term per path: ``dx = direct + through_ms``, with
@@ -74,7 +76,8 @@ class RMSBackwardParts:
 def rms_backward_parts(
     dy, x, gamma=None, *, eps: float = 1e-6, axis=-1, rstd=None, compute_dtype=None
 ) -> RMSBackwardParts:
-    """RMS norm's closed-form backward pass with every intermediate kept (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+    """RMS norm's closed-form backward pass with every intermediate kept (chapter "Gradients through
+    LayerNorm", section "RMSNorm's backward pass").
 
     Parameters, errors and the meaning of the results as in :func:`rms_norm_backward`.
 
@@ -94,7 +97,8 @@ def rms_backward_parts(
         rstd = _saved_statistic(rstd, "rstd", x, axes, work)
         if np.any(rstd <= 0):
             raise ValueError(
-                "rstd must be positive everywhere: it is 1 / sqrt(mean(x**2) + eps) from the forward pass "
+                "rstd must be positive everywhere: it is 1 / sqrt(mean(x**2) + eps) from the "
+                "forward pass "
                 "(a kernel that saves sqrt(mean(x**2) + eps) itself must pass its reciprocal)."
             )
         xhat = x.astype(work) * rstd
@@ -118,7 +122,8 @@ def rms_backward_parts(
 def rms_norm_backward(
     dy, x, gamma=None, *, eps: float = 1e-6, axis=-1, rstd=None, compute_dtype=None
 ):
-    """Gradients of :func:`~lnlib.norms.rms_norm` with respect to x and gamma (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+    """Gradients of :func:`~lnlib.norms.rms_norm` with respect to x and gamma (chapter "Gradients
+    through LayerNorm", section "RMSNorm's backward pass").
 
     Parameters
     ----------
@@ -178,7 +183,8 @@ def rms_norm_backward(
 
 
 _DX_OVERFLOW = (
-    "dx is (dxhat - xhat * mean(dxhat * xhat)) * rstd, and rstd = 1 / sqrt(mean(x**2) + eps) is large "
+    "dx is (dxhat - xhat * mean(dxhat * xhat)) * rstd, and rstd = 1 / sqrt(mean(x**2) + eps) is "
+    "large "
     "where a row is tiny next to eps; use a larger eps, or compute_dtype='float64'"
 )
 _DGAMMA_OVERFLOW = (

@@ -8,14 +8,15 @@ gradient three ways and prove they agree symbolically:
 2. **by the chain rule, node by node** (:func:`chain_rule`): backpropagate
    through :math:`y \to \hat x \to (\sigma^2, \mu) \to x`, each local
    derivative taken by sympy on the node's own definition;
-3. **the closed form** :math:`dx = (d\hat x - \operatorname{mean}(d\hat x) - \hat x\,\operatorname{mean}(d\hat x\,\hat x))/s`.
+3. **the closed form** :math:`dx = (d\hat x - \operatorname{mean}(d\hat x) - \hat
+   x\,\operatorname{mean}(d\hat x\,\hat x))/s`.
 
 The same three routes give RMS norm's gradient (:func:`rms_forward`, :func:`rms_direct_gradient`,
-:func:`rms_chain_rule`, :func:`rms_closed_form_gradient`; chapter "Gradients through LayerNorm", section "RMSNorm's backward pass"),
-whose closed form is LayerNorm's without the mean's term, and batch norm's for one feature over a
-batch of H samples (:func:`batch_forward`, :func:`batch_direct_gradient`, :func:`batch_chain_rule`,
-:func:`batch_closed_form_gradient`; chapter "LayerNorm and its family"), whose closed form is LayerNorm's
-with one gain shared by the batch.
+:func:`rms_chain_rule`, :func:`rms_closed_form_gradient`; chapter "Gradients through LayerNorm",
+section "RMSNorm's backward pass"), whose closed form is LayerNorm's without the mean's term, and
+batch norm's for one feature over a batch of H samples (:func:`batch_forward`,
+:func:`batch_direct_gradient`, :func:`batch_chain_rule`, :func:`batch_closed_form_gradient`; chapter
+"LayerNorm and its family"), whose closed form is LayerNorm's with one gain shared by the batch.
 
 :func:`equal` simplifies a difference to zero, which is a proof, not a sampled
 check; :func:`numeric_backward` turns the derived gradient into a numpy
@@ -82,7 +83,8 @@ class Symbols:
 
 @dataclass(frozen=True)
 class Forward:
-    """The forward pass as sympy expressions in the inputs x (chapter "Gradients through LayerNorm")."""
+    """The forward pass as sympy expressions in the inputs x (chapter "Gradients through
+    LayerNorm")."""
 
     mean: sp.Expr
     var: sp.Expr
@@ -93,7 +95,8 @@ class Forward:
 
 
 def make_symbols(H: int = 3) -> Symbols:
-    """Symbols x_1..x_H, gamma_i, beta_i, dy_i, eps, mu, sigma^2 for a LayerNorm of width `H` (chapter "Gradients through LayerNorm").
+    """Symbols x_1..x_H, gamma_i, beta_i, dy_i, eps, mu, sigma^2 for a LayerNorm of width `H`
+    (chapter "Gradients through LayerNorm").
 
     Raises
     ------
@@ -103,7 +106,8 @@ def make_symbols(H: int = 3) -> Symbols:
     """
     if isinstance(H, bool) or not isinstance(H, (int, np.integer)) or not 2 <= H <= 6:
         raise ValueError(
-            f"H must be an integer from 2 to 6 (the symbolic derivation is for a short vector); got {H!r}."
+            "H must be an integer from 2 to 6 (the symbolic derivation is for a short vector); "
+            f"got {H!r}."
         )
     H = int(H)
 
@@ -123,7 +127,8 @@ def make_symbols(H: int = 3) -> Symbols:
 
 
 def forward(sym: Symbols) -> Forward:
-    r"""LayerNorm from its definition, and the loss :math:`L = \sum_i dy_i y_i` whose gradient is the backward pass (chapter "Gradients through LayerNorm")."""
+    r"""LayerNorm from its definition, and the loss :math:`L = \sum_i dy_i y_i` whose gradient is
+    the backward pass (chapter "Gradients through LayerNorm")."""
     mean = sum(sym.x) / sym.H
     var = sum((xi - mean) ** 2 for xi in sym.x) / sym.H
     sqrt_var_eps = sp.sqrt(var + sym.eps)
@@ -134,13 +139,15 @@ def forward(sym: Symbols) -> Forward:
 
 
 def direct_gradient(sym: Symbols) -> tuple:
-    """dL/dx_j for every j, by differentiating the whole forward expression (sympy applies the chain rule) (chapter "Gradients through LayerNorm")."""
+    """dL/dx_j for every j, by differentiating the whole forward expression (sympy applies the chain
+    rule) (chapter "Gradients through LayerNorm")."""
     loss = forward(sym).loss
     return tuple(sp.diff(loss, xj) for xj in sym.x)
 
 
 def chain_rule(sym: Symbols) -> dict:
-    r"""Backpropagate node by node through :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L` (chapter "Gradients through LayerNorm").
+    r"""Backpropagate node by node through :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L`
+    (chapter "Gradients through LayerNorm").
 
     Every local derivative is taken by sympy on the node's own definition, with
     the statistics kept as the symbols ``sym.mean`` and ``sym.var``:
@@ -153,12 +160,12 @@ def chain_rule(sym: Symbols) -> dict:
     Returns
     -------
     dict
-        ``local``: the steps ``dvar``, ``dmean`` and ``dx`` (a tuple over j) in terms of
-        the gradient symbols ``upstream`` (``dxhat`` tuple, ``dvar``, ``dmean``); render
-        them with :func:`to_latex`. And, with the upstream values substituted:
-        ``dbeta``, ``dgamma``, ``dxhat`` (tuples over i), ``dvar``, ``dmean`` and
-        ``dx`` (tuple over j), in terms of x, mu, sigma^2 and the parameters;
-        :func:`substitute_statistics` replaces :math:`\mu` and :math:`\sigma^2` by their definitions.
+        ``local``: the steps ``dvar``, ``dmean`` and ``dx`` (a tuple over j) in terms of the
+        gradient symbols ``upstream`` (``dxhat`` tuple, ``dvar``, ``dmean``); render them with
+        :func:`to_latex`. And, with the upstream values substituted: ``dbeta``, ``dgamma``,
+        ``dxhat`` (tuples over i), ``dvar``, ``dmean`` and ``dx`` (tuple over j), in terms of x, mu,
+        sigma^2 and the parameters; :func:`substitute_statistics` replaces :math:`\mu` and
+        :math:`\sigma^2` by their definitions.
     """
     mu, var = sym.mean, sym.var
     xhat = [(xi - mu) / sp.sqrt(var + sym.eps) for xi in sym.x]
@@ -189,7 +196,8 @@ def chain_rule(sym: Symbols) -> dict:
 
 
 def _backpropagate(local: dict, up: dict, dxhat: tuple) -> dict:
-    """Substitute the upstream gradients dL/dxhat_i into the local steps, from the loss back to x: dxhat, dvar, dmean, dx."""
+    """Substitute the upstream gradients dL/dxhat_i into the local steps, from the loss back to x:
+    dxhat, dvar, dmean, dx."""
     values = dict(zip(up["dxhat"], dxhat))
     values[up["dvar"]] = local["dvar"].subs(values)
     values[up["dmean"]] = local["dmean"].subs(values)
@@ -202,7 +210,8 @@ def _backpropagate(local: dict, up: dict, dxhat: tuple) -> dict:
 
 
 def in_normalized_variables(sym: Symbols) -> dict:
-    r"""The chain rule's local steps rewritten in :math:`\hat x` and :math:`s`, where the closed form appears (chapter "Gradients through LayerNorm").
+    r"""The chain rule's local steps rewritten in :math:`\hat x` and :math:`s`, where the closed
+    form appears (chapter "Gradients through LayerNorm").
 
     Substitutes :math:`x_i = \mu + s\,\hat x_i` and :math:`\sigma^2 = s^2 - \varepsilon`
     (with :math:`s > 0`) into the steps of :func:`chain_rule`, and uses
@@ -240,7 +249,9 @@ def _gradient_symbols(H: int) -> dict:
 
 
 def to_latex(expr) -> str:
-    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat x_i`, :math:`d\sigma^2`, :math:`d\mu`, and epsilon as :math:`\varepsilon`, the glyph of the book's prose (chapter "Gradients through LayerNorm")."""
+    r"""LaTeX of an expression from :func:`chain_rule`, writing the gradient symbols as :math:`d\hat
+    x_i`, :math:`d\sigma^2`, :math:`d\mu`, and epsilon as :math:`\varepsilon`, the glyph of the
+    book's prose (chapter "Gradients through LayerNorm")."""
     names = {}
     for symbol in expr.free_symbols:
         if symbol.name == "epsilon":
@@ -255,7 +266,8 @@ def to_latex(expr) -> str:
 
 
 def to_latex_lines(lhs: str, expr, *, per_line: int = 2) -> str:
-    r"""The equation ``lhs = expr`` in LaTeX, a sum broken after every `per_line` terms (chapter "Gradients through LayerNorm").
+    r"""The equation ``lhs = expr`` in LaTeX, a sum broken after every `per_line` terms (chapter
+    "Gradients through LayerNorm").
 
     sympy prints a long sum on one line, wider than a phone's column; this writes it as an
     ``aligned`` block with the terms in sympy's own order, each line starting with its sign.
@@ -272,7 +284,8 @@ def to_latex_lines(lhs: str, expr, *, per_line: int = 2) -> str:
     Returns
     -------
     str
-        ``lhs = ...`` on one line when the sum has at most `per_line` terms, else an ``aligned`` block.
+        ``lhs = ...`` on one line when the sum has at most `per_line` terms, else an ``aligned``
+        block.
     """
     if int(per_line) != per_line or per_line < 1:
         raise ValueError(f"per_line must be a whole number of terms, at least 1; got {per_line!r}.")
@@ -290,7 +303,8 @@ def to_latex_lines(lhs: str, expr, *, per_line: int = 2) -> str:
 
 
 def substitute_statistics(sym: Symbols, expr):
-    r"""Replace the graph nodes :math:`\mu` and :math:`\sigma^2` by their definitions in x, in one expression or a tuple (chapter "Gradients through LayerNorm")."""
+    r"""Replace the graph nodes :math:`\mu` and :math:`\sigma^2` by their definitions in x, in one
+    expression or a tuple (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     values = {sym.mean: fwd.mean, sym.var: fwd.var}
     if isinstance(expr, tuple):
@@ -299,7 +313,8 @@ def substitute_statistics(sym: Symbols, expr):
 
 
 def closed_form_gradient(sym: Symbols) -> tuple:
-    r"""The closed form :math:`(d\hat x_j - \operatorname{mean}(d\hat x) - \hat x_j \operatorname{mean}(d\hat x\,\hat x))/s` in x (chapter "Gradients through LayerNorm")."""
+    r"""The closed form :math:`(d\hat x_j - \operatorname{mean}(d\hat x) - \hat x_j
+    \operatorname{mean}(d\hat x\,\hat x))/s` in x (chapter "Gradients through LayerNorm")."""
     fwd = forward(sym)
     dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
     mean_dxhat = sum(dxhat) / sym.H
@@ -310,13 +325,15 @@ def closed_form_gradient(sym: Symbols) -> tuple:
 
 
 def jacobian(sym: Symbols) -> sp.Matrix:
-    """The H x H matrix dy_i/dx_j, differentiated from the forward expressions (chapter "Gradients through LayerNorm")."""
+    """The H x H matrix dy_i/dx_j, differentiated from the forward expressions (chapter "Gradients
+    through LayerNorm")."""
     y = forward(sym).y
     return sp.Matrix(sym.H, sym.H, lambda i, j: sp.diff(y[i], sym.x[j]))
 
 
 def closed_form_jacobian(sym: Symbols) -> sp.Matrix:
-    r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)` (chapter "Gradients through LayerNorm")."""
+    r"""The closed form :math:`(\gamma_i/s)(\delta_{ij} - 1/H - \hat x_i \hat x_j / H)` (chapter
+    "Gradients through LayerNorm")."""
     fwd = forward(sym)
     H = sym.H
     return sp.Matrix(
@@ -331,11 +348,13 @@ def closed_form_jacobian(sym: Symbols) -> sp.Matrix:
 
 
 def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
-    r"""The formula of source document 003, "Gradient Flow Analysis", for feature `i` (0-based), as written there (chapter "Gradients through LayerNorm").
+    r"""The formula of source document 003, "Gradient Flow Analysis", for feature `i` (0-based), as
+    written there (chapter "Gradients through LayerNorm").
 
     .. math::
 
-        \frac{\partial \mathrm{LN}(x)}{\partial x_i} = \frac{\gamma}{\sigma}\Big(1 - \frac1H - T_i\Big)
+        \frac{\partial \mathrm{LN}(x)}{\partial x_i}
+            = \frac{\gamma}{\sigma}\Big(1 - \frac1H - T_i\Big)
 
         T_i = \frac{x_i - \mu}{\sigma^2}\cdot\frac1H \sum_j (x_j - \mu)
 
@@ -359,7 +378,8 @@ def source_jacobian_diagonal(sym: Symbols, i: int) -> sp.Expr:
 
 
 def equal(a, b) -> bool:
-    """True when every ``a_k - b_k`` simplifies to exactly 0: a symbolic proof that the expressions agree (chapter "Gradients through LayerNorm").
+    """True when every ``a_k - b_k`` simplifies to exactly 0: a symbolic proof that the expressions
+    agree (chapter "Gradients through LayerNorm").
 
     `a` and `b` are sympy expressions, or equal-length tuples or matrices of them.
     Each difference is first put over one denominator with its numerator
@@ -386,7 +406,8 @@ def _is_zero(difference) -> bool:
 
 
 def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
-    """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx`` for numpy vectors of length H (chapter "Gradients through LayerNorm").
+    """Turn a symbolic gradient (e.g. :func:`direct_gradient`) into ``f(dy, x, gamma, eps) -> dx``
+    for numpy vectors of length H (chapter "Gradients through LayerNorm").
 
     The returned function raises ValueError when a vector is not of shape (H,)
     or eps is negative, through :mod:`~lnlib.validation`.
@@ -401,7 +422,8 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
         for value, name in zip(vectors, ("dy", "x", "gamma")):
             if value.shape != (sym.H,):
                 raise ValueError(
-                    f"{name} must be a vector of shape ({sym.H},), the width this gradient was derived for; got shape {value.shape}."
+                    f"{name} must be a vector of shape ({sym.H},), the width this gradient was "
+                    f"derived for; got shape {value.shape}."
                 )
         return np.array(compiled(*vectors[0], *vectors[1], *vectors[2], check_eps(eps)))
 
@@ -410,7 +432,8 @@ def numeric_backward(sym: Symbols, gradient: tuple) -> Callable:
 
 @dataclass(frozen=True)
 class RMSForward:
-    r"""RMS norm's forward pass as sympy expressions in the inputs x (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+    r"""RMS norm's forward pass as sympy expressions in the inputs x (chapter "Gradients through
+    LayerNorm", section "RMSNorm's backward pass").
 
     ``mean_square`` is :math:`\frac1H\sum_i x_i^2`, ``rms`` its divisor
     :math:`\sqrt{\mathrm{mean\_square} + \varepsilon}`; ``loss`` is :math:`\sum_i dy_i y_i`.
@@ -424,7 +447,9 @@ class RMSForward:
 
 
 def rms_forward(sym: Symbols) -> RMSForward:
-    r"""RMS norm from its definition, :math:`y_i = \gamma_i x_i / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`, and its loss (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+    r"""RMS norm from its definition, :math:`y_i = \gamma_i x_i / \sqrt{\operatorname{mean}(x^2) +
+    \varepsilon}`, and its loss (chapter "Gradients through LayerNorm", section "RMSNorm's backward
+    pass").
 
     Uses the symbols of :func:`make_symbols` (beta, mean and var are not used).
     """
@@ -437,13 +462,15 @@ def rms_forward(sym: Symbols) -> RMSForward:
 
 
 def rms_direct_gradient(sym: Symbols) -> tuple:
-    """dL/dx_j of RMS norm, by differentiating the whole forward expression (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass")."""
+    """dL/dx_j of RMS norm, by differentiating the whole forward expression (chapter "Gradients
+    through LayerNorm", section "RMSNorm's backward pass")."""
     loss = rms_forward(sym).loss
     return tuple(sp.diff(loss, xj) for xj in sym.x)
 
 
 def rms_chain_rule(sym: Symbols) -> dict:
-    r"""Backpropagate RMS norm node by node through :math:`x \to m \to \hat x \to y \to L` (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass").
+    r"""Backpropagate RMS norm node by node through :math:`x \to m \to \hat x \to y \to L` (chapter
+    "Gradients through LayerNorm", section "RMSNorm's backward pass").
 
     The mean square :math:`m = \frac1H\sum_i x_i^2` is a node of its own (the symbol ``m``),
     :math:`\hat x_i = x_i / \sqrt{m + \varepsilon}`; every local derivative is taken by
@@ -452,7 +479,8 @@ def rms_chain_rule(sym: Symbols) -> dict:
     Returns
     -------
     dict
-        ``dxhat`` (tuple over i), ``dms`` (dL/dm) and ``dx`` (tuple over j), in x and the parameters.
+        ``dxhat`` (tuple over i), ``dms`` (dL/dm) and ``dx`` (tuple over j), in x and the
+        parameters.
     """
     ms = sp.Symbol("m", nonnegative=True)
     xhat = [xi / sp.sqrt(ms + sym.eps) for xi in sym.x]
@@ -474,7 +502,8 @@ def rms_chain_rule(sym: Symbols) -> dict:
 
 
 def rms_closed_form_gradient(sym: Symbols) -> tuple:
-    r"""The closed form :math:`(d\hat x_j - \hat x_j \operatorname{mean}(d\hat x\,\hat x)) / \sqrt{\operatorname{mean}(x^2) + \varepsilon}` in x (chapter "LayerNorm and its family")."""
+    r"""The closed form :math:`(d\hat x_j - \hat x_j \operatorname{mean}(d\hat x\,\hat x)) /
+    \sqrt{\operatorname{mean}(x^2) + \varepsilon}` in x (chapter "LayerNorm and its family")."""
     fwd = rms_forward(sym)
     dxhat = [d * g for d, g in zip(sym.dy, sym.gamma)]
     mean_dxhat_xhat = sum(d * xh for d, xh in zip(dxhat, fwd.xhat)) / sym.H
@@ -482,7 +511,8 @@ def rms_closed_form_gradient(sym: Symbols) -> tuple:
 
 
 def batch_forward(sym: Symbols) -> Forward:
-    r"""Batch norm of one feature over a batch of H samples :math:`x_1, \dots, x_H`, and its loss (chapter "LayerNorm and its family").
+    r"""Batch norm of one feature over a batch of H samples :math:`x_1, \dots, x_H`, and its loss
+    (chapter "LayerNorm and its family").
 
     LayerNorm's statistics, taken over the batch, with one gain :math:`\gamma_1` and bias
     :math:`\beta_1` that every sample shares: :math:`y_n = \gamma_1 \hat x_n + \beta_1`.
@@ -496,7 +526,8 @@ def batch_forward(sym: Symbols) -> Forward:
 
 
 def batch_direct_gradient(sym: Symbols) -> dict:
-    """dL/dx_n, dL/dgamma and dL/dbeta of :func:`batch_forward`, by differentiating the whole loss (chapter "LayerNorm and its family").
+    """dL/dx_n, dL/dgamma and dL/dbeta of :func:`batch_forward`, by differentiating the whole loss
+    (chapter "LayerNorm and its family").
 
     Returns
     -------
@@ -512,7 +543,8 @@ def batch_direct_gradient(sym: Symbols) -> dict:
 
 
 def batch_chain_rule(sym: Symbols) -> dict:
-    r"""Backpropagate batch norm node by node, :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L` (chapter "LayerNorm and its family").
+    r"""Backpropagate batch norm node by node, :math:`x \to (\mu, \sigma^2) \to \hat x \to y \to L`
+    (chapter "LayerNorm and its family").
 
     The steps from x to :math:`\hat x` are :func:`chain_rule`'s local steps (the same graph,
     its statistics over the batch); the loss :math:`\sum_n dy_n (\gamma_1 \hat x_n + \beta_1)`
@@ -523,7 +555,8 @@ def batch_chain_rule(sym: Symbols) -> dict:
     -------
     dict
         ``dxhat`` (tuple over n), ``dvar``, ``dmean``, ``dx`` (tuple over n), ``dgamma``, ``dbeta``,
-        in x, mu, sigma^2 and the parameters (:func:`substitute_statistics` replaces mu and sigma^2).
+        in x, mu, sigma^2 and the parameters (:func:`substitute_statistics` replaces mu and
+        sigma^2).
     """
     steps = chain_rule(sym)
     xhat_s = sp.symbols(f"xhat_1:{sym.H + 1}", real=True)
@@ -541,9 +574,9 @@ def batch_chain_rule(sym: Symbols) -> dict:
 def batch_closed_form_gradient(sym: Symbols) -> dict:
     r"""Batch norm's closed form in x (chapter "LayerNorm and its family").
 
-    :math:`dx_n = \frac{r}{N}\big(N d\hat x_n - \sum_m d\hat x_m - \hat x_n \sum_m d\hat x_m \hat x_m\big)`
-    with :math:`d\hat x = \gamma_1 dy`, :math:`r = 1/\sqrt{\sigma^2 + \varepsilon}` and N = H,
-    :math:`d\gamma = \sum_n dy_n \hat x_n`, :math:`d\beta = \sum_n dy_n`.
+    :math:`dx_n = \frac{r}{N}\big(N d\hat x_n - \sum_m d\hat x_m - \hat x_n \sum_m d\hat x_m \hat
+    x_m\big)` with :math:`d\hat x = \gamma_1 dy`, :math:`r = 1/\sqrt{\sigma^2 + \varepsilon}` and N
+    = H, :math:`d\gamma = \sum_n dy_n \hat x_n`, :math:`d\beta = \sum_n dy_n`.
 
     Returns
     -------

@@ -1,10 +1,11 @@
 r"""LayerNorm in a few lines of numpy, forward and backward: the version to read first.
 
-Written the way llm.c's ``doc/layernorm`` writes it: the mean, the biased variance, x̂ and y over the
-last axis; the backward pass in its closed form, dγ and dβ summed over every row (all B·T tokens).
-16-bit data is normalized in float32, as the frameworks do. RMS norm's pair follows, the same
-without the mean (:func:`lnlib.harness.check_rms_norm` runs it). The chapter "Check your own LayerNorm" runs
-both through :func:`lnlib.harness.check_layer_norm` and plants its bugs in copies of them.
+Written the way llm.c's ``doc/layernorm`` writes it: the mean, the biased variance, x̂ and y over
+the last axis; the backward pass in its closed form, dγ and dβ summed over every row (all B·T
+tokens). 16-bit data is normalized in float32, as the frameworks do. RMS norm's pair follows, the
+same without the mean (:func:`lnlib.harness.check_rms_norm` runs it). The chapter "Check your own
+LayerNorm" runs both through :func:`lnlib.harness.check_layer_norm` and plants its bugs in copies of
+them.
 
 On ordinary input they equal the library's hardened :func:`lnlib.forward.layer_norm` and
 :func:`lnlib.backward.layer_norm_backward`, which add what these leave out (see their docstrings):
@@ -51,7 +52,8 @@ def numpy_layer_norm(x, gamma, beta, eps):
 
 
 def numpy_layer_norm_backward(dy, x, gamma, eps):
-    """The matching backward pass: dx by the closed form, dgamma and dbeta summed over every row (all B·T tokens)."""
+    """The matching backward pass: dx by the closed form, dgamma and dbeta summed over every row
+    (all B·T tokens)."""
     work = np.float32 if x.dtype.itemsize == 2 else x.dtype
     xw, dyw, gw = x.astype(work), dy.astype(work), gamma.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)

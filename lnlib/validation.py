@@ -29,7 +29,8 @@ __all__ = [
     "check_count",
 ]
 
-#: bfloat16, the 16-bit format with float32's exponent range, as provided by ``ml_dtypes`` (the library JAX uses).
+#: bfloat16, the 16-bit format with float32's exponent range, as provided by ``ml_dtypes`` (the
+#: library JAX uses).
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 #: The 16-bit storage types whose statistics lnlib computes in float32, as PyTorch's kernels do.
 HALF_DTYPES = (np.dtype(np.float16), BFLOAT16)
@@ -37,14 +38,16 @@ _FLOAT_DTYPES = (*HALF_DTYPES, np.dtype(np.float32), np.dtype(np.float64))
 
 
 def float_info(dtype):
-    """``finfo`` of a float dtype, bfloat16 included: ``.eps``, ``.max``, ``.tiny`` (chapter "Computing it right: numerics")."""
+    """``finfo`` of a float dtype, bfloat16 included: ``.eps``, ``.max``, ``.tiny`` (chapter
+    "Computing it right: numerics")."""
     return ml_dtypes.finfo(np.dtype(dtype))
 
 
 def compute_dtype(
     storage, requested=None, *, choices=_FLOAT_DTYPES, name="compute_dtype"
 ) -> np.dtype:
-    """The dtype lnlib computes statistics in for an input stored as `storage` (chapter "Computing it right: numerics").
+    """The dtype lnlib computes statistics in for an input stored as `storage` (chapter "Computing
+    it right: numerics").
 
     The one compute-dtype rule of the library: the forward and backward passes, the norms, the
     variants, the variance algorithms and the harness's example kernels all ask it (only
@@ -61,7 +64,8 @@ def compute_dtype(
         storage dtype itself (e.g. ``"float16"``) to run every operation in it,
         or ``"float64"`` for a reference.
     choices : iterable of dtype, default float16, bfloat16, float32, float64
-        The dtypes `requested` may name (:mod:`lnlib.variance` allows float16, float32 and float64).
+        The dtypes `requested` may name (:mod:`lnlib.variance_algorithms` allows float16, float32
+        and float64).
     name : str, default "compute_dtype"
         The argument's name in the error messages.
 
@@ -96,12 +100,13 @@ def compute_dtype(
 
 
 def gradient_dtype(gamma, storage) -> np.dtype:
-    """The dtype of dgamma and dbeta for an input stored as `storage` (chapter "Gradients through LayerNorm").
+    """The dtype of dgamma and dbeta for an input stored as `storage` (chapter "Gradients through
+    LayerNorm").
 
-    gamma's dtype when gamma is a numpy array of a float dtype: mixed-precision training keeps float32
-    parameters beside 16-bit activations, and their gradients in float32, since a sum over many rows
-    (70 000 rows of dy = 1 sum to 70 000) does not fit float16 (65504). Otherwise (no gamma, or a
-    list) the input's dtype. dx always has the input's dtype.
+    gamma's dtype when gamma is a numpy array of a float dtype: mixed-precision training keeps
+    float32 parameters beside 16-bit activations, and their gradients in float32, since a sum over
+    many rows (70 000 rows of dy = 1 sum to 70 000) does not fit float16 (65504). Otherwise (no
+    gamma, or a list) the input's dtype. dx always has the input's dtype.
 
     Examples
     --------
@@ -124,7 +129,8 @@ def check_finite(array: np.ndarray, name: str, what: str = "") -> np.ndarray:
         kind = "NaN" if np.isnan(bad) else "infinity"
         index = f" at index {where if len(where) > 1 else where[0]}" if where else ""
         raise ValueError(
-            f"{name} contains {kind}{index} ({int((~finite).sum())} non-finite value(s) in all){what}; LayerNorm needs finite values."
+            f"{name} contains {kind}{index} ({int((~finite).sum())} non-finite value(s) in "
+            f"all){what}; LayerNorm needs finite values."
         )
     return array
 
@@ -146,8 +152,10 @@ def as_float_array(x, name: str = "x") -> np.ndarray:
     """
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError(
-            f"{name} is a masked array; lnlib ignores masks, so the masked entries would silently enter the statistics. "
-            f"Pass {name}.filled(value) to choose what they count as, or normalize only the unmasked part."
+            f"{name} is a masked array; lnlib ignores masks, so the masked entries would silently "
+            "enter the statistics. "
+            f"Pass {name}.filled(value) to choose what they count as, or normalize only the "
+            "unmasked part."
         )
     try:
         array = np.asarray(x)
@@ -157,17 +165,20 @@ def as_float_array(x, name: str = "x") -> np.ndarray:
         ) from None
     if array.dtype.kind == "c":
         raise TypeError(
-            f"{name} must hold real numbers; got complex dtype {array.dtype}. Pass x.real or abs(x) explicitly."
+            f"{name} must hold real numbers; got complex dtype {array.dtype}. Pass x.real or "
+            "abs(x) explicitly."
         )
     if array.dtype.kind in "biu":
         array = array.astype(np.float64)
     elif array.dtype not in _FLOAT_DTYPES:
         raise TypeError(
-            f"{name} must hold real numbers (int, float16, bfloat16, float32 or float64); got dtype {array.dtype!r} ({type(x).__name__})."
+            f"{name} must hold real numbers (int, float16, bfloat16, float32 or float64); got "
+            f"dtype {array.dtype!r} ({type(x).__name__})."
         )
     if array.ndim == 0:
         raise ValueError(
-            f"{name} must be an array with at least one axis, e.g. a vector of shape (H,); got the scalar {array.item()!r}."
+            f"{name} must be an array with at least one axis, e.g. a vector of shape (H,); got "
+            f"the scalar {array.item()!r}."
         )
     return check_finite(array, name)
 
@@ -192,7 +203,8 @@ def normalized_axes(axis, ndim: int) -> tuple[int, ...]:
     for item in items:
         if not -ndim <= item < ndim:
             raise ValueError(
-                f"axis {item} is out of range for an input with {ndim} dimension(s); expected an axis in [{-ndim}, {ndim - 1}]."
+                f"axis {item} is out of range for an input with {ndim} dimension(s); expected an "
+                f"axis in [{-ndim}, {ndim - 1}]."
             )
         resolved.append(int(item) % ndim)
     if len(set(resolved)) != len(resolved):
@@ -211,7 +223,8 @@ def normalized_shape(x: np.ndarray, axes: tuple[int, ...]) -> tuple[int, ...]:
     shape = tuple(x.shape[a] for a in axes)
     if 0 in shape:
         raise ValueError(
-            f"the normalized axes {axes} of an input of shape {x.shape} are empty; the mean and variance of zero numbers are undefined."
+            f"the normalized axes {axes} of an input of shape {x.shape} are empty; the mean and "
+            "variance of zero numbers are undefined."
         )
     return shape
 
@@ -220,7 +233,8 @@ def check_eps(eps) -> float:
     """Return `eps` as a float after checking it is a finite number >= 0."""
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
         raise TypeError(
-            f"eps must be a real number >= 0, such as 1e-5; got {eps!r} of type {type(eps).__name__}."
+            f"eps must be a real number >= 0, such as 1e-5; got {eps!r} of type "
+            f"{type(eps).__name__}."
         )
     eps = float(eps)
     if not math.isfinite(eps):
@@ -258,7 +272,8 @@ def as_parameter(
     param = as_float_array(value if np.ndim(value) else [value], name)
     if param.shape != shape:
         raise ValueError(
-            f"{name} must have the shape of the normalized axes, {shape} (one value per feature, shared by every sample); got shape {param.shape}."
+            f"{name} must have the shape of the normalized axes, {shape} (one value per feature, "
+            f"shared by every sample); got shape {param.shape}."
         )
     broadcast_shape = [1] * ndim
     for axis, size in zip(axes, shape):
@@ -268,7 +283,8 @@ def as_parameter(
     check_finite(
         cast,
         name,
-        f" after rounding it to {np.dtype(dtype).name}, whose largest value is {float(float_info(dtype).max):.6g}",
+        f" after rounding it to {np.dtype(dtype).name}, whose largest value is "
+        f"{float(float_info(dtype).max):.6g}",
     )
     return cast.reshape(broadcast_shape)
 
@@ -315,21 +331,29 @@ def check_nonzero_spread(
     if underflow.any():
         where = tuple(int(i) for i in np.argwhere(underflow)[0])
         raise ValueError(
-            f"the {what} underflowed to 0 in {dtype.name} in {int(underflow.sum())} normalized slice(s) (first at index {where} of the "
-            f"statistics) although their values differ: it is smaller than {dtype.name} can hold. Compute in a wider dtype "
+            f"the {what} underflowed to 0 in {dtype.name} in {int(underflow.sum())} normalized "
+            f"slice(s) (first at index {where} of the "
+            f"statistics) although their values differ: it is smaller than {dtype.name} can hold. "
+            "Compute in a wider dtype "
             "(compute_dtype=None keeps float32 statistics for 16-bit inputs)."
         )
     eps_w = np.asarray(eps).astype(dtype)
     if eps_w == 0:
         where = tuple(int(i) for i in np.argwhere(zero)[0])
-        count = f"the {what} is zero in {int(zero.sum())} normalized slice(s) (first at index {where} of the statistics)"
+        count = (
+            f"the {what} is zero in {int(zero.sum())} normalized slice(s) "
+            f"(first at index {where} of the statistics)"
+        )
         if eps == 0:
             raise ValueError(
-                f"{count} and eps=0, so the normalization is 0/0 and undefined; use eps > 0 (e.g. 1e-5) or an input that is not constant."
+                f"{count} and eps=0, so the normalization is 0/0 and undefined; use eps > 0 (e.g. "
+                "1e-5) or an input that is not constant."
             )
         raise ValueError(
-            f"{count}, and eps={eps:g} rounds to 0 in {dtype.name}, so the normalization is 0/0 and undefined; "
-            f"use an eps that {dtype.name} can hold (e.g. 1e-5), a wider compute dtype, or an input that is not constant."
+            f"{count}, and eps={eps:g} rounds to 0 in {dtype.name}, so the normalization is 0/0 "
+            "and undefined; "
+            f"use an eps that {dtype.name} can hold (e.g. 1e-5), a wider compute dtype, or an "
+            "input that is not constant."
         )
 
 

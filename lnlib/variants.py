@@ -1,4 +1,5 @@
-r"""The LayerNorm variants other sources use, kept apart from the standard one in :mod:`~lnlib.forward`.
+r"""The LayerNorm variants other sources use, kept apart from the standard one in
+:mod:`~lnlib.forward`.
 
 The standard LayerNorm (Ba, Kiros & Hinton 2016; PyTorch, Flax, Keras) divides
 the centred input by :math:`\sqrt{\sigma^2 + \varepsilon}` with the *biased*
@@ -53,7 +54,8 @@ FRAMEWORK_EPS = MappingProxyType({"PyTorch": 1e-5, "Flax": 1e-6, "Keras": 1e-3})
 
 
 def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = False) -> np.ndarray:
-    r"""The variance over `axis`, divided by H (LayerNorm's) or, only if asked, by H - 1 (chapter "The variance").
+    r"""The variance over `axis`, divided by H (LayerNorm's) or, only if asked, by H - 1 (chapter
+    "The variance").
 
     By default :math:`\sigma^2` (the first line), with ``unbiased=True``
     :math:`s^2` (the second):
@@ -100,7 +102,8 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
     x, axes, size = _checked_input(x, axis)
     if unbiased and size < 2:
         raise ValueError(
-            f"the unbiased variance divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold {size}."
+            "the unbiased variance divides by H - 1 and needs at least 2 values per slice; the "
+            f"normalized axes {axes} hold {size}."
         )
     m = scaled_moments(
         x, axes
@@ -113,7 +116,8 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
         (out == 0) & (x.max(axis=axes, keepdims=keepdims) != x.min(axis=axes, keepdims=keepdims))
     ):
         raise ValueError(
-            f"the variance underflowed to 0 in {x.dtype.name} although the values differ: it is smaller "
+            f"the variance underflowed to 0 in {x.dtype.name} although the values differ: it is "
+            "smaller "
             f"than {x.dtype.name} can hold; scale x by a power of two first."
         )
     return np.asarray(out)
@@ -122,7 +126,8 @@ def sample_variance(x, *, unbiased: bool = False, axis=-1, keepdims: bool = Fals
 def layer_norm_eps_outside_sqrt(
     x, gamma=None, beta=None, *, eps: float = 1e-5, axis=-1
 ) -> np.ndarray:
-    r"""LayerNorm with eps added to the standard deviation: ``gamma * (x - mean) / (sqrt(var) + eps) + beta`` (chapter "Epsilon").
+    r"""LayerNorm with eps added to the standard deviation: ``gamma * (x - mean) / (sqrt(var) + eps)
+    + beta`` (chapter "Epsilon").
 
     Not what PyTorch, Flax or Keras compute (they divide by :math:`\sqrt{\sigma^2 + \varepsilon}`);
     one source document does this in its worked example. The two agree when
@@ -143,7 +148,8 @@ def layer_norm_eps_outside_sqrt(
 def annotated_transformer_layer_norm(
     x, a_2=None, b_2=None, *, eps: float = 1e-6, axis=-1
 ) -> np.ndarray:
-    r"""The Annotated Transformer's LayerNorm: ``a_2 * (x - mean) / (std + eps) + b_2`` with the unbiased std (chapter "The variance").
+    r"""The Annotated Transformer's LayerNorm: ``a_2 * (x - mean) / (std + eps) + b_2`` with the
+    unbiased std (chapter "The variance").
 
     The module in Rush's *The Annotated Transformer* computes
     ``x.std(-1, keepdim=True)``, whose PyTorch default divides by H - 1, and
@@ -182,13 +188,15 @@ def annotated_transformer_layer_norm(
     x, a_2, b_2, eps, axes = _checked_layer_norm_args(x, a_2, b_2, eps, axis, names=("a_2", "b_2"))
     if int(np.prod(normalized_shape(x, axes))) < 2:
         raise ValueError(
-            f"the unbiased std divides by H - 1 and needs at least 2 values per slice; the normalized axes {axes} hold 1."
+            "the unbiased std divides by H - 1 and needs at least 2 values per slice; the "
+            f"normalized axes {axes} hold 1."
         )
     return _scale_shift(_over_std_plus_eps(x, axes, eps, unbiased=True), a_2, b_2, x.dtype)
 
 
 def _over_std_plus_eps(x, axes, eps, *, unbiased):
-    """``(x - mean) / (std + eps)`` through lnlib's shared moments (16-bit inputs in float32, huge inputs scaled first)."""
+    """``(x - mean) / (std + eps)`` through lnlib's shared moments (16-bit inputs in float32, huge
+    inputs scaled first)."""
     m = scaled_moments(x, axes)
     m.check(eps, axes, "variance")
     size = int(np.prod(normalized_shape(x, axes)))
@@ -232,7 +240,8 @@ def _scale_shift(xhat, gamma, beta, storage):
 
 
 def std_inside(variance, eps):
-    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² + ε)) (chapter "Epsilon").
+    """Standard deviation of the normalized values with ε inside the square root: sqrt(σ² / (σ² +
+    ε)) (chapter "Epsilon").
 
     Parameters
     ----------
@@ -249,7 +258,8 @@ def std_inside(variance, eps):
 
 
 def std_outside(variance, eps):
-    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε) (chapter "Epsilon").
+    """Standard deviation of the normalized values with ε added to σ: σ / (σ + ε) (chapter
+    "Epsilon").
 
     Parameters
     ----------
@@ -266,11 +276,13 @@ def std_outside(variance, eps):
     return sigma / (sigma + eps)
 
 
-# The planted bugs of the chapter "Check your own LayerNorm": the textbook kernel with one thing wrong.
+# The planted bugs of the chapter "Check your own LayerNorm": the textbook kernel with one thing
+# wrong.
 
 
 def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
-    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (or their count)."""
+    """The textbook mean and rstd of ``xw[..., features]``, divided by `divide_by` (or their
+    count)."""
     part = xw[..., features]
     count = part.shape[-1] if divide_by is None else divide_by
     mean = part.sum(axis=-1, keepdims=True) / count
@@ -279,7 +291,8 @@ def _numpy_statistics(xw, eps, features=slice(None), divide_by=None):
 
 
 def _normalize_with(x, gamma, beta, statistics, clamp=None):
-    """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean, rstd)``."""
+    """LayerNorm of `x` (clamped to ±`clamp`) with a planted bug's ``statistics(xw) -> (mean,
+    rstd)``."""
     work = compute_dtype(x.dtype)
     xw = x.astype(work) if clamp is None else np.clip(x.astype(work), -clamp, clamp)
     mean, rstd = statistics(xw)
@@ -293,7 +306,8 @@ def buggy_vector_tail_skipped(x, gamma, beta, eps):
 
 
 def buggy_first_1024_features(x, gamma, beta, eps):
-    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no loop)."""
+    """Bug: the statistics cover only the first 1024 features (one block of 1024 threads, no
+    loop)."""
     return _normalize_with(x, gamma, beta, lambda xw: _numpy_statistics(xw, eps, slice(0, 1024)))
 
 
@@ -308,7 +322,8 @@ def buggy_ignores_eps(x, gamma, beta, eps):
 
 
 def buggy_one_pass_variance(x, gamma, beta, eps):
-    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large mean."""
+    """Bug: the variance as ``mean(x²) - mean(x)²``, which cancels catastrophically for a large
+    mean."""
 
     def statistics(xw):
         mean = xw.mean(axis=-1, keepdims=True)
@@ -334,7 +349,8 @@ def buggy_assumes_c_contiguous(x, gamma, beta, eps):
 
 
 def buggy_overwrites_input(x, gamma, beta, eps):
-    """Bug: writes y over x (in place, to save memory) and returns x: the residual stream is lost."""
+    """Bug: writes y over x (in place, to save memory) and returns x: the residual stream is
+    lost."""
     x[...] = numpy_layer_norm(x, gamma, beta, eps)
     return x
 
@@ -351,7 +367,8 @@ def buggy_truncating_bfloat16(x, gamma, beta, eps):
 
 
 def buggy_unbiased_variance(x, gamma, beta, eps):
-    """Bug: divides the sum of squares by H - 1 (``torch.std``'s default), not by H: :func:`sample_variance` with ``unbiased=True``."""
+    """Bug: divides the sum of squares by H - 1 (``torch.std``'s default), not by H:
+    :func:`sample_variance` with ``unbiased=True``."""
     work = compute_dtype(x.dtype)
     xw = x.astype(work)
     mean = xw.mean(axis=-1, keepdims=True)
@@ -362,7 +379,8 @@ def buggy_unbiased_variance(x, gamma, beta, eps):
 
 
 def buggy_eps_outside_root(x, gamma, beta, eps):
-    """Bug: adds eps to the standard deviation, ``(x - mean) / (std + eps)``: :func:`layer_norm_eps_outside_sqrt`."""
+    """Bug: adds eps to the standard deviation, ``(x - mean) / (std + eps)``:
+    :func:`layer_norm_eps_outside_sqrt`."""
     return layer_norm_eps_outside_sqrt(x, gamma, beta, eps=eps)
 
 
@@ -374,7 +392,8 @@ def buggy_half_statistics(x, gamma, beta, eps):
 
 
 def buggy_wrong_axis(x, gamma, beta, eps):
-    """Bug: takes the statistics over the first axis (the batch, as batch norm does), not the features."""
+    """Bug: takes the statistics over the first axis (the batch, as batch norm does), not the
+    features."""
     work = compute_dtype(x.dtype)
     xw = x.astype(work)
     mean = xw.mean(axis=0, keepdims=True)
@@ -385,7 +404,8 @@ def buggy_wrong_axis(x, gamma, beta, eps):
 
 
 def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
-    """Bug: sums dgamma and dbeta over the batch axis only, forgetting the sequence axis of a (B, T, C) input."""
+    """Bug: sums dgamma and dbeta over the batch axis only, forgetting the sequence axis of a (B, T,
+    C) input."""
     dx, _, _ = numpy_layer_norm_backward(dy, x, gamma, eps)
     work = compute_dtype(x.dtype)
     xw, dyw = x.astype(work), dy.astype(work)

@@ -7,7 +7,7 @@ from lnlib.backward import numerical_gradient, relative_error
 from lnlib.book.experiments.after_2020 import branch_scale, scaled_stream, token_similarity
 from lnlib.book.models.dyt import dyt, dyt_backward, fit_tanh, heavy_tailed_tokens, s_curve
 from lnlib.book.models.placements import (
-    SCHEMES,
+    PLACEMENTS,
     PlacementProfile,
     deepnorm_constants,
     init_weights,
@@ -30,20 +30,20 @@ TORCH_MISSING = (
 )
 
 
-def small_stack(scheme, *, depth=4, width=4, seed=0, qk_scale=1.0):
+def small_stack(placement, *, depth=4, width=4, seed=0, qk_scale=1.0):
     """Four layers (so Mix-LN has one post-norm layer), 2 sequences of 3 tokens, and an upstream gradient."""
     rng = np.random.default_rng(seed)
-    weights = init_weights(scheme, depth, width, qk_scale=qk_scale, rng=rng)
+    weights = init_weights(placement, depth, width, qk_scale=qk_scale, rng=rng)
     return weights, rng.normal(size=(2, 3, width)), rng.normal(size=(2, 3, width))
 
 
 @pytest.mark.parametrize("qk_norm", [False, True], ids=["plain", "qk-norm"])
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_stack_backward_matches_finite_differences(scheme, qk_norm):
-    weights, x, dy = small_stack(scheme, qk_scale=2.0)
-    out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
-    stream_grads, grads = placement_backward(dy, states, caches, weights, scheme)
-    forward = lambda v, ws=weights: placement_forward(v, ws, scheme, qk_norm=qk_norm)[0]  # noqa: E731
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_stack_backward_matches_finite_differences(placement, qk_norm):
+    weights, x, dy = small_stack(placement, qk_scale=2.0)
+    out, states, caches = placement_forward(x, weights, placement, qk_norm=qk_norm)
+    stream_grads, grads = placement_backward(dy, states, caches, weights, placement)
+    forward = lambda v, ws=weights: placement_forward(v, ws, placement, qk_norm=qk_norm)[0]  # noqa: E731
     assert relative_error(stream_grads[0], numerical_gradient(forward, x, dy)) < 1e-6
     for layer in (0, len(weights) - 1):
         for name in WEIGHT_NAMES:
@@ -134,9 +134,9 @@ def test_mixln_and_layer_norm_scaling_rules():
 
 
 def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
-    for scheme in ("peri", "olmo2"):
+    for placement in ("peri", "olmo2"):
         base, scaled = (
-            placement_profile(scheme, 6, 16, seeds=2, out_scale=s).stream_sq for s in (1.0, 5.0)
+            placement_profile(placement, 6, 16, seeds=2, out_scale=s).stream_sq for s in (1.0, 5.0)
         )
         np.testing.assert_allclose(
             base, scaled, rtol=1e-3
@@ -147,26 +147,26 @@ def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
     assert np.all(pre_scaled > 10 * pre)
 
 
-@pytest.mark.parametrize("scheme", ["pre", "peri", "olmo2"])
-def test_negating_a_branch_last_matrix_negates_what_its_sub_layer_adds(scheme):
+@pytest.mark.parametrize("placement", ["pre", "peri", "olmo2"])
+def test_negating_a_branch_last_matrix_negates_what_its_sub_layer_adds(placement):
     """The step of the chapter's sign argument: one sub-layer at a time (the other branch's last matrix is 0, so it adds 0)."""
     rng = np.random.default_rng(12)
     w, x = init_layer(rng, 8), rng.normal(size=(2, 5, 8))
     for silent, last in (("W2", "Wo"), ("Wo", "W2")):
         one = {**w, silent: np.zeros_like(w[silent])}
-        added = placement_forward(x, [one], scheme)[1][1] - x
-        flipped = placement_forward(x, [{**one, last: -one[last]}], scheme)[1][1] - x
+        added = placement_forward(x, [one], placement)[1][1] - x
+        flipped = placement_forward(x, [{**one, last: -one[last]}], placement)[1][1] - x
         assert np.max(np.abs(added)) > 0.1
         np.testing.assert_allclose(flipped, -added, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("scheme", ["peri", "olmo2"])
-def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(scheme):
+@pytest.mark.parametrize("placement", ["peri", "olmo2"])
+def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(placement):
     """Derived in the chapter: each sub-layer adds a normalized b with |b|^2 = d (eps aside), and negating the branch's last
     matrix negates b and nothing before it, so every cross term has mean zero and E |x_L|^2 / d = 1 + 2L, a slope of 2.
     The mean over 24 seeds must sit within 3 standard errors of it, and the standard error must be small enough to tell."""
     depth = 12
-    profile = placement_profile(scheme, depth, 32, seeds=24)
+    profile = placement_profile(placement, depth, 32, seeds=24)
     slopes = np.polyfit(np.arange(depth + 1), profile.stream_sq.T, 1)[0]
     for values, expected in ((slopes, 2.0), (profile.stream_sq[:, -1], 1.0 + 2.0 * depth)):
         standard_error = values.std(ddof=1) / np.sqrt(values.size)
@@ -174,17 +174,17 @@ def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(scheme):
         assert abs(values.mean() - expected) < 3 * standard_error, (values.mean(), standard_error)
 
 
-@pytest.mark.parametrize("scheme", ["pre", "olmo2", "post"])
-def test_sublayer_gains_multiply_to_the_streams_gradient_growth(scheme):
+@pytest.mark.parametrize("placement", ["pre", "olmo2", "post"])
+def test_sublayer_gains_multiply_to_the_streams_gradient_growth(placement):
     """Chapter "LayerNorm after 2020" explains OLMo 2's large bottom-layer gradients by the product of the sub-layers'
     gains: over the whole stack it must equal |dL/dx_0| / |dL/dx_L| of the same run (same seed)."""
     depth, width = 6, 16
-    gains = sublayer_gradient_gains(scheme, depth, width, seeds=1)
+    gains = sublayer_gradient_gains(placement, depth, width, seeds=1)
     rng = np.random.default_rng(0)
-    weights = init_weights(scheme, depth, width, rng=rng)
+    weights = init_weights(placement, depth, width, rng=rng)
     x, target = rng.normal(size=(2, 8, width)), rng.normal(size=(2, 8, width))
-    out, states, caches = placement_forward(x, weights, scheme)
-    stream = placement_backward(out - target, states, caches, weights, scheme)[0]
+    out, states, caches = placement_forward(x, weights, placement)
+    stream = placement_backward(out - target, states, caches, weights, placement)[0]
     growth = np.linalg.norm(stream[0]) / np.linalg.norm(stream[-1])
     assert gains.shape == (1, depth, 2)
     assert np.prod(gains) == pytest.approx(growth, rel=1e-10)
@@ -202,11 +202,11 @@ def test_olmo2_attention_grows_the_gradient_and_qk_norm_stops_it():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(scheme="sandwich", depth=4, width=8), "scheme must be one of"),
-        (dict(scheme="pre", depth=0, width=8), "depth"),
-        (dict(scheme="pre", depth=4, width=8, qk_scale=-1.0), "qk_scale must be a positive"),
+        (dict(placement="sandwich", depth=4, width=8), "placement must be one of"),
+        (dict(placement="pre", depth=0, width=8), "depth"),
+        (dict(placement="pre", depth=4, width=8, qk_scale=-1.0), "qk_scale must be a positive"),
         (
-            dict(scheme="pre", depth=4, width=8, out_scale=float("nan")),
+            dict(placement="pre", depth=4, width=8, out_scale=float("nan")),
             "out_scale must be a positive",
         ),
     ],
@@ -224,7 +224,7 @@ def test_dyt_rejects_a_vector_alpha():
 # --- PyTorch autograd -------------------------------------------------------------------------
 
 
-def torch_stack(torch, x, weights, scheme, qk_norm):
+def torch_stack(torch, x, weights, placement, qk_norm):
     """The same stack written with torch operations, for autograd to differentiate."""
     ln = lambda v: torch.nn.functional.layer_norm(v, (v.shape[-1],), eps=1e-5)  # noqa: E731
 
@@ -241,7 +241,7 @@ def torch_stack(torch, x, weights, scheme, qk_norm):
     def ffn(v, w):
         return torch.relu(v @ w["W1"]) @ w["W2"]
 
-    for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
+    for w, rule in zip(weights, sublayer_rules(placement, len(weights))):
         for branch in (attention, ffn):
             if rule.kind == "post":
                 x = ln(rule.residual * x + branch(x, w))
@@ -251,19 +251,19 @@ def torch_stack(torch, x, weights, scheme, qk_norm):
                 x = x + ln(branch(ln(x), w))
             else:
                 x = x + ln(branch(x, w))
-    return x if scheme in ("post", "deepnorm") else ln(x)
+    return x if placement in ("post", "deepnorm") else ln(x)
 
 
 @pytest.mark.parametrize("qk_norm", [False, True], ids=["plain", "qk-norm"])
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_stack_backward_matches_pytorch_autograd(scheme, qk_norm):
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_stack_backward_matches_pytorch_autograd(placement, qk_norm):
     torch = pytest.importorskip("torch", reason=TORCH_MISSING)
-    weights, x, dy = small_stack(scheme, depth=5, width=6, seed=7, qk_scale=3.0)
-    out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
-    stream_grads, grads = placement_backward(dy, states, caches, weights, scheme)
+    weights, x, dy = small_stack(placement, depth=5, width=6, seed=7, qk_scale=3.0)
+    out, states, caches = placement_forward(x, weights, placement, qk_norm=qk_norm)
+    stream_grads, grads = placement_backward(dy, states, caches, weights, placement)
     tx = torch.tensor(x, requires_grad=True)
     tw = [{name: torch.tensor(m, requires_grad=True) for name, m in w.items()} for w in weights]
-    t_out = torch_stack(torch, tx, tw, scheme, qk_norm)
+    t_out = torch_stack(torch, tx, tw, placement, qk_norm)
     t_out.backward(torch.tensor(dy))
     np.testing.assert_allclose(out, t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(stream_grads[0], tx.grad.numpy(), rtol=1e-8, atol=1e-12)
@@ -300,7 +300,7 @@ def test_explorer_shows_the_numbers_of_its_grid():
     from lnlib.book.explorers.after_2020 import SEEDS, WIDTH
 
     explorer = lnlib.book.explorers.after_2020_explorer(
-        scheme="lns", depth=8, qk_scale=8, qk_norm=True
+        placement="lns", depth=8, qk_scale=8, qk_norm=True
     )
     profile = placement_profile(
         "lns", 8, WIDTH, seeds=SEEDS, qk_scale=8, qk_norm=True
@@ -318,7 +318,7 @@ def test_explorer_gives_a_small_gradient_ratio_in_significant_digits():
     from lnlib.book.explorers.after_2020 import SEEDS, WIDTH
 
     explorer = lnlib.book.explorers.after_2020_explorer(
-        scheme="peri", depth=32, qk_scale=8, qk_norm=False
+        placement="peri", depth=32, qk_scale=8, qk_norm=False
     )
     grads = placement_profile("peri", 32, WIDTH, seeds=SEEDS, qk_scale=8).grad_norm.mean(axis=0)
     ratio = grads[-1] / grads[0]
@@ -370,11 +370,11 @@ def test_typical_rounds_a_skewed_median_where_its_spread_stops_supporting_digits
 # --- around the norm: the depth scalings (lnlib.book.experiments.after_2020) ----------------------
 
 
-@pytest.mark.parametrize("scheme", ["pre", "lns"])
-def test_scaled_stream_is_the_placements_stream_seed_by_seed(scheme):
+@pytest.mark.parametrize("placement", ["pre", "lns"])
+def test_scaled_stream_is_the_placements_stream_seed_by_seed(placement):
     """The experiment's own forward loop gives the placements' stream, bit for bit, for the two rules both know."""
-    ours = scaled_stream(scheme, 5, 8, seeds=3, first_seed=4)
-    theirs = placement_profile(scheme, 5, 8, seeds=3, first_seed=4).stream_sq
+    ours = scaled_stream(placement, 5, 8, seeds=3, first_seed=4)
+    theirs = placement_profile(placement, 5, 8, seeds=3, first_seed=4).stream_sq
     np.testing.assert_array_equal(ours, theirs)
 
 

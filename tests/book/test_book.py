@@ -18,14 +18,12 @@ from lnlib.book.tools import prose
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
-# Teach first, then audit (CONTRIBUTING.md, "A chapter"): the idea and the explorer come before what the documents say.
-TEMPLATE_HEADINGS = [
-    "The idea",
-    "Explore",
-    DOCUMENTS := "What the documents say, checked",
-    "Exercises",
-    "Summary",
-]
+TEMPLATE_HEADINGS = ["The idea", "Explore", "Exercises", "Summary"]
+# The sources' audit has one home, the fact check (CONTRIBUTING.md, "A chapter", step 4): its verdict
+# table first, then its own idea and explorer, then every statement by topic, its forensics folded.
+FACT_CHECK = "17_fact_check"
+GLANCE, STATEMENTS = "The verdicts at a glance", "The statements, by topic"
+FACT_CHECK_HEADINGS = [GLANCE, "The idea", "Explore", STATEMENTS, "Exercises", "Summary"]
 # What lnlib.compare prints: a comparison table a reader may open, but at most one shown open per chapter.
 COMPARISON = re.compile(r"exact: (True|False)|allclose: (True|False)")
 EXPLORER_CALL = re.compile(r"\b(\w+_explorer)\(")
@@ -99,20 +97,22 @@ def test_chapter_follows_the_template(path):
         f"{path.name}: the first markdown line must be the chapter title"
     )
     assert "**Goal.**" in markdown, f"{path.name}: no Goal paragraph"
-    positions = [markdown.find(f"## {heading}") for heading in TEMPLATE_HEADINGS]
-    for heading, position in zip(TEMPLATE_HEADINGS, positions):
+    headings = FACT_CHECK_HEADINGS if path.stem == FACT_CHECK else TEMPLATE_HEADINGS
+    positions = [markdown.find(f"## {heading}") for heading in headings]
+    for heading, position in zip(headings, positions):
         assert position >= 0, f"{path.name}: missing section '## {heading}'"
     assert positions == sorted(positions), f"{path.name}: sections out of template order"
     first_section = re.search(r"^## (.+)$", markdown, re.M).group(1)
-    assert first_section == "The idea", (
-        f"{path.name}: the first section is {first_section!r}; a chapter opens with its idea"
+    assert first_section == headings[0], (
+        f"{path.name}: the first section is {first_section!r}; a chapter opens with {headings[0]!r}"
     )
     assert "The documents' worked example" not in markdown, (
-        f"{path.name}: the documents' worked example belongs, folded, in '{DOCUMENTS}'"
+        f"{path.name}: the documents' worked example belongs, folded, in {FACT_CHECK}"
     )
-    assert "{admonition} Check the claim" in section(nb, DOCUMENTS, "markdown"), (
-        f"{path.name}: no 'Check the claim' box in '{DOCUMENTS}'"
-    )
+    if path.stem == FACT_CHECK:
+        assert "{admonition} Check the claim" in section(nb, STATEMENTS, "markdown"), (
+            f"{path.name}: no 'Check the claim' box in '{STATEMENTS}'"
+        )
     exercises = exercise_cells(nb)
     assert 2 <= len(exercises) <= 5, f"{path.name}: needs 2 to 5 exercises"
 
@@ -146,14 +146,14 @@ def folded(cell) -> bool:
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_the_documents_forensics_fold_and_at_most_one_comparison_shows(path):
-    """The documents' section keeps its quotes and verdicts in view and folds its code (CONTRIBUTING.md, "A chapter", step 4):
-    every code cell there is folded on the website and in JupyterLab; in the whole chapter at most one
-    cell shows an lnlib.compare table open."""
+    """The fact check keeps its quotes and verdicts in view and folds its code (CONTRIBUTING.md, "A chapter", step 4):
+    every code cell of its statements is folded on the website and in JupyterLab; in the whole chapter at
+    most one cell shows an lnlib.compare table open."""
     nb = load(path)
-    for cell in section_cells(nb, DOCUMENTS):
+    for cell in section_cells(nb, STATEMENTS) + section_cells(nb, GLANCE):
         if cell["cell_type"] == "code":
             assert folded(cell), (
-                f"{path.name}: cell {cell['id']} in '{DOCUMENTS}' is not folded (tag it hide-cell and set "
+                f"{path.name}: cell {cell['id']} in the fact check's statements is not folded (tag it hide-cell and set "
                 "jupyter.source_hidden and jupyter.outputs_hidden)"
             )
     shown = [
@@ -237,7 +237,7 @@ def test_exercises_ask_before_they_tell(path):
         assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), (
             f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
         )
-    # the audit's evidence folds: in the documents section, and in an appendix after the Summary (chapter 15's table)
+    # the audit's evidence folds: in the fact check's statements and table, and in an appendix after the Summary
     markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     appendices = re.findall(r"^## (Appendix\b.*)$", markdown, re.M)
     for heading in appendices:
@@ -245,11 +245,13 @@ def test_exercises_ask_before_they_tell(path):
             f"{path.name}: '## {heading}' must come after the Summary"
         )
     documents = {
-        cell["id"] for heading in (DOCUMENTS, *appendices) for cell in section_cells(nb, heading)
+        cell["id"]
+        for heading in (GLANCE, STATEMENTS, *appendices)
+        for cell in section_cells(nb, heading)
     }
     for cell in code_cells(nb):
         assert "hide-cell" not in tags(cell) or cell["id"] in documents, (
-            f"{path.name}: a hide-cell code cell outside '{DOCUMENTS}' or an appendix (solutions are collapsed markdown)"
+            f"{path.name}: a hide-cell code cell outside the fact check's statements or an appendix (solutions are collapsed markdown)"
         )
         assert not EXPECTED_IN_THE_CLEAR.search(source(cell)), (
             f"{path.name}: cell {cell['id']} builds an expected answer; that lives in lnlib.book.exercises"

@@ -1,4 +1,4 @@
-"""One voice on every claim: the chapters' "Check the claim" boxes agree with lnlib.book.factcheck.claims (CONTRIBUTING.md, "A chapter", step 4: one home per claim).
+"""One voice on every claim: the "Check the claim" boxes agree with lnlib.book.factcheck.claims, and they all live in the fact check (CONTRIBUTING.md, "A chapter", step 4).
 
 Every markdown cell that opens a "Check the claim" box lists, in its metadata
 ``"claims"``, the keys of the claims it judges, in the order it judges them.
@@ -22,7 +22,6 @@ from lnlib.book.factcheck.claims import (
     FACT_CHECK,
     VERDICTS,
     VERDICTS_TAG,
-    backlinks_markdown,
     claim,
     verdicts_markdown,
 )
@@ -48,7 +47,6 @@ VERDICT_WORDS = (
     "correct",
     "holds",
 )
-BACKLINKS_TAG = "lnlib-fact-check-backlinks"
 
 
 def notebooks():
@@ -159,23 +157,6 @@ def test_fact_check_sections_hold_their_claims():
             )
 
 
-@pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
-def test_backlinks_match_the_table(path):
-    """The seealso box that ends a chapter lists exactly the verdicts judged elsewhere on its topic, as lnlib.book.factcheck.claims has them."""
-    cells = [
-        c
-        for c in json.loads(path.read_text())["cells"]
-        if BACKLINKS_TAG in c["metadata"].get("tags", [])
-    ]
-    expected = backlinks_markdown(path.stem)
-    if expected is None:
-        assert not cells, f"{path.stem} has a backlinks cell but no claim lists it"
-    else:
-        assert len(cells) == 1 and "".join(cells[0]["source"]) == expected, (
-            f"{path.stem}: the backlinks cell must read lnlib.book.factcheck.claims.backlinks_markdown({path.stem!r})"
-        )
-
-
 def test_the_verdict_table_is_the_claims():
     """The fact check shows its table in one markdown cell (its section folds every code cell), written from the claims."""
     cells = [
@@ -188,7 +169,7 @@ def test_the_verdict_table_is_the_claims():
     )
     assert "".join(cells[0]["source"]) == verdicts_markdown(), (
         f"{FACT_CHECK}: the verdict table differs from lnlib.book.factcheck.claims.verdicts_markdown(); "
-        "run `make notebooks` (lnlib.book.tools.notebooks.fill_verdicts writes it)"
+        "run `make notebooks` (lnlib.book.tools.verdicts.fill_verdicts writes it)"
     )
 
 
@@ -240,7 +221,7 @@ OUTSIDE_WORDS = tuple(w for w in VERDICT_WORDS if w not in ("holds", "correct"))
 def test_no_verdict_is_given_outside_a_box(path):
     """A judgement written in running prose would escape the checks above: verdicts live in the boxes only."""
     for cell in json.loads(path.read_text())["cells"]:
-        generated = {BACKLINKS_TAG, VERDICTS_TAG} & set(cell["metadata"].get("tags", []))
+        generated = {VERDICTS_TAG} & set(cell["metadata"].get("tags", []))
         if cell["cell_type"] != "markdown" or generated:  # written from the claims' records
             continue
         prose_only = re.sub(
@@ -251,3 +232,119 @@ def test_no_verdict_is_given_outside_a_box(path):
                 f"{path.stem}, cell {cell.get('id')}: '**{phrase}**' gives a verdict outside a 'Check the claim' box; "
                 "judge the statement in its home's box and link to it here"
             )
+
+
+# --- one home for the audit: the other chapters spend at most a short callout on the sources -------------
+
+#: Pages that may discuss the sources at length: the fact check and the page that introduces them.
+AUDIT_PAGES = {FACT_CHECK, "sources"}
+#: The most lines of text a chapter's callout on the sources may hold (its fence lines not counted).
+CALLOUT_LINES = 3
+#: How often a chapter may write "the documents" or "source documents" outside the fact check.
+DOCUMENT_MENTIONS = 2
+DOCUMENTS_WORDS = re.compile(r"\b(?:the|source) documents\b", re.I)
+FACT_CHECK_LINK = re.compile(rf"\]\({FACT_CHECK}\.ipynb#([\w-]+)\)")
+
+
+def chapters_outside_the_audit():
+    return [p for p in notebooks() if p.stem not in AUDIT_PAGES]
+
+
+def markdown_of(path):
+    return [
+        "".join(c["source"])
+        for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "markdown"
+    ]
+
+
+def fact_check_anchors() -> set[str]:
+    """The heading anchors of the fact check, as MyST makes them (``heading_anchors``)."""
+    from lnlib.book.factcheck.claims import _slug
+
+    text = "\n".join(markdown_of(CHAPTERS / f"{FACT_CHECK}.ipynb"))
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def callouts(path):
+    """The lines of text of each admonition or paragraph of `path` that links the fact check."""
+    found = []
+    for text in markdown_of(path):
+        for block in re.split(r"\n\s*\n", text):
+            if FACT_CHECK_LINK.search(block):
+                found.append([line for line in block.splitlines() if not line.startswith("```")])
+    return found
+
+
+@pytest.mark.parametrize("path", chapters_outside_the_audit(), ids=lambda p: p.stem)
+def test_a_chapter_spends_at_most_a_short_callout_on_the_sources(path):
+    """Outside the fact check and the sources page: no box, at most one callout of three lines, two mentions."""
+    text = "\n".join(markdown_of(path))
+    assert BOX_OPEN not in text, f"{path.stem}: a 'Check the claim' box belongs in {FACT_CHECK}"
+    assert "## What the documents say" not in text, (
+        f"{path.stem}: the audit section moved to {FACT_CHECK}"
+    )
+    found = callouts(path)
+    assert len(found) <= 1, (
+        f"{path.stem}: {len(found)} passages link the fact check; one callout at most"
+    )
+    for lines in found:
+        assert len(lines) <= CALLOUT_LINES, (
+            f"{path.stem}: the callout on the sources has {len(lines)} lines of text; at most {CALLOUT_LINES}"
+        )
+    mentions = len(DOCUMENTS_WORDS.findall(text))
+    assert mentions <= DOCUMENT_MENTIONS, (
+        f"{path.stem}: 'the documents' or 'source documents' {mentions} times; at most {DOCUMENT_MENTIONS}"
+    )
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
+def test_links_to_the_fact_check_land_on_a_heading(path):
+    anchors = fact_check_anchors()
+    for text in markdown_of(path):
+        for anchor in FACT_CHECK_LINK.findall(text):
+            assert anchor in anchors, (
+                f"{path.stem} links {FACT_CHECK}.ipynb#{anchor}, which no heading makes"
+            )
+
+
+def test_every_chapter_with_claims_on_its_topic_links_their_verdicts():
+    """A chapter whose step the sources got wrong still points its readers to the verdicts."""
+    from lnlib.book.factcheck.claims import SECTION_TITLES, section_anchor
+
+    taught = set()
+    for text in "\n".join(markdown_of(CHAPTERS / f"{FACT_CHECK}.ipynb")).split("\n### ")[1:]:
+        link = re.search(r"Taught in \[[^\]]+\]\((\d\d_\w+)\.ipynb\)", text)
+        if link:
+            taught.add((link.group(1), _heading_anchor(text)))
+    assert len(taught) >= 14, (
+        f"the fact check's topic sections name the chapters that teach them: {taught}"
+    )
+    for stem, anchor in taught:
+        assert anchor in {section_anchor(label) for label in SECTION_TITLES}
+        links = FACT_CHECK_LINK.findall("\n".join(markdown_of(CHAPTERS / f"{stem}.ipynb")))
+        assert anchor in links, f"{stem} does not link its verdicts, {FACT_CHECK}.ipynb#{anchor}"
+
+
+def _heading_anchor(section_text: str) -> str:
+    from lnlib.book.factcheck.claims import _slug
+
+    return _slug(section_text.splitlines()[0])
+
+
+def test_the_callout_counter_counts(tmp_path):
+    long = {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": [
+            "```{note} A mistake\n",
+            "one\n",
+            "two\n",
+            "three\n",
+            f"four [verdict]({FACT_CHECK}.ipynb#epsilon)\n",
+            "```",
+        ],
+    }
+    path = tmp_path / "05_x.ipynb"
+    path.write_text(json.dumps({"cells": [long]}))
+    assert [len(lines) for lines in callouts(path)] == [4]

@@ -45,7 +45,7 @@ from lnlib.book.factcheck.measurements import (
 )
 from lnlib.book.models.deep_stack import random_stack, run_stack
 from lnlib.book.models.dyt import fit_tanh, heavy_tailed_tokens, s_curve
-from lnlib.book.models.placements import SCHEMES, logit_statistics, placement_profile
+from lnlib.book.models.placements import PLACEMENTS, logit_statistics, placement_profile
 from lnlib.book.models.transformer import attention_forward, init_layer
 from lnlib.harness import check_layer_norm
 from lnlib.norms import batch_norm, instance_norm
@@ -87,8 +87,9 @@ def test_claims_link_existing_chapters_and_valid_verdicts():
     table = claims_table()
     assert table.count("\n") == len(CLAIMS) + 1
     assert (
-        "[Normalizing](06_normalizing.ipynb)" in table
+        "[here](17_fact_check.ipynb#normalizing)" in table
         and "[here](17_fact_check.ipynb#statistics-of-the-normalized-features)" in table
+        and "[here](17_fact_check.ipynb#pre-norm-and-post-norm)" in table
     )
 
 
@@ -613,6 +614,25 @@ def test_per_example_parallel():
     assert claim("per_example_parallel").verdict == "true"
 
 
+def test_batch_split_across_gpus():
+    """True: a batch split in two shards gets other batch-norm statistics unless the shards exchange their sums;
+    layer norm on each shard is layer norm on the batch, bit for bit."""
+    from lnlib.norms import batch_norm
+
+    rng = np.random.default_rng(15)
+    batch = rng.normal(size=(16, 8)) * 2 + 1
+    shards = (batch[:8], batch[8:])
+    whole = batch_norm(batch)
+    alone = np.concatenate([batch_norm(s) for s in shards])
+    assert np.abs(alone - whole).max() > 0.05  # each device's own statistics differ
+    count = sum(len(s) for s in shards)  # the exchange: per-feature counts, sums, sums of squares
+    mean = sum(s.sum(axis=0) for s in shards) / count
+    var = sum((s**2).sum(axis=0) for s in shards) / count - mean**2
+    np.testing.assert_allclose((batch - mean) / np.sqrt(var + 1e-5), whole, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(np.concatenate([layer_norm(s) for s in shards]), layer_norm(batch))
+    assert claim("batch_split_across_gpus").verdict == "true"
+
+
 def test_eps_in_half():
     assert np.float16(1e-8) == 0 and np.float32(1e-8) > 0  # 1e-8 vanishes in float16 only
     constant = np.full(4, 3.0, np.float16)
@@ -815,9 +835,9 @@ def test_fact_check_explorer_refuses_settings_off_the_grid():
 AFTER_2020_SEEDS = (0, 100, 200)
 
 
-def _after_2020_profile(scheme, depth, **kwargs):
+def _after_2020_profile(placement, depth, **kwargs):
     return [
-        placement_profile(scheme, depth, 32, seeds=3, first_seed=s, **kwargs)
+        placement_profile(placement, depth, 32, seeds=3, first_seed=s, **kwargs)
         for s in AFTER_2020_SEEDS
     ]
 
@@ -877,12 +897,12 @@ def test_mix_ln_uniform():
 
 def test_deepnorm_best_of_both():
     spreads = {}
-    for scheme in SCHEMES:
-        profiles = _after_2020_profile(scheme, 48)
-        spreads[scheme] = np.mean(
+    for placement in PLACEMENTS:
+        profiles = _after_2020_profile(placement, 48)
+        spreads[placement] = np.mean(
             [np.mean(p.grad_norm.std(axis=1) / p.grad_norm.mean(axis=1)) for p in profiles]
         )
-        if scheme == "deepnorm":
+        if placement == "deepnorm":
             for p in profiles:
                 np.testing.assert_allclose(
                     p.stream_sq[:, 1:], 1.0, atol=1e-3

@@ -82,3 +82,22 @@ def test_figures_read_on_a_phone(name):
         assert layout_problems(fig) == [], name
     finally:
         plt.close(fig)
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG 2.1's relative luminance of an sRGB colour ``#RRGGBB``."""
+    channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_the_greys_read_apart_from_each_other_and_from_blue():
+    """Chapter 10's sharing grid: outside the batch, and the two shades of the other sets, are told
+    apart by lightness alone (a reader saw two of the old greys as one)."""
+    from lnlib.book.figures.style import GREYS, PALETTE
+
+    shades = [*GREYS, PALETTE["input"]]
+    for lighter, darker in zip(shades, shades[1:]):
+        contrast = (_luminance(lighter) + 0.05) / (_luminance(darker) + 0.05)
+        assert contrast >= 1.4, (lighter, darker, contrast)
+    assert abs(_luminance("#FFFFFF") - 1) < 1e-12 and _luminance("#000000") == 0

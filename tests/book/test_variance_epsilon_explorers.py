@@ -176,10 +176,9 @@ def test_companion_solid_curve_falls_first_exactly_when_sigma_is_below_one_half(
 
 def test_mean_and_variance_explorers_open_where_the_website_starts():
     """The website opens on the first preset (chapters 03 and 04's running examples); the widget on the same."""
-    from lnlib.book.explorers.web import WEB_PLANS
-
-    for factory, name in ((mean_explorer, "MeanExplorer"), (variance_explorer, "VarianceExplorer")):
-        first = next(iter(WEB_PLANS[name].presets.values()))
-        values = factory().values()
+    for factory, name in ((mean_explorer, "mean"), (variance_explorer, "variance")):
+        explorer = factory()
+        first = next(iter(explorer.web_plan.presets.values()))
+        values = explorer.values()
         assert {k: values[k] for k in first} == pytest.approx(first), name
         assert len(first) == sum(k.startswith("x") for k in values), name

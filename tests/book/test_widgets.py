@@ -216,7 +216,7 @@ def test_the_website_refuses_an_explorer_over_its_budget(monkeypatch):
 
 
 def test_a_preset_off_the_sweep_grid_is_refused():
-    from lnlib.book.explorers.web import Sweep
+    from lnlib.book.explorers.plans import Sweep
 
     with pytest.raises(ValueError, match="not on the sweep grid"):
         Sweep(presets={"odd": {"x1": 0.3}}, grids={"x1": (0.0, 0.5, 1.0)})

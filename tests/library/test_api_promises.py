@@ -1,19 +1,20 @@
 """api.md's "How lnlib computes, everywhere", checked on every documented function that computes.
 
-Every public function the API page documents (its ``autofunction`` directives, and the ``__all__`` of the
-modules it documents with ``automodule``) is either run here or named in ``NOT_COMPUTING`` with what it
-does instead. Each one that normalizes, or computes a variance or a gradient, gets the same inputs: rows
-at the edges of each dtype's range (float32 at 1e20 and 1e-20, float64 at 1e200 and 1e-200, bfloat16 at
-1e20, float16 near its largest value), a constant row with eps = 0, NaN and infinity, and a complex gamma.
-It must then return what float64 computes on the input divided by an exact power of two (to a tolerance
-for the output's dtype), or raise TypeError or ValueError naming the problem; it may raise only where a
-result does not fit its dtype or the input is bad. Nothing else: no silent inf, NaN, zero or rounding error.
+Every public function the API page documents (its ``autofunction`` directives, and the ``__all__``
+of the modules it documents with ``automodule``) is either run here or named in ``NOT_COMPUTING``
+with what it does instead. Each one that normalizes, or computes a variance or a gradient, gets the
+same inputs: rows at the edges of each dtype's range (float32 at 1e20 and 1e-20, float64 at 1e200
+and 1e-200, bfloat16 at 1e20, float16 near its largest value), a constant row with eps = 0, NaN and
+infinity, and a complex gamma. It must then return what float64 computes on the input divided by an
+exact power of two (to a tolerance for the output's dtype), or raise TypeError or ValueError naming
+the problem; it may raise only where a result does not fit its dtype or the input is bad. Nothing
+else: no silent inf, NaN, zero or rounding error.
 
 The page's list "Where these rules do not hold" names the functions that drop a rule by design, and
-which rule (the textbook kernel, for one, is the readable version and keeps only rule 1). The tests read
-that list, so the page and the tests cannot disagree: a listed case that fails is reported as xfail (one
-that passes, passes: some listed functions get some of those inputs right), and every listed name must
-be a covered function.
+which rule (the textbook kernel, for one, is the readable version and keeps only rule 1). The tests
+read that list, so the page and the tests cannot disagree: a listed case that fails is reported as
+xfail (one that passes, passes: some listed functions get some of those inputs right), and every
+listed name must be a covered function.
 """
 
 from __future__ import annotations
@@ -29,21 +30,21 @@ import numpy as np
 import pytest
 
 from lnlib import backward, forward, fused, harness, norms, rms, symbolic, textbook, variants
+from lnlib import variance_algorithms as variance
 from lnlib.validation import as_float_array, check_eps
 
-# the module (lnlib.variance, as an attribute of the package, is the function of that name)
-variance = importlib.import_module("lnlib.variance")
 API = Path(__file__).resolve().parents[2] / "api.md"
 BF16 = np.dtype(ml_dtypes.bfloat16)
 H = 4  # the symbolic gradient is derived for H from 2 to 6; every other function gets the same rows
 ROWS = 3
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # What the page documents, and what it says does not hold
 
 
 def documented_functions() -> set[str]:
-    """Dotted names of the public functions api.md documents (autofunction, automodule :members:)."""
+    """Dotted names of the public functions api.md documents (autofunction, automodule
+    :members:)."""
     text = API.read_text()
     names = set(re.findall(r"^\.\. autofunction:: (lnlib\.[\w.]+)$", text, re.M))
     for module_name in re.findall(r"^\.\. automodule:: (lnlib\.[\w.]+)\n\s+:members:", text, re.M):
@@ -55,10 +56,11 @@ def documented_functions() -> set[str]:
 
 
 def exemptions() -> dict[str, dict]:
-    """api.md's list "Where these rules do not hold": name -> {"rules": {2, 3}, "only": {"var"} or None}.
+    """api.md's list "Where these rules do not hold": name -> {"rules": {2, 3}, "only": {"var"} or
+    None}.
 
-    Each item names functions in backticks (``lnlib.x.y``), the rules they drop ("rules 2 and 3"), and,
-    when the exception concerns some of their results only, those results in backticks (`var`).
+    Each item names functions in backticks (``lnlib.x.y``), the rules they drop ("rules 2 and 3"),
+    and, when the exception concerns some of their results only, those results in backticks (`var`).
     """
     text = API.read_text()
     if "Where these rules do not hold" not in text:
@@ -77,13 +79,14 @@ def exemptions() -> dict[str, dict]:
     return table
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # The inputs
 
 
 @dataclass(repr=False)
 class Case:
-    """One input: x = u * 2**k exactly, so float64 on u is a reference that cannot overflow or underflow."""
+    """One input: x = u * 2**k exactly, so float64 on u is a reference that cannot overflow or
+    underflow."""
 
     name: str
     rules: set  # the rules of "How lnlib computes, everywhere" this input tests
@@ -168,8 +171,9 @@ CASES = [
     make_case("complex gamma", {3}, np.float32, 2.0, gamma_dtype=np.complex128, error=r"complex"),
 ]
 
-# ---------------------------------------------------------------------------------------------------
-# float64 references in the units of u; each result is (value in u's units, power p): value * 2**(p*k)
+# --------------------------------------------------------------------------------------------------
+# float64 references in the units of u; each result is (value in u's units, power p): value *
+# 2**(p*k)
 
 
 def layer_reference(case, *, centre=True, unbiased=False, eps_outside=False):
@@ -215,7 +219,8 @@ def layer_reference(case, *, centre=True, unbiased=False, eps_outside=False):
 
 
 def representable(value_u, power, k, dtype) -> bool:
-    """value_u * 2**(power*k) is finite and, unless 0, its largest entry neither overflows dtype nor rounds to 0."""
+    """value_u * 2**(power*k) is finite and, unless 0, its largest entry neither overflows dtype nor
+    rounds to 0."""
     if not np.all(np.isfinite(value_u)):
         return False
     largest = float(np.max(np.abs(value_u)))
@@ -234,7 +239,7 @@ def tolerance(dtype) -> float:
     ]
 
 
-# ---------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # The functions, each called on a case: a dict of named results, and the names of their references
 
 
@@ -338,7 +343,8 @@ def _group_norm(c):
 
 
 def _batch_norm(c):
-    # statistics over axis 0 of x.T (one feature per row of x); gamma and beta per feature, as broadcast below
+    # statistics over axis 0 of x.T (one feature per row of x); gamma and beta per feature, as
+    # broadcast below
     gamma, beta = c.gamma[0], c.beta[0]
     y = norms.batch_norm(c.x.T, np.full(ROWS, gamma), np.full(ROWS, beta), eps=c.eps, axis=0)
     return {"y_batch": y.T}
@@ -552,13 +558,13 @@ FUNCTIONS = {
     ],
     "lnlib.variants.layer_norm_eps_outside_sqrt": [("", _eps_outside, True)],
     "lnlib.variants.annotated_transformer_layer_norm": [("", _annotated, True)],
-    "lnlib.variance.variance": [(m, _variance(m), False) for m in variance.METHODS],
-    "lnlib.variance.welford": [("", _welford_state, False)],
-    "lnlib.variance.chan_merge": [("", _chan_merge, False)],
-    "lnlib.variance.exact_variance": [("", _exact_variance, False)],
+    "lnlib.variance_algorithms.variance": [(m, _variance(m), False) for m in variance.METHODS],
+    "lnlib.variance_algorithms.welford": [("", _welford_state, False)],
+    "lnlib.variance_algorithms.chan_merge": [("", _chan_merge, False)],
+    "lnlib.variance_algorithms.exact_variance": [("", _exact_variance, False)],
     "lnlib.symbolic.numeric_backward": [("", _numeric_backward, True)],
-    # uncompiled only: numba's compilation takes seconds per dtype, and test_fused_guarantees.py runs these
-    # inputs through both modes (which api.md says agree)
+    # uncompiled only: numba's compilation takes seconds per dtype, and test_fused_guarantees.py
+    # runs these inputs through both modes (which api.md says agree)
     "lnlib.fused.fused_layer_norm": [
         (stats, _fused(False, stats), True) for stats in fused.STATISTICS
     ],
@@ -580,18 +586,24 @@ CONSTANT_ROW_IS_VALID = {
     "lnlib.harness.torch_rms_norm[backward]",
     "lnlib.variants.sample_variance",
     "lnlib.variants.sample_variance[unbiased]",
-    "lnlib.variance.welford",
-    "lnlib.variance.chan_merge",
-    "lnlib.variance.exact_variance",
-    *(f"lnlib.variance.variance[{m}]" for m in variance.METHODS),
+    "lnlib.variance_algorithms.welford",
+    "lnlib.variance_algorithms.chan_merge",
+    "lnlib.variance_algorithms.exact_variance",
+    *(f"lnlib.variance_algorithms.variance[{m}]" for m in variance.METHODS),
 }
 
 #: documented functions that normalize no input and compute no variance or gradient of one
 NOT_COMPUTING = {
-    "lnlib.forward.to_storage": "rounds a result to its storage dtype (checked through every function here)",
+    "lnlib.forward.to_storage": (
+        "rounds a result to its storage dtype (checked through every function here)"
+    ),
     "lnlib.backward.relative_error": "compares two arrays",
-    "lnlib.harness.check_layer_norm": "checks another implementation (tests/library/test_harness*.py)",
-    "lnlib.harness.check_rms_norm": "checks another implementation (tests/library/test_harness_rms.py)",
+    "lnlib.harness.check_layer_norm": (
+        "checks another implementation (tests/library/test_harness*.py)"
+    ),
+    "lnlib.harness.check_rms_norm": (
+        "checks another implementation (tests/library/test_harness_rms.py)"
+    ),
     "lnlib.harness.harness_inputs": "makes the harness's inputs",
     "lnlib.harness.rounding_bias": "measures a rounding bias",
     "lnlib.compare.compare": "compares two arrays",
@@ -599,8 +611,8 @@ NOT_COMPUTING = {
     "lnlib.norms.statistic_ids": "labels entries, no arithmetic",
     "lnlib.variants.std_inside": "a formula of a given variance and eps, for the chapter's plots",
     "lnlib.variants.std_outside": "a formula of a given variance and eps, for the chapter's plots",
-    "lnlib.variance.variance_relative_error": "compares two variances",
-    "lnlib.variance.unit_roundoff": "a dtype's constant",
+    "lnlib.variance_algorithms.variance_relative_error": "compares two variances",
+    "lnlib.variance_algorithms.unit_roundoff": "a dtype's constant",
     "lnlib.fused.numba_available": "reports an installation",
     "lnlib.fused.set_threads": "sets a thread count",
     "lnlib.fused.threads": "reports a thread count",
@@ -715,7 +727,8 @@ def test_promises(name, label, call, case):
 
 
 def check(name, label, call, case, skip=()):
-    """The right result (results named in `skip` aside), or the right error; AssertionError otherwise."""
+    """The right result (results named in `skip` aside), or the right error; AssertionError
+    otherwise."""
     with warnings.catch_warnings():
         warnings.simplefilter(
             "ignore"
@@ -744,7 +757,8 @@ def check(name, label, call, case, skip=()):
         value_u, power = refs[key]
         got = np.asarray(got)
         assert representable(value_u, power, case.k, got.dtype), (
-            f"{key} does not fit {got.dtype.name}, and {name} returned it instead of raising: {got.ravel()[:4]}"
+            f"{key} does not fit {got.dtype.name}, and {name} returned it instead of raising: "
+            f"{got.ravel()[:4]}"
         )
         expected = np.ldexp(value_u, power * case.k)
         actual = got.astype(np.float64)

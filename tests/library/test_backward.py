@@ -1,4 +1,5 @@
-"""lnlib.backward: the closed-form backward pass against finite differences, its identities, and its errors.
+"""lnlib.backward: the closed-form backward pass against finite differences, its identities, and its
+errors.
 
 The closed form is checked against an independent computation each time: central
 finite differences of the forward pass, the explicit Jacobian, or (in
@@ -30,7 +31,8 @@ CASES = [
 
 
 def random_problem(shape, axis, seed):
-    """Non-trivial inputs: x off-centre and off-scale, gamma away from 1, beta away from 0, dy random."""
+    """Non-trivial inputs: x off-centre and off-scale, gamma away from 1, beta away from 0, dy
+    random."""
     rng = np.random.default_rng(seed)
     x = rng.normal(rng.normal(), rng.uniform(0.5, 3.0), size=shape)
     axes = tuple(a % len(shape) for a in np.atleast_1d(axis))
@@ -42,7 +44,8 @@ def random_problem(shape, axis, seed):
 
 
 def broadcast(param, ndim, axes):
-    """A parameter of the normalized shape, reshaped to broadcast against x (size 1 on the other axes)."""
+    """A parameter of the normalized shape, reshaped to broadcast against x (size 1 on the other
+    axes)."""
     shape = [1] * ndim
     for a, size in zip(axes, param.shape):
         shape[a] = size
@@ -80,10 +83,10 @@ def test_default_gamma_is_one():
 
 
 def test_hand_computed_example():
-    # x = [2, 4, 6, 8]: mean 5, var 5, s = sqrt(5), xhat = [-3, -1, 1, 3] / sqrt(5); eps = 0, gamma = 1.
-    # dy = e_1: mean(dxhat) = 1/4, mean(dxhat * xhat) = -3 / (4 sqrt 5), so
-    # dx = (e_1 - 1/4 + xhat * 3 / (4 sqrt 5)) / sqrt 5 = (e_1 - 1/4 + [-9, -3, 3, 9] / 20) / sqrt 5
-    #    = [0.3, -0.4, -0.1, 0.2] / sqrt 5.
+    # x = [2, 4, 6, 8]: mean 5, var 5, s = sqrt(5), xhat = [-3, -1, 1, 3] / sqrt(5); eps = 0, gamma
+    # = 1. dy = e_1: mean(dxhat) = 1/4, mean(dxhat * xhat) = -3 / (4 sqrt 5), so dx = (e_1 - 1/4 +
+    # xhat * 3 / (4 sqrt 5)) / sqrt 5 = (e_1 - 1/4 + [-9, -3, 3, 9] / 20) / sqrt 5    = [0.3, -0.4,
+    # -0.1, 0.2] / sqrt 5.
     dx, dgamma, dbeta = layer_norm_backward([1.0, 0.0, 0.0, 0.0], [2.0, 4.0, 6.0, 8.0], eps=0)
     np.testing.assert_allclose(
         dx, np.array([0.3, -0.4, -0.1, 0.2]) / np.sqrt(5), rtol=1e-14, atol=1e-15
@@ -131,10 +134,10 @@ def test_dx_sums_to_zero_over_every_slice(shape, axis, eps):
 @pytest.mark.parametrize("shape, axis", CASES)
 @pytest.mark.parametrize("eps", [0.0, 1e-5, 0.5])
 def test_dx_dot_xhat_is_what_eps_leaves_over(shape, axis, eps):
-    # sum_i dx_i xhat_i = (1/s) [sum dxhat xhat - mean(dxhat) sum xhat - mean(dxhat xhat) sum xhat^2]
-    # with sum xhat = 0 and sum xhat^2 = H var / (var + eps):
-    #                   = (H m / s) (1 - var / (var + eps)) = H m eps / ((var + eps) s),  m = mean(dxhat xhat).
-    # So it is exactly 0 when eps = 0.
+    # sum_i dx_i xhat_i = (1/s) [sum dxhat xhat - mean(dxhat) sum xhat - mean(dxhat xhat) sum
+    # xhat^2] with sum xhat = 0 and sum xhat^2 = H var / (var + eps):                   = (H m / s)
+    # (1 - var / (var + eps)) = H m eps / ((var + eps) s),  m = mean(dxhat xhat). So it is exactly 0
+    # when eps = 0.
     x, gamma, _, dy = random_problem(shape, axis, seed=8)
     steps = layer_norm_steps(x, eps=eps, axis=axis)
     dx, _, _ = layer_norm_backward(dy, x, gamma, eps=eps, axis=axis)
@@ -152,7 +155,8 @@ def test_dx_dot_xhat_is_what_eps_leaves_over(shape, axis, eps):
 
 @pytest.mark.parametrize("alpha", [0.01, 0.5, 3.0, 250.0])
 def test_gradient_at_alpha_x_is_gradient_at_x_over_alpha_for_positive_alpha_and_eps_zero(alpha):
-    # LN(alpha z) = LN(z) for alpha > 0, eps = 0, so alpha * J(alpha x) = J(x): J(alpha x) = J(x) / alpha.
+    # LN(alpha z) = LN(z) for alpha > 0, eps = 0, so alpha * J(alpha x) = J(x): J(alpha x) = J(x) /
+    # alpha.
     x, gamma, _, dy = random_problem((3, 6), -1, seed=9)
     at_x, _, _ = layer_norm_backward(dy, x, gamma, eps=0)
     at_scaled, _, _ = layer_norm_backward(dy, alpha * x, gamma, eps=0)
@@ -161,7 +165,8 @@ def test_gradient_at_alpha_x_is_gradient_at_x_over_alpha_for_positive_alpha_and_
 
 @pytest.mark.parametrize("alpha", [-0.5, -2.0])
 def test_negative_alpha_flips_the_output_so_the_gradient_scales_by_minus_one_over_alpha(alpha):
-    # LN(alpha z) = -LN(z) for alpha < 0, so alpha * J(alpha x) = -J(x): J(alpha x) = J(x) / |alpha|, not J(x) / alpha.
+    # LN(alpha z) = -LN(z) for alpha < 0, so alpha * J(alpha x) = -J(x): J(alpha x) = J(x) /
+    # |alpha|, not J(x) / alpha.
     x, gamma, _, dy = random_problem((3, 6), -1, seed=10)
     at_x, _, _ = layer_norm_backward(dy, x, gamma, eps=0)
     at_scaled, _, _ = layer_norm_backward(dy, alpha * x, gamma, eps=0)
@@ -170,7 +175,8 @@ def test_negative_alpha_flips_the_output_so_the_gradient_scales_by_minus_one_ove
 
 
 def test_eps_breaks_the_one_over_alpha_scaling_for_small_inputs():
-    # With eps > 0 and var(alpha x) comparable to eps, sqrt(alpha^2 var + eps) != alpha sqrt(var + eps).
+    # With eps > 0 and var(alpha x) comparable to eps, sqrt(alpha^2 var + eps) != alpha sqrt(var +
+    # eps).
     x, gamma, _, dy = random_problem((3, 6), -1, seed=12)
     x = x / x.std(axis=-1, keepdims=True)  # unit variance per row
     alpha = 1e-3  # var(alpha x) = 1e-6, below eps = 1e-5
@@ -321,7 +327,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 @st.composite
 def problems(draw):
-    """A random shape (1 to 3 axes of 2 to 5), a random non-empty set of normalized axes, a random eps."""
+    """A random shape (1 to 3 axes of 2 to 5), a random non-empty set of normalized axes, a random
+    eps."""
     shape = tuple(draw(st.lists(st.integers(2, 5), min_size=1, max_size=3)))
     axes = tuple(sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
     eps = draw(st.sampled_from([0.0, 1e-8, 1e-5, 1e-2, 1.0]))
@@ -338,8 +345,8 @@ def test_random_shapes_axes_and_eps_match_finite_differences_to_1e_6(problem):
     numeric_gamma = numerical_gradient(
         lambda g: layer_norm(x, g, beta, eps=eps, axis=axes), gamma, dy
     )
-    # Relative to the gradient's size, or to its natural scale max|gamma dy| / s when it is (nearly) zero:
-    # with H = 2 and eps = 0 the output is always (-1, 1) and the true dx is exactly 0.
+    # Relative to the gradient's size, or to its natural scale max|gamma dy| / s when it is (nearly)
+    # zero: with H = 2 and eps = 0 the output is always (-1, 1) and the true dx is exactly 0.
     natural = (
         np.abs(gamma).max()
         * np.abs(dy).max()

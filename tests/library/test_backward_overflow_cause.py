@@ -1,7 +1,8 @@
-"""layer_norm_backward refuses an overflowing gradient and names its real cause (chapter "Gradients through LayerNorm").
+"""layer_norm_backward refuses an overflowing gradient and names its real cause (chapter "Gradients
+through LayerNorm").
 
-gamma and beta are not arguments of the backward pass's overflow: dx grows with rstd = 1 / sqrt(var + eps)
-and with dy * gamma; dgamma and dbeta are sums of dy over rows. Each message must say so.
+gamma and beta are not arguments of the backward pass's overflow: dx grows with rstd = 1 / sqrt(var
++ eps) and with dy * gamma; dgamma and dbeta are sums of dy over rows. Each message must say so.
 """
 
 import warnings

@@ -1,4 +1,5 @@
-"""lnlib.norms.batch_norm_backward: sympy's derivation = numpy = finite differences = PyTorch autograd.
+"""lnlib.norms.batch_norm_backward: sympy's derivation = numpy = finite differences = PyTorch
+autograd.
 
 Training mode (batch statistics). The sympy tests prove the closed form for one feature over a batch
 of N symbols; the numeric tests check every axis layout batch_norm takes, the saved statistics, the
@@ -12,7 +13,8 @@ from lnlib import batch_norm, batch_norm_backward, layer_norm_backward, symbolic
 from lnlib.backward import numerical_gradient, relative_error
 from lnlib.validation import BFLOAT16
 
-# (shape, batch axes): a dense layer, an image batch, statistics over two axes of a 3-D tensor, one feature
+# (shape, batch axes): a dense layer, an image batch, statistics over two axes of a 3-D tensor, one
+# feature
 LAYOUTS = [((5, 3), 0), ((2, 3, 2, 2), (0, 2, 3)), ((3, 2, 4), (0, 2)), ((6, 1), 0)]
 
 

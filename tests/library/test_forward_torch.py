@@ -1,4 +1,5 @@
-"""lnlib.layer_norm against torch.nn.functional.layer_norm (skipped, with a reason, without PyTorch)."""
+"""lnlib.layer_norm against torch.nn.functional.layer_norm (skipped, with a reason, without
+PyTorch)."""
 
 import numpy as np
 import pytest

@@ -35,9 +35,13 @@ from lnlib.harness import CASES, Case, check_layer_norm
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters" / "14_memory_speed.ipynb"
-NUMBA_MISSING = 'numba is not installed, so the compiled kernels are not tested; install it with pip install "lnlib[kernels]"'
+NUMBA_MISSING = (
+    "numba is not installed, so the compiled kernels are not tested; "
+    'install it with pip install "lnlib[kernels]"'
+)
 
-#: More shapes and edge cases than the harness's defaults: odd and large H, one row, many rows, huge offsets.
+#: More shapes and edge cases than the harness's defaults: odd and large H, one row, many rows, huge
+#: offsets.
 WIDE_CASES = (
     *CASES,
     Case("one row, H = 4099", (1, 4099)),
@@ -209,7 +213,8 @@ def test_bad_inputs_get_clear_errors():
 
 
 def test_lnlib_and_the_chapter_work_without_numba():
-    """numba made unimportable: lnlib, its explorers and every code cell of the chapter run; the kernels say how to install it."""
+    """numba made unimportable: lnlib, its explorers and every code cell of the chapter run; the
+    kernels say how to install it."""
     script = textwrap.dedent(f"""
         import json, sys
         sys.modules["numba"] = None  # import numba now raises ImportError
@@ -309,7 +314,8 @@ def test_the_ordinary_copy_copies_with_ordinary_vector_stores(numba):
 
 
 def test_results_keep_both_copies_and_preallocated_runs_apart():
-    """KernelResults on a small made-up file: each copy's floor, fresh and preallocated entries, old files."""
+    """KernelResults on a small made-up file: each copy's floor, fresh and preallocated entries, old
+    files."""
     from lnlib.book.experiments.memory_speed import KernelResults
 
     def copy(store, size, rate):
@@ -373,7 +379,8 @@ def test_results_keep_both_copies_and_preallocated_runs_apart():
 
 
 def test_far_from_neighbours_flags_a_lone_dip_or_peak_not_a_trend_nor_an_end():
-    """KernelResults.far_from_neighbours on made-up series: a point off both neighbours by over the factor."""
+    """KernelResults.far_from_neighbours on made-up series: a point off both neighbours by over the
+    factor."""
     from lnlib.book.experiments.memory_speed import KernelResults
 
     def timed(rows, seconds):
@@ -460,7 +467,8 @@ def test_committed_benchmark_results_describe_their_machine_and_cover_the_sweeps
         if k["implementation"] == "fused (numba)"
     }
     assert kept == fresh  # every fused float32 shape timed both ways
-    # PyTorch's native_layer_norm.out is its fresh-output kernel plus copy_: never timed as preallocated
+    # PyTorch's native_layer_norm.out is its fresh-output kernel plus copy_: never timed as
+    # preallocated
     assert {k["implementation"] for k in results["preallocated"]} == {"fused (numba)"}
     assert results["machine"]["glibc"]["mmap_threshold_max"] == 32 * 2**20
     # on all cores each thread's memcpy copies its own piece: the largest piece must stream too

@@ -1,9 +1,10 @@
 """lnlib.fused keeps api.md's "How lnlib computes, everywhere", compiled and uncompiled alike.
 
-Chapter "LayerNorm at the speed of memory". The fast path checks two numbers per row (mean, rstd) and hands
-the rows it cannot trust (huge, tiny, constant, non-finite) to lnlib.forward; gamma and beta are checked as core
-checks them; the output is read again only when gamma and beta could make it overflow. Each expected value
-here is computed independently, in float64 on inputs scaled by an exact power of two, or by hand.
+Chapter "LayerNorm at the speed of memory". The fast path checks two numbers per row (mean, rstd)
+and hands the rows it cannot trust (huge, tiny, constant, non-finite) to lnlib.forward; gamma and
+beta are checked as core checks them; the output is read again only when gamma and beta could make
+it overflow. Each expected value here is computed independently, in float64 on inputs scaled by an
+exact power of two, or by hand.
 """
 
 import warnings
@@ -16,7 +17,10 @@ from lnlib import fused
 from lnlib.backward import layer_norm_backward
 from lnlib.forward import layer_norm
 
-NUMBA_MISSING = 'numba is not installed, so the compiled kernels are not tested; install it with pip install "lnlib[kernels]"'
+NUMBA_MISSING = (
+    "numba is not installed, so the compiled kernels are not tested; "
+    'install it with pip install "lnlib[kernels]"'
+)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -28,14 +32,16 @@ def compiled(request):
 
 
 def quietly(function, *args, **kwargs):
-    """Call with every warning an error: the guarantees are kept without RuntimeWarnings on the way."""
+    """Call with every warning an error: the guarantees are kept without RuntimeWarnings on the
+    way."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return function(*args, **kwargs)
 
 
 def scaled_reference(x, exponent):
-    """LayerNorm (eps negligible) and rstd in float64 of ``x * 2**-exponent``: exact scaling, no overflow."""
+    """LayerNorm (eps negligible) and rstd in float64 of ``x * 2**-exponent``: exact scaling, no
+    overflow."""
     u = np.ldexp(x.astype(np.float64), -exponent)
     centred = u - u.mean(axis=-1, keepdims=True)
     std = np.sqrt((centred**2).mean(axis=-1))
@@ -186,9 +192,9 @@ def test_compiled_and_uncompiled_agree_to_rounding_on_ordinary_rows(dtype):
     u = float(np.finfo(work).eps) / 2
     larger = np.maximum(np.abs(fast), np.abs(slow))
     storage_ulp = np.ldexp(float(ml_dtypes.finfo(dtype).eps), np.frexp(larger)[1] - 1)
-    # only the order of the row's additions differs (SIMD lanes, FMA): the statistics' bound H u of each
-    # mode, on xhat (|xhat| < 4 here) and on gamma * xhat + beta; for 16-bit storage that difference can
-    # move a result across one rounding boundary of the storage dtype
+    # only the order of the row's additions differs (SIMD lanes, FMA): the statistics' bound H u of
+    # each mode, on xhat (|xhat| < 4 here) and on gamma * xhat + beta; for 16-bit storage that
+    # difference can move a result across one rounding boundary of the storage dtype
     allowed = 2 * 257 * u * (1 + larger) * 2
     if np.dtype(dtype).itemsize == 2:
         allowed = np.maximum(allowed, storage_ulp)
@@ -222,7 +228,7 @@ def test_backward_refuses_bad_saved_statistics_and_a_non_finite_dy(compiled):
         quietly(fused.fused_layer_norm_backward, dy, x, compiled=compiled)
 
 
-# --- out=: preallocated outputs (the chapter's large-shape runs) -----------------------------------
+# --- out=: preallocated outputs (the chapter's large-shape runs) ----------------------------------
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, BF16], ids=str)
@@ -332,7 +338,10 @@ def test_a_dy_of_another_dtype_is_refused_naming_both_dtypes_not_eps(compiled):
     # the kernel reads dy in x's dtype, the output's (PyTorch requires it too)
     x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float16)
     dy = np.array([[1e6, 0.0, 0.0, 0.0]], np.float32)
-    pattern = r"^dy is float32 and x is float16: .*pass dy in float16 \(its largest magnitude, 1e\+06, exceeds float16's 65504"
+    pattern = (
+        r"^dy is float32 and x is float16: .*pass dy in float16 "
+        r"\(its largest magnitude, 1e\+06, exceeds float16's 65504"
+    )
     with pytest.raises(ValueError, match=pattern) as caught:
         fused.fused_layer_norm_backward(dy, x, compiled=compiled)
     assert "eps" not in str(caught.value)
@@ -346,7 +355,7 @@ def test_a_dy_of_another_dtype_is_refused_naming_both_dtypes_not_eps(compiled):
         fused.fused_layer_norm_backward([[1.0, 0.0, 0.0, 0.0]], x, compiled=compiled)
 
 
-# --- the residual add fused with the norm -------------------------------------------------------
+# --- the residual add fused with the norm ---------------------------------------------------------
 
 
 def test_add_layer_norm_is_layer_norm_of_the_sum_in_float64(compiled):

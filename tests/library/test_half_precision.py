@@ -1,7 +1,8 @@
-"""float16 and bfloat16: lnlib keeps statistics in float32, as the frameworks do (chapter "Computing it right: numerics").
+"""float16 and bfloat16: lnlib keeps statistics in float32, as the frameworks do (chapter "Computing
+it right: numerics").
 
-Against PyTorch where it is installed (lnlib's error no worse than PyTorch's, against a float64 truth on
-the same rounded input), and against float64 lnlib always.
+Against PyTorch where it is installed (lnlib's error no worse than PyTorch's, against a float64
+truth on the same rounded input), and against float64 lnlib always.
 """
 
 import numpy as np
@@ -19,7 +20,8 @@ HALVES = {"float16": np.float16, "bfloat16": BFLOAT16}
 
 @st.composite
 def half_rows(draw):
-    """A (rows, H) float64 array: a random offset and spread (up to 300, past float16's square limit), seeded."""
+    """A (rows, H) float64 array: a random offset and spread (up to 300, past float16's square
+    limit), seeded."""
     rows, size = draw(st.integers(1, 4)), draw(st.integers(1, 96))
     offset, log_spread = draw(st.floats(-500, 500)), draw(st.floats(-2, 2.5))
     seed = draw(st.integers(0, 2**16))
@@ -53,7 +55,8 @@ def test_half_precision_error_is_no_worse_than_pytorch(torch, name, data):
         torch.float16 if name == "float16" else torch.bfloat16
     )
     theirs = torch.nn.functional.layer_norm(tensor, (x.shape[-1],)).float().numpy()
-    # no worse, up to one rounding of the output (the two round from slightly different float32 values)
+    # no worse, up to one rounding of the output (the two round from slightly different float32
+    # values)
     assert (
         _error(layer_norm(x), truth)
         <= _error(theirs, truth) + unit_roundoff(x.dtype) * np.abs(truth).max()
@@ -94,9 +97,10 @@ def test_saved_statistics_match_pytorch_native_layer_norm(torch):
     np.testing.assert_allclose(rstd, t_rstd.numpy(), rtol=1e-12)
 
 
-# --- mixed precision: float32 parameters beside 16-bit activations, as autocast training keeps them ---
+# --- mixed precision: float32 parameters beside 16-bit activations, as autocast keeps them ---
 
-#: More rows than float16 holds (65504), and far past where a float16 running sum of ones stalls (2048)
+#: More rows than float16 holds (65504), and far past where a float16 running sum of ones stalls
+#: (2048)
 MANY_ROWS = 70_000
 
 
@@ -116,7 +120,8 @@ def _mixed_backwards(compiled_fused=True):
 
 @pytest.mark.parametrize("name", sorted(HALVES))
 def test_float32_gamma_gets_float32_dgamma_dbeta_summed_in_float32(name):
-    # a float16 running sum of 70 000 ones stalls at 2048 (2048 + 1 rounds to 2048); float32 holds it exactly
+    # a float16 running sum of 70 000 ones stalls at 2048 (2048 + 1 rounds to 2048); float32 holds
+    # it exactly
     dy, x, gamma = _ones_problem(HALVES[name])
     exact_dgamma = layer_norm_backward(dy.astype(np.float64), x.astype(np.float64))[1]
     for function, backward in _mixed_backwards().items():
@@ -151,8 +156,9 @@ def test_without_a_float_gamma_array_the_float16_sum_is_refused_not_inf(gamma):
 
 
 def test_pytorch_stalls_at_2048_a_thread_over_70000_float16_rows_and_lnlib_sums_70000(torch):
-    # PyTorch 2.13.0's CPU backward sums dbeta in 16-bit partial sums, one per thread: each stalls at 2048
-    # (2048 + 1 rounds to 2048), so it returns 2048 times the thread count (measured at 1, 2 and 4 threads)
+    # PyTorch 2.13.0's CPU backward sums dbeta in 16-bit partial sums, one per thread: each stalls
+    # at 2048 (2048 + 1 rounds to 2048), so it returns 2048 times the thread count (measured at 1, 2
+    # and 4 threads)
     dy, x, gamma = _ones_problem(np.float16)
     threads = torch.get_num_threads()
     try:

@@ -1,4 +1,5 @@
-"""lnlib.harness: the harness passes correct implementations and catches the planted bugs (chapter "Check your own LayerNorm")."""
+"""lnlib.harness: the harness passes correct implementations and catches the planted bugs (chapter
+"Check your own LayerNorm")."""
 
 import numpy as np
 import pytest

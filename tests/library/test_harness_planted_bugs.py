@@ -1,9 +1,10 @@
 """The harness's default run flags every planted kernel bug and passes every correct implementation.
 
-Chapter "Check your own LayerNorm". Each bug is flagged by ``check_layer_norm(bug)`` with no arguments, and
-exactly on the cases that can show it: which those are follows from the cases' definitions (their H, offset,
-eps, layout), not from a stored run. The correct implementations (the numpy textbook, Welford, lnlib itself,
-PyTorch where installed) pass every check, the pooled rounding-bias check included.
+Chapter "Check your own LayerNorm". Each bug is flagged by ``check_layer_norm(bug)`` with no
+arguments, and exactly on the cases that can show it: which those are follows from the cases'
+definitions (their H, offset, eps, layout), not from a stored run. The correct implementations (the
+numpy textbook, Welford, lnlib itself, PyTorch where installed) pass every check, the pooled
+rounding-bias check included.
 """
 
 import math

@@ -1,7 +1,9 @@
-"""lnlib.harness.check_rms_norm passes correct RMSNorms and fails each planted bug; both checks use a kernel's saved statistics.
+"""lnlib.harness.check_rms_norm passes correct RMSNorms and fails each planted bug; both checks use
+a kernel's saved statistics.
 
-Chapters "LayerNorm and its family" and "Check your own LayerNorm". Every planted bug is one change to the
-correct kernel written here (a two-pass or Welford-style float32 RMSNorm that saves rstd for its backward).
+Chapters "LayerNorm and its family" and "Check your own LayerNorm". Every planted bug is one change
+to the correct kernel written here (a two-pass or Welford-style float32 RMSNorm that saves rstd for
+its backward).
 """
 
 import numpy as np
@@ -32,7 +34,8 @@ def kernel(
     save=lambda rstd: rstd,
     ms_term=True,
 ):
-    """A float32-statistics RMSNorm whose forward returns (y, saved rstd); each keyword plants one bug."""
+    """A float32-statistics RMSNorm whose forward returns (y, saved rstd); each keyword plants one
+    bug."""
 
     def statistics(x, eps):
         xw = x.astype(np.float32 if x.dtype.itemsize == 2 else x.dtype)

@@ -1,5 +1,6 @@
-"""The library stays a library: `import lnlib` loads nothing of the book's, no top-level module imports
-lnlib.book, and the top level stays small enough to read (CONTRIBUTING.md, "Layout"; ARCHITECTURE.md, "The layers")."""
+"""The library stays a library: `import lnlib` loads nothing of the book's, no top-level module
+imports lnlib.book, and the top level stays small enough to read (CONTRIBUTING.md, "Layout";
+ARCHITECTURE.md, "The layers")."""
 
 import ast
 import subprocess
@@ -31,7 +32,8 @@ def test_import_lnlib_loads_no_book_module():
 
 
 def imported_modules(path: Path) -> list[str]:
-    """Every module a file imports (anywhere in it, functions included), as an absolute dotted name."""
+    """Every module a file imports (anywhere in it, functions included), as an absolute dotted
+    name."""
     names = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -57,3 +59,92 @@ def test_no_library_module_imports_the_book():
 def test_the_library_is_at_most_14_top_level_modules():
     assert LIBRARY, "no lnlib/*.py found"
     assert len(LIBRARY) <= MAX_TOP_LEVEL, [path.name for path in LIBRARY]
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of the lnlib module at `path` (a package by its ``__init__.py``)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every lnlib module and the lnlib modules it imports, anywhere in it (functions included).
+
+    ``from .x import y`` counts as importing ``x.y`` when that is a module, else ``x``. The parent
+    packages Python imports on the way are not edges: a package's ``__init__`` re-exports its
+    modules, and counting it would make every module a cycle with its own package.
+    """
+    paths = sorted((ROOT / "lnlib").rglob("*.py"))
+    modules = {module_name(path): path for path in paths}
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                ]
+            else:
+                continue
+            edges |= {t for t in targets if t in modules and t != name}
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    planted = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(planted) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_import_graph_sees_relative_and_function_local_imports():
+    graph = import_graph()
+    assert "lnlib.book.explorers.web" in graph["lnlib.book.explorers.base"]  # inside a method
+    assert "lnlib.validation" in graph["lnlib.forward"]
+    assert "lnlib.book.figures.render" in graph["lnlib.book.explorers.web"]
+
+
+def test_no_lnlib_modules_import_each_other_in_a_cycle():
+    """A cycle makes what a module sees depend on which one was imported first (ARCHITECTURE.md,
+    "The layers"): every import, a function's included, goes one way."""
+    assert cycles(import_graph()) == []

@@ -1,4 +1,5 @@
-"""lnlib.norms: batch, instance, group and RMS norm, by hand, against each other, against PyTorch, and their errors."""
+"""lnlib.norms: batch, instance, group and RMS norm, by hand, against each other, against PyTorch,
+and their errors."""
 
 import numpy as np
 import pytest
@@ -18,7 +19,8 @@ from lnlib.norms import (
 
 
 def standardize_by_loops(x, ids, eps):
-    """Standardize every set of entries carrying the same id, with Python floats: an independent reference."""
+    """Standardize every set of entries carrying the same id, with Python floats: an independent
+    reference."""
     flat, labels = np.asarray(x, dtype=float).ravel(), ids.ravel()
     out = np.empty_like(flat)
     for label in set(labels.tolist()):
@@ -38,7 +40,8 @@ X = np.random.default_rng(0).normal(loc=2.0, scale=3.0, size=(3, 6, 2, 2))
 
 
 def test_batch_norm_by_hand():
-    # feature 1: values 1 and 3, mean 2, biased variance 1 -> -1, +1; feature 2: 10 and 30, mean 20, variance 100 -> -1, +1
+    # feature 1: values 1 and 3, mean 2, biased variance 1 -> -1, +1; feature 2: 10 and 30, mean 20,
+    # variance 100 -> -1, +1
     np.testing.assert_allclose(
         batch_norm([[1.0, 10.0], [3.0, 30.0]], eps=0.0), [[-1.0, -1.0], [1.0, 1.0]]
     )
@@ -52,7 +55,8 @@ def test_rms_norm_by_hand():
 
 
 def test_group_norm_by_hand():
-    # two groups of two channels: [1, 3] -> mean 2, var 1 -> [-1, 1]; [0, 10] -> mean 5, var 25 -> [-1, 1]
+    # two groups of two channels: [1, 3] -> mean 2, var 1 -> [-1, 1]; [0, 10] -> mean 5, var 25 ->
+    # [-1, 1]
     np.testing.assert_allclose(
         group_norm([[1.0, 3.0, 0.0, 10.0]], 2, eps=0.0), [[-1.0, 1.0, -1.0, 1.0]]
     )
@@ -100,7 +104,8 @@ def test_batch_norm_gamma_beta_are_per_feature():
 
 
 def test_running_statistics_follow_the_momentum_rule():
-    # two batches of one feature: [0, 2] (mean 1, unbiased var 2), then [4, 4, 4, 8] (mean 5, unbiased var 4)
+    # two batches of one feature: [0, 2] (mean 1, unbiased var 2), then [4, 4, 4, 8] (mean 5,
+    # unbiased var 4)
     running = RunningStats.start(1, momentum=0.5)
     batch_norm(np.array([[0.0], [2.0]]), running=running)
     np.testing.assert_allclose(
@@ -126,7 +131,8 @@ def test_batch_effects_layer_norm_ignores_the_batch_and_batch_norm_does_not():
         np.testing.assert_allclose(
             effects.layer_in_batches[size], np.broadcast_to(effects.layer, (50, 3))
         )
-    # two values a, b standardize to +-|a - b| / sqrt((a - b)**2 + 4 eps): +-1 up to eps's small pull towards 0
+    # two values a, b standardize to +-|a - b| / sqrt((a - b)**2 + 4 eps): +-1 up to eps's small
+    # pull towards 0
     np.testing.assert_allclose(np.abs(effects.training[2]), 1.0, atol=1e-2)
     assert effects.spread(2) > effects.spread(8) > effects.spread(64) > 0
 

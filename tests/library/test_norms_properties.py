@@ -1,4 +1,5 @@
-"""Property tests of lnlib.norms with hypothesis: the invariance each member's statistics set implies, for every input."""
+"""Property tests of lnlib.norms with hypothesis: the invariance each member's statistics set
+implies, for every input."""
 
 import numpy as np
 from hypothesis import assume, given, settings

@@ -14,7 +14,7 @@ from lnlib.book.experiments.gamma_beta import best_shared_scale_shift
 from lnlib.forward import layer_norm, layer_norm_steps
 from lnlib.norms import RunningStats, batch_norm, instance_norm, normalize, rms_norm
 from lnlib.validation import BFLOAT16
-from lnlib.variance import variance_relative_error
+from lnlib.variance_algorithms import variance_relative_error
 
 U16 = 2.0**-11  # float16's unit roundoff
 RNG = np.random.default_rng(13)
@@ -70,7 +70,8 @@ def test_the_storage_dtype_mode_computes_everything_in_float16_and_is_less_accur
     assert storage > 2 * framework
 
 
-# Was: huge finite inputs gave zeros (the squares overflowed), with eps = 0 and eps > 0, in float32 and float64.
+# Was: huge finite inputs gave zeros (the squares overflowed), with eps = 0 and eps > 0, in float32
+# and float64.
 @pytest.mark.parametrize(
     "dtype, magnitude", [(np.float32, 1e30), (np.float64, 1e200), (np.float64, 1e307)]
 )
@@ -89,13 +90,15 @@ def test_huge_finite_inputs_are_normalized_by_scale_invariance(dtype, magnitude,
 
 def test_tiny_inputs_keep_eps_in_the_same_units():
     x = RNG.normal(size=(2, 8)) * 1e-200
-    # var is about 1e-400, which float64 cannot hold; next to eps it is nothing: y = (x - mean) / sqrt(eps)
+    # var is about 1e-400, which float64 cannot hold; next to eps it is nothing: y = (x - mean) /
+    # sqrt(eps)
     expected = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(1e-5)
     np.testing.assert_allclose(layer_norm(x, eps=1e-5), expected, rtol=1e-12)
     np.testing.assert_allclose(layer_norm(x, eps=0.0), layer_norm(x * 1e200, eps=0.0), rtol=1e-12)
 
 
-# Was: the zero-variance guard tested eps as a Python float, so eps = 1e-8 with float16 gave NaN silently.
+# Was: the zero-variance guard tested eps as a Python float, so eps = 1e-8 with float16 gave NaN
+# silently.
 @pytest.mark.parametrize("normalize_fn", [layer_norm, rms_norm, instance_norm])
 def test_an_eps_that_rounds_to_zero_in_the_working_dtype_is_refused(normalize_fn):
     x = np.zeros((1, 2, 4), np.float16) + (0 if normalize_fn is rms_norm else 3)
@@ -107,7 +110,8 @@ def test_an_eps_that_rounds_to_zero_in_the_working_dtype_is_refused(normalize_fn
     assert np.isfinite(y).all() and not y.any()
 
 
-# Was: gamma was checked finite before the cast, so a gamma that overflows float16 gave +-inf outputs.
+# Was: gamma was checked finite before the cast, so a gamma that overflows float16 gave +-inf
+# outputs.
 def test_gamma_is_checked_after_the_cast_and_the_output_after_rounding():
     x = RNG.normal(size=(2, 4)).astype(np.float16)
     with pytest.raises(ValueError, match="gamma contains infinity .* after rounding it to float16"):
@@ -118,7 +122,8 @@ def test_gamma_is_checked_after_the_cast_and_the_output_after_rounding():
         layer_norm(x, gamma=np.full(4, 1e5))
 
 
-# Was: running statistics were never validated, and a negative or NaN variance gave NaN columns at inference.
+# Was: running statistics were never validated, and a negative or NaN variance gave NaN columns at
+# inference.
 @pytest.mark.parametrize(
     "var, match", [([1.0, -0.5], "negative at index"), ([1.0, np.nan], "contains NaN")]
 )
@@ -164,9 +169,7 @@ def test_the_divisor_is_named_for_what_it_is():
 
 # Was: two functions named relative_error with different meanings.
 def test_one_name_one_meaning_for_relative_error():
-    assert not hasattr(
-        sys.modules["lnlib.variance"], "relative_error"
-    )  # the module (lnlib.variance is the function)
+    assert not hasattr(sys.modules["lnlib.variance_algorithms"], "relative_error")
     assert variance_relative_error([1.5], [1.0]) == pytest.approx(0.5)
 
 

@@ -1,7 +1,9 @@
-"""lnlib.rms: RMS norm's backward pass equals sympy's derivation, finite differences and PyTorch autograd.
+"""lnlib.rms: RMS norm's backward pass equals sympy's derivation, finite differences and PyTorch
+autograd.
 
-Chapter "LayerNorm and its family". Every expected value is computed here by an independent route: sympy's
-gradient of the forward expression, central differences of lnlib's forward in float64, PyTorch's autograd.
+Chapter "LayerNorm and its family". Every expected value is computed here by an independent route:
+sympy's gradient of the forward expression, central differences of lnlib's forward in float64,
+PyTorch's autograd.
 """
 
 import numpy as np
@@ -159,7 +161,8 @@ def test_the_harness_shapes_and_dtypes_match_torch_autograd(torch):
     forward, backward = harness.torch_rms_norm()
     worst = {}
     # H = 1 is left to the harness's budget: there dx = rstd * gamma * dy * (1 - xhat**2) cancels
-    # (xhat**2 = x**2 / (x**2 + eps)), so both sides carry float32's error relative to dx's small size
+    # (xhat**2 = x**2 / (x**2 + eps)), so both sides carry float32's error relative to dx's small
+    # size
     cases = [case for case in harness.RMS_CASES if case.shape[-1] > 1]
     for (case, dtype), inputs in harness.harness_inputs(cases=cases).items():
         eps = 1e-6 if case.eps is None else case.eps

@@ -1,4 +1,5 @@
-"""lnlib.symbolic: the sympy derivation proves the closed form (differences simplify to 0), and its numbers match lnlib."""
+"""lnlib.symbolic: the sympy derivation proves the closed form (differences simplify to 0), and its
+numbers match lnlib."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ from lnlib.backward import layer_norm_backward, layer_norm_jacobian
 
 @pytest.fixture(scope="module", params=[3, 4], ids=lambda h: f"H={h}")
 def derivation(request):
-    """The symbols of width H and the three derivations of dx, computed once per H for the whole module."""
+    """The symbols of width H and the three derivations of dx, computed once per H for the whole
+    module."""
     sym = symbolic.make_symbols(request.param)
     return {
         "sym": sym,
@@ -37,7 +39,8 @@ def test_chain_rule_node_by_node_equals_closed_form_symbolically(sym, derivation
 def test_chain_rule_parameter_gradients(sym, derivation):
     steps = derivation["steps"]
     fwd = symbolic.forward(sym)
-    # dL/dbeta_i = dy_i and dL/dgamma_i = dy_i xhat_i, differentiated from the full loss as a second route
+    # dL/dbeta_i = dy_i and dL/dgamma_i = dy_i xhat_i, differentiated from the full loss as a second
+    # route
     assert steps["dbeta"] == tuple(sp.diff(fwd.loss, b) for b in sym.beta) == sym.dy
     assert symbolic.equal(
         symbolic.substitute_statistics(sym, steps["dgamma"]),
@@ -111,7 +114,8 @@ def test_source_formula_collapses_to_gamma_over_sigma_times_one_minus_one_over_h
 
 
 def test_source_formula_disagrees_with_the_true_diagonal_at_a_point(sym):
-    # x = (1, 2, ..., H), gamma = 1, eps = 0: the true J_11 = (1/s)(1 - 1/H - xhat_1^2 / H) < (1/s)(1 - 1/H).
+    # x = (1, 2, ..., H), gamma = 1, eps = 0: the true J_11 = (1/s)(1 - 1/H - xhat_1^2 / H) <
+    # (1/s)(1 - 1/H).
     point = {
         **{xi: i + 1 for i, xi in enumerate(sym.x)},
         **{g: 1 for g in sym.gamma},

@@ -1,4 +1,5 @@
-"""lnlib.variants: the biased and unbiased variance, eps outside the square root, the Annotated Transformer's LayerNorm.
+"""lnlib.variants: the biased and unbiased variance, eps outside the square root, the Annotated
+Transformer's LayerNorm.
 
 Expected values are derived by hand in the comments, or by a different formula,
 or by PyTorch (skipped with a reason where it is absent).
@@ -40,7 +41,8 @@ def test_documents_batch_variance_by_hand():
 
 
 def test_annotated_transformer_on_one_hot_by_hand():
-    # unbiased std s = 1/2 (above): (x - 1/4) / s = [3/4, -1/4, -1/4, -1/4] * 2 = [1.5, -0.5, -0.5, -0.5]
+    # unbiased std s = 1/2 (above): (x - 1/4) / s = [3/4, -1/4, -1/4, -1/4] * 2 = [1.5, -0.5, -0.5,
+    # -0.5]
     np.testing.assert_allclose(
         annotated_transformer_layer_norm(ONE_HOT, eps=0.0), [1.5, -0.5, -0.5, -0.5], rtol=1e-12
     )
@@ -53,7 +55,8 @@ def test_annotated_transformer_on_one_hot_by_hand():
 
 
 def test_standard_layer_norm_on_one_hot_by_hand():
-    # biased sigma = sqrt(3/16) = sqrt(3)/4: (3/4) / (sqrt(3)/4) = sqrt(3) = 1.732..., (-1/4) / (sqrt(3)/4) = -1/sqrt(3)
+    # biased sigma = sqrt(3/16) = sqrt(3)/4: (3/4) / (sqrt(3)/4) = sqrt(3) = 1.732..., (-1/4) /
+    # (sqrt(3)/4) = -1/sqrt(3)
     expected = [math.sqrt(3), -1 / math.sqrt(3), -1 / math.sqrt(3), -1 / math.sqrt(3)]
     np.testing.assert_allclose(layer_norm(ONE_HOT, eps=0.0), expected, rtol=1e-12)
 
@@ -247,7 +250,8 @@ vectors = hnp.arrays(
 @settings(max_examples=150, deadline=None)
 @given(vectors, st.floats(-1e2, 1e2), st.floats(-1e3, 1e3))
 def test_variance_scales_with_the_square_and_ignores_shifts(x, scale, shift):
-    # a spread under about 1e-154 has a variance that underflows float64, which sample_variance refuses
+    # a spread under about 1e-154 has a variance that underflows float64, which sample_variance
+    # refuses
     assume(
         np.ptp(x) == 0 or (np.ptp(x) > 1e-150 and (scale == 0 or np.ptp(x) * abs(scale) > 1e-150))
     )

@@ -7,7 +7,7 @@ from lnlib.book.exercises.chapter import Exercises, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import PARAMETERS, KernelStep, memory_traffic
 from lnlib.book.experiments.numerics import shift_errors
-from lnlib.variance import chan_merge, welford
+from lnlib.variance_algorithms import chan_merge, welford
 
 #: Exercise 1's two chunks of one row (the question gives their counts, means and M₂ only).
 CHUNK_A, CHUNK_B = [1.0, 2.0, 3.0], [8.0, 9.0, 10.0, 11.0, 12.0]

@@ -391,11 +391,11 @@ def _sig(value, spec):
 
 def _profile_numbers(profiles, seeds, depth, width):
     """The placements' profiles in numbers (the two placement figures' reading)."""
-    summary = {scheme: placement_summary(p) for scheme, p in profiles.items()}
+    summary = {placement: placement_summary(p) for placement, p in profiles.items()}
     ms = prose.mean_sd
 
-    def of(scheme, key):
-        return summary[scheme][key]
+    def of(placement, key):
+        return summary[placement][key]
 
     def count(condition):
         return prose.number(int(np.sum(condition)))

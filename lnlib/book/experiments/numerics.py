@@ -1,7 +1,7 @@
 r"""The experiment of the chapter "Computing it right: numerics": each variance algorithm's error as the
 data's mean moves away from zero.
 
-The algorithms themselves, and the exact reference, are the library's (:mod:`lnlib.variance`).
+The algorithms themselves, and the exact reference, are the library's (:mod:`lnlib.variance_algorithms`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from ...backward import layer_norm_backward
 from ...validation import BFLOAT16, check_eps, compute_dtype
-from ...variance import (
+from ...variance_algorithms import (
     DTYPES,
     METHODS,
     _moments,

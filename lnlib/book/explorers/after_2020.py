@@ -9,7 +9,7 @@ import numpy as np
 
 from ..figures.after_2020 import explorer_figure
 from ..figures.render import FastRenderer
-from ..models.placements import SCHEME_LABELS, SCHEMES, placement_profile
+from ..models.placements import PLACEMENT_LABELS, PLACEMENTS, placement_profile
 from ..tools import prose
 from ..tools.progress import progress
 from .base import Explorer, described
@@ -29,21 +29,21 @@ def explorer_grid() -> dict:
     Returns
     -------
     dict
-        ``(scheme, depth, qk_scale, qk_norm) -> PlacementProfile``.
+        ``(placement, depth, qk_scale, qk_norm) -> PlacementProfile``.
     """
     settings = [
-        (scheme, depth, scale, norm)
-        for scheme in SCHEMES
+        (placement, depth, scale, norm)
+        for placement in PLACEMENTS
         for depth in DEPTHS
         for scale in QK_SCALES
         for norm in (False, True)
     ]
     measuring = progress(settings, "measuring every setting of the explorer", unit="setting")
     return {
-        (scheme, depth, scale, norm): placement_profile(
-            scheme, depth, WIDTH, seeds=SEEDS, qk_scale=scale, qk_norm=norm
+        (placement, depth, scale, norm): placement_profile(
+            placement, depth, WIDTH, seeds=SEEDS, qk_scale=scale, qk_norm=norm
         )
-        for scheme, depth, scale, norm in measuring
+        for placement, depth, scale, norm in measuring
     }
 
 
@@ -68,13 +68,13 @@ def _limits(grid: dict) -> dict:
 class After2020Explorer(Explorer):
     """Pick a placement, a depth and the query/key scale; the four per-layer measures follow (chapter "LayerNorm after 2020")."""
 
-    def __init__(self, scheme: str, depth: int, qk_scale: int, qk_norm: bool):
+    def __init__(self, placement: str, depth: int, qk_scale: int, qk_norm: bool):
         self.grid = explorer_grid()
         controls = {
-            "scheme": described(
+            "placement": described(
                 widgets.Dropdown(
-                    options=[(SCHEME_LABELS[s], s) for s in SCHEMES],
-                    value=scheme,
+                    options=[(PLACEMENT_LABELS[s], s) for s in PLACEMENTS],
+                    value=placement,
                     description="placement",
                 ),
                 "placement, where the normalizations sit in each layer",
@@ -97,7 +97,7 @@ class After2020Explorer(Explorer):
             ),
         }
         figure, self.panels = explorer_figure(
-            self.grid[(scheme, depth, qk_scale, qk_norm)],
+            self.grid[(placement, depth, qk_scale, qk_norm)],
             max_depth=max(DEPTHS),
             limits=_limits(self.grid),
             managed=False,
@@ -106,8 +106,8 @@ class After2020Explorer(Explorer):
             "Placements at initialization", controls, FastRenderer(figure, self.panels.artists)
         )
 
-    def compute(self, scheme, depth, qk_scale, qk_norm):
-        profile = self.grid[(scheme, depth, qk_scale, qk_norm)]
+    def compute(self, placement, depth, qk_scale, qk_norm):
+        profile = self.grid[(placement, depth, qk_scale, qk_norm)]
         self.panels.update(profile)
         stream, grads, angle = (
             profile.stream_sq.mean(axis=0),
@@ -123,7 +123,7 @@ class After2020Explorer(Explorer):
             "entropy": entropy,
         }
         readout = (
-            f"{SCHEME_LABELS[scheme]}, L = {depth}, H = {WIDTH} ({SEEDS} seeds): "
+            f"{PLACEMENT_LABELS[placement]}, L = {depth}, H = {WIDTH} ({SEEDS} seeds): "
             f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{prose.number(float(grads[-1] / grads[0]), '.2g')}</b>; "
             f"angle turned by layer 1 / layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; "
             f"attention entropy <b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
@@ -134,7 +134,7 @@ class After2020Explorer(Explorer):
                 "The queries and keys are scaled up and nothing normalizes them: the logits grow with the square of the scale "
                 "and each query attends to almost one key. Tick QK-norm to bound them."
             )
-        elif scheme == "olmo2" and not qk_norm:
+        elif placement == "olmo2" and not qk_norm:
             note = (
                 "OLMo 2's reordering leaves each branch's input unnormalized, so attention reads the growing stream and "
                 "its entropy falls with depth; OLMo 2 pairs it with QK-norm."
@@ -143,7 +143,7 @@ class After2020Explorer(Explorer):
 
 
 def after_2020_explorer(
-    scheme: str = "pre", depth: int = 16, qk_scale: int = 1, qk_norm: bool = False
+    placement: str = "pre", depth: int = 16, qk_scale: int = 1, qk_norm: bool = False
 ) -> After2020Explorer:
     """Explorer for the chapter "LayerNorm after 2020": variance, gradient, change per layer and attention entropy.
 
@@ -151,8 +151,8 @@ def after_2020_explorer(
 
     Parameters
     ----------
-    scheme : str, default "pre"
-        One of :data:`lnlib.book.models.placements.SCHEMES`.
+    placement : str, default "pre"
+        One of :data:`lnlib.book.models.placements.PLACEMENTS`.
     depth : int, default 16
         One of ``DEPTHS``.
     qk_scale : int, default 1
@@ -165,13 +165,13 @@ def after_2020_explorer(
         For a setting the explorer does not offer.
     """
     if (
-        scheme not in SCHEMES
+        placement not in PLACEMENTS
         or depth not in DEPTHS
         or qk_scale not in QK_SCALES
         or not isinstance(qk_norm, bool)
     ):
         raise ValueError(
-            f"after_2020_explorer offers scheme in {SCHEMES}, depth in {DEPTHS}, qk_scale in {QK_SCALES} and "
-            f"qk_norm True or False; got scheme={scheme!r}, depth={depth!r}, qk_scale={qk_scale!r}, qk_norm={qk_norm!r}."
+            f"after_2020_explorer offers placement in {PLACEMENTS}, depth in {DEPTHS}, qk_scale in {QK_SCALES} and "
+            f"qk_norm True or False; got placement={placement!r}, depth={depth!r}, qk_scale={qk_scale!r}, qk_norm={qk_norm!r}."
         )
-    return After2020Explorer(scheme, depth, qk_scale, qk_norm)
+    return After2020Explorer(placement, depth, qk_scale, qk_norm)

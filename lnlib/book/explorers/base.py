@@ -13,11 +13,13 @@ import base64
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import ipywidgets as widgets
 
 from ..figures.render import encode_png, overlay
 from ..tools.notebooks import website_build
+from .plans import Sweep
 
 __all__ = [
     "Explorer",
@@ -149,7 +151,12 @@ def log_slider(
     width: str = "360px",
     digits: int = 2,
 ) -> widgets.FloatLogSlider:
-    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move."""
+    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move.
+
+    It moves in `step` decades, and a value typed into its box moves to the nearest step (0.5 becomes
+    0.501 at the default 0.1): give it a `readout_format` that shows that value (``".3g"``), and say
+    the value used in the explorer's readout, so the numbers a reader checks by hand agree.
+    """
     return described(
         widgets.FloatLogSlider(
             value=value,
@@ -263,6 +270,10 @@ class Explorer(widgets.VBox):
     #: Controls per row in a grid, so that related controls line up in columns (chapter 07: each γᵢ above
     #: its βᵢ); None lets them wrap as the width allows.
     control_columns: int | None = None
+    #: What the website offers (:mod:`lnlib.book.explorers.plans`): grids for the float sliders, by
+    #: control name, or a :class:`~lnlib.book.explorers.plans.Sweep` of presets. An explorer without
+    #: float sliders needs none.
+    web_plan: dict | Sweep = MappingProxyType({})
 
     def __init__(self, title: str, controls: dict, renderer):
         unnamed = [

@@ -9,6 +9,7 @@ from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_varia
 from ..figures.epsilon import epsilon_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, log_slider
+from .plans import decades
 
 __all__ = ["epsilon_explorer"]
 
@@ -19,6 +20,8 @@ CENTRE = 1.0
 
 class EpsilonExplorer(Explorer):
     """Move ε and the input's spread; see the normalized vector shrink and the two placements of ε part ways."""
+
+    web_plan = {"eps": decades(-10, 0, 2), "spread": decades(-5, 1, 2)}
 
     def __init__(self, eps: float, spread: float):
         controls = {
@@ -31,6 +34,8 @@ class EpsilonExplorer(Explorer):
                 -5,
                 1,
                 what="spread δ, how far entries lie from 1: x = [1, 1 + δ, 1 − δ, 1]",
+                readout_format=".3g",
+                digits=3,
             ),
         }
         figure, self.bars, self.curves, self.marker = epsilon_figure(
@@ -54,7 +59,8 @@ class EpsilonExplorer(Explorer):
         self.curves.update(variance)
         self.marker.update(eps, std_in, std_out)
         readout = (
-            f"σ² = {variance:.3g}, ε = {eps:.2g}. ε inside √: output variance σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); "
+            # δ and ε as used: a value typed into a log slider moves to its nearest step (base.log_slider)
+            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {eps:.3g}. ε inside √: output variance σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); "
             f"ε added to σ: std <b>{std_out:.4g}</b>; largest gap between the two outputs: {np.max(np.abs(inside - outside)):.3g}"
         )
         note = ""

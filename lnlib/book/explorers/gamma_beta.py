@@ -9,6 +9,7 @@ from ..experiments.complete_examples import documents_embedding
 from ..figures.gamma_beta import gamma_beta_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, slider
+from .plans import Sweep, entries, steps
 
 __all__ = ["gamma_beta_explorer"]
 
@@ -19,6 +20,26 @@ TOKEN = (0.4, -0.9, 6.1, 0.2)
 
 class GammaBetaExplorer(Explorer):
     """Set a scale and a shift for each of four features; watch a small vector and a wide one's histogram follow."""
+
+    web_plan = Sweep(
+        presets={
+            "the chapter's γ and β": {
+                **entries("gamma", (0.5, 1, 2, -1)),
+                **entries("beta", (-2, 0, 1, 3)),
+            },
+            "initial: γ = 1, β = 0": {**entries("gamma", (1,) * 4), **entries("beta", (0,) * 4)},
+            "γ = 2, β = 0": {**entries("gamma", (2,) * 4), **entries("beta", (0,) * 4)},
+            "γ = 0.5, β = −1": {**entries("gamma", (0.5,) * 4), **entries("beta", (-1,) * 4)},
+            "one pair per group": {
+                **entries("gamma", (2, -1, 0.5, 1)),
+                **entries("beta", (1, -2, 0, 3)),
+            },
+        },
+        grids={
+            **{f"gamma{i}": steps(-2, 2, 0.25) for i in range(1, 5)},
+            **{f"beta{i}": steps(-3, 3, 0.5) for i in range(1, 5)},
+        },
+    )
 
     readout_lines = (
         4  # y, and the bars cut at the top when there are any (four lines at JupyterLab's width)

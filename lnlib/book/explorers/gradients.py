@@ -9,6 +9,7 @@ from ..figures.gradients import gradients_figure, scaled_pieces
 from ..figures.render import FastRenderer
 from ..tools.prose import number
 from .base import Explorer, described, slider
+from .plans import Sweep, entries, steps
 
 __all__ = ["gradients_explorer"]
 
@@ -17,6 +18,35 @@ EPS_OPTIONS = [("0", 0.0), ("1e-5", 1e-5), ("0.01", 1e-2), ("1", 1.0)]
 
 class GradientsExplorer(Explorer):
     """Drag an input vector x and an upstream gradient dy; dx, its three terms and the Jacobian follow (chapter "Gradients through LayerNorm")."""
+
+    web_plan = Sweep(
+        presets={
+            "x = [2, 4, 6, 8], generic dy, ε = 0": {
+                **entries("x", (2, 4, 6, 8)),
+                **entries("dy", (1.5, -0.5, 0, 0.5)),
+                "eps": 0.0,
+            },
+            "dy constant, ε = 0": {
+                **entries("x", (2, 4, 6, 8)),
+                **entries("dy", (1, 1, 1, 1)),
+                "eps": 0.0,
+            },
+            "dy ∝ x̂, ε = 0": {
+                **entries("x", (2, 4, 6, 8)),
+                **entries("dy", (-1.5, -0.5, 0.5, 1.5)),
+                "eps": 0.0,
+            },
+            "dy ∝ x̂, ε = 1": {
+                **entries("x", (2, 4, 6, 8)),
+                **entries("dy", (-1.5, -0.5, 0.5, 1.5)),
+                "eps": 1.0,
+            },
+        },
+        grids={
+            **{f"x{i}": steps(-8, 8, 2) for i in range(1, 5)},
+            **{f"dy{i}": steps(-2, 2, 0.5) for i in range(1, 5)},
+        },
+    )
 
     def __init__(self, x, dy, gamma, eps: float, x_range: float, dy_range: float):
         size = len(x)

@@ -7,12 +7,26 @@ import numpy as np
 from ..figures.mean import mean_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, slider
+from .plans import Sweep, entries, steps, with_presets
 
 __all__ = ["mean_explorer", "entry_sliders", "checked_entries"]
 
 
+#: The chapter's token 2 (its running example): eight features, feature 4 an outlier.
+OUTLIER_TOKEN = (0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3)
+
+
 class MeanExplorer(Explorer):
     """Drag the entries of a small vector; the mean line and the centred values follow."""
+
+    web_plan = Sweep(
+        presets={
+            "token 2: outlier at x4": entries("x", OUTLIER_TOKEN),
+            "token 2, outlier at 0": entries("x", (*OUTLIER_TOKEN[:3], 0, *OUTLIER_TOKEN[4:])),
+            "constant: all 1": entries("x", (1,) * 8),
+        },
+        grids=with_presets({f"x{i}": steps(-5, 15, 1) for i in range(1, 9)}, [OUTLIER_TOKEN]),
+    )
 
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
@@ -41,10 +55,6 @@ class MeanExplorer(Explorer):
         if np.ptp(x) == 0:
             note = "All entries are equal: every centred value is 0, and the variance will be 0 too (the chapter on ε shows why that matters)."
         return readout, note, {"mean": mu, "centred": centred}
-
-
-#: The chapter's token 2 (its running example): eight features, feature 4 an outlier.
-OUTLIER_TOKEN = (0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3)
 
 
 def mean_explorer(values=OUTLIER_TOKEN, *, low: float = -5.0, high: float = 15.0) -> MeanExplorer:

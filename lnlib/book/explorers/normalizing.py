@@ -11,6 +11,7 @@ from ..figures.normalizing import normalizing_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, described
 from .mean import entry_sliders
+from .plans import Sweep, entries, steps
 
 __all__ = ["normalizing_explorer"]
 
@@ -24,6 +25,16 @@ def _vector(values) -> str:
 
 class NormalizingExplorer(Explorer):
     """Three sliders for x and a choice of eps; the plane view and the bars follow."""
+
+    web_plan = Sweep(
+        presets={
+            "outlier: (0.5, −0.5, 3)": entries("x", (0.5, -0.5, 3)),
+            "x = (1, 2, 3)": entries("x", (1, 2, 3)),
+            "constant: (2, 2, 2)": entries("x", (2, 2, 2)),
+            "near-constant: (1, 1, 1.5)": entries("x", (1, 1, 1.5)),
+        },
+        grids={f"x{i}": steps(-3, 3, 0.5) for i in range(1, 4)},
+    )
 
     readout_lines = 4  # the statistics and the projection: four lines at the width of the live figure (LIVE_DPI)
 

@@ -7,12 +7,13 @@ from functools import lru_cache
 import ipywidgets as widgets
 import numpy as np
 
-from ...variance import DTYPES, METHODS
+from ...variance_algorithms import DTYPES, METHODS
 from ..experiments.numerics import error_sweep, shift_errors
 from ..figures.numerics import METHOD_STYLE, ErrorPanels
 from ..figures.render import FastRenderer
 from ..figures.style import new_figure
 from .base import Explorer, described, log_slider
+from .plans import decades
 
 __all__ = ["numerics_explorer"]
 
@@ -58,6 +59,8 @@ def _note(errors) -> str:
 
 class NumericsExplorer(Explorer):
     """Move the shift (mean / spread) and the precision; the markers show each algorithm's error there."""
+
+    web_plan = {"shift": decades(0, 5, 4)}
 
     def __init__(self, shift: float, dtype: str):
         controls = {

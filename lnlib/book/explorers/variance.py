@@ -10,6 +10,7 @@ from ..figures.render import FastRenderer
 from ..figures.variance import variance_figure
 from .base import Explorer, described
 from .mean import checked_entries, entry_sliders
+from .plans import Sweep, entries, steps, with_presets
 
 # The subscript of s_{H−1} in the readout, at line height 0 so that choosing the divisor H − 1 does not make
 # the readout taller and shift the page below the explorer (JupyterLab test: +4.6 px)
@@ -21,8 +22,25 @@ __all__ = ["variance_explorer"]
 DIVISORS = [("H (LayerNorm, numpy.var)", False), ("H − 1 (torch.std default)", True)]
 
 
+#: The chapter's running example: token 1, and token 2 = 3 × token 1 − 1, the same pattern stretched.
+TOKEN_1 = (1.3, 0.1, 2.0, -0.7, 0.8, -0.5)
+TOKEN_2 = tuple(round(3 * v - 1, 10) for v in TOKEN_1)
+
+
 class VarianceExplorer(Explorer):
     """Drag the entries; the deviations' squares, their average area σ² and the band μ ± σ follow."""
+
+    web_plan = Sweep(
+        presets={
+            "token 2 = 3 × token 1 − 1": entries("x", TOKEN_2),
+            "token 1": entries("x", TOKEN_1),
+            "constant: all 1": entries("x", (1,) * 6),
+        },
+        grids=with_presets(
+            {f"x{i}": steps(-3.5, 5.5, 0.5) for i in range(1, 7)},
+            [TOKEN_1, TOKEN_2],
+        ),
+    )
 
     def __init__(self, values, low: float, high: float):
         controls = entry_sliders(values, low, high)
@@ -58,11 +76,6 @@ class VarianceExplorer(Explorer):
                 "std": float(np.sqrt(variance)),
             },
         )
-
-
-#: The chapter's running example: token 1, and token 2 = 3 × token 1 − 1, the same pattern stretched.
-TOKEN_1 = (1.3, 0.1, 2.0, -0.7, 0.8, -0.5)
-TOKEN_2 = tuple(round(3 * v - 1, 10) for v in TOKEN_1)
 
 
 def variance_explorer(values=TOKEN_2, *, low: float = -3.5, high: float = 5.5) -> VarianceExplorer:

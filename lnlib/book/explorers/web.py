@@ -33,11 +33,9 @@ import numpy as np
 from PIL import Image
 
 from ..figures.render import overlay
-from .mean import OUTLIER_TOKEN
-from .variance import TOKEN_1, TOKEN_2
+from .plans import Sweep
 
 __all__ = [
-    "Sweep",
     "WebControl",
     "overlay",
     "web_controls",
@@ -65,138 +63,13 @@ class WebControl:
     spoken: tuple[str, ...] = ()  # each position's value as read out, with its unit (Meaning.text)
 
 
-@dataclass(frozen=True)
-class Sweep:
-    """Presets and one-entry sweeps, for an explorer with one slider per vector entry.
-
-    Parameters
-    ----------
-    presets : dict of str to dict
-        A name the reader sees, and the value of every swept control (``x1``, ``x2``, ...), and of any
-        other control the preset fixes (the website then offers no control for it).
-    grids : dict of str to tuple of float
-        The values the website's slider offers for each swept control; every preset's values lie on them.
-    """
-
-    presets: dict
-    grids: dict
-
-    def __post_init__(self):
-        for name, values in self.presets.items():
-            for entry, value in values.items():
-                if entry in self.grids and not np.isclose(self.grids[entry], value).any():
-                    raise ValueError(
-                        f"preset {name!r}: {entry} = {value} is not on the sweep grid {self.grids[entry]}."
-                    )
-
-
-def _steps(low: float, high: float, step: float) -> tuple[float, ...]:
-    return tuple(float(v) for v in np.round(np.arange(low, high + step / 2, step), 10))
-
-
-def _entries(prefix: str, values) -> dict:
-    return {f"{prefix}{i + 1}": float(v) for i, v in enumerate(values)}
-
-
-def _decades(low: int, high: int, per_decade: int) -> tuple[float, ...]:
-    return tuple(
-        float(10.0**e) for e in np.round(np.linspace(low, high, (high - low) * per_decade + 1), 10)
-    )
-
-
-def _with_presets(grids: dict, vectors) -> dict:
-    """Each entry's grid, with the entries of `vectors` (a chapter's running example) added where they fall off it."""
-    return {
-        name: tuple(sorted({*grid, *(float(np.round(v[i], 10)) for v in vectors)}))
-        for i, (name, grid) in enumerate(grids.items())
-    }
-
-
-#: What each explorer offers on the website, by class name: grids for its float sliders, or a Sweep.
-WEB_PLANS = {
-    "EpsilonExplorer": {"eps": _decades(-10, 0, 2), "spread": _decades(-5, 1, 2)},
-    "NumericsExplorer": {"shift": _decades(0, 5, 4)},
-    "MeanExplorer": Sweep(
-        presets={
-            "token 2: outlier at x4": _entries("x", OUTLIER_TOKEN),
-            "token 2, outlier at 0": _entries("x", (*OUTLIER_TOKEN[:3], 0, *OUTLIER_TOKEN[4:])),
-            "constant: all 1": _entries("x", (1,) * 8),
-        },
-        grids=_with_presets({f"x{i}": _steps(-5, 15, 1) for i in range(1, 9)}, [OUTLIER_TOKEN]),
-    ),
-    "VarianceExplorer": Sweep(
-        presets={
-            "token 2 = 3 × token 1 − 1": _entries("x", TOKEN_2),
-            "token 1": _entries("x", TOKEN_1),
-            "constant: all 1": _entries("x", (1,) * 6),
-        },
-        grids=_with_presets(
-            {f"x{i}": _steps(-3.5, 5.5, 0.5) for i in range(1, 7)},
-            [TOKEN_1, TOKEN_2],
-        ),
-    ),
-    "NormalizingExplorer": Sweep(
-        presets={
-            "outlier: (0.5, −0.5, 3)": _entries("x", (0.5, -0.5, 3)),
-            "x = (1, 2, 3)": _entries("x", (1, 2, 3)),
-            "constant: (2, 2, 2)": _entries("x", (2, 2, 2)),
-            "near-constant: (1, 1, 1.5)": _entries("x", (1, 1, 1.5)),
-        },
-        grids={f"x{i}": _steps(-3, 3, 0.5) for i in range(1, 4)},
-    ),
-    "GammaBetaExplorer": Sweep(
-        presets={
-            "the chapter's γ and β": {
-                **_entries("gamma", (0.5, 1, 2, -1)),
-                **_entries("beta", (-2, 0, 1, 3)),
-            },
-            "initial: γ = 1, β = 0": {**_entries("gamma", (1,) * 4), **_entries("beta", (0,) * 4)},
-            "γ = 2, β = 0": {**_entries("gamma", (2,) * 4), **_entries("beta", (0,) * 4)},
-            "γ = 0.5, β = −1": {**_entries("gamma", (0.5,) * 4), **_entries("beta", (-1,) * 4)},
-            "one pair per group": {
-                **_entries("gamma", (2, -1, 0.5, 1)),
-                **_entries("beta", (1, -2, 0, 3)),
-            },
-        },
-        grids={
-            **{f"gamma{i}": _steps(-2, 2, 0.25) for i in range(1, 5)},
-            **{f"beta{i}": _steps(-3, 3, 0.5) for i in range(1, 5)},
-        },
-    ),
-    "GradientsExplorer": Sweep(
-        presets={
-            "x = [2, 4, 6, 8], generic dy, ε = 0": {
-                **_entries("x", (2, 4, 6, 8)),
-                **_entries("dy", (1.5, -0.5, 0, 0.5)),
-                "eps": 0.0,
-            },
-            "dy constant, ε = 0": {
-                **_entries("x", (2, 4, 6, 8)),
-                **_entries("dy", (1, 1, 1, 1)),
-                "eps": 0.0,
-            },
-            "dy ∝ x̂, ε = 0": {
-                **_entries("x", (2, 4, 6, 8)),
-                **_entries("dy", (-1.5, -0.5, 0.5, 1.5)),
-                "eps": 0.0,
-            },
-            "dy ∝ x̂, ε = 1": {
-                **_entries("x", (2, 4, 6, 8)),
-                **_entries("dy", (-1.5, -0.5, 0.5, 1.5)),
-                "eps": 1.0,
-            },
-        },
-        grids={
-            **{f"x{i}": _steps(-8, 8, 2) for i in range(1, 5)},
-            **{f"dy{i}": _steps(-2, 2, 0.5) for i in range(1, 5)},
-        },
-    ),
-}
-
-
 def web_plan(explorer):
-    """The website's plan for `explorer`: a :class:`Sweep`, or a dict of grids for its float sliders (maybe empty)."""
-    return WEB_PLANS.get(type(explorer).__name__, {})
+    """The website's plan for `explorer`: its class's ``web_plan`` (:mod:`lnlib.book.explorers.plans`).
+
+    A :class:`~lnlib.book.explorers.plans.Sweep`, or a dict of grids for its float sliders (maybe
+    empty).
+    """
+    return explorer.web_plan
 
 
 def _format(control, value) -> str:
@@ -476,7 +349,8 @@ def _html(explorer, states: WebStates, data: dict) -> str:
     return (
         f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}" data-title="{title}">'
         f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
-        f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px">'
+        f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px; '
+        f'--lnlib-aspect: {width / height:.4f}">'
         f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
         f'<img class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
         f'</div><div class="lnlib-readout">{data["texts"][readout]}</div>'
@@ -537,7 +411,7 @@ def web_explorer_html(explorer) -> str:
     if len(result.encode()) > MAX_BYTES:
         raise ValueError(
             f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} MB; the budget is "
-            f"{MAX_BYTES / 1e6:.0f} MB: coarsen its grid in WEB_PLANS."
+            f"{MAX_BYTES / 1e6:.0f} MB: coarsen its class's web_plan."
         )
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)

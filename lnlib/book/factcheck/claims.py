@@ -1,8 +1,9 @@
 """The source documents' checkable statements, with verdicts: the data behind the chapter "Fact check".
 
-One :class:`Claim` per statement judged anywhere in the book. Each claim has
-one home: the chapter whose "Check the claim" box judges it and shows the
-evidence (other chapters link to it in a sentence). The summary table of the
+One :class:`Claim` per statement judged in the book. Every claim's home is the
+chapter "Fact check": a section of it, by topic, whose "Check the claim" box
+judges it and shows the evidence (the other chapters at most name one common
+mistake in a short callout that links there). The summary table of the
 chapter "Fact check" is built from :data:`CLAIMS` by :func:`claims_table`;
 ``tests/book/test_fact_check.py`` has one test per claim (named ``test_<key>``)
 that fails if the verdict is wrong, and ``tests/book/test_claims_coherence.py``
@@ -30,7 +31,6 @@ __all__ = [
     "verdict_legend",
     "VERDICTS_TAG",
     "verdicts_markdown",
-    "backlinks_markdown",
     "home_link",
     "section_anchor",
 ]
@@ -47,13 +47,28 @@ VERDICT_MEANINGS = {
 #: The verdicts, from the strongest agreement to none.
 VERDICTS = tuple(VERDICT_MEANINGS)
 
-#: The chapter that holds the summary table and the claims that have no other home.
+#: The chapter that holds the summary table and judges every claim.
 FACT_CHECK = "17_fact_check"
 
-#: Section label of the chapter "Fact check" -> its heading, for the links to the claims at home there.
+#: Section label of the chapter "Fact check" -> its heading (ASCII, so its anchor is stable), by topic.
 SECTION_TITLES = {
-    "fc-statistics": "Statistics of the normalized features",
+    "fc-why": "Why normalize",
+    "fc-input": "The input",
+    "fc-mean": "The mean",
+    "fc-variance": "The variance",
+    "fc-epsilon": "Epsilon",
+    "fc-normalizing": "Normalizing",
+    "fc-gamma-beta": "Gamma and beta",
+    "fc-examples": "The worked examples",
+    "fc-gradients": "Gradients",
+    "fc-family": "The normalization family",
+    "fc-placement": "Pre-norm and post-norm",
+    "fc-papers": "Papers after 2020",
+    "fc-numerics": "Numerics",
+    "fc-memory": "Memory and speed",
+    "fc-kernel": "Checking a kernel",
     "fc-definitions": "Definitions and properties",
+    "fc-statistics": "Statistics of the normalized features",
     "fc-optimization": "Optimization",
     "fc-information": "Information theory",
 }
@@ -98,11 +113,11 @@ class Claim:
     correct : str
         The correct (or a checkable) statement.
     home : str
-        The chapter (file stem in ``chapters/``) whose "Check the claim" box judges it.
+        The chapter (file stem in ``chapters/``) whose "Check the claim" box judges it: :data:`FACT_CHECK`.
     section : str or None
-        For claims at home in the chapter "Fact check": the label of its section there.
+        The label of its section in the chapter "Fact check" (a key of :data:`SECTION_TITLES`).
     chapters : tuple of str
-        Other chapters that treat the topic and link to the verdict's home.
+        Other chapters that treat the topic.
     """
 
     key: str
@@ -150,7 +165,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "at initialization LayerNorm removes the exponential dependence of activation and gradient scales on the weight scale; "
         "it does not keep gradients level across depth",
-        "01_why_normalize",
+        FACT_CHECK,
+        "fc-why",
     ),
     _c(
         "internal_covariate_shift",
@@ -158,7 +174,8 @@ CLAIMS: tuple[Claim, ...] = (
         "004",
         "not checkable as stated",
         "LN fixes each sample's mean and variance, not the distribution of a feature across samples; the mechanism is disputed",
-        "01_why_normalize",
+        FACT_CHECK,
+        "fc-why",
     ),
     _c(
         "regularization",
@@ -167,7 +184,8 @@ CLAIMS: tuple[Claim, ...] = (
         "not checkable as stated",
         "batch norm's regularizing noise comes from its mini-batch; LayerNorm's output for a sample is the same in any batch, "
         "and no regularizing effect of it is established",
-        "01_why_normalize",
+        FACT_CHECK,
+        "fc-why",
     ),
     # --- chapter "The input x" ---
     _c(
@@ -177,7 +195,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "true of the usual text transformers (BN over the tokens would let later tokens change earlier ones' outputs); "
         "Conformer uses BN in its convolution module",
-        "02_the_input",
+        FACT_CHECK,
+        "fc-input",
         chapters=("10_family",),
     ),
     # --- chapter "The mean" ---
@@ -187,7 +206,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "false",
         "subtracting μ removes the location; dividing by σ removes the scale",
-        "03_mean",
+        FACT_CHECK,
+        "fc-mean",
     ),
     _c(
         "centring_mean_zero",
@@ -195,7 +215,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "true",
         "read over the features of one sample $l$, whose mean is $\\mu_l$: an identity, true for every input",
-        "03_mean",
+        FACT_CHECK,
+        "fc-mean",
     ),
     # --- chapter "The variance" ---
     _c(
@@ -204,7 +225,8 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "true",
         "σ scales like the input (factor a for input a·x), σ² like its square",
-        "04_variance",
+        FACT_CHECK,
+        "fc-variance",
     ),
     _c(
         "scale_invariance",
@@ -212,7 +234,8 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "true under conditions",
         "for a positive factor and σ² ≫ ε; a negative factor flips the sign, and tiny inputs meet ε",
-        "04_variance",
+        FACT_CHECK,
+        "fc-variance",
     ),
     # --- chapter "Epsilon" ---
     _c(
@@ -221,7 +244,8 @@ CLAIMS: tuple[Claim, ...] = (
         "001",
         "false",
         "x̂ = (x − μ)/√(σ² + ε), as the document's own formula and every framework",
-        "05_epsilon",
+        FACT_CHECK,
+        "fc-epsilon",
         chapters=("06_normalizing",),
     ),
     _c(
@@ -230,7 +254,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "true under conditions",
         "exactly σ²/(σ²+ε): near 1 only when σ² ≫ ε",
-        "05_epsilon",
+        FACT_CHECK,
+        "fc-epsilon",
         chapters=("06_normalizing",),
     ),
     _c(
@@ -239,8 +264,9 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "partly true",
         "1e-5 is PyTorch's LayerNorm default; 1e-8 is not the LayerNorm default of PyTorch, Flax or Keras (1e-5, 1e-6, 1e-3) but the ε of PyTorch's Adam "
-        "(only the parenthesis is judged here; the rest of the sentence, what adding ε does, is judged in Check your own LayerNorm)",
-        "05_epsilon",
+        "(only the parenthesis is judged here; the rest of the sentence, what adding ε does, is judged under Checking a kernel)",
+        FACT_CHECK,
+        "fc-epsilon",
     ),
     # --- chapter "Normalizing" ---
     _c(
@@ -250,7 +276,8 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "partly true",
         "their x̂ are identical, more than similar (true); but the two samples have the same scale (σ² = 1.25) and differ in location (false)",
-        "06_normalizing",
+        FACT_CHECK,
+        "fc-normalizing",
         chapters=("02_the_input",),
     ),
     _c(
@@ -260,7 +287,8 @@ CLAIMS: tuple[Claim, ...] = (
         "false",
         "$\\hat x(ax + c\\mathbf{1}) = \\operatorname{sign}(a)\\,\\hat x(x)$ for ε = 0, $a \\ne 0$ (so LN with β = 0 flips sign too; "
         "with β ≠ 0 only the γ-part does); with ε > 0 only approximately",
-        "06_normalizing",
+        FACT_CHECK,
+        "fc-normalizing",
         chapters=("10_family",),
     ),
     # --- chapter "Gamma and beta" ---
@@ -270,7 +298,8 @@ CLAIMS: tuple[Claim, ...] = (
         "002",
         "false",
         "one $\\gamma_i$, $\\beta_i$ per feature $i$, shared by all samples",
-        "07_gamma_beta",
+        FACT_CHECK,
+        "fc-gamma-beta",
         chapters=("02_the_input", "10_family"),
     ),
     _c(
@@ -280,7 +309,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "only for inputs that all share one mean and one spread ($\\gamma_i = \\sqrt{\\sigma^2+\\varepsilon}$, $\\beta_i = \\mu$); γ and β are shared "
         "by every sample, so they cannot undo the normalization of samples that differ",
-        "07_gamma_beta",
+        FACT_CHECK,
+        "fc-gamma-beta",
         chapters=("06_normalizing",),
     ),
     # --- chapter "The complete examples" ---
@@ -290,7 +320,8 @@ CLAIMS: tuple[Claim, ...] = (
         "001",
         "partly true",
         "the statistics agree at the printed rounding; the normalization divides by σ + ε instead of √(σ² + ε)",
-        "08_complete_examples",
+        FACT_CHECK,
+        "fc-examples",
     ),
     # --- chapter "Gradients" ---
     _c(
@@ -299,7 +330,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "false",
         "$\\partial \\mathcal L/\\partial\\gamma_i = \\sum_n (\\partial \\mathcal L/\\partial y_{n,i})\\,\\hat x_{n,i}$: a sum over samples and tokens, per feature",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     _c(
         "gradient_formula",
@@ -307,7 +339,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "false",
         "$J_{ij} = (\\gamma_i/s)\\,(\\delta_{ij} - 1/H - \\hat x_i\\hat x_j/H)$, with $s = \\sqrt{\\sigma^2 + \\varepsilon}$; the document's last term is 0",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     _c(
         "chain_rule_single_path",
@@ -315,7 +348,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "false",
         "$\\partial \\mathcal L/\\partial x_i = \\sum_j (\\partial \\mathcal L/\\partial y_j)(\\partial y_j/\\partial x_i)$: every output depends on every input",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     _c(
         "gradient_scale_alpha",
@@ -324,7 +358,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "for α > 0 and ε = 0; for α < 0 the output flips sign, so the factor depends on the loss "
         "($1/\\lvert\\alpha\\rvert$ for the same upstream gradient); the factor saturates when α²σ² ≲ ε",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     _c(
         "gradient_magnitude_control",
@@ -333,7 +368,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "$\\lVert dx\\rVert \\le \\max_i\\lvert\\gamma_i\\rvert\\,\\lVert dy\\rVert/s$: a cap on amplification only when the divisor $s = \\sqrt{\\sigma^2 + \\varepsilon}$ is not small; "
         "a small divisor amplifies the gradient up to 1/√ε",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     _c(
         "smoother_landscape",
@@ -341,7 +377,8 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "not checkable as stated",
         "no measure of smoothness is given; Santurkar et al. measured one for batch norm, not for LayerNorm",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     _c(
         "smoothed_across_features",
@@ -349,7 +386,8 @@ CLAIMS: tuple[Claim, ...] = (
         "000",
         "partly true",
         "every $dx_j$ depends on every $dy_i$ (true); nothing caps one feature's share: dx is linear in dy (false)",
-        "09_gradients",
+        FACT_CHECK,
+        "fc-gradients",
     ),
     # --- chapter "The family" ---
     _c(
@@ -358,7 +396,8 @@ CLAIMS: tuple[Claim, ...] = (
         "001",
         "true",
         "true, but it describes layer, group and RMS norm as well; what defines instance norm is one mean and variance per channel of each sample",
-        "10_family",
+        FACT_CHECK,
+        "fc-family",
         chapters=("01_why_normalize",),
     ),
     _c(
@@ -368,7 +407,8 @@ CLAIMS: tuple[Claim, ...] = (
         "002",
         "true",
         "batch norm's output for one sample spreads more as the batch shrinks; layer norm's does not depend on the batch",
-        "10_family",
+        FACT_CHECK,
+        "fc-family",
     ),
     # --- chapter "Pre-norm vs post-norm" ---
     _c(
@@ -377,7 +417,8 @@ CLAIMS: tuple[Claim, ...] = (
         "003",
         "false",
         "gradient norms depend on the layer and the depth, differently for pre- and post-norm",
-        "11_pre_post_norm",
+        FACT_CHECK,
+        "fc-placement",
     ),
     _c(
         "consistent_scale",
@@ -385,7 +426,8 @@ CLAIMS: tuple[Claim, ...] = (
         "001",
         "true under conditions",
         "in post-norm the residual stream keeps one scale; in pre-norm only what each branch reads does, the stream grows with depth",
-        "11_pre_post_norm",
+        FACT_CHECK,
+        "fc-placement",
     ),
     _c(
         "placement_chains",
@@ -393,7 +435,8 @@ CLAIMS: tuple[Claim, ...] = (
         "001",
         "false",
         "both placements have a residual connection, which the chains omit; without it the two stacks differ only at their ends",
-        "11_pre_post_norm",
+        FACT_CHECK,
+        "fc-placement",
     ),
     # --- chapter "LayerNorm after 2020" (the papers' central claims, checked at initialization) ---
     _c(
@@ -404,7 +447,8 @@ CLAIMS: tuple[Claim, ...] = (
         "partly true",
         "at initialization Pre-LN's stream variance grows linearly with depth, not exponentially; the deep blocks do come close "
         "to the identity (each turns its input by a much smaller angle than the first blocks)",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     _c(
         "layer_norm_scaling",
@@ -414,7 +458,8 @@ CLAIMS: tuple[Claim, ...] = (
         "partly true",
         "at initialization scaling each norm's output by $1/\\sqrt{\\ell}$ keeps the stream variance an order of magnitude lower; "
         "the deep blocks then change their input even less than in Pre-LN, so a larger contribution could only come from training",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     _c(
         "peri_ln_balanced",
@@ -425,7 +470,8 @@ CLAIMS: tuple[Claim, ...] = (
         "normalizing each branch's output makes every sub-layer add the same variance whatever the scale of its weights, so the "
         "stream cannot grow faster than linearly when the branches' outputs grow; at Xavier initialization Peri-LN's stream grows "
         "faster than Pre-LN's (2 per layer in expectation, derived by symmetry, against the slope Pre-LN's weights and depth set)",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     _c(
         "mix_ln_uniform",
@@ -437,7 +483,8 @@ CLAIMS: tuple[Claim, ...] = (
         "at initialization Pre-LN's deepest layers do get smaller gradients than its first; Post-LN's bottom layer mostly gets "
         "less than its top, but by a median factor of about 2 over 48 layers, not a vanishing; and Mix-LN's per-layer gradients "
         "are on average more uneven than Post-LN's and Pre-LN's; training may differ, which a toy at initialization cannot check",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     _c(
         "deepnorm_best_of_both",
@@ -447,7 +494,8 @@ CLAIMS: tuple[Claim, ...] = (
         "not checkable as stated",
         "performance and stability are properties of training runs; at initialization DeepNorm keeps Post-LN's unit-variance "
         "stream and has the most level per-layer gradients of the seven placements",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     _c(
         "qk_norm_logits",
@@ -457,7 +505,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true",
         "the logits grow as the square of the query/key scale and the attention entropy falls towards 0; with LayerNorm on q and k "
         "every logit stays below $\\sqrt d$ at any scale",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     _c(
         "dyt_s_shape",
@@ -466,7 +515,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "when the tokens reaching the norm differ in scale (heavy tails, a few very large entries) the entries fall along an S "
         "that $\\gamma\\tanh(\\alpha x)$ fits far better than a line; for tokens of equal scale the map is a straight line",
-        "12_after_2020",
+        FACT_CHECK,
+        "fc-papers",
     ),
     # --- chapter "Numerics" ---
     _c(
@@ -476,7 +526,8 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "with the exact variance $\\lvert\\hat x_i\\rvert \\le \\sqrt{H-1}$ for every non-constant input; large values come "
         "from a wrongly computed (one-pass) variance",
-        "13_numerics",
+        FACT_CHECK,
+        "fc-numerics",
     ),
     # --- chapter "LayerNorm at the speed of memory" ---
     _c(
@@ -487,7 +538,23 @@ CLAIMS: tuple[Claim, ...] = (
         "true",
         "each example's forward statistics and outputs depend on that example alone, so rows can be computed in any order or split "
         "among threads with bit-identical results; the backward's dγ and dβ are sums over all examples",
-        "14_memory_speed",
+        FACT_CHECK,
+        "fc-memory",
+    ),
+    # --- chapter "LayerNorm on a GPU" ---
+    _c(
+        "batch_split_across_gpus",
+        "for very large training sets, the mini-batches may be split across different GPUs, making global "
+        "normalization across the mini-batch inefficient",
+        "002",
+        "true",
+        "statistics over a mini-batch split across devices need the devices' per-feature sums exchanged (an all-reduce in "
+        "every batch-norm layer, forward and backward); without it each device normalizes with its own shard's statistics. "
+        "Layer norm's statistics are per token, so each device normalizes its own rows with no exchange, exactly as one "
+        "device would",
+        FACT_CHECK,
+        "fc-family",
+        chapters=("15_gpu",),
     ),
     # --- chapter "Check your own LayerNorm" ---
     _c(
@@ -497,8 +564,9 @@ CLAIMS: tuple[Claim, ...] = (
         "true under conditions",
         "where the statistics are float32 or wider, as the frameworks keep them for 16-bit data; in float16 arithmetic an ε as small "
         "as the sentence's 1e-8 rounds to 0, so a constant row becomes 0/0 (the sentence's parenthesis, which values are typical, "
-        "is the claim judged in Epsilon)",
-        "16_check_your_own",
+        "is the claim judged under Epsilon)",
+        FACT_CHECK,
+        "fc-kernel",
     ),
     # --- chapter "Fact check": definitions ---
     _c(
@@ -668,8 +736,8 @@ def claim(key: str) -> Claim:
 
 
 def _slug(heading: str) -> str:
-    """A heading's anchor as MyST makes it (``heading_anchors``): lower case, letters, digits and hyphens."""
-    return "-".join("".join(ch for ch in heading.lower() if ch.isalnum() or ch == " ").split())
+    """A heading's anchor as MyST makes it (``heading_anchors``): lower case, letters, digits and hyphens (kept)."""
+    return "-".join("".join(ch for ch in heading.lower() if ch.isalnum() or ch in " -").split())
 
 
 def section_anchor(label: str) -> str:
@@ -739,28 +807,7 @@ def verdicts_markdown(claims=None) -> str:
 
     A markdown cell of that chapter (tagged :data:`VERDICTS_TAG`) holds this text, so it reads in
     JupyterLab before any cell runs and sits, with no code cell, among the chapter's verdicts;
-    ``make notebooks`` writes it (:func:`lnlib.book.tools.notebooks.fill_verdicts`) and
+    ``make notebooks`` writes it (:func:`lnlib.book.tools.verdicts.fill_verdicts`) and
     ``tests/book/test_claims_coherence.py`` fails if it differs.
     """
     return verdict_legend() + "\n\n" + claims_table(claims)
-
-
-def backlinks_markdown(chapter: str, claims=None) -> str | None:
-    """The ``seealso`` box that ends `chapter`: the verdicts on its topic that another chapter judges, with links.
-
-    Returns None when no claim (of `claims`, default :data:`CLAIMS`) lists `chapter` in :attr:`Claim.chapters`.
-    """
-    linked = [item for item in (CLAIMS if claims is None else claims) if chapter in item.chapters]
-    if not linked:
-        return None
-    lines = [
-        "```{seealso}",
-        "Statements of the source documents on this chapter's topic, judged in another chapter:",
-        "",
-    ]
-    for item in linked:
-        lines.append(
-            f"- “{item.quote}” ({_source_link(item.source)}): **{item.verdict}**, see {home_link(item)}."
-        )
-    lines.append("```")
-    return "\n".join(lines)

@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from ..models.placements import SCHEME_LABELS, SUMMARY_MEASURES, placement_summary
+from ..models.placements import PLACEMENT_LABELS, SUMMARY_MEASURES, placement_summary
 from .style import PALETTE, PHONE_WIDTH, new_figure
 
 __all__ = [
@@ -70,7 +70,7 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
     Parameters
     ----------
     profiles : dict of str to lnlib.book.models.placements.PlacementProfile
-        One profile per scheme, all of the same depth (as from :func:`lnlib.book.models.placements.profile_table`).
+        One profile per placement, all of the same depth (as from :func:`lnlib.book.models.placements.profile_table`).
     """
     # one column, PHONE_WIDTH wide: a phone shows its text at 12.8 px (style.phone_text_px)
     fig, axes = new_figure(
@@ -78,18 +78,18 @@ def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle
     )
     for ax, measure in zip(axes, measures):
         label, log = MEASURES[measure]
-        for scheme, profile in profiles.items():
+        for placement, profile in profiles.items():
             layers, mean, spread = _series(profile, measure)
             ax.plot(
                 layers,
                 mean,
-                STYLES[scheme],
-                color=COLOURS[scheme],
+                STYLES[placement],
+                color=COLOURS[placement],
                 lw=1.8,
-                label=SCHEME_LABELS[scheme],
+                label=PLACEMENT_LABELS[placement],
             )
             low = np.maximum(mean - spread, mean / 3) if log else mean - spread
-            ax.fill_between(layers, low, mean + spread, color=COLOURS[scheme], alpha=0.15, lw=0)
+            ax.fill_between(layers, low, mean + spread, color=COLOURS[placement], alpha=0.15, lw=0)
         ax.set_ylabel(label)
         if log:
             _log_axis(ax)
@@ -203,24 +203,24 @@ def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.
     Parameters
     ----------
     profiles : dict of str to lnlib.book.models.placements.PlacementProfile
-        One profile per scheme (as from :func:`lnlib.book.models.placements.profile_table`).
+        One profile per placement (as from :func:`lnlib.book.models.placements.profile_table`).
     tokens : int, default 8
         T, the sequence length of the profiles, for the entropy guide.
     derived_slope : float, default 2
         The expected growth per layer of Peri-LN's and OLMo 2's stream, for the slope guide.
     """
-    schemes = list(profiles)
-    summaries = {scheme: placement_summary(profiles[scheme]) for scheme in schemes}
+    placements = list(profiles)
+    summaries = {placement: placement_summary(profiles[placement]) for placement in placements}
     fig, axes = new_figure(3, 2, figsize=(PHONE_WIDTH, 7.0), sharey=True)
-    rows = np.arange(len(schemes))[::-1]  # the first placement on top
+    rows = np.arange(len(placements))[::-1]  # the first placement on top
     guides = {"slope": derived_slope, "entropy": np.log(tokens), "grad_ratio": 1.0}
     for ax, (measure, (label, log)) in zip(axes.ravel(), SUMMARY_MEASURES.items()):
         if measure in guides:
             ax.axvline(guides[measure], color=PALETTE["neutral"], ls=":", lw=1)
-        for row, scheme in zip(rows, schemes):
-            centre, bar = _centre_and_bar(summaries[scheme][measure], log)
+        for row, placement in zip(rows, placements):
+            centre, bar = _centre_and_bar(summaries[placement][measure], log)
             ax.errorbar(
-                centre, row, xerr=bar, fmt="o", ms=4, color=COLOURS[scheme], capsize=2, lw=1.2
+                centre, row, xerr=bar, fmt="o", ms=4, color=COLOURS[placement], capsize=2, lw=1.2
             )
         if log:
             ax.set_xscale("log")
@@ -231,9 +231,9 @@ def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.
             ax.set_xlim(left=0)
         ax.set_xlabel(label)
         ax.grid(axis="y", color=PALETTE["neutral"], alpha=0.1)
-    short = {**SCHEME_LABELS, "olmo2": "OLMo 2"}
-    axes[0, 0].set_yticks(rows, [short[scheme] for scheme in schemes])
-    axes[0, 0].set_ylim(-0.6, len(schemes) - 0.4)
+    short = {**PLACEMENT_LABELS, "olmo2": "OLMo 2"}
+    axes[0, 0].set_yticks(rows, [short[placement] for placement in placements])
+    axes[0, 0].set_ylim(-0.6, len(placements) - 0.4)
     return fig
 
 
@@ -262,8 +262,8 @@ class PlacementPanels:
         return list(self.bands.values()) + list(self.lines.values())
 
     def update(self, profile) -> None:
-        """Show one :class:`lnlib.book.models.placements.PlacementProfile` in its scheme's colour."""
-        colour = COLOURS[profile.scheme]
+        """Show one :class:`lnlib.book.models.placements.PlacementProfile` in its placement's colour."""
+        colour = COLOURS[profile.placement]
         for measure in MEASURES:
             layers, mean, spread = _series(profile, measure)
             log = MEASURES[measure][1]

@@ -241,6 +241,9 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     fig.get_layout_engine().set(hspace=0.08)
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
+    # A row's titles sit a clear gap below the row above, so on a phone they read as the titles of
+    # the panels under them, not as captions of the x-axes above them.
+    fig.get_layout_engine().set(hspace=0.2)
     fig.legend(
         *first.get_legend_handles_labels(), loc="outside lower center", ncols=2
     )  # inside, it covers a curve

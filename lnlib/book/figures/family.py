@@ -11,7 +11,7 @@ from matplotlib.legend import Legend
 from matplotlib.patches import Patch
 
 from ...norms import normalize, statistic_ids
-from .style import PALETTE, new_figure
+from .style import GREYS, PALETTE, new_figure
 
 __all__ = [
     "OutputPanel",
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 #: Cell colours of a sharing grid: outside the batch, two alternating shades for the other sets, the marked set.
-CELL_COLOURS = np.array([to_rgba(c) for c in ("#F7F7F7", "#CCCCCC", "#949494", PALETTE["input"])])
+CELL_COLOURS = np.array([to_rgba(c) for c in (*GREYS, PALETTE["input"])])
 OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
 
 
@@ -37,7 +37,7 @@ def _legend_handles(with_outside: bool) -> list:
     ]
     if with_outside:
         handles.append(
-            Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor="#C4C4C4", label="not in the batch")
+            Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor=GREYS[2], label="not in the batch")
         )
     return handles
 

@@ -31,6 +31,7 @@ from matplotlib.text import Text
 __all__ = [
     "PALETTE",
     "COLOUR_NAMES",
+    "GREYS",
     "DPI",
     "COLUMN_WIDTH",
     "PHONE_FIGURE_PX",
@@ -57,6 +58,12 @@ PALETTE = {
     "neutral": "#000000",  # black: axes, guides
     "highlight": "#F0E442",  # yellow: a highlighted region
 }
+
+#: Greys for areas that must read apart without hue (chapter "LayerNorm's family": blocks outside the batch,
+#: then the two alternating shades of the other statistics sets), lightest first. Each is at least 1.4
+#: times darker than the one before in relative luminance contrast (WCAG's formula), so neighbours stay
+#: distinct on a screen, in print and to any colour vision.
+GREYS = ("#F7F7F7", "#CCCCCC", "#A0A0A0")
 
 #: The word prose uses for each colour of :data:`PALETTE` (Okabe & Ito's names), so a sentence that says
 #: "the orange star" points at what the figure draws in ``PALETTE["output"]``.

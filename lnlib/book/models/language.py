@@ -9,11 +9,11 @@ License), so every Python trains on the same characters.
 
 The model embeds each character and its position, runs a causal stack of
 :func:`lnlib.book.models.placements.placement_forward` whose norms carry learned γ and β
-(:func:`lnlib.book.models.transformer.norm_forward`), ends with a final norm where the scheme
+(:func:`lnlib.book.models.transformer.norm_forward`), ends with a final norm where the placement
 has one, and predicts the next character with a linear head and a softmax, trained with Adam
 (:func:`lnlib.book.models.training.adam_update`) on the cross-entropy in nats per character.
-:data:`TRAINED_PLACEMENTS` names the seven placements the sweep trains: the schemes of
-:data:`lnlib.book.models.placements.SCHEMES` that the papers train, DyT (Zhu et al., 2025: every
+:data:`TRAINED_PLACEMENTS` names the seven placements the sweep trains: the placements of
+:data:`lnlib.book.models.placements.PLACEMENTS` that the papers train, DyT (Zhu et al., 2025: every
 LayerNorm of a Pre-LN stack replaced by :math:`\gamma\tanh(\alpha x)+\beta`) and Pre-LN with
 QK-norm.
 
@@ -100,7 +100,7 @@ CORPUS_MODULES = (
     "contextlib", "itertools", "operator", "re",
 )  # fmt: skip
 
-#: The placements the sweep trains: name -> (scheme of :mod:`~lnlib.book.models.placements`, QK-norm, DyT).
+#: The placements the sweep trains: placement -> (its base placement of :mod:`~lnlib.book.models.placements`, QK-norm, DyT).
 TRAINED_PLACEMENTS = {
     "post": ("post", False, False),
     "pre": ("pre", False, False),
@@ -235,11 +235,13 @@ def unigram_loss() -> float:
 # --- the model --------------------------------------------------------------------------------
 
 
-def placement_setup(name: str) -> tuple[str, bool, bool]:
-    """``(scheme, qk_norm, dyt)`` of a name in :data:`TRAINED_PLACEMENTS`."""
-    if name not in TRAINED_PLACEMENTS:
-        raise ValueError(f"placement must be one of {tuple(TRAINED_PLACEMENTS)}; got {name!r}.")
-    return TRAINED_PLACEMENTS[name]
+def placement_setup(placement: str) -> tuple[str, bool, bool]:
+    """``(base, qk_norm, dyt)`` of a placement in :data:`TRAINED_PLACEMENTS`."""
+    if placement not in TRAINED_PLACEMENTS:
+        raise ValueError(
+            f"placement must be one of {tuple(TRAINED_PLACEMENTS)}; got {placement!r}."
+        )
+    return TRAINED_PLACEMENTS[placement]
 
 
 def _norm_params(width: int, dyt: bool) -> dict[str, np.ndarray]:
@@ -250,7 +252,7 @@ def _norm_params(width: int, dyt: bool) -> dict[str, np.ndarray]:
 
 
 def init_model(
-    name: str, depth: int, width: int, vocab: int, tokens: int, *, seed: int = 0
+    placement: str, depth: int, width: int, vocab: int, tokens: int, *, seed: int = 0
 ) -> list[dict[str, np.ndarray]]:
     """A model's parameters: one dict per layer, then one dict for the embeddings, final norm and head.
 
@@ -259,13 +261,13 @@ def init_model(
     side (``attn_in_gamma``, ``ffn_out_beta``, ...). The last dict holds ``embed`` (vocab x width)
     and ``pos`` (tokens x width), both N(0, 1/2) so that their sum has unit variance, ``head``
     (width x vocab, Xavier-normal) and the final norm's ``final_gamma``, ``final_beta`` where the
-    scheme has one.
+    base placement has one.
     """
-    scheme, _, dyt = placement_setup(name)
+    base, _, dyt = placement_setup(placement)
     depth, width = check_count(depth, "depth"), check_count(width, "width")
     rng = np.random.default_rng(seed)
-    layers = init_weights(scheme, depth, width, rng=rng)
-    for w, rule in zip(layers, sublayer_rules(scheme, depth)):
+    layers = init_weights(base, depth, width, rng=rng)
+    for w, rule in zip(layers, sublayer_rules(base, depth)):
         for sub in ("attn", "ffn"):
             for side in _NORM_PLACES[rule.kind]:
                 for key, value in _norm_params(width, dyt).items():
@@ -275,12 +277,12 @@ def init_model(
         "pos": rng.normal(0.0, np.sqrt(0.5), size=(tokens, width)),
         "head": rng.normal(0.0, np.sqrt(2.0 / (width + vocab)), size=(width, vocab)),
     }
-    if scheme not in _NO_FINAL_NORM:
+    if base not in _NO_FINAL_NORM:
         top.update({f"final_{k}": v for k, v in _norm_params(width, dyt).items()})
     return [*layers, top]
 
 
-def model_forward(inputs: np.ndarray, model: list[dict], name: str):
+def model_forward(inputs: np.ndarray, model: list[dict], placement: str):
     """The logits of the next character at every position, and what :func:`model_backward` needs.
 
     Returns
@@ -288,19 +290,21 @@ def model_forward(inputs: np.ndarray, model: list[dict], name: str):
     logits : ndarray, shape (batch, tokens, vocab)
     cache : tuple
     """
-    scheme, qk_norm, _ = placement_setup(name)
+    base, qk_norm, _ = placement_setup(placement)
     *layers, top = model
     x = top["embed"][inputs] + top["pos"][: inputs.shape[1]]
     out, states, caches = placement_forward(
-        x, layers, scheme, qk_norm=qk_norm, causal=True, final_norm=False
+        x, layers, base, qk_norm=qk_norm, causal=True, final_norm=False
     )
     h, saved = norm_forward(out, top, "final") if "final_gamma" in top else (out, None)
     return h @ top["head"], (inputs, h, saved, out, states, caches)
 
 
-def model_backward(dlogits: np.ndarray, cache: tuple, model: list[dict], name: str) -> list[dict]:
+def model_backward(
+    dlogits: np.ndarray, cache: tuple, model: list[dict], placement: str
+) -> list[dict]:
     """The gradients of every parameter of :func:`model_forward`, in the model's structure."""
-    scheme = placement_setup(name)[0]
+    base = placement_setup(placement)[0]
     inputs, h, saved, out, states, caches = cache
     *layers, top = model
     top_grads = {"head": weight_gradient(h, dlogits)}
@@ -308,7 +312,7 @@ def model_backward(dlogits: np.ndarray, cache: tuple, model: list[dict], name: s
     if saved is not None:
         dout, final_grads = norm_backward(dout, saved, top, "final")
         top_grads.update(final_grads)
-    stream_grads, grads = placement_backward(dout, states, caches, layers, scheme, final_norm=False)
+    stream_grads, grads = placement_backward(dout, states, caches, layers, base, final_norm=False)
     dx = stream_grads[0]
     top_grads["embed"] = np.zeros_like(top["embed"])
     np.add.at(top_grads["embed"], inputs, dx)
@@ -354,18 +358,18 @@ class TrainedRun:
     model: list
 
 
-def held_out_loss(model: list[dict], name: str, ids: np.ndarray, tokens: int) -> float:
+def held_out_loss(model: list[dict], placement: str, ids: np.ndarray, tokens: int) -> float:
     """The mean loss over 8 fixed batches of 32 windows from the held-out text (the same for every run)."""
     rng = np.random.default_rng(2020)
     losses = []
     for _ in range(8):
         inputs, targets = text_batch(rng, ids, 32, tokens, held_out=True)
-        losses.append(cross_entropy(model_forward(inputs, model, name)[0], targets)[0])
+        losses.append(cross_entropy(model_forward(inputs, model, placement)[0], targets)[0])
     return float(np.mean(losses))
 
 
 def train_model(
-    name: str,
+    placement: str,
     *,
     lr: float,
     warmup: int = 0,
@@ -387,25 +391,25 @@ def train_model(
     too only with `decay_norms` (chapter "Scale γ and shift β").
     """
     ids, alphabet, _ = char_corpus()
-    model = init_model(name, depth, width, len(alphabet), tokens, seed=seed)
+    model = init_model(placement, depth, width, len(alphabet), tokens, seed=seed)
     moments, rng = adam_moments(model), np.random.default_rng(seed)
     losses = np.full(check_count(steps, "steps"), np.nan)
     with np.errstate(all="ignore"):
         for step in range(1, steps + 1):
             inputs, targets = text_batch(rng, ids, batch, tokens)
-            logits, cache = model_forward(inputs, model, name)
+            logits, cache = model_forward(inputs, model, placement)
             loss, dlogits = cross_entropy(logits, targets)
             if not np.isfinite(loss):
                 break
             losses[step - 1] = loss
-            grads = model_backward(dlogits, cache, model, name)
+            grads = model_backward(dlogits, cache, model, placement)
             if weight_decay:
                 decay_weights(model, warmup_rate(step, lr, warmup) * weight_decay, decay_norms)
             adam_update(model, grads, moments, step, warmup_rate(step, lr, warmup))
             if not all(np.all(np.isfinite(v)) for w in model for v in w.values()):
                 break
         finite = bool(np.all(np.isfinite(losses)))
-        final = held_out_loss(model, name, ids, tokens) if finite else float("nan")
+        final = held_out_loss(model, placement, ids, tokens) if finite else float("nan")
     diverged = bool(not np.isfinite(final) or final > np.log(len(alphabet)))
     return TrainedRun(losses, final, diverged, model)
 
@@ -429,8 +433,8 @@ def decay_weights(model: list[dict], factor: float, norms: bool) -> None:
 
 
 def _run(job: tuple) -> tuple:
-    name, depth, lr, warmup, seed, kwargs = job
-    run = train_model(name, lr=lr, warmup=warmup, depth=depth, seed=seed, **kwargs)
+    placement, depth, lr, warmup, seed, kwargs = job
+    run = train_model(placement, lr=lr, warmup=warmup, depth=depth, seed=seed, **kwargs)
     last = run.losses[-10:]
     return run.final, run.diverged, float(last.mean()) if np.all(np.isfinite(last)) else np.nan
 
@@ -491,20 +495,22 @@ def placement_sweep(
 # --- what LayerNorm sees -----------------------------------------------------------------------
 
 
-def norm_inputs(inputs: np.ndarray, model: list[dict], name: str) -> list[tuple[str, np.ndarray]]:
+def norm_inputs(
+    inputs: np.ndarray, model: list[dict], placement: str
+) -> list[tuple[str, np.ndarray]]:
     """What every norm of a Pre-LN-style model receives: ``(label, input)`` bottom to top.
 
     A pre sub-layer's norm reads the residual stream entering it, so these are the stream
     before each attention (``L1 attn``) and each FFN (``L1 ffn``), and ``final`` (the stream
     at the top).
     """
-    scheme, qk_norm, _ = placement_setup(name)
-    if scheme != "pre":
-        raise ValueError(f"norm_inputs reads Pre-LN-style models; got {name!r}.")
+    base, qk_norm, _ = placement_setup(placement)
+    if base != "pre":
+        raise ValueError(f"norm_inputs reads Pre-LN-style models; got {placement!r}.")
     *layers, top = model
     x = top["embed"][inputs] + top["pos"][: inputs.shape[1]]
     _, states, caches = placement_forward(
-        x, layers, scheme, qk_norm=qk_norm, causal=True, final_norm=False
+        x, layers, base, qk_norm=qk_norm, causal=True, final_norm=False
     )
     seen = []
     for ell, (state, w, (attn_cache, _)) in enumerate(zip(states, layers, caches), start=1):

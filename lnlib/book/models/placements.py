@@ -5,7 +5,7 @@ residual sub-layer :math:`F`) with the norm placed one of these ways; ℓ is
 the layer's index, 1 to L:
 
 =========  ===========================================================================
-scheme     one residual sub-layer, and its source
+placement     one residual sub-layer, and its source
 =========  ===========================================================================
 post       :math:`y = \mathrm{LN}(x + F(x))`; Vaswani et al. (2017)
 pre        :math:`y = x + F(\mathrm{LN}(x))`; Xiong et al. (2020)
@@ -16,7 +16,7 @@ deepnorm   :math:`y = \mathrm{LN}(\alpha x + F(x))`, β-scaled init; Wang et al.
 lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`; Sun et al. (2025)
 =========  ===========================================================================
 
-Every scheme whose residual stream is not normalized at its top (all but
+Every placement whose residual stream is not normalized at its top (all but
 post and deepnorm) ends with one more LayerNorm. DeepNorm uses Wang et al.'s
 decoder-only constants :math:`\alpha = (2L)^{1/4}` and
 :math:`\beta = (8L)^{-1/4}` (their Table 1 writes M for the decoder's
@@ -55,10 +55,10 @@ from .transformer import (
 
 __all__ = [
     "MIXLN_RATIO",
-    "SCHEMES",
-    "SCHEME_LABELS",
+    "PLACEMENTS",
+    "PLACEMENT_LABELS",
     "PlacementProfile",
-    "check_scheme",
+    "check_placement",
     "deepnorm_constants",
     "init_weights",
     "mixln_post_layers",
@@ -76,10 +76,10 @@ __all__ = [
 ]
 
 #: The placements, in the order the chapter introduces them.
-SCHEMES = ("post", "pre", "peri", "olmo2", "mixln", "deepnorm", "lns")
+PLACEMENTS = ("post", "pre", "peri", "olmo2", "mixln", "deepnorm", "lns")
 
-#: How the chapter and its figures name each scheme.
-SCHEME_LABELS = {
+#: How the chapter and its figures name each placement.
+PLACEMENT_LABELS = {
     "post": "Post-LN",
     "pre": "Pre-LN",
     "peri": "Peri-LN",
@@ -95,10 +95,10 @@ MIXLN_RATIO = 0.25
 _NO_FINAL_NORM = ("post", "deepnorm")
 
 
-def check_scheme(value) -> str:
-    """Return `value` after checking it is one of :data:`SCHEMES` (chapter "LayerNorm after 2020")."""
-    if value not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}; got {value!r}.")
+def check_placement(value) -> str:
+    """Return `value` after checking it is one of :data:`PLACEMENTS` (chapter "LayerNorm after 2020")."""
+    if value not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}; got {value!r}.")
     return value
 
 
@@ -116,17 +116,17 @@ def mixln_post_layers(depth: int, ratio: float = MIXLN_RATIO) -> int:
     return int(np.floor(ratio * check_count(depth, "depth")))
 
 
-def sublayer_rules(scheme: str, depth: int) -> list[SublayerRule]:
+def sublayer_rules(placement: str, depth: int) -> list[SublayerRule]:
     """One rule per layer, bottom first (both sub-layers of a layer share it) (chapter "LayerNorm after 2020")."""
-    scheme, depth = check_scheme(scheme), check_count(depth, "depth")
-    if scheme == "deepnorm":
+    placement, depth = check_placement(placement), check_count(depth, "depth")
+    if placement == "deepnorm":
         return [SublayerRule("post", residual=deepnorm_constants(depth)[0])] * depth
-    if scheme == "mixln":
+    if placement == "mixln":
         n_post = mixln_post_layers(depth)
         return [SublayerRule("post" if ell <= n_post else "pre") for ell in range(1, depth + 1)]
-    if scheme == "lns":
+    if placement == "lns":
         return [SublayerRule("pre", norm_scale=1.0 / np.sqrt(ell)) for ell in range(1, depth + 1)]
-    return [SublayerRule(scheme)] * depth
+    return [SublayerRule(placement)] * depth
 
 
 def _check_scale(value, name: str) -> float:
@@ -136,7 +136,7 @@ def _check_scale(value, name: str) -> float:
 
 
 def init_weights(
-    scheme: str,
+    placement: str,
     depth: int,
     width: int,
     *,
@@ -145,16 +145,16 @@ def init_weights(
     out_scale: float = 1.0,
     rng: np.random.Generator | None = None,
 ) -> list[dict[str, np.ndarray]]:
-    """Xavier-normal weights for `depth` layers, with DeepNorm's β where the scheme asks for it (chapter "LayerNorm after 2020").
+    """Xavier-normal weights for `depth` layers, with DeepNorm's β where the placement asks for it (chapter "LayerNorm after 2020").
 
     ``Wq`` and ``Wk`` are multiplied by `qk_scale`; ``Wo`` and ``W2``, the
     last matrix of each branch, by `out_scale` (a stand-in for branch
     outputs that grow in training). `rng` overrides `seed`.
     """
-    scheme, depth = check_scheme(scheme), check_count(depth, "depth")
+    placement, depth = check_placement(placement), check_count(depth, "depth")
     qk_scale, out_scale = _check_scale(qk_scale, "qk_scale"), _check_scale(out_scale, "out_scale")
     rng = np.random.default_rng(seed) if rng is None else rng
-    beta = deepnorm_constants(depth)[1] if scheme == "deepnorm" else 1.0
+    beta = deepnorm_constants(depth)[1] if placement == "deepnorm" else 1.0
     weights = [init_layer(rng, width) for _ in range(depth)]
     for w in weights:
         for name in ("Wv", "Wo", "W1", "W2"):
@@ -172,13 +172,13 @@ def init_weights(
 def placement_forward(
     x,
     weights: list[dict],
-    scheme: str,
+    placement: str,
     *,
     qk_norm: bool = False,
     causal: bool = False,
     final_norm: bool = True,
 ):
-    """A stack of layers with the norm placed by `scheme` (chapter "LayerNorm after 2020").
+    """A stack of layers with the norm placed by `placement` (chapter "LayerNorm after 2020").
 
     Each layer's norms are :func:`lnlib.book.models.transformer.norm_forward`, named
     ``attn_in``, ``attn_out``, ``ffn_in``, ``ffn_out``: learned γ and β (or DyT's α) when a
@@ -189,15 +189,15 @@ def placement_forward(
     Returns
     -------
     out : ndarray
-        The stack's output (after the final LayerNorm where the scheme has one and `final_norm`).
+        The stack's output (after the final LayerNorm where the placement has one and `final_norm`).
     states : list of ndarray
         The residual stream x_0 (the input), x_1, ..., x_L after each layer, before any final LayerNorm.
     caches : list
         What :func:`placement_backward` needs.
     """
-    scheme = check_scheme(scheme)
+    placement = check_placement(placement)
     states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
-    for w, rule in zip(weights, sublayer_rules(scheme, len(weights))):
+    for w, rule in zip(weights, sublayer_rules(placement, len(weights))):
         middle, attn_cache = sublayer_forward(
             states[-1],
             lambda h: attention_forward(h, w, qk_norm=qk_norm, causal=causal),
@@ -208,12 +208,18 @@ def placement_forward(
         out, ffn_cache = sublayer_forward(middle, lambda h: ffn_forward(h, w), rule, w, "ffn")
         states.append(out)
         caches.append((attn_cache, ffn_cache))
-    out = states[-1] if scheme in _NO_FINAL_NORM or not final_norm else layer_norm(states[-1])
+    out = states[-1] if placement in _NO_FINAL_NORM or not final_norm else layer_norm(states[-1])
     return out, states, caches
 
 
 def placement_backward(
-    dout, states: list, caches: list, weights: list[dict], scheme: str, *, final_norm: bool = True
+    dout,
+    states: list,
+    caches: list,
+    weights: list[dict],
+    placement: str,
+    *,
+    final_norm: bool = True,
 ):
     """Gradients of :func:`placement_forward` (chapter "LayerNorm after 2020").
 
@@ -226,11 +232,11 @@ def placement_backward(
     grads : list of dict
         Every layer's six weight gradients, bottom layer first.
     """
-    scheme = check_scheme(scheme)
-    top = scheme in _NO_FINAL_NORM or not final_norm
+    placement = check_placement(placement)
+    top = placement in _NO_FINAL_NORM or not final_norm
     stream_grads = [dout if top else layer_norm_backward(dout, states[-1])[0]]
     grads = []
-    rules = sublayer_rules(scheme, len(weights))
+    rules = sublayer_rules(placement, len(weights))
     for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
         attn_cache, ffn_cache = cache
         dmiddle, ffn_grads = sublayer_backward(
@@ -249,12 +255,12 @@ def placement_backward(
 
 @dataclass(frozen=True)
 class PlacementProfile:
-    r"""One scheme's stack at initialization, one row per seed (chapter "LayerNorm after 2020").
+    r"""One placement's stack at initialization, one row per seed (chapter "LayerNorm after 2020").
 
     Attributes
     ----------
-    scheme : str
-        One of :data:`SCHEMES`.
+    placement : str
+        One of :data:`PLACEMENTS`.
     depth, width : int
         As passed to :func:`placement_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
@@ -269,7 +275,7 @@ class PlacementProfile:
         Mean attention entropy of each layer, in nats.
     """
 
-    scheme: str
+    placement: str
     depth: int
     width: int
     stream_sq: np.ndarray
@@ -284,7 +290,7 @@ def _angular_distance(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def placement_profile(
-    scheme: str,
+    placement: str,
     depth: int,
     width: int = 32,
     *,
@@ -296,7 +302,7 @@ def placement_profile(
     out_scale: float = 1.0,
     first_seed: int = 0,
 ) -> PlacementProfile:
-    """Measure one scheme's stack at initialization over several seeds (chapter "LayerNorm after 2020").
+    """Measure one placement's stack at initialization over several seeds (chapter "LayerNorm after 2020").
 
     For each seed: fresh weights (:func:`init_weights`), a batch of inputs and
     targets with N(0, 1) entries, one forward and one backward pass of
@@ -304,8 +310,8 @@ def placement_profile(
 
     Parameters
     ----------
-    scheme : str
-        One of :data:`SCHEMES`.
+    placement : str
+        One of :data:`PLACEMENTS`.
     depth : int
         L, the number of layers.
     width : int, default 32
@@ -325,7 +331,7 @@ def placement_profile(
     first_seed : int
         Seed s uses ``np.random.default_rng(first_seed + s)``.
     """
-    scheme = check_scheme(scheme)
+    placement = check_placement(placement)
     depth, width, seeds = (
         check_count(depth, "depth"),
         check_count(width, "width"),
@@ -337,36 +343,38 @@ def placement_profile(
     for s in range(seeds):
         rng = np.random.default_rng(first_seed + s)
         weights = init_weights(
-            scheme, depth, width, qk_scale=qk_scale, out_scale=out_scale, rng=rng
+            placement, depth, width, qk_scale=qk_scale, out_scale=out_scale, rng=rng
         )
         x, target = rng.normal(size=(batch, tokens, width)), rng.normal(size=(batch, tokens, width))
-        out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
-        _, grads = placement_backward(mse_loss(out, target)[1], states, caches, weights, scheme)
+        out, states, caches = placement_forward(x, weights, placement, qk_norm=qk_norm)
+        _, grads = placement_backward(mse_loss(out, target)[1], states, caches, weights, placement)
         stream_sq[s] = [np.mean(np.sum(h * h, axis=-1)) / width for h in states]
         grad_norm[s] = [
             np.sqrt(sum(np.sum(g[n] ** 2) for n in ATTENTION_WEIGHTS + FFN_WEIGHTS)) for g in grads
         ]
         angle[s] = [_angular_distance(a, b) for a, b in zip(states[:-1], states[1:])]
         entropy[s] = [attention_entropy(cache[0][-1][6]).mean() for cache in caches]
-    return PlacementProfile(scheme, depth, width, stream_sq, grad_norm, angle, entropy)
+    return PlacementProfile(placement, depth, width, stream_sq, grad_norm, angle, entropy)
 
 
 def profile_table(
     depth: int, width: int = 32, *, progress: bool = False, **kwargs
 ) -> dict[str, PlacementProfile]:
-    """:func:`placement_profile` of every scheme at one depth: the data of the chapter's comparison figure.
+    """:func:`placement_profile` of every placement at one depth: the data of the chapter's comparison figure.
 
     ``progress=True`` shows a bar in a reader's notebook (:func:`lnlib.book.tools.progress.progress`);
     the other keywords go to :func:`placement_profile`.
     """
-    schemes = SCHEMES
+    placements = PLACEMENTS
     if progress:
         from lnlib.book.tools.progress import progress as bar
 
-        schemes = bar(
-            SCHEMES, f"measuring {len(SCHEMES)} placements at depth {depth}", unit="placement"
+        placements = bar(
+            PLACEMENTS, f"measuring {len(PLACEMENTS)} placements at depth {depth}", unit="placement"
         )
-    return {scheme: placement_profile(scheme, depth, width, **kwargs) for scheme in schemes}
+    return {
+        placement: placement_profile(placement, depth, width, **kwargs) for placement in placements
+    }
 
 
 #: The per-seed summaries of :func:`placement_summary`: key, axis label, whether a log scale reads it better.
@@ -444,7 +452,7 @@ def typical(values) -> dict[str, prose.ProseNumber]:
 
 
 def sublayer_gradient_gains(
-    scheme: str,
+    placement: str,
     depth: int,
     width: int = 32,
     *,
@@ -470,7 +478,7 @@ def sublayer_gradient_gains(
         Per seed and layer (bottom first), the gain of the attention sub-layer ``[..., 0]`` and of
         the FFN sub-layer ``[..., 1]``.
     """
-    scheme = check_scheme(scheme)
+    placement = check_placement(placement)
     depth, width, seeds = (
         check_count(depth, "depth"),
         check_count(width, "width"),
@@ -480,12 +488,12 @@ def sublayer_gradient_gains(
     gains = np.empty((seeds, depth, 2))
     for s in range(seeds):
         rng = np.random.default_rng(first_seed + s)
-        weights = init_weights(scheme, depth, width, rng=rng)
+        weights = init_weights(placement, depth, width, rng=rng)
         x, target = rng.normal(size=(batch, tokens, width)), rng.normal(size=(batch, tokens, width))
-        out, states, caches = placement_forward(x, weights, scheme, qk_norm=qk_norm)
+        out, states, caches = placement_forward(x, weights, placement, qk_norm=qk_norm)
         dout = mse_loss(out, target)[1]
-        dy = dout if scheme in _NO_FINAL_NORM else layer_norm_backward(dout, states[-1])[0]
-        rules = sublayer_rules(scheme, depth)
+        dy = dout if placement in _NO_FINAL_NORM else layer_norm_backward(dout, states[-1])[0]
+        rules = sublayer_rules(placement, depth)
         for ell in reversed(range(depth)):
             w, (attn_cache, ffn_cache), rule = weights[ell], caches[ell], rules[ell]
             dmiddle, _ = sublayer_backward(dy, ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)

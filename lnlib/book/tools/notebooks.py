@@ -1,6 +1,7 @@
 """The book's notebook and website tools: the committed notebook format, the chapters' titles, whether
-this run builds the website, a placeholder for each live-widget output in committed notebooks and the fact
-check's verdict table (``python -m lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``).
+this run builds the website, a placeholder for each live-widget output in committed notebooks (``python -m
+lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``; the fact check's verdict table
+is :mod:`lnlib.book.tools.verdicts`).
 Each part keeps its own introduction below.
 """
 
@@ -23,7 +24,6 @@ __all__ = [
     "PLACEHOLDER",
     "explorer_placeholder",
     "replace_widget_views",
-    "fill_verdicts",
 ]
 
 
@@ -59,7 +59,7 @@ def chapter_titles(chapters=CHAPTERS) -> dict[str, str]:
     """Chapter file stem -> its title, read from each ``chapters/NN_*.ipynb``, in reading order.
 
     The title is the notebook's short title (metadata ``lnbook.short_title``) if it has one, else
-    its first ``# `` heading. For the links the fact check's table and the chapters' backlinks write.
+    its first ``# `` heading. For the links the fact check's table and the chapters' callouts write.
 
     Raises
     ------
@@ -122,7 +122,11 @@ PLACEHOLDER = "lnlib-explorer-placeholder"
 def explorer_placeholder(source: str) -> dict:
     """The stored output of an explorer cell (``name_explorer(...)``) before it runs: what it will show."""
     name = source.strip().split("(")[0]
-    text = f"The live explorer `{name}` appears here when this cell runs (Shift+Enter, or Run All)."
+    # the cell needs the chapter's imports and data above it: after a restart, Shift+Enter alone fails
+    text = (
+        f"The live explorer `{name}` appears here once the cells above it have run: "
+        "Run All, or run the chapter's cells in order down to this one."
+    )
     return {
         "output_type": "display_data",
         "data": {"text/markdown": text, "text/plain": text.replace("`", "")},
@@ -145,30 +149,6 @@ def replace_widget_views(path) -> bool:
                 [explorer_placeholder(source)] if EXPLORER_CELL.match(source) else []
             )
             changed = True
-    if changed:
-        write_notebook(path, nb)
-    return changed
-
-
-# --- the fact check's verdict table ------------------------------------------------------------------
-# The chapter "Fact check" shows its verdict table in a markdown cell, not as a code cell's output: the
-# section that holds it folds every code cell (the chapter template). ``make notebooks`` writes the cell
-# from lnlib.book.factcheck.claims, as it writes the prose numbers from the glued values.
-
-
-def fill_verdicts(path) -> bool:
-    """Write :func:`lnlib.book.factcheck.claims.verdicts_markdown` into the notebook's cell tagged
-    :data:`lnlib.book.factcheck.claims.VERDICTS_TAG`, in place; return whether anything changed."""
-    from ..factcheck.claims import VERDICTS_TAG, verdicts_markdown  # claims imports this module
-
-    nb = read_notebook(path)
-    changed = False
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "markdown" and VERDICTS_TAG in cell["metadata"].get("tags", []):
-            text = verdicts_markdown()
-            if "".join(cell["source"]) != text:
-                cell["source"] = text.splitlines(keepends=True)
-                changed = True
     if changed:
         write_notebook(path, nb)
     return changed
@@ -203,5 +183,4 @@ def hide_removed_sources(path) -> bool:
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         replace_widget_views(name)
-        fill_verdicts(name)
         hide_removed_sources(name)

@@ -1,7 +1,9 @@
-"""lnlib.variance, lnlib.book.experiments.memory_speed and the numerics explorer: the variance algorithms, their errors, and the numbers shown."""
+"""lnlib.variance_algorithms, lnlib.book.experiments.memory_speed and the numerics explorer: the
+variance algorithms, their errors, and the numbers shown."""
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +20,7 @@ from lnlib.book.experiments.memory_speed import (
 )
 from lnlib.book.experiments.numerics import error_sweep, layer_norm_with, shift_errors, shifted_data
 from lnlib.validation import BFLOAT16
-from lnlib.variance import (
+from lnlib.variance_algorithms import (
     METHODS,
     WelfordState,
     chan_merge,
@@ -47,7 +49,7 @@ RNG = np.random.default_rng(2024)
 UNIT = RNG.normal(size=(6, 100))
 
 
-# --- the documents' example ------------------------------------------------------------
+# --- the documents' example -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -69,15 +71,16 @@ def test_documents_example_shifted_breaks_only_one_pass_in_float32():
 
 
 def test_documents_example_shifted_one_pass_is_zero_by_hand():
-    # float32 keeps 24 significant bits: numbers in [2**26, 2**27) are 8 apart, in [2**27, 2**28) 16, in [2**28, 2**29) 32.
-    # squares 100020001, 100040004, 100060009, 100080016 round (ties to even) to 100020000, 100040000, 100060008, 100080016;
-    # tree sum: 200060000 (exact), 200140024 -> 200140032 (tie, even); 400200032 (exact); / 4 = 100050008 = E[x^2].
-    # mean: 40010 / 4 = 10002.5 exactly; mean**2 = 100050006.25 -> 100050008. E[x^2] - mean**2 = 0, where the truth is 1.25.
+    # float32 keeps 24 significant bits: numbers in [2**26, 2**27) are 8 apart, in [2**27, 2**28)
+    # 16, in [2**28, 2**29) 32. squares 100020001, 100040004, 100060009, 100080016 round (ties to
+    # even) to 100020000, 100040000, 100060008, 100080016; tree sum: 200060000 (exact), 200140024 ->
+    # 200140032 (tie, even); 400200032 (exact); / 4 = 100050008 = E[x^2]. mean: 40010 / 4 = 10002.5
+    # exactly; mean**2 = 100050006.25 -> 100050008. E[x^2] - mean**2 = 0, where the truth is 1.25.
     x = np.array([10001.0, 10002.0, 10003.0, 10004.0])
     assert variance(x, method="one_pass", dtype="float32") == np.float32(0.0)
 
 
-# --- accuracy against independent references -----------------------------------------------
+# --- accuracy against independent references ------------------------------------------------------
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -122,7 +125,7 @@ def test_math_fsum_reference_agrees_with_float64_two_pass():
     np.testing.assert_allclose(variance(x, method="welford"), fsum_reference, rtol=1e-13)
 
 
-# --- catastrophic cancellation: the seeded negative variances -----------------------------
+# --- catastrophic cancellation: the seeded negative variances -------------------------------------
 
 
 def test_one_pass_gives_negative_variances_in_float32_for_a_seeded_example():
@@ -143,7 +146,7 @@ def test_negative_variance_makes_nan_unless_clamped():
     assert np.isfinite(layer_norm_with(data, method="one_pass", dtype="float32", clamp=True)).all()
 
 
-# --- arithmetic really happens in the requested dtype ---------------------------------------
+# --- arithmetic really happens in the requested dtype ---------------------------------------------
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -154,9 +157,11 @@ def test_result_has_the_requested_dtype(method, dtype):
 
 def test_float16_overflow_is_returned_not_hidden():
     x = np.random.default_rng(0).normal(size=256) + 100.0
-    # one-pass sums x**2 ~ 256 * 100**2 = 2.56e6, beyond float16's 65504: inf (or NaN after inf - inf)
+    # one-pass sums x**2 ~ 256 * 100**2 = 2.56e6, beyond float16's 65504: inf (or NaN after inf -
+    # inf)
     assert not np.isfinite(variance(x, method="one_pass", dtype="float16"))
-    # two-pass sums x ~ 256 * 100 = 25600 < 65504, then squared deviations of order 1: finite and close
+    # two-pass sums x ~ 256 * 100 = 25600 < 65504, then squared deviations of order 1: finite and
+    # close
     assert variance(x, method="two_pass", dtype="float16") == pytest.approx(
         float64_two_pass(x.astype(np.float16)), rel=1e-2
     )
@@ -179,7 +184,8 @@ def test_unit_roundoff_values():
 
 
 def test_unit_roundoff_is_the_one_the_harness_uses_and_knows_every_float_format():
-    # one function: lnlib.harness budgets with lnlib.variance's; bfloat16 keeps 7 fraction bits
+    # one function: lnlib.harness budgets with lnlib.variance_algorithms'; bfloat16 keeps 7 fraction
+    # bits
     from lnlib import harness
 
     assert harness.unit_roundoff is unit_roundoff
@@ -195,7 +201,8 @@ def test_unit_roundoff_refuses_what_is_not_a_float_dtype(dtype, error):
 
 
 def test_the_variance_dtypes_go_through_the_one_compute_dtype_rule():
-    # validation.compute_dtype resolves and checks them; bfloat16 is not one of this chapter's precisions
+    # validation.compute_dtype resolves and checks them; bfloat16 is not one of this chapter's
+    # precisions
     with pytest.raises(
         ValueError, match="dtype must be one of float16, float32, float64; got bfloat16"
     ):
@@ -203,7 +210,7 @@ def test_the_variance_dtypes_go_through_the_one_compute_dtype_rule():
     assert variance(UNIT.astype(np.float16)).dtype == np.float16  # no float32 widening by default
 
 
-# --- Welford and Chan's merge ----------------------------------------------------------------
+# --- Welford and Chan's merge ---------------------------------------------------------------------
 
 
 def test_chan_merge_of_two_chunks_equals_the_whole():
@@ -216,8 +223,8 @@ def test_chan_merge_of_two_chunks_equals_the_whole():
 
 
 def test_chan_merge_by_hand():
-    # chunk [1, 3]: n 2, mean 2, M2 2; chunk [5]: n 1, mean 5, M2 0
-    # delta 3, mean 2 + 3 * 1/3 = 3, M2 = 2 + 0 + 9 * 2 * 1 / 3 = 8; [1, 3, 5] has mean 3, M2 4 + 0 + 4 = 8
+    # chunk [1, 3]: n 2, mean 2, M2 2; chunk [5]: n 1, mean 5, M2 0 delta 3, mean 2 + 3 * 1/3 = 3,
+    # M2 = 2 + 0 + 9 * 2 * 1 / 3 = 8; [1, 3, 5] has mean 3, M2 4 + 0 + 4 = 8
     a = WelfordState(np.float64(2), np.float64(2), np.float64(2))
     b = WelfordState(np.float64(1), np.float64(5), np.float64(0))
     merged = chan_merge(a, b)
@@ -270,7 +277,7 @@ def test_torch_agrees_with_welford_and_two_pass(torch):
     assert np.abs(ours - exact_out).max() < 1e-2
 
 
-# --- validation --------------------------------------------------------------------------------
+# --- validation -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -327,12 +334,12 @@ def test_data_destroyed_by_rounding_is_refused():
     )
 
 
-# --- memory traffic -----------------------------------------------------------------------------
+# --- memory traffic -------------------------------------------------------------------------------
 
 
 def test_naive_layer_norm_traffic_by_hand():
-    # reads of H-vectors: x (mean), x (subtract), d (square), sq (mean), d (divide), xhat (scale), scaled (shift) = 7
-    # writes of H-vectors: d, sq, xhat, scaled, y = 5
+    # reads of H-vectors: x (mean), x (subtract), d (square), sq (mean), d (divide), xhat (scale),
+    # scaled (shift) = 7 writes of H-vectors: d, sq, xhat, scaled, y = 5
     traffic = memory_traffic(NAIVE_LAYER_NORM)
     assert (traffic.reads, traffic.writes, traffic.total) == (7, 5, 12)
     # counting gamma and beta too adds 2 reads
@@ -354,7 +361,7 @@ def test_traffic_refuses_non_steps():
     assert memory_traffic([KernelStep("y = x", ("x",), ("y",))]).total == 2
 
 
-# --- the explorer shows the right numbers ----------------------------------------------------------
+# --- the explorer shows the right numbers ---------------------------------------------------------
 
 
 def test_explorer_shows_the_errors_of_shift_errors():
@@ -389,8 +396,8 @@ def test_explorer_dtype_changes_the_curves_and_notes_float16_limits():
 
 
 def test_explorer_names_the_methods_that_overflow_in_float16():
-    # at shift 300: sum of x ~ 256 * 300 = 76800 and sum of x**2 ~ 256 * 9e4 both exceed float16's 65504,
-    # while Welford's running mean stays near 300
+    # at shift 300: sum of x ~ 256 * 300 = 76800 and sum of x**2 ~ 256 * 9e4 both exceed float16's
+    # 65504, while Welford's running mean stays near 300
     from lnlib.book.explorers import numerics_explorer
 
     explorer = numerics_explorer(shift=300.0, dtype="float16")
@@ -409,8 +416,9 @@ def test_explorer_refuses_bad_starting_values():
 
 
 def test_welford_counts_stay_exact_beyond_float16_integers():
-    # float16 holds integers exactly only up to 2048; above 4096 its numbers are 4 apart, so 5001 is not one.
-    # A kernel's counter is an integer: the count must be exact even when the data are float16.
+    # float16 holds integers exactly only up to 2048; above 4096 its numbers are 4 apart, so 5001 is
+    # not one. A kernel's counter is an integer: the count must be exact even when the data are
+    # float16.
     x = np.random.default_rng(5).normal(size=5001) + 3.0
     state = welford(x, dtype="float16")
     assert state.count == 5001
@@ -420,7 +428,7 @@ def test_welford_counts_stay_exact_beyond_float16_integers():
     )
 
 
-# --- the table's claim: Welford's M2 cannot go negative, even after rounding ----------------------------
+# --- the table's claim: Welford's M2 cannot go negative, even after rounding ----------------------
 
 
 @settings(max_examples=200, deadline=None)
@@ -431,7 +439,17 @@ def test_welford_counts_stay_exact_beyond_float16_integers():
     st.integers(1, 8),
 )
 def test_welford_m2_is_never_negative(noise, shift, dtype, lanes):
-    # each update adds delta * (x - new mean), two numbers of one sign (the new mean lies between the old mean and x,
-    # and rounding is monotonic); Chan's merge adds only non-negative terms. One-pass has no such guarantee.
+    # each update adds delta * (x - new mean), two numbers of one sign (the new mean lies between
+    # the old mean and x, and rounding is monotonic); Chan's merge adds only non-negative terms.
+    # One-pass has no such guarantee.
     state = welford(noise * 1e-3 + shift, dtype=dtype, lanes=lanes)
     assert state.m2 >= 0
+
+
+def test_lnlib_variance_is_the_function_and_no_module_shadows_it():
+    """`from lnlib import variance` gives the function; its module has a name of its own."""
+    import lnlib
+    from lnlib import variance_algorithms
+
+    assert lnlib.variance is variance_algorithms.variance
+    assert not (Path(lnlib.__file__).parent / "variance.py").exists()

@@ -80,7 +80,8 @@ class WelfordState:
 
 
 def check_method(method) -> str:
-    """Return `method` if it is one of :data:`METHODS`, else raise a ValueError naming them (chapter "Computing it right: numerics")."""
+    """Return `method` if it is one of :data:`METHODS`, else raise a ValueError naming them (chapter
+    "Computing it right: numerics")."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(
             f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}."
@@ -103,7 +104,8 @@ def _rows(x, axis, dtype) -> tuple[np.ndarray, tuple[int, ...]]:
     too_big = np.abs(x) > np.finfo(dtype).max
     if too_big.any():
         raise ValueError(
-            f"x does not fit in {dtype.name}: it holds {np.abs(x).max():.4g}, above {dtype.name}'s largest finite value "
+            f"x does not fit in {dtype.name}: it holds {np.abs(x).max():.4g}, above "
+            f"{dtype.name}'s largest finite value "
             f"{float(np.finfo(dtype).max):.6g}; use a wider dtype or smaller values."
         )
     kept = [a for a in range(x.ndim) if a not in axes]
@@ -126,7 +128,8 @@ def _mean(rows: np.ndarray) -> np.ndarray:
 
 
 def _moments(rows: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and biased variance over the last axis by `method`, every operation in the rows' dtype."""
+    """Mean and biased variance over the last axis by `method`, every operation in the rows'
+    dtype."""
     with np.errstate(
         over="ignore", invalid="ignore"
     ):  # float16 overflow is shown as inf, not warned about
@@ -141,7 +144,8 @@ def _moments(rows: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def chan_merge(a: WelfordState, b: WelfordState) -> WelfordState:
-    r"""Combine the statistics of two chunks (Chan, Golub & LeVeque, 1983; chapter "Computing it right: numerics").
+    r"""Combine the statistics of two chunks (Chan, Golub & LeVeque, 1983; chapter "Computing it
+    right: numerics").
 
     With :math:`\delta = \bar x_b - \bar x_a` and :math:`n = n_a + n_b`:
     :math:`\bar x = \bar x_a + \delta\, n_b / n` and
@@ -202,7 +206,8 @@ def _merge_lanes(state: WelfordState) -> WelfordState:
 
 
 def welford(x, *, axis=-1, dtype=None, lanes: int = WELFORD_LANES) -> WelfordState:
-    r"""Welford's streaming mean and variance, in lanes merged by Chan's rule (chapter "Computing it right: numerics").
+    r"""Welford's streaming mean and variance, in lanes merged by Chan's rule (chapter "Computing it
+    right: numerics").
 
     Each lane reads its values one at a time and updates
     :math:`n \leftarrow n + 1`, :math:`\delta = x - \bar x`,
@@ -249,7 +254,8 @@ def welford(x, *, axis=-1, dtype=None, lanes: int = WELFORD_LANES) -> WelfordSta
 
 
 def variance(x, *, method: str = "two_pass", axis=-1, dtype=None) -> np.ndarray:
-    """The biased variance by one of three algorithms, computed in a given precision (chapter "Computing it right: numerics").
+    """The biased variance by one of three algorithms, computed in a given precision (chapter
+    "Computing it right: numerics").
 
     Parameters
     ----------
@@ -294,7 +300,8 @@ def variance(x, *, method: str = "two_pass", axis=-1, dtype=None) -> np.ndarray:
 
 
 def exact_variance(x, *, axis=-1) -> np.ndarray:
-    """The variance of the values of `x` to float64 accuracy, with :func:`math.fsum` (chapter "Computing it right: numerics").
+    """The variance of the values of `x` to float64 accuracy, with :func:`math.fsum` (chapter
+    "Computing it right: numerics").
 
     The reference the algorithms are judged against: the mean and then the sum
     of squared deviations are summed exactly (``math.fsum``), so only a few
@@ -335,7 +342,8 @@ def exact_variance(x, *, axis=-1) -> np.ndarray:
 
 
 def variance_relative_error(estimate, exact) -> np.ndarray:
-    """``|estimate - exact| / exact`` per variance, in float64; infinite where the estimate is inf or NaN (chapter "Computing it right: numerics").
+    """``|estimate - exact| / exact`` per variance, in float64; infinite where the estimate is inf
+    or NaN (chapter "Computing it right: numerics").
 
     Elementwise, for variances (which are positive). Gradients and outputs, whose
     entries can be near zero, are compared by :func:`~lnlib.backward.relative_error`
@@ -350,14 +358,16 @@ def variance_relative_error(estimate, exact) -> np.ndarray:
     exact = np.asarray(exact, dtype=np.float64)
     if np.any(exact <= 0):
         raise ValueError(
-            "the exact variance must be positive for a relative error; got a zero (all values equal in the working dtype?)."
+            "the exact variance must be positive for a relative error; got a zero (all values "
+            "equal in the working dtype?)."
         )
     error = np.abs(estimate - exact) / exact
     return np.where(np.isfinite(error), error, np.inf)
 
 
 def unit_roundoff(dtype) -> float:
-    """Half the distance from 1 to the next number of `dtype`: the relative error of one rounding (chapter "Computing it right: numerics").
+    """Half the distance from 1 to the next number of `dtype`: the relative error of one rounding
+    (chapter "Computing it right: numerics").
 
     Any float dtype, bfloat16 and ``ml_dtypes``' other formats included; None means float64.
     :mod:`lnlib.harness` budgets its checks with it.
