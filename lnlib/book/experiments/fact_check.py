@@ -14,7 +14,7 @@ import numpy as np
 from ... import layer_norm, layer_norm_steps
 from ...backward import layer_norm_jacobian
 from ...norms import batch_norm
-from ...variance import variance
+from ...variance_algorithms import variance
 from ...variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt
 from ..factcheck.claims import CLAIMS, PAPERS, SOURCES, VERDICTS
 from ..factcheck.measurements import (
