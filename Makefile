@@ -14,6 +14,7 @@
 #   make wheel   lnlib (with the book's data) as a wheel in dist/
 #   make bench   measure explorer latency (Python side and in JupyterLab), each chapter's Run All, build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
+#   make bench-gpu   time the GPU chapter's CUDA kernels, PyTorch's and Triton's against a device copy (needs an NVIDIA GPU)
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 #   make results     retrain chapter 11's warm-up sweep into lnlib/book/data/warmup_sweep.json (maintainers)
@@ -32,7 +33,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint check book test instructor student wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels notebooks references results results-placements results-decay results-norm-lab clean
+.PHONY: help lint check book test instructor student wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels bench-gpu notebooks references results results-placements results-decay results-norm-lab clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -185,6 +186,17 @@ bench-run-all: $(VENV)/.test-installed
 bench-kernels: $(VENV)/.book-installed
 	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
 	$(BIN)/python benchmarks/kernels.py
+
+# Chapter 15's kernels (lnlib.gpu, compiled for the GPU), torch.nn.functional.layer_norm, a Triton LayerNorm
+# after Triton's tutorial and a device-to-device copy, forward and backward, over chapter 14's shape and real
+# models' widths in three dtypes: writes benchmarks/results/gpu_kernels.json, which the chapter reads (a few
+# minutes on an H200). Not part of make bench: it needs an NVIDIA GPU, and runs with the Python that has
+# PyTorch and Triton there (GPU_PYTHON; numba-cuda, numpy, ml_dtypes and scipy too). On a CPU,
+# `python benchmarks/gpu_kernels.py --smoke --out /tmp/gpu.json` runs it end to end on numba's simulator
+# (tests/book/test_gpu.py does).
+GPU_PYTHON ?= $(PYTHON)
+bench-gpu:
+	PYTHONPATH=$(CURDIR) $(GPU_PYTHON) benchmarks/gpu_kernels.py
 
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the

@@ -1,12 +1,14 @@
-/* The exercises on the website: a typed answer judged in the page, offline, as the notebook judges it.
+/* The exercises on the website: a typed answer judged in the page, offline, by the exercise's plan.
  *
- * Each form (lnlib/book/exercises/web.py) carries its exercise as JSON, computed by lnlib when the book
- * was built: the expected answer, the tolerances, the hint and the answers of the named mistakes.
- * feedback() below is lnlib.book.exercises.feedback.feedback written again in JavaScript, message for
- * message; tests/browser/test_web_exercises.py compares the two on every exercise of the book.
+ * Each form (lnlib/book/exercises/web.py) carries its exercise's plan as JSON, computed by lnlib when the
+ * book was built: an ordered list of rules (a test, its value and tolerance, the line it says) and a few
+ * messages. judge() below is lnlib.book.exercises.judge.judge written in JavaScript, test for test: it
+ * knows no exercise and no rule of its own; every rule, tolerance and sentence lives in the plan, built
+ * once, in Python. tests/book/test_exercise_checker_node.py runs both on every exercise (Node, no browser).
  * An answer is typed (numbers, lists, True/False, arithmetic) or pasted: numpy's printout of an array
  * (brackets, no commas: read as lnlib.book.exercises.web.read_printout reads it), or bare numbers
  * separated by spaces, commas or line breaks, taken in the expected shape when there are as many.
+ * A Hint button shows the plan's hint; after the plan's hintAfter wrong tries it comes unasked.
  */
 (() => {
   "use strict";
@@ -149,9 +151,10 @@
   function readAnswer(text, d) {
     if (text.includes("[") && !text.includes(",")) return readPrintout(text);
     const bracketed = /[[\]()]/.test(text);
-    const want = d.kind === "number" ? asArray(d.expected) : null;
+    // the answer's shape, d.shape (numbers only): bare numbers are taken in it when there are as many
+    const want = d.kind === "number" ? { shape: d.shape, size: d.shape.reduce((p, q) => p * q, 1) } : null;
     const fits = (v) => !bracketed && want !== null && want.shape.length > 0 && Array.isArray(v) &&
-      v.every((x) => typeof x === "number") && v.length === want.flat.length;
+      v.every((x) => typeof x === "number") && v.length === want.size;
     const bare = bracketed ? null : readBare(text);
     if (fits(bare)) return inShape(bare, want.shape);  // "0.5 -0.3" for two numbers: two numbers, not 0.2
     let answer;
@@ -175,8 +178,6 @@
     return { shape: [value.length, ...parts[0].shape], flat: parts.flatMap((p) => p.flat) };
   }
   const sameShape = (a, b) => String(a.shape) === String(b.shape);
-  const close = (a, b, rtol, atol) =>
-    sameShape(a, b) && a.flat.every((x, k) => Math.abs(x - b.flat[k]) <= atol + rtol * Math.abs(b.flat[k]));
   function transpose(a) {  // numpy's .T: the axes reversed
     const n = a.shape.length;
     if (n < 2) return a;
@@ -191,141 +192,65 @@
     return { shape, flat };
   }
 
-  // --- Python's formatting of numbers and shapes ---------------------------------------------------------
   const pyShape = (shape) => (shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`);
-  function pyExp(x, digits) {  // format(x, ".{digits}e")
-    const [mantissa, exponent] = x.toExponential(digits).split("e");
-    const e = Number(exponent);
-    return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  }
-  const trimZeros = (s) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
-  function pyG(x, precision) {  // format(x, ".{precision}g")
-    if (x === 0) return "0";
-    if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-    const exponent = Number(x.toExponential(precision - 1).split("e")[1]);
-    if (exponent < -4 || exponent >= precision) {
-      const [m, e] = pyExp(x, precision - 1).split("e");
-      return `${trimZeros(m)}e${e}`;
+
+  // --- the plan's tests, as lnlib.book.exercises.judge runs them ------------------------------------------
+  function within(got, rule, transposed) {  // the rule's value's shape, each entry within its tolerance
+    if (got === null) return false;
+    if (transposed) {
+      if (got.shape.length < 2) return false;
+      got = transpose(got);
     }
-    return trimZeros(x.toFixed(Math.max(0, precision - 1 - exponent)));
+    const value = asArray(rule.value);
+    const tol = asArray(rule.tol);
+    if (!sameShape(got, value)) return false;
+    return got.flat.every((x, k) => Math.abs(x - value.flat[k]) <= tol.flat[k]);
+  }
+  const equalArrays = (a, b) => sameShape(a, b) && a.flat.every((x, k) => x === b.flat[k]);
+  const TESTS = {
+    always: () => true,
+    notBool: (rule, answer) => typeof answer !== "boolean",
+    equal: (rule, answer) => typeof answer === "boolean" && answer === rule.value,
+    notOneOf: (rule, answer, got) => got === null || !rule.values.some((v) => equalArrays(got, asArray(v))),
+    within: (rule, answer, got) => within(got, rule, false),
+    withinTransposed: (rule, answer, got) =>
+      got !== null && String(asArray(rule.value).shape) !== String(got.shape) && within(got, rule, true),
+    shapeNot: (rule, answer, got) => got !== null && String(got.shape) !== String(rule.shape),
+    notFinite: (rule, answer, got) => got !== null && !got.flat.every(Number.isFinite),
+  };
+  function fill(line, rule, answer, got, text) {
+    const typed = typeof answer === "boolean" ? (answer ? "True" : "False") : text;
+    let out = line.replaceAll("{typed}", typed);
+    if (got !== null) out = out.replaceAll("{got_shape}", pyShape(got.shape));
+    if (out.includes("{differ}")) {
+      const value = asArray(rule.value);
+      const tol = asArray(rule.tol);
+      const differ = got.flat.filter((x, k) => !(Math.abs(x - value.flat[k]) <= tol.flat[k])).length;
+      out = out.replaceAll("{differ}", String(differ)).replaceAll("{size}", String(got.flat.length));
+    }
+    return out;
+  }
+  function judge(plan, answer, text) {  // the line of the first rule that holds
+    const got = plan.kind === "bool" ? null : asArray(answer);
+    if (plan.kind === "number" && got === null) return plan.messages.notNumbers;
+    for (const rule of plan.rules) {
+      if (!(rule.test in TESTS)) throw new Error(`unknown test ${rule.test}`);
+      if (TESTS[rule.test](rule, answer, got)) return fill(rule.say, rule, answer, got, text);
+    }
+    throw new Error("a plan ends with a rule that always holds");
   }
 
-  // --- the feedback, as lnlib.book.exercises.feedback.feedback words it -------------------------------
+  // the page's verdict on a typed answer: not answered, not readable, or the plan's
   function feedback(typed, d) {
     const text = typed.trim();
     if (text === "" || text === "None") return d.notAnswered;
-    const wrong = (reason) => `Not quite: ${reason}. ${d.hint}`.trimEnd();
     let answer;
     try {
       answer = readAnswer(text, d);
     } catch (error) {
-      return `Not quite: could not read your answer (${error.message}). Type ${d.placeholder}.`;
+      return d.unreadable.replace("{error}", error.message).replace("{placeholder}", d.placeholder);
     }
-    if (d.kind === "bool") {
-      if (typeof answer !== "boolean") return `Not quite: answer with True or False; got ${text}.`;
-      return answer === d.expected ? "Correct!" : wrong(`${answer ? "True" : "False"} is not right`);
-    }
-    const got = asArray(answer);
-    if (d.kind === "choice") {
-      const equal = (a, b) => a !== null && sameShape(a, b) && a.flat.every((x, k) => x === b.flat[k]);
-      if (!d.choices.some((c) => equal(got, asArray(c)))) {
-        return `Not quite: answer with one of ${d.choiceLabels.join(", ")}; got ${text}.`;
-      }
-      if (!equal(got, asArray(d.expected))) {
-        return wrong(namedMistake(got, d) || `${text} is one of the choices, but not the right one`);
-      }
-      return "Correct!";
-    }
-    if (got === null) return "Not quite: expected a number or an array of numbers, got list.";
-    const want = asArray(d.expected);
-    const right = (d.alsoRight || []).find(([, value]) => close(got, asArray(value), d.rtol, d.atol));
-    if (right) return `Correct! ${right[0]}.`;
-    const named = namedMistake(got, d);
-    if (named !== null && !close(got, want, d.rtol, d.atol)) return wrong(named);
-    if (!sameShape(got, want)) {
-      const flipped = transpose(got);
-      if (got.flat.length === want.flat.length && sameShape(flipped, want) && close(flipped, want, d.rtol, d.atol)) {
-        return wrong(`the values are right but transposed: expected shape ${pyShape(want.shape)}, got ${pyShape(got.shape)}`);
-      }
-      return wrong(`expected shape ${pyShape(want.shape)}, got shape ${pyShape(got.shape)}`);
-    }
-    if (!got.flat.every(Number.isFinite)) {
-      return wrong("your answer contains nan or inf: a division by zero, or a square root of a negative number?");
-    }
-    if (close(got, want, d.rtol, d.atol)) return "Correct!";
-    const negated = { shape: got.shape, flat: got.flat.map((x) => -x) };
-    if (want.flat.some((x) => x !== 0) && close(negated, want, d.rtol, d.atol)) return wrong("the sign is flipped");
-    if (typedAnswer(got, want, d)) return "Correct!";
-    // typed with a few digits: "give more digits" when they fit the answer and a known mistake alike; a
-    // mistake is named only when the answer is d.nearer times nearer to it than to the expected value
-    const unsure = d.bools || d.integer ? null : tooCoarse(got, want, d);
-    if (unsure !== null) return wrong(unsure);
-    const rounded = nearerMistake(got, want, d);
-    if (rounded !== null) return wrong(rounded);
-    if (d.bools) return wrong(`${got.flat.filter((x, k) => x !== want.flat[k]).length} of ${want.flat.length} answers are not right`);
-    if (d.integer && got.flat.length === 1) return wrong(`${pyG(got.flat[0], 6)} is not the expected count`);
-    return wrong(howFar(got, want, d.epsilon));
-  }
-
-  // the answer typed with fewer digits: within d.rounded of it, every known mistake d.nearer times farther away
-  function typedAnswer(got, want, d) {
-    if (d.bools || d.integer || !close(got, want, d.rounded, d.atol)) return false;
-    const gap = Math.max(...got.flat.map((x, k) => Math.abs(x - want.flat[k])));
-    return d.mistakes.every(([, value]) => {
-      const mistaken = asArray(value);
-      if (mistaken === null || !sameShape(mistaken, got)) return true;
-      return Math.max(...got.flat.map((x, k) => Math.abs(x - mistaken.flat[k]))) > d.nearer * gap;
-    });
-  }
-
-  // half a unit in the last digit of x as typed (5.4: 0.05), from its shortest form, as Python's repr
-  function halfDigit(x) {
-    if (x === 0 || !Number.isFinite(x)) return 0;
-    const [mantissa, exponent] = Math.abs(x).toExponential().split("e");
-    const last = Number(exponent) - (mantissa.split(".")[1] || "").length;
-    return Number(`5e${last - 1}`);
-  }
-  // whether target rounds to got at the digits got was typed with, entry by entry
-  function roundingFits(got, target) {
-    if (target === null || !sameShape(got, target)) return false;
-    return got.flat.every((x, k) => Math.abs(x - target.flat[k]) <= halfDigit(x) * (1 + 1e-9));
-  }
-  function tooCoarse(got, want, d) {
-    if (!roundingFits(got, want)) return null;
-    const fitting = d.mistakes.filter(([, value]) => roundingFits(got, asArray(value))).map(([sentence]) => sentence);
-    if (!fitting.length) return null;
-    return "close, but give more digits or the exact expression: at the digits you typed, your answer " +
-      `also fits a known mistake, “${fitting.join("; or ")}”`;
-  }
-  const largestGap = (a, b) => Math.max(...a.flat.map((x, k) => Math.abs(x - b.flat[k])));
-  // a mistake within d.rounded of the answer typed, and d.nearer times nearer to it than to the expected value
-  function nearerMistake(got, want, d) {
-    const gap = largestGap(got, want);
-    const named = d.mistakes.filter(([, value]) => {
-      const mistaken = asArray(value);
-      return close(got, mistaken, d.rounded, d.atol) && d.nearer * largestGap(got, mistaken) <= gap;
-    }).map(([sentence]) => sentence);
-    return named.length ? named.join("; or ") : null;
-  }
-
-  function namedMistake(got, d) {
-    if (got === null) return null;
-    const named = d.mistakes.filter(([, value]) => close(got, asArray(value), d.rtol, d.atol)).map(([sentence]) => sentence);
-    return named.length ? named.join("; or ") : null;  // two mistakes can give one number: name both
-  }
-
-  function howFar(got, want, epsilon) {
-    const gaps = got.flat.map((x, k) => Math.abs(x - want.flat[k]));
-    const worst = Math.max(...gaps);
-    const scale = Math.max(...want.flat.map(Math.abs));
-    if (scale > 0 && worst / scale < 1e-2) {
-      return `close, but not within the tolerance: off by ${pyExp(worst / scale, 1)} of the answer's size. ` +
-        (epsilon ? "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small term missing or extra (an ε?)"
-          : "Give more digits or the exact expression (e.g. sqrt(2)/4)");
-    }
-    if (want.flat.length === 1) return `${pyG(got.flat[0], 6)} is not the expected value`;
-    const differ = gaps.filter((g, k) => !(g <= 1e-8 + 1e-5 * Math.abs(want.flat[k]))).length;
-    return `${differ} of ${want.flat.length} entries differ from the expected answer (the largest by ${pyG(worst, 3)})`;
+    return judge(d, answer, text);
   }
 
   // --- the forms ------------------------------------------------------------------------------------------
@@ -338,6 +263,16 @@
     const data = JSON.parse(form.querySelector("script.lnlib-exercise-data").textContent);
     const input = form.querySelector("input, textarea");
     const box = form.querySelector(".lnlib-feedback");
+    const hintButton = form.querySelector(".lnlib-exercise-hint-button");
+    const hint = form.querySelector(".lnlib-exercise-hint");
+    let wrongTries = 0;
+    const showHint = () => {
+      if (!hint) return;
+      hint.textContent = `Hint: ${data.hint}`;
+      hint.hidden = false;
+      hintButton.setAttribute("aria-expanded", "true");
+    };
+    if (hintButton) hintButton.addEventListener("click", showHint);
     input.addEventListener("keydown", (event) => {  // in the multi-line box Enter breaks the line: Ctrl+Enter checks
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
     });
@@ -348,11 +283,15 @@
       box.className = `lnlib-feedback lnlib-feedback-${kind}`;
       box.style.borderLeftColor = data.edges[kind];
       box.textContent = message;
+      if (kind === "wrong" && ++wrongTries >= data.hintAfter) showHint();
     });
     form.dataset.ready = "1";
   }
 
-  window.lnlibExerciseFeedback = feedback;  // for the browser tests, which compare it with Python's
+  const api = { feedback, judge, readAnswer };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;  // Node: the checker's test
+  if (typeof document === "undefined") return;
+  window.lnlibExerciseFeedback = feedback;  // for the browser tests
   const start = () => document.querySelectorAll("form.lnlib-exercise").forEach(setUp);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

@@ -57,6 +57,10 @@ def test_the_answer_key_grades_each_exercise_once(chapter):
         for c in graded
     )
     assert not any("lnlib-solution" in c["metadata"].get("tags", []) for c in key["cells"])
+    # graded mode, in the student's cells and in the hidden tests: a wrong answer gets no recipe
+    code = ["".join(c["source"]) for c in key["cells"] if c["cell_type"] == "code"]
+    assert sum("\nexercises.graded = True" in source for source in code) == 1
+    assert all("_module.exercises.graded = True" in c["source"] for c in graded)
 
 
 def nbgrader(*args, cwd) -> str:

@@ -614,6 +614,25 @@ def test_per_example_parallel():
     assert claim("per_example_parallel").verdict == "true"
 
 
+def test_batch_split_across_gpus():
+    """True: a batch split in two shards gets other batch-norm statistics unless the shards exchange their sums;
+    layer norm on each shard is layer norm on the batch, bit for bit."""
+    from lnlib.norms import batch_norm
+
+    rng = np.random.default_rng(15)
+    batch = rng.normal(size=(16, 8)) * 2 + 1
+    shards = (batch[:8], batch[8:])
+    whole = batch_norm(batch)
+    alone = np.concatenate([batch_norm(s) for s in shards])
+    assert np.abs(alone - whole).max() > 0.05  # each device's own statistics differ
+    count = sum(len(s) for s in shards)  # the exchange: per-feature counts, sums, sums of squares
+    mean = sum(s.sum(axis=0) for s in shards) / count
+    var = sum((s**2).sum(axis=0) for s in shards) / count - mean**2
+    np.testing.assert_allclose((batch - mean) / np.sqrt(var + 1e-5), whole, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(np.concatenate([layer_norm(s) for s in shards]), layer_norm(batch))
+    assert claim("batch_split_across_gpus").verdict == "true"
+
+
 def test_eps_in_half():
     assert np.float16(1e-8) == 0 and np.float32(1e-8) > 0  # 1e-8 vanishes in float16 only
     constant = np.full(4, 3.0, np.float16)

@@ -77,7 +77,7 @@ def test_the_data_get_more_digits_when_the_answer_needs_them(website):
     x = np.random.default_rng(4).normal(size=6)
 
     def build(x):
-        return Exercise(x.sum(), rtol=1e-9, mistakes={"a near miss": x.sum() + 1e-4})
+        return Exercise(x.sum(), rtol=1e-9, mistakes={"a near miss": x.sum() + 1e-4}, digits=None)
 
     exercises = Exercises("00_demo", build)
     with np.printoptions(precision=4):
@@ -119,11 +119,14 @@ def test_an_answer_of_many_numbers_gets_a_box_for_a_pasted_printout(website):
     assert "<pre" not in page  # no data passed, none printed
 
 
-def test_the_page_carries_the_other_right_answers_and_whether_an_epsilon_is_in_play():
-    """lnlib-exercises.js judges as feedback.py does: it needs also_right and the ε suggestion's switch."""
+def test_the_page_carries_the_plan_the_notebook_judges_by():
+    """lnlib-exercises.js has no rule of its own: the page carries the exercise's plan, other right
+    answers and the ε suggestion's choice included, and the shape bare numbers are read in."""
+    from lnlib.book.exercises.judge import judge
     from lnlib.book.exercises.web import exercise_data
 
-    data = exercise_data(Exercise(0.50001, also_right={"1/2 with ε = 0": 0.5}))
-    assert data["alsoRight"] == [["1/2 with ε = 0", 0.5]] and data["epsilon"] is False
-    assert exercise_data(Exercise(1.0, mistakes={"ε is missing": 2.0}))["epsilon"] is True
-    assert exercise_data(Exercise(1.0, epsilon=True))["epsilon"] is True
+    exercise = Exercise(0.50001, also_right={"1/2 with ε = 0": 0.5}, digits=None, epsilon=True)
+    data = exercise_data(exercise)
+    assert {k: data[k] for k in exercise.plan()} == exercise.plan()
+    assert judge(data, 0.5) == "Correct! 1/2 with ε = 0." and "(an ε?)" in judge(data, 0.503)
+    assert data["shape"] == [] and exercise_data(Exercise(np.ones((2, 3))))["shape"] == [2, 3]

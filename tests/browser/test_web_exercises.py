@@ -3,7 +3,7 @@
 Every exercise of every chapter page has an answer box (none sends the reader to the notebook): the page
 carries the exercise as lnlib computed it at build time (lnlib/book/exercises/web.py). A reader types the
 right answer, each named mistake's answer, and an answer the page cannot read, and presses Check; the box
-must say what ``lnlib.book.exercises.feedback.feedback`` says on the same answer, word for word
+must say what ``lnlib.book.exercises.judge.judge`` says on the same answer and plan, word for word
 ("Correct!", the named mistake, what is off), and for the unreadable answer that it could not read it.
 An answer of more than eight numbers (lnlib.book.exercises.web.TYPEABLE) is a multi-line box: numpy's
 printout of the right answer and its numbers row by row, pasted, are right too. The data printed above a
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import lnlib.book.exercises
-from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.judge import judge
 from lnlib.book.exercises.web import TYPEABLE, read_printout
 
 from .test_web_explorers import EXPLORERS  # noqa: F401 (the browser fixtures' module loads first)
@@ -73,25 +73,28 @@ def as_literal(value) -> str:
     return repr(np.asarray(value, dtype=np.float64).tolist())
 
 
-def python_exercise(data: dict) -> Exercise:
-    """The exercise the page holds, as a Python Exercise (choices as the page labels them)."""
-    if data["kind"] == "choice":
-        choices = tuple(ast.literal_eval(label) for label in data["choiceLabels"])
-        expected = next(c for c in choices if float(c) == np.asarray(data["expected"]).item())
-        return Exercise(
-            expected, hint=data["hint"], choices=choices, mistakes=dict(data["mistakes"])
-        )
-    dtype = bool if data["bools"] else (int if data["integer"] else float)
-    expected = data["expected"] if data["kind"] == "bool" else np.asarray(data["expected"], dtype)
-    return Exercise(
-        expected,
-        hint=data["hint"],
-        rtol=data["rtol"],
-        atol=data["atol"],
-        mistakes={sentence: np.asarray(value) for sentence, value in data["mistakes"]},
-        also_right={sentence: np.asarray(value) for sentence, value in data["alsoRight"]},
-        epsilon=data["epsilon"],
-    )
+class PageExercise:
+    """The exercise a page holds, read from its plan: the right answer, the named mistakes' answers, and
+    the notebook's verdict on an answer (lnlib.book.exercises.judge on the same plan)."""
+
+    def __init__(self, data: dict):
+        self.data = data
+        rules = data["rules"]
+        if data["kind"] == "bool":
+            self.expected = next(r["value"] for r in rules if r["test"] == "equal")
+            self.mistakes, self.also_right = {}, []
+            return
+        right = next(k for k, r in enumerate(rules) if r["say"] == "Correct!")
+        self.expected = rules[right]["value"]
+        self.also_right = [r["value"] for r in rules[:right] if r["say"].startswith("Correct! ")]
+        self.mistakes = {}
+        for rule in rules[right + 1 :]:
+            if rule["test"] != "within" or not rule["say"].startswith("Not quite: "):
+                break  # the exact mistakes end where the rounded answer's rule begins
+            self.mistakes[rule["say"]] = rule["value"]
+
+    def feedback(self, answer) -> str:
+        return judge(self.data, answer)
 
 
 def agree(page_says: str, notebook_says: str) -> bool:
@@ -101,17 +104,17 @@ def agree(page_says: str, notebook_says: str) -> bool:
     return page_says == notebook_says
 
 
-def telling_answers(data: dict) -> list[str]:
+def telling_answers(exercise: PageExercise) -> list[str]:
     """Answers off in ways the feedback names: typed into the page's feedback function."""
-    if data["kind"] == "bool":
-        return [repr(not data["expected"]), "0"]
-    if data["kind"] == "choice":
-        return [label for label in data["choiceLabels"]] + ["7"]
-    want = np.asarray(data["expected"], dtype=np.float64)
+    if exercise.data["kind"] == "bool":
+        return [repr(not exercise.expected), "0"]
+    if exercise.data["kind"] == "choice":
+        return [repr(v) for v in exercise.data["rules"][0]["values"]] + ["7"]
+    want = np.asarray(exercise.expected, dtype=np.float64)
     answers = [want * (1 + 1e-4), -want, want + 1.0, np.zeros(want.shape + (2,))]
     # typed with a few decimals: right, "give more digits" naming a mistake as near, or a mistake named
     answers += [np.round(want, decimals) for decimals in (1, 2, 4, 5)]
-    answers += [np.asarray(value) for _, value in data["alsoRight"]]
+    answers += [np.asarray(value) for value in exercise.also_right]
     if want.ndim == 2:
         answers.append(want.T)
     if want.ndim >= 1 and want.size > 1:
@@ -140,7 +143,7 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
         number = form.get_attribute("data-exercise")
         where = f"{page_name}, exercise {number}"
         data = json.loads(form.locator("script.lnlib-exercise-data").text_content())
-        exercise = python_exercise(data)
+        exercise = PageExercise(data)
         assert form.locator(".lnlib-feedback").inner_text() == data["notAnswered"]
         box = form.locator("input, textarea")
         many = np.size(exercise.expected) > TYPEABLE
@@ -148,10 +151,13 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
         label = form.locator(f"label[for='{box.get_attribute('id')}']")
         assert label.inner_text().strip() == f"Your answer to exercise {number}", where
 
+        said: list[str] = []
+
         def check(text: str) -> str:
             box.fill(text)
-            form.locator("button").click()
-            return form.locator(".lnlib-feedback").inner_text()
+            form.locator("button[type=submit]").click()
+            said.append(form.locator(".lnlib-feedback").inner_text())
+            return said[-1]
 
         typed = [as_literal(exercise.expected)] + [
             as_literal(v) for v in exercise.mistakes.values()
@@ -168,6 +174,13 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
                 f"{where}, typed {text[:60]!r}: page {shown!r}, notebook {expected!r}"
             )
         assert exercise.feedback(ast.literal_eval(typed[0])) == "Correct!", where
+        # the verdicts never hold the hint (the recipe); the Hint button shows it, and so do 3 wrong tries
+        assert data["hint"] and all(data["hint"] not in check(t) for t in typed[1:]), where
+        hint = form.locator(".lnlib-exercise-hint")
+        wrong = sum(line.startswith("Not quite") for line in said)
+        assert hint.is_visible() == (wrong >= data["hintAfter"]), f"{where}: {wrong} wrong tries"
+        form.locator(".lnlib-exercise-hint-button").click()
+        assert hint.inner_text() == f"Hint: {data['hint']}", where
         if many:  # pasted: numpy's printout of the answer, and its numbers row by row
             for text, answer in [
                 (printout(exercise.expected), read_printout(printout(exercise.expected))),
@@ -185,7 +198,7 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
                 [as_literal(built.expected), data],
             )
             assert shown == "Correct!", f"{where}: from the printed data, {shown!r}"
-        for text in telling_answers(data):
+        for text in telling_answers(exercise):
             shown = page.evaluate("([t, d]) => window.lnlibExerciseFeedback(t, d)", [text, data])
             try:
                 answer = ast.literal_eval(text)

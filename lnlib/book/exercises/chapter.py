@@ -12,6 +12,12 @@ batch.mean(...)`` before answering), judges on the re-built data and says so. Wh
 at hand (plain Python, a check run from other code such as ``tests/nbval_exercises.py``) it judges
 the data as passed.
 
+A wrong answer is told what is wrong, never how to compute the answer: the hint (the recipe) comes when
+the reader asks, ``exercises.hint(k)``, or with the :data:`~lnlib.book.exercises.feedback.HINT_AFTER`-th
+wrong try. In graded mode (``exercises.graded = True``: the course edition, lnlib.book.tools.course)
+no hint comes at all. Data a reader changes beyond what the exercise allows get a sentence, never a
+traceback through the checker (which would show how it computes the answer).
+
 An exercise may also forbid names its answer must not use (:func:`forbidding`): "compute dγ with numpy
 only" forbids ``lnlib``; and no answer may read the checker's own answer (``exercises.exercise(...)``,
 ``.expected``, ``.mistakes``) or the input history the check reads. In IPython the check reads the
@@ -27,11 +33,19 @@ import ast
 import copy
 import functools
 import types
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import NOT_ANSWERED, WRONG, Exercise, Feedback
+from lnlib.book.exercises.feedback import (
+    HINT_AFTER,
+    NOT_ANSWERED,
+    NOT_CORRECT,
+    WRONG,
+    Exercise,
+    Feedback,
+)
 from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import website_build
 
@@ -39,6 +53,7 @@ __all__ = [
     "ALWAYS_FORBIDDEN",
     "Exercises",
     "answer_code",
+    "domain",
     "forbidden_uses",
     "forbidding",
     "handed_out",
@@ -71,6 +86,29 @@ def forbidding(*names: str) -> Callable:
     return declare
 
 
+def domain(sample: Callable[[np.random.Generator], dict]) -> Callable:
+    """Declare, on an exercise's builder, the data a reader may choose: `sample` draws one such set.
+
+    The data its prompt allows (chapter 10's exercise 1: any number of samples and positions, an even
+    number of channels), drawn from a random generator; tests/book/test_exercise_checker.py builds every
+    exercise on many draws, and the checker must judge each without an error.
+
+    Examples
+    --------
+    >>> @domain(lambda rng: {"x": rng.normal(size=rng.integers(2, 9))})
+    ... def mean_of(x):
+    ...     return Exercise(x.mean())
+    >>> sorted(mean_of.domain(np.random.default_rng(0)))
+    ['x']
+    """
+
+    def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+        builder.domain = sample
+        return builder
+
+    return declare
+
+
 class Exercises:
     """The exercises of one chapter, numbered from 1 in the order given.
 
@@ -97,6 +135,12 @@ class Exercises:
     def __init__(self, chapter: str, *builders: Callable[..., Exercise]):
         self.chapter = chapter
         self.builders = builders
+        #: Graded mode (the course edition, lnlib.book.tools.course): a verdict names the mistake, and
+        #: no hint is given, asked for or not.
+        self.graded = False
+        self._wrong_tries: dict[int, int] = {}
+        # the data of each exercise's last check, for its hint
+        self._last_data: dict[int, dict] = {}
 
     def __len__(self) -> int:
         return len(self.builders)
@@ -105,6 +149,64 @@ class Exercises:
         """Exercise `k` built from `data` (its expected answer and the mistakes it names)."""
         self._number(k)
         return self.builders[k - 1](**data)
+
+    def sample(self, k: int, rng: np.random.Generator) -> dict:
+        """Data for exercise `k` drawn from its domain (:func:`domain`); none for an exercise without data."""
+        self._number(k)
+        draw = getattr(self.builders[k - 1], "domain", None)
+        return {} if draw is None else draw(rng)
+
+    def hint(self, k: int, **data) -> Feedback:
+        """Exercise `k`'s hint, the recipe, as a box: asked for (self-study), or refused in graded mode.
+
+        Built from `data`, or else from the data of the exercise's last check (its cell, run).
+        """
+        self._number(k)
+        if self.graded:
+            return Feedback("No hints in the course edition: your instructor grades this exercise.")
+        built = self._built(k, data or self._last_data.get(k, {}))
+        if isinstance(built, Feedback):
+            return built
+        return Feedback(f"Hint: {built.hint}" if built.hint else "This exercise has no hint.")
+
+    def _built(self, k: int, data: dict) -> Exercise | Feedback:
+        """Exercise `k` built from `data`, or a box saying the data are outside what it allows.
+
+        Never an error: a traceback through the checker would show how it computes the answer.
+        """
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")  # the checker's own arithmetic on the reader's data
+                return self.exercise(k, **data)
+        except Exception as error:  # noqa: BLE001 (any data a reader may write)
+            return Feedback(
+                f"{WRONG}the checker cannot build exercise {k} from these data "
+                f"({type(error).__name__}): change the data only as the exercise allows, or run "
+                "the cell as handed out."
+            )
+
+    def _judged(self, built: Exercise, answer) -> Feedback:
+        """The verdict on `answer`, never an error; in graded mode a wrong one says "Not correct"."""
+        try:
+            verdict = built.check(answer)
+        except Exception as error:  # noqa: BLE001 (any object a reader may answer with)
+            verdict = Feedback(
+                f"{WRONG}the checker cannot read this answer ({type(error).__name__})."
+            )
+        if self.graded and verdict.kind == "wrong":
+            return Feedback(NOT_CORRECT + verdict.text.removeprefix(WRONG))
+        return verdict
+
+    def _with_hint(self, k: int, built: Exercise, verdict: Feedback) -> Feedback:
+        """`verdict`, counted: after :data:`HINT_AFTER` wrong tries, the hint comes with it (self-study)."""
+        if self.graded or verdict.kind != "wrong" or not built.hint:
+            return verdict
+        self._wrong_tries[k] = self._wrong_tries.get(k, 0) + 1
+        if self._wrong_tries[k] >= HINT_AFTER:
+            more = f"Hint: {built.hint}"
+        else:
+            more = f"For a hint, run exercises.hint({k})."
+        return Feedback(f"{verdict.text}\n{more}", verdict=verdict.text)
 
     def forbidden(self, k: int) -> tuple[str, ...]:
         """The names exercise `k`'s answer must not use: :data:`ALWAYS_FORBIDDEN` and its own (:func:`forbidding`)."""
@@ -129,12 +231,17 @@ class Exercises:
         given = handed_out(k, _running_cell(), _user_namespace())
         changed = [name for name in data if name in given and not _same(data[name], given[name])]
         data = {**data, **{name: given[name] for name in changed}}
+        self._last_data[k] = data
         if answer is None and website_build():
             built = self.exercise(k, **data)
             return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
             return Feedback(NOT_ANSWERED)
-        verdict = self.exercise(k, **data).check(answer)
+        self._number(k)
+        built = self._built(k, data)
+        if isinstance(built, Feedback):
+            return built
+        verdict = self._with_hint(k, built, self._judged(built, answer))
         code = answer_code(k, _inputs())
         own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None
@@ -145,9 +252,8 @@ class Exercises:
             for name in changed
         ]
         # the note first: a generic hint above it would send the reader after the wrong fix
-        return (
-            Feedback("\n".join([*notes, verdict.text]), verdict=verdict.text) if notes else verdict
-        )
+        line = verdict.text if verdict.verdict is None else verdict.verdict
+        return Feedback("\n".join([*notes, verdict.text]), verdict=line) if notes else verdict
 
     def __repr__(self) -> str:
         return f"<the {len(self)} exercises of chapter {self.chapter}>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.complete_examples import documents_batch, documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
@@ -15,6 +15,7 @@ GAMMA, BETA = 2.0, 0.5
 
 
 @forbidding("lnlib", "torch")
+@domain(lambda rng: {"token_b": rng.integers(-4, 8, size=4).astype(float) + rng.normal(size=4) / 8})
 def four_steps_by_hand(token_b) -> Exercise:
     """Exercise 1: LayerNorm of `token_b` with γ = 1, β = 0 and ε = 1e-5, shape ``(H,)``."""
     token_b = np.asarray(token_b, dtype=np.float64)
@@ -42,6 +43,7 @@ def divisor_ratio() -> Exercise:
     documents = sigma + eps
     return Exercise(
         right / documents,
+        digits=4,  # the ratio and its inverse, 1.002 and 0.998, meet at three
         hint="Compute both divisors with σ = 0.048 and ε = 1e-5, then divide the correct one by the document's.",
         mistakes={
             "that is the inverse ratio: the correct divisor goes on top, so the answer is a bit above 1": (

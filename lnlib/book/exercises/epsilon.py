@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
 
@@ -13,6 +13,9 @@ EPS = 1e-5
 
 
 @forbidding("lnlib", "torch")
+@domain(
+    lambda rng: {"v": rng.normal(0.5, 10.0 ** rng.uniform(-3.5, -1.5), size=rng.integers(3, 9))}
+)
 def output_variance_with_eps(v) -> Exercise:
     """Exercise 1: the variance of LayerNorm's output for `v` with ε = 1e-5, σ²/(σ² + ε)."""
     v = np.asarray(v, dtype=np.float64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.family import TRANSFORMATIONS, invariance_table
 from lnlib.norms import RunningStats, batch_norm, batch_norm_backward, group_norm
@@ -16,10 +16,19 @@ GROUPS, EPS = 2, 1e-5
 BATCHES, MOMENTUM = ([2.0, 4.0], [0.0, 4.0, 8.0]), 0.1
 
 
+def _group_norm_data(rng: np.random.Generator) -> dict:
+    """Exercise 1's domain: any samples, three positions or more, an even number of channels (G = 2)."""
+    samples, positions = rng.integers(1, 5), rng.integers(3, 6)
+    return {"acts": rng.normal(size=(samples, GROUPS * rng.integers(1, 5), positions))}
+
+
 @forbidding("lnlib", "torch")
+@domain(_group_norm_data)
 def group_normalized_acts(acts) -> Exercise:
     """Exercise 1: `acts` (samples, channels, positions) group-normalized with G = 2 and ε = 1e-5."""
     acts = np.asarray(acts, dtype=np.float64)
+    channels = acts.shape[1]
+    per_group = f"{channels // GROUPS} channel{'s' if channels // GROUPS > 1 else ''}"
     grouped = acts.reshape(acts.shape[0], GROUPS, -1, *acts.shape[2:])
     axes = tuple(range(2, grouped.ndim))
     centred = grouped - grouped.mean(axis=axes, keepdims=True)
@@ -27,15 +36,13 @@ def group_normalized_acts(acts) -> Exercise:
     unbiased = grouped.var(axis=axes, keepdims=True, ddof=1)
     return Exercise(
         group_norm(acts, GROUPS, eps=EPS),
-        hint="Each group is 2 channels x 3 positions of one sample; use the biased variance and "
-        "eps inside the square root.",
+        hint=f"Each group is {per_group} x {np.prod(acts.shape[2:], dtype=int)} positions of one "
+        "sample; use the biased variance and eps inside the square root.",
         mistakes={
-            "that is layer norm (G = 1, all 4 channels together); each group has 2 channels": (
-                group_norm(acts, 1, eps=EPS)
-            ),
-            "that is instance norm (G = 4, one channel per group); each group has 2 channels": (
-                group_norm(acts, 4, eps=EPS)
-            ),
+            f"that is layer norm (G = 1, all {channels} channels together); each group has "
+            f"{per_group}": group_norm(acts, 1, eps=EPS),
+            f"that is instance norm (G = {channels}, one channel per group); each group has "
+            f"{per_group}": group_norm(acts, channels, eps=EPS),
             "the values are right, but of the grouped shape: reshape back to acts.shape": (
                 centred / np.sqrt(biased + EPS)
             ),
@@ -89,6 +96,11 @@ def running_mean_after_two_batches() -> Exercise:
     )
 
 
+def _batch_shapes(samples: int, features: int) -> tuple:
+    """Exercise 4's data shapes: a batch and its upstream gradient (samples, features), the gains."""
+    return (samples, features), (samples, features), (features,)
+
+
 def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True):
     """Batch norm's dx with one piece bent: the sums' `axis`, the divisor `count`, the variance's `ddof`."""
     centred = x - x.mean(axis=0)
@@ -102,6 +114,14 @@ def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True)
 
 
 @forbidding("lnlib", "torch")
+@domain(
+    lambda rng: {
+        name: rng.normal(size=shape)
+        for name, shape in zip(
+            ("bx", "bdy", "bgamma"), _batch_shapes(rng.integers(2, 6), rng.integers(1, 5))
+        )
+    }
+)
 def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
     """Exercise 4: dx of batch norm in training mode for the batch `bx` (samples, features), gains `bgamma`, upstream gradient `bdy`, ε = 1e-5."""
     x, dy, gamma = (np.asarray(a, dtype=np.float64) for a in (bx, bdy, bgamma))
@@ -111,6 +131,7 @@ def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
         "batch where LayerNorm has the features; x-hat uses the batch's mean and biased variance.",
         rtol=1e-4,
         atol=1e-6,
+        digits=4,  # as its prompt asks
         mistakes={
             "the sums run over the features of each sample (along a row), as in LayerNorm; batch "
             "norm's statistics pool each feature over the batch, so its sums run down each "

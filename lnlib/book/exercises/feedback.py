@@ -1,33 +1,42 @@
 """What an exercise's check says: right, a named mistake, what is off, or not answered yet.
 
-An :class:`Exercise` holds one expected answer, computed by lnlib, and the answers known mistakes give;
-:func:`feedback` compares a reader's answer with them and names what is wrong in words (not answered,
-wrong kind or shape, a wrong choice, a known mistake such as a missing ε or H - 1 for H, a transpose, a
-sign, how far off). :class:`Feedback` shows that line as a styled box in JupyterLab and on the website.
-Each chapter's exercises are built in their own module of this package (``lnlib.book.exercises.mean``
-for chapter 03, and so on), so no cell of a chapter holds an expected answer.
+An :class:`Exercise` holds one expected answer, computed by lnlib, the answers known mistakes give, the
+significant digits it asks for, and a hint; :meth:`Exercise.plan` turns them into the rules that judge an
+answer (plain data, the same for the notebook and the website: :mod:`lnlib.book.exercises.judge` reads
+them in Python, ``lnlib-exercises.js`` in the page). A verdict names what is wrong in words (not
+answered, wrong kind or shape, a wrong choice, a known mistake such as a missing ε or H - 1 for H, a
+transpose, a sign, how many entries differ); it never holds the hint (the recipe, given when the reader
+asks: chapter.py) nor the expected value. :class:`Feedback` shows the line as a styled box in
+JupyterLab and on the website. Each chapter's exercises are built in their own module of this package
+(``lnlib.book.exercises.mean`` for chapter 03, and so on), so no cell of a chapter holds an expected answer.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 import numpy as np
 
-__all__ = ["Exercise", "Feedback", "feedback"]
+from lnlib.book.exercises.judge import judge, numbers
+
+__all__ = ["Exercise", "Feedback", "feedback", "round_to_digits"]
 
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
 CORRECT = "Correct!"
-#: The relative tolerance at which an answer typed with three or four digits still matches a known mistake.
-ROUNDED = 2e-3
-#: A typed answer within ROUNDED of the answer is right when every known mistake is this many times farther
-#: from it than the answer is: numpy's printout (8 digits) or four digits pass, unless a mistake is that near.
-NEARER = 4
 WRONG = "Not quite: "
+#: What a wrong answer's verdict starts with in graded mode (the course edition: chapter.Exercises.graded).
+NOT_CORRECT = "Not correct: "
+#: An answer within this share of the expected answer's size, but not right, is "close".
+CLOSE = 1e-2
+#: The significant digits an exercise asks for when it says none (a count, True/False or a choice: exact).
+DIGITS = 3
+#: Wrong tries after which the hint comes unasked (chapter.py in the notebook, lnlib-exercises.js on the page).
+HINT_AFTER = 3
 #: The plain-text stand-in of the website's answer box (lnlib.book.exercises.web), where HTML is not shown.
 ON_THE_WEBSITE = "Answer in the box on the book's website, or run this cell in JupyterLab."
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
 @dataclass
@@ -39,15 +48,16 @@ class Exercise:
     expected : array_like, number or bool
         The right answer, computed by lnlib out of the reader's sight.
     hint : str
-        A nudge shown with a wrong answer (never the answer itself).
+        The recipe, shown when the reader asks for it or after a few wrong tries (chapter.py), never
+        with a verdict.
     rtol : float, default 1e-6
-        Relative tolerance for numeric answers; tight enough to reject the
-        mistakes the hint warns about.
+        Relative tolerance for an answer typed with all its digits; tight enough to tell the mistakes
+        apart from the answer.
     atol : float, default 1e-9
         Absolute tolerance for numeric answers.
     mistakes : dict of str to array_like, default empty
-        Answers a known mistake gives, each with the sentence that names the
-        mistake (the signature's ``<factory>``: a new empty dict per exercise).
+        Answers a known mistake gives, each with the sentence that names the mistake (the signature's
+        ``<factory>``: a new empty dict per exercise).
     choices : sequence, optional
         For a multiple-choice question, the allowed answers.
     also_right : dict of str to array_like, default empty
@@ -56,6 +66,9 @@ class Exercise:
     epsilon : bool, optional
         Whether an ε is part of the exercise, so that "a small term missing or extra (an ε?)" is worth
         suggesting; None (the default): when a named mistake's sentence mentions ε.
+    digits : int, default DIGITS
+        The significant digits the exercise asks for (its prompt says so): an answer rounded to them,
+        entry by entry, is right. Ignored for a count, True/False and a choice, which must be exact.
     """
 
     expected: object
@@ -66,20 +79,28 @@ class Exercise:
     choices: tuple | None = None
     also_right: dict = field(default_factory=dict)
     epsilon: bool | None = None
+    digits: int | None = DIGITS
+
+    @property
+    def kind(self) -> str:
+        """``"bool"``, ``"choice"`` or ``"number"``."""
+        if isinstance(self.expected, (bool, np.bool_)):
+            return "bool"
+        return "number" if self.choices is None else "choice"
+
+    @property
+    def asks_digits(self) -> int | None:
+        """The significant digits asked, or None where the answer must be exact (a count, True/False)."""
+        kind = np.asarray(self.expected).dtype.kind
+        return self.digits if self.kind == "number" and kind == "f" else None
+
+    def plan(self) -> dict:
+        """The rules that judge an answer, as plain data (JSON): see :mod:`lnlib.book.exercises.judge`."""
+        return plan(self)
 
     def feedback(self, answer) -> str:
-        """The feedback line on ``answer``: starts with "Correct!" exactly when it is right."""
-        return feedback(
-            answer,
-            self.expected,
-            rtol=self.rtol,
-            atol=self.atol,
-            hint=self.hint,
-            mistakes=self.mistakes,
-            choices=self.choices,
-            also_right=self.also_right,
-            epsilon=self.epsilon,
-        )
+        """The verdict on ``answer``: starts with "Correct!" exactly when it is right."""
+        return judge(self.plan(), answer)
 
     def check(self, answer) -> "Feedback":
         """:meth:`feedback` as a :class:`Feedback` box."""
@@ -116,7 +137,7 @@ class Feedback:
         line = self.text if self.verdict is None else self.verdict
         if line.startswith(CORRECT):
             return "correct"
-        return "wrong" if line.startswith(WRONG) else "unanswered"
+        return "wrong" if line.startswith((WRONG, NOT_CORRECT)) else "unanswered"
 
     def __repr__(self) -> str:
         return self.text
@@ -131,96 +152,180 @@ class Feedback:
         )
 
 
-def _close(got, want, rtol, atol) -> bool:
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
-
-
-def _as_numbers(value):
-    """`value` as float64 numbers, or None (text is never a number, even "100352")."""
-    if (
-        isinstance(value, (str, bytes))
-        or np.asarray(value, dtype=object).dtype.kind in "USO"
-        and any(isinstance(v, (str, bytes)) for v in np.ravel(np.asarray(value, dtype=object)))
-    ):
-        return None
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-
-
-def _named_mistake(got, mistakes: dict, rtol, atol) -> str | None:
-    """The sentence of the first known mistake whose answer `got` equals (any shape), or None."""
-    if got is None:
-        return None
-    named = [
-        sentence
-        for sentence, value in mistakes.items()
-        if (mistaken := _as_numbers(value)) is not None and _close(got, mistaken, rtol, atol)
+def round_to_digits(value, digits: int) -> np.ndarray:
+    """`value` rounded entry by entry to `digits` significant digits (as a reader types it)."""
+    flat = [
+        float(f"{x:.{digits - 1}e}") if math.isfinite(x) else x
+        for x in np.ravel(np.asarray(value, dtype=np.float64)).tolist()
     ]
-    return "; or ".join(named) or None  # two mistakes can give one number: name both
+    return np.array(flat).reshape(np.shape(value))
 
 
-def _typed_answer(got, want, expected, mistakes: dict, atol) -> bool:
-    """Whether `got` is the answer typed with fewer digits: within ROUNDED of it, and every known mistake at
-    least NEARER times farther away (a count or True/False must be exact)."""
-    kind = np.asarray(expected).dtype
-    if kind.kind in "biu" or not _close(got, want, ROUNDED, atol):  # True/False, a count: exact
-        return False
-    gap = float(np.max(np.abs(got - want)))
-    for value in mistakes.values():
-        mistaken = _as_numbers(value)
-        if mistaken is not None and mistaken.shape == got.shape:
-            if float(np.max(np.abs(got - mistaken))) <= NEARER * gap:
-                return False
-    return True
+def _rounding(value, digits: int) -> np.ndarray:
+    """Half a unit in the `digits`-th significant digit of each entry of `value` (0 for a 0), a hair more."""
+    flat = np.abs(np.asarray(value, dtype=np.float64))
+    with np.errstate(divide="ignore"):
+        exponent = np.floor(np.log10(np.where(flat > 0, flat, 1.0)))
+    half = np.where(flat > 0, 0.5 * 10.0 ** (exponent - digits + 1), 0.0)
+    return half * (1 + 1e-9)
 
 
-def _half_digit(x: float) -> float:
-    """Half a unit in the last digit of `x` as typed, its shortest form (5.4: 0.05, 0.00123: 5e-06); 0 for 0.
-
-    lnlib-exercises.js finds the same digit from JavaScript's shortest form of the number, which has the
-    same digits as Python's ``repr``; a computed answer has 16 or 17 digits, so this is about 1e-16 of it.
-    """
-    if x == 0 or not np.isfinite(x):
-        return 0.0
-    last = Decimal(repr(abs(x))).normalize().as_tuple().exponent
-    return float(f"5e{last - 1}")
+def _rule(test: str, say: str, value=None, tol=None, **more) -> dict:
+    rule = {"test": test, "say": say, **more}
+    if value is not None:
+        rule["value"] = np.asarray(value, dtype=np.float64).tolist()
+        rule["tol"] = np.broadcast_to(np.asarray(tol, dtype=np.float64), np.shape(value)).tolist()
+    return rule
 
 
-def _rounding_fits(got, target) -> bool:
-    """Whether `target` rounds to `got` at the digits `got` was typed with, entry by entry (same shape)."""
-    if target is None or target.shape != got.shape:
-        return False
-    half = np.array([_half_digit(x) for x in got.ravel().tolist()]).reshape(got.shape)
-    return bool(np.all(np.abs(got - target) <= half * (1 + 1e-9)))
+def _finite(value) -> bool:
+    values = numbers(value)
+    return values is not None and bool(np.all(np.isfinite(values)))
 
 
-def _too_coarse(got, want, mistakes: dict) -> str | None:
-    """ "Give more digits", naming the known mistakes the digits typed fit as well as the answer; or None."""
-    if not _rounding_fits(got, want):
-        return None
-    fitting = [s for s, value in mistakes.items() if _rounding_fits(got, _as_numbers(value))]
-    if not fitting:
-        return None
-    return (
-        "close, but give more digits or the exact expression: at the digits you typed, your answer "
-        f"also fits a known mistake, “{'; or '.join(fitting)}”"
+def _merged(mistakes: dict, rtol: float, atol: float) -> list[tuple[str, np.ndarray]]:
+    """The known mistakes with finite answers, those whose answers coincide merged ("; or "): two
+    mistakes can give one number, and the verdict names both."""
+    merged: list[tuple[list[str], np.ndarray]] = []
+    for sentence, value in mistakes.items():
+        if not _finite(value):
+            continue
+        value = numbers(value)
+        for names, other in merged:
+            if other.shape == value.shape and np.allclose(value, other, rtol=rtol, atol=atol):
+                names.append(sentence)
+                break
+        else:
+            merged.append(([sentence], value))
+    return [("; or ".join(names), value) for names, value in merged]
+
+
+def _close_words(digits: int | None, epsilon: bool) -> str:
+    if digits is not None:
+        asked = NUMBER_WORDS.get(digits, digits)
+        return f"{WRONG}close, but not right to the {asked} significant digits asked: round to {asked}."
+    more = ", or look for a small term missing or extra (an ε?)" if epsilon else ""
+    return f"{WRONG}close, but not within the tolerance: give all the digits{more}."
+
+
+def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str:
+    """What a wrong answer of the right shape that no rule names is told: how many entries differ."""
+    kind = np.asarray(exercise.expected).dtype.kind
+    if kind == "b":
+        return f"{WRONG}{{differ}} of {{size}} answers are not right."
+    if want.size == 1:
+        return f"{WRONG}that is not the expected {'count' if kind in 'iu' else 'value'}."
+    at = (
+        ""
+        if digits is None
+        else f" at the {NUMBER_WORDS.get(digits, digits)} significant digits asked"
     )
+    return f"{WRONG}{{differ}} of {{size}} entries differ from the expected answer{at}."
 
 
-def _nearer_mistake(got, want, mistakes: dict, atol) -> str | None:
-    """The known mistakes an answer typed with a few digits stands for: within ROUNDED of it, and NEARER
-    times nearer to it than to the answer."""
-    gap = float(np.max(np.abs(got - want)))
-    named = [
-        sentence
-        for sentence, value in mistakes.items()
-        if (mistaken := _as_numbers(value)) is not None
-        and _close(got, mistaken, ROUNDED, atol)
-        and NEARER * float(np.max(np.abs(got - mistaken))) <= gap
+def plan(exercise: Exercise) -> dict:
+    """`exercise`'s plan: its kind, its rules in order (the first that holds gives the verdict) and
+    its fixed messages; the hint and how many wrong tries bring it (chapter.py, lnlib-exercises.js)."""
+    rules = _choice_rules(exercise) if exercise.kind == "choice" else _number_rules(exercise)
+    if exercise.kind == "bool":
+        rules = [
+            _rule("notBool", f"{WRONG}answer with True or False; got {{typed}}."),
+            _rule("equal", CORRECT, value=None) | {"value": bool(exercise.expected)},
+            _rule("always", f"{WRONG}{{typed}} is not right."),
+        ]
+    return {
+        "kind": exercise.kind,
+        "rules": rules,
+        "digits": exercise.asks_digits,
+        "hint": exercise.hint,
+        "hintAfter": HINT_AFTER,
+        "messages": {
+            "notAnswered": NOT_ANSWERED,
+            "notNumbers": f"{WRONG}expected a number or an array of numbers (lists of one length).",
+        },
+    }
+
+
+def _choice_rules(exercise: Exercise) -> list[dict]:
+    labels = ", ".join(map(str, exercise.choices))
+    tol = lambda v: exercise.atol + exercise.rtol * np.abs(v)  # noqa: E731
+    return [
+        _rule(
+            "notOneOf",
+            f"{WRONG}answer with one of {labels}; got {{typed}}.",
+            values=[np.asarray(c, dtype=np.float64).tolist() for c in exercise.choices],
+        ),
+        _rule("within", CORRECT, exercise.expected, 0.0),
+        *[
+            _rule("within", f"{WRONG}{sentence}.", value, tol(value))
+            for sentence, value in _merged(exercise.mistakes, exercise.rtol, exercise.atol)
+        ],
+        _rule("always", f"{WRONG}{{typed}} is one of the choices, but not the right one."),
     ]
-    return "; or ".join(named) or None
+
+
+def _number_rules(exercise: Exercise) -> list[dict]:
+    """Right (exactly, or rounded to the digits asked), a named mistake (exactly, or rounded), a shape,
+    a transpose, nan, a sign, close, and how many entries differ: in this order."""
+    if exercise.kind != "number":
+        return []
+    want = np.asarray(exercise.expected, dtype=np.float64)
+    rtol, atol, digits = exercise.rtol, exercise.atol, exercise.asks_digits
+
+    def exact(value):
+        return atol + rtol * np.abs(value)
+
+    def rounded(value):  # the digits asked, or all of them
+        return (
+            exact(value)
+            if digits is None
+            else np.maximum(exact(value), atol + _rounding(value, digits))
+        )
+
+    mistakes = _merged(exercise.mistakes, rtol, atol)
+    rules = [
+        _rule("within", f"{CORRECT} {sentence}.", numbers(value), exact(numbers(value)))
+        for sentence, value in exercise.also_right.items()
+        if _finite(value)
+    ]
+    rules.append(_rule("within", CORRECT, want, exact(want)))
+    rules += [
+        _rule("within", f"{WRONG}{sentence}.", value, exact(value)) for sentence, value in mistakes
+    ]
+    if digits is not None:  # rounded to the digits asked: right, or the mistake it rounds
+        rules.append(_rule("within", CORRECT, want, rounded(want)))
+        rules += [
+            _rule("within", f"{WRONG}{sentence}.", value, rounded(value))
+            for sentence, value in mistakes
+        ]
+    shape = f"expected shape {_tuple(want.shape)}, got shape {{got_shape}}"
+    rules += [
+        _rule(
+            "withinTransposed",
+            f"{WRONG}the values are right but transposed: {shape}.",
+            want,
+            rounded(want),
+        ),
+        _rule("shapeNot", f"{WRONG}{shape}.", shape=list(want.shape)),
+        _rule(
+            "notFinite",
+            f"{WRONG}your answer contains nan or inf: a division by zero, or a square root of a "
+            "negative number?",
+        ),
+    ]
+    if np.any(want != 0):
+        rules.append(_rule("within", f"{WRONG}the sign is flipped.", -want, rounded(want)))
+    epsilon = involves_epsilon(exercise.mistakes, exercise.epsilon)
+    if np.asarray(exercise.expected).dtype.kind == "f" and np.any(want != 0):
+        rules.append(
+            _rule("within", _close_words(digits, epsilon), want, CLOSE * np.max(np.abs(want)))
+        )
+    rules.append(_rule("always", _last_words(exercise, want, digits), want, rounded(want)))
+    return rules
+
+
+def _tuple(shape) -> str:
+    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
 
 
 def involves_epsilon(mistakes: dict, epsilon: bool | None = None) -> bool:
@@ -228,123 +333,12 @@ def involves_epsilon(mistakes: dict, epsilon: bool | None = None) -> bool:
     return any("ε" in sentence for sentence in mistakes) if epsilon is None else bool(epsilon)
 
 
-def _how_far(got, want, epsilon: bool) -> str:
-    worst = float(np.max(np.abs(got - want)))
-    scale = float(np.max(np.abs(want)))
-    if scale > 0 and worst / scale < 1e-2:
-        more = (
-            "Give more digits or the exact expression (e.g. sqrt(5 + 1e-5)), or look for a small "
-            "term missing or extra (an ε?)"
-            if epsilon
-            else "Give more digits or the exact expression (e.g. sqrt(2)/4)"
-        )
-        return f"close, but not within the tolerance: off by {worst / scale:.1e} of the answer's size. {more}"
-    if want.size == 1:
-        return f"{got.item():.6g} is not the expected value"
-    wrong = int(np.sum(~np.isclose(got, want)))
-    return f"{wrong} of {want.size} entries differ from the expected answer (the largest by {worst:.3g})"
-
-
-def feedback(
-    answer,
-    expected,
-    *,
-    rtol: float = 1e-6,
-    atol: float = 1e-9,
-    hint: str = "",
-    mistakes: dict | None = None,
-    choices=None,
-    also_right: dict | None = None,
-    epsilon: bool | None = None,
-) -> str:
-    """The feedback line on an exercise answer: not answered, wrong kind or shape, which mistake, how far off, or correct.
-
-    Parameters
-    ----------
-    answer : array_like, number, bool or None
-        The reader's answer; None means "not answered yet".
-    expected : array_like, number or bool
-        The right answer, computed by lnlib.
-    rtol : float, default 1e-6
-        Relative tolerance for numeric answers.
-    atol : float, default 1e-9
-        Absolute tolerance for numeric answers.
-    hint : str
-        Added when the answer is wrong.
-    mistakes : dict of str to array_like, optional
-        Answers that known mistakes give, each with the sentence naming the mistake.
-    choices : sequence, optional
-        The allowed answers of a multiple-choice question.
-    also_right : dict of str to array_like, optional
-        Other right answers, each with the sentence said after "Correct!".
-    epsilon : bool, optional
-        Whether to suggest a small term missing or extra (an ε); None: when a mistake's sentence names ε.
+def feedback(answer, expected, **options) -> str:
+    """The verdict on `answer` to an exercise whose right answer is `expected` (``Exercise(expected, **options)``).
 
     Returns
     -------
     str
         Starts with "Correct!" exactly when the answer is right.
     """
-
-    def wrong(reason: str) -> str:
-        return f"{WRONG}{reason}. {hint}".rstrip()
-
-    if answer is None:
-        return NOT_ANSWERED
-    if isinstance(expected, (bool, np.bool_)):
-        if not isinstance(answer, (bool, np.bool_)):
-            return f"Not quite: answer with True or False; got {answer!r}."
-        return CORRECT if bool(answer) == bool(expected) else wrong(f"{bool(answer)} is not right")
-    if choices is not None:
-        given = _as_numbers(answer)  # None for text or a ragged list: never one of the choices
-        if given is None or not any(np.array_equal(given, np.asarray(c)) for c in choices):
-            return f"Not quite: answer with one of {', '.join(map(str, choices))}; got {answer!r}."
-        if not np.array_equal(given, np.asarray(expected)):
-            named = _named_mistake(given, mistakes or {}, rtol, atol)
-            return wrong(named or f"{answer!r} is one of the choices, but not the right one")
-        return CORRECT
-    got = _as_numbers(answer)
-    if got is None:
-        return f"Not quite: expected a number or an array of numbers, got {type(answer).__name__}."
-    want = np.asarray(expected, dtype=np.float64)
-    mistakes = mistakes or {}
-    for sentence, value in (also_right or {}).items():
-        if _close(got, np.asarray(value, dtype=np.float64), rtol, atol):
-            return f"{CORRECT} {sentence}."
-    named = _named_mistake(got, mistakes, rtol, atol)
-    if named is not None and not _close(got, want, rtol, atol):
-        return wrong(named)
-    if got.shape != want.shape:
-        if got.size == want.size and got.T.shape == want.shape and _close(got.T, want, rtol, atol):
-            return wrong(
-                f"the values are right but transposed: expected shape {want.shape}, got {got.shape}"
-            )
-        return wrong(f"expected shape {want.shape}, got shape {got.shape}")
-    if not np.all(np.isfinite(got)):
-        return wrong(
-            "your answer contains nan or inf: a division by zero, or a square root of a negative number?"
-        )
-    if _close(got, want, rtol, atol):
-        return CORRECT
-    if np.any(want != 0) and _close(-got, want, rtol, atol):
-        return wrong("the sign is flipped")
-    if _typed_answer(got, want, expected, mistakes, atol):
-        return CORRECT
-    # typed with a few digits: "give more digits" when they fit the answer and a known mistake alike; a
-    # mistake is named only when the answer is NEARER times nearer to it than to the expected value
-    unsure = None if np.asarray(expected).dtype.kind in "biu" else _too_coarse(got, want, mistakes)
-    if unsure is not None:
-        return wrong(unsure)
-    rounded = _nearer_mistake(got, want, mistakes, atol)
-    if rounded is not None:
-        return wrong(rounded)
-    if np.asarray(expected).dtype == bool:  # True/False answers: how many, not how far
-        return wrong(f"{int(np.sum(got != want))} of {want.size} answers are not right")
-    epsilon = involves_epsilon(mistakes, epsilon)
-    if np.issubdtype(np.asarray(expected).dtype, np.integer):  # a count: no "small term missing"
-        return wrong(
-            f"{got.item():.6g} is not the expected count"
-            if got.size == 1
-            else _how_far(got, want, epsilon)
-        )
-    return wrong(_how_far(got, want, epsilon))
+    return Exercise(expected, **options).feedback(answer)

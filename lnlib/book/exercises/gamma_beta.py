@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, domain
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.gamma_beta import gpt2_parameter_counts, identity_parameters
 
@@ -13,6 +13,7 @@ from lnlib.book.experiments.gamma_beta import gpt2_parameter_counts, identity_pa
 GPT2_MEDIUM = {"d_model": 1024, "n_layers": 24}
 
 
+@domain(lambda rng: {"v": rng.normal(rng.normal(), 2, size=rng.integers(2, 9))})
 def identity_scale_and_shift(v) -> Exercise:
     """Exercise 1: ``np.stack([gamma, beta])`` for which LayerNorm (default ε) gives back `v`, shape ``(2, H)``."""
     v = np.asarray(v, dtype=np.float64)
@@ -60,6 +61,14 @@ def gpt2_medium_layer_norm_parameters() -> Exercise:
     )
 
 
+def _pair(rng: np.random.Generator) -> np.ndarray:
+    """Exercise 3's domain: two rows of one width, the second drawn or a permutation of the first."""
+    first = rng.integers(-5, 6, size=rng.integers(2, 7)).astype(float)
+    second = rng.permutation(first) if rng.random() < 0.5 else rng.normal(size=first.size)
+    return np.stack([first, second])
+
+
+@domain(lambda rng: {"pair": _pair(rng)})
 def one_pair_gives_back_both_samples(pair) -> Exercise:
     """Exercise 3: whether one per-feature γ, β gives back both rows of `pair`, shape ``(2, H)``.
 

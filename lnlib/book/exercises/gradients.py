@@ -6,7 +6,7 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.rms import rms_backward_parts, rms_norm_backward
 
@@ -23,7 +23,27 @@ def _xhat_ddof1(x, eps: float):
     return centred / np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + eps)
 
 
+def _batch(rng: np.random.Generator, *names: str) -> dict:
+    """Rows of features under each of `names` (one shape), and ``ge``, a γ for them, when named."""
+    shape = (int(rng.integers(2, 5)), int(rng.integers(3, 7)))
+    data = {name: rng.normal(size=shape) for name in names if name != "ge"}
+    return data | ({"ge": rng.normal(size=shape[1])} if "ge" in names else {})
+
+
+def _vector(rng: np.random.Generator, *names: str, scale: float = 1.0) -> dict:
+    """One vector of features under each of `names`, the first at `scale`."""
+    size = int(rng.integers(3, 7))
+    return {name: rng.normal(size=size) * (scale if k == 0 else 1) for k, name in enumerate(names)}
+
+
+def _saved(rng: np.random.Generator) -> dict:
+    """Exercise 5's domain: rows, their upstream gradient, and the σ = sqrt(mean(x²)) of each row."""
+    data = _batch(rng, "xk", "dyk")
+    return data | {"saved": np.sqrt((data["xk"] ** 2).mean(axis=-1))}
+
+
 @forbidding("lnlib", "torch", "jax")
+@domain(lambda rng: _batch(rng, "xe", "dye"))
 def dgamma_by_hand(xe, dye) -> Exercise:
     """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per feature."""
     xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
@@ -46,6 +66,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax", "sympy")
+@domain(lambda rng: _batch(rng, "xe", "dye", "ge"))
 def atomic_backward_dx(xe, dye, ge) -> Exercise:
     """Exercise 2: dL/dx for `xe`, `dye` and γ = `ge` (ε = 1e-5), computed node by node."""
     xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
@@ -92,6 +113,7 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     "torch",
     "jax",
 )
+@domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
 def leftover_along_xhat(xs, dys) -> Exercise:
     """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the formula."""
     xs, dys = np.asarray(xs, dtype=np.float64), np.asarray(dys, dtype=np.float64)
@@ -115,6 +137,7 @@ def leftover_along_xhat(xs, dys) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax", "sympy")
+@domain(lambda rng: _vector(rng, "x4", "dy4", "g4"))
 def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
     """Exercise 4: RMSNorm's dL/dx for the vector `x4`, dy = `dy4` and γ = `g4`, with ε = 0."""
     x4, dy4 = np.asarray(x4, dtype=np.float64), np.asarray(dy4, dtype=np.float64)
@@ -140,6 +163,7 @@ def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax")
+@domain(_saved)
 def dgamma_from_saved(xk, dyk, saved) -> Exercise:
     """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved per row (`saved`, one entry per row)."""
     xk, dyk = np.asarray(xk, dtype=np.float64), np.asarray(dyk, dtype=np.float64)

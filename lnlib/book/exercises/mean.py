@@ -5,13 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
 
 
 @forbidding("lnlib", "torch")
+@domain(
+    lambda rng: {
+        "batch": rng.integers(-9, 10, size=(rng.integers(2, 6), rng.integers(2, 7))).astype(float)
+    }
+)
 def per_sample_means(batch) -> Exercise:
     """Exercise 1: the mean of each row of `batch`, shape ``(rows,)``."""
     rows = np.asarray(batch, dtype=np.float64)
@@ -29,6 +34,7 @@ def per_sample_means(batch) -> Exercise:
 
 
 @forbidding("lnlib.layer_norm_steps")
+@domain(lambda rng: {"acts": rng.normal(size=tuple(rng.integers(2, 6, size=3)))})
 def per_token_means(acts) -> Exercise:
     """Exercise 2: one mean per token of `acts`, shape ``(batch, sequence, 1)``."""
     acts = np.asarray(acts, dtype=np.float64)

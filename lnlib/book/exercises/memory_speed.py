@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import KernelResults, bytes_moved, floor_seconds
 
@@ -29,6 +29,7 @@ def bfloat16_forward_floor() -> Exercise:
         floor_ms(moved),
         # Tight enough to tell the per-row and per-feature bytes, 7e-4 of the total, the question asks for.
         rtol=1e-4,
+        digits=4,  # the per-row and per-feature bytes are 7e-4 of the total
         hint="Two arrays of 8192 x 4096 values move (x read, y written), each value "
         "2 bytes in bfloat16; add the saved statistics and γ, β (float32), "
         "then divide by the bandwidth in bytes per second.",
@@ -60,6 +61,18 @@ def bfloat16_forward_floor() -> Exercise:
     "torch",
     "jax",
 )
+def _rows(rng: np.random.Generator) -> dict:
+    """Exercise 2's domain: rows of features, their upstream gradient, and a γ."""
+    rows, size = int(rng.integers(2, 6)), int(rng.integers(2, 7))
+    shape = (rows, size)
+    return {
+        "x2": rng.normal(size=shape),
+        "dy2": rng.normal(size=shape),
+        "gamma2": rng.normal(size=size),
+    }
+
+
+@domain(_rows)
 def fixed_dgamma(x2, dy2, gamma2) -> Exercise:
     """Exercise 2: dγ of the fixed row-by-row backward pass on `x2`, `dy2` and `gamma2`, shape ``(H,)``."""
     x2, dy2, gamma2 = (np.asarray(a, dtype=np.float64) for a in (x2, dy2, gamma2))
@@ -69,8 +82,8 @@ def fixed_dgamma(x2, dy2, gamma2) -> Exercise:
         hint="dγ sums dy · x̂ over every row; look at how each row's share "
         "reaches dgamma, and compare with dbeta's line.",
         mistakes={
-            "that is only the last row's dy · x̂: `dgamma = ...` replaces the sum "
-            "at every row, where `dgamma += ...` adds to it": dy2[-1] * xhat[-1],
+            "that is only the last row's dy · x̂: dgamma = ... replaces the sum "
+            "at every row, where dgamma += ... adds to it": dy2[-1] * xhat[-1],
             "that sums dy · x, the raw input: dγ needs the normalized x̂": (dy2 * x2).sum(axis=0),
             "that is dβ, the sum of dy alone": dy2.sum(axis=0),
             "that sums dy · x̂ along each row (axis=1), one number per row; dγ sums "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.normalizing import plane_coordinates, xhat_radius
 
@@ -23,6 +23,7 @@ def _xhat_ddof1(x, eps: float = 0.0):
 
 
 @forbidding("lnlib", "torch")
+@domain(lambda rng: {"v1": rng.integers(-9, 10, size=5).astype(float) + rng.normal(size=5) / 4})
 def normalized_without_eps(v1) -> Exercise:
     """Exercise 1: `v1` normalized with ε = 0, shape ``(5,)``."""
     v1 = np.asarray(v1, dtype=np.float64)
@@ -43,12 +44,14 @@ def normalized_without_eps(v1) -> Exercise:
 
 
 @forbidding("lnlib.layer_norm", "lnlib.layer_norm_steps")
+@domain(lambda rng: {"w": rng.normal(1.0, rng.uniform(0.001, 0.01), size=64)})
 def length_of_xhat(w) -> Exercise:
     """Exercise 2: the length ‖x̂‖ of `w` normalized with ε = 1e-5, a number."""
     w = np.asarray(w, dtype=np.float64)
     size, var = w.size, w.var()
     return Exercise(
         np.linalg.norm(lnlib.layer_norm(w, eps=EPS)),
+        digits=4,  # at three, the H - 1 mistake's 5.40 and a rounded right answer meet
         hint="How does ε change the variance of x̂, and so its length, when σ² is this small?",
         mistakes={
             "8 is the length with ε = 0; with σ² this small, ε shrinks it": np.sqrt(size),
@@ -63,6 +66,7 @@ def length_of_xhat(w) -> Exercise:
     )
 
 
+@domain(lambda rng: {"x3": rng.normal(size=3) * 3})
 def plane_coordinates_of_xhat(x3) -> Exercise:
     """Exercise 3: the two coordinates of x̂ (ε = 0) of `x3` in the basis ``plane_basis(3)``."""
     x3 = np.asarray(x3, dtype=np.float64)

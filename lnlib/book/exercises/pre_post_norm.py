@@ -8,14 +8,24 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, domain
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.models.transformer import attention_forward, block_forward
+from lnlib.book.models.transformer import attention_forward, block_forward, init_layer
 
 #: Exercise 2's factor on LayerNorm's input.
 SCALE = 25
 
 
+def layer_data(rng: np.random.Generator) -> dict:
+    """Exercise 1's domain: an input (batch, sequence, width) and one layer's weights of that width."""
+    width = int(rng.choice([4, 8, 16]))
+    return {
+        "xe": rng.normal(size=(*rng.integers(1, 4, size=2), width)),
+        "we": init_layer(rng, width),
+    }
+
+
+@domain(layer_data)
 def pre_norm_attention_sublayer(xe, we) -> Exercise:
     """Exercise 1: x + Attn(LN(x)) for the input `xe` and one layer's weights `we`."""
     ln = lnlib.layer_norm
@@ -40,6 +50,7 @@ def pre_norm_attention_sublayer(xe, we) -> Exercise:
     )
 
 
+@domain(lambda rng: dict(zip(("xv", "gv"), rng.normal(size=(2, rng.integers(2, 65))))))
 def gradient_shrink_factor(xv, gv) -> Exercise:
     """Exercise 2: ||dx(25 x)|| / ||dx(x)|| through LayerNorm (ε = 0), for `xv` and the upstream `gv`."""
 
@@ -65,6 +76,13 @@ def gradient_shrink_factor(xv, gv) -> Exercise:
     )
 
 
+@domain(
+    lambda rng: dict(
+        zip(
+            ("n_shallow", "n_deep"), sorted(rng.choice(np.arange(1, 97), 2, replace=False).tolist())
+        )
+    )
+)
 def pre_norm_gradient_depth_factor(n_shallow, n_deep) -> Exercise:
     """Exercise 3: by Theorem 1's 1/sqrt(L), how many times larger pre-norm's last-layer W2 gradient is at
     `n_shallow` layers than at `n_deep` layers."""

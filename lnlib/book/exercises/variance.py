@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.variants import annotated_transformer_layer_norm, sample_variance
 
 
 @forbidding("lnlib", "torch")
+@domain(lambda rng: {"batch": rng.integers(-9, 10, size=(rng.integers(2, 6), 4)).astype(float)})
 def per_sample_variances(batch) -> Exercise:
     """Exercise 1: the biased variance of each row of `batch`, shape ``(rows,)``."""
     rows = np.asarray(batch, dtype=np.float64)
@@ -32,6 +33,7 @@ def per_sample_variances(batch) -> Exercise:
     )
 
 
+@domain(lambda rng: {"token": rng.normal(size=rng.integers(2, 9))})
 def torch_std_default(token) -> Exercise:
     """Exercise 2: what ``torch.std`` returns for `token` with its default settings (divide by H - 1)."""
     token = np.asarray(token, dtype=np.float64)

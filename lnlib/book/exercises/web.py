@@ -3,11 +3,13 @@
 In the website build (``LNBOOK_WEBSITE=1``) an unanswered exercise's check shows an answer box and a
 Check button instead of "Not answered yet". The expected answer, the tolerances, the hint and the answers
 of the named mistakes are computed here, by lnlib, when the book is built, and stored in the page as
-JSON; ``_ext/web_explorers_static/lnlib-exercises.js`` reads a typed answer (numbers, lists, True/False,
-arithmetic such as ``sqrt(2)/4``, or numpy's printout of an array, pasted) and gives the feedback of
-:func:`lnlib.book.exercises.feedback.feedback`, word for word (``tests/browser/test_web_exercises.py``
-compares the two on every exercise). An answer of more than :data:`TYPEABLE` numbers gets a multi-line
-box, where a printout can be pasted.
+JSON: the exercise's plan, the rules the notebook judges by (:mod:`lnlib.book.exercises.judge`);
+``_ext/web_explorers_static/lnlib-exercises.js`` reads a typed answer (numbers, lists, True/False,
+arithmetic such as ``sqrt(2)/4``, or numpy's printout of an array, pasted) and applies the plan's rules,
+so it says what the notebook says, word for word (``tests/book/test_exercise_checker_node.py`` runs both
+on every exercise). A Hint button shows the hint; after a few wrong tries (the plan's ``hintAfter``) it
+comes unasked. An answer of more than :data:`TYPEABLE` numbers gets a multi-line box, where a printout
+can be pasted.
 
 Above the box the form prints the exercise's data, the very values passed to ``exercises.check`` (a
 seeded random batch the chapter's code makes but does not print, too), as numpy prints them with the
@@ -25,16 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import (
-    CORRECT,
-    EDGE,
-    NEARER,
-    ON_THE_WEBSITE,
-    ROUNDED,
-    Exercise,
-    Feedback,
-    involves_epsilon,
-)
+from lnlib.book.exercises.feedback import CORRECT, EDGE, ON_THE_WEBSITE, Exercise, Feedback
 
 __all__ = ["WebExercise", "answer_form", "data_block", "read_printout"]
 
@@ -134,29 +127,13 @@ def _describe(exercise: Exercise) -> str:
 
 
 def exercise_data(exercise: Exercise) -> dict:
-    """Everything the page needs to judge an answer to `exercise` as the notebook does."""
-    boolean = isinstance(exercise.expected, (bool, np.bool_))
-    mistakes = [
-        [sentence, _plain(value)]
-        for sentence, value in exercise.mistakes.items()
-        if np.all(np.isfinite(np.asarray(value, dtype=np.float64)))
-    ]
+    """Everything the page needs to judge an answer to `exercise` as the notebook does: the exercise's
+    plan (:meth:`~lnlib.book.exercises.feedback.Exercise.plan`), and how the form reads and shows it."""
     return {
-        "kind": "bool" if boolean else ("choice" if exercise.choices is not None else "number"),
-        "expected": bool(exercise.expected) if boolean else _plain(exercise.expected),
-        "choices": None if exercise.choices is None else [_plain(c) for c in exercise.choices],
-        "choiceLabels": None if exercise.choices is None else [str(c) for c in exercise.choices],
-        "rtol": exercise.rtol,
-        "atol": exercise.atol,
-        "hint": exercise.hint,
-        "mistakes": mistakes,
-        "alsoRight": [[sentence, _plain(value)] for sentence, value in exercise.also_right.items()],
-        "epsilon": involves_epsilon(exercise.mistakes, exercise.epsilon),
+        **exercise.plan(),
+        "shape": list(np.shape(exercise.expected)),  # bare numbers typed are taken in this shape
         "placeholder": _describe(exercise),
-        "bools": bool(np.asarray(exercise.expected).dtype == bool),  # counted, not measured
-        "integer": bool(np.issubdtype(np.asarray(exercise.expected).dtype, np.integer)),
-        "rounded": ROUNDED,
-        "nearer": NEARER,
+        "unreadable": "Not quite: could not read your answer ({error}). Type {placeholder}.",
         "edges": EDGE,
         "notAnswered": WEB_NOT_ANSWERED,
     }
@@ -291,11 +268,18 @@ class WebExercise:
                 f'<input id="{name}" type="text" spellcheck="false" placeholder="{placeholder}">'
             )
         payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+        hint = (
+            f' <button type="button" class="lnlib-exercise-hint-button" aria-controls="{name}-hint" '
+            f'aria-expanded="false">Hint</button>'
+            f'<p class="lnlib-exercise-hint" id="{name}-hint" hidden></p>'
+            if data["hint"]
+            else ""
+        )
         return (
             f'<form class="lnlib-exercise" data-exercise="{self.number}" autocomplete="off">'
             f"{self.given}"
             f'<label for="{name}">Your answer to exercise {self.number}</label> '
-            f'{field} <button type="submit">Check</button>{box}'
+            f'{field} <button type="submit">Check</button>{hint}{box}'
             f'<script type="application/json" class="lnlib-exercise-data">{payload}</script></form>'
         )
 

@@ -5,13 +5,26 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.models.deep_stack import run_stack
+from lnlib.book.models.deep_stack import random_stack, run_stack
+
+
+def _stack(rng: np.random.Generator) -> dict:
+    """The exercises' domain: a seeded 50-layer stack of any width and batch (chapter 01's is 64 and 32)."""
+    x, weights, upstream = random_stack(
+        depth=50,
+        width=int(rng.integers(8, 65)),
+        batch=int(rng.integers(4, 33)),
+        seed=int(rng.integers(99)),
+    )
+    return {"x": x, "weights": weights, "upstream": upstream}
+
 
 TANH_DEFAULT = "run_stack's default activation is tanh; the chapter's stack needs activation='relu'"
 
 
+@domain(_stack)
 def growth_per_layer(x, weights, upstream) -> Exercise:
     """Exercise 1: the per-layer growth factor of the plain ReLU stack at weight scale 1.5."""
 
@@ -25,6 +38,7 @@ def growth_per_layer(x, weights, upstream) -> Exercise:
     return Exercise(
         per_layer(relu),
         rtol=1e-9,
+        digits=5,  # the 49th and the 50th root differ in the fourth digit
         hint="run_stack(x, 1.5 * weights, upstream, activation='relu').activation_rms "
         "gives RMS(h_0), ..., RMS(h_50).",
         mistakes={
@@ -42,6 +56,7 @@ def growth_per_layer(x, weights, upstream) -> Exercise:
     )
 
 
+@domain(_stack)
 def weight_gradient_ratio(x, weights, upstream) -> Exercise:
     """Exercise 2: how dL/dW_1 of the ReLU stack with LayerNorm changes when the weight scale doubles."""
 
@@ -80,6 +95,7 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
 
 
 @forbidding("lnlib", "torch")
+@domain(lambda rng: {k: v for k, v in _stack(rng).items() if k != "upstream"})
 def first_layer_with_layer_norm(x, weights) -> Exercise:
     """Exercise 3: ``ReLU(LN(x W_1))`` for the inputs `x` and the first matrix ``2.0 * weights[0]``."""
     x = np.asarray(x, dtype=np.float64)

@@ -541,6 +541,21 @@ CLAIMS: tuple[Claim, ...] = (
         FACT_CHECK,
         "fc-memory",
     ),
+    # --- chapter "LayerNorm on a GPU" ---
+    _c(
+        "batch_split_across_gpus",
+        "for very large training sets, the mini-batches may be split across different GPUs, making global "
+        "normalization across the mini-batch inefficient",
+        "002",
+        "true",
+        "statistics over a mini-batch split across devices need the devices' per-feature sums exchanged (an all-reduce in "
+        "every batch-norm layer, forward and backward); without it each device normalizes with its own shard's statistics. "
+        "Layer norm's statistics are per token, so each device normalizes its own rows with no exchange, exactly as one "
+        "device would",
+        FACT_CHECK,
+        "fc-family",
+        chapters=("15_gpu",),
+    ),
     # --- chapter "Check your own LayerNorm" ---
     _c(
         "eps_in_half",

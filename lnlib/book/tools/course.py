@@ -3,8 +3,9 @@
 ``python -m lnlib.book.tools.course instructor DIR`` writes an nbgrader course in DIR: its
 ``source/<chapter>/<chapter>.ipynb`` are the answer key, each exercise's cell holding its solution
 between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers and followed by a locked,
-graded test cell (one point) that asserts what the chapter's own check says: "Correct!". The solutions'
-dropdowns go (the key holds them as code). ``python -m lnlib.book.tools.course student DIR`` then runs
+graded test cell (one point) that asserts what the chapter's own check says: "Correct!". The checks are
+in graded mode (``exercises.graded = True``): a wrong answer is told the mistake, never the recipe or
+the expected value. The solutions' dropdowns go (the key holds them as code). ``python -m lnlib.book.tools.course student DIR`` then runs
 nbgrader's own ``generate_assignment``, which writes ``release/<chapter>/<chapter>.ipynb``: the same
 notebooks with every solution replaced by ``# your code here`` (so ``answer_k = None`` stays: the answer
 cell runs, and the graded cell under it says "Not answered yet") and every output cleared.
@@ -42,6 +43,10 @@ ROOT = Path(__file__).resolve().parents[3]
 ANSWER = re.compile(r"^(answer_(\d+) = None.*)$", re.M)
 CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
+IMPORT = re.compile(r"^(from lnlib\.book\.exercises\.\w+ import exercises)$", re.M)
+#: The course edition's checks are graded: a wrong answer's verdict names the mistake, and no hint comes
+#: (lnlib.book.exercises.chapter.Exercises.graded), in the student's cells as in the hidden tests.
+GRADED = r"\1\nexercises.graded = True  # the course edition: no hints"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = """import os
 
@@ -112,6 +117,7 @@ def answer_key(chapter: Path) -> dict:
     for cell in cells:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
+            cell["source"] = IMPORT.sub(GRADED, "".join(cell["source"]))
         else:
             cell["source"] = _course_links("".join(cell["source"]))
     return {**nb, "cells": cells}
@@ -139,11 +145,13 @@ def _graded_test(k: str, given: str, data: str, module: str) -> str:
         "assert feedback.kind == 'correct', feedback.text\n"
         "### BEGIN HIDDEN TESTS\n"
         "import importlib as _importlib\n"
+        "import lnlib.book.exercises.judge as _judge\n"
         "import lnlib.book.exercises.feedback as _feedback\n"
         "import lnlib.book.exercises.chapter as _chapter\n"
         f"import lnlib.book.exercises.{module} as _module\n"
-        "for _shipped in (_feedback, _chapter, _module):\n"
+        "for _shipped in (_judge, _feedback, _chapter, _module):\n"
         "    _importlib.reload(_shipped)\n"
+        "_module.exercises.graded = True  # a verdict names the mistake, never the recipe\n"
         "_handed_out = dict(globals())\n"
         f"exec({given!r}, _handed_out)  # the exercise's data as handed out\n"
         f"_data = {{key: eval(expr, _handed_out) for key, expr in [{pairs}]}}\n"

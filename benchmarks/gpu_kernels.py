@@ -1,0 +1,323 @@
+"""LayerNorm kernels on a GPU against its copy bandwidth (chapter "LayerNorm on a GPU"): ``make bench-gpu``.
+
+Times, forward and backward, with the GPU's clock between synchronizations:
+
+- the chapter's numba-cuda kernels (``lnlib.gpu``: kernels 1-3, the fused residual add, the two-stage
+  backward), compiled for the GPU, in float32 and float16 (they read no bfloat16 array: numba has no
+  such type, so they are not timed in bfloat16);
+- ``torch.nn.functional.layer_norm`` and its autograd backward, in every dtype;
+- a Triton LayerNorm written after Triton's tutorial (``python/tutorials/05-layer-norm.py``: one program
+  a row; the backward's dγ, dβ in two stages), in every dtype, where Triton is installed;
+- a device-to-device copy of the largest array (``torch.Tensor.copy_``): the bandwidth the kernels are
+  compared with;
+
+over chapter 14's shape (4096 x 1024) and real models' widths (H = 768 to 8192) at 2^26 elements an
+array, and writes ``benchmarks/results/gpu_kernels.json``: the GPU, driver, CUDA and package
+versions, each time (median, 10th and 90th percentile), the bytes moved at the floor, the achieved
+bytes/s and its fraction of the copy's, and, for each kernel, the largest difference from PyTorch's
+output. What is absent (no Triton, no GPU) is recorded, never invented. The chapter reads only that file.
+
+``--smoke`` runs it end to end on a CPU: the kernels on numba's simulator, PyTorch's CPU path,
+tiny shapes, one repetition, into ``--out`` (a temporary path): a test of the script, not a
+measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+RESULTS = ROOT / "benchmarks" / "results" / "gpu_kernels.json"
+
+#: Chapter 14's running example, then real models' widths (GPT-2 small 768, BERT-large 1024,
+#: GPT-2 XL 1600... LLaMA 7B 4096, 13B 5120, 70B 8192), each at 2^26 elements an array.
+SHAPES = [(4096, 1024)] + [(2**26 // h, h) for h in (768, 1024, 2048, 4096, 5120, 8192)]
+SMOKE_SHAPES = [(4, 40)]
+DTYPES = ("float32", "float16", "bfloat16")
+EPS = 1e-5
+
+
+def optional(name: str):
+    """The module, or None when it does not import (recorded as absent)."""
+    try:
+        return __import__(name)
+    except Exception:  # an installed but broken package is as absent as a missing one
+        return None
+
+
+def versions() -> dict:
+    found = {}
+    for name in ("numpy", "numba", "numba-cuda", "torch", "triton"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def machine(torch, gpu) -> dict:
+    info = {"python": platform.python_version(), "platform": platform.platform()}
+    if torch is not None and torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info.update(gpu=props.name, memory_gib=round(props.total_memory / 2**30, 1))
+        info.update(cuda=torch.version.cuda, driver=driver_version())
+    else:
+        info.update(gpu=None, cuda=None, driver=None)
+    info["numba_simulator"] = gpu.SIMULATED
+    return info
+
+
+def driver_version():
+    try:
+        from numba import cuda
+
+        return ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
+    except Exception:
+        return None
+
+
+def summary(seconds: list[float]) -> dict:
+    values = np.asarray(seconds)
+    return {
+        "median_s": float(np.median(values)),
+        "p10_s": float(np.percentile(values, 10)),
+        "p90_s": float(np.percentile(values, 90)),
+        "repeats": len(values),
+    }
+
+
+def timed(call, sync, repeats: int, inner: int) -> dict:
+    """Median seconds per call: `inner` calls between two synchronizations, `repeats` times."""
+    call()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            call()
+        sync()
+        samples.append((time.perf_counter() - start) / inner)
+    return summary(samples)
+
+
+class Bench:
+    """One shape and dtype: the inputs on the device, in torch and (float32, float16) in numba."""
+
+    def __init__(self, torch, gpu, device: str, rows: int, size: int, dtype: str):
+        self.torch, self.gpu, self.device = torch, gpu, device
+        self.rows, self.size, self.dtype = rows, size, dtype
+        rng = np.random.default_rng(0)
+        kind = getattr(torch, dtype)
+
+        def tensor(shape, scale=1.0, shift=0.0):
+            values = (shift + scale * rng.standard_normal(shape)).astype(np.float32)
+            return torch.from_numpy(values).to(device=device, dtype=kind)
+
+        self.x, self.res, self.dy = (tensor((rows, size)) for _ in range(3))
+        self.gamma, self.beta = tensor(size, 0.5, 1.0), tensor(size, 0.5)
+        self.numba = dtype in ("float32", "float16")
+
+    def sync(self):
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+
+    def to_numba(self, tensor, dtype=None):
+        """A numba device array of `tensor` (zero-copy on a GPU), float32 parameters when asked."""
+        from numba import cuda
+
+        tensor = tensor.detach().to(dtype or tensor.dtype).contiguous()
+        if self.gpu.SIMULATED:
+            return cuda.to_device(tensor.cpu().numpy())
+        return cuda.as_cuda_array(tensor)
+
+    def empty(self, shape, dtype=None):
+        return self.torch.empty(shape, device=self.device, dtype=dtype or self.x.dtype)
+
+
+def torch_calls(b: Bench) -> dict:
+    """PyTorch's forward, backward, and the unfused residual add followed by layer_norm.
+
+    Each call returns its main output (y, or dx for the backward), to compare with PyTorch's.
+    """
+    torch, F = b.torch, b.torch.nn.functional
+    x = b.x.clone().requires_grad_(True)
+    gamma, beta = b.gamma.clone().requires_grad_(True), b.beta.clone().requires_grad_(True)
+    y = F.layer_norm(x, (b.size,), gamma, beta, EPS)
+    s = b.empty(x.shape)
+
+    def add_then_norm():
+        torch.add(b.x, b.res, out=s)
+        return F.layer_norm(s, (b.size,), b.gamma, b.beta, EPS)
+
+    return {
+        ("PyTorch", "forward"): lambda: F.layer_norm(b.x, (b.size,), b.gamma, b.beta, EPS),
+        ("PyTorch", "backward"): lambda: torch.autograd.grad(
+            y, (x, gamma, beta), b.dy, retain_graph=True
+        )[0],
+        ("PyTorch add, then layer_norm", "residual add"): add_then_norm,
+    }
+
+
+def numba_calls(b: Bench) -> dict:
+    """The chapter's kernels on the same arrays (float32 and float16 only), returning y or dx."""
+    import torch
+
+    from lnlib.gpu import launch
+
+    if not b.numba:
+        return {}
+    f32 = torch.float32
+    x, res, dy = (b.to_numba(t) for t in (b.x, b.res, b.dy))
+    gamma, beta = b.to_numba(b.gamma, f32), b.to_numba(b.beta, f32)
+    y, other = (b.to_numba(b.empty(b.x.shape)) for _ in range(2))
+    mean, rstd, add_mean, add_rstd = (b.to_numba(b.empty(b.rows, f32)) for _ in range(4))
+    dgamma, dbeta = (b.to_numba(b.empty(b.size, f32)) for _ in range(2))
+    zeros = np.zeros((2, launch.partial_blocks(b.rows), b.size), np.float32)
+    part = b.to_numba(torch.from_numpy(zeros).to(b.device))
+
+    def forward(kernel, grid):
+        launch.launch_forward(kernel, x, gamma, beta, EPS, y, mean, rstd, grid)
+        return y
+
+    def add():
+        launch.launch_add(x, res, gamma, beta, EPS, other, y, add_mean, add_rstd)
+        return y
+
+    def backward():  # the partial sums start at zero on every call, as in a training step
+        if b.gpu.SIMULATED:
+            part.copy_to_device(zeros)
+        else:
+            torch.as_tensor(part, device=b.device).zero_()
+        launch.launch_backward(dy, x, gamma, mean, rstd, other, part, dgamma, dbeta)
+        return other
+
+    calls = {
+        (f"numba: {name}", "forward"): lambda spec=spec: forward(*spec)
+        for name, spec in launch.FORWARD_KERNELS.items()
+    }
+    calls[("numba: kernel 4", "residual add")] = add
+    calls[("numba: two-stage backward", "backward")] = backward
+    forward(*launch.FORWARD_KERNELS["warp per row"])  # the statistics of x the backward reads
+    return calls
+
+
+def triton_calls(b: Bench, triton_ln) -> dict:
+    """The Triton LayerNorm after the tutorial (benchmarks/triton_layer_norm.py), where installed."""
+    if triton_ln is None:
+        return {}
+    _, mean, rstd = triton_ln.forward(b.x, b.gamma, b.beta, EPS)
+    return {
+        ("Triton (after the tutorial)", "forward"): lambda: triton_ln.forward(
+            b.x, b.gamma, b.beta, EPS
+        )[0],
+        ("Triton (after the tutorial)", "backward"): lambda: triton_ln.backward(
+            b.dy, b.x, b.gamma, mean, rstd
+        )[0],
+    }
+
+
+def as_array(output) -> np.ndarray:
+    """A call's output (a torch tensor or a numba device array) as float32 numpy."""
+    if hasattr(output, "copy_to_host"):
+        return output.copy_to_host().astype(np.float32)
+    return output.detach().float().cpu().numpy()
+
+
+def floor_bytes(b: Bench, part: str) -> int:
+    """Bytes at the floor: activation arrays once each, float32 statistics and parameters."""
+    width = b.x.element_size()
+    arrays = {"forward": 2, "backward": 3, "residual add": 4}[part]
+    return arrays * b.rows * b.size * width + 2 * b.rows * 4 + 3 * b.size * 4
+
+
+def measure(b: Bench, triton_ln, repeats: int, inner: int, log) -> tuple[list, list]:
+    """Every implementation at one shape and dtype: the timed entries, and the ones that failed."""
+    copy_target = b.empty(b.x.shape)
+    copy = timed(lambda: copy_target.copy_(b.x), b.sync, repeats, inner)
+    copy_rate = 2 * b.x.numel() * b.x.element_size() / copy["median_s"]
+    shape = {"rows": b.rows, "size": b.size, "dtype": b.dtype}
+    entries = [{"implementation": "device-to-device copy", "part": "copy", **shape, **copy,
+                "bytes": 2 * b.x.numel() * b.x.element_size(), "bytes_per_s": copy_rate}]  # fmt: skip
+    calls = {**torch_calls(b), **numba_calls(b), **triton_calls(b, triton_ln)}
+    references = {part: as_array(calls[("PyTorch", part)]()) for part in ("forward", "backward")}
+    references["residual add"] = as_array(calls[("PyTorch add, then layer_norm", "residual add")]())
+    failed = []
+    for (name, part), call in calls.items():
+        try:
+            difference = float(np.abs(as_array(call()) - references[part]).max())
+            timing = timed(call, b.sync, repeats, inner)
+        except Exception as error:  # recorded, never invented: the run goes on
+            failed.append({"implementation": name, "part": part, **shape, "error": repr(error)})
+            log(f"  {name} {part}: FAILED {error!r}")
+            continue
+        moved = floor_bytes(b, part)
+        rate = moved / timing["median_s"]
+        entries.append({"implementation": name, "part": part, **shape, **timing, "bytes": moved,
+                        "bytes_per_s": rate, "fraction_of_copy": rate / copy_rate,
+                        "max_abs_diff_vs_torch": difference})  # fmt: skip
+        log(f"  {name:<34} {part:<13} {timing['median_s'] * 1e6:9.1f} us {rate / copy_rate:6.2f}")
+    return entries, failed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes, simulator, CPU")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    if args.smoke:
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    from lnlib import gpu  # after the simulator's switch
+
+    torch = optional("torch")
+    if torch is None:
+        sys.exit("make bench-gpu needs PyTorch (pip install torch)")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu" and not args.smoke:
+        sys.exit(
+            "no GPU here: make bench-gpu measures on a GPU (--smoke tests the script on a CPU)"
+        )
+    triton_ln = optional("triton_layer_norm") if device == "cuda" else None
+    absent = ["numba kernels in bfloat16: numba has no bfloat16 array type"]
+    absent += [] if triton_ln else ["Triton" + ("" if device == "cuda" else ": no GPU")]
+    if device == "cpu":
+        absent.append("GPU: PyTorch on the CPU, the numba kernels on numba's simulator")
+    shapes = SMOKE_SHAPES if args.smoke else SHAPES
+    repeats, inner = (1, 1) if args.smoke else (20, 10)
+    started, entries, failed = time.time(), [], []
+    for rows, size in shapes:
+        for dtype in DTYPES:
+            print(f"{rows} x {size} {dtype}", flush=True)
+            bench = Bench(torch, gpu, device, rows, size, dtype)
+            got, lost = measure(bench, triton_ln, repeats, inner, lambda m: print(m, flush=True))
+            entries += got
+            failed += lost
+    result = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "smoke": args.smoke,
+        "machine": machine(torch, gpu),
+        "versions": versions(),
+        "absent": absent,
+        "timing": f"median of {repeats} repeats of {inner} calls between synchronizations",
+        "seconds": round(time.time() - started, 1),
+        "entries": entries,
+        "failed": failed,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out} ({len(entries)} entries, {len(failed)} failed)")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # triton_layer_norm
+    main()

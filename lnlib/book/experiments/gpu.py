@@ -1,0 +1,144 @@
+"""The chapter "LayerNorm on a GPU": each kernel's bytes and operations per element, and the stored measurements.
+
+The counts are the kernels' own (lnlib.gpu.kernels), per element of x: what each
+reads and writes in storage bytes of w each, once when every re-read of a row
+hits the cache (the floor), and when every pass goes to memory again; and the
+floating-point operations the kernel's source performs. Nothing here is measured;
+:class:`GpuResults` reads what ``make bench-gpu`` measured, when it has run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from lnlib.validation import BFLOAT16
+
+__all__ = [
+    "H200_SPEC",
+    "KERNEL_COUNTS",
+    "RESULTS",
+    "GpuResults",
+    "KernelCount",
+    "itemsize",
+]
+
+#: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads.
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "gpu_kernels.json"
+
+#: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s and
+#: FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
+H200_SPEC = {"bandwidth": 4.8e12, "fp32_flops": 67e12, "source": "NVIDIA H200 product page"}
+
+
+@dataclass(frozen=True)
+class KernelCount:
+    """One kernel's traffic and work per element of x (chapter "LayerNorm on a GPU").
+
+    Attributes
+    ----------
+    name : str
+    reads, writes : int
+        Activation arrays read and written once each, at the floor (re-reads hit the cache).
+    passes : int
+        Activation-array sweeps the source makes (reads and writes): the traffic when no
+        re-read hits the cache.
+    flops : int
+        Floating-point operations per element, counted in the kernel's source.
+    """
+
+    name: str
+    reads: int
+    writes: int
+    passes: int
+    flops: int
+
+    def floor_bytes(self, width: int) -> int:
+        """Bytes per element of x at the floor, for storage of `width` bytes."""
+        return (self.reads + self.writes) * width
+
+    def worst_bytes(self, width: int) -> int:
+        """Bytes per element when every pass over the row goes to memory."""
+        return self.passes * width
+
+    def intensity(self, width: int) -> float:
+        """FLOPs per byte at the floor: where the kernel sits on the roofline's x axis."""
+        return self.flops / self.floor_bytes(width)
+
+
+#: The chapter's kernels. Forward (1-3): x read for the mean, the variance and the output (3 sweeps), y
+#: written; 8 FLOPs (1 add; subtract, square, add; subtract, two multiplies, add). Kernel 4: x and the
+#: residual read and s written in its first sweep, s read twice more, y written; 9 FLOPs (one more add).
+#: Backward: x and dy read in both sweeps, dx written; 16 FLOPs per element in its two loops (the
+#: block's partial dγ and dβ stay in its own row, per feature, not per element).
+KERNEL_COUNTS = (
+    KernelCount("1: thread per row", 1, 1, 4, 8),
+    KernelCount("2: block per row", 1, 1, 4, 8),
+    KernelCount("3: warp per row", 1, 1, 4, 8),
+    KernelCount("kernel 4 (residual add)", 2, 2, 6, 9),
+    KernelCount("backward, stage 1", 2, 1, 5, 16),
+)
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per stored element of `dtype` ("float32", "float16" or "bfloat16")."""
+    return 2 if dtype in ("float16", "bfloat16", BFLOAT16.name) else 4
+
+
+class GpuResults:
+    """What ``make bench-gpu`` measured, or that it has not run (chapter "LayerNorm on a GPU").
+
+    Parameters
+    ----------
+    path : Path, default :data:`RESULTS`
+
+    Attributes
+    ----------
+    measured : bool
+        Whether the file exists.
+    data : dict
+        Its contents (empty when not measured).
+    """
+
+    def __init__(self, path: Path = RESULTS):
+        self.path = Path(path)
+        self.measured = self.path.exists()
+        self.data = json.loads(self.path.read_text()) if self.measured else {}
+
+    def machine(self) -> str:
+        """One line naming the GPU, its driver and CUDA, or that nothing was measured."""
+        if not self.measured:
+            return "not yet measured on a GPU"
+        gpu = self.data["machine"]
+        return f"{gpu['gpu']}, driver {gpu['driver']}, CUDA {gpu['cuda']}"
+
+    def entries(self, part: str | None = None) -> list[dict]:
+        """The timed entries (each a dict: implementation, part, dtype, rows, size, median_s, ...)."""
+        return [e for e in self.data.get("entries", []) if part in (None, e["part"])]
+
+    def table(self) -> str:
+        """Each timed kernel's fraction of the copy and its time over PyTorch's and Triton's, as text.
+
+        One line per implementation, grouped by shape, dtype and part; a ratio is missing ("-")
+        where PyTorch or Triton was not timed. Without the file: says it was not measured.
+        """
+        if not self.measured:
+            return "not yet measured on a GPU: make bench-gpu writes " + RESULTS.name
+        lines, groups = [], {}
+        for e in self.entries():
+            if e["part"] != "copy":
+                groups.setdefault((e["rows"], e["size"], e["dtype"], e["part"]), []).append(e)
+        for (rows, size, dtype, part), group in groups.items():
+            base = {e["implementation"].split(" ")[0]: e["median_s"] for e in group}
+            lines.append(f"{rows} x {size} {dtype}, {part}:")
+            for e in group:
+                ratios = [
+                    f"{e['median_s'] / base[k]:5.2f}" if k in base else "    -"
+                    for k in ("PyTorch", "Triton")
+                ]
+                lines.append(
+                    f"  {e['implementation'][:30]:<30} {e['median_s'] * 1e6:9.1f} µs"
+                    f" {e['fraction_of_copy']:5.2f} of copy  x{ratios[0]} x{ratios[1]}"
+                )
+        return "\n".join(lines)

@@ -1,0 +1,49 @@
+"""LayerNorm kernels in CUDA's programming model, written with numba-cuda (chapter "LayerNorm on a GPU").
+
+The kernels follow llm.c's progression (``dev/cuda/layernorm_forward.cu`` and
+``layernorm_backward.cu``): one thread per row, one block per row reducing in
+shared memory, one warp per row reducing with warp shuffles, the residual add
+fused with the norm, and the backward pass with dγ and dβ reduced across rows in
+two stages, as Triton's layer-norm tutorial does. :mod:`lnlib.gpu.kernels` holds
+them, :mod:`lnlib.gpu.launch` the host side that checks, launches and converts,
+and :mod:`lnlib.gpu.bugs` the planted GPU bugs the harness must catch.
+
+Without an NVIDIA driver the kernels run on numba's CUDA simulator, which runs
+one Python thread per CUDA thread: right, but slow, so keep shapes tiny there.
+numba reads ``NUMBA_ENABLE_CUDASIM`` when ``numba.cuda`` is first imported, so
+importing this package sets it to 1 when the variable is unset and no driver
+library is found; set it yourself (0 or 1) before any import of ``numba.cuda``
+to choose. :data:`SIMULATED` says which one this process runs.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import os
+
+if "NUMBA_ENABLE_CUDASIM" not in os.environ and ctypes.util.find_library("cuda") is None:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+from numba.cuda.core import config as _config  # noqa: E402  (after the switch above)
+
+#: bool: True when the kernels run on numba's CUDA simulator (no GPU in this process).
+SIMULATED = bool(_config.ENABLE_CUDASIM)
+
+from .launch import (  # noqa: E402
+    BLOCK,
+    CASES,
+    FORWARD_KERNELS,
+    add_layer_norm,
+    layer_norm,
+    layer_norm_backward,
+)
+
+__all__ = [
+    "BLOCK",
+    "CASES",
+    "FORWARD_KERNELS",
+    "SIMULATED",
+    "add_layer_norm",
+    "layer_norm",
+    "layer_norm_backward",
+]

@@ -1,0 +1,70 @@
+"""The chapter "LayerNorm on a GPU": its counts, its figure, its exercises, and make bench-gpu's script run end to end.
+
+The script is run with --smoke (numba's simulator, PyTorch on the CPU, a tiny shape) into a temporary file,
+and what it writes is checked: every implementation there timed with its fraction of the copy, every kernel
+agreeing with PyTorch, and what was absent (Triton, the GPU) named. Nothing here is a measurement.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lnlib.book.experiments.gpu import H200_SPEC, KERNEL_COUNTS, GpuResults, itemsize
+from lnlib.book.figures.gpu import roofline_figure
+from lnlib.book.figures.style import layout_problems
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_counts_follow_the_kernels_sweeps():
+    forward = [k for k in KERNEL_COUNTS if k.name[0] in "123"]
+    assert len(forward) == 3 and {(k.floor_bytes(4), k.worst_bytes(4)) for k in forward} == {
+        (8, 16)
+    }
+    add = next(k for k in KERNEL_COUNTS if "residual" in k.name)
+    assert add.floor_bytes(2) == 8  # x, r read; s, y written; 2 bytes each
+    backward = next(k for k in KERNEL_COUNTS if k.name.startswith("backward"))
+    assert backward.floor_bytes(2) == 6 and backward.intensity(4) == pytest.approx(16 / 12)
+    assert itemsize("bfloat16") == itemsize("float16") == 2 and itemsize("float32") == 4
+
+
+def test_without_the_results_file_nothing_is_measured(tmp_path):
+    results = GpuResults(tmp_path / "absent.json")
+    assert not results.measured and results.entries() == []
+    assert results.machine() == "not yet measured on a GPU"
+
+
+def test_the_roofline_draws_cleanly_with_and_without_measurements():
+    for measured in (None, [(1.0, 2e12, "measured")]):
+        fig = roofline_figure(KERNEL_COUNTS, H200_SPEC, measured)
+        assert layout_problems(fig) == []
+        texts = [t.get_text() for t in fig.axes[0].texts]
+        assert ("no measured point:\nnot yet measured on a GPU" in texts) == (measured is None)
+
+
+def test_the_benchmark_script_runs_end_to_end_on_the_cpu(tmp_path):
+    out = tmp_path / "gpu_kernels.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_kernels.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NUMBA_ENABLE_CUDASIM": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(out.read_text())
+    assert data["smoke"] and data["machine"]["numba_simulator"] and data["machine"]["gpu"] is None
+    assert data["failed"] == [] and any(a.startswith("Triton") for a in data["absent"])
+    timed = {(e["implementation"], e["part"], e["dtype"]) for e in data["entries"]}
+    for dtype in ("float32", "float16"):
+        for name in ("thread per row", "block per row", "warp per row"):
+            assert (f"numba: {name}", "forward", dtype) in timed
+        assert ("numba: two-stage backward", "backward", dtype) in timed
+    assert ("PyTorch", "backward", "bfloat16") in timed
+    for entry in data["entries"]:
+        assert entry["median_s"] > 0 and entry["bytes"] > 0
+        if entry["part"] != "copy":
+            assert np.isfinite(entry["fraction_of_copy"])
+            assert entry["max_abs_diff_vs_torch"] <= (2e-5 if entry["dtype"] == "float32" else 1e-2)

@@ -1,0 +1,109 @@
+"""lnlib.gpu (chapter "LayerNorm on a GPU"): every CUDA kernel through the harness, on the simulator here.
+
+Without a GPU driver, ``import lnlib.gpu`` switches numba to its CUDA simulator, so these tests run
+the very kernels a GPU runs, one Python thread per CUDA thread, on lnlib.gpu.CASES' small shapes
+(H below, at and above a warp, H = 1, one row, 16-bit storage with float32 statistics). The planted
+GPU bugs of lnlib.gpu.bugs must fail the same checks. No test times anything (make bench-gpu does).
+"""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from lnlib import gpu
+from lnlib.forward import layer_norm as reference
+from lnlib.gpu import bugs
+from lnlib.harness import check_layer_norm
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def forward_of(kernel):
+    return lambda x, g, b, eps: gpu.layer_norm(x, g, b, eps, kernel=kernel)
+
+
+@pytest.mark.parametrize("kernel", list(gpu.FORWARD_KERNELS))
+def test_each_forward_kernel_passes_the_harness(kernel):
+    report = check_layer_norm(forward_of(kernel), dtypes=DTYPES, cases=gpu.CASES)
+    assert report.passed, str(report)
+
+
+def test_the_two_stage_backward_passes_the_harness():
+    report = check_layer_norm(
+        forward_of("warp per row"), gpu.layer_norm_backward, dtypes=DTYPES, cases=gpu.CASES
+    )
+    assert report.passed, str(report)
+
+
+def test_the_backward_splits_rows_over_fewer_blocks_than_rows():
+    # Stage 2 has something to add only when a block's partial row holds several rows.
+    assert gpu.launch.partial_blocks(40) == 10 and gpu.launch.partial_blocks(3) == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_fused_residual_kernel_stores_the_sum_and_normalizes_it(dtype):
+    storage = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(4)
+    x, res = (rng.normal(size=(6, 45)).astype(storage) for _ in range(2))
+    gamma, beta = 1 + 0.5 * rng.normal(size=45), 0.5 * rng.normal(size=45)
+    s, y, mean, rstd = gpu.add_layer_norm(x, res, gamma, beta)
+    exact = x.astype(np.float64) + res.astype(np.float64)
+    assert s.dtype == storage and np.array_equal(s, exact.astype(storage))  # one rounding
+    # bfloat16 is widened on the host: the kernel normalizes the float32 sum (exact here) and
+    # the host rounds s only when it copies it back; float32 and float16 read the stored s.
+    wide = exact if dtype == "bfloat16" else s.astype(np.float64)
+    expected = reference(wide, gamma.astype(np.float32), beta.astype(np.float32))
+    u = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}[dtype]
+    assert np.abs(y.astype(np.float64) - expected).max() <= 4 * u * np.abs(expected).max()
+    assert np.allclose(mean, wide.mean(-1), atol=1e-5) and rstd.dtype == np.float32
+
+
+def test_the_fused_residual_kernel_passes_the_harness_with_a_zero_residual():
+    report = check_layer_norm(
+        lambda x, g, b, eps: gpu.add_layer_norm(x, np.zeros_like(x), g, b, eps)[1:],
+        dtypes=DTYPES,
+        cases=gpu.CASES,
+    )
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize(
+    "planted", ["no_barrier_forward", "whole_blocks_forward", "half_statistics_forward"]
+)
+def test_each_planted_forward_bug_fails_the_harness(planted):
+    report = check_layer_norm(getattr(bugs, planted), dtypes=DTYPES, cases=gpu.CASES)
+    assert not report.passed
+
+
+def test_the_racy_dgamma_fails_the_harness_on_dgamma_alone():
+    report = check_layer_norm(
+        forward_of("thread per row"), bugs.racy_backward, dtypes=DTYPES, cases=gpu.CASES
+    )
+    assert not report.passed
+    assert all(f.detail.startswith(("dgamma", "dbeta")) for f in report.failures), str(report)
+
+
+def test_the_racy_backward_gets_dx_right_and_loses_dgamma_updates():
+    rng = np.random.default_rng(9)
+    x, dy = rng.normal(size=(2, 40, 24)).astype(np.float32)
+    gamma = (1 + 0.5 * rng.normal(size=24)).astype(np.float32)
+    _, mean, rstd = gpu.layer_norm(x, gamma)
+    right = gpu.layer_norm_backward(dy, x, gamma, 1e-5, mean, rstd)
+    racy = bugs.racy_backward(dy, x, gamma, 1e-5, mean, rstd)
+    np.testing.assert_allclose(racy[0], right[0], rtol=1e-5, atol=1e-5)
+    assert np.abs(racy[1] - right[1]).max() > 1.0  # 40 rows, 32 a warp: most updates lost
+
+
+def test_the_half_statistics_bug_fails_in_float16_only():
+    for dtypes, passes in ((("float32",), True), (("float16",), False)):
+        report = check_layer_norm(bugs.half_statistics_forward, dtypes=dtypes, cases=gpu.CASES)
+        assert report.passed == passes
+
+
+def test_float64_is_refused_with_the_reason():
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
+        gpu.layer_norm(np.zeros((2, 3)))
+
+
+def test_without_a_driver_the_package_runs_on_the_simulator():
+    assert gpu.SIMULATED or __import__("ctypes.util").util.find_library("cuda") is not None
