@@ -109,23 +109,22 @@ def test_describe_step_prints_the_documents_rounding():
 
 
 def test_explorer_opens_on_the_running_example_with_its_learned_gamma_and_beta():
-    # token 1 = [0.4, -0.9, 6.1, 0.2]: mean 5.8 / 4 = 1.45,
-    # variance (1.1025 + 5.5225 + 21.6225 + 1.5625) / 4 = 7.4525.
+    # token 1 = [0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0]: mean 0.8 / 8 = 0.1, variance
+    # (0.09 + 1.44 + 0.64 + 0.01 + 0.49 + 1.44 + 0.16 + 0.01) / 8 = 4.28 / 8 = 0.535.
     explorer = complete_examples_explorer()
-    assert "x = [0.4000, -0.9000, 6.1000, 0.2000]" in explorer.readout.value
+    assert (
+        "x = [0.4000, -1.1000, 0.9000, 0.2000, -0.6000, 1.3000, -0.3000, 0.0000]"
+        in explorer.readout.value
+    )
     explorer.controls["step"].value = 1
-    assert "sample 1: μ = 1.4500" in explorer.readout.value
+    assert "μ = 0.1000" in explorer.readout.value
     explorer.controls["step"].value = 2
-    assert "σ² = 7.452500" in explorer.readout.value
+    assert "σ² = 0.535000" in explorer.readout.value
     explorer.controls["step"].value = 4
-    x, gamma, beta = (np.asarray(v) for v in explorer_running_example())
-    centred = x - x.mean(axis=-1, keepdims=True)
-    by_hand = gamma * centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5) + beta
-    np.testing.assert_allclose(explorer.result["y"], by_hand, rtol=1e-12)
+    # chapter 07's γ and β, written out here rather than read from the explorer
+    gamma = np.array([0.5, 1.0, 2.0, -1.0, 1.5, 1.0, -0.5, 1.0])
+    beta = np.array([-2.0, 0.0, 1.0, 3.0, 0.0, -1.0, 0.5, 0.0])
+    centred = np.array([0.3, -1.2, 0.8, 0.1, -0.7, 1.2, -0.4, -0.1])
+    by_hand = gamma * centred / np.sqrt(0.535 + 1e-5) + beta
+    np.testing.assert_allclose(np.ravel(explorer.result["y"]), by_hand, rtol=1e-12)
     assert "γ = 1 and β = 0" not in explorer.readout.value
-
-
-def explorer_running_example():
-    from lnlib.book.explorers.complete_examples import RUNNING
-
-    return RUNNING

@@ -213,11 +213,11 @@ def test_squares_of_the_variance_figure_are_square_on_the_page():
 def test_gamma_beta_histogram_marks_the_bars_it_cuts():
     explorer = widgets.gamma_beta_explorer()
     assert explorer.panels.clipped == 0 and "cut at the top" not in explorer.readout.value
-    for i in range(1, 5):
+    for i in range(1, 9):
         explorer.controls[f"gamma{i}"].value = 0.25  # each group packed into a few bins
     panels = explorer.panels
     stacked = sum(
-        np.histogram(part, bins=panels.edges)[0] for part in np.split(explorer.result["y_wide"], 4)
+        np.histogram(part, bins=panels.edges)[0] for part in np.split(explorer.result["y_wide"], 8)
     )
     over = int(np.sum(stacked > panels.top))
     assert over > 0 and panels.clipped == over and len(panels.clip_marks.get_xdata()) == over

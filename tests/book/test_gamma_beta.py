@@ -147,21 +147,28 @@ def test_gpt2_counts_refuse_bad_sizes():
 # --- the explorer shows the right numbers ------------------------------------------------------
 
 
+#: The running token (chapter 03), centred by hand: its mean is 0.8 / 8 = 0.1 and its variance
+#: (0.09 + 1.44 + 0.64 + 0.01 + 0.49 + 1.44 + 0.16 + 0.01) / 8 = 0.535.
+TOKEN_1_CENTRED = np.array([0.3, -1.2, 0.8, 0.1, -0.7, 1.2, -0.4, -0.1])
+
+
 def test_explorer_starts_as_pure_normalization():
-    # chapter 07's token 1, [0.4, -0.9, 6.1, 0.2]: mean 1.45, variance 7.4525 (by hand)
     explorer = gamma_beta_explorer()
-    centred = np.array([0.4, -0.9, 6.1, 0.2]) - 1.45
     np.testing.assert_allclose(
-        explorer.result["y_small"], centred / np.sqrt(7.4525 + 1e-5), rtol=1e-12
+        explorer.result["y_small"], TOKEN_1_CENTRED / np.sqrt(0.535 + 1e-5), rtol=1e-12
     )
-    assert "1.703" in explorer.readout.value and explorer.note.value == ""
+    # features 2 and 6: ∓1.2 / 0.73144...
+    assert "-1.641" in explorer.readout.value and "1.641" in explorer.readout.value
+    assert explorer.note.value == ""
 
 
 def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
-    explorer = gamma_beta_explorer(gamma=(2.0, -1.0, 0.5, 1.0), beta=(1.0, -2.0, 0.0, 3.0))
+    gamma = (2.0, -1.0, 0.5, 1.0, 1.5, -0.5, 0.0, 1.0)
+    beta = (1.0, -2.0, 0.0, 3.0, -1.0, 2.0, 0.5, -3.0)
+    explorer = gamma_beta_explorer(gamma=gamma, beta=beta)
     x = documents_embedding()
-    xhat_groups = np.split((x - x.mean()) / np.sqrt(x.var() + 1e-5), 4)
-    for k, (g, b) in enumerate(zip((2.0, -1.0, 0.5, 1.0), (1.0, -2.0, 0.0, 3.0))):
+    xhat_groups = np.split((x - x.mean()) / np.sqrt(x.var() + 1e-5), 8)
+    for k, (g, b) in enumerate(zip(gamma, beta)):
         assert explorer.result["group_means"][k] == pytest.approx(
             b + g * xhat_groups[k].mean(), abs=1e-4
         )
@@ -169,7 +176,7 @@ def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
             abs(g) * xhat_groups[k].std(), rel=1e-4
         )
     np.testing.assert_allclose(
-        explorer.result["y_small"][0], 2.0 * (-1.05 / np.sqrt(7.4525 + 1e-5)) + 1.0, rtol=1e-12
+        explorer.result["y_small"][0], 2.0 * (0.3 / np.sqrt(0.535 + 1e-5)) + 1.0, rtol=1e-12
     )
 
 
@@ -180,7 +187,9 @@ def test_explorer_notes_a_zero_gamma():
     assert explorer.result["y_small"][2] == 0.0
 
 
-@pytest.mark.parametrize("kwargs", [{"gamma": (1.0, 1.0)}, {"beta": (0.0, 0.0, 0.0, 9.0)}])
+@pytest.mark.parametrize(
+    "kwargs", [{"gamma": (1.0, 1.0)}, {"gamma": (1.0,) * 4}, {"beta": (0.0,) * 7 + (9.0,)}]
+)
 def test_explorer_refuses_bad_starting_values(kwargs):
     with pytest.raises(ValueError, match="gamma_beta_explorer|starting values"):
         gamma_beta_explorer(**kwargs)

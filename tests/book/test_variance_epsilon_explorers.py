@@ -42,12 +42,12 @@ def test_variance_explorer_divisor_switches_to_h_minus_one():
 
 def test_variance_explorer_squares_are_drawn_with_the_deviations_as_sides():
     explorer = variance_explorer(values=[1.0, 2.0, 3.0, 4.0])
-    explorer.controls["x4"].value = 5.0  # mean 2.75, deviations -1.75, -0.75, 0.25, 2.25
+    explorer.controls["x1"].value = 0.0  # mean 2.25, deviations -2.25, -0.25, 0.75, 1.75
     _, squares = explorer.panels
     sides = [square.get_width() for square in squares.squares]
-    np.testing.assert_allclose(sides, [1.75, 0.75, 0.25, 2.25])
+    np.testing.assert_allclose(sides, [2.25, 0.25, 0.75, 1.75])
     assert [s.get_height() for s in squares.squares] == pytest.approx(sides)
-    # the dashed square's area is the mean of the areas: (3.0625 + 0.5625 + 0.0625 + 5.0625) / 4 = 2.1875
+    # the dashed square's area is the mean of the areas: (5.0625 + 0.0625 + 0.5625 + 3.0625) / 4 = 2.1875
     assert squares.average.get_width() ** 2 == pytest.approx(2.1875)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import lnlib
 from lnlib.book.exercises.chapter import Exercises, domain, forbidding
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.experiments.complete_examples import documents_batch, documents_embedding
+from lnlib.book.experiments.complete_examples import documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
 
 #: The scale and shift of exercise 3, as its question gives them.
@@ -57,9 +57,10 @@ def divisor_ratio() -> Exercise:
     )
 
 
-def scaled_and_shifted_batch() -> Exercise:
-    """Exercise 3: LayerNorm of the documents' 2×4 batch with γ = 2 and β = 0.5 for every feature."""
-    batch = documents_batch()
+@domain(lambda rng: {"batch": rng.normal(size=(rng.integers(2, 5), rng.integers(3, 9))) * 3})
+def scaled_and_shifted_batch(batch) -> Exercise:
+    """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β = 0.5 for every feature."""
+    batch = np.asarray(batch, dtype=np.float64)
     gamma, beta = np.full(batch.shape[-1], GAMMA), np.full(batch.shape[-1], BETA)
     steps = lnlib.layer_norm_steps(batch)
     xhat, eps = steps.xhat, steps.eps

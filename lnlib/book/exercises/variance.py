@@ -61,8 +61,11 @@ def variance_of_three_times() -> Exercise:
 
 
 def annotated_output_variance() -> Exercise:
-    """Exercise 4: the biased variance of the Annotated Transformer's LayerNorm output (ε = 0) for H = 8."""
-    sample = np.random.default_rng(4).normal(size=8)
+    """Exercise 4: the biased variance of the Annotated Transformer's LayerNorm output (ε = 0) for H = 16.
+
+    Not the running token's H = 8, whose output the chapter prints.
+    """
+    sample = np.random.default_rng(4).normal(size=16)
     factor = float(sample_variance(annotated_transformer_layer_norm(sample, eps=0.0)))
     one_hot = np.eye(4)[0]  # the chapter's x = [1, 0, 0, 0], H = 4
     return Exercise(
@@ -77,7 +80,7 @@ def annotated_output_variance() -> Exercise:
             ),
             "that is H / (H - 1), upside down: dividing by the larger s makes the output smaller, "
             "(H - 1) / H": 1 / factor,
-            "that is (H - 1) / H for H = 4, as in the documents' examples; here H = 8": float(
+            "that is (H - 1) / H for H = 4, as in the documents' examples; here H = 16": float(
                 sample_variance(annotated_transformer_layer_norm(one_hot, eps=0.0))
             ),
         },

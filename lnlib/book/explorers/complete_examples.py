@@ -16,21 +16,22 @@ from ..experiments.complete_examples import (
 from ..figures.complete_examples import STEP_TITLES, steps_figure
 from ..figures.render import FastRenderer
 from .base import Explorer, described
+from .gamma_beta import CHAPTER_BETA, CHAPTER_GAMMA, TOKEN
 
 __all__ = ["complete_examples_explorer"]
 
-#: The chapter's running example: tokens 1 and 3 of chapter 07's batch (an outlier feature; a quiet
-#: token), with that chapter's learned γ and β.
+#: The chapter's running example: the book's running token, token 1 of chapter 03 (H = 8), with
+#: chapter 07's learned γ and β.
 RUNNING = (
-    np.array([[0.4, -0.9, 6.1, 0.2], [0.01, -0.04, 0.09, 0.0]]),
-    np.array([0.5, 1.0, 2.0, -1.0]),
-    np.array([-2.0, 0.0, 1.0, 3.0]),
+    np.array(TOKEN),
+    np.array(CHAPTER_GAMMA),
+    np.array(CHAPTER_BETA),
 )
 
 #: The chapter's running example, then the documents' three walk-throughs (γ = 1, β = 0), by the name
 #: the dropdown shows: the input, γ and β.
 EXAMPLES = {
-    "running example: 2 tokens": lambda: RUNNING,
+    "running example: token 1": lambda: RUNNING,
     "2×4 batch": documents_batch,
     "token [2, 4, 6, 8]": documents_token,
     "512-d embedding": documents_embedding,
@@ -103,14 +104,14 @@ class CompleteExamplesExplorer(Explorer):
 
 
 def complete_examples_explorer(
-    example: str = "running example: 2 tokens", step: int = 0
+    example: str = "running example: token 1", step: int = 0
 ) -> CompleteExamplesExplorer:
     """Explorer for the chapter "The complete examples": pick the chapter's example or one of the documents', and step through it.
 
     Parameters
     ----------
-    example : str, default "running example: 2 tokens"
-        One of ``"running example: 2 tokens"`` (the chapter's, with learned γ and β), ``"2×4 batch"``,
+    example : str, default "running example: token 1"
+        One of ``"running example: token 1"`` (the chapter's, with learned γ and β), ``"2×4 batch"``,
         ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
     step : int, default 0
         0 shows the input; 1 to 4 add the documents' steps (mean, variance, normalize, scale and shift).

@@ -22,9 +22,12 @@ __all__ = ["variance_explorer"]
 DIVISORS = [("H (LayerNorm, numpy.var)", False), ("H − 1 (torch.std default)", True)]
 
 
-#: The chapter's running example: token 1, and token 2 = 3 × token 1 − 1, the same pattern stretched.
-TOKEN_1 = (1.3, 0.1, 2.0, -0.7, 0.8, -0.5)
-TOKEN_2 = tuple(round(3 * v - 1, 10) for v in TOKEN_1)
+#: The chapter's running example: token 1 (the book's running token, chapter 03), and
+#: token 2 = 3 × token 1 − 0.2, the same pattern stretched three times around the same mean.
+TOKEN_1 = (0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0)
+TOKEN_2 = tuple(round(3 * v - 0.2, 10) for v in TOKEN_1)
+#: The sliders' range: token 2 runs from −3.5 to 3.7.
+LOW, HIGH = -4.0, 4.0
 
 
 class VarianceExplorer(Explorer):
@@ -32,12 +35,14 @@ class VarianceExplorer(Explorer):
 
     web_plan = Sweep(
         presets={
-            "token 2 = 3 × token 1 − 1": entries("x", TOKEN_2),
+            "token 2 = 3 × token 1 − 0.2": entries("x", TOKEN_2),
             "token 1": entries("x", TOKEN_1),
-            "constant: all 1": entries("x", (1,) * 6),
+            "constant: all 1": entries("x", (1,) * 8),
         },
+        # whole numbers plus the two tokens' entries: a half-step grid for eight sliders
+        # comes near the page's byte budget (web.MAX_BYTES)
         grids=with_presets(
-            {f"x{i}": steps(-3.5, 5.5, 0.5) for i in range(1, 7)},
+            {f"x{i}": steps(LOW, HIGH, 1.0) for i in range(1, 9)},
             [TOKEN_1, TOKEN_2],
         ),
     )
@@ -78,7 +83,7 @@ class VarianceExplorer(Explorer):
         )
 
 
-def variance_explorer(values=TOKEN_2, *, low: float = -3.5, high: float = 5.5) -> VarianceExplorer:
+def variance_explorer(values=TOKEN_2, *, low: float = LOW, high: float = HIGH) -> VarianceExplorer:
     """Explorer for the chapter "The variance": one slider per entry and a choice of divisor, H or H - 1.
 
     Parameters

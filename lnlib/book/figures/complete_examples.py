@@ -59,7 +59,7 @@ _PARAMETERS = {
     "eps": ("ε (a fixed constant)", PALETTE["neutral"]),
 }
 # Where each parameter's label sits, relative to its node.
-_PARAMETER_OFFSETS = {"scale": (-2.2, 0.0), "shift": (0.0, -0.85), "eps": (0.0, 0.85)}
+_PARAMETER_OFFSETS = {"scale": (-2.2, 0.0), "shift": (0.0, -1.0), "eps": (0.0, 0.85)}
 
 
 def computation_diagram(values: dict | None = None):

@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from ..models.language import norm_name, outlier_norm
-from .style import PALETTE, PHONE_WIDTH, new_figure, panel_grid
+from .style import GREYS, PALETTE, PHONE_WIDTH, new_figure, panel_grid
 from .why_normalize import TRAINED_STYLES, norm_axis
 
 __all__ = [
@@ -20,15 +20,25 @@ __all__ = [
     "decay_gamma_figure",
 ]
 
-#: One colour per feature (or feature group), in the order of the sliders.
-GROUP_COLOURS = (PALETTE["input"], PALETTE["mean"], PALETTE["positive"], PALETTE["negative"])
+#: One colour per feature (or feature group), in the order of the sliders: Okabe-Ito's seven hues,
+#: then the darkest grey (black draws the guides and the βᵢ marks).
+GROUP_COLOURS = (
+    PALETTE["input"],
+    PALETTE["mean"],
+    PALETTE["positive"],
+    PALETTE["negative"],
+    PALETTE["output"],
+    PALETTE["reference"],
+    PALETTE["highlight"],
+    GREYS[-1],
+)
 
 
 def grouped(values, size: int) -> np.ndarray:
     """Repeat each of the k `values` over a block of ``size // k`` consecutive features (`size` must divide evenly; chapter "Scale γ and shift β").
 
-    The wide vector of the explorer has 512 features but only four sliders per
-    parameter: features 1-128 take the first value, 129-256 the second, and so on.
+    The wide vector of the explorer has 512 features but only eight sliders per
+    parameter: features 1-64 take the first value, 65-128 the second, and so on.
     """
     values = np.atleast_1d(np.asarray(values, dtype=float))
     if size % values.size:
@@ -45,13 +55,13 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     Parameters
     ----------
     xhat_tokens : array_like, shape (N, H)
-        Normalized tokens, H <= 4 features.
+        Normalized tokens, H <= 8 features.
     gamma, beta : array_like, shape (H,)
     """
     xhat_tokens = np.asarray(xhat_tokens, dtype=float)
     y = xhat_tokens * gamma + beta
     edges = np.linspace(min(y.min(), xhat_tokens.min()), max(y.max(), xhat_tokens.max()), 61)
-    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 2.8), sharex=True, sharey=True)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.4), sharex=True, sharey=True)
     for i, colour in enumerate(GROUP_COLOURS[: xhat_tokens.shape[1]]):
         left.hist(
             xhat_tokens[:, i],
@@ -78,7 +88,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     right.set(
         title="y = γ x̂ + β: feature i\ncentred on βᵢ, spread |γᵢ|", xlabel="value of the feature"
     )
-    left.set_ylim(top=1.5 * left.get_ylim()[1])  # headroom for the legends
+    left.set_ylim(top=2.0 * left.get_ylim()[1])  # headroom for the legends (up to 4 rows)
     left.legend(loc="upper left", fontsize=7, ncols=2)
     right.legend(loc="upper left", fontsize=7, ncols=2)
     return fig
@@ -95,7 +105,7 @@ class GammaBetaPanels:
     ----------
     ax_small, ax_wide : matplotlib Axes
     xhat_small : array_like, shape (k,)
-        The small normalized vector, k <= 4.
+        The small normalized vector, k <= 8.
     xhat_wide : array_like, shape (H,)
         The wide normalized vector; H divisible by k.
     limits : (float, float)
@@ -114,7 +124,7 @@ class GammaBetaPanels:
         )
         self.bars = ax_small.bar(index, self.xhat_small, width=0.5, color=colours)
         (self.beta_marks,) = ax_small.plot(
-            index, np.zeros(k), "_", ms=22, mew=2.5, color=PALETTE["neutral"]
+            index, np.zeros(k), "_", ms=88 / k, mew=2.5, color=PALETTE["neutral"]
         )
         ax_small.axhline(0, color=PALETTE["neutral"], lw=0.8)
         ax_small.set(

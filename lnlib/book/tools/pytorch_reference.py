@@ -123,10 +123,10 @@ def _normalizing(torch, x, eps):
 
 
 def _gamma_beta(torch):
-    fresh = torch.nn.LayerNorm(4)
+    fresh = torch.nn.LayerNorm(8)  # the running token's H = 8
     return {
-        "nn.LayerNorm(4).weight": _numpy(fresh.weight),
-        "nn.LayerNorm(4).bias": _numpy(fresh.bias),
+        "nn.LayerNorm(8).weight": _numpy(fresh.weight),
+        "nn.LayerNorm(8).bias": _numpy(fresh.bias),
     }
 
 
