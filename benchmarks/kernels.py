@@ -1,4 +1,5 @@
-"""LayerNorm kernels against the memory floor (chapter "LayerNorm at the speed of memory"): ``make bench-kernels``.
+"""LayerNorm kernels against the memory floor (chapter "LayerNorm at the speed of memory"):
+``make bench-kernels``.
 
 Measures, on this machine, in one run (about 3-4 minutes on 2 cores):
 
@@ -61,12 +62,14 @@ from lnlib.book.experiments.memory_speed import (  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results" / "kernels.json"
 #: Footprints of the copy, in bytes (source size; a copy moves twice this).
 COPY_SIZES = tuple(sorted({2**k for k in range(16, 29, 2)} | {2**27, 2**29}))
-#: The grid of shapes (rows x H, at most MAX_ELEMENTS elements); 16-bit storage is measured at H = ROWS_H.
+#: The grid of shapes (rows x H, at most MAX_ELEMENTS elements); 16-bit storage is measured at H =
+#: ROWS_H.
 SIZES = (64, 256, 1024, 4096, 16384)
 ROWS = (1, 10, 100, 1000, 10000, 100000)
 ROWS_H = 1024
 MAX_ELEMENTS = 2**24
-#: Each measurement repeats until its calls add up to this many seconds (at least 5 calls, at most 200).
+#: Each measurement repeats until its calls add up to this many seconds (at least 5 calls, at most
+#: 200).
 MIN_SECONDS = 0.15
 #: A numpy implementation slower than this per call is timed with 3 calls only.
 SLOW_CALL = 0.5
@@ -74,7 +77,8 @@ EPS = 1e-5
 
 
 def naive_layer_norm(x, gamma, beta, eps=EPS):
-    """The textbook numpy sequence (lnlib.book.experiments.memory_traffic.NAIVE_LAYER_NORM): every line a pass over memory."""
+    """The textbook numpy sequence (lnlib.book.experiments.memory_traffic.NAIVE_LAYER_NORM): every
+    line a pass over memory."""
     mean = x.mean(axis=-1, keepdims=True)
     d = x - mean
     var = (d * d).mean(axis=-1, keepdims=True)
@@ -82,7 +86,8 @@ def naive_layer_norm(x, gamma, beta, eps=EPS):
 
 
 def naive_layer_norm_backward(dy, x, gamma, eps=EPS):
-    """The closed-form backward pass written line by line in numpy, statistics recomputed as an unfused program would."""
+    """The closed-form backward pass written line by line in numpy, statistics recomputed as an
+    unfused program would."""
     mean = x.mean(axis=-1, keepdims=True)
     rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
     xhat = (x - mean) * rstd
@@ -116,7 +121,8 @@ def torch_module():
 
 
 def implementations(torch, dtype: str):
-    """name -> (forward(x, gamma, beta), backward(dy, x, gamma, mean, rstd) or None, uses threads), for one dtype."""
+    """name -> (forward(x, gamma, beta), backward(dy, x, gamma, mean, rstd) or None, uses threads),
+    for one dtype."""
     impls = {}
     if dtype == "float32":
         impls["naive numpy"] = (
@@ -158,14 +164,15 @@ def implementations(torch, dtype: str):
 
 
 #: The implementations timed again with preallocated outputs (float32, 1 thread). Not PyTorch: its
-#: ``native_layer_norm.out`` is CompositeExplicitAutograd in ``native_functions.yaml``, the fresh-output
-#: kernel followed by ``copy_`` into the given tensors, so it would time an extra copy, not a kernel
-#: that writes into preallocated memory.
+#: ``native_layer_norm.out`` is CompositeExplicitAutograd in ``native_functions.yaml``, the
+#: fresh-output kernel followed by ``copy_`` into the given tensors, so it would time an extra copy,
+#: not a kernel that writes into preallocated memory.
 PREALLOCATED = ("fused (numba)",)
 
 
 def preallocated_calls(name: str, x, g, b, dy, m, r, torch):
-    """forward() and backward() of `name` (one of PREALLOCATED) writing into outputs allocated once, before the timing."""
+    """forward() and backward() of `name` (one of PREALLOCATED) writing into outputs allocated once,
+    before the timing."""
     if name not in PREALLOCATED:
         raise ValueError(
             f"{name!r} is not timed with preallocated outputs; PREALLOCATED: {PREALLOCATED}."
@@ -214,7 +221,8 @@ def set_threads(torch, count: int) -> None:
 
 
 def measure(*calls) -> list[dict]:
-    """Summaries of each call's times, the calls timed in turn (a, b, a, b, ...), so that they share the load."""
+    """Summaries of each call's times, the calls timed in turn (a, b, a, b, ...), so that they share
+    the load."""
     first = time.perf_counter()
     for call in calls:
         call()
@@ -283,8 +291,9 @@ def kernel_rows(torch, cores: int, log) -> tuple[list[dict], list[dict]]:
 
 def log_entry(log, e: dict) -> None:
     log(
-        f"{e['dtype']:>8} {e['rows']:>6} x {e['size']:<5} {e['implementation']:<14} {e['part']:<8} "
-        f"{e['threads']}t {e['output']:<12} {e['median_s'] * 1e3:9.3f} ms  {e['bytes'] / e['median_s'] / 1e9:6.2f} GB/s"
+        f"{e['dtype']:>8} {e['rows']:>6} x {e['size']:<5} {e['implementation']:<14} "
+        f"{e['part']:<8} {e['threads']}t {e['output']:<12} {e['median_s'] * 1e3:9.3f} ms  "
+        f"{e['bytes'] / e['median_s'] / 1e9:6.2f} GB/s"
     )
 
 
@@ -322,7 +331,8 @@ def machine(torch) -> dict:
 
 
 def glibc() -> dict:
-    """glibc's version and the copy thresholds its dynamic loader chose for this CPU (``ld.so --list-diagnostics``).
+    """glibc's version and the copy thresholds its dynamic loader chose for this CPU
+    (``ld.so --list-diagnostics``).
 
     ``x86.cpu_features.non_temporal_threshold`` is the size above which glibc's memcpy (hence
     ``np.copyto``) writes with non-temporal stores; the loader prints it from glibc 2.33 on.
@@ -354,7 +364,8 @@ def glibc() -> dict:
 
 
 def huge_pages() -> dict:
-    """Transparent huge pages: the kernel's setting, and whether numpy asks for them (madvise) on large arrays."""
+    """Transparent huge pages: the kernel's setting, and whether numpy asks for them (madvise) on
+    large arrays."""
     try:
         setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
     except OSError:
@@ -375,7 +386,8 @@ def _installed(name: str) -> bool:
 
 
 def summary_markdown(path: Path = RESULTS) -> str:
-    """The table BENCHMARKS.md records: fractions of the floor and ratios to PyTorch, 1 thread, float32, from one results file."""
+    """The table BENCHMARKS.md records: fractions of the floor and ratios to PyTorch, 1 thread,
+    float32, from one results file."""
     from lnlib.book.experiments.memory_speed import KernelResults
 
     results = KernelResults.load(path)
@@ -384,10 +396,13 @@ def summary_markdown(path: Path = RESULTS) -> str:
     glibc = machine.get("glibc", {})
     threshold = glibc.get("non_temporal_threshold")
     lines = [
-        f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, {machine['versions']}, "
-        f"glibc {glibc.get('version', '?')}"
+        f"Run of {results.data['date']} on {machine['cpu']}, {machine['cores']} cores, "
+        f"{machine['versions']}, glibc {glibc.get('version', '?')}"
         + (f" (non-temporal threshold {threshold / 2**20:.0f} MiB)" if threshold else "")
-        + f"; load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy bandwidth "
+        + (
+            f"; load average {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end; copy "
+            "bandwidth "
+        )
         + "; ".join(
             f"{store} stores "
             + ", ".join(
@@ -398,13 +413,15 @@ def summary_markdown(path: Path = RESULTS) -> str:
         )
         + ".",
         "",
-        'Floor: the memcpy copy (`np.copyto`); "ordinary": the ordinary-store copy; "out=": outputs '
-        'allocated once; "fresh / out=": time with outputs allocated by every call over time with `out=` '
-        "(the fused kernel only: PyTorch's `native_layer_norm.out` is CompositeExplicitAutograd, its "
-        "fresh-output kernel followed by `copy_`, so it preallocates nothing and is not timed).",
+        'Floor: the memcpy copy (`np.copyto`); "ordinary": the ordinary-store copy; "out=": '
+        'outputs allocated once; "fresh / out=": time with outputs allocated by every call over '
+        "time with `out=` (the fused kernel only: PyTorch's `native_layer_norm.out` is "
+        "CompositeExplicitAutograd, its fresh-output kernel followed by `copy_`, so it "
+        "preallocates nothing and is not timed).",
         "",
-        "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / floor | "
-        "PyTorch bwd / floor | fused / PyTorch bwd | fused fwd, out= / ordinary | fused fwd fresh / out= |",
+        "| rows × H | fused fwd / floor | PyTorch fwd / floor | fused / PyTorch fwd | fused bwd / "
+        "floor | PyTorch bwd / floor | fused / PyTorch bwd | fused fwd, out= / ordinary | fused "
+        "fwd fresh / out= |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     shapes = sorted(
@@ -451,16 +468,19 @@ def summary_markdown(path: Path = RESULTS) -> str:
     }
     lines += [
         "",
-        f"Goals of issue 16 in this run, 1 thread, float32, H ≥ 1024 at the most rows ({', '.join(f'{r} × {h}' for r, h in big)}): "
-        f"the fused forward reached {min(fractions):.2f}-{max(fractions):.2f} of the floor (goal: at least 0.5; met at "
+        "Goals of issue 16 in this run, 1 thread, float32, H ≥ 1024 at the most rows "
+        f"({', '.join(f'{r} × {h}' for r, h in big)}): the fused forward reached "
+        f"{min(fractions):.2f}-{max(fractions):.2f} of the floor (goal: at least 0.5; met at "
         f"{sum(f >= 0.5 for f in fractions)} of {len(big)} shapes)",
     ]
     if ratios:
         lines[-1] += (
-            f"; it took {min(ratios['forward']):.2f}-{max(ratios['forward']):.2f} times PyTorch's forward time (goal: at most 1.5; "
-            f"met at {sum(r <= 1.5 for r in ratios['forward'])} of {len(big)}); the fused backward took "
-            f"{min(ratios['backward']):.2f}-{max(ratios['backward']):.2f} times PyTorch's backward kernel (goal: at most 2; "
-            f"met at {sum(r <= 2 for r in ratios['backward'])} of {len(big)})"
+            f"; it took {min(ratios['forward']):.2f}-{max(ratios['forward']):.2f} times PyTorch's "
+            f"forward time (goal: at most 1.5; met at {sum(r <= 1.5 for r in ratios['forward'])} "
+            f"of {len(big)}); the fused backward took "
+            f"{min(ratios['backward']):.2f}-{max(ratios['backward']):.2f} times PyTorch's "
+            f"backward kernel (goal: at most 2; met at {sum(r <= 2 for r in ratios['backward'])} "
+            f"of {len(big)})"
         )
     lines[-1] += "."
     return "\n".join(lines)
@@ -501,7 +521,8 @@ def main() -> None:
                     }
                 )
                 log(
-                    f"copy {store:<8} {nbytes / 2**20:8.2f} MB {threads}t {np.median(bandwidth) / 1e9:6.2f} GB/s"
+                    f"copy {store:<8} {nbytes / 2**20:8.2f} MB {threads}t "
+                    f"{np.median(bandwidth) / 1e9:6.2f} GB/s"
                 )
     kernels, preallocated = kernel_rows(torch, cores, log)
     result = {
@@ -513,13 +534,20 @@ def main() -> None:
             "max_elements": MAX_ELEMENTS,
             "rows_sweep_size": ROWS_H,
             "min_seconds": MIN_SECONDS,
-            "copy": "store memcpy: np.copyto of float64 arrays (glibc memcpy), store ordinary: a numba loop "
-            "y[i] = x[i] * 1 over float32 arrays (ordinary stores, as the kernels); one contiguous piece "
-            "per thread; buffers page-aligned; bytes = 2 x source",
-            "preallocated": "float32, 1 thread: lnlib.fused with out=, outputs allocated once before "
-            "timing (not PyTorch: its native_layer_norm.out is CompositeExplicitAutograd, the fresh-output "
-            "kernel followed by copy_)",
-            "pytorch": "torch.ops.aten.native_layer_norm and native_layer_norm_backward (CPU kernels)",
+            "copy": (
+                "store memcpy: np.copyto of float64 arrays (glibc memcpy), store ordinary: a "
+                "numba loop y[i] = x[i] * 1 over float32 arrays (ordinary stores, as the "
+                "kernels); one contiguous piece per thread; buffers page-aligned; bytes = 2 x "
+                "source"
+            ),
+            "preallocated": (
+                "float32, 1 thread: lnlib.fused with out=, outputs allocated once before timing "
+                "(not PyTorch: its native_layer_norm.out is CompositeExplicitAutograd, the "
+                "fresh-output kernel followed by copy_)"
+            ),
+            "pytorch": (
+                "torch.ops.aten.native_layer_norm and native_layer_norm_backward (CPU kernels)"
+            ),
         },
         "copy": copies,
         "kernels": kernels,
@@ -529,7 +557,9 @@ def main() -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=1) + "\n")
     log(
-        f"wrote {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output} in {result['seconds']} s"
+        "wrote "
+        f"{args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output} in "
+        f"{result['seconds']} s"
     )
 
 

@@ -1,13 +1,15 @@
-"""Latency as a reader feels it in JupyterLab: from the input event to the new figure loaded in the page.
+"""Latency as a reader feels it in JupyterLab: from the input event to the new figure loaded in the
+page.
 
-Run with ``make bench-lab`` (``make bench`` runs it too). Starts a real JupyterLab (with jupyterlab-myst,
-as ``make lab``) on the loopback, opens each chapter that has an explorer in Debian's Chromium through
-Playwright, runs all its cells, and moves the explorer's controls ``--moves`` times, alternating keyboard
-(arrows, Page Up/Down, Home/End on a slider's handle; arrows on a dropdown) and mouse (a click on a
-slider's track), round-robin over the controls in effect. Each move is timed in the page, on
-``performance.now()``'s clock: from the keydown or pointerdown event to the last ``load`` event of the
-explorer's figure images and the last change of its readout, whichever comes later (the page then shows
-the new setting). Moves are a reader's pace apart (the previous one finished, then ``--pause`` ms).
+Run with ``make bench-lab`` (``make bench`` runs it too). Starts a real JupyterLab (with
+jupyterlab-myst, as ``make lab``) on the loopback, opens each chapter that has an explorer in
+Debian's Chromium through Playwright, runs all its cells, and moves the explorer's controls
+``--moves`` times, alternating keyboard (arrows, Page Up/Down, Home/End on a slider's handle; arrows
+on a dropdown) and mouse (a click on a slider's track), round-robin over the controls in effect.
+Each move is timed in the page, on ``performance.now()``'s clock: from the keydown or pointerdown
+event to the last ``load`` event of the explorer's figure images and the last change of its readout,
+whichever comes later (the page then shows the new setting). Moves are a reader's pace apart (the
+previous one finished, then ``--pause`` ms).
 
 Prints p50/p95/max per explorer with the machine's load average, and writes every move's times to
 ``benchmarks/results/lab-latency.json``. Timings are for a person to read (BENCHMARKS.md); nothing
@@ -108,7 +110,8 @@ def main() -> None:
     }
     print(f"JupyterLab, input event to new figure loaded; {results['machine']}")
     print(
-        f"{'chapter':<22} {'moves':>5} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}  load average (1, 5, 15 min)"
+        f"{'chapter':<22} {'moves':>5} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}  load average (1, "
+        "5, 15 min)"
     )
     with (
         tempfile.TemporaryDirectory() as workdir,
@@ -134,7 +137,10 @@ def main() -> None:
                 "moves": records,
             }
             print(
-                f"{chapter:<22} {ms.size:>5} {p50:>7.1f} {p95:>7.1f} {ms.max():>7.1f}  {load()}{flag}",
+                (
+                    f"{chapter:<22} {ms.size:>5} {p50:>7.1f} {p95:>7.1f} {ms.max():>7.1f}  "
+                    f"{load()}{flag}"
+                ),
                 flush=True,
             )
             RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -143,11 +149,13 @@ def main() -> None:
             )  # after each chapter: a stopped run keeps its numbers
         browser.close()
     print(
-        "\nFor BENCHMARKS.md:\n\n| chapter | moves | p50 ms | p95 ms | max ms | load average (1, 5, 15 min) |\n|---|---:|---:|---:|---:|---|"
+        "\nFor BENCHMARKS.md:\n\n| chapter | moves | p50 ms | p95 ms | max ms | load average (1, "
+        "5, 15 min) |\n|---|---:|---:|---:|---:|---|"
     )
     for chapter, r in results["explorers"].items():
         print(
-            f"| {chapter} | {len(r['moves'])} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | {r['load']} |"
+            f"| {chapter} | {len(r['moves'])} | {r['p50']:.1f} | {r['p95']:.1f} | {r['max']:.1f} | "
+            f"{r['load']} |"
         )
     print(f"every move's times: {RESULTS.relative_to(ROOT)}")
 

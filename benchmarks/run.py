@@ -1,7 +1,8 @@
-"""What a reader feels, measured: explorer latency, the website's explorers, book build time, test time.
+"""What a reader feels, measured: explorer latency, the website's explorers, book build time, test
+time.
 
-Run with ``make bench-book`` (``make bench`` runs it too). Prints, for every explorer in ``lnlib.book.explorers``, the
-median and 95th percentile of the Python time one control change takes
+Run with ``make bench-book`` (``make bench`` runs it too). Prints, for every explorer in
+``lnlib.book.explorers``, the median and 95th percentile of the Python time one control change takes
 (set ``.value``, recompute, redraw, encode the moving layer) and the image bytes
 it sends; for the website's
 precomputed explorers (lnlib.book.explorers.web), each one's settings, HTML weight and
@@ -40,8 +41,9 @@ import lnlib.book.explorers  # noqa: E402
 
 
 def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
-    """Seconds per control change, and bytes of image it sends to the page, cycling every control through its
-    test positions `rounds` times (the moving layer always; the static background only when it changed)."""
+    """Seconds per control change, and bytes of image it sends to the page, cycling every control
+    through its test positions `rounds` times (the moving layer always; the static background only
+    when it changed)."""
     explorer = getattr(lnlib.book.explorers, name)()
     timings, sent = [], []
     for _ in range(rounds):
@@ -65,8 +67,8 @@ def explorer_latencies(name: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def web_costs() -> None:
-    """Per explorer: distinct settings computed (a disabled control's positions share one), HTML bytes, and the
-    time to compute them (no cache)."""
+    """Per explorer: distinct settings computed (a disabled control's positions share one), HTML
+    bytes, and the time to compute them (no cache)."""
     from lnlib.book.explorers.web import web_explorer_html  # noqa: PLC0415
 
     os.environ.pop("LNBOOK_WEB_CACHE", None)
@@ -83,12 +85,15 @@ def web_costs() -> None:
 SWAP = """async (root) => {
     const inputs = [...root.querySelectorAll('input[type=range]')];
     const times = {step: [], jump: []};
-    const settle = () => new Promise(done => { const check = () => root.dataset.shown === root.dataset.state ? done() : requestAnimationFrame(check); check(); });
+    const settle = () => new Promise(done => { const check = () =>
+        root.dataset.shown === root.dataset.state ? done() : requestAnimationFrame(check); check();
+            });
     for (const input of inputs) {
         for (let round = 0; round < 12; round++) {
             const max = Number(input.max), now = Number(input.value);
             const kind = round % 3 === 2 ? 'jump' : 'step';
-            const next = kind === 'jump' ? (now < max / 2 ? max : 0) : (now < max ? now + 1 : now - 1);
+            const next = kind === 'jump' ? (now < max / 2 ? max : 0)
+                : (now < max ? now + 1 : now - 1);
             input.value = String(next);
             input.dispatchEvent(new Event('input', {bubbles: true}));
             await settle();
@@ -101,7 +106,8 @@ SWAP = """async (root) => {
 
 
 def web_pages() -> None:
-    """Each chapter page's own weight (HTML with states, images, front-end) and the frame-swap time in Chromium."""
+    """Each chapter page's own weight (HTML with states, images, front-end) and the frame-swap time
+    in Chromium."""
     from playwright.sync_api import sync_playwright  # noqa: PLC0415 (a test requirement, not the book's)
 
     sys.path.insert(0, str(ROOT))
@@ -132,7 +138,8 @@ def web_pages() -> None:
             if shared is None:
                 shared = (
                     page.evaluate(
-                        "() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
+                        "() => performance.getEntriesByType('navigation')"
+                        ".concat(performance.getEntriesByType('resource'))"
                         ".reduce((sum, e) => sum + (e.encodedBodySize || 0), 0)"
                     )
                     - own
@@ -149,7 +156,8 @@ def web_pages() -> None:
         browser.close()
     server.shutdown()
     print(
-        f"(theme, MathJax and search index shared by every page, cached after the first: {shared / 1e6:.2f} MB uncompressed)"
+        "(theme, MathJax and search index shared by every page, cached after the first: "
+        f"{shared / 1e6:.2f} MB uncompressed)"
     )
 
 
@@ -179,17 +187,20 @@ def main() -> None:
         return
 
     print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {platform.platform()}"
     )
     print(
-        f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'KB sent':>8}"
+        f"{'explorer':<28} {'changes':>8} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} "
+        f"{'KB sent':>8}"
     )
     for name in sorted(n for n in lnlib.book.explorers.__all__ if n.endswith("_explorer")):
         t, sent = explorer_latencies(name, args.rounds)
         t = t * 1e3
         flag = "" if np.percentile(t, 95) < 50 else "  <-- over the 50 ms budget"
         print(
-            f"{name:<28} {t.size:>8} {np.median(t):>10.1f} {np.percentile(t, 95):>8.1f} {t.max():>8.1f} {sent.mean() / 1e3:>8.1f}{flag}"
+            f"{name:<28} {t.size:>8} {np.median(t):>10.1f} {np.percentile(t, 95):>8.1f} "
+            f"{t.max():>8.1f} {sent.mean() / 1e3:>8.1f}{flag}"
         )
     if args.explorers_only:
         return

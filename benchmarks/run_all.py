@@ -1,11 +1,12 @@
 """How long a reader waits for Run All, chapter by chapter, and which cells make them wait.
 
-Run with ``make bench-run-all`` (``make bench`` runs it too); ``CHAPTERS="11_pre_post_norm"`` limits it.
-Each chapter runs top to bottom in a fresh kernel, as a reader's Run All does in JupyterLab (not in the
-website's mode: the reader's kernel shows progress bars), with nbclient timing every cell. Prints, per
-chapter, the Run All time, the kernel's start-up and every cell over 3 s with what it shows while it runs
-(a progress bar, or nothing), and the machine and load average at both ends: a reader's wait is only
-comparable on a quiet machine. Timings are not asserted anywhere; BENCHMARKS.md records them.
+Run with ``make bench-run-all`` (``make bench`` runs it too); ``CHAPTERS="11_pre_post_norm"`` limits
+it. Each chapter runs top to bottom in a fresh kernel, as a reader's Run All does in JupyterLab (not
+in the website's mode: the reader's kernel shows progress bars), with nbclient timing every cell.
+Prints, per chapter, the Run All time, the kernel's start-up and every cell over 3 s with what it
+shows while it runs (a progress bar, or nothing), and the machine and load average at both ends: a
+reader's wait is only comparable on a quiet machine. Timings are not asserted anywhere;
+BENCHMARKS.md records them.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def cell_seconds(cell) -> float:
 
 
 def shows_progress(cell) -> bool:
-    """True if the cell's run displayed a progress bar (tqdm's notebook widget, lnlib.book.tools.progress)."""
+    """True if the cell's run displayed a progress bar (tqdm's notebook widget,
+    lnlib.book.tools.progress)."""
     return any(
         "application/vnd.jupyter.widget-view+json" in output.get("data", {})
         for output in cell.get("outputs", [])

@@ -1,4 +1,5 @@
-"""A Triton LayerNorm for ``make bench-gpu``, written after Triton's layer-norm tutorial (chapter "LayerNorm on a GPU").
+"""A Triton LayerNorm for ``make bench-gpu``, written after Triton's layer-norm tutorial (chapter
+"LayerNorm on a GPU").
 
 The design of ``python/tutorials/05-layer-norm.py`` in Triton's repository: one program per
 row holds the whole row in registers (a power-of-two block, masked), computes the statistics in

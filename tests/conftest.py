@@ -1,4 +1,5 @@
-"""Shared fixtures. PyTorch is an optional, independent reference: tests that use it skip with a reason."""
+"""Shared fixtures. PyTorch is an optional, independent reference: tests that use it skip with a
+reason."""
 
 import pytest
 
@@ -15,6 +16,6 @@ def torch():
 
 
 def pytest_collection_modifyitems(items):
-    """Run the tests marked ``slow`` first (stable order otherwise), so two xdist workers finish together
-    instead of one working alone through a long test collected last."""
+    """Run the tests marked ``slow`` first (stable order otherwise), so two xdist workers finish
+    together instead of one working alone through a long test collected last."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

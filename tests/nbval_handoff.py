@@ -1,12 +1,14 @@
-"""Hand nbval's runs of the chapters to the book build, so `make test` executes every chapter once for both.
+"""Hand nbval's runs of the chapters to the book build, so `make test` executes every chapter once
+for both.
 
-Loaded with ``-p tests.nbval_handoff``. With ``--nbval-executed-into DIR``, every notebook whose code
-cells all passed nbval is written to DIR with the outputs nbval received from its kernel (execution counts
-1, 2, ...). ``make test-build`` caches them in jupyter-cache (``jcache cache add``), and Jupyter Book builds
-from that cache instead of running each chapter again. ``make test`` runs nbval with ``LNBOOK_WEBSITE=1``,
-as the book build does, so these are the website's outputs (the sanitizer equates the one text that
-differs, an unanswered exercise's check, tests/nbval_sanitize.cfg). A notebook with a failed or skipped
-cell is not written: the build then runs it itself, and stops on its error.
+Loaded with ``-p tests.nbval_handoff``. With ``--nbval-executed-into DIR``, every notebook whose
+code cells all passed nbval is written to DIR with the outputs nbval received from its kernel
+(execution counts 1, 2, ...). ``make test-build`` caches them in jupyter-cache
+(``jcache cache add``), and Jupyter Book builds from that cache instead of running each chapter
+again. ``make test`` runs nbval with ``LNBOOK_WEBSITE=1``, as the book build does, so these are the
+website's outputs (the sanitizer equates the one text that differs, an unanswered exercise's check,
+tests/nbval_sanitize.cfg). A notebook with a failed or skipped cell is not written: the build then
+runs it itself, and stops on its error.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def pytest_sessionfinish(session):
 
 
 def executed_notebook(nb, outputs: dict):
-    """`nb` with every code cell's outputs from nbval's run, or None when a cell failed or did not run."""
+    """`nb` with every code cell's outputs from nbval's run, or None when a cell failed or did not
+    run."""
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     if sorted(outputs) != list(range(len(code))) or any(o is None for o in outputs.values()):
         return None

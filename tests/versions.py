@@ -1,7 +1,7 @@
 """Print the versions a test run uses, so that a red run on another machine says what differs.
 
-Run first by ``make test`` (and so by ``.ci/run``): Python, Chromium, the JupyterLab and renderer the
-browser tests drive, numpy, and PyTorch when it is installed.
+Run first by ``make test`` (and so by ``.ci/run``): Python, Chromium, the JupyterLab and renderer
+the browser tests drive, numpy, and PyTorch when it is installed.
 """
 
 from __future__ import annotations

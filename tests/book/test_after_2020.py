@@ -1,4 +1,5 @@
-"""The placements, QK-norm and DyT of the chapter "LayerNorm after 2020": every backward against finite differences and PyTorch."""
+"""The placements, QK-norm and DyT of the chapter "LayerNorm after 2020": every backward against
+finite differences and PyTorch."""
 
 import numpy as np
 import pytest
@@ -31,7 +32,8 @@ TORCH_MISSING = (
 
 
 def small_stack(placement, *, depth=4, width=4, seed=0, qk_scale=1.0):
-    """Four layers (so Mix-LN has one post-norm layer), 2 sequences of 3 tokens, and an upstream gradient."""
+    """Four layers (so Mix-LN has one post-norm layer), 2 sequences of 3 tokens, and an upstream
+    gradient."""
     rng = np.random.default_rng(seed)
     weights = init_weights(placement, depth, width, qk_scale=qk_scale, rng=rng)
     return weights, rng.normal(size=(2, 3, width)), rng.normal(size=(2, 3, width))
@@ -114,7 +116,8 @@ def test_s_curve_is_layer_norm_entry_by_entry():
 
 
 def test_deepnorm_constants_and_initialization():
-    # Wang et al., decoder-only: alpha = (2M)^(1/4), beta = (8M)^(-1/4), M decoder layers; M = 8 gives 16^(1/4) = 2 and 64^(-1/4) = 1/(2 sqrt 2)
+    # Wang et al., decoder-only: alpha = (2M)^(1/4), beta = (8M)^(-1/4), M decoder layers; M = 8
+    # gives 16^(1/4) = 2 and 64^(-1/4) = 1/(2 sqrt 2)
     alpha, beta = deepnorm_constants(8)
     assert alpha == pytest.approx(2.0) and beta == pytest.approx(1 / (2 * np.sqrt(2)))
     plain, deep = init_weights("pre", 8, 6, seed=4), init_weights("deepnorm", 8, 6, seed=4)
@@ -149,7 +152,8 @@ def test_peri_and_olmo2_streams_ignore_the_scale_of_the_branch_outputs():
 
 @pytest.mark.parametrize("placement", ["pre", "peri", "olmo2"])
 def test_negating_a_branch_last_matrix_negates_what_its_sub_layer_adds(placement):
-    """The step of the chapter's sign argument: one sub-layer at a time (the other branch's last matrix is 0, so it adds 0)."""
+    """The step of the chapter's sign argument: one sub-layer at a time (the other branch's last
+    matrix is 0, so it adds 0)."""
     rng = np.random.default_rng(12)
     w, x = init_layer(rng, 8), rng.normal(size=(2, 5, 8))
     for silent, last in (("W2", "Wo"), ("Wo", "W2")):
@@ -162,9 +166,12 @@ def test_negating_a_branch_last_matrix_negates_what_its_sub_layer_adds(placement
 
 @pytest.mark.parametrize("placement", ["peri", "olmo2"])
 def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(placement):
-    """Derived in the chapter: each sub-layer adds a normalized b with |b|^2 = d (eps aside), and negating the branch's last
-    matrix negates b and nothing before it, so every cross term has mean zero and E |x_L|^2 / d = 1 + 2L, a slope of 2.
-    The mean over 24 seeds must sit within 3 standard errors of it, and the standard error must be small enough to tell."""
+    """Derived in the chapter: each sub-layer adds a normalized b with |b|^2 = d (eps aside), and
+    negating the branch's last matrix negates b and nothing before it, so every cross term has mean
+    zero and E |x_L|^2 / d = 1
+    + 2L, a slope of 2. The mean over 24 seeds must sit within 3 standard errors of it, and the
+      standard error must be
+    small enough to tell."""
     depth = 12
     profile = placement_profile(placement, depth, 32, seeds=24)
     slopes = np.polyfit(np.arange(depth + 1), profile.stream_sq.T, 1)[0]
@@ -176,8 +183,9 @@ def test_peri_and_olmo2_streams_grow_by_two_per_layer_in_expectation(placement):
 
 @pytest.mark.parametrize("placement", ["pre", "olmo2", "post"])
 def test_sublayer_gains_multiply_to_the_streams_gradient_growth(placement):
-    """Chapter "LayerNorm after 2020" explains OLMo 2's large bottom-layer gradients by the product of the sub-layers'
-    gains: over the whole stack it must equal |dL/dx_0| / |dL/dx_L| of the same run (same seed)."""
+    """Chapter "LayerNorm after 2020" explains OLMo 2's large bottom-layer gradients by the product
+    of the sub-layers' gains: over the whole stack it must equal |dL/dx_0| / |dL/dx_L| of the same
+    run (same seed)."""
     depth, width = 6, 16
     gains = sublayer_gradient_gains(placement, depth, width, seeds=1)
     rng = np.random.default_rng(0)
@@ -191,8 +199,9 @@ def test_sublayer_gains_multiply_to_the_streams_gradient_growth(placement):
 
 
 def test_olmo2_attention_grows_the_gradient_and_qk_norm_stops_it():
-    """OLMo 2's attention reads the unnormalized stream: its sub-layers multiply the gradient far more than the FFN's,
-    and far more than with QK-norm (the chapter's explanation of its bottom-layer gradients)."""
+    """OLMo 2's attention reads the unnormalized stream: its sub-layers multiply the gradient far
+    more than the FFN's, and far more than with QK-norm (the chapter's explanation of its
+    bottom-layer gradients)."""
     gains = sublayer_gradient_gains("olmo2", 24, 32, seeds=4).prod(axis=1)
     with_qk = sublayer_gradient_gains("olmo2", 24, 32, seeds=4, qk_norm=True).prod(axis=1)
     assert np.median(gains[:, 0]) > 10 * np.median(gains[:, 1])
@@ -335,7 +344,8 @@ def test_explorer_refuses_settings_off_its_grid():
 
 
 def test_placement_summary_reads_each_seed_of_a_profile():
-    """The chapter's summary figure and bullets read these: each is one number per seed, computed from the profile's rows."""
+    """The chapter's summary figure and bullets read these: each is one number per seed, computed
+    from the profile's rows."""
     depth, seeds = 5, 3
     layers = np.arange(depth + 1)
     stream = 1.0 + np.outer([2.0, 1.5, 0.5], layers)  # straight lines of known slope
@@ -372,7 +382,8 @@ def test_typical_rounds_a_skewed_median_where_its_spread_stops_supporting_digits
 
 @pytest.mark.parametrize("placement", ["pre", "lns"])
 def test_scaled_stream_is_the_placements_stream_seed_by_seed(placement):
-    """The experiment's own forward loop gives the placements' stream, bit for bit, for the two rules both know."""
+    """The experiment's own forward loop gives the placements' stream, bit for bit, for the two
+    rules both know."""
     ours = scaled_stream(placement, 5, 8, seeds=3, first_seed=4)
     theirs = placement_profile(placement, 5, 8, seeds=3, first_seed=4).stream_sq
     np.testing.assert_array_equal(ours, theirs)
@@ -404,8 +415,9 @@ def test_rezero_at_zero_keeps_the_input_at_every_layer():
 
 
 def test_root_depth_scaling_keeps_the_stream_size_while_pre_ln_grows_with_depth():
-    """The chapter's claim: 16 times the depth multiplies Pre-LN's final variance by about 16, LN scaling's by
-    a small factor, and leaves the 1/sqrt(L) stack's unchanged within the scatter over seeds."""
+    """The chapter's claim: 16 times the depth multiplies Pre-LN's final variance by about 16, LN
+    scaling's by a small factor, and leaves the 1/sqrt(L) stack's unchanged within the scatter over
+    seeds."""
     seeds = 6
 
     def ratio(scaling):
@@ -424,7 +436,8 @@ def test_unknown_depth_scaling_is_refused():
 
 
 def test_token_similarity_is_the_mean_cosine_of_the_normalized_tokens_by_hand():
-    """Independently of the experiment's batched Gram matrix: pair by pair, with lnlib's own LayerNorm."""
+    """Independently of the experiment's batched Gram matrix: pair by pair, with lnlib's own
+    LayerNorm."""
     depth, width = 3, 8
     alike = token_similarity("pre", depth, width, seeds=1)
     rng = np.random.default_rng(0)
@@ -446,8 +459,9 @@ def test_rezero_at_zero_leaves_the_tokens_as_alike_as_the_input():
 
 
 def test_tokens_align_with_depth_in_pre_ln_and_much_less_with_the_branch_over_root_depth():
-    """The chapter's claim, seed by seed: after 48 Pre-LN layers the tokens are far more alike than after the
-    first, and more alike than with LN scaling, which are more alike than with the 1/sqrt(L) branch."""
+    """The chapter's claim, seed by seed: after 48 Pre-LN layers the tokens are far more alike than
+    after the first, and more alike than with LN scaling, which are more alike than with the
+    1/sqrt(L) branch."""
     pre, lns, mup = (token_similarity(s, 48, 32, seeds=24) for s in ("pre", "lns", "depth_mup"))
     assert np.all(pre[:, -1] > pre[:, 1] + 0.3)
     assert np.all(pre[:, -1] > lns[:, -1])

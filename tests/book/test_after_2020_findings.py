@@ -1,7 +1,8 @@
-"""Every number chapter "LayerNorm after 2020" quotes (lnlib.book.experiments.after_2020.findings), each key checked.
+"""Every number chapter "LayerNorm after 2020" quotes (lnlib.book.experiments.after_2020.findings),
+each key checked.
 
-The chapter calls ``findings(24, 48, 32)``; here a small stack (3 seeds, 8 layers of width 16) keeps the
-test fast. Each key is recomputed by another route: the placements' profiles measured again, the
+The chapter calls ``findings(24, 48, 32)``; here a small stack (3 seeds, 8 layers of width 16) keeps
+the test fast. Each key is recomputed by another route: the placements' profiles measured again, the
 formulas evaluated by hand, or a bound the number must respect.
 """
 
@@ -206,11 +207,12 @@ def test_dyt_numbers(found):
     assert set(found.dyt_shown) == {"heavy", "heavy_fit", "normal", "normal_fit"}
 
 
-# --- scaled init and LN scaling, at initialization -------------------------------------------------
+# --- scaled init and LN scaling, at initialization ------------------------------------------------
 
 
 def test_scaled_init_is_the_last_matrices_times_one_over_root_2l():
-    """GPT-2/Megatron's init scales Wo and W2 by 1/sqrt(2L): the same stream as the output multiplier."""
+    """GPT-2/Megatron's init scales Wo and W2 by 1/sqrt(2L): the same stream as the output
+    multiplier."""
     depth = 5
     ours = scaled_stream("scaled", depth, 8, seeds=3)
     theirs = placement_profile("pre", depth, 8, seeds=3, out_scale=1 / np.sqrt(2 * depth)).stream_sq

@@ -1,4 +1,5 @@
-"""The book's structure: the table of contents, the chapter template, and the notebooks' committed state.
+"""The book's structure: the table of contents, the chapter template, and the notebooks' committed
+state.
 
 These checks keep the chapter rules of CONTRIBUTING.md that nbval and the build cannot see:
 every chapter follows the template, every explorer shows on the website (precomputed), every figure
@@ -19,12 +20,14 @@ from lnlib.book.tools import prose
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 TEMPLATE_HEADINGS = ["The idea", "Explore", "Exercises", "Summary"]
-# The sources' audit has one home, the fact check (CONTRIBUTING.md, "A chapter", step 4): its verdict
-# table first, then its own idea and explorer, then every statement by topic, its forensics folded.
+# The sources' audit has one home, the fact check (CONTRIBUTING.md, "A chapter", step 4): its
+# verdict table first, then its own idea and explorer, then every statement by topic, its forensics
+# folded.
 FACT_CHECK = "17_fact_check"
 GLANCE, STATEMENTS = "The verdicts at a glance", "The statements, by topic"
 FACT_CHECK_HEADINGS = [GLANCE, "The idea", "Explore", STATEMENTS, "Exercises", "Summary"]
-# What lnlib.compare prints: a comparison table a reader may open, but at most one shown open per chapter.
+# What lnlib.compare prints: a comparison table a reader may open, but at most one shown open per
+# chapter.
 COMPARISON = re.compile(r"exact: (True|False)|allclose: (True|False)")
 EXPLORER_CALL = re.compile(r"\b(\w+_explorer)\(")
 GLUE_REFERENCE = re.compile(r"<!--glue:([\w-]+)-->")
@@ -62,7 +65,8 @@ def test_every_toc_entry_exists():
 
 
 def test_every_chapter_is_in_the_toc_in_numbered_order():
-    # chapters/sources.md sits beside the chapters so their links work where only chapters/ is handed out
+    # chapters/sources.md sits beside the chapters so their links work where only chapters/ is
+    # handed out
     listed = [name for name in toc_files() if re.match(r"chapters/\d\d_", name)]
     assert sorted(listed) == [f"chapters/{path.stem}" for path in CHAPTERS], (
         "a chapter notebook is missing from _toc.yml (or the reverse)"
@@ -118,7 +122,8 @@ def test_chapter_follows_the_template(path):
 
 
 def section_cells(nb, heading: str) -> list[dict]:
-    """The cells after the markdown cell that opens ``## heading``, up to the next ``## `` heading."""
+    """The cells after the markdown cell that opens ``## heading``, up to the next ``## ``
+    heading."""
     cells, inside = [], False
     for cell in nb["cells"]:
         text = source(cell)
@@ -146,15 +151,15 @@ def folded(cell) -> bool:
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_the_documents_forensics_fold_and_at_most_one_comparison_shows(path):
-    """The fact check keeps its quotes and verdicts in view and folds its code (CONTRIBUTING.md, "A chapter", step 4):
-    every code cell of its statements is folded on the website and in JupyterLab; in the whole chapter at
-    most one cell shows an lnlib.compare table open."""
+    """The fact check keeps its quotes and verdicts in view and folds its code (CONTRIBUTING.md, "A
+    chapter", step 4): every code cell of its statements is folded on the website and in JupyterLab;
+    in the whole chapter at most one cell shows an lnlib.compare table open."""
     nb = load(path)
     for cell in section_cells(nb, STATEMENTS) + section_cells(nb, GLANCE):
         if cell["cell_type"] == "code":
             assert folded(cell), (
-                f"{path.name}: cell {cell['id']} in the fact check's statements is not folded (tag it hide-cell and set "
-                "jupyter.source_hidden and jupyter.outputs_hidden)"
+                f"{path.name}: cell {cell['id']} in the fact check's statements is not folded "
+                "(tag it hide-cell and set jupyter.source_hidden and jupyter.outputs_hidden)"
             )
     shown = [
         cell["id"]
@@ -171,14 +176,15 @@ def output_text(output) -> str:
     return "".join(output.get("data", {}).get("text/plain", ""))
 
 
-# Lines of a code cell that exist for the prose, not for the reader: gluing numbers and their imports.
+# Lines of a code cell that exist for the prose, not for the reader: gluing numbers and their
+# imports.
 PLUMBING = re.compile(r"\bglue\(|\bprose\.|import glue\b|import prose\b")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_jupyterlab_shows_teaching_code_not_plumbing(path):
-    """Cells the website removes start collapsed in JupyterLab, and glue/prose plumbing is at most 5 %
-    of the code lines JupyterLab shows open (plumbing stays out of the cells a reader sees)."""
+    """Cells the website removes start collapsed in JupyterLab, and glue/prose plumbing is at most 5
+    % of the code lines JupyterLab shows open (plumbing stays out of the cells a reader sees)."""
     shown, plumbing = 0, []
     for cell in code_cells(load(path)):
         collapsed = cell["metadata"].get("jupyter", {}).get("source_hidden", False)
@@ -191,7 +197,8 @@ def test_jupyterlab_shows_teaching_code_not_plumbing(path):
             shown += len(lines)
             plumbing += [line for line in lines if PLUMBING.search(line)]
     assert len(plumbing) <= 0.05 * shown, (
-        f"{path.name}: {len(plumbing)} of the {shown} code lines open in JupyterLab are plumbing: {plumbing}"
+        f"{path.name}: {len(plumbing)} of the {shown} code lines open in JupyterLab are plumbing: "
+        f"{plumbing}"
     )
 
 
@@ -201,12 +208,14 @@ EXERCISES_IMPORT = re.compile(r"^from lnlib\.book\.exercises\.(\w+) import exerc
 SOLUTION = re.compile(
     r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S
 )
-# What building an expected answer in a chapter's cell would look like (it belongs in lnlib.book.exercises).
+# What building an expected answer in a chapter's cell would look like (it belongs in
+# lnlib.book.exercises).
 EXPECTED_IN_THE_CLEAR = re.compile(r"\bExercise\(|\bexpected_\d|\bmistakes\s*=|\bexercise_\d+\s*=")
 
 
 def exercise_cells(nb):
-    """Each exercise's two cells, by number: its one code cell (data, answer, check) and its collapsed solution."""
+    """Each exercise's two cells, by number: its one code cell (data, answer, check) and its
+    collapsed solution."""
     cells = nb["cells"]
     found = {}
     for index, cell in enumerate(cells):
@@ -218,9 +227,9 @@ def exercise_cells(nb):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_exercises_ask_before_they_tell(path):
-    """One cell per exercise answers and checks (a stale answer cannot pass), no cell holds an expected
-    answer (lnlib.book.exercises builds it inside the check), and the solution is collapsed markdown,
-    which Run All does not execute (CONTRIBUTING.md, "A chapter", step 5)."""
+    """One cell per exercise answers and checks (a stale answer cannot pass), no cell holds an
+    expected answer (lnlib.book.exercises builds it inside the check), and the solution is collapsed
+    markdown, which Run All does not execute (CONTRIBUTING.md, "A chapter", step 5)."""
     nb = load(path)
     found = exercise_cells(nb)
     for k, (cell, solution) in found.items():
@@ -228,16 +237,19 @@ def test_exercises_ask_before_they_tell(path):
         last = source(cell).strip().splitlines()[-1]
         match = CHECK_LINE.match(last)
         assert match and match.group(1) == match.group(2) == k, (
-            f"{where}: the exercise's cell ends with exercises.check({k}, answer_{k}, ...), not {last!r}"
+            f"{where}: the exercise's cell ends with exercises.check({k}, answer_{k}, ...), not "
+            f"{last!r}"
         )
         assert solution["cell_type"] == "markdown", (
             f"{where}: the solution is a markdown dropdown, not a code cell Run All would execute"
         )
         match = SOLUTION.match(source(solution).strip())
         assert match and match.group(1) == k and f"answer_{k} =" in match.group(2), (
-            f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python block that sets answer_{k}"
+            f"{where}: the solution is ':::{{dropdown}} Solution to exercise {k}' around a python "
+            f"block that sets answer_{k}"
         )
-    # the audit's evidence folds: in the fact check's statements and table, and in an appendix after the Summary
+    # the audit's evidence folds: in the fact check's statements and table, and in an appendix after
+    # the Summary
     markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     appendices = re.findall(r"^## (Appendix\b.*)$", markdown, re.M)
     for heading in appendices:
@@ -251,10 +263,12 @@ def test_exercises_ask_before_they_tell(path):
     }
     for cell in code_cells(nb):
         assert "hide-cell" not in tags(cell) or cell["id"] in documents, (
-            f"{path.name}: a hide-cell code cell outside the fact check's statements or an appendix (solutions are collapsed markdown)"
+            f"{path.name}: a hide-cell code cell outside the fact check's statements or an "
+            "appendix (solutions are collapsed markdown)"
         )
         assert not EXPECTED_IN_THE_CLEAR.search(source(cell)), (
-            f"{path.name}: cell {cell['id']} builds an expected answer; that lives in lnlib.book.exercises"
+            f"{path.name}: cell {cell['id']} builds an expected answer; that lives in "
+            "lnlib.book.exercises"
         )
     imports = {m for cell in code_cells(nb) for m in EXERCISES_IMPORT.findall(source(cell))}
     assert len(imports) == 1, f"{path.name}: imports its exercises from one module, found {imports}"
@@ -267,8 +281,9 @@ def test_exercises_ask_before_they_tell(path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_explorers_show_on_the_website_and_are_not_compared_by_nbval(path):
-    """An explorer's output is the live widget in a kernel and the precomputed explorer on the website
-    (lnlib.book.explorers.web): never removed, and never compared by nbval (a widget's model id changes per run)."""
+    """An explorer's output is the live widget in a kernel and the precomputed explorer on the
+    website (lnlib.book.explorers.web): never removed, and never compared by nbval (a widget's model
+    id changes per run)."""
     cells = load(path)["cells"]
     for cell in cells:
         if cell["cell_type"] != "code" or not EXPLORER_CALL.search(source(cell)):
@@ -283,13 +298,16 @@ def test_explorers_show_on_the_website_and_are_not_compared_by_nbval(path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_ignored_outputs_are_only_live_explorers(path):
-    """nbval may skip comparing a cell's output only where it legitimately varies: a live widget, or a
-    comparison with PyTorch, which prints a skip note where the optional extra is not installed."""
+    """nbval may skip comparing a cell's output only where it legitimately varies: a live widget, or
+    a comparison with PyTorch, which prints a skip note where the optional extra is not
+    installed."""
     for cell in code_cells(load(path)):
         if "nbval-ignore-output" in tags(cell):
-            # PyTorch's evidence is stored data (lnlib.book.tools.pytorch_reference), as reproducible as any other output
+            # PyTorch's evidence is stored data (lnlib.book.tools.pytorch_reference), as
+            # reproducible as any other output
             assert EXPLORER_CALL.search(source(cell)), (
-                f"{path.name}: nbval-ignore-output on a cell that shows no explorer:\n{source(cell)}"
+                f"{path.name}: nbval-ignore-output on a cell that shows no "
+                f"explorer:\n{source(cell)}"
             )
 
 
@@ -300,7 +318,8 @@ def test_every_figure_has_alt_text(path):
         if has_figure and "remove-output" not in tags(cell):
             alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
             assert len(alt) > 20, (
-                f"{path.name}: a figure without alt text (cell metadata mystnb.image.alt):\n{source(cell)}"
+                f"{path.name}: a figure without alt text (cell metadata "
+                f"mystnb.image.alt):\n{source(cell)}"
             )
 
 
@@ -330,16 +349,17 @@ def test_every_explorer_is_used_in_a_chapter():
 
 def test_every_page_footer_names_the_licences_and_how_to_cite():
     """The footer gives LICENSE-TEXT.md's licence for text and figures, LICENSE's for code, and a
-    one-line citation with the package's version; it links, but loads nothing from outside (offline site)."""
+    one-line citation with the package's version; it links, but loads nothing from outside (offline
+    site)."""
     footer = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]["extra_footer"]
     licence_text = (ROOT / "LICENSE-TEXT.md").read_text()
     assert "CC BY 4.0" in licence_text and "CC BY 4.0" in footer
     assert (ROOT / "LICENSE").read_text().startswith("MIT License") and "MIT licence" in footer
     version = re.search(r'^version = "(.+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
     assert (
-        f"Cite as: The LayerNorm book team (2026). <em>LayerNorm, worked out</em>, version {version}."
-        in footer
-    )
+        "Cite as: The LayerNorm book team (2026). <em>LayerNorm, worked out</em>, version "
+        f"{version}."
+    ) in footer
     assert not re.search(r"<(img|script|link|iframe)\b|\bsrc=", footer)
 
 
@@ -348,8 +368,8 @@ HIDDEN_DEF = re.compile(r"^\s*(def|class) ", re.M)
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_removed_cells_hold_plumbing_not_code_to_read(path):
-    """A cell the website removes holds no function or class (code a reader might want to see, or a test
-    to cover, lives in lnlib.book.experiments.<slug>) and at most 15 lines of gluing."""
+    """A cell the website removes holds no function or class (code a reader might want to see, or a
+    test to cover, lives in lnlib.book.experiments.<slug>) and at most 15 lines of gluing."""
     for cell in code_cells(load(path)):
         if "remove-cell" not in tags(cell):
             continue

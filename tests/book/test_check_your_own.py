@@ -1,4 +1,5 @@
-"""The figure of the chapter "Check your own LayerNorm": each implementation's errors against the dtypes' unit roundoff."""
+"""The figure of the chapter "Check your own LayerNorm": each implementation's errors against the
+dtypes' unit roundoff."""
 
 import matplotlib
 

@@ -1,4 +1,5 @@
-"""One voice on every claim: the "Check the claim" boxes agree with lnlib.book.factcheck.claims, and they all live in the fact check (CONTRIBUTING.md, "A chapter", step 4).
+"""One voice on every claim: the "Check the claim" boxes agree with lnlib.book.factcheck.claims, and
+they all live in the fact check (CONTRIBUTING.md, "A chapter", step 4).
 
 Every markdown cell that opens a "Check the claim" box lists, in its metadata
 ``"claims"``, the keys of the claims it judges, in the order it judges them.
@@ -30,7 +31,8 @@ CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 BOX_OPEN = "{admonition} Check the claim"
 MARKER = re.compile(r"\*\*Verdict:\s*([^*]+?)\.\*\*")
 BOLD = re.compile(r"\*\*([^*]+)\*\*")
-#: Words that start a verdict in some other vocabulary; a bold phrase starting with one must be a canonical marker.
+#: Words that start a verdict in some other vocabulary; a bold phrase starting with one must be a
+#: canonical marker.
 VERDICT_WORDS = (
     "verdict",
     "true",
@@ -92,21 +94,24 @@ def test_the_book_has_boxes():
 )
 def test_box_judges_claims_of_the_table_with_their_verdicts(chapter, cell_id, keys, box):
     assert keys, (
-        f"{chapter}, cell {cell_id}: a 'Check the claim' box must list the claims it judges in its metadata 'claims'"
+        f"{chapter}, cell {cell_id}: a 'Check the claim' box must list the claims it judges in its "
+        "metadata 'claims'"
     )
     known = {c.key for c in CLAIMS}
     missing = [k for k in keys if k not in known]
     assert not missing, (
-        f"{chapter}, cell {cell_id} judges {missing}, which the fact check's table (lnlib.book.factcheck.claims.CLAIMS) does not hold"
+        f"{chapter}, cell {cell_id} judges {missing}, which the fact check's table "
+        "(lnlib.book.factcheck.claims.CLAIMS) does not hold"
     )
     written = [v.strip().lower() for v in MARKER.findall(box)]
     assert len(written) == len(keys), (
-        f"{chapter}, cell {cell_id}: {len(keys)} claims listed ({list(keys)}) but {len(written)} verdicts written as "
-        f"'**Verdict: <verdict>.**' ({written})"
+        f"{chapter}, cell {cell_id}: {len(keys)} claims listed ({list(keys)}) but {len(written)} "
+        f"verdicts written as '**Verdict: <verdict>.**' ({written})"
     )
     for key, verdict in zip(keys, written):
         assert verdict == claim(key).verdict, (
-            f"{chapter}, cell {cell_id} gives {key!r} the verdict {verdict!r}; the fact check's table says {claim(key).verdict!r}"
+            f"{chapter}, cell {cell_id} gives {key!r} the verdict {verdict!r}; the fact check's "
+            f"table says {claim(key).verdict!r}"
         )
 
 
@@ -118,7 +123,8 @@ def test_box_uses_only_the_books_verdict_vocabulary(chapter, cell_id, keys, box)
         lowered = phrase.strip().lower()
         if lowered.startswith(VERDICT_WORDS) and not MARKER.fullmatch(f"**{phrase}**"):
             assert False, (
-                f"{chapter}, cell {cell_id}: '**{phrase}**' reads as a verdict outside the vocabulary {VERDICTS}; write '**Verdict: <verdict>.**'"
+                f"{chapter}, cell {cell_id}: '**{phrase}**' reads as a verdict outside the "
+                f"vocabulary {VERDICTS}; write '**Verdict: <verdict>.**'"
             )
         if MARKER.fullmatch(f"**{phrase}**"):
             verdict = MARKER.fullmatch(f"**{phrase}**").group(1).strip().lower()
@@ -141,7 +147,8 @@ def test_every_claim_has_one_home_and_is_judged_there():
     for item in CLAIMS:
         where = sorted(judged.get(item.key, {}))
         assert where == [item.home], (
-            f"claim {item.key!r} must be judged in exactly one chapter, its home {item.home!r}; it is judged in {where}"
+            f"claim {item.key!r} must be judged in exactly one chapter, its home {item.home!r}; it "
+            f"is judged in {where}"
         )
 
 
@@ -158,7 +165,8 @@ def test_fact_check_sections_hold_their_claims():
 
 
 def test_the_verdict_table_is_the_claims():
-    """The fact check shows its table in one markdown cell (its section folds every code cell), written from the claims."""
+    """The fact check shows its table in one markdown cell (its section folds every code cell),
+    written from the claims."""
     cells = [
         c
         for c in json.loads((CHAPTERS / f"{FACT_CHECK}.ipynb").read_text())["cells"]
@@ -168,8 +176,9 @@ def test_the_verdict_table_is_the_claims():
         f"{FACT_CHECK} needs one markdown cell tagged {VERDICTS_TAG!r} for its verdict table"
     )
     assert "".join(cells[0]["source"]) == verdicts_markdown(), (
-        f"{FACT_CHECK}: the verdict table differs from lnlib.book.factcheck.claims.verdicts_markdown(); "
-        "run `make notebooks` (lnlib.book.tools.verdicts.fill_verdicts writes it)"
+        f"{FACT_CHECK}: the verdict table differs from "
+        "lnlib.book.factcheck.claims.verdicts_markdown(); run `make notebooks` "
+        "(lnlib.book.tools.verdicts.fill_verdicts writes it)"
     )
 
 
@@ -213,13 +222,15 @@ def test_section_titles_match_the_fact_check_headings():
         )
 
 
-#: Words that open a verdict on a source's statement; "agrees" (a reproduction of a paper's finding) is not one.
+#: Words that open a verdict on a source's statement; "agrees" (a reproduction of a paper's finding)
+#: is not one.
 OUTSIDE_WORDS = tuple(w for w in VERDICT_WORDS if w not in ("holds", "correct"))
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: p.stem)
 def test_no_verdict_is_given_outside_a_box(path):
-    """A judgement written in running prose would escape the checks above: verdicts live in the boxes only."""
+    """A judgement written in running prose would escape the checks above: verdicts live in the
+    boxes only."""
     for cell in json.loads(path.read_text())["cells"]:
         generated = {VERDICTS_TAG} & set(cell["metadata"].get("tags", []))
         if cell["cell_type"] != "markdown" or generated:  # written from the claims' records
@@ -229,12 +240,12 @@ def test_no_verdict_is_given_outside_a_box(path):
         )
         for phrase in BOLD.findall(prose_only):
             assert not phrase.strip().lower().startswith(OUTSIDE_WORDS), (
-                f"{path.stem}, cell {cell.get('id')}: '**{phrase}**' gives a verdict outside a 'Check the claim' box; "
-                "judge the statement in its home's box and link to it here"
+                f"{path.stem}, cell {cell.get('id')}: '**{phrase}**' gives a verdict outside a "
+                "'Check the claim' box; judge the statement in its home's box and link to it here"
             )
 
 
-# --- one home for the audit: the other chapters spend at most a short callout on the sources -------------
+# --- one home for the audit: the other chapters spend at most a short callout on the sources ------
 
 #: Pages that may discuss the sources at length: the fact check and the page that introduces them.
 AUDIT_PAGES = {FACT_CHECK, "sources"}
@@ -278,7 +289,8 @@ def callouts(path):
 
 @pytest.mark.parametrize("path", chapters_outside_the_audit(), ids=lambda p: p.stem)
 def test_a_chapter_spends_at_most_a_short_callout_on_the_sources(path):
-    """Outside the fact check and the sources page: no box, at most one callout of three lines, two mentions."""
+    """Outside the fact check and the sources page: no box, at most one callout of three lines, two
+    mentions."""
     text = "\n".join(markdown_of(path))
     assert BOX_OPEN not in text, f"{path.stem}: a 'Check the claim' box belongs in {FACT_CHECK}"
     assert "## What the documents say" not in text, (
@@ -290,11 +302,13 @@ def test_a_chapter_spends_at_most_a_short_callout_on_the_sources(path):
     )
     for lines in found:
         assert len(lines) <= CALLOUT_LINES, (
-            f"{path.stem}: the callout on the sources has {len(lines)} lines of text; at most {CALLOUT_LINES}"
+            f"{path.stem}: the callout on the sources has {len(lines)} lines of text; at most "
+            f"{CALLOUT_LINES}"
         )
     mentions = len(DOCUMENTS_WORDS.findall(text))
     assert mentions <= DOCUMENT_MENTIONS, (
-        f"{path.stem}: 'the documents' or 'source documents' {mentions} times; at most {DOCUMENT_MENTIONS}"
+        f"{path.stem}: 'the documents' or 'source documents' {mentions} times; at most "
+        f"{DOCUMENT_MENTIONS}"
     )
 
 

@@ -1,7 +1,8 @@
-"""Every folded code cell's toggle on the website says what it hides (WCAG 2.4.6; _ext/code_toggles.py).
+"""Every folded code cell's toggle on the website says what it hides (WCAG 2.4.6;
+_ext/code_toggles.py).
 
-Build-free: the label function runs on the committed notebooks' cells. tests/browser/test_website.py checks
-the built pages.
+Build-free: the label function runs on the committed notebooks' cells. tests/browser/test_website.py
+checks the built pages.
 """
 
 from __future__ import annotations
@@ -152,8 +153,9 @@ def test_long_descriptions_end_at_a_word():
 
 
 def adjacent_folds():
-    """(chapter, dropdown title, toggle label) of every folded code cell whose nearest visible cell above
-    is a prose dropdown (cells the website removes do not count: the reader sees the two folds stacked)."""
+    """(chapter, dropdown title, toggle label) of every folded code cell whose nearest visible cell
+    above is a prose dropdown (cells the website removes do not count: the reader sees the two folds
+    stacked)."""
     for chapter, cells, index, kind in folded_cells():
         above = index - 1
         while above >= 0 and "remove-cell" in cells[above].get("metadata", {}).get("tags", []):
@@ -167,7 +169,8 @@ def adjacent_folds():
 
 
 def test_the_chapters_stack_folds():
-    """The test below has something to check (chapters 07, 08 and 15 put code folds under dropdowns)."""
+    """The test below has something to check (chapters 07, 08 and 15 put code folds under
+    dropdowns)."""
     assert len(list(adjacent_folds())) >= 3
 
 

@@ -1,10 +1,12 @@
-"""Every control of every chapter's explorer says what it moves and reads its value with its unit (WCAG 4.1.2 "Name, Role, Value").
+"""Every control of every chapter's explorer says what it moves and reads its value with its unit
+(WCAG 4.1.2 "Name, Role, Value").
 
 Build-free: each chapter's own explorer call (its Explore cell) is evaluated, and its website plan
 (:func:`lnlib.book.explorers.web.web_states`) is read: every control (the website's sweep controls
 included) must carry an accessible name that starts with its visible label and says more, and a
 spoken value for every position; a number must read back as the value it stands for, with the unit
-listed below for a count, and with none for a pure number. A new numeric control must be listed here.
+listed below for a count, and with none for a pure number. A new numeric control must be listed
+here.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from lnlib.book.tools.cells import evaluate
 ROOT = Path(__file__).resolve().parents[2]
 EXPLORER_CALL = re.compile(r"^\w+_explorer\(.*\)\s*$", re.S)
 
-#: The unit of every control that counts something, by (explorer class, control name): the reader hears it.
+#: The unit of every control that counts something, by (explorer class, control name): the reader
+#: hears it.
 UNITS = {
     ("WhyNormalizeExplorer", "depth"): "layer",
     ("InputExplorer", "batch"): "sample",
@@ -59,7 +62,8 @@ PLAIN = re.compile(r"−?[\d.]+( × 10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?|√2|1
 
 
 def chapter_explorers() -> dict[str, str]:
-    """Chapter -> its explorer cell's source, e.g. ``mean_explorer(values=[1.0, 2.0, 3.0, 4.0])``."""
+    """Chapter -> its explorer cell's source, e.g.
+    ``mean_explorer(values=[1.0, 2.0, 3.0, 4.0])``."""
     found = {}
     for notebook in sorted((ROOT / "chapters").glob("*.ipynb")):
         for cell in json.loads(notebook.read_text())["cells"]:
@@ -73,7 +77,8 @@ EXPLORERS = chapter_explorers()
 
 
 def number_of(text: str) -> float:
-    """The number a spoken value starts with: "1 × 10⁻⁵" -> 1e-05, "−0.25" -> -0.25, "12 layers" -> 12."""
+    """The number a spoken value starts with: "1 × 10⁻⁵" -> 1e-05, "−0.25" -> -0.25, "12 layers" ->
+    12."""
     digits = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
     match = re.match(r"^(?:× )?(−?[\d.]+(?:e-\d+)?)(?: × 10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+))?", text)
     assert match, f"{text!r} does not start with a number"
@@ -86,8 +91,8 @@ def test_every_chapter_with_an_explorer_is_checked():
 
 
 def named_controls(explorer, states) -> list[tuple]:
-    """(name, visible label, accessible name, kind, values, spoken values) of every website control; the
-    sweep's value slider once per entry it can move."""
+    """(name, visible label, accessible name, kind, values, spoken values) of every website control;
+    the sweep's value slider once per entry it can move."""
     named = [(c.name, c.label, c.what, c.kind, c.values, c.spoken) for c in states.controls]
     if states.sweep:
         grids = web_plan(explorer).grids

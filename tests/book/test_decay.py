@@ -1,5 +1,6 @@
-"""Weight decay on γ and β or not (lnlib.book.models.decay, ``make results-decay``): the decay itself, the stored
-runs against today's code, and what chapter "Scale γ and shift β" says about them."""
+"""Weight decay on γ and β or not (lnlib.book.models.decay, ``make results-decay``): the decay
+itself, the stored runs against today's code, and what chapter "Scale γ and shift β" says about
+them."""
 
 import numpy as np
 
@@ -17,8 +18,8 @@ RECORD = load_decay()
 
 def test_decay_weights_scales_matrices_and_norms_only_when_asked():
     for norms in (False, True):
-        model = [{"W1": np.full(3, 2.0), "attn_in_gamma": np.ones(3), "ffn_in_beta": np.full(3, 0.5),
-                  "final_alpha": np.array(0.5)}]  # fmt: skip
+        model = [{"W1": np.full(3, 2.0), "attn_in_gamma": np.ones(3),
+                  "ffn_in_beta": np.full(3, 0.5), "final_alpha": np.array(0.5)}]  # fmt: skip
         decay_weights(model, 0.1, norms)
         np.testing.assert_allclose(model[0]["W1"], 1.8)
         np.testing.assert_allclose(model[0]["attn_in_gamma"], 0.9 if norms else 1.0)
@@ -28,8 +29,8 @@ def test_decay_weights_scales_matrices_and_norms_only_when_asked():
 
 
 def test_one_step_differs_only_by_the_decay_of_gamma_and_beta():
-    # the gradients of step 1 are taken before any decay, so after it the two arms differ by lr * decay * γ0 in γ
-    # (γ0 = 1), by lr * decay * β0 = 0 in β, and not at all elsewhere
+    # the gradients of step 1 are taken before any decay, so after it the two arms differ by lr *
+    # decay * γ0 in γ (γ0 = 1), by lr * decay * β0 = 0 in β, and not at all elsewhere
     common = {"lr": 1e-2, "steps": 1, "depth": 2, "seed": 0, "weight_decay": 0.1}
     on = train_model("pre", decay_norms=True, **common).model
     off = train_model("pre", decay_norms=False, **common).model
@@ -55,7 +56,8 @@ def test_stored_record_was_made_by_todays_settings_and_corpus():
 
 
 def test_a_stored_seed_trains_again_to_where_it_is_stored():
-    # another CPU's rounding moves a chaotic run: compare at the precision the chapter states (the seeds' spread)
+    # another CPU's rounding moves a chaotic run: compare at the precision the chapter states (the
+    # seeds' spread)
     common = {k: v for k, v in DECAY_SETTINGS.items() if k != "seeds"}
     for arm, on in (("norms decayed", True), ("norms not decayed", False)):
         again, stored = decay_run(decay_norms=on, seed=0, **common), RECORD["runs"][arm][0]

@@ -1,5 +1,6 @@
-"""lnlib.book.models.deep_stack, the stack of the chapter "Why normalize?": its backward pass against finite differences
-and PyTorch, and the two facts the chapter builds on (LayerNorm's invariance to the weight scale)."""
+"""lnlib.book.models.deep_stack, the stack of the chapter "Why normalize?": its backward pass
+against finite differences and PyTorch, and the two facts the chapter builds on (LayerNorm's
+invariance to the weight scale)."""
 
 import numpy as np
 import pytest
@@ -62,8 +63,8 @@ def test_stack_matches_pytorch_autograd(torch, layer_norm_on, activation):
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_layer_norm_removes_the_weight_scale(activation):
-    """LN(a z) = LN(z) for a > 0 when eps = 0, so the forward pass cannot see a; and L(aW) = L(W) gives
-    dL/dW at aW = (1/a) dL/dW at W: the weight gradients shrink as the weights grow."""
+    """LN(a z) = LN(z) for a > 0 when eps = 0, so the forward pass cannot see a; and L(aW) = L(W)
+    gives dL/dW at aW = (1/a) dL/dW at W: the weight gradients shrink as the weights grow."""
     x, weights, upstream = random_stack(20, 16, 8, seed=1)
     base = run_stack(x, weights, upstream, layer_norm_on=True, activation=activation, eps=0.0)
     scaled = run_stack(
@@ -77,7 +78,8 @@ def test_layer_norm_removes_the_weight_scale(activation):
 
 
 def test_without_layer_norm_a_linear_relu_stack_scales_by_a_over_sqrt2_per_layer():
-    """Without LN a ReLU layer is positively homogeneous: scaling the weights by c scales h_L by c**L exactly."""
+    """Without LN a ReLU layer is positively homogeneous: scaling the weights by c scales h_L by
+    c**L exactly."""
     x, weights, upstream = random_stack(10, 16, 8, seed=2)
     base = run_stack(x, weights, upstream, activation="relu")
     doubled = run_stack(x, 2.0 * weights, upstream, activation="relu")

@@ -1,9 +1,11 @@
-"""An exercise never rebinds a name the chapter's own cells read from an earlier cell (CONTRIBUTING.md, "A chapter", step 5).
+"""An exercise never rebinds a name the chapter's own cells read from an earlier cell
+(CONTRIBUTING.md, "A chapter", step 5).
 
-A student runs an exercise's cell, and its solution's code, in the chapter's kernel; if either binds a name
-that a chapter cell takes from an earlier cell (chapter 11's exercise 3 once set ``deep = 32`` over the
-chapter's 24-layer measurement, which its verdicts cell reads), re-running that chapter cell afterwards
-breaks or, worse, shows other numbers. A name a chapter cell binds for itself (a loop's variable) is free.
+A student runs an exercise's cell, and its solution's code, in the chapter's kernel; if either binds
+a name that a chapter cell takes from an earlier cell (chapter 11's exercise 3 once set
+``deep = 32`` over the chapter's 24-layer measurement, which its verdicts cell reads), re-running
+that chapter cell afterwards breaks or, worse, shows other numbers. A name a chapter cell binds for
+itself (a loop's variable) is free.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ def names_bound(source: str) -> set[str]:
 
 
 def names_taken(source: str) -> set[str]:
-    """The names a cell takes from the cells run before it: read at its top level, or as globals inside its
-    functions, and not bound by the cell itself (Python's own scoping, from the standard library's symtable)."""
+    """The names a cell takes from the cells run before it: read at its top level, or as globals
+    inside its functions, and not bound by the cell itself (Python's own scoping, from the standard
+    library's symtable)."""
     top = symtable.symtable(source, "cell", "exec")
     own = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
     taken = {s.get_name() for s in top.get_symbols() if s.is_referenced()}

@@ -228,7 +228,8 @@ def test_undo_normalization():
 
 
 def test_eps_typesetting_slip_is_no_claim():
-    """The walkthrough's ε = $1e^{-5}$ is a typesetting slip, not a claim: its own numbers show it means 10⁻⁵."""
+    """The walkthrough's ε = $1e^{-5}$ is a typesetting slip, not a claim: its own numbers show it
+    means 10⁻⁵."""
     x = np.array([2.0, 4.0, 6.0, 8.0])
     e_to_minus_5 = 1 / 2.718281828459045**5  # 1·e⁻⁵ ≈ 0.0067, what $1e^{-5}$ says
     assert round(-3 / np.sqrt(5 + e_to_minus_5), 4) == -1.3407  # σ² = 5, x₁ − μ = −3 by hand
@@ -519,7 +520,8 @@ def test_mi_gradient():
     assert np.abs(right_side).max() > 0.01  # I(X;Y) does not move, the right side is not 0
 
 
-# --- claims judged in the chapters 01-12 (their boxes hold the evidence; these tests back the verdicts) ---------------
+# --- claims judged in the chapters 01-12 (their boxes hold the evidence; these tests back the
+# verdicts) ---------------
 
 
 def test_exploding_vanishing():
@@ -587,10 +589,12 @@ def test_eps_typical_torch(torch):
 
 
 def test_per_example_parallel():
-    """True: a row's output depends on that row alone; computed together, one by one or in reverse, bit for bit the same.
+    """True: a row's output depends on that row alone; computed together, one by one or in reverse,
+    bit for bit the same.
 
-    Checked on lnlib.layer_norm (numpy) and on the fused kernel's source run uncompiled; the backward's dγ is a sum
-    over rows: the batch's equals the sum of its two halves' up to rounding, and is not per example.
+    Checked on lnlib.layer_norm (numpy) and on the fused kernel's source run uncompiled; the
+    backward's dγ is a sum over rows: the batch's equals the sum of its two halves' up to rounding,
+    and is not per example.
     """
     from lnlib.fused import fused_layer_norm, fused_layer_norm_backward
 
@@ -615,8 +619,8 @@ def test_per_example_parallel():
 
 
 def test_batch_split_across_gpus():
-    """True: a batch split in two shards gets other batch-norm statistics unless the shards exchange their sums;
-    layer norm on each shard is layer norm on the batch, bit for bit."""
+    """True: a batch split in two shards gets other batch-norm statistics unless the shards exchange
+    their sums; layer norm on each shard is layer norm on the batch, bit for bit."""
     from lnlib.norms import batch_norm
 
     rng = np.random.default_rng(15)
@@ -734,7 +738,8 @@ def test_bishop_small_batch():
 
 
 def test_constant_gradient_depth_layers():
-    """Part of test_constant_gradient_depth's claim judged in chapter 11: per-layer norms differ within one stack too."""
+    """Part of test_constant_gradient_depth's claim judged in chapter 11: per-layer norms differ
+    within one stack too."""
     grads = init_profile(8, 32, "pre", seeds=2).grad_norm["W2"].mean(axis=0)
     assert grads.max() / grads.min() > 1.5
 
@@ -830,7 +835,8 @@ def test_fact_check_explorer_refuses_settings_off_the_grid():
         moment_grid(sizes=(2, 4), samples=10).index("normal", 8)
 
 
-# --- chapter "LayerNorm after 2020": the papers' claims at initialization, over three groups of seeds --------------
+# --- chapter "LayerNorm after 2020": the papers' claims at initialization, over three groups of
+# seeds --------------
 
 AFTER_2020_SEEDS = (0, 100, 200)
 
@@ -881,13 +887,15 @@ def test_mix_ln_uniform():
         for pre in profiles["pre"]:
             g = pre.grad_norm.mean(axis=0)
             assert g[-1] < g[0] / 2  # Pre-LN: deep layers get less
-        # Post-LN: the top/bottom gradient ratio of one batch scatters over two orders of magnitude between seeds, but
-        # its median over the 9 seeds stays within a factor of a few of 1: uneven, not the bottom's gradient vanishing
+        # Post-LN: the top/bottom gradient ratio of one batch scatters over two orders of magnitude
+        # between seeds, but its median over the 9 seeds stays within a factor of a few of 1:
+        # uneven, not the bottom's gradient vanishing
         post_ratio = np.concatenate(
             [p.grad_norm[:, -1] / p.grad_norm[:, 0] for p in profiles["post"]]
         )
         assert 0.5 < np.median(post_ratio) < 10
-        # spread of the per-layer gradient norms (sd / mean), pooled over the 9 seeds: single-batch norms are noisy
+        # spread of the per-layer gradient norms (sd / mean), pooled over the 9 seeds: single-batch
+        # norms are noisy
         spread = {
             s: np.mean([p.grad_norm.std(axis=1) / p.grad_norm.mean(axis=1) for p in group])
             for s, group in profiles.items()

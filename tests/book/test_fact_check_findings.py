@@ -1,8 +1,10 @@
-"""Every number the fact check's verdicts quote (lnlib.book.experiments.fact_check), recomputed here.
+"""Every number the fact check's verdicts quote (lnlib.book.experiments.fact_check), recomputed
+here.
 
-Each key of :data:`KEYS` has an expected value computed without lnlib's normalization (numpy by hand),
-or, for the stack, the training and the batch draws, from the models with the chapters' seeds and a
-check of the property the prose states. The test of the registry fails if a key has no expectation.
+Each key of :data:`KEYS` has an expected value computed without lnlib's normalization (numpy by
+hand), or, for the stack, the training and the batch draws, from the models with the chapters' seeds
+and a check of the property the prose states. The test of the registry fails if a key has no
+expectation.
 """
 
 import numpy as np

@@ -19,7 +19,8 @@ BATCHES, SEEDS, CHECKPOINTS = [2, 8, 32, 128, 256], [0, 1, 2], [1, 2, 4, 8]
 
 
 def made_up_record(lag_gaps):
-    """Accuracy = 50 + 10 * batch index + seed; BatchNorm at batch 2 is 20 + seed; lag gaps as given."""
+    """Accuracy = 50 + 10 * batch index + seed; BatchNorm at batch 2 is 20 + seed; lag gaps as
+    given."""
     grid = [[50.0 + 10 * b + s for s in SEEDS] for b in range(len(BATCHES))]
     accuracy = {n: [row[:] for row in grid] for n in NORMS}
     accuracy["batch"][0] = [20.0 + s for s in SEEDS]
@@ -171,7 +172,8 @@ def test_invariance_findings_bound_the_rounding_and_name_the_smallest_change():
 def test_rms_shift_findings_measure_where_rms_and_layer_norm_part():
     from lnlib.book.experiments.family import rms_shift_findings
 
-    # [-1, 1] + 1 = [0, 2]: RMS norm gives [0, √2], layer norm [−1, 1]; they part by 1 at the first entry
+    # [-1, 1] + 1 = [0, 2]: RMS norm gives [0, √2], layer norm [−1, 1]; they part by 1 at the first
+    # entry
     assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]))) == {"rms_shift_diff": "1.00"}
     assert _texts(rms_shift_findings(np.array([[-1.0, 1.0]]), shift=0.0)) == {
         "rms_shift_diff": "0.00"

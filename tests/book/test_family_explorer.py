@@ -1,4 +1,5 @@
-"""The family explorer shows the right sets and the right numbers (chapter "LayerNorm and its family")."""
+"""The family explorer shows the right sets and the right numbers (chapter "LayerNorm and its
+family")."""
 
 import numpy as np
 import pytest
@@ -74,7 +75,8 @@ def test_batch_norm_output_of_sample_1_is_its_channel_standardized_over_the_batc
     )
     assert explorer.result["change"] == pytest.approx(np.abs(expected - full).max())
     assert explorer.result["change"] > 0.05
-    # the panel draws both: dots for this batch, rings for the full batch (clipped to the axis's [-4, 4])
+    # the panel draws both: dots for this batch, rings for the full batch (clipped to the axis's
+    # [-4, 4])
     np.testing.assert_allclose(explorer.output.points.get_ydata(), np.clip(expected.ravel(), -4, 4))
     np.testing.assert_allclose(explorer.output.reference.get_ydata(), np.clip(full.ravel(), -4, 4))
 

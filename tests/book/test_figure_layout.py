@@ -1,8 +1,9 @@
-"""Figures and explorers of chapters 01-07 read cleanly: column width, no cut or colliding text, no legend on the data.
+"""Figures and explorers of chapters 01-07 read cleanly: column width, no cut or colliding text, no
+legend on the data.
 
-`lnlib.book.figures.style.layout_problems` draws a figure and names what a reader would trip over; the
-figures here are built with the inputs their chapters use. The explorers are checked at the settings
-they open with and at the settings that move their artists furthest.
+`lnlib.book.figures.style.layout_problems` draws a figure and names what a reader would trip over;
+the figures here are built with the inputs their chapters use. The explorers are checked at the
+settings they open with and at the settings that move their artists furthest.
 """
 
 import matplotlib
@@ -163,7 +164,8 @@ def test_page_figures_read_cleanly(name):
         plt.close(fig)
 
 
-# Settings that move each explorer's artists furthest (bars at their tallest, points at the corners).
+# Settings that move each explorer's artists furthest (bars at their tallest, points at the
+# corners).
 EXTREMES = {
     "why_normalize_explorer": [
         {"depth": 50, "weight_scale": 3.0},

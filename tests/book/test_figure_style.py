@@ -1,4 +1,5 @@
-"""The book's figure style (lnlib.book.figures.style): legible on the website's column, one look for every figure."""
+"""The book's figure style (lnlib.book.figures.style): legible on the website's column, one look for
+every figure."""
 
 import matplotlib
 
@@ -32,7 +33,8 @@ def test_panel_grid_reflows_small_multiples_into_rows():
 
 
 def _phone_figures():
-    """The figures of chapters 05 and 12 that a phone showed at about 5 px (below the website's legibility rule, style.phone_text_px), built as the chapters build them."""
+    """The figures of chapters 05 and 12 that a phone showed at about 5 px (below the website's
+    legibility rule, style.phone_text_px), built as the chapters build them."""
     import numpy as np
 
     from lnlib.book.figures import after_2020, epsilon
@@ -72,7 +74,8 @@ def _phone_figures():
 
 @pytest.mark.parametrize("name", list(_phone_figures()))
 def test_figures_read_on_a_phone(name):
-    """A phone shows a figure about 350 CSS px wide: its smallest text must still be PHONE_MIN_TEXT_PX."""
+    """A phone shows a figure about 350 CSS px wide: its smallest text must still be
+    PHONE_MIN_TEXT_PX."""
     from lnlib.book.figures.style import PHONE_MIN_TEXT_PX, layout_problems, phone_text_px
 
     fig = _phone_figures()[name]()

@@ -1,4 +1,5 @@
-"""lnlib.book.experiments.normalizing: the plane orthogonal to the all-ones vector, and the sphere x̂ lies on (chapter "Normalizing").
+"""lnlib.book.experiments.normalizing: the plane orthogonal to the all-ones vector, and the sphere
+x̂ lies on (chapter "Normalizing").
 
 The geometry claim is tested for random H and random inputs with hypothesis: x̂ is orthogonal
 to the all-ones vector and has length √H·√(σ²/(σ²+ε)), which is √H exactly when ε = 0.
@@ -38,7 +39,8 @@ def spread(x, minimum=1e-2):
 
 
 def test_basis_of_the_plane_x_plus_y_plus_z_equals_zero_by_hand():
-    # Row 1: (1, -1, 0), length sqrt(1 + 1) = sqrt(2). Row 2: (1, 1, -2), length sqrt(1 + 1 + 4) = sqrt(6).
+    # Row 1: (1, -1, 0), length sqrt(1 + 1) = sqrt(2). Row 2: (1, 1, -2), length sqrt(1 + 1 + 4) =
+    # sqrt(6).
     expected = np.array([[1.0, -1.0, 0.0], [1.0, 1.0, -2.0]]) / np.sqrt([[2.0], [6.0]])
     np.testing.assert_allclose(plane_basis(3), expected, rtol=1e-15)
 
@@ -55,7 +57,8 @@ def test_basis_is_orthonormal_and_orthogonal_to_ones(size):
 @settings(max_examples=60, deadline=None)
 @given(sizes)
 def test_centring_matrix_is_the_projector_built_from_the_basis(size):
-    # Completeness: the H-1 basis vectors and the unit vector 1/sqrt(H) together resolve the identity.
+    # Completeness: the H-1 basis vectors and the unit vector 1/sqrt(H) together resolve the
+    # identity.
     basis = plane_basis(size)
     projector = centring_matrix(size)
     np.testing.assert_allclose(projector, basis.T @ basis, atol=1e-12)
@@ -91,7 +94,7 @@ def test_coordinates_of_one_two_three_by_hand():
     assert ones_component([1.0, 2.0, 3.0]) == pytest.approx(2 * np.sqrt(3))
 
 
-# --- the geometry claim: x̂ is on the sphere of radius sqrt(H) in the hyperplane ⊥ 1 ------------------
+# --- the geometry claim: x̂ is on the sphere of radius sqrt(H) in the hyperplane ⊥ 1 --------------
 
 
 @settings(max_examples=200, deadline=None)
@@ -118,7 +121,8 @@ def test_with_eps_xhat_is_on_the_smaller_sphere(x, eps):
 
 
 def test_radius_by_hand_for_one_two_three():
-    # x = (1, 2, 3): mean 2, var = (1 + 0 + 1)/3 = 2/3. With eps = 0: x̂ = (-1, 0, 1)/sqrt(2/3), length sqrt(3).
+    # x = (1, 2, 3): mean 2, var = (1 + 0 + 1)/3 = 2/3. With eps = 0: x̂ = (-1, 0, 1)/sqrt(2/3),
+    # length sqrt(3).
     np.testing.assert_allclose(
         layer_norm([1.0, 2.0, 3.0], eps=0), [-np.sqrt(1.5), 0.0, np.sqrt(1.5)], rtol=1e-15
     )

@@ -1,4 +1,5 @@
-"""The chapter "Gradients through LayerNorm": its explorer shows the right numbers, and its figures' data are right."""
+"""The chapter "Gradients through LayerNorm": its explorer shows the right numbers, and its figures'
+data are right."""
 
 import numpy as np
 import pytest
@@ -35,7 +36,8 @@ def test_explorer_jacobian_follows_the_sliders():
 
 
 def test_explorer_shows_what_eps_leaves_along_xhat():
-    # sum_j dx_j xhat_j = H m eps / ((var + eps) s) with m = mean(dy xhat), gamma = 1 (see test_backward.py)
+    # sum_j dx_j xhat_j = H m eps / ((var + eps) s) with m = mean(dy xhat), gamma = 1 (see
+    # test_backward.py)
     explorer = lnlib.book.explorers.gradients_explorer(
         x=[0.0, 0.5, 1.0, 1.5], dy=[1.0, 0.0, 0.0, 0.0]
     )
@@ -49,7 +51,8 @@ def test_explorer_shows_what_eps_leaves_along_xhat():
 
 
 def test_explorer_says_when_eps_is_too_small_to_see():
-    """A learner set ε = 0.01 and saw only a text line change: the note says why (ε ≪ σ²) and what to try."""
+    """A learner set ε = 0.01 and saw only a text line change: the note says why (ε ≪ σ²) and what
+    to try."""
     explorer = lnlib.book.explorers.gradients_explorer()  # x = 2, 4, 6, 8: σ² = 5
     variance = np.var([2.0, 4.0, 6.0, 8.0])
     for eps, share in ((1e-5, "2 × 10⁻⁶"), (0.01, "0.002")):  # ε/σ² by hand
@@ -109,7 +112,8 @@ def test_term_panel_limit_bounds_every_term():
 
 
 def test_companion_colour_scale_covers_every_jacobian_entry_with_gamma():
-    # abs(s * J[i, j]) <= abs(gamma[i]): with gamma = 2 somewhere, a fixed scale of +-1 would clip the heatmap.
+    # abs(s * J[i, j]) <= abs(gamma[i]): with gamma = 2 somewhere, a fixed scale of +-1 would clip
+    # the heatmap.
     from lnlib.book.figures.gradients import gradients_companion
 
     x = np.array([2.0, 4.0, 6.0, 8.0])
@@ -125,7 +129,8 @@ def test_companion_colour_scale_covers_every_jacobian_entry_with_gamma():
     for image in heatmaps:
         low, high = image.get_clim()
         assert low <= image.get_array().min() and image.get_array().max() <= high
-    # at eps = 0.01 and a tiny input, s * J is nearly diag(gamma) (I - 11'/H): entry (1, 1) is about 2 * 3/4
+    # at eps = 0.01 and a tiny input, s * J is nearly diag(gamma) (I - 11'/H): entry (1, 1) is about
+    # 2 * 3/4
     assert np.abs(heatmaps[1].get_array()).max() > 1.0
 
 
@@ -285,7 +290,8 @@ def test_scale_ratios_are_one_without_eps_and_fall_below_one_with_it():
     alphas = [1e-4, 1e-2, 1.0, 10.0]
     np.testing.assert_allclose(scale_ratios(TOKEN_DY, TOKEN, alphas, 0.0), 1.0, rtol=1e-9)
     with_eps = scale_ratios(TOKEN_DY, TOKEN, alphas, 1e-5)
-    # the gradient stops growing near α = √ε ≈ 0.003: at α = 10⁻⁴ it keeps about α/√ε of the 1/α rule
+    # the gradient stops growing near α = √ε ≈ 0.003: at α = 10⁻⁴ it keeps about α/√ε of the 1/α
+    # rule
     assert with_eps[0] < 0.1 and np.all(np.diff(with_eps) > 0)
     assert with_eps[-1] == pytest.approx(1.0, abs=1e-4)
 

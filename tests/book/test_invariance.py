@@ -1,4 +1,5 @@
-"""lnlib.book.experiments.family: the computed Table 1 of Ba, Kiros & Hinton (2016) equals the paper's, and each verdict has a reason."""
+"""lnlib.book.experiments.family: the computed Table 1 of Ba, Kiros & Hinton (2016) equals the
+paper's, and each verdict has a reason."""
 
 import numpy as np
 import pytest
@@ -48,22 +49,25 @@ def test_lnlibs_copy_of_the_paper_is_the_paper():
 
 
 def test_rms_norm_row():
-    # Derived by hand: RMS(c a) = |c| RMS(a), so any positive factor common to all of a case's summed inputs cancels
-    # (weight matrix, dataset and single case re-scaling); no mean is removed, so a shift of all summed inputs
-    # (weight matrix re-centering) or of each unit by a different amount (dataset re-centering) shows, and so does
-    # scaling one unit (weight vector re-scaling), which changes the case's RMS.
+    # Derived by hand: RMS(c a) = |c| RMS(a), so any positive factor common to all of a case's
+    # summed inputs cancels (weight matrix, dataset and single case re-scaling); no mean is removed,
+    # so a shift of all summed inputs (weight matrix re-centering) or of each unit by a different
+    # amount (dataset re-centering) shows, and so does scaling one unit (weight vector re-scaling),
+    # which changes the case's RMS.
     assert invariance_table().invariant["RMS norm"] == as_bools("I N N I N I")
 
 
 def test_verdicts_are_far_from_the_tolerance():
-    """Invariant outputs move by rounding only (below the bound chapter 10 states); the others by a visible fraction."""
+    """Invariant outputs move by rounding only (below the bound chapter 10 states); the others by a
+    visible fraction."""
     changes = np.array(list(invariance_table().changes.values()))
     assert changes[changes <= 1e-9].max() < ROUNDING_BOUND
     assert changes[changes > 1e-9].min() > 1e-2
 
 
 def test_layer_norm_recentering_invariance_is_the_mean_shift_by_hand():
-    # W' = W + 1 g^T adds g.x to every unit's summed input of case x: layer norm removes it, batch norm does not.
+    # W' = W + 1 g^T adds g.x to every unit's summed input of case x: layer norm removes it, batch
+    # norm does not.
     rng = np.random.default_rng(0)
     W, X = rng.normal(size=(4, 3)), rng.normal(loc=1.0, size=(10, 3))
     g = rng.normal(size=3)

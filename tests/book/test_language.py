@@ -1,7 +1,9 @@
-"""lnlib.book.models.language and the pieces it added to the transformer: learned norms, causal attention, the corpus.
+"""lnlib.book.models.language and the pieces it added to the transformer: learned norms, causal
+attention, the corpus.
 
-Every gradient is held to central differences (chapter "Gradients through LayerNorm"'s standard); the
-attention's causality, the norms' special cases and the corpus's provenance are checked directly.
+Every gradient is held to central differences (chapter "Gradients through LayerNorm"'s standard);
+the attention's causality, the norms' special cases and the corpus's provenance are checked
+directly.
 """
 
 import hashlib
@@ -40,7 +42,8 @@ from lnlib.book.models.transformer import (
 
 
 def perturbed_model(name, seed=1, depth=4, width=6, vocab=7, tokens=5):
-    """A small model whose γ, β (and DyT's α) are moved off their initial 1, 0 (and 0.5), so their gradients are general."""
+    """A small model whose γ, β (and DyT's α) are moved off their initial 1, 0 (and 0.5), so their
+    gradients are general."""
     rng = np.random.default_rng(seed)
     model = init_model(name, depth, width, vocab, tokens, seed=seed)
     for w in model:
@@ -152,7 +155,8 @@ def test_the_model_predicts_each_character_from_the_ones_before_it_only(name):
 
 
 def test_cross_entropy_by_hand():
-    """Two equal logits over two characters: ln 2 per character; the gradient is p minus the one-hot target, over the count."""
+    """Two equal logits over two characters: ln 2 per character; the gradient is p minus the one-hot
+    target, over the count."""
     loss, d = cross_entropy(np.zeros((1, 2, 2)), np.array([[0, 1]]))
     assert loss == pytest.approx(np.log(2.0))
     np.testing.assert_allclose(d, [[[-0.25, 0.25], [0.25, -0.25]]])
@@ -200,7 +204,8 @@ def test_batches_predict_the_next_character_and_keep_the_held_out_tenth_apart():
 
 
 def test_adam_update_moves_a_parameter_by_the_rate_on_its_first_step():
-    """Adam's first bias-corrected step is rate · g / (|g| + ε): the rate in the sign of the gradient."""
+    """Adam's first bias-corrected step is rate · g / (|g| + ε): the rate in the sign of the
+    gradient."""
     w = [{"a": np.array([1.0, -2.0])}]
     adam_update(w, [{"a": np.array([3.0, -0.5])}], adam_moments(w), 1, 0.1)
     np.testing.assert_allclose(w[0]["a"], [0.9, -1.9])

@@ -1,13 +1,14 @@
-"""CONTRIBUTING.md's "Layout" names every module under lnlib/, so the map a newcomer reads matches the tree.
+"""CONTRIBUTING.md's "Layout" names every module under lnlib/, so the map a newcomer reads matches
+the tree.
 
 The matching rule, read from the section's tree block and its table:
 
-- a library module ``lnlib/<stem>.py`` is named when the block has ``<stem>.py`` or a table row starts
-  with `` `<stem>` ``;
+- a library module ``lnlib/<stem>.py`` is named when the block has ``<stem>.py`` or a table row
+  starts with `` `<stem>` ``;
 - a book module ``lnlib/book/<package>/<stem>.py`` is named when ``<stem>`` appears as a word in its
-  package's entry of the block (``<package>/`` and its continuation lines) or in the table's rows for
-  ``book.<package>``; in a package whose entry says ``<chapter>.py``, a module named for a chapter's slug
-  (``chapters/NN_<slug>.ipynb``) is named by that pattern;
+  package's entry of the block (``<package>/`` and its continuation lines) or in the table's rows
+  for ``book.<package>``; in a package whose entry says ``<chapter>.py``, a module named for a
+  chapter's slug (``chapters/NN_<slug>.ipynb``) is named by that pattern;
 - a package's ``__init__.py`` is covered by its folder, which must have its own entry in the block.
 """
 

@@ -64,8 +64,8 @@ def test_code_and_output_fit_80_columns(notebook):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
 def test_code_in_prose_fits_80_columns(notebook):
-    """Code blocks in markdown (the exercises' solutions) sit inside a dropdown, whose padding leaves
-    fewer columns than a code cell's box: 76 fit at 1280 px."""
+    """Code blocks in markdown (the exercises' solutions) sit inside a dropdown, whose padding
+    leaves fewer columns than a code cell's box: 76 fit at 1280 px."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     long = [
         f"cell {cell.get('id')} ({len(line)} chars): {line[:60]}…"

@@ -1,9 +1,11 @@
-"""Every link a chapter makes opens wherever the chapters are read (CONTRIBUTING.md, "Prose that renders in both places").
+"""Every link a chapter makes opens wherever the chapters are read (CONTRIBUTING.md, "Prose that
+renders in both places").
 
-A student may get the whole repository (`make lab` serves `chapters/`) or only a copy of `chapters/`; the
-website builds the same files. So every relative link in a chapter's prose or outputs (markdown links,
-the Sources page's included) must name a file inside `chapters/`, and its `#anchor` must be a heading of
-that file. Links to the web (https://...) and within the page (#...) are not files and are skipped.
+A student may get the whole repository (`make lab` serves `chapters/`) or only a copy of
+`chapters/`; the website builds the same files. So every relative link in a chapter's prose or
+outputs (markdown links, the Sources page's included) must name a file inside `chapters/`, and its
+`#anchor` must be a heading of that file. Links to the web (https://...) and within the page (#...)
+are not files and are skipped.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def markdown_of(path: Path) -> str:
 
 
 def slug(heading: str) -> str:
-    """The anchor MyST (and GitHub) gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    """The anchor MyST (and GitHub) gives a heading: lower case, punctuation dropped, spaces to
+    hyphens."""
     text = re.sub(r"[`*_]|\$[^$]*\$", "", heading).strip().lower()
     return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", text))
 

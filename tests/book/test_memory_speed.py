@@ -1,5 +1,5 @@
-"""What chapter 14 ("LayerNorm at the speed of memory") says about the committed benchmark: every key of
-lnlib.book.experiments.memory_speed's copy_findings, kernel_findings and cliff_findings.
+"""What chapter 14 ("LayerNorm at the speed of memory") says about the committed benchmark: every
+key of lnlib.book.experiments.memory_speed's copy_findings, kernel_findings and cliff_findings.
 
 Each expected value is recomputed here from the raw ``kernels.json`` with plain Python (no
 KernelResults method), and each sentence's other branches are checked on altered copies of it.
@@ -306,7 +306,8 @@ def test_short_rows_are_not_compared_with_rows_that_stream():
     assert FOUND["short_rows_summary"].startswith(
         "this run has no short-row input larger than the L3"
     )
-    # with a 16 MiB L3, x of H = 64 streams, and so do H = 1024 and 16384, and H = 4096's 15.6 MiB not
+    # with a 16 MiB L3, x of H = 64 streams, and so do H = 1024 and 16384, and H = 4096's 15.6 MiB
+    # not
     data = copy.deepcopy(RAW)
     data["machine"]["caches_per_core_or_shared"]["L3"] = "16384K"
     found = found_all(data)
@@ -371,7 +372,8 @@ def test_cliff_sentences_when_the_groups_overlap_or_nothing_falls_below_one():
 
 @pytest.mark.parametrize("key", sorted(FOUND))
 def test_every_value_reads_as_prose(key):
-    """No key is empty where the chapter puts it in a sentence, and numbers use the one formatter."""
+    """No key is empty where the chapter puts it in a sentence, and numbers use the one
+    formatter."""
     value = FOUND[key]
     assert isinstance(value, str) or type(value) is type(number(1.0))
     allowed_empty = {

@@ -31,7 +31,8 @@ PROGRAMS = {
 
 
 def test_h_vector_transfers_counted_by_hand():
-    # naive: x read twice, d twice, sq, xhat, scaled once each (7 reads); d, sq, xhat, scaled, y written
+    # naive: x read twice, d twice, sq, xhat, scaled once each (7 reads); d, sq, xhat, scaled, y
+    # written
     assert count(NAIVE_LAYER_NORM) == Traffic(7, 5)
     assert count(FUSED_WELFORD_LAYER_NORM) == Traffic(2, 1)  # x twice, y once
     assert count(FUSED_FORWARD) == Traffic(1, 1)  # a row kept on chip: x once, y once

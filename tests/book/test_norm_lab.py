@@ -1,5 +1,6 @@
-"""lnlib.book.models.norm_lab: the MLP's gradients, its training and evaluation modes on synthetic data,
-and the BatchNorm failures chapter 10 reports, in the stored sweep (lnlib/book/data/norm_lab.json)."""
+"""lnlib.book.models.norm_lab: the MLP's gradients, its training and evaluation modes on synthetic
+data, and the BatchNorm failures chapter 10 reports, in the stored sweep
+(lnlib/book/data/norm_lab.json)."""
 
 import numpy as np
 import pytest

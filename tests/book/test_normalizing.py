@@ -1,4 +1,5 @@
-"""The chapter "Normalizing": its explorer shows the right numbers, and its figures draw the right points."""
+"""The chapter "Normalizing": its explorer shows the right numbers, and its figures draw the right
+points."""
 
 import matplotlib
 
@@ -20,7 +21,8 @@ from lnlib.variants import layer_norm_eps_outside_sqrt
 
 def test_explorer_shows_one_two_three_on_the_circle():
     explorer = normalizing_explorer(values=(1.0, 2.0, 3.0), eps=0.0)
-    # mean 2, var (1 + 0 + 1)/3 = 2/3, x̂ = (-1, 0, 1)/sqrt(2/3) = (-1.2247, 0, 1.2247), length sqrt(3).
+    # mean 2, var (1 + 0 + 1)/3 = 2/3, x̂ = (-1, 0, 1)/sqrt(2/3) = (-1.2247, 0, 1.2247), length
+    # sqrt(3).
     assert explorer.result["mean"] == 2.0
     assert explorer.result["var"] == pytest.approx(2 / 3)
     np.testing.assert_allclose(explorer.result["xhat"], [-np.sqrt(1.5), 0.0, np.sqrt(1.5)])
@@ -111,7 +113,8 @@ def test_companion_has_one_panel_per_example():
 
 
 def test_the_step_by_step_document_cut_off_its_outer_entries_instead_of_rounding():
-    # By hand: 1.5 / sqrt(1.25) = 1.5 / 1.1180340 = 1.3416408, which rounds to 1.342 (the document prints 1.341).
+    # By hand: 1.5 / sqrt(1.25) = 1.5 / 1.1180340 = 1.3416408, which rounds to 1.342 (the document
+    # prints 1.341).
     assert round(1.5 / 1.1180340, 3) == 1.342
     for variant in (layer_norm, layer_norm_eps_outside_sqrt):
         assert variant([1.0, 2.0, 3.0, 4.0], eps=1e-5).round(3).tolist() == [
@@ -126,7 +129,8 @@ def test_the_two_samples_give_identical_xhat_and_the_token_only_nearly():
     sample_1, sample_2 = layer_norm([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], eps=1e-5)
     np.testing.assert_array_equal(sample_1, sample_2)
     token = layer_norm([2.0, 4.0, 6.0, 8.0], eps=1e-5)
-    # Token = 2 x sample 1, so its x̂ is sample 1's with eps / 4: (x - mu) / sqrt(1.25 + 2.5e-6) instead of sqrt(1.25 + 1e-5).
+    # Token = 2 x sample 1, so its x̂ is sample 1's with eps / 4: (x - mu) / sqrt(1.25 + 2.5e-6)
+    # instead of sqrt(1.25 + 1e-5).
     expected = np.array([-1.5, -0.5, 0.5, 1.5]) / np.sqrt(1.25 + 2.5e-6)
     np.testing.assert_allclose(token, expected, rtol=1e-14)
     assert 1e-6 < np.max(np.abs(token - sample_1)) < 1e-5

@@ -1,5 +1,5 @@
-"""Committed notebooks hold no live-widget output, and each explorer cell a placeholder that says what
-it shows once run (lnlib/book/tools/notebooks.py explains why)."""
+"""Committed notebooks hold no live-widget output, and each explorer cell a placeholder that says
+what it shows once run (lnlib/book/tools/notebooks.py explains why)."""
 
 import json
 import re
@@ -40,7 +40,8 @@ def test_every_explorer_cell_says_what_it_shows_before_it_runs(notebook):
         source = "".join(cell["source"]).strip()
         if cell["cell_type"] == "code" and re.match(r"\w+_explorer\(", source):
             assert cell["outputs"] == [explorer_placeholder(source)], (
-                f"{notebook.name}: the explorer cell {cell['id']} has no placeholder; run `make notebooks`"
+                f"{notebook.name}: the explorer cell {cell['id']} has no placeholder; run `make "
+                "notebooks`"
             )
 
 

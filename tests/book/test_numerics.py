@@ -1,5 +1,5 @@
-"""lnlib.book.experiments.numerics: the mixed-precision backward of chapter 13 (its variance experiments are
-tested in tests/library/test_variance_algorithms.py)."""
+"""lnlib.book.experiments.numerics: the mixed-precision backward of chapter 13 (its variance
+experiments are tested in tests/library/test_variance_algorithms.py)."""
 
 import numpy as np
 

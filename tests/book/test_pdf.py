@@ -1,7 +1,8 @@
-"""The printable edition (ARCHITECTURE.md, "The course and the PDF"): `make pdf` writes the whole book as one PDF.
+"""The printable edition (ARCHITECTURE.md, "The course and the PDF"): `make pdf` writes the whole
+book as one PDF.
 
-`make test-pdf` builds it and runs these tests; in `make test` they skip unless the PDF has been built
-(the single-page build and Chromium's print take about two minutes). Its text, as pypdf
+`make test-pdf` builds it and runs these tests; in `make test` they skip unless the PDF has been
+built (the single-page build and Chromium's print take about two minutes). Its text, as pypdf
 extracts it, holds every chapter's title and every page of the contents, and no raw markup: no MyST
 role or directive, no glue marker, no TeX left untypeset.
 """

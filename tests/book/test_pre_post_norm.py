@@ -1,4 +1,5 @@
-"""The explorer of the chapter "Pre-norm vs post-norm": the numbers it shows are those of a fresh measurement."""
+"""The explorer of the chapter "Pre-norm vs post-norm": the numbers it shows are those of a fresh
+measurement."""
 
 import numpy as np
 import pytest

@@ -1,10 +1,11 @@
-"""Numbers and citations in the prose read right in JupyterLab and on the website (CONTRIBUTING.md, "Prose that renders in both places").
+"""Numbers and citations in the prose read right in JupyterLab and on the website (CONTRIBUTING.md,
+"Prose that renders in both places").
 
 The notebook carries each computed number as a literal between two HTML comments naming its glue key
 (lnlib/book/tools/prose.py); the website replaces the marker by the glued value of its own build
-(_ext/prose_markers.py). nbval proves each committed glue output equals a fresh run; these tests prove
-each literal equals its committed glue output, so what JupyterLab shows before any cell runs is the
-number the code computes.
+(_ext/prose_markers.py). nbval proves each committed glue output equals a fresh run; these tests
+prove each literal equals its committed glue output, so what JupyterLab shows before any cell runs
+is the number the code computes.
 """
 
 import json
@@ -46,13 +47,15 @@ def test_every_prose_number_is_its_committed_glue_text(path):
                 f"{path.name}: the prose names glue key {key!r}, which no cell glues"
             )
             assert literal == texts[key], (
-                f"{path.name}: the prose shows {literal!r} for {key!r} but the code glued {texts[key]!r}: run `make notebooks`"
+                f"{path.name}: the prose shows {literal!r} for {key!r} but the code glued "
+                f"{texts[key]!r}: run `make notebooks`"
             )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_the_website_prints_each_glued_text_as_committed(path):
-    """myst-nb's glue:text passes the stored text through its own formatter; it must come back unchanged."""
+    """myst-nb's glue:text passes the stored text through its own formatter; it must come back
+    unchanged."""
     from myst_nb.core.variables import format_plain_text
 
     nb = json.loads(path.read_text(encoding="utf-8"))
@@ -75,15 +78,16 @@ MARKUP_IN_TEXT = re.compile(r"\$|`|\*\*|\[[^\]]*\]\(")
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_glued_prose_holds_no_markup(path):
-    """A learner saw raw "$x$" on the website where JupyterLab rendered math between the same markers."""
+    """A learner saw raw "$x$" on the website where JupyterLab rendered math between the same
+    markers."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     texts = prose.glued_texts(nb)
     for cell in markdown_cells(path):
         for key, _ in prose.MARKER.findall("".join(cell["source"])):
             found = MARKUP_IN_TEXT.search(texts[key])
             assert found is None, (
-                f"{path.name}: glued text {key!r} holds {found.group(0)!r}, which the website prints raw: "
-                f"{texts[key][:80]!r}"
+                f"{path.name}: glued text {key!r} holds {found.group(0)!r}, which the website "
+                f"prints raw: {texts[key][:80]!r}"
             )
 
 
@@ -93,14 +97,16 @@ def test_prose_uses_no_markup_jupyterlab_cannot_render(path):
         text = "".join(cell["source"])
         found = UNRENDERED.search(text)
         assert found is None, (
-            f"{path.name}: {found.group(0)!r} renders raw or unresolved in JupyterLab; see CONTRIBUTING.md for the marker or link to use"
+            f"{path.name}: {found.group(0)!r} renders raw or unresolved in JupyterLab; see "
+            "CONTRIBUTING.md for the marker or link to use"
         )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_no_marker_starts_a_line(path):
-    """A line that starts with an HTML comment starts a raw HTML block in CommonMark: JupyterLab would
-    show the rest of that paragraph as HTML (math unrendered). Keep markers inside the sentence."""
+    """A line that starts with an HTML comment starts a raw HTML block in CommonMark: JupyterLab
+    would show the rest of that paragraph as HTML (math unrendered). Keep markers inside the
+    sentence."""
     for cell in markdown_cells(path):
         for line in "".join(cell["source"]).split("\n"):
             assert not line.lstrip().startswith("<!--"), (
@@ -122,12 +128,16 @@ def test_every_citation_names_its_authors_and_year(path):
                     (entry.persons.get("author") or entry.persons["editor"])[0].last_names
                 )
                 assert surname in literal and entry.fields["year"] in literal, (
-                    f"{path.name}: the citation of {key} reads {literal!r}, without {surname} and {entry.fields['year']}"
+                    f"{path.name}: the citation of {key} reads {literal!r}, without {surname} and "
+                    f"{entry.fields['year']}"
                 )
 
 
 def test_the_website_gets_this_builds_roles():
-    text = "a <!--glue:mean_sample1-->2.5<!--/glue--> b <!--cite:ba2016layer,wu2018group-->[Ba et al., 2016; Wu and He, 2018]<!--/cite-->"
+    text = (
+        "a <!--glue:mean_sample1-->2.5<!--/glue--> b <!--cite:ba2016layer,wu2018group-->[Ba et "
+        "al., 2016; Wu and He, 2018]<!--/cite-->"
+    )
     assert (
         prose_markers.to_roles(text)
         == "a {glue:text}`mean_sample1` b {cite}`ba2016layer,wu2018group`"

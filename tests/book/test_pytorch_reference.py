@@ -1,7 +1,9 @@
-"""The stored PyTorch reference data (lnlib/book/data/pytorch_reference.*): small, with provenance, and not drifted.
+"""The stored PyTorch reference data (lnlib/book/data/pytorch_reference.*): small, with provenance,
+and not drifted.
 
-The chapters show PyTorch's outputs from this file, so the website carries the evidence without PyTorch.
-With PyTorch installed (CI installs it) every case is computed again here and must match the stored file.
+The chapters show PyTorch's outputs from this file, so the website carries the evidence without
+PyTorch. With PyTorch installed (CI installs it) every case is computed again here and must match
+the stored file.
 """
 
 import json
@@ -72,12 +74,15 @@ def test_stored_outputs_match_pytorch_now(torch):
                     stored,
                     rtol=tolerance,
                     atol=tolerance,
-                    err_msg=f"{case}: {label} drifted from the stored reference; run `make references`",
+                    err_msg=(
+                        f"{case}: {label} drifted from the stored reference; run `make references`"
+                    ),
                 )
 
 
 def test_an_unchanged_case_keeps_its_date_and_a_changed_or_new_one_gets_today():
-    # re-running make references to add a case must not re-date the evidence every other chapter prints
+    # re-running make references to add a case must not re-date the evidence every other chapter
+    # prints
     one, two = np.ones(3), np.arange(3.0)
     previous = {
         "date": "2000-01-01",
@@ -119,8 +124,9 @@ def test_a_reference_prints_its_own_case_date():
 
 
 def test_agreement_counts_what_the_comparisons_found():
-    """The one line chapters 04 to 08 print instead of the full table: counts and worst difference, with no
-    "allclose: True" cell that tests/book/test_book.py would count as a second open table."""
+    """The one line chapters 04 to 08 print instead of the full table: counts and worst difference,
+    with no "allclose: True" cell that tests/book/test_book.py would count as a second open
+    table."""
     from lnlib.compare import Comparison
 
     reference = ref.pytorch_reference("gamma_beta")

@@ -1,14 +1,15 @@
-"""No cell a student sees holds an exercise's expected answer (the course edition's promise: ARCHITECTURE.md, "The course and the PDF").
+"""No cell a student sees holds an exercise's expected answer (the course edition's promise:
+ARCHITECTURE.md, "The course and the PDF").
 
 The committed chapters are the student edition's source (nbgrader's ``generate_assignment`` only
 replaces the solutions and clears outputs, tests/book/test_course.py), and JupyterLab shows every
-cell's source and stored output, hidden or folded. So, for every exercise of every chapter, this test
-builds the exercise from its data as the check does (``exercises.exercise(k, **data)``, the data
-re-computed from the chapter's own code: the exercise cell's lines and, for data an earlier cell made,
-the earlier statements they come from), writes each number of the expected answer in the forms a
-student would recognise (3 and 4 significant digits, 3 and 4 decimals, numpy's default print, Python's
-repr), and searches every cell's source and text outputs, except the exercise's own cell and the
-solution dropdowns.
+cell's source and stored output, hidden or folded. So, for every exercise of every chapter, this
+test builds the exercise from its data as the check does (``exercises.exercise(k, **data)``, the
+data re-computed from the chapter's own code: the exercise cell's lines and, for data an earlier
+cell made, the earlier statements they come from), writes each number of the expected answer in the
+forms a student would recognise (3 and 4 significant digits, 3 and 4 decimals, numpy's default
+print, Python's repr), and searches every cell's source and text outputs, except the exercise's own
+cell and the solution dropdowns.
 
 Some answers cannot be searched meaningfully, and are skipped by rule, visibly (each skip says why):
 True/False answers and numbers with fewer than three significant digits (an integer such as 12, a
@@ -38,7 +39,8 @@ SMALL_ARRAY = 16  # an expected array this long or shorter is searched at three 
 
 
 def the_data(cells: list[dict], index: int, data: str) -> dict:
-    """The data exercise cell `index` passes to its check, computed from the statements they need."""
+    """The data exercise cell `index` passes to its check, computed from the statements they
+    need."""
     own = "".join(cells[index]["source"]).split("answer_")[
         0
     ]  # the cell's data lines, before its answer
@@ -104,7 +106,8 @@ def numbers(expected) -> list[float]:
 
 
 def leaks(chapter: Path) -> tuple[list[str], list[str]]:
-    """Where each searchable expected number of `chapter`'s exercises shows; and what was skipped, why."""
+    """Where each searchable expected number of `chapter`'s exercises shows; and what was skipped,
+    why."""
     cells = json.loads(chapter.read_text())["cells"]
     module = MODULE.search("".join(code(c) for c in cells if c["cell_type"] == "code")).group(1)
     exercises = importlib.import_module(f"lnlib.book.exercises.{module}").exercises
@@ -119,7 +122,8 @@ def leaks(chapter: Path) -> tuple[list[str], list[str]]:
         small = [v for v, written in searchable if written is None]
         if small:
             skipped.append(
-                f"exercise {k}: {len(small)} of {len(searchable)} numbers have under 3 significant digits"
+                f"exercise {k}: {len(small)} of {len(searchable)} numbers have under 3 significant "
+                "digits"
             )
         # A number is a leak at three digits or more. An array leaks when at least three of its
         # numbers (all, if fewer) show in one text; for an array of more than 16 numbers, at four
@@ -152,7 +156,8 @@ def test_no_cell_a_student_sees_holds_an_expected_answer(chapter):
 
 
 def test_the_search_finds_an_answer_printed_in_an_earlier_cell(tmp_path):
-    """The search can fail: chapter 06 with exercise 2's answer printed (4 decimals) in a cell above it."""
+    """The search can fail: chapter 06 with exercise 2's answer printed (4 decimals) in a cell above
+    it."""
     chapter = ROOT / "chapters" / "06_normalizing.ipynb"
     nb = json.loads(chapter.read_text())
     k, index, data = next(e for e in exercises_of(chapter) if e[0] == 2)

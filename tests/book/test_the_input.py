@@ -1,4 +1,5 @@
-"""The chapter "The input x": lnlib.book.experiments.the_input, its figure panel, and the input explorer's numbers."""
+"""The chapter "The input x": lnlib.book.experiments.the_input, its figure panel, and the input
+explorer's numbers."""
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from lnlib.norms import axis_ids
 def test_axis_ids_of_each_normalization_are_exactly_the_elements_that_share_a_mean(
     shape, normalization
 ):
-    """Independent route: lnlib's forward pass computes the means; equal labels must mean equal means, and vice versa."""
+    """Independent route: lnlib's forward pass computes the means; equal labels must mean equal
+    means, and vice versa."""
     axes = reduction_axes(normalization, len(shape))
     x = np.random.default_rng(0).normal(size=shape)
     means = np.broadcast_to(layer_norm_steps(x, axis=axes).mean, shape)
@@ -25,8 +27,10 @@ def test_axis_ids_of_each_normalization_are_exactly_the_elements_that_share_a_me
 
 
 def test_group_counts_by_hand():
-    # transformer input (B, T, H) = (2, 3, 4): LayerNorm, one mean per token = 2 * 3 = 6, each over H = 4 values;
-    # BatchNorm, one mean per hidden unit = 4, each over B * T = 6 values; last two axes: one per sample = 2, over 12.
+    # transformer input (B, T, H) = (2, 3, 4): LayerNorm, one mean per token = 2 * 3 = 6, each over
+    # H = 4 values;
+    # BatchNorm, one mean per hidden unit = 4, each over B * T = 6 values; last two axes: one per
+    # sample = 2, over 12.
     for normalization, count, size in (
         ("LayerNorm", 6, 4),
         ("BatchNorm", 4, 6),

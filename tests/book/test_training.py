@@ -1,4 +1,5 @@
-"""lnlib.book.models.training: the warm-up schedule, the toy task, and that Adam actually trains the tiny transformer."""
+"""lnlib.book.models.training: the warm-up schedule, the toy task, and that Adam actually trains the
+tiny transformer."""
 
 import numpy as np
 import pytest

@@ -1,13 +1,15 @@
-"""Chapter 11's warm-up sweep trained again under two OpenBLAS kernel families: what the chapter prints holds on each.
+"""Chapter 11's warm-up sweep trained again under two OpenBLAS kernel families: what the chapter
+prints holds on each.
 
-Training is chaotic where it is unstable: a diverging run amplifies every rounding difference, so another
-CPU (here: another OpenBLAS kernel family, forced with OPENBLAS_CORETYPE as a different processor would
-choose it) moves its final loss as another seed would. The chapter reads the stored sweep
-(``make results``, :data:`lnlib.book.models.training.WARMUP_RESULTS`) and states every final loss as a mean ± sd over
-the seeds (:func:`lnlib.book.tools.prose.mean_sd`). One test per kernel family trains the whole sweep again in its
-own process (two test workers train both side by side) and checks that the family was really used, that
-every number the chapter states agrees with the rerun (means within four standard errors of their
-difference, everything else to the printed digit), and that the chapter's claims hold in the rerun.
+Training is chaotic where it is unstable: a diverging run amplifies every rounding difference, so
+another CPU (here: another OpenBLAS kernel family, forced with OPENBLAS_CORETYPE as a different
+processor would choose it) moves its final loss as another seed would. The chapter reads the stored
+sweep (``make results``, :data:`lnlib.book.models.training.WARMUP_RESULTS`) and states every final
+loss as a mean ± sd over the seeds (:func:`lnlib.book.tools.prose.mean_sd`). One test per kernel
+family trains the whole sweep again in its own process (two test workers train both side by side)
+and checks that the family was really used, that every number the chapter states agrees with the
+rerun (means within four standard errors of their difference, everything else to the printed digit),
+and that the chapter's claims hold in the rerun.
 """
 
 import json
@@ -38,7 +40,8 @@ def load_provenance(path=WARMUP_RESULTS) -> dict:
 
 
 def rerun(kernel: str, folder) -> tuple:
-    """The chapter's sweep trained in a fresh process with OpenBLAS's `kernel` family forced: (sweep, provenance)."""
+    """The chapter's sweep trained in a fresh process with OpenBLAS's `kernel` family forced:
+    (sweep, provenance)."""
     out = folder / f"{kernel}.json"
     env = {**os.environ, "OPENBLAS_CORETYPE": kernel, "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run(
@@ -53,10 +56,10 @@ def rerun(kernel: str, folder) -> tuple:
 
 
 def check_warmup_claim(sweep) -> None:
-    """The chapter's claim at 1e-2: post-norm without warm-up ends, on average over the seeds, within 15 % of
-    its starting loss; warm-up lowers its final loss in every seed, by a mean gain more than three standard
-    errors above 0 and more than three times pre-norm's; pre-norm learns without warm-up (every seed ends
-    below 60 % of its starting loss)."""
+    """The chapter's claim at 1e-2: post-norm without warm-up ends, on average over the seeds,
+    within 15 % of its starting loss; warm-up lowers its final loss in every seed, by a mean gain
+    more than three standard errors above 0 and more than three times pre-norm's; pre-norm learns
+    without warm-up (every seed ends below 60 % of its starting loss)."""
     final = sweep.final()[MID]  # (placement, schedule, seed)
     post_gain, pre_gain = final[POST, 0] - final[POST, 1], final[PRE, 0] - final[PRE, 1]
     standard_error = post_gain.std(ddof=1) / np.sqrt(post_gain.size)
@@ -70,7 +73,8 @@ def check_warmup_claim(sweep) -> None:
     rate = sweep.rates[MID]
     start = sweep.curves(rate, "post", False)[:, 0].mean()
     assert final[POST, 0].mean() > 0.85 * start, (
-        f"post-norm without warm-up ends at {final[POST, 0].mean():.1f}, far from its start {start:.1f}"
+        f"post-norm without warm-up ends at {final[POST, 0].mean():.1f}, far from its start "
+        f"{start:.1f}"
     )
     assert (final[PRE, 0] < 0.6 * sweep.curves(rate, "pre", False)[:, 0]).all(), (
         "pre-norm should learn without warm-up"
@@ -119,9 +123,9 @@ def test_the_chapter_holds_under_another_blas_kernel(kernel, tmp_path):
                 f"{key}: the chapter prints {number}, {kernel} gives {again[key]}"
             )
 
-    # Why the chapter states spreads: at 1e-2 pre-norm trains smoothly and ends where the stored runs end,
-    # while post-norm without warm-up is unstable and, under another kernel family than the stored runs', ends
-    # elsewhere (under the same family it may repeat them exactly).
+    # Why the chapter states spreads: at 1e-2 pre-norm trains smoothly and ends where the stored
+    # runs end, while post-norm without warm-up is unstable and, under another kernel family than
+    # the stored runs', ends elsewhere (under the same family it may repeat them exactly).
     np.testing.assert_allclose(sweep.final()[MID, PRE], stored.final()[MID, PRE], rtol=1e-9)
     if f"({kernel} kernels)" not in load_provenance().get("blas", ""):
         assert np.max(np.abs(sweep.final()[MID, POST, 0] / stored.final()[MID, POST, 0] - 1)) > 1e-3

@@ -1,9 +1,11 @@
-"""The placement sweep and trained model stored by ``make results-placements``, against the code that made them.
+"""The placement sweep and trained model stored by ``make results-placements``, against the code
+that made them.
 
-Chapters "Why normalize?", "Scale γ and shift β" and "LayerNorm after 2020" read ``lnlib/book/data/placement_sweep.json``
-and never train. These tests check that the file was made by today's code and settings (a stored run trained
-again ends where it is stored, at the precision the seeds support), that what the chapters say about it holds in
-it, that the trained model's glued texts survive another BLAS kernel's rounding, and that the figures read.
+Chapters "Why normalize?", "Scale γ and shift β" and "LayerNorm after 2020" read
+``lnlib/book/data/placement_sweep.json`` and never train. These tests check that the file was made
+by today's code and settings (a stored run trained again ends where it is stored, at the precision
+the seeds support), that what the chapters say about it holds in it, that the trained model's glued
+texts survive another BLAS kernel's rounding, and that the figures read.
 """
 
 import json
@@ -85,8 +87,9 @@ def test_the_results_were_made_with_the_current_settings_corpus_and_a_named_mach
     ("placement", "depth", "rate", "warmed"), [("pre", 2, 1e-2, 1), ("post", 6, 3e-3, 0)]
 )
 def test_a_stored_run_trained_again_ends_where_it_is_stored(placement, depth, rate, warmed):
-    """Stable runs: another CPU's rounding moves them far less than another seed does, so the rerun must agree
-    with the stored seed 0 to a tenth of the spread over the seeds (on the machine that made the file: exactly)."""
+    """Stable runs: another CPU's rounding moves them far less than another seed does, so the rerun
+    must agree with the stored seed 0 to a tenth of the spread over the seeds (on the machine that
+    made the file: exactly)."""
     p, d, r = index(placement, depth, rate)
     stored, seeds = FINAL[p, d, r, warmed, 0], FINAL[p, d, r, warmed]
     assert not DIVERGED[p, d, r, warmed].any()
@@ -133,8 +136,9 @@ print(json.dumps({"blas": machine().get("blas", ""),
 
 @pytest.mark.slow
 def test_the_trained_models_glued_texts_hold_under_another_blas_kernel():
-    """The chapters quote one trained model at one significant digit; trained again under another OpenBLAS kernel
-    family than the stored run's (another CPU's rounding), every quoted text must come out the same."""
+    """The chapters quote one trained model at one significant digit; trained again under another
+    OpenBLAS kernel family than the stored run's (another CPU's rounding), every quoted text must
+    come out the same."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip(
             f"OpenBLAS's kernel families are x86-64's; this machine is {platform.machine()}"
@@ -153,11 +157,13 @@ def test_the_trained_models_glued_texts_hold_under_another_blas_kernel():
 
 
 def test_what_chapter_12_says_holds_in_the_stored_sweep():
-    """Each sentence of the chapter's "Trained, not only initialized", checked on every seed it speaks of.
+    """Each sentence of the chapter's "Trained, not only initialized", checked on every seed it
+    speaks of.
 
-    "Learns" means ending at least 0.2 nats per character below the floor (the held-out loss of predicting
-    characters from their frequencies alone); "at the floor" means no more than 0.15 below it (or above). Every gap below is far
-    wider than the spread over seeds, so another CPU's rounding (which acts like another seed) cannot close it.
+    "Learns" means ending at least 0.2 nats per character below the floor (the held-out loss of
+    predicting characters from their frequencies alone); "at the floor" means no more than 0.15
+    below it (or above). Every gap below is far wider than the spread over seeds, so another CPU's
+    rounding (which acts like another seed) cannot close it.
     """
     floor = unigram_loss()
 
@@ -168,7 +174,8 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
     # Post-LN: learns at 2 layers, stays at the floor at 6 at every rate, with or without warm-up
     assert np.all(runs("post", 2, 1e-2) < floor - 0.2)
     assert np.all(runs("post", 6) > floor - 0.15)
-    # Pre-LN learns at both depths; at 2 layers it still learns at 3e-2, where Post-LN is back at the floor
+    # Pre-LN learns at both depths; at 2 layers it still learns at 3e-2, where Post-LN is back at
+    # the floor
     assert np.all(runs("pre", 6, 1e-2) < floor - 0.2)
     assert np.all(runs("pre", 2, 3e-2) < floor - 0.2)
     assert np.all(runs("post", 2, 3e-2) > floor - 0.15)
@@ -179,7 +186,8 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
     )
     # QK-norm keeps Pre-LN learning at 1e-1 with warm-up: every seed below every plain Pre-LN seed
     assert runs("pre_qk", 6, 1e-1, True).max() < runs("pre", 6, 1e-1, True).min()
-    # DeepNorm learns at 6 layers at 3e-3 (where Post-LN stalls), some seeds stall at 1e-2, all from 3e-2 up
+    # DeepNorm learns at 6 layers at 3e-3 (where Post-LN stalls), some seeds stall at 1e-2, all from
+    # 3e-2 up
     assert runs("deepnorm", 6, 3e-3).max() < floor - 0.2
     at_1e2 = runs(
         "deepnorm", 6, 1e-2
@@ -190,8 +198,8 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
     np.testing.assert_array_equal(runs("mixln", 2), runs("pre", 2))
     assert np.all(runs("mixln", 6)[3:] > floor - 0.15)
     assert np.all(runs("mixln", 6, 1e-2) < floor - 0.2)
-    # DyT: at 6 layers three seeds cannot tell its best rate from Pre-LN's (within three standard errors);
-    # at 1e-1 it is at the floor at both depths
+    # DyT: at 6 layers three seeds cannot tell its best rate from Pre-LN's (within three standard
+    # errors); at 1e-1 it is at the floor at both depths
     best = {
         p: min((runs(p, 6, r, False) for r in SWEEP["rates"]), key=np.mean) for p in ("dyt", "pre")
     }

@@ -1,4 +1,5 @@
-"""lnlib.book.models.transformer: the backward pass against finite differences and PyTorch, and the chapter's findings at initialization."""
+"""lnlib.book.models.transformer: the backward pass against finite differences and PyTorch, and the
+chapter's findings at initialization."""
 
 import numpy as np
 import pytest
@@ -30,7 +31,8 @@ WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 
 
 def small_case(seed=0, width=4, ffn_width=5):
-    """A batch of 2 sequences of 3 tokens, width 4, an FFN of width 5 (so W1 and W2 are not square), and an upstream gradient."""
+    """A batch of 2 sequences of 3 tokens, width 4, an FFN of width 5 (so W1 and W2 are not square),
+    and an upstream gradient."""
     rng = np.random.default_rng(seed)
     w = init_layer(rng, width, ffn_width)
     x = rng.normal(size=(2, 3, width))
@@ -39,7 +41,8 @@ def small_case(seed=0, width=4, ffn_width=5):
 
 
 def assert_gradients_match(forward, backward, x, w, dy, names):
-    """Compare the hand-written backward with central differences, for the input and each named weight."""
+    """Compare the hand-written backward with central differences, for the input and each named
+    weight."""
     dx, grads = backward(dy)
     assert relative_error(dx, numerical_gradient(lambda v: forward(v, w), x, dy)) < 1e-6
     for name in names:
@@ -67,7 +70,8 @@ def test_softmax_backward_matches_finite_differences():
 
 
 def test_layer_norm_backward_on_transformer_activations_matches_finite_differences():
-    """The LayerNorm backward the blocks call (lnlib.backward), on a (batch, tokens, width) activation, normalized per token."""
+    """The LayerNorm backward the blocks call (lnlib.backward), on a (batch, tokens, width)
+    activation, normalized per token."""
     x, _, dy = small_case(seed=9)
     assert (
         relative_error(layer_norm_backward(dy, x)[0], numerical_gradient(layer_norm, x, dy)) < 1e-6
@@ -181,7 +185,8 @@ def test_mse_loss_rejects_a_target_of_another_shape():
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
 def test_loss_gradient_norm_is_the_norm_of_every_weight_gradient(placement):
-    """Against the stack's own gradients, with the squares summed weight by weight in a different order."""
+    """Against the stack's own gradients, with the squares summed weight by weight in a different
+    order."""
     rng = np.random.default_rng(12)
     weights = init_stack(2, 4, ffn_width=5, seed=12)
     x, target = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
@@ -195,22 +200,24 @@ def test_loss_gradient_norm_is_the_norm_of_every_weight_gradient(placement):
 def test_gradient_for_a_zero_target_vanishes_because_the_output_has_a_fixed_norm(placement):
     """The chapter's claim that, with random targets, the gradient at initialization is pure noise.
 
-    The gradient is linear in the target, so its mean over N(0, 1) targets is the gradient for target 0,
-    that of 1/2 ||y||^2 per token. Both placements end in a LayerNorm with gamma = 1, so
-    ||y||^2 = d var / (var + eps) for every token: nearly constant, and its gradient is of order eps / var,
-    where one random target's gradient is of order 1. (A pre-norm stack without its final LayerNorm
-    would fail this.)"""
+    The gradient is linear in the target, so its mean over N(0, 1) targets is the gradient for
+    target 0, that of 1/2 ||y||^2 per token. Both placements end in a LayerNorm with gamma = 1, so
+    ||y||^2 = d var / (var + eps) for every token: nearly constant, and its gradient is of order
+    eps / var, where one random target's gradient is of order 1. (A pre-norm stack without its final
+    LayerNorm would fail this.)"""
     weights = init_stack(4, 16, seed=10)
     x, target = np.random.default_rng(11).normal(size=(2, 2, 8, 16))
     noise = loss_gradient_norm(x, target, weights, placement)
     assert loss_gradient_norm(x, np.zeros_like(target), weights, placement) < 1e-3 * noise
-    # linear in t: g(-t) = 2 g(0) - g(t), so with g(0) ~ 0 the targets t and -t give gradients of the same size
+    # linear in t: g(-t) = 2 g(0) - g(t), so with g(0) ~ 0 the targets t and -t give gradients of
+    # the same size
     assert loss_gradient_norm(x, -target, weights, placement) == pytest.approx(noise, rel=1e-3)
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
 def test_block_agrees_with_pytorch(torch, placement):
-    """The same layer written with torch autograd and torch's own layer_norm: outputs and every gradient agree."""
+    """The same layer written with torch autograd and torch's own layer_norm: outputs and every
+    gradient agree."""
     x, w, dy = small_case(seed=5)
     tw = {name: torch.tensor(m, requires_grad=True) for name, m in w.items()}
     tx = torch.tensor(x, requires_grad=True)
@@ -263,8 +270,9 @@ def test_init_stack_is_reproducible():
 
 
 def test_pre_norm_ffn_adds_half_the_width_in_expectation():
-    """By hand: u = LN(x) has ||u||^2 = d; with W1 entries N(0, 1/d), each h_j = (u W1)_j is N(0, 1), so E[relu(h_j)^2] = 1/2
-    and E||relu(h)||^2 = d/2; W2 (N(0, 1/d) entries) keeps the squared norm in expectation, so E||FFN(LN(x))||^2 = d/2."""
+    """By hand: u = LN(x) has ||u||^2 = d; with W1 entries N(0, 1/d), each h_j = (u W1)_j is N(0,
+    1), so E[relu(h_j)^2] = 1/2 and E||relu(h)||^2 = d/2; W2 (N(0, 1/d) entries) keeps the squared
+    norm in expectation, so E||FFN(LN(x))||^2 = d/2."""
     width, draws = 64, 400
     rng = np.random.default_rng(8)
     added = []
@@ -280,9 +288,11 @@ def test_finding_1_post_norm_keeps_the_norm_and_pre_norm_grows_linearly():
     depth = 16
     post = init_profile(depth, 64, "post", seeds=6)
     pre = init_profile(depth, 64, "pre", seeds=6)
-    # post-norm: every layer ends in a LayerNorm with gamma = 1, so ||x||^2 / d = var / (var + eps), a hair under 1
+    # post-norm: every layer ends in a LayerNorm with gamma = 1, so ||x||^2 / d = var / (var + eps),
+    # a hair under 1
     np.testing.assert_allclose(post.stream_sq[:, 1:], 1.0, atol=1e-4)
-    # pre-norm: each layer adds d/2 (FFN) plus 0 to d (attention), so E||x_l||^2 / d lies between 1 + l/2 and 1 + 3l/2
+    # pre-norm: each layer adds d/2 (FFN) plus 0 to d (attention), so E||x_l||^2 / d lies between 1
+    # + l/2 and 1 + 3l/2
     layers = np.arange(depth + 1)
     mean = pre.stream_sq.mean(axis=0)
     assert np.all(mean[1:] >= 0.9 * (1 + layers[1:] / 2)) and np.all(
@@ -298,7 +308,8 @@ def test_finding_1_post_norm_keeps_the_norm_and_pre_norm_grows_linearly():
 
 
 def last_layer_slope(placement, depths=(2, 4, 8, 16, 32), seeds=6):
-    """Log-log slope of the mean (over seeds) of one batch's ||dL/dW2|| in the last layer, against depth L."""
+    """Log-log slope of the mean (over seeds) of one batch's ||dL/dW2|| in the last layer, against
+    depth L."""
     norms = [
         init_profile(depth, 32, placement, seeds=seeds).grad_norm["W2"][:, -1].mean()
         for depth in depths
@@ -352,7 +363,8 @@ def test_forward_rejects_wrong_shapes():
 
 
 def test_init_profile_averages_gradients_over_batches_before_the_norm():
-    """batches=2 must equal averaging two hand-drawn batches' gradients (same rng order: weights, then x, target per batch)."""
+    """batches=2 must equal averaging two hand-drawn batches' gradients (same rng order: weights,
+    then x, target per batch)."""
     profile = init_profile(2, 4, "pre", seeds=1, batches=2, tokens=3, batch=2)
     rng = np.random.default_rng(0)
     weights = [init_layer(rng, 4) for _ in range(2)]
@@ -367,7 +379,8 @@ def test_init_profile_averages_gradients_over_batches_before_the_norm():
 
 
 def test_the_models_norm_is_lnlib_layer_norm():
-    """model_norm, the textbook LayerNorm the models use for speed, against the hardened layer_norm and its backward."""
+    """model_norm, the textbook LayerNorm the models use for speed, against the hardened layer_norm
+    and its backward."""
     rng = np.random.default_rng(11)
     x, dy = rng.normal(size=(2, 3, 7)) * 3 + 1, rng.normal(size=(2, 3, 7))
     y, saved = model_norm(x)

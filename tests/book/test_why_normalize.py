@@ -1,4 +1,5 @@
-"""The chapter "Why normalize?": the numbers its explorer shows, recomputed independently, and its fixed chart range."""
+"""The chapter "Why normalize?": the numbers its explorer shows, recomputed independently, and its
+fixed chart range."""
 
 import numpy as np
 import pytest
@@ -47,7 +48,8 @@ def test_explorer_shows_the_scales_of_a_separate_run(explorer, depth, a, layer_n
 
 
 def test_relu_without_layer_norm_grows_by_a_over_sqrt2_per_layer(explorer):
-    """A ReLU halves the mean square of a symmetric input, so each layer multiplies the scale by about a / sqrt(2)."""
+    """A ReLU halves the mean square of a symmetric input, so each layer multiplies the scale by
+    about a / sqrt(2)."""
     for name, value in (
         ("depth", 50),
         ("weight_scale", 3.0),
@@ -84,7 +86,8 @@ def test_explorer_refuses_settings_it_has_not_precomputed(kwargs):
     [(3.0, False, "overflows to inf"), (0.5, False, "round to 0"), (3.0, True, None)],
 )
 def test_explorer_notes_scales_beyond_half_precision(explorer, a, layer_norm, expected):
-    """float16 holds magnitudes from about 6e-8 to 65504; a 50-layer stack without LayerNorm leaves that range."""
+    """float16 holds magnitudes from about 6e-8 to 65504; a 50-layer stack without LayerNorm leaves
+    that range."""
     for name, value in (
         ("depth", 50),
         ("weight_scale", a),
@@ -105,8 +108,9 @@ def test_explorer_notes_scales_beyond_half_precision(explorer, a, layer_norm, ex
 
 
 def test_scaled_run_is_the_stack_at_that_weight_scale():
-    """The chapter's hidden cells run the stack through scaled_run: it must be run_stack on a·W, and with
-    LayerNorm the activations must not depend on a (up to ε), the chapter's "LN(a z) ≈ LN(z)"."""
+    """The chapter's hidden cells run the stack through scaled_run: it must be run_stack on a·W, and
+    with LayerNorm the activations must not depend on a (up to ε), the chapter's "LN(a z) ≈
+    LN(z)"."""
     from lnlib.book.experiments.why_normalize import scaled_run
 
     x, weights, upstream = random_stack(6, 16, 8, seed=3)

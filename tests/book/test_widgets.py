@@ -1,4 +1,5 @@
-"""Every explorer in lnlib.book.explorers, driven as a reader would: each control moved, the display must follow.
+"""Every explorer in lnlib.book.explorers, driven as a reader would: each control moved, the display
+must follow.
 
 For each ``*_explorer`` listed in ``lnlib.book.explorers.__all__``: build it with its
 defaults, move every control through its extremes, middle and options, and
@@ -27,7 +28,8 @@ SELECTIONS = (
 
 
 def option_values(control):
-    """The positions a reader can reach that are most likely to break something: extremes, middle, every option."""
+    """The positions a reader can reach that are most likely to break something: extremes, middle,
+    every option."""
     if isinstance(control, widgets.FloatLogSlider):
         low, high = control.min, control.max
         return [control.base**low, control.base**high, control.base ** ((low + high) / 2)]
@@ -48,7 +50,8 @@ def option_values(control):
 
 
 def png(image) -> bytes:
-    """The PNG an explorer's image widget carries as a data URL (lnlib.book.explorers.base.png_url), or b"" if it is not one."""
+    """The PNG an explorer's image widget carries as a data URL (lnlib.book.explorers.base.png_url),
+    or b"" if it is not one."""
     prefix, _, data = bytes(image.value).partition(b",")
     return base64.b64decode(data) if prefix == b"data:image/png;base64" else b""
 
@@ -94,13 +97,15 @@ def test_every_control_changes_the_display(name):
                 )
             elif control.value != before_value:
                 assert after[:2] != before[:2], (
-                    f"{name}: moving {control_name} from {before_value!r} to {value!r} changed nothing on screen"
+                    f"{name}: moving {control_name} from {before_value!r} to {value!r} changed "
+                    "nothing on screen"
                 )
 
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_all_controls_at_extremes_together_show_no_traceback(name):
-    """Every control at its minimum, then every one at its maximum: an explorer must answer with a figure and text."""
+    """Every control at its minimum, then every one at its maximum: an explorer must answer with a
+    figure and text."""
     explorer = getattr(lnlib.book.explorers, name)()
     for pick in (0, -1):
         for control in explorer.controls.values():
@@ -143,7 +148,8 @@ def test_mean_explorer_refuses_bad_starting_values(values):
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_the_moving_layer_over_the_background_is_the_figure(name):
-    """The website stores per setting only the pixels that differ from the static background: laid over it, the frame."""
+    """The website stores per setting only the pixels that differ from the static background: laid
+    over it, the frame."""
     from lnlib.book.explorers.web import overlay
 
     explorer = getattr(lnlib.book.explorers, name)()
@@ -161,7 +167,8 @@ def test_the_moving_layer_over_the_background_is_the_figure(name):
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_both_layers_decode_to_their_pixels(name):
-    """The hand-written PNG encoder (lnlib.book.figures.render.encode_png), read back by Pillow's decoder."""
+    """The hand-written PNG encoder (lnlib.book.figures.render.encode_png), read back by Pillow's
+    decoder."""
     import io
 
     from PIL import Image
@@ -177,7 +184,8 @@ def test_both_layers_decode_to_their_pixels(name):
 
 @pytest.mark.parametrize("name", EXPLORERS)
 def test_web_settings_show_what_the_widget_shows(name):
-    """At grid points of the website's explorer, its readout and note are the widget's, set by its controls."""
+    """At grid points of the website's explorer, its readout and note are the widget's, set by its
+    controls."""
     from lnlib.book.explorers.web import web_states
 
     web, widget = getattr(lnlib.book.explorers, name)(), getattr(lnlib.book.explorers, name)()

@@ -1,9 +1,10 @@
-"""Print, as JSON, every slider in the web documents of the AT-SPI desktop: its id, name and value text.
+"""Print, as JSON, every slider in the web documents of the AT-SPI desktop: its id, name and value
+text.
 
-Run by Debian's own ``/usr/bin/python3`` (packages python3-gi and gir1.2-atspi-2.0), not by the project's
-venv, from tests/browser/test_platform_accessibility.py, on the private accessibility bus that test starts.
-This is the tree a Linux screen reader (Orca) reads; Chromium puts a slider's aria-valuetext among the
-object's attributes as ``valuetext``.
+Run by Debian's own ``/usr/bin/python3`` (packages python3-gi and gir1.2-atspi-2.0), not by the
+project's venv, from tests/browser/test_platform_accessibility.py, on the private accessibility bus
+that test starts. This is the tree a Linux screen reader (Orca) reads; Chromium puts a slider's
+aria-valuetext among the object's attributes as ``valuetext``.
 """
 
 import json

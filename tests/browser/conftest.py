@@ -1,8 +1,10 @@
-"""Fixtures for the browser tests: Debian's Chromium driven by Playwright, the built site on loopback.
+"""Fixtures for the browser tests: Debian's Chromium driven by Playwright, the built site on
+loopback.
 
 Without Chromium these tests skip with a message naming the command that installs it; in CI
-(``LNBOOK_REQUIRE_BROWSER=1``, set by ``.ci/run``) they fail instead, so they can never silently vanish.
-Every request to a host other than the loopback is blocked and recorded: the book must work offline.
+(``LNBOOK_REQUIRE_BROWSER=1``, set by ``.ci/run``) they fail instead, so they can never silently
+vanish. Every request to a host other than the loopback is blocked and recorded: the book must work
+offline.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("LNBOOK_SITE", ROOT / "_build" / "html"))  # the built website under test
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = os.environ.get("LNBOOK_CHROMIUM", "/usr/bin/chromium")
-INSTALL_HINT = "install Debian's Chromium with `sudo apt-get install -y chromium` (or set LNBOOK_CHROMIUM to its path)"
+INSTALL_HINT = (
+    "install Debian's Chromium with `sudo apt-get install -y chromium` (or set LNBOOK_CHROMIUM to "
+    "its path)"
+)
 # Screenshots are for a person to look at (`make screenshots`); `make test` skips encoding them.
 SCREENSHOTS = os.environ.get("LNBOOK_SCREENSHOTS") == "1"
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}

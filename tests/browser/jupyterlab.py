@@ -1,9 +1,10 @@
-"""A real JupyterLab for the browser tests and ``make bench``: the server, opening and running a chapter, moving controls.
+"""A real JupyterLab for the browser tests and ``make bench``: the server, opening and running a
+chapter, moving controls.
 
-One server (loopback, a random token, windowing off so every cell is rendered, no news pop-up) serves a
-temporary copy of the chapters, so nothing can modify the committed notebooks. ``tests/browser/test_lab.py``
-and ``benchmarks/lab.py`` both drive it through the helpers here, so the test and the benchmark move the
-controls the same way and time the same events.
+One server (loopback, a random token, windowing off so every cell is rendered, no news pop-up)
+serves a temporary copy of the chapters, so nothing can modify the committed notebooks.
+``tests/browser/test_lab.py`` and ``benchmarks/lab.py`` both drive it through the helpers here, so
+the test and the benchmark move the controls the same way and time the same events.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 # The status bar's kernel item says KERNEL_IDLE. Looked for among the status bar's text items, every
 # 100 ms: a page-wide text search (``get_by_text``) re-run on every frame cost about a fifth of
 # the renderer's time on a long chapter (CPU profile).
-STATUS_SAYS = "text => [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => e.textContent.includes(text))"
+STATUS_SAYS = (
+    "text => [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => "
+    "e.textContent.includes(text))"
+)
 
 
 def wait_for_idle(page) -> None:
@@ -54,9 +58,10 @@ def free_port() -> int:
 def write_settings(folder: Path) -> None:
     """JupyterLab user settings: never fetch news; everything else as `make lab` gives a reader.
 
-    The notebook's windowing stays JupyterLab's default (4.6: ``contentVisibility``, every cell in the page,
-    the browser skipping the work for cells off screen), so the tests and `make bench-lab` see the page a
-    reader sees. (It used to be ``none``, every cell laid out and painted: not what `make lab` gives.)
+    The notebook's windowing stays JupyterLab's default (4.6: ``contentVisibility``, every cell in
+    the page, the browser skipping the work for cells off screen), so the tests and `make bench-lab`
+    see the page a reader sees. (It used to be ``none``, every cell laid out and painted: not what
+    `make lab` gives.)
     """
     path = folder / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,8 +70,9 @@ def write_settings(folder: Path) -> None:
 
 @contextlib.contextmanager
 def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
-    """Run a JupyterLab server over copies of `chapters` (and the pages beside them, e.g. the Sources) in
-    `workdir`, as a student who was handed ``chapters/`` has them; yield ``(base_url, token)``."""
+    """Run a JupyterLab server over copies of `chapters` (and the pages beside them, e.g. the
+    Sources) in `workdir`, as a student who was handed ``chapters/`` has them; yield
+    ``(base_url, token)``."""
     for name in chapters:
         shutil.copy(ROOT / "chapters" / f"{name}.ipynb", workdir)
     for page in (ROOT / "chapters").glob("*.md"):
@@ -115,14 +121,16 @@ def jupyterlab(workdir: Path, chapters=CHAPTERS, timeout: float = 120):
 
 
 def open_chapter(page, base: str, token: str, chapter: str) -> None:
-    """Open `chapter` in a workspace of its own (JupyterLab would otherwise reopen the previous one) and wait for its kernel."""
+    """Open `chapter` in a workspace of its own (JupyterLab would otherwise reopen the previous one)
+    and wait for its kernel."""
     page.goto(f"{base}/lab/workspaces/{chapter}/tree/{chapter}.ipynb?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     wait_for_idle(page)
 
 
 def run_all(page) -> None:
-    """Run All Cells from the menu; return when no cell is queued or running ("[*]") and the kernel is idle."""
+    """Run All Cells from the menu; return when no cell is queued or running ("[*]") and the kernel
+    is idle."""
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     item = page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first
     item.wait_for(state="visible")
@@ -130,9 +138,11 @@ def run_all(page) -> None:
     # The last code cell gets an execution count when everything before it has run.
     page.wait_for_function(
         """() => {
-        const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
+        const prompts = [...document.querySelectorAll(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')];
         const last = prompts[prompts.length - 1];
-        return prompts.length > 0 && !prompts.some(e => e.textContent.includes('*')) && /\\[\\d+\\]/.test(last.textContent);
+        return prompts.length > 0 && !prompts.some(e => e.textContent.includes('*')) &&
+            /\\[\\d+\\]/.test(last.textContent);
     }""",
         polling=200,
         timeout=300_000,
@@ -140,7 +150,8 @@ def run_all(page) -> None:
     wait_for_idle(page)
 
 
-# JupyterLab's own "run cell" command on each cell in turn (NotebookActions.run resolves when the cell has run).
+# JupyterLab's own "run cell" command on each cell in turn (NotebookActions.run resolves when the
+# cell has run).
 RUN_CELLS = """async indices => {
     const notebook = window.jupyterapp.shell.currentWidget.content;
     for (const index of indices) {
@@ -151,27 +162,30 @@ RUN_CELLS = """async indices => {
 
 
 def run_cells(page, indices: list[int]) -> None:
-    """Run the notebook's cells at `indices` (0-based, markdown included) with JupyterLab's Run Cell, in
-    order; return when the kernel is idle. The test runs only the cells its checks need (the chapter's
-    imports, its explorer, its exercises): every cell of every chapter already runs in nbval's kernel."""
+    """Run the notebook's cells at `indices` (0-based, markdown included) with JupyterLab's Run
+    Cell, in order; return when the kernel is idle. The test runs only the cells its checks need
+    (the chapter's imports, its explorer, its exercises): every cell of every chapter already runs
+    in nbval's kernel."""
     page.evaluate(RUN_CELLS, indices)
     wait_for_idle(page)
 
 
-# Timestamps in the page: the input event that starts a move (a key or a pointer pressed on a slider, a dropdown's
-# choice), then each load of a figure image and each
+# Timestamps in the page: the input event that starts a move (a key or a pointer pressed on a
+# slider, a dropdown's choice), then each load of a figure image and each
 # change of the readout or note, all on performance.now()'s clock.
 PROBE = """root => {
     const probe = root.__probe = {input: null, loads: [], texts: [], pending: 0};
     const start = () => { probe.input = performance.now(); probe.loads = []; probe.texts = []; };
     root.addEventListener('keydown', start, {capture: true});
     root.addEventListener('pointerdown', start, {capture: true});
-    root.addEventListener('input', e => { if (e.target.tagName === 'SELECT') start(); }, {capture: true});
+    root.addEventListener('input', e => { if (e.target.tagName === 'SELECT') start(); },
+        {capture: true});
     root.addEventListener('load', e => {
         if (e.target.tagName === 'IMG') probe.loads.push(performance.now());
     }, {capture: true});
     new MutationObserver(() => probe.texts.push(performance.now()))
-        .observe(root.querySelector('.lnlib-readout'), {subtree: true, childList: true, characterData: true});
+        .observe(root.querySelector('.lnlib-readout'), {subtree: true, childList: true,
+            characterData: true});
 }"""
 
 STATE = """root => ({
@@ -199,7 +213,8 @@ def install_probe(page, root) -> None:
 
 
 def drag_slider(page, slider, fraction: float) -> None:
-    """Drag the slider's handle with the mouse to a fraction of the track's width, in a few steps."""
+    """Drag the slider's handle with the mouse to a fraction of the track's width, in a few
+    steps."""
     slider.scroll_into_view_if_needed()
     slider.locator(
         ".noUi-handle"
@@ -222,21 +237,28 @@ def controls(root) -> list:
 
 
 def control_state(control) -> dict:
-    """A control's kind, label, position (a slider's handle aria values, a dropdown's or toggle's index, a checkbox's
-    state) and whether it is disabled."""
+    """A control's kind, label, position (a slider's handle aria values, a dropdown's or toggle's
+    index, a checkbox's state) and whether it is disabled."""
     return control.evaluate("""c => {
-        const label = (c.querySelector('.widget-label-basic span') || c.querySelector('.widget-label')).innerText;
+        const label = (c.querySelector('.widget-label-basic span') ||
+            c.querySelector('.widget-label')).innerText;
         const buttons = [...c.querySelectorAll('button')];
-        if (buttons.length) return {kind: 'toggle', label, now: buttons.findIndex(b => b.classList.contains('mod-active')),
-                                    min: 0, max: buttons.length - 1, disabled: buttons.every(b => b.disabled)};
+        if (buttons.length) return {kind: 'toggle', label, now: buttons.findIndex(b =>
+            b.classList.contains('mod-active')),
+                                    min: 0, max: buttons.length - 1, disabled: buttons.every(b =>
+                                        b.disabled)};
         const box = c.querySelector('input[type=checkbox]');
-        if (box) return {kind: 'checkbox', label, now: Number(box.checked), min: 0, max: 1, disabled: box.disabled};
+        if (box) return {kind: 'checkbox', label, now: Number(box.checked), min: 0, max: 1,
+            disabled: box.disabled};
         const select = c.querySelector('select');
-        if (select) return {kind: 'select', label, now: select.selectedIndex, min: 0, max: select.options.length - 1,
+        if (select) return {kind: 'select', label, now: select.selectedIndex, min: 0,
+            max: select.options.length - 1,
                             disabled: select.disabled};
         const h = c.querySelector('.noUi-handle'), target = c.querySelector('.noUi-target');
-        return {kind: 'slider', label, now: Number(h.getAttribute('aria-valuenow')), min: Number(h.getAttribute('aria-valuemin')),
-                max: Number(h.getAttribute('aria-valuemax')), step: target.noUiSlider.options.step || 1,
+        return {kind: 'slider', label, now: Number(h.getAttribute('aria-valuenow')),
+            min: Number(h.getAttribute('aria-valuemin')),
+                max: Number(h.getAttribute('aria-valuemax')),
+                    step: target.noUiSlider.options.step || 1,
                 disabled: target.hasAttribute('disabled')};
     }""")
 
@@ -245,7 +267,8 @@ KEYS_UP, KEYS_DOWN = ("ArrowRight", "PageUp", "End"), ("ArrowLeft", "PageDown", 
 
 
 def plan_move(state: dict, how: str, i: int):
-    """A move that changes `state`'s position: a key (turned round at an end) or a fraction of the track to click."""
+    """A move that changes `state`'s position: a key (turned round at an end) or a fraction of the
+    track to click."""
     span = state["max"] - state["min"] or 1
     here = (state["now"] - state["min"]) / span
     if state["kind"] in (
@@ -259,8 +282,8 @@ def plan_move(state: dict, how: str, i: int):
     if how == "key":
         up = here < 1 and (i % 2 == 0 or here <= 0)
         return "key", (KEYS_UP if up else KEYS_DOWN)[(i // 2) % 3 if i % 4 else 0]
-    # A click lands on the nearest step, and a click on the handle itself moves nothing: aim at a step at
-    # least a tenth of the track (more than the handle's width) from the handle.
+    # A click lands on the nearest step, and a click on the handle itself moves nothing: aim at a
+    # step at least a tenth of the track (more than the handle's width) from the handle.
     steps = max(1, round(span / state["step"]))
     target = round([0.85, 0.2, 0.6, 0.05, 0.4][i % 5] * steps)
     if abs(target / steps - here) < 0.1 or target == round(here * steps):
@@ -271,12 +294,15 @@ def plan_move(state: dict, how: str, i: int):
 
 
 def move(page, control, how: str, what) -> None:
-    """Press a key on a slider's handle, click its track at a fraction of its width, or choose a dropdown's option.
+    """Press a key on a slider's handle, click its track at a fraction of its width, or choose a
+    dropdown's option.
 
-    A dropdown's list is the browser's own pop-up, which a page cannot script; JupyterLab takes the focus from
-    a focused ``<select>`` (its command mode), so its option is chosen as Playwright does, firing input and change.
+    A dropdown's list is the browser's own pop-up, which a page cannot script; JupyterLab takes the
+    focus from a focused ``<select>`` (its command mode), so its option is chosen as Playwright
+    does, firing input and change.
     """
-    control.scroll_into_view_if_needed()  # JupyterLab may have scrolled the notebook since the last move
+    # JupyterLab may have scrolled the notebook since the last move
+    control.scroll_into_view_if_needed()
     if how == "select":
         control.locator("select").select_option(index=what)
     elif how == "click":  # a toggle's button, or a checkbox

@@ -1,11 +1,12 @@
-"""The website on a phone, 390 x 844 CSS px: an explorer's controls and what they change on one screen,
-identifiers in tables kept whole, and nothing of the theme's floating over an explorer or an exercise.
+"""The website on a phone, 390 x 844 CSS px: an explorer's controls and what they change on one
+screen, identifiers in tables kept whole, and nothing of the theme's floating over an explorer or an
+exercise.
 
 An explorer whose slider and readout are never on the screen together makes the reader scroll after
-every move. For each explorer the test shows, in the built page, every readout and note its states can
-show, and requires the span from the top of its controls to the bottom of its note to fit the viewport
-below any header that stays on screen (``_ext/web_explorers_static/lnlib-explorers.css`` sizes a tall
-figure for that).
+every move. For each explorer the test shows, in the built page, every readout and note its states
+can show, and requires the span from the top of its controls to the bottom of its note to fit the
+viewport below any header that stays on screen (``_ext/web_explorers_static/lnlib-explorers.css``
+sizes a tall figure for that).
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from .test_website import PAGES, has_explorer
 PHONE = {"width": 390, "height": 844}
 EXPLORER_PAGES = [page for page in PAGES if has_explorer(page)]
 
-# For each explorer: the tallest span, controls to note, over every readout and note its states show.
+# For each explorer: the tallest span, controls to note, over every readout and note its states
+# show.
 SPANS = """() => {
     const header = document.querySelector('.bd-header');
     const stays = header && ['sticky', 'fixed'].includes(getComputedStyle(header).position);
     const below = stays ? header.getBoundingClientRect().height : 0;
     return [...document.querySelectorAll('.lnlib-web-explorer')].map(root => {
         const data = JSON.parse(root.querySelector('script.lnlib-web-data').textContent);
-        const readout = root.querySelector('.lnlib-readout'), note = root.querySelector('.lnlib-note');
+        const readout = root.querySelector('.lnlib-readout'),
+            note = root.querySelector('.lnlib-note');
         const kept = [readout.innerHTML, note.innerHTML];
         const pairs = new Set(data.states.filter(s => s).map(s => s[2] + ',' + s[3]));
         let tallest = 0, texts = 0;
@@ -63,14 +66,15 @@ def test_an_explorers_controls_and_readout_fit_one_phone_screen(page, browser, s
     for span in spans:
         assert span["texts"] >= 1 and span["width"] <= PHONE["width"], span
         assert span["tallest"] <= span["room"], (
-            f"{page}: {span['explorer']} needs {span['tallest']:.0f} px from its controls to its note "
-            f"at its tallest readout; a {PHONE['width']} x {PHONE['height']} screen shows "
+            f"{page}: {span['explorer']} needs {span['tallest']:.0f} px from its controls to its "
+            f"note at its tallest readout; a {PHONE['width']} x {PHONE['height']} screen shows "
             f"{span['room']:.0f}"
         )
 
 
-# Bring each explorer and exercise to the lower part of the screen by an upward scroll (the theme shows
-# its "Back to top" pill, at 90 % of the height, while the reader scrolls up) and report what it covers.
+# Bring each explorer and exercise to the lower part of the screen by an upward scroll (the theme
+# shows its "Back to top" pill, at 90 % of the height, while the reader scrolls up) and report what
+# it covers.
 COVERED = """async () => {
     const pause = ms => new Promise(r => setTimeout(r, ms));
     const button = document.querySelector('#pst-back-to-top');
@@ -88,7 +92,8 @@ COVERED = """async () => {
         const shown = button && button.getClientRects().length > 0
             && getComputedStyle(button).visibility !== 'hidden';
         if (shown && b.left < t.right && t.left < b.right && b.top < t.bottom && t.top < b.bottom)
-            covered.push(target.className + ' ' + (target.dataset.explorer || target.dataset.exercise));
+            covered.push(target.className + ' ' + (target.dataset.explorer ||
+                target.dataset.exercise));
     }
     return {targets: targets.length, covered};
 }"""
@@ -108,7 +113,8 @@ def test_back_to_top_never_covers_an_explorer_or_exercise_on_a_phone(page, brows
 # Every piece of inline code in a table, and on how many lines it is drawn.
 TABLE_CODE = """() => [...document.querySelectorAll('article table code.literal')]
     .filter(c => c.getClientRects().length > 0)
-    .map(c => ({text: c.textContent, lines: new Set([...c.getClientRects()].map(r => Math.round(r.top))).size}))"""
+    .map(c => ({text: c.textContent, lines: new Set([...c.getClientRects()].map(r =>
+        Math.round(r.top))).size}))"""
 
 
 def test_inline_code_in_tables_is_not_broken_mid_word_on_a_phone(browser, site_url):

@@ -1,18 +1,21 @@
-"""What a Linux screen reader hears of each explorer slider: its value text in the platform accessibility tree.
+"""What a Linux screen reader hears of each explorer slider: its value text in the platform
+accessibility tree.
 
-Chromium 156's DevTools accessibility tree no longer reports a slider's ``aria-valuetext`` (it reports the
-slider's number; ``test_accessibility.test_chromium_reports_a_slider_s_value_text`` reproduces it on a
-bare page). Its platform tree, the one Orca reads through AT-SPI, still does: probed on 2026-11-28 with
-Chromium 156.0.8078.108 and 150.0.7871.100 on the same bare page, both put ``valuetext`` among the
-slider's attributes. So the explorers keep the ARIA way (aria-valuetext, no second copy of the value for a
-screen reader to read twice), and this test reads what a screen reader is told where it is told it.
+Chromium 156's DevTools accessibility tree no longer reports a slider's ``aria-valuetext`` (it
+reports the slider's number; ``test_accessibility.test_chromium_reports_a_slider_s_value_text``
+reproduces it on a bare page). Its platform tree, the one Orca reads through AT-SPI, still does:
+probed on 2026-11-28 with Chromium 156.0.8078.108 and 150.0.7871.100 on the same bare page, both put
+``valuetext`` among the slider's attributes. So the explorers keep the ARIA way (aria-valuetext, no
+second copy of the value for a screen reader to read twice), and this test reads what a screen
+reader is told where it is told it.
 
-Chromium runs with a window on a virtual X display (Xvfb), its accessibility bridge on a private D-Bus
-session that carries the AT-SPI bus; Debian's own Python reads the tree (``atspi_sliders.py``, with gi's
-Atspi). For a sample of explorers (the same path serves every slider: ``test_web_explorers.py`` checks
-each slider's aria-valuetext on every move of every explorer, ``test_accessibility.py`` its name in the
-DevTools tree) each slider must be named by what it moves and read with its unit, at the chapter's
-settings and after a key press moves one; with the value text taken out of the page, it must not be.
+Chromium runs with a window on a virtual X display (Xvfb), its accessibility bridge on a private
+D-Bus session that carries the AT-SPI bus; Debian's own Python reads the tree (``atspi_sliders.py``,
+with gi's Atspi). For a sample of explorers (the same path serves every slider:
+``test_web_explorers.py`` checks each slider's aria-valuetext on every move of every explorer,
+``test_accessibility.py`` its name in the DevTools tree) each slider must be named by what it moves
+and read with its unit, at the chapter's settings and after a key press moves one; with the value
+text taken out of the page, it must not be.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, with python3-gi: the venv's Pyth
 AT_SPI_BUS = "/usr/libexec/at-spi-bus-launcher"
 READER = Path(__file__).with_name("atspi_sliders.py")
 APT = "sudo apt-get install -y xvfb dbus at-spi2-core gir1.2-atspi-2.0 python3-gi"
-# ε on a log scale (powers of ten), a count with its unit (layers), and the sweep whose slider changes meaning
+# ε on a log scale (powers of ten), a count with its unit (layers), and the sweep whose slider
+# changes meaning
 SAMPLE = ("chapters/01_why_normalize", "chapters/05_epsilon", "chapters/13_numerics")
 
 
@@ -59,8 +63,8 @@ def _started(stack: contextlib.ExitStack, command: list[str], **options) -> subp
 def platform(browser):
     """A headed Chromium on a virtual display with AT-SPI on: (browser, environment for the reader).
 
-    Launched by the session's own Playwright (``browser.browser_type``): a second Playwright in the same
-    worker would fail inside the first one's event loop."""
+    Launched by the session's own Playwright (``browser.browser_type``): a second Playwright in the
+    same worker would fail inside the first one's event loop."""
     for program in ("Xvfb", "dbus-daemon"):
         require(shutil.which(program) is not None, f"{program} is missing: {APT}")
     require(Path(AT_SPI_BUS).exists(), f"the AT-SPI bus is missing: {APT}")
@@ -113,7 +117,8 @@ def platform_sliders(env) -> dict[str, dict]:
 
 
 def mismatches(root, states, env) -> list[str]:
-    """Each slider whose platform name or value text differs from the explorer's Meaning, in words."""
+    """Each slider whose platform name or value text differs from the explorer's Meaning, in
+    words."""
     positions = root.evaluate(POSITIONS)
     ids = root.evaluate("r => [...r.querySelectorAll('[data-lnlib-control]')].map(c => c.id)")
     heard = platform_sliders(env)
@@ -132,7 +137,8 @@ def mismatches(root, states, env) -> list[str]:
 
 
 def settled(root, states, env, want_empty: bool = True, seconds: float = 5.0) -> list[str]:
-    """:func:`mismatches` once the platform tree has caught up with the page (it follows asynchronously)."""
+    """:func:`mismatches` once the platform tree has caught up with the page (it follows
+    asynchronously)."""
     deadline = time.monotonic() + seconds
     while True:
         wrong = mismatches(root, states, env)
@@ -173,14 +179,15 @@ def test_a_screen_reader_hears_each_slider_with_its_unit(page, platform, site_ur
 
 
 def test_the_platform_check_fails_without_the_value_text(platform, site_url):
-    """The mutation check: with aria-valuetext taken out of the built page, the platform tree reads the
-    sliders' bare numbers and :func:`mismatches` names every slider."""
+    """The mutation check: with aria-valuetext taken out of the built page, the platform tree reads
+    the sliders' bare numbers and :func:`mismatches` names every slider."""
     browser, env = platform
     page = "chapters/05_epsilon"
     states = web_states(build(page))
     with explorer_page(browser, site_url, page) as root:
         root.evaluate(
-            "r => r.querySelectorAll('input[type=range]').forEach(c => c.removeAttribute('aria-valuetext'))"
+            "r => r.querySelectorAll('input[type=range]').forEach(c => "
+            "c.removeAttribute('aria-valuetext'))"
         )
         wrong = settled(root, states, env, want_empty=False)
         sliders = sum(control.kind == "range" for control in states.controls)

@@ -1,12 +1,12 @@
 """The explorers on the built website, driven in Chromium offline as a reader would.
 
-For every chapter: every control of its explorer is moved by mouse and by keyboard; each move must show
-the stored setting within one animation frame, and the readout and note must equal what
+For every chapter: every control of its explorer is moved by mouse and by keyboard; each move must
+show the stored setting within one animation frame, and the readout and note must equal what
 ``lnlib.book.explorers.<name>_explorer`` computes at that grid point (computed here, in Python); the
-moved control's aria-label and aria-valuetext must say what it moves and its new value with its unit. No console
-error, no outside request, no missing image, and the page with its states weighs at most 2.5 MB.
-A static check reads every built chapter page: no explorer cell without its explorer under it, no
-Explore prose that asks for a control the page does not have.
+moved control's aria-label and aria-valuetext must say what it moves and its new value with its
+unit. No console error, no outside request, no missing image, and the page with its states weighs at
+most 2.5 MB. A static check reads every built chapter page: no explorer cell without its explorer
+under it, no Explore prose that asks for a control the page does not have.
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ EXPLORER_CALL = re.compile(r"^\w+_explorer\(.*\)\s*$", re.S)
 PAGE_BUDGET = (
     2.5e6  # bytes: the page's own HTML (states included), its images and the explorers' front-end
 )
-# The theme, MathJax and the search index (about 3.8 MB uncompressed) are shared by every page of the book and
-# come from the browser's cache after the first; BENCHMARKS.md lists them apart.
-PAGE_WEIGHT = """() => performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+# The theme, MathJax and the search index (about 3.8 MB uncompressed) are shared by every page of
+# the book and come from the browser's cache after the first; BENCHMARKS.md lists them apart.
+PAGE_WEIGHT = """() => performance.getEntriesByType('navigation')
+    .concat(performance.getEntriesByType('resource'))
     .filter(e => { const path = new URL(e.name).pathname;
-                   return !(path.includes('/_static/') && !path.includes('lnlib-explorers')) && !path.endsWith('searchindex.js'); })
+                   return !(path.includes('/_static/') && !path.includes('lnlib-explorers')) &&
+                       !path.endsWith('searchindex.js'); })
     .reduce((sum, e) => sum + (e.encodedBodySize || 0), 0)"""
 STALE_PHRASES = (
     "is replaced by the figure below",
@@ -41,7 +43,8 @@ STALE_PHRASES = (
 
 
 def chapter_explorers() -> dict[str, str]:
-    """Chapter page -> the source of its explorer cell (one expression, e.g. ``mean_explorer(values=[...])``)."""
+    """Chapter page -> the source of its explorer cell (one expression, e.g.
+    ``mean_explorer(values=[...])``)."""
     found = {}
     for notebook in sorted((ROOT / "chapters").glob("*.ipynb")):
         for cell in json.loads(notebook.read_text())["cells"]:
@@ -69,30 +72,43 @@ PROBE = """root => {
     }, {capture: true});
 }"""
 ARM = "root => { root.__probe = {frames: null, fired: false}; }"
-SETTLED = "root => root.dataset.shown === root.dataset.state && (!root.__probe.fired || root.__probe.frames !== null)"
+SETTLED = (
+    "root => root.dataset.shown === root.dataset.state && (!root.__probe.fired || "
+    "root.__probe.frames !== null)"
+)
 SHOWN = """root => {
     const data = JSON.parse(root.querySelector('script.lnlib-web-data').textContent);
     const state = data.states[Number(root.dataset.state)];
     const overlay = root.querySelector('.lnlib-web-overlay');
-    const norm = html => { const d = document.createElement('div'); d.innerHTML = html; return d.innerHTML; };
+    const norm = html => { const d = document.createElement('div'); d.innerHTML = html;
+        return d.innerHTML; };
     return {
-        state: Number(root.dataset.state), shown: Number(root.dataset.shown), frames: root.__probe ? root.__probe.frames : null,
-        overlayOk: overlay.src === data.images[state[1]] && overlay.complete && overlay.naturalWidth > 0,
+        state: Number(root.dataset.state), shown: Number(root.dataset.shown),
+            frames: root.__probe ? root.__probe.frames : null,
+        overlayOk: overlay.src === data.images[state[1]] && overlay.complete &&
+            overlay.naturalWidth > 0,
         backgroundOk: root.querySelector('.lnlib-web-background').src === data.images[state[0]],
-        readout: root.querySelector('.lnlib-readout').innerHTML, note: root.querySelector('.lnlib-note').innerHTML,
+        readout: root.querySelector('.lnlib-readout').innerHTML,
+            note: root.querySelector('.lnlib-note').innerHTML,
         figure: state[0] + ':' + state[1],
-        disabled: [...root.querySelectorAll('[data-lnlib-control]')].filter(e => e.disabled).map(e => Number(e.dataset.lnlibControl)),
+        disabled: [...root.querySelectorAll('[data-lnlib-control]')].filter(e =>
+            e.disabled).map(e => Number(e.dataset.lnlibControl)),
     };
 }"""
-NORMALIZE = """html => { const d = document.createElement('div'); d.innerHTML = html; return d.innerHTML; }"""
+NORMALIZE = """html => {
+    const d = document.createElement('div'); d.innerHTML = html; return d.innerHTML; }"""
 
 
 # The positions of the controls (a list's index, a slider's step, a checkbox's 0 or 1).
-POSITIONS = "r => [...r.querySelectorAll('[data-lnlib-control]')].map(c => c.type === 'checkbox' ? Number(c.checked) : Number(c.value))"
+POSITIONS = (
+    "r => [...r.querySelectorAll('[data-lnlib-control]')].map(c => c.type === 'checkbox' ? "
+    "Number(c.checked) : Number(c.value))"
+)
 
 
 def expected_name(states, index: int, positions: list[int]) -> tuple[str, str]:
-    """The accessible name and spoken value the explorer's Meaning gives control `index` at `positions`."""
+    """The accessible name and spoken value the explorer's Meaning gives control `index` at
+    `positions`."""
     sweep, control = states.sweep, states.controls[index]
     if sweep and control.name == "value":  # the sweep's slider moves the entry chosen in "move"
         entry = positions[1]
@@ -101,8 +117,8 @@ def expected_name(states, index: int, positions: list[int]) -> tuple[str, str]:
 
 
 def build(page_name: str):
-    """The explorer of chapter page `page_name`, as its Explore cell makes it (with the chapter's running
-    example, which earlier cells define)."""
+    """The explorer of chapter page `page_name`, as its Explore cell makes it (with the chapter's
+    running example, which earlier cells define)."""
     cells = json.loads((ROOT / f"{page_name}.ipynb").read_text())["cells"]
     index = next(
         i for i, cell in enumerate(cells) if "".join(cell["source"]).strip() == EXPLORERS[page_name]
@@ -116,7 +132,8 @@ def frame(explorer, values):
 
 
 def moves(control_kind: str):
-    """(how, what) pairs: one mouse move and keyboard moves a reader would make with this kind of control."""
+    """(how, what) pairs: one mouse move and keyboard moves a reader would make with this kind of
+    control."""
     if control_kind == "range":
         return [
             ("mouse", 0.8),
@@ -147,7 +164,8 @@ def move(page, element, kind: str, how: str, what) -> None:
 
 
 def enable(root, element) -> None:
-    """A control with no effect at this setting is disabled; pick options of the dropdowns until it is in effect."""
+    """A control with no effect at this setting is disabled; pick options of the dropdowns until it
+    is in effect."""
     for select in root.locator("select").all():
         for index in range(select.evaluate("e => e.options.length")):
             select.select_option(index=index)
@@ -182,7 +200,8 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
     handle.evaluate(PROBE)
     controls = root.locator("[data-lnlib-control]")
     assert controls.count() == len(states.controls), (
-        f"{page_name}: the page shows {controls.count()} controls, the grid has {len(states.controls)}"
+        f"{page_name}: the page shows {controls.count()} controls, the grid has "
+        f"{len(states.controls)}"
     )
     checked = 0
     for i, control in enumerate(states.controls):
@@ -217,14 +236,16 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
             assert after["note"] == page.evaluate(NORMALIZE, note), (
                 f"{where}: note differs from the explorer's"
             )
-            # The moved control's accessible name says what it moves; a slider's value text, the value with its unit.
+            # The moved control's accessible name says what it moves; a slider's value text, the
+            # value with its unit.
             what, spoken = expected_name(states, i, root.evaluate(POSITIONS))
             assert element.get_attribute("aria-label") == what, (
                 f"{where}: aria-label {element.get_attribute('aria-label')!r}, not {what!r}"
             )
             if control.kind == "range":
                 assert element.get_attribute("aria-valuetext") == spoken, (
-                    f"{where}: aria-valuetext {element.get_attribute('aria-valuetext')!r}, not {spoken!r}"
+                    f"{where}: aria-valuetext {element.get_attribute('aria-valuetext')!r}, not "
+                    f"{spoken!r}"
                 )
             inactive = explorer.inactive(values)
             expected = sorted(j for j, c in enumerate(states.controls) if c.name in inactive)
@@ -247,7 +268,8 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
             checked += 1
     assert checked >= len(states.controls), f"{page_name}: only {checked} moves changed the setting"
     images = page.evaluate(
-        "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 60))"
+        "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => "
+        "i.src.slice(0, 60))"
     )
     weight = page.evaluate(PAGE_WEIGHT)
     screenshot(handle, artifacts / f"web-explorer-{page_name.split('/')[-1]}.png")
@@ -255,7 +277,8 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
     assert offline.blocked == [], f"{page_name}: outside requests {offline.blocked}"
     assert images == [], f"{page_name}: images that did not load: {images}"
     assert weight <= PAGE_BUDGET, (
-        f"{page_name}: the page weighs {weight / 1e6:.2f} MB, over the {PAGE_BUDGET / 1e6} MB budget"
+        f"{page_name}: the page weighs {weight / 1e6:.2f} MB, over the {PAGE_BUDGET / 1e6} MB "
+        "budget"
     )
 
 
@@ -268,7 +291,8 @@ def test_pages_without_explorers_load_no_explorer_code(site_url):
 
 
 class ExploreSection(HTMLParser):
-    """The text of a chapter page's Explore section outside its explorer, and the labels of its controls."""
+    """The text of a chapter page's Explore section outside its explorer, and the labels of its
+    controls."""
 
     def __init__(self):
         super().__init__()

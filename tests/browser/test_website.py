@@ -9,12 +9,13 @@ Layout, at a desktop width (1280 px) and a phone width (390 px): no display equa
 printed output or table is clipped or needs scrolling at 1280 px; at 390 px figures fit the page,
 and math, code and wide tables may scroll only inside their own box, never widening the page; every
 output figure, the website explorers' included, is shown at >= 75 % of its natural width at 1280 px,
-so its text stays legible; on a phone every figure's smallest text reads at >= 10 px as shown or, for a
-figure that says "Tap the figure to enlarge it" under it, as a tap shows it larger in its own sideways-scrolling
-box (_static/figure-zoom.js), without widening the page; every folded code cell's toggle says what it hides; no
-page says that something is "not installed" or is "skipping" (the PyTorch evidence is stored data,
-lnlib.book.tools.pytorch_reference). With LNBOOK_SCREENSHOTS=1 (`make screenshots`) a full-page screenshot of each page at both widths is
-saved under tests/artifacts/screenshots for a person to look at.
+so its text stays legible; on a phone every figure's smallest text reads at >= 10 px as shown or,
+for a figure that says "Tap the figure to enlarge it" under it, as a tap shows it larger in its own
+sideways-scrolling box (_static/figure-zoom.js), without widening the page; every folded code cell's
+toggle says what it hides; no page says that something is "not installed" or is "skipping" (the
+PyTorch evidence is stored data, lnlib.book.tools.pytorch_reference). With LNBOOK_SCREENSHOTS=1
+(`make screenshots`) a full-page screenshot of each page at both widths is saved under
+tests/artifacts/screenshots for a person to look at.
 """
 
 from __future__ import annotations
@@ -66,9 +67,12 @@ PAGE_FACTS = """() => {
     const maths = [...document.querySelectorAll('.math')];
     return {
         text: article.innerText,
-        untypeset: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
-        images: [...article.querySelectorAll('img')].map(i => ({src: i.getAttribute('src'), alt: i.getAttribute('alt') || '', ok: i.complete && i.naturalWidth > 0})),
-        widgets: article.querySelectorAll('input[type=range]:not(.lnlib-web-explorer *), .widget-slider, .jupyter-widgets, .widget-area').length,
+        untypeset: maths.filter(m => !m.querySelector('mjx-container')).map(m =>
+            m.textContent.slice(0, 80)),
+        images: [...article.querySelectorAll('img')].map(i => ({src: i.getAttribute('src'),
+            alt: i.getAttribute('alt') || '', ok: i.complete && i.naturalWidth > 0})),
+        widgets: article.querySelectorAll('input[type=range]:not(.lnlib-web-explorer *), ' +
+            '.widget-slider, .jupyter-widgets, .widget-area').length,
         exploreImages: document.querySelectorAll('section#explore img').length,
     };
 }"""
@@ -103,7 +107,8 @@ def test_page_renders_fully_offline(page, offline, site_url, artifacts):
             f"{page}: image {image['src']} has no useful alt text ({image['alt']!r})"
         )
     assert facts["widgets"] == 0, (
-        f"{page}: shows {facts['widgets']} ipywidgets element(s) outside a website explorer, which cannot move without a kernel"
+        f"{page}: shows {facts['widgets']} ipywidgets element(s) outside a website explorer, which "
+        "cannot move without a kernel"
     )
     assert not re.search(r"\b(VBox|HBox|\w+Explorer)\(", facts["text"]), (
         f"{page}: a widget's text repr is shown instead of a figure"
@@ -118,12 +123,15 @@ def test_page_renders_fully_offline(page, offline, site_url, artifacts):
 # Everything measured in CSS pixels; 1 px of slack for sub-pixel rounding.
 LAYOUT_FACTS = """() => {
     const article = document.querySelector('article') || document.body;
-    const shown = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
-    const name = el => el.tagName.toLowerCase() + ': ' + (el.innerText || el.textContent || el.getAttribute('src') || '')
+    const shown = el => el.getClientRects().length > 0 &&
+        getComputedStyle(el).visibility !== 'hidden';
+    const name = el => el.tagName.toLowerCase() + ': ' + (el.innerText || el.textContent ||
+        el.getAttribute('src') || '')
         .replace(/\\s+/g, ' ').trim().slice(0, 70);
     const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
     const overflowing = el => el.scrollWidth > el.clientWidth + 1;
-    // a box that scrolls sideways fades at its right edge until scrolled to the end (_static/scroll-hint.js)
+    // a box that scrolls sideways fades at its right edge until scrolled to the end
+    // (_static/scroll-hint.js)
     const hinted = el => !scrolls(el) || el.classList.contains('lnlib-more-right');
     const pick = selector => [...article.querySelectorAll(selector)].filter(shown);
     const column = article.getBoundingClientRect().width;
@@ -131,22 +139,31 @@ LAYOUT_FACTS = """() => {
         column,
         viewport: window.innerWidth,
         page: document.documentElement.scrollWidth,
-        math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
-        code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el => ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
-        tables: pick('table').filter(t => t.getBoundingClientRect().width > column + 1 || overflowing(t.parentElement))
+        math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el =>
+            ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
+        code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el =>
+            ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
+        tables: pick('table').filter(t => t.getBoundingClientRect().width > column + 1 ||
+            overflowing(t.parentElement))
             .map(t => {
                 let box = t.parentElement;
                 while (box && box !== article && !scrolls(box)) box = box.parentElement;
-                const ok = box && box !== article && box.getBoundingClientRect().width <= column + 1;
-                return {what: name(t), width: Math.round(t.getBoundingClientRect().width), scrolls: !!ok,
+                const ok = box && box !== article &&
+                    box.getBoundingClientRect().width <= column + 1;
+                return {what: name(t), width: Math.round(t.getBoundingClientRect().width),
+                    scrolls: !!ok,
                         hinted: !!ok && box.classList.contains('lnlib-more-right'),
                         // and a line above it says so (the fade alone is faint on a table)
-                        cued: !!ok && !!box.previousElementSibling && box.previousElementSibling.classList.contains('lnlib-scroll-cue')};
+                        cued: !!ok && !!box.previousElementSibling &&
+                            box.previousElementSibling.classList.contains('lnlib-scroll-cue')};
             }),
         images: pick('img').map(i => ({what: i.closest('.lnlib-web-explorer')
-                ? `the figure of ${i.closest('.lnlib-web-explorer').dataset.explorer} (${i.className})` : i.getAttribute('src'),
+                ? `the figure of ${i.closest('.lnlib-web-explorer').dataset.explorer} ` +
+                    `(${i.className})`
+                : i.getAttribute('src'),
             output: !!i.closest('.cell_output'),
-            shown: i.getBoundingClientRect().width, natural: i.naturalWidth, right: i.getBoundingClientRect().right})),
+            shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
+                right: i.getBoundingClientRect().right})),
         cues: pick('.lnlib-scroll-cue').length,
         text: article.textContent,
     };
@@ -175,7 +192,8 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
 
     for phrase in ("not installed", "skipping", "skipped"):
         assert phrase not in facts["text"].lower(), (
-            f"{page}: says {phrase!r}; show stored evidence instead (lnlib.book.tools.pytorch_reference)"
+            f"{page}: says {phrase!r}; show stored evidence instead "
+            "(lnlib.book.tools.pytorch_reference)"
         )
     assert facts["page"] <= facts["viewport"] + 1, (
         f"{page} at {width} px: the page is {facts['page']} px wide, wider than the window"
@@ -193,10 +211,12 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         )
 
         assert facts["math"] == [], (
-            f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): {facts['math']}"
+            f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): "
+            f"{facts['math']}"
         )
         assert facts["code"] == [], (
-            f"{page}: code or output wider than its box at 1280 px (keep lines <= 80 columns): {facts['code']}"
+            f"{page}: code or output wider than its box at 1280 px (keep lines <= 80 columns): "
+            f"{facts['code']}"
         )
         small = [
             f"{i['what']} at {i['shown'] / i['natural']:.0%}"
@@ -204,7 +224,8 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             if i["output"] and i["shown"] < 0.75 * i["natural"]
         ]
         assert small == [], (
-            f"{page}: figures shrunk below 75 % of their natural width, so their text is too small: {small}"
+            f"{page}: figures shrunk below 75 % of their natural width, so their text is too "
+            f"small: {small}"
         )
     else:
         clipped = [
@@ -213,7 +234,8 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             if not block["scrolls"]
         ]
         assert clipped == [], (
-            f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own box: {clipped}"
+            f"{page} at {width} px: math, code or a table cut off instead of scrolling in its own "
+            f"box: {clipped}"
         )
         silent = [
             block
@@ -221,21 +243,25 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             if not block["hinted"]
         ]
         assert silent == [], (
-            f"{page} at {width} px: a box that scrolls sideways without the fade at its right edge: {silent}"
+            f"{page} at {width} px: a box that scrolls sideways without the fade at its right "
+            f"edge: {silent}"
         )
         uncued = [table for table in facts["tables"] if not table["cued"]]
         assert uncued == [], (
-            f"{page} at {width} px: a table that scrolls sideways without the 'scroll sideways' line above it: {uncued}"
+            f"{page} at {width} px: a table that scrolls sideways without the 'scroll sideways' "
+            f"line above it: {uncued}"
         )
         assert facts["cues"] == len(facts["tables"]), (
-            f"{page} at {width} px: {facts['cues']} 'scroll sideways' lines for {len(facts['tables'])} wide tables"
+            f"{page} at {width} px: {facts['cues']} 'scroll sideways' lines for "
+            f"{len(facts['tables'])} wide tables"
         )
 
 
 ZOOM_FACTS = """(selector) => {
     const target = document.querySelector(selector);
     const box = target.closest('.lnlib-zoom-box');
-    return {zoomable: target.classList.contains('lnlib-zoomable'), pressed: target.getAttribute('aria-pressed'),
+    return {zoomable: target.classList.contains('lnlib-zoomable'),
+        pressed: target.getAttribute('aria-pressed'),
             width: target.getBoundingClientRect().width, box: box ? box.clientWidth : null,
             scrolls: box ? box.scrollWidth > box.clientWidth + 1 : false,
             page: document.documentElement.scrollWidth, viewport: window.innerWidth};
@@ -272,8 +298,9 @@ def test_a_tap_shows_a_figure_larger_on_a_phone(selector, browser, site_url):
 
 
 # Pages whose figures a phone reader reported unreadable: the landing page's Fig. 1 diagram,
-# chapter 05's explorer and its companion, chapter 08's diagram, explorer and folded Fig. 16, chapter 09's and
-# chapter 11's legends; and chapter 03, whose explorer opens the book's forward pass.
+# chapter 05's explorer and its companion, chapter 08's diagram, explorer and folded Fig. 16,
+# chapter 09's and chapter 11's legends; and chapter 03, whose explorer opens the book's forward
+# pass.
 LEGIBILITY_PAGES = [
     "intro",
     "chapters/03_mean",
@@ -283,7 +310,8 @@ LEGIBILITY_PAGES = [
     "chapters/11_pre_post_norm",
 ]
 FIGURE_IMAGES = """() => {
-    for (const details of document.querySelectorAll('article details')) details.open = true;  // folded figures too
+    for (const details of document.querySelectorAll('article details')) details.open = true;
+        // folded figures too
     const images = [...new Set(document.querySelectorAll(
         'article div.cell_output img, article figure img, article .lnlib-web-figure img'))]
         .filter(i => !i.hidden && i.getBoundingClientRect().width > 0);
@@ -294,14 +322,17 @@ FIGURE_FACTS = """(k) => {
     const img = document.querySelector(`[data-legibility="${k}"]`);
     const target = img.closest('.lnlib-zoomable');
     const box = img.closest('.lnlib-zoom-box');
-    const cue = box && box.nextElementSibling && box.nextElementSibling.classList.contains('lnlib-zoom-cue')
+    const cue = box && box.nextElementSibling &&
+        box.nextElementSibling.classList.contains('lnlib-zoom-cue')
         ? box.nextElementSibling : null;
     const cueBox = cue ? cue.getBoundingClientRect() : null;
-    return {what: img.closest('.lnlib-web-explorer') ? `the figure of ${img.closest('.lnlib-web-explorer').dataset.explorer}`
+    return {what: img.closest('.lnlib-web-explorer')
+                ? `the figure of ${img.closest('.lnlib-web-explorer').dataset.explorer}`
                 : (img.closest('figure')?.id || img.getAttribute('src').slice(0, 60)),
             natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
             zoomable: !!target, pressed: target ? target.getAttribute('aria-pressed') : null,
-            cue: cue && cueBox.height > 0 && getComputedStyle(cue).visibility === 'visible' ? cue.textContent : '',
+            cue: cue && cueBox.height > 0 &&
+                getComputedStyle(cue).visibility === 'visible' ? cue.textContent : '',
             cueFont: cue ? parseFloat(getComputedStyle(cue).fontSize) : 0,
             page: document.documentElement.scrollWidth, viewport: window.innerWidth};
 }"""
@@ -311,10 +342,10 @@ FIGURE_FACTS = """(k) => {
 def test_every_figure_reads_on_a_phone_as_shown_or_tapped(page, browser, site_url):
     """The book's standard: a figure's smallest text reads at >= MIN_TEXT_PX as the reader reads it.
 
-    The text's size on the page is its size in the PNG (SMALLEST_FONT_PT, the smallest any figure may use,
-    at DPI) times the shown width over the natural width. A figure too small for that at the phone's width
-    must say so under it ("Tap the figure to enlarge it") and a tap must show it large enough, in its own
-    sideways-scrolling box, without widening the page.
+    The text's size on the page is its size in the PNG (SMALLEST_FONT_PT, the smallest any figure
+    may use, at DPI) times the shown width over the natural width. A figure too small for that at
+    the phone's width must say so under it ("Tap the figure to enlarge it") and a tap must show it
+    large enough, in its own sideways-scrolling box, without widening the page.
     """
     from lnlib.book.figures.style import MIN_TEXT_PX, SMALLEST_FONT_PT, text_px
 
@@ -342,7 +373,8 @@ def test_every_figure_reads_on_a_phone_as_shown_or_tapped(page, browser, site_ur
             size = text_px(SMALLEST_FONT_PT, zoomed["shown"], zoomed["natural"])
             if zoomed["pressed"] != "true" or size < MIN_TEXT_PX:
                 unreadable.append(
-                    f"{fitted['what']}: tapped, its {SMALLEST_FONT_PT:g} pt text shows at {size:.1f} px"
+                    f"{fitted['what']}: tapped, its {SMALLEST_FONT_PT:g} pt text shows at "
+                    f"{size:.1f} px"
                 )
             if zoomed["page"] > zoomed["viewport"] + 1:
                 unreadable.append(f"{fitted['what']}: enlarged, it widens the page")
@@ -358,10 +390,11 @@ TOGGLES = """() => [...document.querySelectorAll('article details.hide > summary
 
 
 def folded_cells_say_what_they_hide(page: str, browser_page) -> None:
-    """Every folded code cell's toggle names what it hides (_ext/code_toggles.py), not myst-nb's generic
-    "Show code cell source"; the generic label is the documented fallback only for a cell nothing describes,
-    which no chapter has. The toggle's accessible name is its visible text (accessibility.py, item 2).
-    Checked in test_page_renders_fully_offline's page load (one load per page, to keep make test short)."""
+    """Every folded code cell's toggle names what it hides (_ext/code_toggles.py), not myst-nb's
+    generic "Show code cell source"; the generic label is the documented fallback only for a cell
+    nothing describes, which no chapter has. The toggle's accessible name is its visible text
+    (accessibility.py, item 2). Checked in test_page_renders_fully_offline's page load (one load per
+    page, to keep make test short)."""
     toggles = browser_page.evaluate(TOGGLES)
     generic = [t["text"] for t in toggles if not t["text"] or GENERIC_TOGGLE.fullmatch(t["text"])]
     assert generic == [], f"{page}: toggles that do not say what they hide: {generic}"
@@ -373,7 +406,8 @@ FOLDED = re.compile(r'<details class="[^"]*\bhide\b')
 
 
 def test_the_chapters_fold_code_cells():
-    """The check above is not vacuous: the built chapters hold folded code cells (myst-nb's ``details.hide``)."""
+    """The check above is not vacuous: the built chapters hold folded code cells (myst-nb's
+    ``details.hide``)."""
     folded = sum(
         len(FOLDED.findall(path.read_text(encoding="utf-8")))
         for path in (SITE / "chapters").glob("*.html")

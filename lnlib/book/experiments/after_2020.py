@@ -1,18 +1,27 @@
-r"""The depth scalings of the chapter "LayerNorm after 2020": how large the residual stream grows with depth when the branch is scaled.
+r"""The depth scalings of the chapter "LayerNorm after 2020": how large the residual stream grows
+with depth when the branch is scaled.
 
 Each layer of :mod:`lnlib.book.models.transformer` (attention, then the ReLU FFN), each sub-layer
 :math:`F` in a residual connection, at initialization; ℓ = 1, ..., L is the layer:
 
-==============  ===================================================  ==================================================================================================
+==============  ===================================================  ===============================
 scaling         one residual sub-layer                               source
-==============  ===================================================  ==================================================================================================
+==============  ===================================================  ===============================
 ``pre``         :math:`x + F(\mathrm{LN}(x))`                        Pre-LN (Xiong et al., 2020)
-``lns``         :math:`x + F(\mathrm{LN}(x)/\sqrt{\ell})`            LayerNorm scaling (Sun et al., 2025)
-``depth_mup``   :math:`x + F(\mathrm{LN}(x))/\sqrt{L}`               depth-μP's branch multiplier (Yang et al., 2023; Bordelon et al., 2023)
-``rezero``      :math:`x + \alpha F(x)`, :math:`\alpha = 0`, no LN   ReZero at initialization (Bachlechner et al., 2020)
-``scaled``      :math:`x + F(\mathrm{LN}(x))/\sqrt{2L}`              GPT-2's and Megatron's scaled init (Radford et al., 2019; Shoeybi et al., 2019), at initialization
-``lns_scaled``  :math:`x + F(\mathrm{LN}(x)/\sqrt{\ell})/\sqrt{2L}`  both, the pairing Sun et al. (2025) advise against
-==============  ===================================================  ==================================================================================================
+``lns``         :math:`x + F(\mathrm{LN}(x)/\sqrt{\ell})`            LayerNorm scaling (Sun et al.,
+                                                                     2025)
+``depth_mup``   :math:`x + F(\mathrm{LN}(x))/\sqrt{L}`               depth-μP's branch multiplier
+                                                                     (Yang et al., 2023; Bordelon et
+                                                                     al., 2023)
+``rezero``      :math:`x + \alpha F(x)`, :math:`\alpha = 0`, no LN   ReZero at initialization
+                                                                     (Bachlechner et al., 2020)
+``scaled``      :math:`x + F(\mathrm{LN}(x))/\sqrt{2L}`              GPT-2's and Megatron's scaled
+                                                                     init (Radford et al., 2019;
+                                                                     Shoeybi et al., 2019), at
+                                                                     initialization
+``lns_scaled``  :math:`x + F(\mathrm{LN}(x)/\sqrt{\ell})/\sqrt{2L}`  both, the pairing Sun et al.
+                                                                     (2025) advise against
+==============  ===================================================  ===============================
 
 At initialization a scaled init of a branch's last matrix (``Wo`` or ``W2``) scales what the
 branch adds by the same factor, since both sub-layers are linear in that matrix; so the two
@@ -21,10 +30,10 @@ checks them against :func:`lnlib.book.models.placements.placement_profile` with 
 
 Only the forward pass is needed: the chapter measures the hidden-state variance
 :math:`\lVert x_\ell \rVert^2 / H` after each layer (:func:`scaled_stream`) and how alike the tokens
-of a sequence have become, the mean cosine between their normalized states (:func:`token_similarity`,
-the toy's view of rank collapse, Dong et al., 2021; Noci et al., 2022). Seeds and weights are drawn
-as :func:`lnlib.book.models.placements.placement_profile` draws them, so the
-``pre`` and ``lns`` rows equal that function's ``stream_sq`` seed by seed.
+of a sequence have become, the mean cosine between their normalized states
+(:func:`token_similarity`, the toy's view of rank collapse, Dong et al., 2021; Noci et al., 2022).
+Seeds and weights are drawn as :func:`lnlib.book.models.placements.placement_profile` draws them, so
+the ``pre`` and ``lns`` rows equal that function's ``stream_sq`` seed by seed.
 """
 
 from __future__ import annotations
@@ -68,10 +77,12 @@ DEPTH_SCALINGS = ("pre", "lns", "depth_mup", "rezero", "scaled", "lns_scaled")
 
 
 def branch_scale(scaling: str, ell: int, depth: int) -> tuple[float, float, bool]:
-    r"""How layer `ell` of `depth` scales its sub-layers: ``(input scale, output scale, normalize input)`` (chapter "LayerNorm after 2020").
+    r"""How layer `ell` of `depth` scales its sub-layers:
+    ``(input scale, output scale, normalize input)`` (chapter "LayerNorm after 2020").
 
     The sub-layer is :math:`x + b\,F(a\,N(x))` with :math:`N` the LayerNorm when the
-    third entry is true and the identity otherwise; :math:`a` and :math:`b` are the first two entries.
+    third entry is true and the identity otherwise; :math:`a` and :math:`b` are the first two
+    entries.
     """
     if scaling not in DEPTH_SCALINGS:
         raise ValueError(f"scaling must be one of {DEPTH_SCALINGS}; got {scaling!r}.")
@@ -122,7 +133,8 @@ def scaled_stream(
     batch: int = 2,
     first_seed: int = 0,
 ) -> np.ndarray:
-    r"""The hidden-state variance after each layer of a stack scaled by `scaling`, at initialization (chapter "LayerNorm after 2020").
+    r"""The hidden-state variance after each layer of a stack scaled by `scaling`, at initialization
+    (chapter "LayerNorm after 2020").
 
     Parameters
     ----------
@@ -162,12 +174,13 @@ def token_similarity(
     batch: int = 2,
     first_seed: int = 0,
 ) -> np.ndarray:
-    r"""How alike the tokens of a sequence are after each layer of a stack scaled by `scaling`, at initialization (chapter "LayerNorm after 2020").
+    r"""How alike the tokens of a sequence are after each layer of a stack scaled by `scaling`, at
+    initialization (chapter "LayerNorm after 2020").
 
-    The mean, over the sequences and over every pair of distinct tokens :math:`i \ne j`, of the cosine
-    between their normalized states :math:`\mathrm{LN}(x_\ell)`: 0 for independent random tokens, 1 when
-    every token points the same way (rank collapse). The arguments, seeds and weights are those of
-    :func:`scaled_stream`, so the two describe the same stacks.
+    The mean, over the sequences and over every pair of distinct tokens :math:`i \ne j`, of the
+    cosine between their normalized states :math:`\mathrm{LN}(x_\ell)`: 0 for independent random
+    tokens, 1 when every token points the same way (rank collapse). The arguments, seeds and weights
+    are those of :func:`scaled_stream`, so the two describe the same stacks.
 
     Returns
     -------
@@ -191,7 +204,8 @@ def turn_angles(
     batch: int = 2,
     first_seed: int = 0,
 ) -> np.ndarray:
-    r"""The angle each layer turns the stream by, over π, in a stack scaled by `scaling` (chapter "LayerNorm after 2020").
+    r"""The angle each layer turns the stream by, over π, in a stack scaled by `scaling` (chapter
+    "LayerNorm after 2020").
 
     The mean over tokens of :math:`\arccos\cos(x_{\ell-1}, x_\ell)/\pi`, as
     :func:`lnlib.book.models.placements.placement_profile` measures it (0 when a layer adds nothing
@@ -210,7 +224,8 @@ def turn_angles(
 
 
 def _mean_cosine(x: np.ndarray) -> float:
-    """The mean cosine between distinct tokens of each sequence of `x`, shape (batch, tokens, width)."""
+    """The mean cosine between distinct tokens of each sequence of `x`, shape (batch, tokens,
+    width)."""
     unit = x / np.linalg.norm(x, axis=-1, keepdims=True)
     gram = unit @ np.swapaxes(unit, -1, -2)
     n = x.shape[-2]
@@ -469,7 +484,8 @@ def _growth(profiles, seeds, depth, width):
 
 
 def _qk(seeds, width=64, tokens=16):
-    """One attention layer's largest logit and entropy as its q/k weights grow, without and with QK-norm."""
+    """One attention layer's largest logit and entropy as its q/k weights grow, without and with
+    QK-norm."""
     runs = []  # per seed: the statistics at each scale, plain and with QK-norm
     for seed in range(seeds):
         rng = np.random.default_rng(seed)

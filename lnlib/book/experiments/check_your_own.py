@@ -13,14 +13,15 @@ __all__ = ["error_findings", "harness_findings"]
 
 
 def error_findings(errors: dict) -> dict:
-    """What chapter "Check your own LayerNorm" says about the errors of its first printout, by glue key.
+    """What chapter "Check your own LayerNorm" says about the errors of its first printout, by glue
+    key.
 
     Parameters
     ----------
     errors : dict
         The largest absolute error of each output against the exact (float64) one, keyed as the
-        chapter prints them: ``"buggy_unbiased_variance"`` and ``"buggy_eps_outside_root"`` (float64),
-        ``"numpy_layer_norm, float16"`` (the correct kernel in float16).
+        chapter prints them: ``"buggy_unbiased_variance"`` and ``"buggy_eps_outside_root"``
+        (float64), ``"numpy_layer_norm, float16"`` (the correct kernel in float16).
 
     Returns
     -------

@@ -1,4 +1,5 @@
-"""Every number the chapter "Fact check" quotes about the sources' statements, computed in one place.
+"""Every number the chapter "Fact check" quotes about the sources' statements, computed in one
+place.
 
 The chapter's verdicts quote numbers from many steps of LayerNorm (ε, the worked examples, the
 gradients, ...). The chapter cannot use the other chapters' variables, so each number is computed
@@ -83,11 +84,17 @@ KEYS = {
     # why normalize
     "relu_orders": (
         ".0f",
-        "orders of magnitude by which the ReLU stack's layer-0 gradient changes from a = 0.5 to a = 3, without LayerNorm",
+        (
+            "orders of magnitude by which the ReLU stack's layer-0 gradient changes from a = 0.5 "
+            "to a = 3, without LayerNorm"
+        ),
     ),
     "tanh_ln_growth": (
         ".0f",
-        "factor by which the gradient grows from the top of the tanh stack with LayerNorm to layer 0",
+        (
+            "factor by which the gradient grows from the top of the tanh stack with LayerNorm to "
+            "layer 0"
+        ),
     ),
     "shift_plain": (
         ".3f",
@@ -96,7 +103,10 @@ KEYS = {
     "shift_ln": (".3f", "the same relative change with LayerNorm"),
     "bn_noise": (
         ".2f",
-        "std over 200 random batches of batch norm's output for one fixed sample, mean over features",
+        (
+            "std over 200 random batches of batch norm's output for one fixed sample, mean over "
+            "features"
+        ),
     ),
     # the input
     "bn_leak": (
@@ -195,7 +205,8 @@ KEYS = {
 
 
 def _why_normalize() -> dict:
-    """The stack of the chapter "Why normalize?" (50 layers, width 64, batch 32, seed 0); batch noise."""
+    """The stack of the chapter "Why normalize?" (50 layers, width 64, batch 32, seed 0); batch
+    noise."""
     x, weights, upstream = random_stack(depth=50, width=64, batch=32, seed=0)
 
     def run(a, ln, activation="relu"):
@@ -229,7 +240,8 @@ def _why_normalize() -> dict:
 
 
 def _epsilon() -> dict:
-    """ε's place, the output variance, the frameworks' defaults; the step-by-step document's digits."""
+    """ε's place, the output variance, the frameworks' defaults; the step-by-step document's
+    digits."""
     near = np.array(NEAR)
     inside, outside = layer_norm(near, eps=1e-5), layer_norm_eps_outside_sqrt(near, eps=1e-5)
     x = np.array([1.0, 2.0, 3.0, 4.0])
@@ -301,7 +313,8 @@ def _gamma_beta() -> dict:
 
 
 def _worked_examples() -> dict:
-    """The step-by-step document's 512-d example: its statistics, and which divisor its digits match."""
+    """The step-by-step document's 512-d example: its statistics, and which divisor its digits
+    match."""
     emb = documents_embedding(seed=0)
     steps = layer_norm_steps(emb)
     shown = list(EMBEDDING_SHOWN)
@@ -332,7 +345,8 @@ def _worked_examples() -> dict:
 
 
 def _gradients() -> dict:
-    """The document's ∂LN/∂x_i, which collapses to (γ/s)(1 - 1/H), against the true diagonal at [2, 4, 6, 8]."""
+    """The document's ∂LN/∂x_i, which collapses to (γ/s)(1 - 1/H), against the true diagonal at [2,
+    4, 6, 8]."""
     token = np.array([2.0, 4.0, 6.0, 8.0])
     jac = layer_norm_jacobian(token, eps=1e-5)
     document = (1 - 1 / token.size) / layer_norm_steps(token).sqrt_var_eps.item()
@@ -345,7 +359,8 @@ def _gradients() -> dict:
 
 
 def _statistics() -> dict:
-    """The documents' batch's means and variances; the family's batch-size spread (its population, seeds 1, 2)."""
+    """The documents' batch's means and variances; the family's batch-size spread (its population,
+    seeds 1, 2)."""
     batch = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
     var = batch.var(axis=-1)
     with_eps = layer_norm_steps(batch).sqrt_var_eps[0, 0]
@@ -381,7 +396,8 @@ def _one_pass_in_sequence(rows) -> list[float]:
 
 
 def _rest() -> dict:
-    """The family's batch of two, the one-pass variance of the shifted batch, float16's tiny number."""
+    """The family's batch of two, the one-pass variance of the shifted batch, float16's tiny
+    number."""
     batch = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
     shifted = batch + 1e4
     pairwise = variance(shifted, method="one_pass", dtype="float32")
@@ -402,7 +418,8 @@ def _rest() -> dict:
 
 
 def _statistics_checks() -> dict:
-    """The fact check's own evidence on the statistics claims (same calls and seeds as its folded cells)."""
+    """The fact check's own evidence on the statistics claims (same calls and seeds as its folded
+    cells)."""
     token = np.array([2.0, 4.0, 6.0, 8.0])
     unequal = xhat_pair_covariance(4, distribution="unequal", samples=20000, seed=2)
     cov = output_covariances(np.array([1.0, 2.0, 0.5, 1.5]), samples=40000, seed=4)
@@ -444,7 +461,8 @@ def _verdict_counts() -> dict:
 
 
 def findings() -> dict[str, float]:
-    """Every number of :data:`KEYS`, by name (chapter "Fact check"); each key's meaning is in :data:`KEYS`."""
+    """Every number of :data:`KEYS`, by name (chapter "Fact check"); each key's meaning is in
+    :data:`KEYS`."""
     values = {}
     for part in (
         _why_normalize,
@@ -465,7 +483,8 @@ def findings() -> dict[str, float]:
 
 
 def glued(values=None) -> dict:
-    """The findings formatted for the prose (``prose.glue_all(glued())``), each with its :data:`KEYS` spec."""
+    """The findings formatted for the prose (``prose.glue_all(glued())``), each with its
+    :data:`KEYS` spec."""
     from ..tools.prose import number
 
     values = findings() if values is None else values

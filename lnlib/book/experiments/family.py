@@ -1,4 +1,5 @@
-r"""The invariance experiments of Ba, Kiros & Hinton (2016), Table 1, computed (chapter "LayerNorm and its family").
+r"""The invariance experiments of Ba, Kiros & Hinton (2016), Table 1, computed (chapter "LayerNorm
+and its family").
 
 Setting (the paper's section 5.1). A layer with weight matrix :math:`W` (one row
 :math:`w_i` per hidden unit) receives cases :math:`x` (rows of a data matrix
@@ -64,8 +65,9 @@ def _rms(W, X):
     return rms_norm(X @ W.T, eps=0.0, axis=1)
 
 
-#: The largest change an invariant output may show: 100 machine epsilons of float64. The chapter states this
-#: bound rather than the largest change it measured, a rounding-level number that another CPU changes.
+#: The largest change an invariant output may show: 100 machine epsilons of float64. The chapter
+#: states this bound rather than the largest change it measured, a rounding-level number that
+#: another CPU changes.
 ROUNDING_BOUND = 100 * float(np.finfo(np.float64).eps)
 
 
@@ -79,7 +81,8 @@ METHODS: dict[str, Callable] = {
 
 
 def weight_matrix_rescaling(W, X, rng):
-    r"""Weight-matrix re-scaling: :math:`W' = \delta W`, one scalar :math:`\delta > 0` for the whole matrix."""
+    r"""Weight-matrix re-scaling: :math:`W' = \delta W`, one scalar :math:`\delta > 0` for the whole
+    matrix."""
     return rng.uniform(2.0, 5.0) * W, X
 
 
@@ -93,14 +96,16 @@ def weight_matrix_recentering(W, X, rng):
 
 
 def weight_vector_rescaling(W, X, rng):
-    r"""Weight-vector re-scaling: one unit's incoming weights :math:`w_i` scaled by its own :math:`\delta_i > 0` (unit 0 here)."""
+    r"""Weight-vector re-scaling: one unit's incoming weights :math:`w_i` scaled by its own
+    :math:`\delta_i > 0` (unit 0 here)."""
     W = W.copy()
     W[0] *= rng.uniform(2.0, 5.0)
     return W, X
 
 
 def dataset_rescaling(W, X, rng):
-    r"""Dataset re-scaling: every case scaled by the same :math:`\delta > 0`, :math:`x' = \delta x`."""
+    r"""Dataset re-scaling: every case scaled by the same :math:`\delta > 0`, :math:`x' = \delta
+    x`."""
     return W, rng.uniform(2.0, 5.0) * X
 
 
@@ -110,7 +115,8 @@ def dataset_recentering(W, X, rng):
 
 
 def single_case_rescaling(W, X, rng):
-    r"""Single-training-case re-scaling: one case scaled by its own :math:`\delta > 0` (case 0 here), the others unchanged."""
+    r"""Single-training-case re-scaling: one case scaled by its own :math:`\delta > 0` (case 0
+    here), the others unchanged."""
     X = X.copy()
     X[0] *= rng.uniform(2.0, 5.0)
     return W, X
@@ -135,7 +141,8 @@ PAPER_TABLE_1: dict[str, tuple[bool, ...]] = {
 
 
 def max_change(method: str, transformation: str, W, X, rng) -> float:
-    """Largest change of `method`'s normalized output when `transformation` is applied, relative to its largest value.
+    """Largest change of `method`'s normalized output when `transformation` is applied, relative to
+    its largest value.
 
     One cell of the table computed in the chapter "LayerNorm and its family".
 
@@ -267,7 +274,8 @@ class BatchEffects:
     layer_in_batches: dict[int, np.ndarray]
 
     def spread(self, size: int) -> float:
-        """Mean over features of the standard deviation of batch norm's output across batches of `size`."""
+        """Mean over features of the standard deviation of batch norm's output across batches of
+        `size`."""
         return float(self.training[size].std(axis=0).mean())
 
 
@@ -288,7 +296,8 @@ def batch_effects(
     momentum: float = 0.1,
     seed: int = 0,
 ) -> BatchEffects:
-    """Normalize sample `index` of `population` inside random batches of each size (chapter "LayerNorm and its family").
+    """Normalize sample `index` of `population` inside random batches of each size (chapter
+    "LayerNorm and its family").
 
     Parameters
     ----------
@@ -350,7 +359,8 @@ EVAL_BATCH = 128
 
 
 def norm_lab_findings(record: dict) -> dict:
-    """What chapter "LayerNorm and its family" says about the BatchNorm lab, by glue key (chapter "LayerNorm and its family").
+    """What chapter "LayerNorm and its family" says about the BatchNorm lab, by glue key (chapter
+    "LayerNorm and its family").
 
     `record` is the stored lab (:func:`lnlib.book.models.norm_lab.load_lab`). Accuracies are test
     accuracies in %, as mean ± sd over the seeds (:func:`lnlib.book.tools.prose.mean_sd`).
@@ -424,10 +434,10 @@ def outlier_findings(x) -> dict:
     Returns
     -------
     dict of str to ProseNumber
-        ``raw_band``: the range of the first three features' raw values; ``ln_band``: their range after
-        layer norm (each row); ``ln_outlier_lo``, ``ln_outlier_hi``: the outlier's smallest and largest
-        value after layer norm; ``bn_lo``, ``bn_hi``: the smallest and largest value after batch norm
-        (each column).
+        ``raw_band``: the range of the first three features' raw values; ``ln_band``: their range
+        after layer norm (each row); ``ln_outlier_lo``, ``ln_outlier_hi``: the outlier's smallest
+        and largest value after layer norm; ``bn_lo``, ``bn_hi``: the smallest and largest value
+        after batch norm (each column).
     """
     x = as_float_array(x)
     by_token, by_feature = layer_norm(x), batch_norm(x)
@@ -442,7 +452,8 @@ def outlier_findings(x) -> dict:
 
 
 def batch_findings(effects: BatchEffects) -> dict:
-    """What the section "Batch norm depends on the batch" says of :func:`batch_effects` at sizes 2, 8 and 64, by glue key.
+    """What the section "Batch norm depends on the batch" says of :func:`batch_effects` at sizes 2,
+    8 and 64, by glue key.
 
     Returns
     -------
@@ -482,7 +493,8 @@ def invariance_findings(table: InvarianceTable) -> dict:
 
 
 def rms_shift_findings(tokens, shift: float = 1.0, eps: float = 1e-5) -> dict:
-    """How far RMS norm and layer norm part when mean-zero `tokens` are shifted (chapter "LayerNorm and its family").
+    """How far RMS norm and layer norm part when mean-zero `tokens` are shifted (chapter "LayerNorm
+    and its family").
 
     Returns
     -------

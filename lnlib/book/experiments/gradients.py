@@ -32,7 +32,8 @@ __all__ = [
 
 
 def rms_jacobian(x, gamma=None, *, eps: float) -> np.ndarray:
-    r"""The Jacobian :math:`J_{ij} = \partial y_i / \partial x_j` of RMS norm at one vector (chapter "Gradients through LayerNorm").
+    r"""The Jacobian :math:`J_{ij} = \partial y_i / \partial x_j` of RMS norm at one vector (chapter
+    "Gradients through LayerNorm").
 
     Row i is the backward pass of the upstream gradient :math:`e_i`, since :math:`dx = J^\top dy`.
 
@@ -55,15 +56,16 @@ def rms_jacobian(x, gamma=None, *, eps: float) -> np.ndarray:
 
 
 def jacobian_geometry(x, *, ratios=(1e-4, 1e-2, 1.0)) -> dict:
-    r"""Which directions the Jacobians of RMS norm and LayerNorm remove at the vector `x` (γ = 1) (chapter "Gradients through LayerNorm").
+    r"""Which directions the Jacobians of RMS norm and LayerNorm remove at the vector `x` (γ = 1)
+    (chapter "Gradients through LayerNorm").
 
     Parameters
     ----------
     x : array_like
         One vector of H entries, not all equal.
     ratios : sequence of float
-        Values of :math:`\varepsilon / \operatorname{mean}(x^2)` at which to measure what ε leaves of
-        :math:`Jx` for RMS norm.
+        Values of :math:`\varepsilon / \operatorname{mean}(x^2)` at which to measure what ε leaves
+        of :math:`Jx` for RMS norm.
 
     Returns
     -------
@@ -73,13 +75,14 @@ def jacobian_geometry(x, *, ratios=(1e-4, 1e-2, 1.0)) -> dict:
         ``ln_eigenvalues``: those of :math:`sJ` of LayerNorm at ε = 0 (two 0s);
         ``rms_idempotent``: the largest entry of :math:`P^2 - P` for :math:`P = J / \mathrm{rstd}`;
         ``rms_Jx``, ``rms_J1``: :math:`\lVert Jx\rVert / \lVert \hat x\rVert` (the radial direction;
-        rounding) and :math:`\lVert J\mathbf 1\rVert / (\mathrm{rstd}\,\lVert\mathbf 1\rVert)` (a shift:
-        not 0) for RMS norm at ε = 0; ``rms_J1_formula``: its prediction
-        :math:`\sqrt{1 - \operatorname{mean}(x)^2 / \operatorname{mean}(x^2)}`; ``ln_Jx``, ``ln_J1``: the same for LayerNorm (:math:`s` in place
-        of rstd; both rounding);
-        ``leftover``: for each ratio :math:`t`, :math:`\lVert Jx\rVert / \lVert \hat x\rVert` of RMS norm at
-        :math:`\varepsilon = t\,\operatorname{mean}(x^2)`, measured; ``leftover_formula``: :math:`t/(1 + t)`
-        for each, the prediction :math:`Jx = \hat x\,\varepsilon / (\operatorname{mean}(x^2) + \varepsilon)`.
+        rounding) and :math:`\lVert J\mathbf 1\rVert / (\mathrm{rstd}\,\lVert\mathbf 1\rVert)` (a
+        shift: not 0) for RMS norm at ε = 0; ``rms_J1_formula``: its prediction
+        :math:`\sqrt{1 - \operatorname{mean}(x)^2 / \operatorname{mean}(x^2)}`; ``ln_Jx``,
+        ``ln_J1``: the same for LayerNorm (:math:`s` in place of rstd; both rounding);
+        ``leftover``: for each ratio :math:`t`, :math:`\lVert Jx\rVert / \lVert \hat x\rVert` of RMS
+        norm at :math:`\varepsilon = t\,\operatorname{mean}(x^2)`, measured; ``leftover_formula``:
+        :math:`t/(1 + t)` for each, the prediction :math:`Jx = \hat x\,\varepsilon /
+        (\operatorname{mean}(x^2) + \varepsilon)`.
     """
     x = np.asarray(x, dtype=np.float64)
     ones = np.ones_like(x)
@@ -108,7 +111,8 @@ def jacobian_geometry(x, *, ratios=(1e-4, 1e-2, 1.0)) -> dict:
 
 
 def rms_kernel(save=lambda rstd: rstd):
-    """A float32-statistics RMSNorm kernel that saves one number per row for its backward pass (chapter "Gradients through LayerNorm").
+    """A float32-statistics RMSNorm kernel that saves one number per row for its backward pass
+    (chapter "Gradients through LayerNorm").
 
     Parameters
     ----------
@@ -149,14 +153,15 @@ SAVES = {
 
 
 def saved_statistic_checks(dtypes=("float64", "float32")) -> dict:
-    """Run :func:`lnlib.check_rms_norm` on :func:`rms_kernel` with each of :data:`SAVES` (chapter "Gradients through LayerNorm").
+    """Run :func:`lnlib.check_rms_norm` on :func:`rms_kernel` with each of :data:`SAVES` (chapter
+    "Gradients through LayerNorm").
 
     Returns
     -------
     dict
-        For each name of :data:`SAVES`: ``passed`` (bool), ``failed`` (the sorted (part, dtype) pairs
-        that failed) and ``worst`` (for each dtype with a failure, the largest error over its budget,
-        a ratio; empty when none failed: each dtype has its own budget).
+        For each name of :data:`SAVES`: ``passed`` (bool), ``failed`` (the sorted (part, dtype)
+        pairs that failed) and ``worst`` (for each dtype with a failure, the largest error over its
+        budget, a ratio; empty when none failed: each dtype has its own budget).
     """
     found = {}
     for name, save in SAVES.items():
@@ -175,17 +180,18 @@ def saved_statistic_checks(dtypes=("float64", "float32")) -> dict:
 
 
 def float16_rstd_error(rows: int = 10_000, width: int = 64, seed: int = 0) -> dict:
-    """The relative error of rstd rounded to float16, as the kernel of :data:`SAVES` that keeps 16 bits makes it (chapter "Gradients through LayerNorm").
+    """The relative error of rstd rounded to float16, as the kernel of :data:`SAVES` that keeps 16
+    bits makes it (chapter "Gradients through LayerNorm").
 
-    rstd is computed in float32, as :func:`rms_kernel` does, for `rows` random rows of `width` normal
-    entries whose scales spread over four decades (so rstd's significand takes every value).
+    rstd is computed in float32, as :func:`rms_kernel` does, for `rows` random rows of `width`
+    normal entries whose scales spread over four decades (so rstd's significand takes every value).
 
     Returns
     -------
     dict
-        ``max``, ``mean``: the largest and the mean of ``|float16(rstd) - rstd| / rstd`` over the rows;
-        ``bound``: 2⁻¹¹, half a unit in the last of float16's 11 significant bits, which rounding to
-        nearest never exceeds.
+        ``max``, ``mean``: the largest and the mean of ``|float16(rstd) - rstd| / rstd`` over the
+        rows; ``bound``: 2⁻¹¹, half a unit in the last of float16's 11 significant bits, which
+        rounding to nearest never exceeds.
     """
     rng = np.random.default_rng(seed)
     scales = 10.0 ** rng.uniform(-2, 2, size=(rows, 1))
@@ -196,12 +202,14 @@ def float16_rstd_error(rows: int = 10_000, width: int = 64, seed: int = 0) -> di
 
 
 def outlier_findings(x, dy, gamma) -> dict:
-    r"""What the section "The Jacobian" of chapter "Gradients through LayerNorm" says of a token with an outlier, by glue key.
+    r"""What the section "The Jacobian" of chapter "Gradients through LayerNorm" says of a token
+    with an outlier, by glue key.
 
     Parameters
     ----------
     x, dy, gamma : array_like
-        One token of H features, whose last feature is the outlier, its upstream gradient and the gain.
+        One token of H features, whose last feature is the outlier, its upstream gradient and the
+        gain.
 
     Returns
     -------
@@ -232,7 +240,8 @@ def outlier_findings(x, dy, gamma) -> dict:
 
 
 def leftover_findings(dy, x, gamma) -> dict:
-    r"""What ε leaves of :math:`dx` along :math:`\hat x` (chapter "Gradients through LayerNorm"), by glue key.
+    r"""What ε leaves of :math:`dx` along :math:`\hat x` (chapter "Gradients through LayerNorm"), by
+    glue key.
 
     Returns
     -------
@@ -250,7 +259,8 @@ def leftover_findings(dy, x, gamma) -> dict:
 
 
 def scale_ratios(dy, x, alphas, eps: float, gamma=None) -> np.ndarray:
-    r""":math:`\alpha\,\lVert dx(\alpha u)\rVert / \lVert dx(u)\rVert` for each α, u the standardized `x` (chapter "Gradients through LayerNorm").
+    r""":math:`\alpha\,\lVert dx(\alpha u)\rVert / \lVert dx(u)\rVert` for each α, u the
+    standardized `x` (chapter "Gradients through LayerNorm").
 
     1 exactly where the gradient goes as 1/α; α is the standard deviation of the scaled input.
     """
@@ -272,8 +282,8 @@ def scaling_findings(dy, x, gamma, *, alpha: float = 1e-3, eps: float = 1e-5) ->
     -------
     dict of str to ProseNumber
         ``ratio_small_alpha``: :func:`scale_ratios` at `alpha` and `eps` with γ = 1 (the figure's);
-        ``ratio_small_alpha_gamma``: the same with the given `gamma` (the ratio depends on γ and dy);
-        ``saturation``: :math:`1/\sqrt\varepsilon`, the scale where the gradient stops growing.
+        ``ratio_small_alpha_gamma``: the same with the given `gamma` (the ratio depends on γ and
+        dy); ``saturation``: :math:`1/\sqrt\varepsilon`, the scale where the gradient stops growing.
     """
     return {
         "ratio_small_alpha": prose.number(float(scale_ratios(dy, x, [alpha], eps)[0]), ".3f"),
@@ -285,7 +295,8 @@ def scaling_findings(dy, x, gamma, *, alpha: float = 1e-3, eps: float = 1e-5) ->
 
 
 def rms_findings(x, geometry: dict) -> dict:
-    r"""What the section "RMSNorm's backward pass" says of RMS norm's Jacobian at the vector `x`, by glue key.
+    r"""What the section "RMSNorm's backward pass" says of RMS norm's Jacobian at the vector `x`, by
+    glue key.
 
     Parameters
     ----------
@@ -327,8 +338,8 @@ def kernel_findings(checks: dict, rounding: dict) -> dict:
     Returns
     -------
     dict of str to ProseNumber
-        ``rms16_miss_float32``, ``rms16_miss_float64``: the power of ten just below how many times the
-        kernel that rounds rstd to float16 misses each dtype's error budget (its worst input);
+        ``rms16_miss_float32``, ``rms16_miss_float64``: the power of ten just below how many times
+        the kernel that rounds rstd to float16 misses each dtype's error budget (its worst input);
         ``rms_sigma_miss``: the same for the kernel that saves σ, the smaller of its two dtypes';
         ``rstd16_max``, ``rstd16_mean``: float16 rounding's largest and mean relative error on rstd;
         ``float32_eps``: float32's machine epsilon (PyTorch's ``nn.RMSNorm`` default ε in float32).

@@ -67,7 +67,8 @@ __all__ = [
 ]
 
 
-# The memory floor of LayerNorm: bytes moved, copy bandwidth, repeated timings (chapter "LayerNorm at the speed of memory").
+# The memory floor of LayerNorm: bytes moved, copy bandwidth, repeated timings (chapter "LayerNorm
+# at the speed of memory").
 #
 # LayerNorm does a few flops per number, so a good kernel is limited by how fast
 # memory delivers and takes bytes. :func:`bytes_moved` counts the bytes a fused
@@ -89,7 +90,8 @@ __all__ = [
 
 
 def floor_seconds(moved: Bytes | int, bandwidth: float) -> float:
-    """The least time to move `moved` bytes at `bandwidth` bytes per second: the floor (chapter "LayerNorm at the speed of memory")."""
+    """The least time to move `moved` bytes at `bandwidth` bytes per second: the floor (chapter
+    "LayerNorm at the speed of memory")."""
     total = moved.total if isinstance(moved, Bytes) else int(moved)
     if not bandwidth > 0:
         raise ValueError(
@@ -99,7 +101,8 @@ def floor_seconds(moved: Bytes | int, bandwidth: float) -> float:
 
 
 def fraction_of_floor(seconds: float, moved: Bytes | int, bandwidth: float) -> float:
-    """Floor time over measured time: 1 is as fast as a copy of the same bytes; 0.5 twice as slow."""
+    """Floor time over measured time: 1 is as fast as a copy of the same bytes; 0.5 twice as
+    slow."""
     if not seconds > 0:
         raise ValueError(f"seconds must be a positive time; got {seconds!r}.")
     return floor_seconds(moved, bandwidth) / seconds
@@ -108,7 +111,8 @@ def fraction_of_floor(seconds: float, moved: Bytes | int, bandwidth: float) -> f
 def timings(
     call, *, repeats: int = 5, min_seconds: float = 0.0, max_repeats: int = 200
 ) -> np.ndarray:
-    """Seconds per call of `call()`, after one warm-up call (chapter "LayerNorm at the speed of memory").
+    """Seconds per call of `call()`, after one warm-up call (chapter "LayerNorm at the speed of
+    memory").
 
     Parameters
     ----------
@@ -136,8 +140,9 @@ def timings(
     return np.array(times)
 
 
-#: How :func:`copy_bandwidth` can store: glibc's memcpy through ``np.copyto`` (streaming stores above
-#: glibc's non-temporal threshold), or ordinary stores from a compiled loop, as the fused kernels store.
+#: How :func:`copy_bandwidth` can store: glibc's memcpy through ``np.copyto`` (streaming stores
+#: above glibc's non-temporal threshold), or ordinary stores from a compiled loop, as the fused
+#: kernels store.
 COPY_STORES = ("memcpy", "ordinary")
 
 
@@ -159,7 +164,8 @@ def _make_ordinary_copy(prange):
 
 @lru_cache(maxsize=None)
 def ordinary_copy(parallel: bool):
-    """The compiled ordinary-store copy ``target[i] = source[i] * scale`` (needs numba), one block per chunk."""
+    """The compiled ordinary-store copy ``target[i] = source[i] * scale`` (needs numba), one block
+    per chunk."""
     try:
         numba = importlib.import_module("numba")
     except ImportError as exc:
@@ -175,7 +181,8 @@ def ordinary_copy(parallel: bool):
 def interleaved_timings(
     calls, *, repeats: int = 5, min_seconds: float = 0.0, max_repeats: int = 200
 ) -> list[np.ndarray]:
-    """Seconds per call of each of `calls`, timed in turn (a, b, a, b, ...), after one warm-up call each.
+    """Seconds per call of each of `calls`, timed in turn (a, b, a, b, ...), after one warm-up call
+    each.
 
     Two implementations compared on a shared, busy machine see the same load this way: a burst of
     load slows both, not only the one timed during it (chapter "LayerNorm at the speed of memory").
@@ -258,7 +265,8 @@ def copy_bandwidths(
     repeats: int = 5,
     min_seconds: float = 0.2,
 ) -> dict[str, np.ndarray]:
-    """:func:`copy_bandwidth` of each of `stores`, timed in turn (:func:`interleaved_timings`): store -> rates."""
+    """:func:`copy_bandwidth` of each of `stores`, timed in turn (:func:`interleaved_timings`):
+    store -> rates."""
     nbytes, threads = check_count(nbytes, "nbytes"), check_count(threads, "threads")
     for store in stores:
         if store not in COPY_STORES:
@@ -289,7 +297,8 @@ def page_aligned(count: int, dtype) -> np.ndarray:
 
 
 def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
-    """A call that copies `nbytes` with `store` on `threads` threads, and the bytes it counts (2 x source)."""
+    """A call that copies `nbytes` with `store` on `threads` threads, and the bytes it counts (2 x
+    source)."""
     if store == "memcpy":
         source = page_aligned(max(nbytes // 8, threads), np.float64)
         source[:] = 1
@@ -303,7 +312,8 @@ def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
     numba = importlib.import_module("numba")
     if threads > numba.config.NUMBA_NUM_THREADS:
         raise ValueError(
-            f"threads must be at most {numba.config.NUMBA_NUM_THREADS} (numba's threads); got {threads}."
+            f"threads must be at most {numba.config.NUMBA_NUM_THREADS} (numba's threads); got "
+            f"{threads}."
         )
     if numba.get_num_threads() < threads:
         stack.callback(numba.set_num_threads, numba.get_num_threads())
@@ -316,25 +326,29 @@ def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
 
 
 #: Path: ``benchmarks/results/kernels.json`` in the book's repository (as an absolute path on the
-#: machine that imports lnlib), the results file ``make bench-kernels`` writes and the chapter reads.
+#: machine that imports lnlib), the results file ``make bench-kernels`` writes and the chapter
+#: reads.
 #:
 #: :meta hide-value:
 RESULTS_PATH = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "kernels.json"
 
 
 class KernelResults:
-    """The committed benchmark results of ``make bench-kernels``, with the questions the chapter asks of them.
+    """The committed benchmark results of ``make bench-kernels``, with the questions the chapter
+    asks of them.
 
     Parameters
     ----------
     data : dict
-        The parsed ``kernels.json``: ``machine``, ``load_average``, ``copy`` and ``kernels`` entries.
+        The parsed ``kernels.json``: ``machine``, ``load_average``, ``copy`` and ``kernels``
+        entries.
     """
 
     def __init__(self, data: dict):
         self.data = data
         self.kernels = data["kernels"]
-        #: list of dict: The float32, 1-thread entries timed with preallocated outputs (empty in older files).
+        #: list of dict: The float32, 1-thread entries timed with preallocated outputs (empty in
+        #: older files).
         self.preallocated = data.get("preallocated", [])
         self.copies = data["copy"]
 
@@ -346,7 +360,8 @@ class KernelResults:
             text = open(path, encoding="utf-8").read()
         except FileNotFoundError:
             raise FileNotFoundError(
-                f"no benchmark results at {path}: run `make bench-kernels` in the book's repository."
+                f"no benchmark results at {path}: run `make bench-kernels` in the book's "
+                "repository."
             ) from None
         return cls(json.loads(text))
 
@@ -357,18 +372,21 @@ class KernelResults:
 
     @property
     def stores(self) -> tuple[str, ...]:
-        """tuple of str: The copies measured, of :data:`COPY_STORES` (files before the ordinary copy: memcpy only)."""
+        """tuple of str: The copies measured, of :data:`COPY_STORES` (files before the ordinary
+        copy: memcpy only)."""
         return tuple(
             s for s in COPY_STORES if any(c.get("store", "memcpy") == s for c in self.copies)
         )
 
     @property
     def non_temporal_threshold(self) -> int | None:
-        """Bytes above which this run's glibc memcpy used non-temporal stores, or None where not recorded."""
+        """Bytes above which this run's glibc memcpy used non-temporal stores, or None where not
+        recorded."""
         return self.data["machine"].get("glibc", {}).get("non_temporal_threshold")
 
     def memory_bandwidth(self, threads: int = 1, store: str = "memcpy") -> float:
-        """Bytes per second of the copy of the largest footprint measured (with `store`): the memory's sustainable bandwidth."""
+        """Bytes per second of the copy of the largest footprint measured (with `store`): the
+        memory's sustainable bandwidth."""
         return self._copies(threads, store)[-1]["median_bytes_per_s"]
 
     def _copies(self, threads: int, store: str = "memcpy") -> list[dict]:
@@ -387,14 +405,16 @@ class KernelResults:
         return rows
 
     def copy_curve(self, threads: int = 1, store: str = "memcpy") -> tuple[np.ndarray, np.ndarray]:
-        """Footprints (bytes copied from) and median bandwidths (bytes per second) for `threads` and `store`."""
+        """Footprints (bytes copied from) and median bandwidths (bytes per second) for `threads` and
+        `store`."""
         rows = self._copies(threads, store)
         return np.array([c["bytes"] for c in rows], dtype=float), np.array(
             [c["median_bytes_per_s"] for c in rows]
         )
 
     def copy_spread(self, threads: int = 1, store: str = "memcpy") -> tuple[np.ndarray, np.ndarray]:
-        """The 10th and 90th percentiles of the repeats' bandwidths (bytes per second), in :meth:`copy_curve`'s order."""
+        """The 10th and 90th percentiles of the repeats' bandwidths (bytes per second), in
+        :meth:`copy_curve`'s order."""
         rows = self._copies(threads, store)
         return np.array([c["p10_bytes_per_s"] for c in rows]), np.array(
             [c["p90_bytes_per_s"] for c in rows]
@@ -444,7 +464,8 @@ class KernelResults:
         size=None,
         output: str = "fresh",
     ) -> list[dict]:
-        """Entries along the rows axis (give `size`) or the H axis (give `rows`, or None for each H's most rows)."""
+        """Entries along the rows axis (give `size`) or the H axis (give `rows`, or None for each
+        H's most rows)."""
         chosen = [
             k
             for k in (self.kernels if output == "fresh" else self.preallocated)
@@ -470,13 +491,14 @@ class KernelResults:
         size: int | None = None,
         factor: float = 2.0,
     ) -> list[dict]:
-        """Entries whose achieved bandwidth is over `factor` times above, or below, both neighbours' in a series.
+        """Entries whose achieved bandwidth is over `factor` times above, or below, both neighbours'
+        in a series.
 
         The series is :meth:`series` along the rows axis at `size`, or along H (each H's most rows)
         where `size` is None. A point that stands apart from both sides of a curve that is otherwise
-        smooth was most likely timed during a burst of load on a shared machine: the chapter "LayerNorm
-        at the speed of memory" flags such points rather than quoting them alone. The ends of a series,
-        with one neighbour, are never flagged.
+        smooth was most likely timed during a burst of load on a shared machine: the chapter
+        "LayerNorm at the speed of memory" flags such points rather than quoting them alone. The
+        ends of a series, with one neighbour, are never flagged.
         """
         if not factor > 1:
             raise ValueError(f"factor must be above 1; got {factor!r}.")
@@ -518,8 +540,8 @@ class KernelResults:
         return ours["median_s"] / theirs["median_s"]
 
     def fresh_over_kept(self, implementation, part, low, high) -> list[float]:
-        """Time with fresh outputs over time with ``out=``, one thread, float32, at every shape whose
-        x holds from `low` to `high` bytes (chapter "LayerNorm at the speed of memory")."""
+        """Time with fresh outputs over time with ``out=``, one thread, float32, at every shape
+        whose x holds from `low` to `high` bytes (chapter "LayerNorm at the speed of memory")."""
         return [
             self.at(implementation, part, k["rows"], k["size"])["median_s"] / k["median_s"]
             for k in self.preallocated
@@ -528,7 +550,8 @@ class KernelResults:
         ]
 
     def fraction(self, entry: dict, store: str = "memcpy") -> float:
-        """The measured time's fraction of the floor at the entry's thread count (above 1: faster than a large copy).
+        """The measured time's fraction of the floor at the entry's thread count (above 1: faster
+        than a large copy).
 
         `store` names the copy whose bandwidth sets the floor: "memcpy" (``np.copyto``, streaming
         stores above glibc's threshold) or "ordinary" (stores as the kernels make them).
@@ -538,7 +561,7 @@ class KernelResults:
         )
 
 
-# --- what chapter 14 says about the committed results, by glue key ---------------------------------
+# --- what chapter 14 says about the committed results, by glue key --------------------------------
 # Each function returns {glue key: ProseNumber or sentence} for one section of the chapter; the
 # chapter glues them all (``prose.glue_all``). Each key's meaning is in the section's KEYS table.
 
@@ -562,14 +585,18 @@ COPY_KEYS = {
     "copy_footprint_mb": "the largest copy's source and destination together, MiB",
     "l3_cache": "the L3 cache Linux reported, 'N MiB'",
     "copy_vs_l3": "whether the largest copy's footprint is larger than the L3 (a phrase)",
-    "rfo_ratio": "derived: 2/3, the ordinary-store copy's rate over a streaming one's at equal traffic",
+    "rfo_ratio": (
+        "derived: 2/3, the ordinary-store copy's rate over a streaming one's at equal traffic"
+    ),
     "store_ratio": "measured: ordinary-store rate over np.copyto's, one thread, largest copy",
     "store_ratio_all": "the same ratio on all cores",
     "store_ratio_note": "why one thread falls below 2/3 where all cores do not (a sentence)",
     "nt_mib": "glibc's non-temporal threshold, MiB",
     "largest_vs_nt": "whether the largest copy is 'above' or 'below' the threshold",
     "below_nt_mib": "the largest copy at or below the threshold, MiB",
-    "memcpy_step": "np.copyto's rate at the largest copy over that at the largest below the threshold",
+    "memcpy_step": (
+        "np.copyto's rate at the largest copy over that at the largest below the threshold"
+    ),
     "ordinary_step": "the same ratio for the ordinary-store copy",
     "example_mb": "bytes (MB) a forward pass over the chapter's batch moves",
     "example_floor_ms": "its floor at np.copyto's one-thread rate, ms",
@@ -677,7 +704,8 @@ def _exceed_ordinary_note(results: KernelResults, l3: int | None) -> str:
 
 
 def copy_findings(results: KernelResults, rows: int, size: int) -> dict:
-    """The numbers and sentences of chapter 14's section on the floor, by glue key (:data:`COPY_KEYS`).
+    """The numbers and sentences of chapter 14's section on the floor, by glue key
+    (:data:`COPY_KEYS`).
 
     Parameters
     ----------
@@ -763,7 +791,9 @@ def copy_findings(results: KernelResults, rows: int, size: int) -> dict:
 KERNEL_KEYS = {
     "big_shapes": "the most rows measured at H = 1024, 4096 and 16384, as 'M × H' shapes",
     "big_over": "how many of them have arrays over glibc's mmap threshold ('None' to 'All three')",
-    "fused_fwd_min": "the fused forward's least fraction of the np.copyto floor there, fresh outputs",
+    "fused_fwd_min": (
+        "the fused forward's least fraction of the np.copyto floor there, fresh outputs"
+    ),
     "fused_fwd_max": "its greatest",
     "torch_fwd_min": "the fused forward's least time over PyTorch's there",
     "torch_fwd_max": "its greatest",
@@ -772,7 +802,9 @@ KERNEL_KEYS = {
     "fused_fwd_ord": "the fused forward's fractions of the ordinary-store floor with out=, at the"
     " shapes whose x and y together exceed the L3 (a range)",
     "fused_fwd_ord_shapes": "those shapes",
-    "fused_fwd_ord_note": "the shapes whose x and y fit in the L3, with their fractions (a sentence)",
+    "fused_fwd_ord_note": (
+        "the shapes whose x and y fit in the L3, with their fractions (a sentence)"
+    ),
     "wide_shapes": "the big shapes and 1000 × 1024, the shapes of the ranges below",
     "naive_fwd_frac": "the textbook numpy forward's fractions of the floor over them (a range)",
     "lnlib_fwd_frac": "lnlib.layer_norm's (a range)",
@@ -782,10 +814,14 @@ KERNEL_KEYS = {
     "one_row_us": "the fused forward's time on one row of H = 1024, µs",
     "one_row_floor_us": "that row's floor at np.copyto's one-thread rate, µs",
     "one_row_torch_us": "PyTorch's time on it, µs",
-    "short_rows_claim": "what this run shows of short rows' per-row cost, like for like (sentences)",
+    "short_rows_claim": (
+        "what this run shows of short rows' per-row cost, like for like (sentences)"
+    ),
     "short_rows_summary": "the same, for the summary (a clause)",
     "welford_ratio": "the Welford forward's time over the two-pass one's (a range)",
-    "fused_fwd_all_frac": "the fused forward's fractions of the all-core floor on all cores (a range)",
+    "fused_fwd_all_frac": (
+        "the fused forward's fractions of the all-core floor on all cores (a range)"
+    ),
     "all_over_note": "where they exceed 1, and why (a parenthesis)",
     "load_note": "whether the load average was at or above the core count (a sentence)",
     "half_rows": "the row counts of the 16-bit comparison at H = 1024",

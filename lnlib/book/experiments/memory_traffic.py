@@ -9,13 +9,14 @@ else: M × H values). Both chapters count the same thing, the arrays each step r
 - chapter 13 counts the *H-vector transfers* of one row (:func:`memory_traffic`): each activation
   read or written is one; per-row scalars are free, and so are γ and β, which every row of a batch
   shares and which stay in cache after the first;
-- chapter 14 weighs every transfer by its size in bytes over a batch of M rows (:func:`program_bytes`):
-  an activation is M·H·w bytes, a statistic M and a parameter H numbers of the compute dtype.
+- chapter 14 weighs every transfer by its size in bytes over a batch of M rows
+  (:func:`program_bytes`): an activation is M·H·w bytes, a statistic M and a parameter H numbers of
+  the compute dtype.
 
 So the activation bytes of a program are its H-vector transfers times M·H·w, for every program
-(``tests/book/test_memory_traffic.py``). :func:`bytes_moved` is the floor of chapter 14: the bytes of
-the fused kernels (:data:`FUSED_KERNELS`), which visit each row once and keep it in cache, so memory
-sees each array once.
+(``tests/book/test_memory_traffic.py``). :func:`bytes_moved` is the floor of chapter 14: the bytes
+of the fused kernels (:data:`FUSED_KERNELS`), which visit each row once and keep it in cache, so
+memory sees each array once.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ PER_FEATURE = PARAMETERS | {"dgamma", "dbeta"}
 
 @dataclass(frozen=True)
 class KernelStep:
-    """One operation of a LayerNorm program: what it computes, and which arrays it reads and writes (chapter "Computing it right: numerics")."""
+    """One operation of a LayerNorm program: what it computes, and which arrays it reads and writes
+    (chapter "Computing it right: numerics")."""
 
     code: str
     reads: tuple[str, ...]
@@ -63,7 +65,8 @@ class KernelStep:
 
 @dataclass(frozen=True)
 class Traffic:
-    """H-vector transfers between memory and the processor: reads, writes, and their sum (chapter "Computing it right: numerics")."""
+    """H-vector transfers between memory and the processor: reads, writes, and their sum (chapter
+    "Computing it right: numerics")."""
 
     reads: int
     writes: int
@@ -163,7 +166,8 @@ def _steps(steps) -> tuple[KernelStep, ...]:
 
 
 def memory_traffic(steps, *, count_parameters: bool = False) -> Traffic:
-    """Count the H-vector reads and writes of a LayerNorm program (chapter "Computing it right: numerics").
+    """Count the H-vector reads and writes of a LayerNorm program (chapter "Computing it right:
+    numerics").
 
     Parameters
     ----------
@@ -205,7 +209,8 @@ def _dtype(dtype) -> np.dtype:
 
 
 def program_bytes(steps, rows: int, size: int, dtype="float32") -> Bytes:
-    """The bytes a LayerNorm program moves over `rows` rows of `size` features (chapter "LayerNorm at the speed of memory").
+    """The bytes a LayerNorm program moves over `rows` rows of `size` features (chapter "LayerNorm
+    at the speed of memory").
 
     Every array a step reads or writes is one transfer, weighed by its size: an activation
     ``rows * size`` values of `dtype`, a per-row statistic ``rows`` values and a per-feature array
@@ -245,7 +250,8 @@ def program_bytes(steps, rows: int, size: int, dtype="float32") -> Bytes:
 
 
 def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") -> Bytes:
-    """The fewest bytes a LayerNorm kernel moves to and from memory (chapter "LayerNorm at the speed of memory").
+    """The fewest bytes a LayerNorm kernel moves to and from memory (chapter "LayerNorm at the speed
+    of memory").
 
     The bytes of the fused kernel of `part` (:data:`FUSED_FORWARD`, :data:`FUSED_BACKWARD`).
     Forward: read x, write y (2 activation arrays), write mean and rstd, read γ and β. Backward:

@@ -34,7 +34,8 @@ __all__ = [
 
 
 def centring_matrix(size: int) -> np.ndarray:
-    r"""The centring projection :math:`P = I - \frac{1}{H}\mathbf{1}\mathbf{1}^\top` (chapter "Normalizing").
+    r"""The centring projection :math:`P = I - \frac{1}{H}\mathbf{1}\mathbf{1}^\top` (chapter
+    "Normalizing").
 
     ``P @ x`` equals ``x - x.mean()``: the orthogonal projection of `x` onto the hyperplane
     orthogonal to the all-ones vector. P is symmetric, ``P @ P == P``, and ``P @ ones == 0``.
@@ -60,7 +61,8 @@ def centring_matrix(size: int) -> np.ndarray:
 
 
 def plane_basis(size: int) -> np.ndarray:
-    r"""An orthonormal basis of the hyperplane orthogonal to the all-ones vector (chapter "Normalizing").
+    r"""An orthonormal basis of the hyperplane orthogonal to the all-ones vector (chapter
+    "Normalizing").
 
     Row k (k = 1, ..., H-1) is :math:`(1, \dots, 1, -k, 0, \dots, 0)/\sqrt{k(k+1)}`, with k
     ones (the Helmert basis). For H = 3 the rows are :math:`(1, -1, 0)/\sqrt 2` and
@@ -95,7 +97,8 @@ def plane_basis(size: int) -> np.ndarray:
 
 
 def centre(x) -> np.ndarray:
-    """Subtract from each vector (last axis) its mean: the projection onto the plane orthogonal to 1 (chapter "Normalizing").
+    """Subtract from each vector (last axis) its mean: the projection onto the plane orthogonal to 1
+    (chapter "Normalizing").
 
     Parameters
     ----------
@@ -117,9 +120,11 @@ def centre(x) -> np.ndarray:
 
 
 def ones_component(x) -> np.ndarray:
-    r"""The signed length of each vector's component along the unit vector :math:`\mathbf{1}/\sqrt H`: :math:`\sqrt H\,\mu` (chapter "Normalizing").
+    r"""The signed length of each vector's component along the unit vector :math:`\mathbf{1}/\sqrt
+    H`: :math:`\sqrt H\,\mu` (chapter "Normalizing").
 
-    This is the part of `x` that centring throws away: ``x = centre(x) + ones_component(x) * ones / sqrt(H)``.
+    This is the part of `x` that centring throws away:
+    ``x = centre(x) + ones_component(x) * ones / sqrt(H)``.
 
     Parameters
     ----------
@@ -135,7 +140,8 @@ def ones_component(x) -> np.ndarray:
 
 
 def plane_coordinates(x) -> np.ndarray:
-    """Coordinates of each vector's projection onto the plane orthogonal to 1, in :func:`plane_basis` (chapter "Normalizing").
+    """Coordinates of each vector's projection onto the plane orthogonal to 1, in
+    :func:`plane_basis` (chapter "Normalizing").
 
     Because the basis is orthogonal to the all-ones vector, `x` and ``centre(x)`` have the same
     coordinates, and their Euclidean length equals the length of ``centre(x)``.
@@ -154,7 +160,8 @@ def plane_coordinates(x) -> np.ndarray:
 
 
 def xhat_radius(x, *, eps: float = 1e-5) -> np.ndarray:
-    r"""The length of the normalized vector predicted by the geometry: :math:`\sqrt H\,\sqrt{\sigma^2/(\sigma^2+\varepsilon)}` (chapter "Normalizing").
+    r"""The length of the normalized vector predicted by the geometry: :math:`\sqrt
+    H\,\sqrt{\sigma^2/(\sigma^2+\varepsilon)}` (chapter "Normalizing").
 
     Computed from the statistics of `x` alone, not from :math:`\hat x`, so it can be checked
     against ``np.linalg.norm(layer_norm(x, eps=eps), axis=-1)``. It is exactly :math:`\sqrt H`
@@ -175,7 +182,8 @@ def xhat_radius(x, *, eps: float = 1e-5) -> np.ndarray:
     Raises
     ------
     ValueError
-        For a constant vector with ``eps=0`` (0/0), and whatever :func:`lnlib.forward.layer_norm_steps` refuses.
+        For a constant vector with ``eps=0`` (0/0), and whatever
+        :func:`lnlib.forward.layer_norm_steps` refuses.
     """
     steps = layer_norm_steps(x, eps=eps)
     var = steps.var[..., 0]

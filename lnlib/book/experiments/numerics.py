@@ -1,7 +1,8 @@
-r"""The experiment of the chapter "Computing it right: numerics": each variance algorithm's error as the
-data's mean moves away from zero.
+r"""The experiment of the chapter "Computing it right: numerics": each variance algorithm's error as
+the data's mean moves away from zero.
 
-The algorithms themselves, and the exact reference, are the library's (:mod:`lnlib.variance_algorithms`).
+The algorithms themselves, and the exact reference, are the library's
+(:mod:`lnlib.variance_algorithms`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ __all__ = [
 
 
 def layer_norm_with(x, *, method: str, dtype, eps: float = 1e-5, clamp: bool = False) -> np.ndarray:
-    """LayerNorm over the last axis with a chosen variance algorithm, all in `dtype` (chapter "Computing it right: numerics").
+    """LayerNorm over the last axis with a chosen variance algorithm, all in `dtype` (chapter
+    "Computing it right: numerics").
 
     ``y = (x - mean) / sqrt(var + eps)`` with the mean and variance of `method`.
     Nothing guards the square root unless ``clamp=True``, which replaces a
@@ -74,7 +76,8 @@ def layer_norm_with(x, *, method: str, dtype, eps: float = 1e-5, clamp: bool = F
 
 @dataclass(frozen=True)
 class ShiftErrors:
-    """How wrong each algorithm is on unit-variance data shifted by `shift` (chapter "Computing it right: numerics").
+    """How wrong each algorithm is on unit-variance data shifted by `shift` (chapter "Computing it
+    right: numerics").
 
     Attributes
     ----------
@@ -103,7 +106,8 @@ class ShiftErrors:
 def shifted_data(
     shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0
 ) -> np.ndarray:
-    """Seeded N(0, 1) rows of length `size`, plus `shift`, rounded to `dtype` (chapter "Computing it right: numerics").
+    """Seeded N(0, 1) rows of length `size`, plus `shift`, rounded to `dtype` (chapter "Computing it
+    right: numerics").
 
     The same seed gives the same noise at every shift, so a sweep over shifts
     changes one thing only.
@@ -121,8 +125,9 @@ def shifted_data(
     spacing = float(np.spacing(np.abs(dtype.type(shift))))
     if spacing >= 1.0:
         raise ValueError(
-            f"near {shift:g}, consecutive {dtype.name} numbers are {spacing:g} apart, as far as the data's spread (1): "
-            "rounding the input has already destroyed what the variance measures."
+            f"near {shift:g}, consecutive {dtype.name} numbers are {spacing:g} apart, as far as "
+            "the data's spread (1): rounding the input has already destroyed what the variance "
+            "measures."
         )
     return data
 
@@ -135,7 +140,8 @@ def _worst(errors: np.ndarray) -> float:
 def shift_errors(
     shift: float, dtype, *, rows: int = 8, size: int = 256, seed: int = 0, eps: float = 1e-5
 ) -> ShiftErrors:
-    """Run every method on :func:`shifted_data` and measure its errors (chapter "Computing it right: numerics").
+    """Run every method on :func:`shifted_data` and measure its errors (chapter "Computing it right:
+    numerics").
 
     The references are exact for the rounded data: :func:`exact_variance` for
     the variance, and float64 two-pass LayerNorm for the output.
@@ -197,23 +203,26 @@ def error_sweep(shifts, dtype, **options) -> ErrorSweep:
     return ErrorSweep(shifts, name, **fields)
 
 
-#: Rows of the mixed-precision backward: more than float16 holds (65504), far past where its running sum stalls
+#: Rows of the mixed-precision backward: more than float16 holds (65504), far past where its running
+#: sum stalls
 MIXED_PRECISION_ROWS = 70_000
 
 
 def mixed_precision_inputs(rows: int = MIXED_PRECISION_ROWS, size: int = 8, seed: int = 3):
-    """(x, dy, gamma) of the chapter's mixed-precision backward (chapter "Computing it right: numerics").
+    """(x, dy, gamma) of the chapter's mixed-precision backward (chapter "Computing it right:
+    numerics").
 
-    x: seeded N(0, 1) rows in float16; dy = 1 in float16, so that dbeta, the sum of dy over the rows,
-    is exactly `rows`; gamma = 1 in float32, the parameters autocast training keeps beside 16-bit
-    activations.
+    x: seeded N(0, 1) rows in float16; dy = 1 in float16, so that dbeta, the sum of dy over the
+    rows, is exactly `rows`; gamma = 1 in float32, the parameters autocast training keeps beside
+    16-bit activations.
     """
     x = np.random.default_rng(seed).normal(size=(rows, size)).astype(np.float16)
     return x, np.ones_like(x), np.ones(size, np.float32)
 
 
 def running_sum_stall(dtype, count: int = MIXED_PRECISION_ROWS) -> float:
-    """Where a running sum of `count` ones, each partial sum rounded to `dtype`, ends (chapter "Computing it right: numerics").
+    """Where a running sum of `count` ones, each partial sum rounded to `dtype`, ends (chapter
+    "Computing it right: numerics").
 
     In float16, 2048 + 1 rounds back to 2048 (consecutive float16 numbers there are 2 apart), so
     the sum stops growing at 2048; in bfloat16 at 256; in float32 it is exact up to 2**24.
@@ -256,7 +265,8 @@ class GradientSums:
 
 
 def gradient_sums(rows: int = MIXED_PRECISION_ROWS, **inputs) -> GradientSums:
-    """Sum dy = 1 over `rows` rows: running sums in 16 bits and in float32, and lnlib's dbeta (chapter "Computing it right: numerics").
+    """Sum dy = 1 over `rows` rows: running sums in 16 bits and in float32, and lnlib's dbeta
+    (chapter "Computing it right: numerics").
 
     `inputs` (size, seed) are passed to :func:`mixed_precision_inputs`.
     """
@@ -276,7 +286,8 @@ def gradient_sums(rows: int = MIXED_PRECISION_ROWS, **inputs) -> GradientSums:
 
 
 def threaded_running_sum(count: int, threads: int, dtype=np.float16) -> float:
-    """A model of a threaded sum of `count` ones: equal shares, each a running sum in `dtype`, added in float32 (chapter "Computing it right: numerics").
+    """A model of a threaded sum of `count` ones: equal shares, each a running sum in `dtype`, added
+    in float32 (chapter "Computing it right: numerics").
 
     Each of the `threads` contiguous shares (sizes differing by at most one) stalls where
     :func:`running_sum_stall` says, so the result is exact once every share holds at most the stall
@@ -289,7 +300,8 @@ def threaded_running_sum(count: int, threads: int, dtype=np.float16) -> float:
 
 
 def pairwise_sum(values) -> float:
-    """Sum `values` pairwise, every partial sum rounded to their dtype (chapter "Computing it right: numerics").
+    """Sum `values` pairwise, every partial sum rounded to their dtype (chapter "Computing it right:
+    numerics").
 
     Neighbours are added level by level (a tree of depth log2 n), so each value passes through
     about log2 n roundings instead of up to n, and partial sums of small values stay small.
@@ -303,7 +315,8 @@ def pairwise_sum(values) -> float:
 
 
 def small_gradients(rows: int = MIXED_PRECISION_ROWS, seed: int = 0) -> np.ndarray:
-    """`rows` seeded float16 gradient contributions of about 1/rows each, N(1, 1) / rows, summing to about 1 (chapter "Computing it right: numerics")."""
+    """`rows` seeded float16 gradient contributions of about 1/rows each, N(1, 1) / rows, summing to
+    about 1 (chapter "Computing it right: numerics")."""
     return (np.random.default_rng(seed).normal(1.0, 1.0, rows) / rows).astype(np.float16)
 
 
@@ -324,7 +337,8 @@ class SmallGradientSums:
     numpy_sum : ndarray
         Per seed, ``np.sum`` of the float16 array (numpy adds partial sums pairwise).
     trace_exact, trace_running : ndarray
-        For the first seed, the exact and the float16 running sum after each row (the figure's curves).
+        For the first seed, the exact and the float16 running sum after each row (the figure's
+        curves).
     """
 
     rows: int
@@ -337,7 +351,8 @@ class SmallGradientSums:
 
 
 def small_gradient_sums(rows: int = MIXED_PRECISION_ROWS, seeds=range(5)) -> SmallGradientSums:
-    """Sum :func:`small_gradients` exactly, as a float16 running sum, pairwise and with ``np.sum`` (chapter "Computing it right: numerics")."""
+    """Sum :func:`small_gradients` exactly, as a float16 running sum, pairwise and with ``np.sum``
+    (chapter "Computing it right: numerics")."""
     draws = [small_gradients(rows, seed) for seed in seeds]
     traces = [np.cumsum(g, dtype=np.float16) for g in draws]
     return SmallGradientSums(
@@ -355,16 +370,18 @@ def small_gradient_sums(rows: int = MIXED_PRECISION_ROWS, seeds=range(5)) -> Sma
 
 
 def row_findings(row) -> dict:
-    """What "The idea" of chapter "Computing it right: numerics" says of its running row, by glue key.
+    """What "The idea" of chapter "Computing it right: numerics" says of its running row, by glue
+    key.
 
     Returns
     -------
     dict of str to ProseNumber
         ``row_var``: the row's exact variance; ``row_one_pass``: the one-pass variance in float32;
         ``row_kappa``: κ = |mean| / σ; ``row_u_kappa2``: u·κ² in float32 (the one-pass error law);
-        ``u32``, ``u16``: float32's and float16's unit roundoff; ``f32_spacing_1e8``: the gap between
-        float32 numbers at 10⁸; ``kappa_two_pass_f32``: 1/√u in float32, the κ where two-pass's error
-        (uκ)² reaches u; ``f16_unit_spacing``: 2¹⁰, where consecutive float16 numbers are 1 apart.
+        ``u32``, ``u16``: float32's and float16's unit roundoff; ``f32_spacing_1e8``: the gap
+        between float32 numbers at 10⁸; ``kappa_two_pass_f32``: 1/√u in float32, the κ where
+        two-pass's error (uκ)² reaches u; ``f16_unit_spacing``: 2¹⁰, where consecutive float16
+        numbers are 1 apart.
     """
     row = np.asarray(row, dtype=np.float64)
     exact = float(exact_variance(row))
@@ -386,7 +403,8 @@ def row_findings(row) -> dict:
 
 
 def shift_findings(at_1e4: ShiftErrors) -> dict:
-    """What the chapter says of the float32 errors at a shift of 10⁴ and of float16's range, by glue key.
+    """What the chapter says of the float32 errors at a shift of 10⁴ and of float16's range, by glue
+    key.
 
     Parameters
     ----------
@@ -415,7 +433,8 @@ def shift_findings(at_1e4: ShiftErrors) -> dict:
 
 
 def negative_findings(data, eps: float = 1e-5) -> dict:
-    """What the section "A negative variance, seeded" says of the one-pass variances of `data`, by glue key.
+    """What the section "A negative variance, seeded" says of the one-pass variances of `data`, by
+    glue key.
 
     Returns
     -------
@@ -435,7 +454,8 @@ def negative_findings(data, eps: float = 1e-5) -> dict:
 
 
 def output_findings(outputs: dict, exact, clamped) -> dict:
-    """What the chapter says of LayerNorm's float32 outputs built on each variance method, by glue key.
+    """What the chapter says of LayerNorm's float32 outputs built on each variance method, by glue
+    key.
 
     Parameters
     ----------
@@ -533,7 +553,8 @@ def small_sum_findings(small: SmallGradientSums) -> dict:
 
 
 def thread_findings(stored: dict, threads) -> dict:
-    """PyTorch's stored float16 dβ per thread count (chapter "Computing it right: numerics"), by glue key.
+    """PyTorch's stored float16 dβ per thread count (chapter "Computing it right: numerics"), by
+    glue key.
 
     Parameters
     ----------

@@ -1,5 +1,6 @@
-"""The experiment of the chapter "Pre-norm vs post-norm": the residual stream and the weight gradients of
-the tiny transformer (:mod:`lnlib.book.models.transformer`) at initialization, over seeds, depths and widths.
+"""The experiment of the chapter "Pre-norm vs post-norm": the residual stream and the weight
+gradients of the tiny transformer (:mod:`lnlib.book.models.transformer`) at initialization, over
+seeds, depths and widths.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class InitProfile:
-    r"""Residual-stream norms and weight-gradient norms at initialization, one row per seed (chapter "Pre-norm vs post-norm").
+    r"""Residual-stream norms and weight-gradient norms at initialization, one row per seed (chapter
+    "Pre-norm vs post-norm").
 
     Attributes
     ----------
@@ -44,7 +46,8 @@ class InitProfile:
     depth, width, tokens, batch : int
         As passed to :func:`init_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
-        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to the depth.
+        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to
+        the depth.
     grad_norm : dict of str to ndarray, each (seeds, depth)
         The Frobenius norm of each weight's loss gradient, per layer (bottom first).
     stream_grad : ndarray, shape (seeds, depth + 1)
@@ -146,7 +149,8 @@ def init_profile(
 def _one_batch(
     rng: np.random.Generator, weights: list[dict], placement: str, batch: int, tokens: int
 ):
-    """Draw inputs and targets with N(0, 1) entries; return the stream states, their gradients and the weight gradients."""
+    """Draw inputs and targets with N(0, 1) entries; return the stream states, their gradients and
+    the weight gradients."""
     width = weights[0]["Wq"].shape[0]
     x = rng.normal(size=(batch, tokens, width))
     target = rng.normal(size=(batch, tokens, width))
@@ -159,7 +163,8 @@ def _one_batch(
 def depth_sweep(
     depths, width: int, placement: str, *, seeds: int = 8, weight: str = "W2", **kwargs
 ) -> np.ndarray:
-    """One batch's gradient norm of the last layer's `weight`, per seed and depth (chapter "Pre-norm vs post-norm").
+    """One batch's gradient norm of the last layer's `weight`, per seed and depth (chapter "Pre-norm
+    vs post-norm").
 
     Returns
     -------
@@ -178,15 +183,16 @@ def depth_sweep(
 def profile_grid(
     depths, widths, *, seeds: int = 4, description: str | None = None, **kwargs
 ) -> dict:
-    """:func:`init_profile` for every placement, depth and width: what the explorer of chapter "Pre-norm vs post-norm" shows.
+    """:func:`init_profile` for every placement, depth and width: what the explorer of chapter
+    "Pre-norm vs post-norm" shows.
 
     Parameters
     ----------
     depths, widths : sequence of int
     seeds : int, default 4
     description : str, optional
-        When given, a live notebook shows a progress bar with this text while the settings are measured
-        (:func:`lnlib.book.tools.progress.progress`; none in the website build).
+        When given, a live notebook shows a progress bar with this text while the settings are
+        measured (:func:`lnlib.book.tools.progress.progress`; none in the website build).
 
     Returns
     -------
@@ -208,12 +214,14 @@ def profile_grid(
 
 
 def _number(value, spec: str) -> prose.ProseNumber:
-    """A glued number of this chapter: 4 significant digits first, so no platform's last bits show."""
+    """A glued number of this chapter: 4 significant digits first, so no platform's last bits
+    show."""
     return prose.number(prose.significant(float(value)), spec)
 
 
 def stream_findings(deep: dict) -> dict:
-    """What chapter "Pre-norm vs post-norm" says about the residual stream of a deep stack, by glue key.
+    """What chapter "Pre-norm vs post-norm" says about the residual stream of a deep stack, by glue
+    key.
 
     Parameters
     ----------
@@ -223,10 +231,11 @@ def stream_findings(deep: dict) -> dict:
     Returns
     -------
     dict of str to ProseNumber
-        ``f1_post_dev``: the largest distance of post-norm's ||x_l||²/d from 1 after any layer, any seed
-        (a LayerNorm ends every layer); ``f1_pre_slope``: the least-squares slope of pre-norm's mean
-        ||x_l||²/d against l; ``f1_pre_top``: its mean after layer L; ``f1_band_low``, ``f1_band_high``:
-        Xiong et al.'s Lemma 2 band for pre-norm after layer L, 1 + L/2 to 1 + 3L/2.
+        ``f1_post_dev``: the largest distance of post-norm's ||x_l||²/d from 1 after any layer, any
+        seed (a LayerNorm ends every layer); ``f1_pre_slope``: the least-squares slope of pre-norm's
+        mean ||x_l||²/d against l; ``f1_pre_top``: its mean after layer L; ``f1_band_low``,
+        ``f1_band_high``: Xiong et al.'s Lemma 2 band for pre-norm after layer L, 1 + L/2 to 1 +
+        3L/2.
     """
     depth = deep["pre"].depth
     pre_mean = deep["pre"].stream_sq.mean(axis=0)
@@ -241,14 +250,16 @@ def stream_findings(deep: dict) -> dict:
 
 
 def depth_findings(depths, last: dict) -> dict:
-    """What chapter "Pre-norm vs post-norm" says about the last layer's gradient against depth, by glue key.
+    """What chapter "Pre-norm vs post-norm" says about the last layer's gradient against depth, by
+    glue key.
 
     Parameters
     ----------
     depths : sequence of int
         The depths of :func:`depth_sweep`, shallowest first.
     last : dict
-        ``{"post": ndarray, "pre": ndarray}``, each :func:`depth_sweep`'s (seeds, len(depths)) result.
+        ``{"post": ndarray, "pre": ndarray}``, each :func:`depth_sweep`'s (seeds, len(depths))
+        result.
 
     Returns
     -------
@@ -269,7 +280,8 @@ def depth_findings(depths, last: dict) -> dict:
 
 
 def layer_findings(per_layer: dict, averaged: dict) -> dict:
-    """What chapter "Pre-norm vs post-norm" says about the weight gradients layer by layer, by glue key.
+    """What chapter "Pre-norm vs post-norm" says about the weight gradients layer by layer, by glue
+    key.
 
     Parameters
     ----------
@@ -281,10 +293,11 @@ def layer_findings(per_layer: dict, averaged: dict) -> dict:
     -------
     dict of str to ProseNumber
         ``f3_{post,pre}_{W1,W2}``: the top layer's mean gradient norm over the bottom layer's;
-        ``f3_avg_{post,pre}_W2``: the same for W2 with averaged gradients; ``f3_post_peak``: post-norm's
-        largest per-layer W2 gradient over its bottom layer's; ``f3_pre_stream_grad``: pre-norm's
-        ||dL/dx_0|| over ||dL/dx_L||; ``f3_avg_shrink``: how many times smaller the averaged W2
-        gradients are than one batch's, on average over layers and both placements; ``f3_depth``: L.
+        ``f3_avg_{post,pre}_W2``: the same for W2 with averaged gradients; ``f3_post_peak``:
+        post-norm's largest per-layer W2 gradient over its bottom layer's; ``f3_pre_stream_grad``:
+        pre-norm's ||dL/dx_0|| over ||dL/dx_L||; ``f3_avg_shrink``: how many times smaller the
+        averaged W2 gradients are than one batch's, on average over layers and both placements;
+        ``f3_depth``: L.
     """
     findings = {}
     for p in ("post", "pre"):

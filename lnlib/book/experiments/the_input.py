@@ -63,7 +63,8 @@ NORMALIZATIONS = {
 
 
 def reduction_axes(normalization: str, ndim: int) -> tuple[int, ...]:
-    """The axes `normalization` takes its mean and variance over, for an input of `ndim` axes (chapter "The input x").
+    """The axes `normalization` takes its mean and variance over, for an input of `ndim` axes
+    (chapter "The input x").
 
     Parameters
     ----------

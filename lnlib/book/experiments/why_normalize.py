@@ -1,8 +1,8 @@
 """The chapter "Why normalize?": one stack run at a chosen weight scale.
 
 The chapter compares one random stack (:func:`lnlib.book.models.deep_stack.random_stack`) at several
-weight scales :math:`a`, with and without a LayerNorm after each linear map; :func:`scaled_run` is that
-run, so the chapter's hidden cells hold no function of their own.
+weight scales :math:`a`, with and without a LayerNorm after each linear map; :func:`scaled_run` is
+that run, so the chapter's hidden cells hold no function of their own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ __all__ = ["scaled_run"]
 def scaled_run(
     x, weights, upstream, a: float, layer_norm_on: bool, activation: str = "relu"
 ) -> StackRun:
-    """The stack with its matrices multiplied by the weight scale `a` (chapter "Why normalize?", "The idea").
+    """The stack with its matrices multiplied by the weight scale `a` (chapter "Why normalize?",
+    "The idea").
 
     Parameters
     ----------

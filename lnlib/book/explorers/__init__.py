@@ -1,4 +1,5 @@
-"""Live explorers, one per chapter: ``<name>_explorer(**initial_values)`` returns an ipywidgets container.
+"""Live explorers, one per chapter: ``<name>_explorer(**initial_values)`` returns an ipywidgets
+container.
 
 See :class:`lnlib.book.explorers.base.Explorer` for the convention every explorer follows.
 """

@@ -1,4 +1,5 @@
-"""The explorer of the chapter "LayerNorm after 2020": placement, depth, and the query/key scale with or without QK-norm."""
+"""The explorer of the chapter "LayerNorm after 2020": placement, depth, and the query/key scale
+with or without QK-norm."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ WIDTH, SEEDS = 32, 2
 
 @lru_cache(maxsize=1)
 def explorer_grid() -> dict:
-    """Every profile the explorer of chapter "LayerNorm after 2020" can show, measured once per session (several seconds).
+    """Every profile the explorer of chapter "LayerNorm after 2020" can show, measured once per
+    session (several seconds).
 
     Returns
     -------
@@ -66,7 +68,8 @@ def _limits(grid: dict) -> dict:
 
 
 class After2020Explorer(Explorer):
-    """Pick a placement, a depth and the query/key scale; the four per-layer measures follow (chapter "LayerNorm after 2020")."""
+    """Pick a placement, a depth and the query/key scale; the four per-layer measures follow
+    (chapter "LayerNorm after 2020")."""
 
     def __init__(self, placement: str, depth: int, qk_scale: int, qk_norm: bool):
         self.grid = explorer_grid()
@@ -124,20 +127,23 @@ class After2020Explorer(Explorer):
         }
         readout = (
             f"{PLACEMENT_LABELS[placement]}, L = {depth}, H = {WIDTH} ({SEEDS} seeds): "
-            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = <b>{prose.number(float(grads[-1] / grads[0]), '.2g')}</b>; "
-            f"angle turned by layer 1 / layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; "
-            f"attention entropy <b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
+            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = "
+            f"<b>{prose.number(float(grads[-1] / grads[0]), '.2g')}</b>; angle turned by layer 1 "
+            f"/ layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; attention entropy "
+            f"<b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
         )
         note = ""
         if qk_scale > 1 and not qk_norm and entropy < 0.5:
             note = (
-                "The queries and keys are scaled up and nothing normalizes them: the logits grow with the square of the scale "
-                "and each query attends to almost one key. Tick QK-norm to bound them."
+                "The queries and keys are scaled up and nothing normalizes them: the logits grow "
+                "with the square of the scale and each query attends to almost one key. Tick "
+                "QK-norm to bound them."
             )
         elif placement == "olmo2" and not qk_norm:
             note = (
-                "OLMo 2's reordering leaves each branch's input unnormalized, so attention reads the growing stream and "
-                "its entropy falls with depth; OLMo 2 pairs it with QK-norm."
+                "OLMo 2's reordering leaves each branch's input unnormalized, so attention reads "
+                "the growing stream and its entropy falls with depth; OLMo 2 pairs it with "
+                "QK-norm."
             )
         return readout, note, result
 
@@ -145,9 +151,11 @@ class After2020Explorer(Explorer):
 def after_2020_explorer(
     placement: str = "pre", depth: int = 16, qk_scale: int = 1, qk_norm: bool = False
 ) -> After2020Explorer:
-    """Explorer for the chapter "LayerNorm after 2020": variance, gradient, change per layer and attention entropy.
+    """Explorer for the chapter "LayerNorm after 2020": variance, gradient, change per layer and
+    attention entropy.
 
-    Every setting is measured before the explorer is drawn (:func:`explorer_grid`), so moving a control only redraws.
+    Every setting is measured before the explorer is drawn (:func:`explorer_grid`), so moving a
+    control only redraws.
 
     Parameters
     ----------
@@ -171,7 +179,8 @@ def after_2020_explorer(
         or not isinstance(qk_norm, bool)
     ):
         raise ValueError(
-            f"after_2020_explorer offers placement in {PLACEMENTS}, depth in {DEPTHS}, qk_scale in {QK_SCALES} and "
-            f"qk_norm True or False; got placement={placement!r}, depth={depth!r}, qk_scale={qk_scale!r}, qk_norm={qk_norm!r}."
+            f"after_2020_explorer offers placement in {PLACEMENTS}, depth in {DEPTHS}, qk_scale "
+            f"in {QK_SCALES} and qk_norm True or False; got placement={placement!r}, "
+            f"depth={depth!r}, qk_scale={qk_scale!r}, qk_norm={qk_norm!r}."
         )
     return After2020Explorer(placement, depth, qk_scale, qk_norm)

@@ -40,10 +40,11 @@ SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def spoken_number(value: float, digits: int = 4) -> str:
-    """`value` to `digits` significant digits as a reader hears it: ``1 × 10⁻⁵``, ``−0.25``, ``1024``.
+    """`value` to `digits` significant digits as a reader hears it: ``1 × 10⁻⁵``, ``−0.25``,
+    ``1024``.
 
-    Powers of ten as the chapters write them, not Python's ``1e-05``; a minus sign, not a hyphen (which
-    some screen readers read as "dash").
+    Powers of ten as the chapters write them, not Python's ``1e-05``; a minus sign, not a hyphen
+    (which some screen readers read as "dash").
     """
     text = format(float(value), f".{digits}g")
     mantissa, _, exponent = text.partition("e")
@@ -57,8 +58,9 @@ class Meaning:
     """What a control moves, in words, and how its value reads: the control's name for a reader who
     cannot see the figure (WCAG 4.1.2 "Name, Role, Value").
 
-    It lives with the control (:func:`described`), so the notebook's widget (its ``tooltip``) and the
-    website's control (``aria-label`` and ``aria-valuetext``, :mod:`lnlib.book.explorers.web`) say the same.
+    It lives with the control (:func:`described`), so the notebook's widget (its ``tooltip``) and
+    the website's control (``aria-label`` and ``aria-valuetext``, :mod:`lnlib.book.explorers.web`)
+    say the same.
 
     Attributes
     ----------
@@ -70,7 +72,8 @@ class Meaning:
     digits : int
         Significant digits of a float value.
     format : callable or None
-        ``format(value, label) -> str`` for a value no number-and-unit says well (a step's title, say).
+        ``format(value, label) -> str`` for a value no number-and-unit says well (a step's title,
+        say).
     """
 
     what: str
@@ -79,10 +82,11 @@ class Meaning:
     format: Callable | None = None
 
     def text(self, value, label: str | None = None) -> str:
-        """`value` as read out, with its unit: ``"12 layers"``, ``"1 × 10⁻⁵"``, ``"on"``, or the option's `label`.
+        """`value` as read out, with its unit: ``"12 layers"``, ``"1 × 10⁻⁵"``, ``"on"``, or the
+        option's `label`.
 
-        `label` is the option's own text, for a control that offers a list of options (None for a slider
-        over numbers).
+        `label` is the option's own text, for a control that offers a list of options (None for a
+        slider over numbers).
         """
         if self.format is not None:
             return self.format(value, label)
@@ -104,7 +108,8 @@ def described(
     """`control` with its :class:`Meaning`: as its ``.meaning``, and as its tooltip in the notebook.
 
     ipywidgets 8 gives every ``DOMWidget`` a ``tooltip`` (8.0's "Tooltips everywhere", replacing
-    ``description_tooltip``; pyproject.toml asks for ipywidgets >= 8.1), shown on hover as the element's ``title``.
+    ``description_tooltip``; pyproject.toml asks for ipywidgets >= 8.1), shown on hover as the
+    element's ``title``.
     """
     control.meaning = Meaning(what, unit, **options)
     control.tooltip = what + (f" (in {unit}s)" if unit else "")
@@ -121,7 +126,8 @@ def slider(
     what: str,
     unit: str = "",
 ) -> widgets.FloatSlider:
-    """A float slider that updates on every move (``continuous_update``) with a readable width; `what` it moves (:class:`Meaning`)."""
+    """A float slider that updates on every move (``continuous_update``) with a readable width;
+    `what` it moves (:class:`Meaning`)."""
     return described(
         widgets.FloatSlider(
             value=value,
@@ -151,11 +157,12 @@ def log_slider(
     width: str = "360px",
     digits: int = 2,
 ) -> widgets.FloatLogSlider:
-    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every move.
+    """A base-10 log slider over ``[10 ** low_exponent, 10 ** high_exponent]`` that updates on every
+    move.
 
-    It moves in `step` decades, and a value typed into its box moves to the nearest step (0.5 becomes
-    0.501 at the default 0.1): give it a `readout_format` that shows that value (``".3g"``), and say
-    the value used in the explorer's readout, so the numbers a reader checks by hand agree.
+    It moves in `step` decades, and a value typed into its box moves to the nearest step (0.5
+    becomes 0.501 at the default 0.1): give it a `readout_format` that shows that value (``".3g"``),
+    and say the value used in the explorer's readout, so the numbers a reader checks by hand agree.
     """
     return described(
         widgets.FloatLogSlider(
@@ -185,7 +192,8 @@ def int_slider(
     unit: str = "",
     width: str = "340px",
 ) -> widgets.IntSlider:
-    """An integer slider over ``[low, high]`` that updates on every move; `what` it moves, a count of `unit`."""
+    """An integer slider over ``[low, high]`` that updates on every move; `what` it moves, a count
+    of `unit`."""
     return described(
         widgets.IntSlider(
             value=value,
@@ -204,7 +212,8 @@ def int_slider(
 def choice_slider(
     description: str, options, value, *, what: str, unit: str = "", width: str = "320px"
 ) -> widgets.SelectionSlider:
-    """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the precomputed settings of an explorer."""
+    """A slider over a fixed list of `options` (values, or (label, value) pairs), e.g. the
+    precomputed settings of an explorer."""
     return described(
         widgets.SelectionSlider(
             options=options,
@@ -220,10 +229,12 @@ def choice_slider(
 
 
 def png_url(png: bytes) -> bytes:
-    """PNG bytes as a ``data:`` URL, the form the explorers' ``ipywidgets.Image`` (``format="url"``) carries.
+    """PNG bytes as a ``data:`` URL, the form the explorers' ``ipywidgets.Image`` (``format="url"``)
+    carries.
 
-    Chromium shows a data URL's image 1-3 ms after it is set, a blob URL's (ipywidgets' ``format="png"``)
-    3-9 ms (BENCHMARKS.md, issue 18): the moving layer reaches the page sooner, for a third more bytes.
+    Chromium shows a data URL's image 1-3 ms after it is set, a blob URL's (ipywidgets'
+    ``format="png"``) 3-9 ms (BENCHMARKS.md, issue 18): the moving layer reaches the page sooner,
+    for a third more bytes.
     """
     return b"data:image/png;base64," + base64.b64encode(png)
 
@@ -234,7 +245,8 @@ def note_html(note: str) -> str:
 
 
 def text_lines(count: int) -> str:
-    """CSS height of `count` lines of an HTML widget's text (ipywidgets sets their line height to its inline height)."""
+    """CSS height of `count` lines of an HTML widget's text (ipywidgets sets their line height to
+    its inline height)."""
     return f"calc({count} * var(--jp-widgets-inline-height, 28px))"
 
 
@@ -264,11 +276,12 @@ class Explorer(widgets.VBox):
         The numbers computed by the last update, for tests and curious readers.
     """
 
-    #: Lines of text kept for the readout and for the note (a subclass whose readout wraps further says so).
+    #: Lines of text kept for the readout and for the note (a subclass whose readout wraps further
+    #: says so).
     readout_lines = 2
     note_lines = 2
-    #: Controls per row in a grid, so that related controls line up in columns (chapter 07: each γᵢ above
-    #: its βᵢ); None lets them wrap as the width allows.
+    #: Controls per row in a grid, so that related controls line up in columns (chapter 07: each γᵢ
+    #: above its βᵢ); None lets them wrap as the width allows.
     control_columns: int | None = None
     #: What the website offers (:mod:`lnlib.book.explorers.plans`): grids for the float sliders, by
     #: control name, or a :class:`~lnlib.book.explorers.plans.Sweep` of presets. An explorer without
@@ -283,12 +296,14 @@ class Explorer(widgets.VBox):
         ]
         if unnamed:
             raise TypeError(
-                f"{type(self).__name__}: controls {unnamed} do not say what they move; make them with described()."
+                f"{type(self).__name__}: controls {unnamed} do not say what they move; make them "
+                "with described()."
             )
         self.controls = controls
         self.renderer = renderer
-        # The figure is two stacked images: the static background, sent when it changes, and the moving
-        # layer (the pixels the dynamic artists drew, transparent elsewhere), sent on every update.
+        # The figure is two stacked images: the static background, sent when it changes, and the
+        # moving layer (the pixels the dynamic artists drew, transparent elsewhere), sent on every
+        # update.
         self.background = widgets.Image(
             format="url", layout=widgets.Layout(grid_area="figure", max_width="100%")
         )
@@ -296,7 +311,8 @@ class Explorer(widgets.VBox):
             format="url", layout=widgets.Layout(grid_area="figure", max_width="100%")
         )
         self._shown_background = None
-        # Room for the longest readout and note this explorer shows, so nothing below them moves as they change.
+        # Room for the longest readout and note this explorer shows, so nothing below them moves as
+        # they change.
         self.readout = widgets.HTML(
             layout=widgets.Layout(min_height=text_lines(self.readout_lines))
         )
@@ -332,14 +348,16 @@ class Explorer(widgets.VBox):
         self.add_class("lnlib-explorer")
         for control in controls.values():
             control.observe(self._on_change, names="value")
-            # No echo of a reader's move back to the page (ipywidgets 8 echoes every synced change, for other
-            # views of the same widget): one message fewer per move, and no re-render of the control mid-move.
+            # No echo of a reader's move back to the page (ipywidgets 8 echoes every synced change,
+            # for other views of the same widget): one message fewer per move, and no re-render of
+            # the control mid-move.
             for synced in ("value", "index"):
                 setattr(control, f"_{synced}_metadata", {"echo_update": False})
         self.refresh()
 
     def _control_box(self, controls: list) -> widgets.Box:
-        """The controls in a row that wraps, or in a grid of :attr:`control_columns` equal columns."""
+        """The controls in a row that wraps, or in a grid of :attr:`control_columns` equal
+        columns."""
         if self.control_columns is None:
             return widgets.HBox(controls, layout=widgets.Layout(flex_flow="row wrap"))
         for control in controls:
@@ -355,12 +373,15 @@ class Explorer(widgets.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def refresh(self) -> None:
-        """Recompute and redraw from the current control values; grey out the controls not in effect."""
+        """Recompute and redraw from the current control values; grey out the controls not in
+        effect."""
         values = self.values()
         readout, note = self.texts(values)
         background, frame = self.renderer.layers()
-        # The figure first, then the text: a page that sees the new readout already has the new figure.
-        # FastRenderer returns the same background array until it redraws it: a new array, a new picture.
+        # The figure first, then the text: a page that sees the new readout already has the new
+        # figure.
+        # FastRenderer returns the same background array until it redraws it: a new array, a new
+        # picture.
         if background is not self._shown_background:
             self.background.value = png_url(encode_png(background))
             self._shown_background = background
@@ -371,14 +392,17 @@ class Explorer(widgets.VBox):
             control.disabled = name in inactive
 
     def inactive(self, values: dict) -> dict:
-        """The controls that have no effect at `values`, each with the reason the readout gives (none by default).
+        """The controls that have no effect at `values`, each with the reason the readout gives
+        (none by default).
 
-        They are disabled, in the notebook and on the website; what they show must not change anything.
+        They are disabled, in the notebook and on the website; what they show must not change
+        anything.
         """
         return {}
 
     def texts(self, values: dict) -> tuple[str, str]:
-        """Recompute at `values` (every control's value, by name) and return the readout and note HTML.
+        """Recompute at `values` (every control's value, by name) and return the readout and note
+        HTML.
 
         The figure's artists are left in that state; the website's precomputed explorer calls this
         for every setting of its grid (:mod:`lnlib.book.explorers.web`), so both show the same text.
@@ -390,7 +414,8 @@ class Explorer(widgets.VBox):
         return readout, note_html(note)
 
     def _repr_mimebundle_(self, **kwargs):
-        """In a kernel, the live widget; in the website build (``LNBOOK_WEBSITE=1``), the precomputed explorer."""
+        """In a kernel, the live widget; in the website build (``LNBOOK_WEBSITE=1``), the
+        precomputed explorer."""
         if website_build():
             from .web import web_explorer_html  # noqa: PLC0415 (only the website build needs it)
 

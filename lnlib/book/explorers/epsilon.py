@@ -19,7 +19,8 @@ CENTRE = 1.0
 
 
 class EpsilonExplorer(Explorer):
-    """Move ε and the input's spread; see the normalized vector shrink and the two placements of ε part ways."""
+    """Move ε and the input's spread; see the normalized vector shrink and the two placements of ε
+    part ways."""
 
     web_plan = {"eps": decades(-10, 0, 2), "spread": decades(-5, 1, 2)}
 
@@ -59,15 +60,18 @@ class EpsilonExplorer(Explorer):
         self.curves.update(variance)
         self.marker.update(eps, std_in, std_out)
         readout = (
-            # δ and ε as used: a value typed into a log slider moves to its nearest step (base.log_slider)
-            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {eps:.3g}. ε inside √: output variance σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); "
-            f"ε added to σ: std <b>{std_out:.4g}</b>; largest gap between the two outputs: {np.max(np.abs(inside - outside)):.3g}"
+            # δ and ε as used: a value typed into a log slider moves to its nearest step
+            # (base.log_slider)
+            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {eps:.3g}. ε inside √: output variance "
+            f"σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); ε added to σ: std "
+            f"<b>{std_out:.4g}</b>; largest gap between the two outputs: "
+            f"{np.max(np.abs(inside - outside)):.3g}"
         )
         note = ""
         if eps >= variance:
             note = (
-                f"ε ≥ σ²: ε dominates the variance, so LayerNorm no longer standardizes; it squashes the output toward 0 "
-                f"(variance {std_in**2:.3g} instead of 1)."
+                "ε ≥ σ²: ε dominates the variance, so LayerNorm no longer standardizes; it "
+                f"squashes the output toward 0 (variance {std_in**2:.3g} instead of 1)."
             )
         return (
             readout,
@@ -85,12 +89,14 @@ class EpsilonExplorer(Explorer):
 
 
 def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer:
-    """Explorer for the chapter "Epsilon": ε on a log slider against an input whose spread you control.
+    """Explorer for the chapter "Epsilon": ε on a log slider against an input whose spread you
+    control.
 
     The input is ``[1, 1 + δ, 1 - δ, 1]`` (for δ = 0.001, the chapter's near-constant
     example), normalized with ε inside the square root, with ε added to σ, and without ε.
     It opens at δ = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five times, so the
-    output variance is already 5/6, not 1; the reader moves δ or ε to where ε takes over, and the note says so.
+    output variance is already 5/6, not 1; the reader moves δ or ε to where ε takes over, and the
+    note says so.
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""The explorer of the chapter "Fact check": the covariance and the moments of x̂, measured against the claims."""
+"""The explorer of the chapter "Fact check": the covariance and the moments of x̂, measured against
+the claims."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ __all__ = ["fact_check_explorer"]
 
 @lru_cache(maxsize=1)
 def _default_grid():
-    """The Monte Carlo grid, sampled once per session (about a second) so a control change only looks it up."""
+    """The Monte Carlo grid, sampled once per session (about a second) so a control change only
+    looks it up."""
     return moment_grid()
 
 
 class FactCheckExplorer(Explorer):
-    """Pick the number of features H and the input family; see Cov(x̂₁, x̂₂) and the distribution of x̂₁."""
+    """Pick the number of features H and the input family; see Cov(x̂₁, x̂₂) and the distribution of
+    x̂₁."""
 
     def __init__(self, grid, distribution: str, size: int):
         self.grid = grid
@@ -66,20 +69,24 @@ class FactCheckExplorer(Explorer):
             "fourth_normal": normal_fourth_moment(size),
         }
         readout = (
-            f"H = {size}, inputs: {LABELS[distribution]}, n = {self.grid.samples}: "
-            f"Cov(x̂₁, x̂₂) = <b>{result['cov']:.3f}</b> ± {result['cov_err']:.3f} (claimed {result['cov_claimed']:.3f}); "
-            f"E[x̂₁³] = <b>{result['third']:.2f}</b> ± {result['third_err']:.2f} (claimed ≈ 0); E[x̂₁⁴] = <b>{result['fourth']:.2f}</b> ± {result['fourth_err']:.2f} "
-            f"(claimed ≈ 3; normal inputs give 3(H−1)/(H+1) = {result['fourth_normal']:.2f})"
+            f"H = {size}, inputs: {LABELS[distribution]}, n = {self.grid.samples}: Cov(x̂₁, x̂₂) "
+            f"= <b>{result['cov']:.3f}</b> ± {result['cov_err']:.3f} (claimed "
+            f"{result['cov_claimed']:.3f}); E[x̂₁³] = <b>{result['third']:.2f}</b> ± "
+            f"{result['third_err']:.2f} (claimed ≈ 0); E[x̂₁⁴] = <b>{result['fourth']:.2f}</b> ± "
+            f"{result['fourth_err']:.2f} (claimed ≈ 3; normal inputs give 3(H−1)/(H+1) = "
+            f"{result['fourth_normal']:.2f})"
         )
         notes = []
         if size == 2:
             notes.append(
-                "With H = 2 every x̂ is exactly (−1, +1) or (+1, −1), so E[x̂⁴] = 1 whatever the inputs, and "
-                "Cov(x̂₁, x̂₂) = −Var(x̂₁) = −(1 − E[x̂₁]²): −1 when x̂₁ has mean 0, as for exchangeable inputs."
+                "With H = 2 every x̂ is exactly (−1, +1) or (+1, −1), so E[x̂⁴] = 1 whatever the "
+                "inputs, and Cov(x̂₁, x̂₂) = −Var(x̂₁) = −(1 − E[x̂₁]²): −1 when x̂₁ has mean 0, "
+                "as for exchangeable inputs."
             )
         if distribution == "unequal":
             notes.append(
-                "These features have different means and scales, so they are not exchangeable: −1/(H−1) no longer applies."
+                "These features have different means and scales, so they are not exchangeable: "
+                "−1/(H−1) no longer applies."
             )
         note = " ".join(notes)
         return readout, note, result
@@ -107,6 +114,7 @@ def fact_check_explorer(distribution: str = "normal", size: int = 4) -> FactChec
     """
     if distribution not in DISTRIBUTIONS or size not in GRID_SIZES:
         raise ValueError(
-            f"fact_check_explorer takes a distribution in {DISTRIBUTIONS} and H in {GRID_SIZES}; got {distribution!r}, H = {size!r}."
+            f"fact_check_explorer takes a distribution in {DISTRIBUTIONS} and H in {GRID_SIZES}; "
+            f"got {distribution!r}, H = {size!r}."
         )
     return FactCheckExplorer(_default_grid(), distribution, size)

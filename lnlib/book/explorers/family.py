@@ -1,4 +1,5 @@
-"""The explorer of the chapter "LayerNorm and its family": one tensor, five ways to share statistics."""
+"""The explorer of the chapter "LayerNorm and its family": one tensor, five ways to share
+statistics."""
 
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ NAMES = {value: label for label, value in METHOD_OPTIONS}
 def family_tensor(
     samples: int = 6, channels: int = 4, positions: int = 4, *, seed: int = 0
 ) -> np.ndarray:
-    """The explorer's (N, C, positions) tensor: channels with different means and scales, like a convolution's features.
+    """The explorer's (N, C, positions) tensor: channels with different means and scales, like a
+    convolution's features.
 
-    Channel c has mean ``[1, -2, 0.5, 3, ...][c]`` and standard deviation ``[1, 2, 0.5, 1.5, ...][c]``
-    (cycled), so that methods which standardize each channel (batch, instance)
-    look different from those which keep channels' differences (layer, RMS).
+    Channel c has mean ``[1, -2, 0.5, 3, ...][c]`` and standard deviation
+    ``[1, 2, 0.5, 1.5, ...][c]`` (cycled), so that methods which standardize each channel (batch,
+    instance) look different from those which keep channels' differences (layer, RMS).
     """
     means = np.resize([1.0, -2.0, 0.5, 3.0], channels)[None, :, None]
     scales = np.resize([1.0, 2.0, 0.5, 1.5], channels)[None, :, None]
@@ -38,7 +40,8 @@ def family_tensor(
 
 
 class FamilyExplorer(Explorer):
-    """Pick a method, a batch size and a number of groups; see which entries share statistics and sample 1's output."""
+    """Pick a method, a batch size and a number of groups; see which entries share statistics and
+    sample 1's output."""
 
     def __init__(self, x: np.ndarray, method: str, batch: int, groups: int):
         self.x = x
@@ -107,10 +110,14 @@ class FamilyExplorer(Explorer):
             else f"μ = {shared.mean():.3f}, σ = {shared.std():.3f}"
         )
         readout = (
-            f"<b>{NAMES[method]}</b>{f' with G = {groups}' if method == 'group' else ''}, batch of {batch}: "
-            f"the dot shares its statistics with {shared.size} entries ({statistics}). "
+            f"<b>{NAMES[method]}</b>{f' with G = {groups}' if method == 'group' else ''}, batch "
+            f"of {batch}: the dot shares its statistics with {shared.size} entries "
+            f"({statistics}). "
             + (
-                f"Sample 1's output differs from its output in a batch of {len(self.x)} by up to <b>{change:.3f}</b>."
+                (
+                    f"Sample 1's output differs from its output in a batch of {len(self.x)} by up "
+                    f"to <b>{change:.3f}</b>."
+                )
                 if batch < len(self.x)
                 else f"This is the full batch of {len(self.x)}, whose outputs the rings mark."
             )
@@ -136,9 +143,15 @@ class FamilyExplorer(Explorer):
     @staticmethod
     def _note(method, batch, groups, channels) -> str:
         if method == "batch" and batch == 1:
-            return "With one sample, batch norm of an image tensor averages each channel over its positions only: it is instance norm."
+            return (
+                "With one sample, batch norm of an image tensor averages each channel over its "
+                "positions only: it is instance norm."
+            )
         if method == "batch" and batch == 2:
-            return "With a batch of two, each channel's statistics come from two samples: sample 1's output depends strongly on the other one."
+            return (
+                "With a batch of two, each channel's statistics come from two samples: sample 1's "
+                "output depends strongly on the other one."
+            )
         if method == "group" and groups == 1:
             return "G = 1: one group holds every channel, so group norm is layer norm."
         if method == "group" and groups == channels:
@@ -149,7 +162,8 @@ class FamilyExplorer(Explorer):
 def family_explorer(
     method: str = "batch", batch: int = 6, groups: int = 2, *, seed: int = 0
 ) -> FamilyExplorer:
-    """Explorer for the chapter "LayerNorm and its family": method, batch size and groups on one (6, 4, 4) tensor.
+    """Explorer for the chapter "LayerNorm and its family": method, batch size and groups on one (6,
+    4, 4) tensor.
 
     Parameters
     ----------

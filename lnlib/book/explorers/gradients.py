@@ -17,7 +17,8 @@ EPS_OPTIONS = [("0", 0.0), ("1e-5", 1e-5), ("0.01", 1e-2), ("1", 1.0)]
 
 
 class GradientsExplorer(Explorer):
-    """Drag an input vector x and an upstream gradient dy; dx, its three terms and the Jacobian follow (chapter "Gradients through LayerNorm")."""
+    """Drag an input vector x and an upstream gradient dy; dx, its three terms and the Jacobian
+    follow (chapter "Gradients through LayerNorm")."""
 
     web_plan = Sweep(
         presets={
@@ -78,8 +79,9 @@ class GradientsExplorer(Explorer):
             "ε, added to the variance under the square root",
         )
         max_gamma = 1.0 if gamma is None else float(np.max(np.abs(self.gamma)))
-        # With M = max|dxhat|: |direct|, |via mu| <= M; |via var| <= |xhat_j| M <= sqrt(H - 1) M; and
-        # |s dx| <= ||(I - 11'/H - xhat xhat'/H) dxhat|| <= ||dxhat|| <= sqrt(H) M (the matrix has eigenvalues in [0, 1]).
+        # With M = max|dxhat|: |direct|, |via mu| <= M; |via var| <= |xhat_j| M <= sqrt(H - 1) M;
+        # and |s dx| <= ||(I - 11'/H - xhat xhat'/H) dxhat|| <= ||dxhat|| <= sqrt(H) M (the matrix
+        # has eigenvalues in [0, 1]).
         term_limit = 1.05 * dy_range * max_gamma * np.sqrt(size)
         figure, self.panels = gradients_figure(
             x,
@@ -110,10 +112,16 @@ class GradientsExplorer(Explorer):
                 zeros,
                 np.zeros((size, size)),
             )
-            readout = f"x = [{_fmt(x)}] is constant and ε = 0: σ² + ε = 0, so x̂ = 0/0 and dy = [{_fmt(dy)}] has no gradient to pass back."
+            readout = (
+                f"x = [{_fmt(x)}] is constant and ε = 0: σ² + ε = 0, so x̂ = 0/0 and dy = "
+                f"[{_fmt(dy)}] has no gradient to pass back."
+            )
             return (
                 readout,
-                "All entries are equal and ε = 0: LayerNorm is undefined here. Pick ε > 0 or move one entry.",
+                (
+                    "All entries are equal and ε = 0: LayerNorm is undefined here. Pick ε > 0 or "
+                    "move one entry."
+                ),
                 {"defined": False},
             )
         xhat, terms, scaled_dx, scaled_jac, std = scaled_pieces(x, dy, self.gamma, eps=eps)
@@ -121,20 +129,27 @@ class GradientsExplorer(Explorer):
         dx = scaled_dx / std
         along_ones, along_xhat = float(dx.sum()), float(dx @ xhat)
         readout = (
-            f"s = √(σ² + ε) = √({var:.4g} + {eps:g}) = {std:.4g}; dx = [{_fmt(dx)}]<br>"
-            f"Σ dx = {_small(along_ones)} (always 0) &nbsp;·&nbsp; dx · x̂ = {_small(along_xhat)} (always 0 when ε = 0)"
+            f"s = √(σ² + ε) = √({var:.4g} + {eps:g}) = {std:.4g}; dx = [{_fmt(dx)}]<br>Σ dx = "
+            f"{_small(along_ones)} (always 0) &nbsp;·&nbsp; dx · x̂ = {_small(along_xhat)} "
+            "(always 0 when ε = 0)"
         )
         note = ""
         if var == 0.0:
-            note = f"All entries are equal: x̂ = 0, and dx = (dx̂ − mean(dx̂))/√ε, which is huge for small ε (here s = {std:.3g})."
+            note = (
+                "All entries are equal: x̂ = 0, and dx = (dx̂ − mean(dx̂))/√ε, which is huge for "
+                f"small ε (here s = {std:.3g})."
+            )
         elif eps > var:
-            note = "ε is larger than the variance: LayerNorm barely rescales, and the gradient keeps a visible component along x̂."
+            note = (
+                "ε is larger than the variance: LayerNorm barely rescales, and the gradient keeps "
+                "a visible component along x̂."
+            )
         elif 0.0 < eps < 0.01 * var:
             # s = √(σ² + ε) grows by a factor √(1 + ε/σ²): under half a percent here
             growth = 100 * (std / np.sqrt(var) - 1)
             note = (
-                f"ε is {number(float(f'{eps / var:.2g}'))} of σ²: s grows {growth:.2g} %, too little to see"
-                " in the figures"
+                f"ε is {number(float(f'{eps / var:.2g}'))} of σ²: s grows {growth:.2g} %, too "
+                "little to see in the figures"
                 + ("; the readout's dx · x̂ leaves 0" if abs(along_xhat) >= 1e-12 else "")
                 + ". Try ε = 1, or bring the entries of x together."
             )
@@ -171,7 +186,8 @@ def gradients_explorer(
     x_range: float = 10.0,
     dy_range: float = 2.0,
 ) -> GradientsExplorer:
-    """Explorer for the chapter "Gradients through LayerNorm": sliders for x and dy, a choice of eps.
+    """Explorer for the chapter "Gradients through LayerNorm": sliders for x and dy, a choice of
+    eps.
 
     Parameters
     ----------
@@ -199,15 +215,18 @@ def gradients_explorer(
     x, dy = [float(v) for v in x], [float(v) for v in dy]
     if len(x) != len(dy) or not 2 <= len(x) <= 6:
         raise ValueError(
-            f"gradients_explorer needs x and dy of the same length, 2 to 6; got {len(x)} and {len(dy)}."
+            f"gradients_explorer needs x and dy of the same length, 2 to 6; got {len(x)} and "
+            f"{len(dy)}."
         )
     if not all(abs(v) <= x_range for v in x) or not all(abs(v) <= dy_range for v in dy):
         raise ValueError(
-            f"starting values must lie in [-{x_range}, {x_range}] (x) and [-{dy_range}, {dy_range}] (dy); got x={x}, dy={dy}."
+            f"starting values must lie in [-{x_range}, {x_range}] (x) and [-{dy_range}, "
+            f"{dy_range}] (dy); got x={x}, dy={dy}."
         )
     if gamma is not None and np.shape(gamma) != (len(x),):
         raise ValueError(
-            f"gamma must have one value per feature, shape ({len(x)},); got shape {np.shape(gamma)}."
+            f"gamma must have one value per feature, shape ({len(x)},); got shape "
+            f"{np.shape(gamma)}."
         )
     if eps not in dict(EPS_OPTIONS).values():
         raise ValueError(f"eps must be one of {[value for _, value in EPS_OPTIONS]}; got {eps!r}.")

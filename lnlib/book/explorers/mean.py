@@ -40,7 +40,8 @@ class MeanExplorer(Explorer):
         mu = x.mean()
         centred = x - mu
         total = float(centred.sum())
-        # The exact sum is 0; in floating point it is a rounding residue, which the readout says rather than prints.
+        # The exact sum is 0; in floating point it is a rounding residue, which the readout says
+        # rather than prints.
         total_text = (
             "0 (up to rounding)"
             if abs(total) <= 1e-12 * max(1.0, float(np.abs(x).max()))
@@ -53,7 +54,10 @@ class MeanExplorer(Explorer):
         )
         note = ""
         if np.ptp(x) == 0:
-            note = "All entries are equal: every centred value is 0, and the variance will be 0 too (the chapter on ε shows why that matters)."
+            note = (
+                "All entries are equal: every centred value is 0, and the variance will be 0 too "
+                "(the chapter on ε shows why that matters)."
+            )
         return readout, note, {"mean": mu, "centred": centred}
 
 
@@ -63,8 +67,8 @@ def mean_explorer(values=OUTLIER_TOKEN, *, low: float = -5.0, high: float = 15.0
     Parameters
     ----------
     values : sequence of float, default OUTLIER_TOKEN
-        The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's token
-        with an outlier feature.
+        The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's
+        token with an outlier feature.
     low, high : float
         The sliders' range.
 
@@ -76,13 +80,15 @@ def mean_explorer(values=OUTLIER_TOKEN, *, low: float = -5.0, high: float = 15.0
     Raises
     ------
     ValueError
-        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >= high.
+        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >=
+        high.
     """
     return MeanExplorer(checked_entries("mean_explorer", values, low, high), low, high)
 
 
 def entry_sliders(values, low: float, high: float) -> dict:
-    """One slider per entry, named ``x1``, ``x2``, ... (the explorers of the chapters "The mean" and "The variance")."""
+    """One slider per entry, named ``x1``, ``x2``, ... (the explorers of the chapters "The mean" and
+    "The variance")."""
     return {
         f"x{i + 1}": slider(
             f"x{i + 1}", float(v), low, high, what=f"x{i + 1}, entry {i + 1} of the input vector x"
@@ -92,7 +98,8 @@ def entry_sliders(values, low: float, high: float) -> dict:
 
 
 def checked_entries(explorer: str, values, low: float, high: float) -> list[float]:
-    """The starting entries of a slider-per-entry explorer as floats (chapters "The mean" and "The variance").
+    """The starting entries of a slider-per-entry explorer as floats (chapters "The mean" and "The
+    variance").
 
     Raises
     ------

@@ -1,4 +1,5 @@
-"""The explorer of the chapter "LayerNorm at the speed of memory": pick a shape and a dtype, see the floor and the measured times."""
+"""The explorer of the chapter "LayerNorm at the speed of memory": pick a shape and a dtype, see the
+floor and the measured times."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from .base import Explorer, choice_slider, described
 
 __all__ = ["memory_speed_explorer"]
 
-#: The explorer's shapes: the benchmark's grid (H in powers of 4, rows in powers of 10) and its dtypes.
+#: The explorer's shapes: the benchmark's grid (H in powers of 4, rows in powers of 10) and its
+#: dtypes.
 SIZES = (64, 256, 1024, 4096, 16384)
 ROWS = (1, 10, 100, 1000, 10000, 100000)
 DTYPES = ("float32", "float16", "bfloat16")
@@ -31,8 +33,14 @@ def _readout(results, values, floors, points) -> str:
     moved = {part: bytes_moved(rows, size, dtype, part).total for part in PARTS}
     lines = [
         f"<tr><th></th>{''.join(f'<th>{part}</th>' for part in PARTS)}</tr>",
-        f"<tr><td>bytes moved</td>{''.join(f'<td>{moved[p] / 1e6:.3g} MB</td>' for p in PARTS)}</tr>",
-        f"<tr><td>floor, 1 thread</td>{''.join(f'<td>{_time(floors[p, 1])}</td>' for p in PARTS)}</tr>",
+        (
+            "<tr><td>bytes "
+            f"moved</td>{''.join(f'<td>{moved[p] / 1e6:.3g} MB</td>' for p in PARTS)}</tr>"
+        ),
+        (
+            "<tr><td>floor, 1 "
+            f"thread</td>{''.join(f'<td>{_time(floors[p, 1])}</td>' for p in PARTS)}</tr>"
+        ),
     ]
     for name in results.implementations:
         cells = []
@@ -44,7 +52,8 @@ def _readout(results, values, floors, points) -> str:
                 else "<td>not measured</td>"
             )
         lines.append(
-            f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>{''.join(cells)}</tr>"
+            f"<tr><td>{IMPLEMENTATION_STYLE.get(name, {'label': name})['label']}</td>"
+            f"{''.join(cells)}</tr>"
         )
     return (
         f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
@@ -53,7 +62,8 @@ def _readout(results, values, floors, points) -> str:
 
 
 class MemorySpeedExplorer(Explorer):
-    """Choose rows, H and the storage dtype: the floor moves with the bytes; the markers are the committed measurements."""
+    """Choose rows, H and the storage dtype: the floor moves with the bytes; the markers are the
+    committed measurements."""
 
     def __init__(self, results: KernelResults, rows: int, size: int, dtype: str):
         self.results = results
@@ -103,8 +113,9 @@ class MemorySpeedExplorer(Explorer):
         note = ""
         if not points:
             note = (
-                "Not measured at this shape (the benchmark stops at 2²⁴ elements, and times 16-bit storage at H = 1024 only): "
-                "the lines show the floor the bytes-moved model predicts."
+                "Not measured at this shape (the benchmark stops at 2²⁴ elements, and times "
+                "16-bit storage at H = 1024 only): the lines show the floor the bytes-moved model "
+                "predicts."
             )
         return _readout(results, values, floors, points), note, {"floors": floors, "points": points}
 
@@ -112,7 +123,8 @@ class MemorySpeedExplorer(Explorer):
 def memory_speed_explorer(
     rows: int = 1000, size: int = 1024, dtype: str = "float32", results=None
 ) -> MemorySpeedExplorer:
-    """Explorer for the chapter "LayerNorm at the speed of memory": the floor and the measured kernels at one shape.
+    """Explorer for the chapter "LayerNorm at the speed of memory": the floor and the measured
+    kernels at one shape.
 
     Parameters
     ----------

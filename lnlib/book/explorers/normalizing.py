@@ -1,4 +1,5 @@
-"""The explorer of the chapter "Normalizing": move a 3-vector, watch its projection and its image on the circle."""
+"""The explorer of the chapter "Normalizing": move a 3-vector, watch its projection and its image on
+the circle."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ class NormalizingExplorer(Explorer):
         grids={f"x{i}": steps(-3, 3, 0.5) for i in range(1, 4)},
     )
 
-    readout_lines = 4  # the statistics and the projection: four lines at the width of the live figure (LIVE_DPI)
+    # the statistics and the projection: four lines at the width of the live figure (LIVE_DPI)
+    readout_lines = 4
 
     def __init__(self, values, eps: float, low: float, high: float):
         controls = entry_sliders(values, low, high)
@@ -66,14 +68,17 @@ class NormalizingExplorer(Explorer):
         if np.ptp(x) == 0:
             self.entries.update(x, None if eps == 0 else np.zeros(3))
             note = (
-                "All entries are equal: x lies on the line through (1, 1, 1), so its projection is the origin. "
-                + (
-                    "With ε = 0, x̂ = 0/0 is undefined."
-                    if eps == 0
-                    else "With ε > 0, x̂ = 0: the centre of the circle, not a point on it."
-                )
+                "All entries are equal: x lies on the line through (1, 1, 1), so its "
+                "projection is the origin. "
+            ) + (
+                "With ε = 0, x̂ = 0/0 is undefined."
+                if eps == 0
+                else "With ε > 0, x̂ = 0: the centre of the circle, not a point on it."
             )
-            readout = f"μ = {x1:.3f}, σ² = 0, ε = {eps:g}; the whole of x is along (1, 1, 1): √3·μ = {along_ones:.3f} is discarded; projection = (0, 0)"
+            readout = (
+                f"μ = {x1:.3f}, σ² = 0, ε = {eps:g}; the whole of x is along (1, 1, 1): √3·μ = "
+                f"{along_ones:.3f} is discarded; projection = (0, 0)"
+            )
             return (
                 readout,
                 note,
@@ -91,20 +96,26 @@ class NormalizingExplorer(Explorer):
         var = float(steps.var.item())
         self.entries.update(x, xhat)
         readout = (
-            f"μ = {steps.mean.item():.3f}, σ² = {var:.3f}, ε = {eps:g}; discarded along (1, 1, 1): √3·μ = {along_ones:.3f};<br>"
-            f"projection (u₁, u₂) = {_vector(point)}, length {np.linalg.norm(point):.3f}; "
-            f"x̂ = {_vector(xhat)}, ‖x̂‖ = √3·√(σ²/(σ²+ε)) = <b>{radius:.4f}</b>"
+            f"μ = {steps.mean.item():.3f}, σ² = {var:.3f}, ε = {eps:g}; discarded along (1, 1, "
+            f"1): √3·μ = {along_ones:.3f};<br>projection (u₁, u₂) = {_vector(point)}, length "
+            f"{np.linalg.norm(point):.3f}; x̂ = {_vector(xhat)}, ‖x̂‖ = √3·√(σ²/(σ²+ε)) = "
+            f"<b>{radius:.4f}</b>"
         )
         if 0 < eps and var / (var + eps) > 0.999:
-            # The figure cannot show a change of a thousandth of the radius: say so, or the reader sees nothing happen.
+            # The figure cannot show a change of a thousandth of the radius: say so, or the reader
+            # sees nothing happen.
             readout += (
-                f"<br>ε = {eps:g} is tiny next to σ² = {var:.3g}: x̂ is at {radius / np.sqrt(3):.4%} of the radius, "
-                "too close to the circle for the figure to show the difference from ε = 0."
+                f"<br>ε = {eps:g} is tiny next to σ² = {var:.3g}: x̂ is at "
+                f"{radius / np.sqrt(3):.4%} of the radius, too close to the circle for the figure "
+                "to show the difference from ε = 0."
             )
         note = (
             ""
             if eps == 0 or var / (var + eps) > 0.999
-            else f"ε is not small next to σ² here: x̂ sits inside the circle, at {radius / np.sqrt(3):.1%} of its radius."
+            else (
+                "ε is not small next to σ² here: x̂ sits inside the circle, at "
+                f"{radius / np.sqrt(3):.1%} of its radius."
+            )
         )
         return (
             readout,
@@ -125,8 +136,8 @@ def normalizing_explorer(
     """Explorer for the chapter "Normalizing": three sliders for x in R³ and a choice of eps.
 
     The left panel shows the plane x₁ + x₂ + x₃ = 0 face on (in the basis of
-    :func:`lnlib.book.experiments.normalizing.plane_basis`): the projection of x, its image x̂ and the circle of
-    radius √3; the right panel shows the entries of x and x̂.
+    :func:`lnlib.book.experiments.normalizing.plane_basis`): the projection of x, its image x̂ and
+    the circle of radius √3; the right panel shows the entries of x and x̂.
 
     Parameters
     ----------
@@ -150,7 +161,8 @@ def normalizing_explorer(
     values = [float(v) for v in values]
     if len(values) != 3:
         raise ValueError(
-            f"normalizing_explorer draws the plane of 3-vectors, so it takes 3 starting values; got {len(values)}."
+            "normalizing_explorer draws the plane of 3-vectors, so it takes 3 starting values; "
+            f"got {len(values)}."
         )
     if not all(low <= v <= high for v in values):
         raise ValueError(f"starting values must lie in [{low}, {high}]; got {values}.")

@@ -1,4 +1,5 @@
-"""The explorer of the chapter "Computing it right: numerics": shift the data, pick a precision, watch the three variance algorithms."""
+"""The explorer of the chapter "Computing it right: numerics": shift the data, pick a precision,
+watch the three variance algorithms."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ SWEEP_SHIFTS = np.logspace(0, 5, 21)
 
 @lru_cache(maxsize=None)
 def sweep_for(dtype: str):
-    """The precomputed :class:`lnlib.book.experiments.numerics.ErrorSweep` of one dtype (computed once per session)."""
+    """The precomputed :class:`lnlib.book.experiments.numerics.ErrorSweep` of one dtype (computed
+    once per session)."""
     return error_sweep(SWEEP_SHIFTS, dtype)
 
 
@@ -34,31 +36,43 @@ def _error_text(error: float) -> str:
 def _readout(errors) -> str:
     rows = "".join(
         f"<tr><td>{METHOD_STYLE[m]['label']}</td><td>{_error_text(errors.variance_error[m])}</td>"
-        f"<td>{errors.negative[m]} of {errors.rows}</td><td>{_error_text(errors.output_error[m])}</td></tr>"
+        f"<td>{errors.negative[m]} of {errors.rows}</td><td>{_error_text(errors.output_error[m])}"
+        "</td></tr>"
         for m in METHODS
     )
-    # Short headers, the figure's own words: the table stays within a phone's column and the explorer within a laptop screen.
-    header = "<tr><th>method</th><th>variance: relative error</th><th>variance &lt; 0</th><th>output: max |y − y_exact|</th></tr>"
-    return f"shift = {errors.shift:.4g}, {errors.dtype}:<table style='line-height:1.2; border-collapse:separate; border-spacing:0.8em 0; margin-left:-0.8em'>{header}{rows}</table>"
+    # Short headers, the figure's own words: the table stays within a phone's column and the
+    # explorer within a laptop screen.
+    header = (
+        "<tr><th>method</th><th>variance: relative error</th><th>variance &lt; 0</th><th>output: "
+        "max |y − y_exact|</th></tr>"
+    )
+    return (
+        f"shift = {errors.shift:.4g}, {errors.dtype}:<table style='line-height:1.2; "
+        "border-collapse:separate; border-spacing:0.8em 0; "
+        f"margin-left:-0.8em'>{header}{rows}</table>"
+    )
 
 
 def _note(errors) -> str:
     notes = []
     if errors.negative["one_pass"]:
         notes.append(
-            f"The one-pass variance is negative in {errors.negative['one_pass']} of {errors.rows} rows: sqrt(var + eps) is NaN there "
-            "unless the variance is clamped at 0 first (as Flax does)."
+            f"The one-pass variance is negative in {errors.negative['one_pass']} of {errors.rows} "
+            "rows: sqrt(var + eps) is NaN there unless the variance is clamped at 0 first (as "
+            "Flax does)."
         )
     overflowed = [METHOD_STYLE[m]["label"] for m in METHODS if np.isinf(errors.variance_error[m])]
     if overflowed:
         notes.append(
-            f"Overflow or NaN in {' and '.join(overflowed)}: a sum left {errors.dtype}'s range (float16 stops at 65504)."
+            f"Overflow or NaN in {' and '.join(overflowed)}: a sum left {errors.dtype}'s range "
+            "(float16 stops at 65504)."
         )
     return " ".join(notes)
 
 
 class NumericsExplorer(Explorer):
-    """Move the shift (mean / spread) and the precision; the markers show each algorithm's error there."""
+    """Move the shift (mean / spread) and the precision; the markers show each algorithm's error
+    there."""
 
     web_plan = {"shift": decades(0, 5, 4)}
 
@@ -108,7 +122,8 @@ class NumericsExplorer(Explorer):
 
 
 def numerics_explorer(shift: float = 1e4, dtype: str = "float32") -> NumericsExplorer:
-    """Explorer for the chapter "Computing it right: numerics": errors of the three variance algorithms.
+    """Explorer for the chapter "Computing it right: numerics": errors of the three variance
+    algorithms.
 
     Parameters
     ----------

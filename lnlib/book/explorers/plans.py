@@ -1,9 +1,10 @@
-"""What an explorer offers on the website: grids for its float sliders, or presets and one-entry sweeps.
+"""What an explorer offers on the website: grids for its float sliders, or presets and one-entry
+sweeps.
 
 Each explorer class carries its own plan as the class attribute ``web_plan``
-(:class:`lnlib.book.explorers.base.Explorer`), so renaming or moving a class keeps its website version;
-:mod:`lnlib.book.explorers.web` reads it. This module holds the plan's types and the grid helpers the
-chapters' explorers use (ARCHITECTURE.md, "Explorers").
+(:class:`lnlib.book.explorers.base.Explorer`), so renaming or moving a class keeps its website
+version; :mod:`lnlib.book.explorers.web` reads it. This module holds the plan's types and the grid
+helpers the chapters' explorers use (ARCHITECTURE.md, "Explorers").
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def entries(prefix: str, values) -> dict:
 
 
 def decades(low: int, high: int, per_decade: int) -> tuple[float, ...]:
-    """Powers of ten from 10**low to 10**high, `per_decade` steps per decade (a log slider's grid)."""
+    """Powers of ten from 10**low to 10**high, `per_decade` steps per decade (a log slider's
+    grid)."""
     exponents = np.round(np.linspace(low, high, (high - low) * per_decade + 1), 10)
     return tuple(float(10.0**e) for e in exponents)
 

@@ -1,4 +1,5 @@
-"""The explorer of the chapter "Pre-norm vs post-norm": depth, width and placement, at initialization."""
+"""The explorer of the chapter "Pre-norm vs post-norm": depth, width and placement, at
+initialization."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ SEEDS = 4
 
 @lru_cache(maxsize=1)
 def explorer_grid() -> dict:
-    """Every profile the explorer of chapter "Pre-norm vs post-norm" can show, measured once per session (a few seconds,
-    with a progress bar in a live notebook)."""
+    """Every profile the explorer of chapter "Pre-norm vs post-norm" can show, measured once per
+    session (a few seconds, with a progress bar in a live notebook)."""
     return profile_grid(
         DEPTHS,
         WIDTHS,
@@ -33,7 +34,8 @@ def explorer_grid() -> dict:
 
 
 class PrePostNormExplorer(Explorer):
-    """Pick a depth, a width and a placement; the stream norm and the per-layer gradients follow (chapter "Pre-norm vs post-norm")."""
+    """Pick a depth, a width and a placement; the stream norm and the per-layer gradients follow
+    (chapter "Pre-norm vs post-norm")."""
 
     def __init__(self, depth: int, width: int, placement: str):
         self.grid = explorer_grid()
@@ -89,15 +91,16 @@ class PrePostNormExplorer(Explorer):
             "grad": grads,
         }
         readout = (
-            f"{placement}-norm, L = {depth}, H = {width} ({SEEDS} seeds): "
-            f"‖x<sub>L</sub>‖²/H = <b>{stream_top:.2f}</b>; last layer's ‖∂ℒ/∂W<sub>2</sub>‖ = <b>{grads[-1]:.3g}</b>; "
+            f"{placement}-norm, L = {depth}, H = {width} ({SEEDS} seeds): ‖x<sub>L</sub>‖²/H = "
+            f"<b>{stream_top:.2f}</b>; last layer's ‖∂ℒ/∂W<sub>2</sub>‖ = <b>{grads[-1]:.3g}</b>; "
             f"top layer / bottom layer = <b>{grads[-1] / grads[0]:.2f}</b>"
         )
         note = ""
         if depth == min(DEPTHS):
             note = (
-                "With two layers the placements differ little: pre-norm's stream has had only two layers to grow and the "
-                "gradients barely tilt; the differences build up with depth."
+                "With two layers the placements differ little: pre-norm's stream has had only two "
+                "layers to grow and the gradients barely tilt; the differences build up with "
+                "depth."
             )
         return readout, note, result
 
@@ -105,7 +108,8 @@ class PrePostNormExplorer(Explorer):
 def pre_post_norm_explorer(
     depth: int = 12, width: int = 64, placement: str = "post"
 ) -> PrePostNormExplorer:
-    """Explorer for the chapter "Pre-norm vs post-norm": the residual stream and the FFN gradients per layer.
+    """Explorer for the chapter "Pre-norm vs post-norm": the residual stream and the FFN gradients
+    per layer.
 
     Every setting is measured before the explorer is drawn (:func:`explorer_grid`,
     ``SEEDS`` seeds each), so moving a control only redraws.
@@ -125,7 +129,7 @@ def pre_post_norm_explorer(
     """
     if depth not in DEPTHS or width not in WIDTHS or placement not in PLACEMENTS:
         raise ValueError(
-            f"pre_post_norm_explorer offers depth in {DEPTHS}, width in {WIDTHS} and placement in {PLACEMENTS}; "
-            f"got depth={depth!r}, width={width!r}, placement={placement!r}."
+            f"pre_post_norm_explorer offers depth in {DEPTHS}, width in {WIDTHS} and placement in "
+            f"{PLACEMENTS}; got depth={depth!r}, width={width!r}, placement={placement!r}."
         )
     return PrePostNormExplorer(depth, width, placement)

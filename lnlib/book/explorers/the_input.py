@@ -1,4 +1,5 @@
-"""The explorer of the chapter "The input x": pick a context, a shape and a normalization; see which elements share statistics."""
+"""The explorer of the chapter "The input x": pick a context, a shape and a normalization; see which
+elements share statistics."""
 
 from __future__ import annotations
 
@@ -43,11 +44,14 @@ def _note(normalization: str, shape: tuple[int, ...], group_size: int) -> str:
             if normalization == "BatchNorm"
             else "a LayerNorm over one feature outputs beta whatever the input"
         )
-        return f"Each mean is taken over a single value, so every variance is 0 and the normalized output is all zeros ({why})."
+        return (
+            "Each mean is taken over a single value, so every variance is 0 and the normalized "
+            f"output is all zeros ({why})."
+        )
     if normalization == "LayerNorm over the last two axes" and len(shape) == 2:
         return (
-            "In a 2-D input the last two axes include the batch: every sample shares one mean, so a sample's output "
-            "depends on the others. That is not LayerNorm any more."
+            "In a 2-D input the last two axes include the batch: every sample shares one mean, so "
+            "a sample's output depends on the others. That is not LayerNorm any more."
         )
     return ""
 
@@ -59,7 +63,8 @@ def _layout(axis_names: tuple[str, ...]) -> str:
 
 
 class InputExplorer(Explorer):
-    """Choose where x comes from and its shape; the squares that share one mean and variance get one colour (chapter "The input x")."""
+    """Choose where x comes from and its shape; the squares that share one mean and variance get one
+    colour (chapter "The input x")."""
 
     readout_lines = 4  # shape, layout and what is averaged: up to four lines at JupyterLab's width
 
@@ -95,7 +100,8 @@ class InputExplorer(Explorer):
             ),
         }
         figure, ax = new_figure(figsize=(5.4, 2.0), managed=False)
-        # All text is static (drawn once): only the squares are redrawn, and the readout names the axes.
+        # All text is static (drawn once): only the squares are redrawn, and the readout names the
+        # axes.
         ax.set_title(
             "squares of one colour share one mean and one variance\n"
             "columns: last axis; rows: the axis before; blocks: samples"
@@ -112,7 +118,9 @@ class InputExplorer(Explorer):
         if CONTEXTS[context].ndim == 3:
             return {}
         return {
-            "length": f"sequence length T is not used: a {context} layer gives one vector per sample"
+            "length": (
+                f"sequence length T is not used: a {context} layer gives one vector per sample"
+            )
         }
 
     def compute(self, context, normalization, batch, length, features):
@@ -126,10 +134,12 @@ class InputExplorer(Explorer):
         self.panel.update(groups, ctx.axis_names)
         unused = "".join(f" ({reason})" for reason in self.inactive({"context": context}).values())
         readout = (
-            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}. {_layout(ctx.axis_names)}<br>"
-            f"{normalization} averages over <b>{over}</b> (axis={axes if len(axes) > 1 else axes[0]}): "
-            f"<b>{count}</b> {'means and variances' if count > 1 else 'mean and variance'}, each over <b>{size}</b> value{'s' if size > 1 else ''}. "
-            f"PyTorch: <code>{_pytorch_call(normalization, shape)}</code>."
+            f"x = {ctx.source}: shape {shape} = ({', '.join(ctx.axis_names)}){unused}. "
+            f"{_layout(ctx.axis_names)}<br>{normalization} averages over <b>{over}</b> "
+            f"(axis={axes if len(axes) > 1 else axes[0]}): <b>{count}</b> "
+            f"{'means and variances' if count > 1 else 'mean and variance'}, each over "
+            f"<b>{size}</b> value{'s' if size > 1 else ''}. PyTorch: "
+            f"<code>{_pytorch_call(normalization, shape)}</code>."
         )
         return (
             readout,
@@ -146,7 +156,8 @@ def input_explorer(
     length: int = 3,
     features: int = 4,
 ) -> InputExplorer:
-    """Explorer for the chapter "The input x": context, normalization and shape; the statistic groups in colour.
+    """Explorer for the chapter "The input x": context, normalization and shape; the statistic
+    groups in colour.
 
     Parameters
     ----------
@@ -164,7 +175,8 @@ def input_explorer(
     Returns
     -------
     InputExplorer
-        An ``ipywidgets.VBox``; its ``controls`` are ``context``, ``normalization``, ``batch``, ``length``, ``features``.
+        An ``ipywidgets.VBox``; its ``controls`` are ``context``, ``normalization``, ``batch``,
+        ``length``, ``features``.
 
     Raises
     ------

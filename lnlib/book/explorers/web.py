@@ -1,19 +1,20 @@
 """The explorers on the website: a grid of settings precomputed at build time, swapped in the page.
 
-A website reader has no kernel (ARCHITECTURE.md, "Explorers"). When ``make book`` executes a chapter it sets
-``LNBOOK_WEBSITE=1``, and an explorer then displays as :func:`web_explorer_html` instead of a widget:
-native controls (``<input type=range>``, ``<select>``, a checkbox) with the explorer's own labels, and
-the display of every setting of a grid, computed by the explorer's own ``compute``. Per setting only
-the pixels the moving artists drew are stored (lossless WebP over one static background, from
-:meth:`lnlib.book.figures.render.FastRenderer.layers`), with the readout and the note as the notebook shows
-them. ``_ext/web_explorers_static/lnlib-explorers.js`` swaps them as the reader moves a control.
+A website reader has no kernel (ARCHITECTURE.md, "Explorers"). When ``make book`` executes a chapter
+it sets ``LNBOOK_WEBSITE=1``, and an explorer then displays as :func:`web_explorer_html` instead of
+a widget: native controls (``<input type=range>``, ``<select>``, a checkbox) with the explorer's own
+labels, and the display of every setting of a grid, computed by the explorer's own ``compute``. Per
+setting only the pixels the moving artists drew are stored (lossless WebP over one static
+background, from :meth:`lnlib.book.figures.render.FastRenderer.layers`), with the readout and the
+note as the notebook shows them. ``_ext/web_explorers_static/lnlib-explorers.js`` swaps them as the
+reader moves a control.
 
 Explorers with one slider per vector entry (chapters 3, 4, 6, 7, 9) cannot enumerate their settings;
 on the website they offer named presets and a sweep of one entry at a time (:class:`Sweep`).
 
-The HTML of an explorer is cached on disk when ``LNBOOK_WEB_CACHE`` names a folder (``make book`` does),
-keyed on lnlib's source, the library versions and the explorer's starting values: an unchanged chapter
-costs nothing the next time.
+The HTML of an explorer is cached on disk when ``LNBOOK_WEB_CACHE`` names a folder (``make book``
+does), keyed on lnlib's source, the library versions and the explorer's starting values: an
+unchanged chapter costs nothing the next time.
 """
 
 from __future__ import annotations
@@ -44,15 +45,18 @@ __all__ = [
     "web_states",
 ]
 
-#: The most distinct settings one explorer may compute at build time (a bound on `make book`'s time).
+#: The most distinct settings one explorer may compute at build time (a bound on `make book`'s
+#: time).
 MAX_STATES = 1500
-#: The most HTML one explorer may add to its page (CONTRIBUTING.md's budget; a page stays under 2.5 MB).
+#: The most HTML one explorer may add to its page (CONTRIBUTING.md's budget; a page stays under 2.5
+#: MB).
 MAX_BYTES = 2_000_000
 
 
 @dataclass(frozen=True)
 class WebControl:
-    """One control of the website's explorer: what the reader moves, and the values behind each position."""
+    """One control of the website's explorer: what the reader moves, and the values behind each
+    position."""
 
     name: str
     label: str
@@ -64,7 +68,8 @@ class WebControl:
 
 
 def web_plan(explorer):
-    """The website's plan for `explorer`: its class's ``web_plan`` (:mod:`lnlib.book.explorers.plans`).
+    """The website's plan for `explorer`: its class's ``web_plan``
+    (:mod:`lnlib.book.explorers.plans`).
 
     A :class:`~lnlib.book.explorers.plans.Sweep`, or a dict of grids for its float sliders (maybe
     empty).
@@ -80,7 +85,8 @@ def _format(control, value) -> str:
 
 
 def web_controls(explorer, grids: dict, skip=()) -> list[WebControl]:
-    """The explorer's own controls as website controls, in order; float sliders take their values from `grids`.
+    """The explorer's own controls as website controls, in order; float sliders take their values
+    from `grids`.
 
     Each carries its control's :class:`~lnlib.book.explorers.base.Meaning`: what it moves and every
     position's value as read out.
@@ -125,16 +131,19 @@ def _nearest(values, value) -> int:
 
 @dataclass
 class WebStates:
-    """Every setting of an explorer's website grid: the controls, and the explorer values behind each grid index."""
+    """Every setting of an explorer's website grid: the controls, and the explorer values behind
+    each grid index."""
 
     controls: list
-    settings: list  # per flat grid index: the explorer's control values (dict), or None where the grid has a hole
+    # per flat grid index: the explorer's control values (dict), or None where the grid has a hole
+    settings: list
     start: list  # the starting position of every control
     sweep: dict | None = None
 
 
 def web_states(explorer) -> WebStates:
-    """The website's controls for `explorer` and the explorer values at every flat grid index (row-major)."""
+    """The website's controls for `explorer` and the explorer values at every flat grid index
+    (row-major)."""
     plan = web_plan(explorer)
     start_values = explorer.values()
     if not isinstance(plan, Sweep):
@@ -242,7 +251,8 @@ def _render(explorer, states: WebStates) -> dict:
             table.append(None)
             continue
         inactive = [name for name in explorer.inactive(values) if name in position]
-        # A control with no effect is disabled on the page; its position must not change the display.
+        # A control with no effect is disabled on the page; its position must not change the
+        # display.
         canonical = values | {name: states.controls[position[name]].values[0] for name in inactive}
         key = tuple(sorted(canonical.items()))
         if key not in done:
@@ -264,7 +274,8 @@ def _render(explorer, states: WebStates) -> dict:
     distinct = len(done)
     if distinct > MAX_STATES:
         raise ValueError(
-            f"{type(explorer).__name__} would ship {distinct} settings to the website; the budget is {MAX_STATES}."
+            f"{type(explorer).__name__} would ship {distinct} settings to the website; the budget "
+            f"is {MAX_STATES}."
         )
     sizes = [len(c.values) for c in states.controls]
     if states.sweep:
@@ -284,8 +295,9 @@ def _render(explorer, states: WebStates) -> dict:
 def _control_html(uid: str, i: int, control: WebControl, position: int, disabled: bool) -> str:
     cid = f"{uid}-{i}"
     label = f'<label for="{cid}">{html.escape(control.label)}</label>'
-    # The accessible name says what the control moves and keeps the visible label (WCAG 2.5.3); a slider's
-    # aria-valuetext reads its value with the unit, a list's options do (lnlib-explorers.js keeps both current).
+    # The accessible name says what the control moves and keeps the visible label (WCAG 2.5.3); a
+    # slider's aria-valuetext reads its value with the unit, a list's options do (lnlib-explorers.js
+    # keeps both current).
     common = f'id="{cid}" data-lnlib-control="{i}" aria-label="{html.escape(control.what)}"' + (
         " disabled" if disabled else ""
     )
@@ -293,8 +305,9 @@ def _control_html(uid: str, i: int, control: WebControl, position: int, disabled
         text = html.escape(control.labels[position])
         spoken = html.escape(control.spoken[position])
         return (
-            f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" max="{len(control.values) - 1}" '
-            f'step="1" value="{position}" aria-valuetext="{spoken}"><output for="{cid}">{text}</output></span>'
+            f'<span class="lnlib-web-control">{label}<input type="range" {common} min="0" '
+            f'max="{len(control.values) - 1}" step="1" value="{position}" aria-valuetext="{spoken}'
+            f'"><output for="{cid}">{text}</output></span>'
         )
     if control.kind == "select":
         options = "".join(
@@ -303,21 +316,29 @@ def _control_html(uid: str, i: int, control: WebControl, position: int, disabled
         )
         return f'<span class="lnlib-web-control">{label}<select {common}>{options}</select></span>'
     checked = " checked" if position else ""
-    return f'<span class="lnlib-web-control lnlib-web-check"><input type="checkbox" {common}{checked}>{label}</span>'
+    return (
+        '<span class="lnlib-web-control lnlib-web-check"><input type="checkbox" '
+        f"{common}{checked}>{label}</span>"
+    )
 
 
 def _grid_line(explorer, states: WebStates, distinct: int) -> str:
-    """One line, only where the page's explorer is coarser than the notebook's (module docstring)."""
+    """One line, only where the page's explorer is coarser than the notebook's (module
+    docstring)."""
     if states.sweep:
         return (
-            f"On this page you start from a preset and move one entry at a time, on a grid ({distinct} precomputed "
-            "settings); in the notebook every entry has its own continuous slider."
+            "On this page you start from a preset and move one entry at a time, on a grid "
+            f"({distinct} precomputed settings); in the notebook every entry has its own "
+            "continuous slider."
         )
     if any(
         isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
         for c in states.controls
     ):
-        return f"On this page the sliders move on a grid ({distinct} precomputed settings); in the notebook they are continuous."
+        return (
+            f"On this page the sliders move on a grid ({distinct} precomputed settings); in the "
+            "notebook they are continuous."
+        )
     return ""
 
 
@@ -344,17 +365,20 @@ def _html(explorer, states: WebStates, data: dict) -> str:
         for i, (c, p) in enumerate(zip(states.controls, states.start))
     )
     alt = html.escape(
-        f"{explorer.title}: the figure at the setting of the controls above; the numbers are in the readout below."
+        f"{explorer.title}: the figure at the setting of the controls above; the numbers are in "
+        "the readout below."
     )
     return (
-        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}" data-title="{title}">'
-        f'<p class="lnlib-web-title"><b>{title}</b></p><div class="lnlib-web-controls">{controls}</div>'
-        f'<div class="lnlib-figure lnlib-web-figure" style="aspect-ratio: {width} / {height}; width: {width}px; '
-        f'--lnlib-aspect: {width / height:.4f}">'
-        f'<img class="lnlib-web-background" src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}">'
-        f'<img class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" height="{height}" alt="{alt}" aria-hidden="true">'
-        f'</div><div class="lnlib-readout">{data["texts"][readout]}</div>'
-        f'<div class="lnlib-note">{data["texts"][note]}</div>'
+        f'<div class="lnlib-web-explorer" id="{uid}" data-explorer="{type(explorer).__name__}" '
+        f'data-settings="{data["distinct"]}" data-state="{k}" data-shown="{k}" '
+        f'data-title="{title}"><p class="lnlib-web-title"><b>{title}</b></p><div '
+        f'class="lnlib-web-controls">{controls}</div><div class="lnlib-figure lnlib-web-figure" '
+        f'style="aspect-ratio: {width} / {height}; width: {width}px; --lnlib-aspect: '
+        f'{width / height:.4f}"><img class="lnlib-web-background" '
+        f'src="{data["images"][background]}" width="{width}" height="{height}" alt="{alt}"><img '
+        f'class="lnlib-web-overlay" src="{data["images"][layer]}" width="{width}" '
+        f'height="{height}" alt="{alt}" aria-hidden="true"></div><div class="lnlib-readout">'
+        f'{data["texts"][readout]}</div><div class="lnlib-note">{data["texts"][note]}</div>'
         # read out once a reader pauses (lnlib-explorers.js), not at every step of a slider
         '<p class="lnlib-announce" role="status" aria-live="polite" aria-atomic="true"></p>'
         + (f'<p class="lnlib-web-grid">{html.escape(line)}</p>' if line else "")
@@ -386,7 +410,8 @@ def _cache_key(explorer) -> str:
 
 
 def web_explorer_html(explorer) -> str:
-    """The precomputed explorer of the website, as one self-contained HTML fragment (module docstring).
+    """The precomputed explorer of the website, as one self-contained HTML fragment (module
+    docstring).
 
     Parameters
     ----------
@@ -410,8 +435,8 @@ def web_explorer_html(explorer) -> str:
     result = _html(explorer, states, data)
     if len(result.encode()) > MAX_BYTES:
         raise ValueError(
-            f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} MB; the budget is "
-            f"{MAX_BYTES / 1e6:.0f} MB: coarsen its class's web_plan."
+            f"{type(explorer).__name__}'s website version takes {len(result.encode()) / 1e6:.2f} "
+            f"MB; the budget is {MAX_BYTES / 1e6:.0f} MB: coarsen its class's web_plan."
         )
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""The explorer of the chapter "Why normalize?": depth, weight scale, LayerNorm on or off, and the scales per layer."""
+"""The explorer of the chapter "Why normalize?": depth, weight scale, LayerNorm on or off, and the
+scales per layer."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ FLOAT16 = np.finfo(np.float16)
 
 
 def _note(scales) -> str:
-    """What a half-precision run would make of these scales: a scale beyond float16's range is not a curiosity."""
+    """What a half-precision run would make of these scales: a scale beyond float16's range is not a
+    curiosity."""
     if (
         scales.max() > FLOAT16.max
     ):  # the RMS bounds the largest entry from below, so some entry overflows
@@ -41,14 +43,15 @@ def _note(scales) -> str:
         )
     if scales.min() < FLOAT16.smallest_subnormal:
         return (
-            f"A scale falls below {float(FLOAT16.smallest_subnormal):.1e}, the smallest positive float16 number: "
-            "in half precision, typical entries there round to 0."
+            f"A scale falls below {float(FLOAT16.smallest_subnormal):.1e}, the smallest positive "
+            "float16 number: in half precision, typical entries there round to 0."
         )
     return ""
 
 
 def _precompute() -> dict:
-    """Scale profiles of every (weight scale, LayerNorm, activation), for every depth: about two seconds, once."""
+    """Scale profiles of every (weight scale, LayerNorm, activation), for every depth: about two
+    seconds, once."""
     x, weights, upstream = random_stack(DEPTHS[-1], 64, 32, seed=0)
     return {
         (a, layer_norm, activation): scale_profiles(
@@ -61,7 +64,8 @@ def _precompute() -> dict:
 
 
 class WhyNormalizeExplorer(Explorer):
-    """A seeded stack of up to 50 random layers (width 64, batch 32); move the controls and watch the scales (chapter "Why normalize?")."""
+    """A seeded stack of up to 50 random layers (width 64, batch 32); move the controls and watch
+    the scales (chapter "Why normalize?")."""
 
     def __init__(self, depth: int, weight_scale: float, layer_norm: bool, activation: str):
         self.profiles = _precompute()
@@ -108,10 +112,11 @@ class WhyNormalizeExplorer(Explorer):
         act, grad = activation_rms[: depth + 1], gradient_rms[depth]
         self.panels.update(act, grad, layer_norm, activation)
         readout = (
-            f"{activation}, a = {SCALE_LABELS[weight_scale]}, {'with' if layer_norm else 'without'} LayerNorm, {depth} layer(s): "
-            f"activation scale {act[0]:.3g} at the input, <b>{act[-1]:.3g}</b> after the last layer; "
-            f"gradient scale {grad[-1]:.3g} at the top, <b>{grad[0]:.3g}</b> at the input "
-            f"(× {(grad[0] / grad[-1]) ** (1 / depth):.3f} per layer on the way down)."
+            f"{activation}, a = {SCALE_LABELS[weight_scale]}, "
+            f"{'with' if layer_norm else 'without'} LayerNorm, {depth} layer(s): activation scale "
+            f"{act[0]:.3g} at the input, <b>{act[-1]:.3g}</b> after the last layer; gradient "
+            f"scale {grad[-1]:.3g} at the top, <b>{grad[0]:.3g}</b> at the input (× "
+            f"{(grad[0] / grad[-1]) ** (1 / depth):.3f} per layer on the way down)."
         )
         return (
             readout,
@@ -139,7 +144,8 @@ def why_normalize_explorer(
     Returns
     -------
     WhyNormalizeExplorer
-        An ``ipywidgets.VBox``; its ``controls`` are ``depth``, ``weight_scale``, ``layer_norm``, ``activation``.
+        An ``ipywidgets.VBox``; its ``controls`` are ``depth``, ``weight_scale``, ``layer_norm``,
+        ``activation``.
 
     Raises
     ------

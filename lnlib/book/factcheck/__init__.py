@@ -1,2 +1,2 @@
-"""The fact-check chapter: ``claims`` is the registry (statements, sources, verdicts), ``measurements``
-computes the evidence for each."""
+"""The fact-check chapter: ``claims`` is the registry (statements, sources, verdicts),
+``measurements`` computes the evidence for each."""

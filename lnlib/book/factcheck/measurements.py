@@ -85,14 +85,16 @@ class Measurement:
 
     @property
     def z(self) -> float:
-        """(measured - claimed) / stderr: how many standard errors apart (inf for an exact mismatch)."""
+        """(measured - claimed) / stderr: how many standard errors apart (inf for an exact
+        mismatch)."""
         gap = self.measured - self.claimed
         if self.stderr == 0.0:
             return 0.0 if gap == 0.0 else float(np.copysign(np.inf, gap))
         return gap / self.stderr
 
     def __str__(self) -> str:
-        """One line, or two (the name, then the numbers) where one would pass the book's 80 columns."""
+        """One line, or two (the name, then the numbers) where one would pass the book's 80
+        columns."""
         error = (
             f" ± {self.stderr:.4f} (n = {self.samples}, seed {self.seed})"
             if self.samples
@@ -106,7 +108,8 @@ class Measurement:
 def _check_size(size, low: int = 2) -> int:
     if isinstance(size, bool) or not isinstance(size, numbers.Integral):
         raise TypeError(
-            f"size must be an integer number of features H >= {low}; got {size!r} of type {type(size).__name__}."
+            f"size must be an integer number of features H >= {low}; got {size!r} of type "
+            f"{type(size).__name__}."
         )
     if size < low:
         raise ValueError(f"size must be at least {low} features; got {size}.")
@@ -156,7 +159,8 @@ def draw_inputs(distribution: str, size: int, samples: int, seed: int = 0) -> np
 
 
 def exchangeable_second_moments():
-    r"""Derive E[x̂_i²] and E[x̂_i x̂_j] (i ≠ j) for exchangeable features, with sympy (chapter "Fact check").
+    r"""Derive E[x̂_i²] and E[x̂_i x̂_j] (i ≠ j) for exchangeable features, with sympy (chapter
+    "Fact check").
 
     Every sample satisfies :math:`\sum_i \hat x_i = 0` and :math:`\sum_i \hat x_i^2 = H r`, with
     :math:`r = \sigma^2/(\sigma^2+\varepsilon)` (r = 1 for ε = 0). With exchangeable features all
@@ -169,7 +173,8 @@ def exchangeable_second_moments():
     dict
         ``{"H", "r", "a", "b"}``: the symbols H and E[r], and the solved a = E[r], b = -E[r]/(H-1).
     """
-    import sympy as sp  # here, not at the top: sympy costs every chapter's import cell most of a second
+    # here, not at the top: sympy costs every chapter's import cell most of a second
+    import sympy as sp
 
     H, r, a, b = sp.symbols("H r a b", positive=True)
     solution = sp.solve([sp.Eq(a + (H - 1) * b, 0), sp.Eq(H * a, H * r)], [a, b], dict=True)[0]
@@ -179,9 +184,10 @@ def exchangeable_second_moments():
 def normal_fourth_moment_symbolic():
     r"""E[x̂_i⁴] for i.i.d. normal features and ε = 0, derived with sympy (chapter "Fact check").
 
-    For normal features, :math:`\hat x_i^2 = (H-1) B` with :math:`B \sim \mathrm{Beta}(\tfrac12, \tfrac{H-2}{2})`
-    (the squared component of the centred vector along one direction of the centring plane,
-    divided by its squared length). The Beta moments :math:`E[B^k] = \prod_{m<k} (p+m)/(p+q+m)` give
+    For normal features, :math:`\hat x_i^2 = (H-1) B` with :math:`B \sim \mathrm{Beta}(\tfrac12,
+    \tfrac{H-2}{2})` (the squared component of the centred vector along one direction of the
+    centring plane, divided by its squared length). The Beta moments :math:`E[B^k] = \prod_{m<k}
+    (p+m)/(p+q+m)` give
 
     .. math:: E[\hat x_i^2] = 1, \qquad E[\hat x_i^4] = \frac{3(H-1)}{H+1} .
 
@@ -224,7 +230,8 @@ def xhat_pair_covariance(
     eps: float = 0.0,
     pair=(0, 1),
 ) -> Measurement:
-    """Monte Carlo Cov(x̂_i, x̂_j) for one pair of features, against the claimed -1/(H - 1) (chapter "Fact check").
+    """Monte Carlo Cov(x̂_i, x̂_j) for one pair of features, against the claimed -1/(H - 1) (chapter
+    "Fact check").
 
     The standard error is that of the mean of the products of the centred pair
     (the delta method's leading term).
@@ -246,7 +253,8 @@ def xhat_pair_covariance(
 
 @dataclass(frozen=True)
 class OutputCovariances:
-    """The covariance matrix of y = γ x̂ + β: measured, true for exchangeable inputs, and the document's (chapter "Fact check")."""
+    """The covariance matrix of y = γ x̂ + β: measured, true for exchangeable inputs, and the
+    document's (chapter "Fact check")."""
 
     measured: np.ndarray
     exact: np.ndarray
@@ -258,9 +266,10 @@ class OutputCovariances:
 def output_covariances(gamma, *, samples: int = 20000, seed: int = 0) -> OutputCovariances:
     r"""Cov(y_i, y_j) for normal i.i.d. inputs and ε = 0, three ways (chapter "Fact check").
 
-    ``exact`` is :math:`\gamma_i\gamma_j(\delta_{ij} - (1-\delta_{ij})/(H-1)) = \gamma_i\gamma_j\frac{H}{H-1}(\delta_{ij} - \frac1H)`;
-    ``document`` is the formula of "Mathematical foundations",
-    :math:`\frac{\gamma_i\gamma_j}{H}(\delta_{ij} - \frac1H)`, smaller by the factor :math:`H^2/(H-1)`.
+    ``exact`` is :math:`\gamma_i\gamma_j(\delta_{ij} - (1-\delta_{ij})/(H-1)) =
+    \gamma_i\gamma_j\frac{H}{H-1}(\delta_{ij} - \frac1H)`; ``document`` is the formula of
+    "Mathematical foundations", :math:`\frac{\gamma_i\gamma_j}{H}(\delta_{ij} - \frac1H)`, smaller
+    by the factor :math:`H^2/(H-1)`.
     """
     gamma = np.asarray(gamma, dtype=float)
     size = _check_size(gamma.size)
@@ -287,7 +296,8 @@ def xhat_moment(
     seed: int = 0,
     eps: float = 0.0,
 ) -> Measurement:
-    """Monte Carlo E[x̂_i^order], against the document's 0 (order 3) or 3 (order 4) (chapter "Fact check").
+    """Monte Carlo E[x̂_i^order], against the document's 0 (order 3) or 3 (order 4) (chapter "Fact
+    check").
 
     For exchangeable inputs every feature has the same moment, so each sample
     contributes the mean of x̂_i^order over its features (a smaller standard
@@ -308,7 +318,8 @@ def xhat_moment(
 
 @dataclass(frozen=True)
 class FeatureMoments:
-    """Mean and variance of each output feature over the samples, and of each sample over its features (chapter "Fact check")."""
+    """Mean and variance of each output feature over the samples, and of each sample over its
+    features (chapter "Fact check")."""
 
     feature_mean: np.ndarray
     feature_var: np.ndarray
@@ -340,7 +351,8 @@ def output_feature_moments(
 
 
 def discrete_entropy(rows, *, decimals: int = 9) -> float:
-    """Shannon entropy in bits of the empirical distribution of the rows of `rows` (chapter "Fact check").
+    """Shannon entropy in bits of the empirical distribution of the rows of `rows` (chapter "Fact
+    check").
 
     Rows equal after rounding to `decimals` count as one outcome, so that
     floating-point noise does not split an outcome in two.
@@ -352,20 +364,23 @@ def discrete_entropy(rows, *, decimals: int = 9) -> float:
 
 
 def entropy_under_layer_norm(support, gamma=None) -> tuple[float, float]:
-    """(H(X), H(LN(X))) in bits for X uniform on the rows of `support`, with ε = 0 (chapter "Fact check")."""
+    """(H(X), H(LN(X))) in bits for X uniform on the rows of `support`, with ε = 0 (chapter "Fact
+    check")."""
     support = np.asarray(support, dtype=float)
     return discrete_entropy(support), discrete_entropy(layer_norm(support, gamma, eps=0.0))
 
 
 def jacobian_rank(x) -> int:
-    """Rank of LayerNorm's Jacobian at `x` with ε = 0: H - 2, the dimension of the sphere x̂ lives on (chapter "Fact check")."""
+    """Rank of LayerNorm's Jacobian at `x` with ε = 0: H - 2, the dimension of the sphere x̂ lives
+    on (chapter "Fact check")."""
     return int(np.linalg.matrix_rank(layer_norm_jacobian(x, eps=0.0)))
 
 
 def feature_correlation(
     loadings, *, samples: int = 20000, seed: int = 0, pair=(0, 1)
 ) -> tuple[Measurement, Measurement]:
-    """Correlation of two features before and after LayerNorm, inputs sharing a common factor (chapter "Fact check").
+    """Correlation of two features before and after LayerNorm, inputs sharing a common factor
+    (chapter "Fact check").
 
     Inputs are :math:`x_i = \\ell_i f + z_i` with one standard-normal factor f per
     sample and independent standard-normal noise z. The standard error of a
@@ -395,10 +410,12 @@ def feature_correlation(
 
 
 def input_scale_gradient_factor(x, alpha: float, *, eps: float = 0.0, seed: int = 0) -> Measurement:
-    r"""The factor k with grad at αx = k · grad at x, against the document's 1/α (chapter "Fact check").
+    r"""The factor k with grad at αx = k · grad at x, against the document's 1/α (chapter "Fact
+    check").
 
     The upstream gradient dy is one fixed random vector; k is the least-squares
-    fit of the gradient at :math:`\alpha x` on the gradient at :math:`x`. For ε = 0 the exact answer is :math:`1/\lvert\alpha\rvert`.
+    fit of the gradient at :math:`\alpha x` on the gradient at :math:`x`. For ε = 0 the exact answer
+    is :math:`1/\lvert\alpha\rvert`.
     """
     x = np.asarray(x, dtype=float)
     dy = np.random.default_rng(seed).normal(size=x.shape)
@@ -429,7 +446,8 @@ def weight_scale_gradient_ratio(
 
 
 def gamma_gradient_by_source_rule(x, dy) -> tuple[np.ndarray, np.ndarray]:
-    r"""dL/dγ by the document's update rule (a sum over features i) and by the chain rule (chapter "Fact check").
+    r"""dL/dγ by the document's update rule (a sum over features i) and by the chain rule (chapter
+    "Fact check").
 
     Returns
     -------
@@ -444,14 +462,16 @@ def gamma_gradient_by_source_rule(x, dy) -> tuple[np.ndarray, np.ndarray]:
 
 
 def single_path_gradient(x, dy, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
-    r"""dL/dx by the document's one-path chain rule and by the full one, for one vector (chapter "Fact check").
+    r"""dL/dx by the document's one-path chain rule and by the full one, for one vector (chapter
+    "Fact check").
 
     Returns
     -------
     (document, true) : ndarray
-        ``document`` is :math:`\frac{\partial L}{\partial y_i}\frac{\partial y_i}{\partial x_i}`, the
-        diagonal of the Jacobian alone; ``true`` is :math:`\sum_j \frac{\partial L}{\partial y_j}\frac{\partial y_j}{\partial x_i}`,
-        ``dy @ J``, which always sums to 0 over i (LayerNorm ignores a shift shared by all features).
+        ``document`` is :math:`\frac{\partial L}{\partial y_i}\frac{\partial y_i}{\partial x_i}`,
+        the diagonal of the Jacobian alone; ``true`` is :math:`\sum_j \frac{\partial L}{\partial
+        y_j}\frac{\partial y_j}{\partial x_i}`, ``dy @ J``, which always sums to 0 over i (LayerNorm
+        ignores a shift shared by all features).
     """
     J = layer_norm_jacobian(x, eps=eps)
     dy = np.asarray(dy, dtype=float)
@@ -471,9 +491,9 @@ def gamma_step_ratios(
 
     Fits :math:`y = \gamma \odot \hat x` to targets by mean squared error, with
     full-batch steps (``batch=None``) or mini-batches of `batch` samples.
-    Full batch, the loss is a quadratic with curvature :math:`\lambda_i = \operatorname{mean}_n \hat x_{n,i}^2`
-    per feature, so every ratio lies between the smallest and largest :math:`\lvert 1 - \eta\lambda_i\rvert`:
-    a contraction only when :math:`\eta < 2/\max\lambda_i`.
+    Full batch, the loss is a quadratic with curvature :math:`\lambda_i = \operatorname{mean}_n \hat
+    x_{n,i}^2` per feature, so every ratio lies between the smallest and largest :math:`\lvert 1 -
+    \eta\lambda_i\rvert`: a contraction only when :math:`\eta < 2/\max\lambda_i`.
     """
     rng = np.random.default_rng(seed)
     xhat = layer_norm(rng.normal(size=(samples, size)), eps=0.0)
@@ -491,7 +511,8 @@ def gamma_step_ratios(
 def batch_norm_future_leak(
     *, tokens: int = 6, width: int = 8, batch: int = 4, seed: int = 0
 ) -> tuple[float, float]:
-    """How much token 0's normalized output changes when only the last token changes (chapter "Fact check").
+    """How much token 0's normalized output changes when only the last token changes (chapter "Fact
+    check").
 
     Batch norm with statistics over (batch, tokens), as in a transformer that
     used it, against layer norm. A causal language model must not let a later
@@ -512,14 +533,16 @@ def batch_norm_future_leak(
 
 
 def eps_placement_gap(x, *, eps: float = 1e-5) -> float:
-    """Largest absolute difference on `x` between LN with ε added to σ and LN with ε inside the square root (chapter "Fact check")."""
+    """Largest absolute difference on `x` between LN with ε added to σ and LN with ε inside the
+    square root (chapter "Fact check")."""
     return float(np.abs(layer_norm_eps_outside_sqrt(x, eps=eps) - layer_norm(x, eps=eps)).max())
 
 
 def shift_after_update(
     *, samples: int = 500, inputs: int = 6, width: int = 8, step: float = 0.3, seed: int = 11
 ) -> tuple[float, float]:
-    """What LayerNorm pins and what still moves when a layer's weights change (chapter "Fact check").
+    """What LayerNorm pins and what still moves when a layer's weights change (chapter "Fact
+    check").
 
     Inputs with mean 1 (as after a ReLU) go through a random linear layer and
     LayerNorm (ε = 0), before and after adding ``step`` times random noise to
@@ -579,10 +602,12 @@ class MomentGrid:
     seed: int
 
     def index(self, distribution: str, size: int) -> tuple[int, int]:
-        """Position of (distribution, size) in the arrays; ValueError if the grid does not hold it."""
+        """Position of (distribution, size) in the arrays; ValueError if the grid does not hold
+        it."""
         if distribution not in self.distributions or size not in self.sizes:
             raise ValueError(
-                f"the grid holds distributions {self.distributions} and sizes {self.sizes}; got {distribution!r}, H = {size!r}."
+                f"the grid holds distributions {self.distributions} and sizes {self.sizes}; got "
+                f"{distribution!r}, H = {size!r}."
             )
         return self.distributions.index(distribution), self.sizes.index(size)
 
@@ -595,7 +620,8 @@ def moment_grid(
     seed: int = 0,
     bins: int = 48,
 ) -> MomentGrid:
-    """Precompute the statistics of x̂_1 (ε = 0) on a grid of input families and H (chapter "Fact check").
+    """Precompute the statistics of x̂_1 (ε = 0) on a grid of input families and H (chapter "Fact
+    check").
 
     The explorer of the chapter only looks results up in this grid, so a
     control change costs no sampling. Feature 1 alone is used for every

@@ -1,4 +1,5 @@
-"""Figures for the chapter "LayerNorm after 2020": seven placements side by side, QK-norm's bound, DyT's S-curve."""
+"""Figures for the chapter "LayerNorm after 2020": seven placements side by side, QK-norm's bound,
+DyT's S-curve."""
 
 from __future__ import annotations
 
@@ -65,12 +66,14 @@ def _series(profile, measure: str):
 
 
 def placements_figure(profiles: dict, measures=("stream_sq", "grad_norm", "angle")):
-    """Every placement on the same axes: one row per measure, layer on the x-axis, mean ± sd over seeds as a band.
+    """Every placement on the same axes: one row per measure, layer on the x-axis, mean ± sd over
+    seeds as a band.
 
     Parameters
     ----------
     profiles : dict of str to lnlib.book.models.placements.PlacementProfile
-        One profile per placement, all of the same depth (as from :func:`lnlib.book.models.placements.profile_table`).
+        One profile per placement, all of the same depth (as from
+        :func:`lnlib.book.models.placements.profile_table`).
     """
     # one column, PHONE_WIDTH wide: a phone shows its text at 12.8 px (style.phone_text_px)
     fig, axes = new_figure(
@@ -106,7 +109,8 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
     ----------
     scales : sequence of float
     plain, normed : list of dict
-        :func:`lnlib.book.models.placements.logit_statistics` at each scale, without and with QK-norm.
+        :func:`lnlib.book.models.placements.logit_statistics` at each scale, without and with
+        QK-norm.
     bound : float
         √H, QK-norm's ceiling.
     tokens : int
@@ -145,7 +149,8 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
 
 
 def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, width: int):
-    """LayerNorm's input against its output, entry by entry: heavy-tailed tokens (left) and normal tokens (right), with the fitted tanh and line.
+    """LayerNorm's input against its output, entry by entry: heavy-tailed tokens (left) and normal
+    tokens (right), with the fitted tanh and line.
 
     Parameters
     ----------
@@ -183,7 +188,8 @@ def dyt_figure(heavy: tuple, heavy_fit: dict, normal: tuple, normal_fit: dict, w
 
 
 def _centre_and_bar(values: np.ndarray, log: bool):
-    """Mean and sd of the seeds' values (on a log axis: geometric mean, bar from it ÷ to × the geometric sd)."""
+    """Mean and sd of the seeds' values (on a log axis: geometric mean, bar from it ÷ to × the
+    geometric sd)."""
     if log:
         logs = np.log(values)
         centre, sd = np.exp(logs.mean()), logs.std(ddof=1)
@@ -192,13 +198,14 @@ def _centre_and_bar(values: np.ndarray, log: bool):
 
 
 def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.0):
-    """The placements compared at a glance: one small panel per summary, one row per placement, mean ± sd over seeds.
+    """The placements compared at a glance: one small panel per summary, one row per placement, mean
+    ± sd over seeds.
 
-    Chapter "LayerNorm after 2020" reads this instead of a paragraph of numbers per placement. Each panel is one of
-    :data:`lnlib.book.models.placements.SUMMARY_MEASURES`; a dot is the mean over the seeds and its bar ± one standard
-    deviation (on a log axis the geometric mean, the bar from it divided to it multiplied by the geometric sd). Guides
-    mark the slope the sign argument derives for Peri-LN and OLMo 2, uniform attention's entropy ln T, and a gradient
-    ratio of 1.
+    Chapter "LayerNorm after 2020" reads this instead of a paragraph of numbers per placement. Each
+    panel is one of :data:`lnlib.book.models.placements.SUMMARY_MEASURES`; a dot is the mean over
+    the seeds and its bar ± one standard deviation (on a log axis the geometric mean, the bar from
+    it divided to it multiplied by the geometric sd). Guides mark the slope the sign argument
+    derives for Peri-LN and OLMo 2, uniform attention's entropy ln T, and a gradient ratio of 1.
 
     Parameters
     ----------
@@ -238,9 +245,11 @@ def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.
 
 
 class PlacementPanels:
-    """The explorer's four panels: variance, gradient, change per layer and attention entropy of one profile.
+    """The explorer's four panels: variance, gradient, change per layer and attention entropy of one
+    profile.
 
-    Axis limits are fixed when drawn, so :meth:`update` only moves the lines (chapter "LayerNorm after 2020").
+    Axis limits are fixed when drawn, so :meth:`update` only moves the lines (chapter "LayerNorm
+    after 2020").
     """
 
     def __init__(self, axes, max_depth: int, limits: dict):
@@ -262,7 +271,8 @@ class PlacementPanels:
         return list(self.bands.values()) + list(self.lines.values())
 
     def update(self, profile) -> None:
-        """Show one :class:`lnlib.book.models.placements.PlacementProfile` in its placement's colour."""
+        """Show one :class:`lnlib.book.models.placements.PlacementProfile` in its placement's
+        colour."""
         colour = COLOURS[profile.placement]
         for measure in MEASURES:
             layers, mean, spread = _series(profile, measure)
@@ -296,7 +306,8 @@ SCHEDULE_STYLES = {0: ("--", "no warm-up"), 1: ("-", "warm-up")}
 
 
 def stability_figure(sweep: dict, unigram: float):
-    """Held-out loss after training against the peak learning rate, one panel per placement (chapter "LayerNorm after 2020").
+    """Held-out loss after training against the peak learning rate, one panel per placement (chapter
+    "LayerNorm after 2020").
 
     Parameters
     ----------
@@ -319,7 +330,8 @@ def stability_figure(sweep: dict, unigram: float):
     diverged = np.array(sweep["diverged"], dtype=bool)
     final[diverged] = np.nan
     top = np.nanmax(final) + 0.05
-    # two columns PHONE_WIDTH wide, so a phone shows the text at the size of chapter 12's other figures
+    # two columns PHONE_WIDTH wide, so a phone shows the text at the size of chapter 12's other
+    # figures
     count = len(sweep["placements"])
     fig, axes = new_figure(-(-count // 2), 2, figsize=(PHONE_WIDTH, 8.4), sharex=True, sharey=True)
     axes = axes.ravel()

@@ -1,4 +1,5 @@
-"""Figures for the chapter "Check your own LayerNorm": whether an error is a bug depends on the dtype.
+"""Figures for the chapter "Check your own LayerNorm": whether an error is a bug depends on the
+dtype.
 
 An implementation's relative error, entry by entry, against the unit roundoff u of each dtype: an
 error far above float64's u is a bug in float64, and the same error can sit below float16's u, where

@@ -1,4 +1,5 @@
-r"""Figures for the chapter "Epsilon": how ε shrinks the output, inside the square root and added to σ.
+r"""Figures for the chapter "Epsilon": how ε shrinks the output, inside the square root and added to
+σ.
 
 For an input with (biased) variance :math:`\sigma^2`, the normalized values have
 standard deviation :math:`\sqrt{\sigma^2 / (\sigma^2 + \varepsilon)}` when ε sits inside the
@@ -24,13 +25,15 @@ __all__ = [
 
 #: Fixed ε axis of the curves: 1e-10 to 1.
 EPS_GRID = np.logspace(-10, 0, 161)
-#: Every curve of the chapter's figures is ε inside the square root (orange) or ε added to σ (sky blue); the
-#: frameworks are told apart by name, never by a colour, so orange means one thing in the whole chapter.
+#: Every curve of the chapter's figures is ε inside the square root (orange) or ε added to σ (sky
+#: blue); the frameworks are told apart by name, never by a colour, so orange means one thing in the
+#: whole chapter.
 FRAMEWORK_LINE = {"color": PALETTE["neutral"], "lw": 1, "ls": ":", "alpha": 0.6}
 
 
 class OutputBars:
-    """The normalized values of one vector, ε inside the square root against ε added to σ, beside the ε = 0 values (chapter "Epsilon").
+    """The normalized values of one vector, ε inside the square root against ε added to σ, beside
+    the ε = 0 values (chapter "Epsilon").
 
     Parameters
     ----------
@@ -77,7 +80,8 @@ class OutputBars:
         return [*self.inside, *self.outside, self.exact]
 
     def update(self, exact, inside, outside) -> None:
-        """Show the normalized values without ε (`exact`), with ε inside the root, and with ε added to σ."""
+        """Show the normalized values without ε (`exact`), with ε inside the root, and with ε added
+        to σ."""
         for bars, heights in ((self.inside, inside), (self.outside, outside)):
             for bar, height in zip(bars, heights):
                 bar.set_height(height)
@@ -85,7 +89,8 @@ class OutputBars:
 
 
 class StdCurves:
-    """The output's standard deviation against ε (log scale) for one input variance, both placements of ε (chapter "Epsilon").
+    """The output's standard deviation against ε (log scale) for one input variance, both placements
+    of ε (chapter "Epsilon").
 
     Parameters
     ----------
@@ -106,13 +111,15 @@ class StdCurves:
             ls="--",
             label="ε added to σ",
         )
-        # a diamond, not a tick: the bars' ε = 0 values are short black bars (one name, one shape each)
+        # a diamond, not a tick: the bars' ε = 0 values are short black bars (one name, one shape
+        # each)
         (self.variance_mark,) = ax.plot(
             [], [], "D", color=PALETTE["neutral"], ms=6, label="ε = σ² (black diamond)"
         )
         for name, eps in (framework_eps or {}).items():
             ax.axvline(eps, **FRAMEWORK_LINE)
-            # upright along its line, above the axes: defaults one decade apart (1e-6, 1e-5) stay side by side
+            # upright along its line, above the axes: defaults one decade apart (1e-6, 1e-5) stay
+            # side by side
             ax.text(
                 eps,
                 1.02,
@@ -145,7 +152,8 @@ class StdCurves:
 
 
 class EpsilonMarker:
-    """The current ε on a :class:`StdCurves` panel: a vertical line and the two outputs' standard deviations (chapter "Epsilon").
+    """The current ε on a :class:`StdCurves` panel: a vertical line and the two outputs' standard
+    deviations (chapter "Epsilon").
 
     Parameters
     ----------
@@ -169,12 +177,14 @@ class EpsilonMarker:
 
 
 def epsilon_figure(pattern, *, framework_eps=None, managed: bool = True):
-    """The explorer's figure (chapter "Epsilon"): the normalized vector three ways, and the output std against ε.
+    """The explorer's figure (chapter "Epsilon"): the normalized vector three ways, and the output
+    std against ε.
 
     Parameters
     ----------
     pattern : array_like
-        The direction of the input's spread (its deviations are ``δ * pattern``); fixes the bar limits.
+        The direction of the input's spread (its deviations are ``δ * pattern``); fixes the bar
+        limits.
     framework_eps : dict of str to float, optional
         Framework defaults marked on the ε axis.
     managed : bool, default True
@@ -226,7 +236,8 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     -------
     Figure
     """
-    # two narrow panels a row, PHONE_WIDTH in all: a phone shows the text at 11.5 px or more (style.phone_text_px)
+    # two narrow panels a row, PHONE_WIDTH in all: a phone shows the text at 11.5 px or more
+    # (style.phone_text_px)
     fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
@@ -251,7 +262,8 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
 
 
 def output_variance_figure(framework_eps: dict[str, float], variances=np.logspace(-10, 2, 241)):
-    """The output variance σ² / (σ² + ε) against the input variance σ², one curve per framework default ε (chapter "Epsilon").
+    """The output variance σ² / (σ² + ε) against the input variance σ², one curve per framework
+    default ε (chapter "Epsilon").
 
     Parameters
     ----------
@@ -269,11 +281,13 @@ def output_variance_figure(framework_eps: dict[str, float], variances=np.logspac
     fig, ax = new_figure(figsize=(PHONE_WIDTH, 3.2))
     ordered = sorted(framework_eps.items(), key=lambda item: item[1])
     for k, (name, eps) in enumerate(ordered):
-        # one colour for all: each curve is ε inside the root, as in the chapter's other figures; named in place
+        # one colour for all: each curve is ε inside the root, as in the chapter's other figures;
+        # named in place
         ax.semilogx(variances, variances / (variances + eps), color=PALETTE["output"], lw=2)
         ax.plot([eps], [0.5], "o", color=PALETTE["neutral"])
-        # the smallest ε is named on the empty left of its curve, the others on the empty right below
-        # theirs, each a label's height lower than the one before (in a phone-wide figure they would meet)
+        # the smallest ε is named on the empty left of its curve, the others on the empty right
+        # below theirs, each a label's height lower than the one before (in a phone-wide figure they
+        # would meet)
         left = k == 0
         ax.annotate(
             f"{name}\nε = {number(eps, '.0e')}",

@@ -87,8 +87,8 @@ class MomentPanels:
             ylabel="density",
             title="distribution of\none feature, x̂₁",
         )
-        # One legend for both panels, below them: the same colours mean the same in each (claim, measurement),
-        # and inside, the curves and the H = 2 spikes would run under it.
+        # One legend for both panels, below them: the same colours mean the same in each (claim,
+        # measurement), and inside, the curves and the H = 2 spikes would run under it.
         self.cut_note = ax_hist.text(
             0.98,
             0.75,
@@ -140,7 +140,8 @@ def moment_explorer_figure(
 
 
 def moment_curves_figure(grid):
-    """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with −1/(H−1) and 3 (chapter "Fact check")."""
+    """Cov(x̂_1, x̂_2) and E[x̂_1⁴] against H for every input family, with −1/(H−1) and 3 (chapter
+    "Fact check")."""
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.2))
     sizes = np.array(grid.sizes, dtype=float)
     fine = np.geomspace(sizes[0], sizes[-1], 200)
@@ -191,7 +192,8 @@ def moment_curves_figure(grid):
         ylabel="E[x̂₁⁴]",
         title="fourth moment of\none feature (±2 s.e.)",
     )
-    # One legend below both panels (the families share their colours); inside, it covered the curves.
+    # One legend below both panels (the families share their colours); inside, it covered the
+    # curves.
     handles, labels = right.get_legend_handles_labels()
     labels = ["−1/(H−1), left; 3, right" if label == "3" else label for label in labels]
     fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8)
@@ -199,7 +201,8 @@ def moment_curves_figure(grid):
 
 
 def moments_companion(grid, settings):
-    """Small multiples of the explorer's histogram panel, one per (distribution, H) setting (chapter "Fact check").
+    """Small multiples of the explorer's histogram panel, one per (distribution, H) setting (chapter
+    "Fact check").
 
     The static stand-in for :func:`lnlib.book.explorers.fact_check_explorer` on the website.
     """
@@ -215,7 +218,10 @@ def moments_companion(grid, settings):
             centres, np.minimum(grid.density[d, k], 1.19), where="mid", color=COLOURS[name], lw=2
         )
         ax.set(
-            title=f"{LABELS[name]}, H = {size}\nE[x̂⁴] = {grid.fourth[d, k]:.2f}, cov = {round(grid.cov[d, k], 2) + 0.0:.2f}",
+            title=(
+                f"{LABELS[name]}, H = {size}\nE[x̂⁴] = {grid.fourth[d, k]:.2f}, cov = "
+                f"{round(grid.cov[d, k], 2) + 0.0:.2f}"
+            ),
             ylim=(0, 1.2),
             xlim=(-4, 4),
         )
@@ -227,7 +233,8 @@ def moments_companion(grid, settings):
 
 
 def covariance_figure(covariances):
-    """Heat maps of Cov(y_i, y_j): measured, exact for exchangeable inputs, and the document's formula (chapter "Fact check").
+    """Heat maps of Cov(y_i, y_j): measured, exact for exchangeable inputs, and the document's
+    formula (chapter "Fact check").
 
     Parameters
     ----------

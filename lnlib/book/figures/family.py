@@ -1,4 +1,5 @@
-"""Figures for the chapter "LayerNorm and its family": which entries share statistics, and what that does."""
+"""Figures for the chapter "LayerNorm and its family": which entries share statistics, and what that
+does."""
 
 from __future__ import annotations
 
@@ -24,13 +25,15 @@ __all__ = [
     "sharing_figure",
 ]
 
-#: Cell colours of a sharing grid: outside the batch, two alternating shades for the other sets, the marked set.
+#: Cell colours of a sharing grid: outside the batch, two alternating shades for the other sets, the
+#: marked set.
 CELL_COLOURS = np.array([to_rgba(c) for c in (*GREYS, PALETTE["input"])])
 OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
 
 
 def _legend_handles(with_outside: bool) -> list:
-    """Legend patches for a sharing grid: the marked set, the other sets, and (optionally) blocks outside the batch."""
+    """Legend patches for a sharing grid: the marked set, the other sets, and (optionally) blocks
+    outside the batch."""
     handles = [
         Patch(color=CELL_COLOURS[MARKED], label="share statistics with the dot"),
         Patch(color=CELL_COLOURS[SHADE_B], label="other sets (alternating shades)"),
@@ -105,7 +108,8 @@ class SharingPanel:
         return [self.cells, self.anchor]
 
     def update(self, ids, anchor=(0, 0, 0)) -> None:
-        """Colour the grid from statistics labels `ids` of shape (active blocks, rows, cols); later blocks are outside the batch."""
+        """Colour the grid from statistics labels `ids` of shape (active blocks, rows, cols); later
+        blocks are outside the batch."""
         ids = np.asarray(ids)
         cells = np.full((self.blocks, self.rows, self.cols), OUTSIDE)
         cells[: len(ids)] = np.where(ids % 2 == 0, SHADE_A, SHADE_B)
@@ -170,7 +174,8 @@ class OutputPanel:
         return [self.reference, self.points]
 
     def update(self, y, reference) -> None:
-        """Show the output `y` of one sample and its `reference` (the full-batch output), clipped to the axis."""
+        """Show the output `y` of one sample and its `reference` (the full-batch output), clipped to
+        the axis."""
         self.points.set_ydata(np.clip(np.ravel(y), -self.limit, self.limit))
         self.reference.set_ydata(np.clip(np.ravel(reference), -self.limit, self.limit))
 
@@ -182,7 +187,8 @@ def sharing_figure(
     col_label="position (H·W)",
     block_label="sample n",
 ):
-    """Small multiples of :class:`SharingPanel`, one per method (chapter "LayerNorm and its family").
+    """Small multiples of :class:`SharingPanel`, one per method (chapter "LayerNorm and its
+    family").
 
     Parameters
     ----------
@@ -219,7 +225,8 @@ def sharing_figure(
 
 
 def batch_effects_figure(effects, feature: int, spread_sizes, spreads):
-    """Batch norm's output for one sample across random batches, against layer norm's (chapter "LayerNorm and its family").
+    """Batch norm's output for one sample across random batches, against layer norm's (chapter
+    "LayerNorm and its family").
 
     Parameters
     ----------
@@ -281,7 +288,8 @@ def batch_effects_figure(effects, feature: int, spread_sizes, spreads):
 
 
 def invariance_figure(table):
-    """Table 1 as a heat map of relative output changes, with the verdict in each cell (chapter "LayerNorm and its family").
+    """Table 1 as a heat map of relative output changes, with the verdict in each cell (chapter
+    "LayerNorm and its family").
 
     Parameters
     ----------
@@ -305,7 +313,8 @@ def invariance_figure(table):
             fontsize=8,
             color="white" if change <= table.tol else "black",
         )
-    # Column names wrapped to cell width (one or two words a line): side by side they ran into each other.
+    # Column names wrapped to cell width (one or two words a line): side by side they ran into each
+    # other.
     ax.set_xticks(
         range(len(columns)),
         [textwrap.fill(c, 10, break_on_hyphens=False, break_long_words=False) for c in columns],
@@ -320,7 +329,8 @@ def invariance_figure(table):
 
 
 def rms_layer_figure(layer_zero, rms_zero, layer_shifted, rms_shifted):
-    """RMS norm against layer norm, for zero-mean inputs and for the same inputs shifted (chapter "LayerNorm and its family")."""
+    """RMS norm against layer norm, for zero-mean inputs and for the same inputs shifted (chapter
+    "LayerNorm and its family")."""
     fig, axes = new_figure(1, 2, figsize=(5.4, 3.0), sharex=True, sharey=True)
     for ax, ln, rms, title in zip(
         axes,
@@ -379,8 +389,9 @@ def family_companion(x, settings):
     return fig
 
 
-#: The BatchNorm lab's curves: legend label, colour role, marker, line style. No two curves of a panel
-#: share a colour or a line style, and no panel pairs orange with vermilion or blue with sky blue.
+#: The BatchNorm lab's curves: legend label, colour role, marker, line style. No two curves of a
+#: panel share a colour or a line style, and no panel pairs orange with vermilion or blue with sky
+#: blue.
 _LAB_NORMS = {
     "layer": ("LayerNorm", "input", "^", "-"),
     "rms": ("RMSNorm", "positive", "v", ":"),
@@ -396,7 +407,8 @@ _LAB_MODES = {
 
 
 def _mean_sd_line(ax, x, runs, label: str, role: str, marker: str, line: str) -> None:
-    """Mean over seeds (rows of `runs` per x, seeds along the last axis) with ± one sd as error bars."""
+    """Mean over seeds (rows of `runs` per x, seeds along the last axis) with ± one sd as error
+    bars."""
     runs = np.asarray(runs, dtype=float)
     ax.errorbar(
         x,
@@ -434,8 +446,8 @@ def norm_lab_figure(record: dict):
     statistics). Top right: BatchNorm's models evaluated with running statistics and in train mode
     on three kinds of test batches. Bottom: BatchNorm's test accuracy during training at the base
     and the high learning rate, with the running statistics and with the test set's own. Every
-    point is the mean over the seeds, with ± one standard deviation. Each panel's legend sits next to
-    its curves, in the figure's own font size, so that it reads on a phone.
+    point is the mean over the seeds, with ± one standard deviation. Each panel's legend sits next
+    to its curves, in the figure's own font size, so that it reads on a phone.
 
     Parameters
     ----------

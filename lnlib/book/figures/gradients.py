@@ -1,4 +1,5 @@
-"""Figures for the chapter "Gradients through LayerNorm": the computation graph, the Jacobian, where dx comes from, and RMSNorm's dx."""
+"""Figures for the chapter "Gradients through LayerNorm": the computation graph, the Jacobian, where
+dx comes from, and RMSNorm's dx."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ _EDGES = [
 
 
 def computation_graph_figure():
-    """LayerNorm's computation graph, x to the loss ℒ, with the three paths from x to xhat coloured (chapter "Gradients through LayerNorm").
+    """LayerNorm's computation graph, x to the loss ℒ, with the three paths from x to xhat coloured
+    (chapter "Gradients through LayerNorm").
 
     Returns
     -------
@@ -130,7 +132,8 @@ def computation_graph_figure():
 
 
 def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
-    """Heatmap of the Jacobian s*J of LayerNorm at one vector, and the eigenvalues that explain it (chapter "Gradients through LayerNorm").
+    """Heatmap of the Jacobian s*J of LayerNorm at one vector, and the eigenvalues that explain it
+    (chapter "Gradients through LayerNorm").
 
     Left: the entries of ``s * dy_i/dx_j`` (s = sqrt(var + eps)), written in each
     cell. Right: the eigenvalues of ``s * J`` (gamma = 1: a projection when
@@ -176,7 +179,8 @@ def jacobian_figure(x, gamma=None, *, eps: float = 0.0):
 
 
 def _bar_verts(centres, heights, width: float) -> list:
-    """Rectangles from 0 to each height, as polygon vertices (one collection draws faster than many bars)."""
+    """Rectangles from 0 to each height, as polygon vertices (one collection draws faster than many
+    bars)."""
     return [
         [(c - width / 2, 0.0), (c - width / 2, h), (c + width / 2, h), (c + width / 2, 0.0)]
         for c, h in zip(centres, heights)
@@ -184,7 +188,8 @@ def _bar_verts(centres, heights, width: float) -> list:
 
 
 class GradientPanels:
-    """Three panels redrawn in place: the input, the three terms of s*dx, and the heatmap of s*J (chapter "Gradients through LayerNorm").
+    """Three panels redrawn in place: the input, the three terms of s*dx, and the heatmap of s*J
+    (chapter "Gradients through LayerNorm").
 
     The input's bars are one ``PolyCollection``, the three terms' bars another,
     and the heatmap one ``QuadMesh``, so an update redraws five artists.
@@ -200,7 +205,8 @@ class GradientPanels:
         Fixed limit of the terms panel; ``abs(s * dx)`` and each term stay below it
         for upstream gradients in the explorer's range.
     jac_limit : float
-        Colour limit of the heatmap, ``max(abs(gamma))``, since ``abs(s * J[i, j]) <= abs(gamma[i])``.
+        Colour limit of the heatmap, ``max(abs(gamma))``, since
+        ``abs(s * J[i, j]) <= abs(gamma[i])``.
     """
 
     WIDTH = 0.22
@@ -296,7 +302,8 @@ class GradientPanels:
         ]
 
     def update(self, x, xhat, terms: dict, scaled_dx, scaled_jacobian) -> None:
-        """Redraw for input `x`, its `xhat`, the three `terms` of s*dx (by path), their sum and s*J."""
+        """Redraw for input `x`, its `xhat`, the three `terms` of s*dx (by path), their sum and
+        s*J."""
         self.input_bars.set_verts(_bar_verts(self.index, x, 0.7))
         self.xhat_points.set_ydata(xhat)
         self.term_bars.set_verts(self._term_verts(terms))
@@ -305,7 +312,8 @@ class GradientPanels:
 
 
 def scaled_pieces(x, dy, gamma=None, *, eps: float):
-    """xhat, the three terms of s*dx by path, s*dx, s*J and s for one vector: what :class:`GradientPanels` shows (chapter "Gradients through LayerNorm")."""
+    """xhat, the three terms of s*dx by path, s*dx, s*J and s for one vector: what
+    :class:`GradientPanels` shows (chapter "Gradients through LayerNorm")."""
     parts = backward_parts(dy, x, gamma, eps=eps)
     std = parts.sqrt_var_eps.item()
     terms = {path: getattr(parts, path) * std for path in PATH_COLOURS}
@@ -322,7 +330,8 @@ def gradients_figure(
     term_limit: float = 8.0,
     managed: bool = True,
 ):
-    """The explorer's picture: input and xhat, the three terms of dx (times s), and the heatmap of s*J (chapter "Gradients through LayerNorm").
+    """The explorer's picture: input and xhat, the three terms of dx (times s), and the heatmap of
+    s*J (chapter "Gradients through LayerNorm").
 
     Returns
     -------
@@ -350,7 +359,8 @@ def gradients_figure(
 
 
 def gradients_companion(examples: dict, gamma=None):
-    """Small multiples of the explorer: for each example (a row), the three terms of s*dx (left) and s*J (right) (chapter "Gradients through LayerNorm").
+    """Small multiples of the explorer: for each example (a row), the three terms of s*dx (left) and
+    s*J (right) (chapter "Gradients through LayerNorm").
 
     The static stand-in for :func:`lnlib.book.explorers.gradients_explorer` on the website.
 
@@ -407,7 +417,8 @@ def gradients_companion(examples: dict, gamma=None):
 
 
 def scaling_figure(alphas, ratios: dict):
-    """How the gradient at alpha*x compares with the gradient at x, for several eps (chapter "Gradients through LayerNorm").
+    """How the gradient at alpha*x compares with the gradient at x, for several eps (chapter
+    "Gradients through LayerNorm").
 
     Parameters
     ----------
@@ -435,7 +446,8 @@ def scaling_figure(alphas, ratios: dict):
 
 
 def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
-    """RMS norm's dx in two dimensions, as its two terms, and what ε leaves of Jx (chapter "Gradients through LayerNorm").
+    """RMS norm's dx in two dimensions, as its two terms, and what ε leaves of Jx (chapter
+    "Gradients through LayerNorm").
 
     Parameters
     ----------
@@ -447,7 +459,8 @@ def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
     """
     x, dy = np.asarray(x, dtype=np.float64), np.asarray(dy, dtype=np.float64)
     parts = rms_backward_parts(dy, x, eps=0.0)
-    # stacked, PHONE_WIDTH wide: a phone shows its smallest text (9 pt) at 11.5 px (style.phone_text_px)
+    # stacked, PHONE_WIDTH wide: a phone shows its smallest text (9 pt) at 11.5 px
+    # (style.phone_text_px)
     fig, (geo, eps_ax) = new_figure(2, 1, figsize=(PHONE_WIDTH, 7.6))
     radius = np.linalg.norm(x)
     turn = np.linspace(0, 2 * np.pi, 200)
@@ -505,7 +518,8 @@ def rms_gradient_figure(x, dy, leftover: dict, leftover_formula: dict):
 
 
 def equation(lhs: str, rhs, per_line: int = 2):
-    """``lhs = rhs`` as displayed math, `per_line` terms a line (chapter "Gradients through LayerNorm").
+    """``lhs = rhs`` as displayed math, `per_line` terms a line (chapter "Gradients through
+    LayerNorm").
 
     Parameters
     ----------

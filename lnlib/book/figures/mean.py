@@ -11,7 +11,8 @@ __all__ = ["MeanPanels", "mean_figure"]
 
 
 class MeanPanels:
-    """Two panels that can be redrawn in place: the entries with their mean, and the centred values (chapter "The mean").
+    """Two panels that can be redrawn in place: the entries with their mean, and the centred values
+    (chapter "The mean").
 
     Left: each entry x_i as a dot, the mean as a horizontal line, and the
     deviation x_i - mu as a segment (green above the mean, purple below).
@@ -48,7 +49,8 @@ class MeanPanels:
         self.bars = ax_centred.bar(index, np.zeros(size), color=PALETTE["positive"])
         ax_centred.axhline(0.0, color=PALETTE["neutral"], lw=1)
         ax_centred.set(xlabel="feature index i", ylabel="centred value $x_i - μ$", xticks=index)
-        # No legend: inside the axes an entry moved to the top would run under it; the title says it.
+        # No legend: inside the axes an entry moved to the top would run under it; the title says
+        # it.
         ax_values.set_title("dots: entries $x_i$; line: their\nmean μ (the balance point)")
         ax_centred.set_title("centred values x − μ:\nthey always sum to 0")
         self.value_range = value_range

@@ -1,4 +1,5 @@
-"""Figures for the chapter "LayerNorm at the speed of memory": copy bandwidth, and each implementation against the floor."""
+"""Figures for the chapter "LayerNorm at the speed of memory": copy bandwidth, and each
+implementation against the floor."""
 
 from __future__ import annotations
 
@@ -43,13 +44,14 @@ def _style(name: str) -> dict:
 
 
 def copy_figure(results):
-    """Copy bandwidth against the footprint (MiB), both copies, 1 thread and all cores, shaded 10th-90th percentile.
+    """Copy bandwidth against the footprint (MiB), both copies, 1 thread and all cores, shaded
+    10th-90th percentile.
 
     Colour tells the copy (glibc's memcpy through ``np.copyto``, or ordinary stores as the kernels
-    make them), the line style the threads (solid 1, dashed all cores). The L1 and L2 sizes are marked
-    where recorded, and so is where memcpy starts to stream its stores: above glibc's non-temporal
-    threshold on 1 thread, above threads x threshold on all cores (each thread's memcpy copies its own
-    piece, which must exceed the threshold).
+    make them), the line style the threads (solid 1, dashed all cores). The L1 and L2 sizes are
+    marked where recorded, and so is where memcpy starts to stream its stores: above glibc's
+    non-temporal threshold on 1 thread, above threads x threshold on all cores (each thread's memcpy
+    copies its own piece, which must exceed the threshold).
 
     Parameters
     ----------
@@ -86,7 +88,8 @@ def copy_figure(results):
     for size, _ in marks:
         ax.axvline(size / 2**20, color=PALETTE["neutral"], lw=0.8, ls=":")
     if results.non_temporal_threshold:
-        # on all cores each thread's memcpy copies its own piece, which streams once it exceeds the threshold
+        # on all cores each thread's memcpy copies its own piece, which streams once it exceeds the
+        # threshold
         for threads in results.thread_counts[1:]:
             ax.axvline(
                 threads * results.non_temporal_threshold / 2**20,
@@ -115,7 +118,8 @@ def _parse_size(text: str) -> float:
 
 
 def speed_figure(results, part: str = "forward", *, size: int = 1024):
-    """Achieved GB/s of every implementation against H (most rows) and against rows (at `size`), with the copy's floor.
+    """Achieved GB/s of every implementation against H (most rows) and against rows (at `size`),
+    with the copy's floor.
 
     The right axis of the second panel reads the same values as a fraction of
     the 1-thread copy bandwidth: 1 is as fast as copying the same bytes.
@@ -184,11 +188,13 @@ def speed_figure(results, part: str = "forward", *, size: int = 1024):
 
 
 def cliff_figure(results):
-    """Time with a fresh output over time with a preallocated one, against the size of one array, 1 thread.
+    """Time with a fresh output over time with a preallocated one, against the size of one array, 1
+    thread.
 
-    Every float32 shape of the benchmark, for the fused kernels, forward and backward panels: the two calls were timed in turn, so the ratio is the cost of allocating the outputs on
-    every call. A dotted line marks glibc's largest mmap threshold (32 MiB on a 64-bit machine): a
-    fresh output larger than it is a fresh mapping, faulted in page by page on every call.
+    Every float32 shape of the benchmark, for the fused kernels, forward and backward panels: the
+    two calls were timed in turn, so the ratio is the cost of allocating the outputs on every call.
+    A dotted line marks glibc's largest mmap threshold (32 MiB on a 64-bit machine): a fresh output
+    larger than it is a fresh mapping, faulted in page by page on every call.
 
     Parameters
     ----------
@@ -229,7 +235,8 @@ PREALLOCATED_SHOWN = ("fused (numba)",)
 
 
 class FloorPanels:
-    """The explorer's figure: per part, each implementation's measured time against the floor, on a log time axis.
+    """The explorer's figure: per part, each implementation's measured time against the floor, on a
+    log time axis.
 
     One row per implementation: a filled marker for 1 thread with its
     10th-90th percentile whisker, an open marker for all cores; vertical lines
@@ -280,7 +287,8 @@ class FloorPanels:
         return [*self.markers.values(), *self.whiskers.values(), *self.floors.values()]
 
     def show(self, floors: dict, points: dict) -> None:
-        """Put the floor lines at ``floors[part, threads]`` seconds and the markers at ``points[part, name, threads]`` entries (or None)."""
+        """Put the floor lines at ``floors[part, threads]`` seconds and the markers at
+        ``points[part, name, threads]`` entries (or None)."""
         for (part, threads), line in self.floors.items():
             x = float(np.clip(floors[part, threads], *self.LIMITS))
             line.set_xdata([x, x])

@@ -1,9 +1,11 @@
-"""Figures for the chapter "Normalizing": the plane x + y + z = 0 seen face on, and the circle of radius √3 in it.
+"""Figures for the chapter "Normalizing": the plane x + y + z = 0 seen face on, and the circle of
+radius √3 in it.
 
 For H = 3 the normalized vector lies in the plane orthogonal to (1, 1, 1). Drawn in the
-orthonormal basis of :func:`lnlib.book.experiments.normalizing.plane_basis`, that plane is an ordinary 2-D picture:
-looking down the all-ones direction, an input x and its centred version x - μ1 are the same
-point, and x̂ is that point pushed (or pulled) along its ray onto the circle of radius √3.
+orthonormal basis of :func:`lnlib.book.experiments.normalizing.plane_basis`, that plane is an
+ordinary 2-D picture: looking down the all-ones direction, an input x and its centred version x - μ1
+are the same point, and x̂ is that point pushed (or pulled) along its ray onto the circle of radius
+√3.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ AXIS_LABELS = ("$x_1$", "$x_2$", "$x_3$")
 
 
 def plane_limit(low: float, high: float) -> float:
-    """Half-width of a plane view that holds the projection of every x in the cube [low, high]³, and the circle (chapter "Normalizing").
+    """Half-width of a plane view that holds the projection of every x in the cube [low, high]³, and
+    the circle (chapter "Normalizing").
 
     The longest projection of a cube point is at a corner such as (high, low, low): its centred
     vector is (2d, -d, -d)/3 with d = high - low, of length d·√(2/3).
@@ -39,7 +42,8 @@ def plane_limit(low: float, high: float) -> float:
 
 
 class PlaneView:
-    """The plane x + y + z = 0 face on, with the circle of radius √3, redrawn in place for each input (chapter "Normalizing").
+    """The plane x + y + z = 0 face on, with the circle of radius √3, redrawn in place for each
+    input (chapter "Normalizing").
 
     Static: the circle, and the directions of the three coordinate axes as seen in the plane
     (the projections of e1, e2, e3, 120° apart). Dynamic: the projection of x (a blue dot),
@@ -95,7 +99,8 @@ class PlaneView:
         return [self.ray, self.projection, self.xhat]
 
     def update(self, x, eps: float) -> None:
-        """Show the projection of `x` and, when it is defined, its normalized image; a constant x with eps = 0 shows only the origin."""
+        """Show the projection of `x` and, when it is defined, its normalized image; a constant x
+        with eps = 0 shows only the origin."""
         x = np.asarray(x, dtype=float)
         point = plane_coordinates(x)
         self.projection.set_data([point[0]], [point[1]])
@@ -110,7 +115,8 @@ class PlaneView:
 
 
 class EntriesView:
-    """The entries of x and of x̂ side by side as bars, with fixed limits, redrawn in place (chapter "Normalizing").
+    """The entries of x and of x̂ side by side as bars, with fixed limits, redrawn in place (chapter
+    "Normalizing").
 
     Parameters
     ----------
@@ -154,7 +160,8 @@ class EntriesView:
 
 
 def normalizing_figure(x, eps: float = 0.0, *, value_range=(-3.0, 3.0), managed: bool = True):
-    """The plane view of one input of three features, and its entries before and after normalizing (chapter "Normalizing").
+    """The plane view of one input of three features, and its entries before and after normalizing
+    (chapter "Normalizing").
 
     Parameters
     ----------
@@ -185,7 +192,8 @@ def normalizing_figure(x, eps: float = 0.0, *, value_range=(-3.0, 3.0), managed:
 
 
 def sphere_figure(inputs, eps: float = 0.0):
-    """Many inputs in R³ and their normalized images: in 3-D, and in the plane x + y + z = 0 (chapter "Normalizing").
+    """Many inputs in R³ and their normalized images: in 3-D, and in the plane x + y + z = 0
+    (chapter "Normalizing").
 
     Left: the inputs (blue), the direction (1, 1, 1) that centring removes, the plane through the
     origin orthogonal to it, and the images x̂ (orange), all on the circle of radius √3 in that
@@ -264,12 +272,14 @@ def _disk(u, v, radius):
 
 
 def normalizing_companion(examples: dict, *, ncols: int = 3):
-    """Small multiples of the plane view, one per example: the static stand-in for the explorer (chapter "Normalizing").
+    """Small multiples of the plane view, one per example: the static stand-in for the explorer
+    (chapter "Normalizing").
 
     Parameters
     ----------
     examples : dict of str to (array_like of 3 floats, float)
-        Title of each panel, and the input x and eps it shows; a title "what: why" is set on two lines.
+        Title of each panel, and the input x and eps it shows; a title "what: why" is set on two
+        lines.
     ncols : int, default 3
     """
     nrows = -(-len(examples) // ncols)

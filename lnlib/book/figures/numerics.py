@@ -1,4 +1,5 @@
-"""Figures for the chapter "Computing it right: numerics": how wrong each variance algorithm is, and what that does to LayerNorm."""
+"""Figures for the chapter "Computing it right: numerics": how wrong each variance algorithm is, and
+what that does to LayerNorm."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ CEILING_OFFSET = {"one_pass": 2.5, "two_pass": 1.0, "welford": 0.4}
 
 
 def _plottable(errors, method: str | None = None) -> np.ndarray:
-    """Errors clipped to the axes: exact results at the floor, inf (overflow or NaN) on the ceiling row.
+    """Errors clipped to the axes: exact results at the floor, inf (overflow or NaN) on the ceiling
+    row.
 
     With `method`, an inf sits at that method's :data:`CEILING_OFFSET` times the ceiling.
     """
@@ -50,7 +52,8 @@ SHIFT_LABEL = "shift κ = mean / std"
 
 
 def _error_axes(ax, ylabel: str | None = None, band: str | None = "wrong by 100 % or more") -> None:
-    """Log-log axes of an error against the shift, the "100 % wrong" band shaded, the inf / NaN row at the top.
+    """Log-log axes of an error against the shift, the "100 % wrong" band shaded, the inf / NaN row
+    at the top.
 
     `band` labels the band inside the panel (None: no label, for narrow panels).
     """
@@ -72,7 +75,8 @@ def _error_axes(ax, ylabel: str | None = None, band: str | None = "wrong by 100 
 
 
 class ErrorPanels:
-    """Two panels redrawn in place: variance relative error and LayerNorm output error against the shift.
+    """Two panels redrawn in place: variance relative error and LayerNorm output error against the
+    shift.
 
     Each panel has one curve per method (a whole sweep) and one marker per
     method at the current shift, with a vertical line there. The axes limits
@@ -114,7 +118,8 @@ class ErrorPanels:
             ax.set_xlabel(SHIFT_LABEL)
 
     def legend(self, figure, **kwargs):
-        """One legend of the three methods for the whole figure, above the panels (never over the curves)."""
+        """One legend of the three methods for the whole figure, above the panels (never over the
+        curves)."""
         handles = [self.curves["variance_error", method] for method in METHOD_STYLE]
         return figure.legend(
             handles=handles,
@@ -137,7 +142,8 @@ class ErrorPanels:
             line.set_data(sweep.shifts, _plottable(getattr(sweep, key)[method], method))
 
     def show_point(self, shift: float, errors) -> None:
-        """Put the markers at `shift`; `errors` is an :class:`lnlib.book.experiments.numerics.ShiftErrors`, or None to hide them."""
+        """Put the markers at `shift`; `errors` is an
+        :class:`lnlib.book.experiments.numerics.ShiftErrors`, or None to hide them."""
         for cursor in self.cursors:
             cursor.set_xdata([shift, shift])
         for (key, method), marker in self.markers.items():
@@ -149,7 +155,8 @@ class ErrorPanels:
 
 
 def error_vs_shift_figure(sweeps, guides: dict[str, float]):
-    """Relative error of the variance against the shift, one panel per dtype, with the error laws as guides.
+    """Relative error of the variance against the shift, one panel per dtype, with the error laws as
+    guides.
 
     Parameters
     ----------
@@ -208,7 +215,8 @@ def error_vs_shift_figure(sweeps, guides: dict[str, float]):
 
 
 def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
-    """Each method's LayerNorm output against the exact one, one panel per method; NaN outputs are counted in the title.
+    """Each method's LayerNorm output against the exact one, one panel per method; NaN outputs are
+    counted in the title.
 
     Each panel has its own (square) scale, wide enough for its finite points,
     so a method that is off by a factor of 300 and one that is right are both
@@ -244,7 +252,8 @@ def output_scatter_figure(y_exact, outputs: dict[str, np.ndarray], title: str):
 
 
 def numerics_companion(sweeps, shift: float, points):
-    """Small multiples of the explorer: one column per dtype, both error panels, markers at one shift.
+    """Small multiples of the explorer: one column per dtype, both error panels, markers at one
+    shift.
 
     The static stand-in for :func:`lnlib.book.explorers.numerics_explorer` on the website.
 
@@ -277,13 +286,15 @@ def numerics_companion(sweeps, shift: float, points):
 
 
 def running_sum_figure(count_trace, small):
-    """The float16 running sum against the exact sum, row by row: counting ones, and small gradients.
+    """The float16 running sum against the exact sum, row by row: counting ones, and small
+    gradients.
 
     Parameters
     ----------
     count_trace : ndarray
         The float16 running sum of ones after each row
-        (:attr:`lnlib.book.experiments.numerics.GradientSums.count_trace`); the exact sum is the row count.
+        (:attr:`lnlib.book.experiments.numerics.GradientSums.count_trace`); the exact sum is the row
+        count.
     small : lnlib.book.experiments.numerics.SmallGradientSums
         Its first seed's traces: gradients of about 1/N each.
     """

@@ -1,4 +1,5 @@
-"""Figures for the chapter "Pre-norm vs post-norm": the two blocks, and Xiong et al.'s three findings on our model."""
+"""Figures for the chapter "Pre-norm vs post-norm": the two blocks, and Xiong et al.'s three
+findings on our model."""
 
 from __future__ import annotations
 
@@ -105,7 +106,8 @@ def _draw_flow(ax, steps, skips, title):
 
 
 def block_diagrams():
-    """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in green."""
+    """The post-norm and the pre-norm layer side by side, input at the bottom, residual paths in
+    green."""
     fig, (left, right) = new_figure(1, 2, figsize=(5.4, 4.6))
     # Three-line titles: on two lines, the halves' titles ran into each other.
     _draw_flow(
@@ -132,7 +134,8 @@ def block_diagrams():
 
 
 def _plain_log_axis(ax) -> None:
-    """A logarithmic y-axis with ticks at 1, 2, 3, 5, 7, 10, ... labelled as plain numbers (not 1.5: it overprints 2)."""
+    """A logarithmic y-axis with ticks at 1, 2, 3, 5, 7, 10, ... labelled as plain numbers (not 1.5:
+    it overprints 2)."""
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0, 7.0)))
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
@@ -216,7 +219,8 @@ def depth_figure(depths, last_grads: dict):
 
 
 def layer_figure(profiles: dict, weights=("W1", "W2")):
-    """Finding 3: per-layer gradient norms of the FFN weights at initialization, one panel per weight."""
+    """Finding 3: per-layer gradient norms of the FFN weights at initialization, one panel per
+    weight."""
     fig, axes = new_figure(1, len(weights), figsize=(5.4, 3.2), sharey=True)
     depth = next(iter(profiles.values())).depth
     layers = np.arange(1, depth + 1)
@@ -225,7 +229,9 @@ def layer_figure(profiles: dict, weights=("W1", "W2")):
             _errorbars(ax, layers, profile.grad_norm[weight], placement)
         ax.set(
             xlabel="layer index l (1 = bottom)",
-            title=f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer",
+            title=(
+                f"$\\|\\partial\\mathcal{{L}} / \\partial {weight[0]}_{weight[1]}\\|_F$ per layer"
+            ),
         )
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     np.atleast_1d(axes)[0].set_ylabel("gradient norm (mean ± sd over seeds)")
@@ -234,7 +240,8 @@ def layer_figure(profiles: dict, weights=("W1", "W2")):
 
 
 class ProfilePanels:
-    """The explorer's two panels, redrawn in place: the stream norm per layer, and the W2 gradient norm per layer.
+    """The explorer's two panels, redrawn in place: the stream norm per layer, and the W2 gradient
+    norm per layer.
 
     Parameters
     ----------
@@ -283,7 +290,8 @@ class ProfilePanels:
         return [self.band, self.stream, self.grad_bandfill, self.grad]
 
     def update(self, profile) -> None:
-        """Show one :class:`lnlib.book.experiments.pre_post_norm.InitProfile`; the spread band's lower edge stops at a tenth of the mean, as the axis is logarithmic."""
+        """Show one :class:`lnlib.book.experiments.pre_post_norm.InitProfile`; the spread band's
+        lower edge stops at a tenth of the mean, as the axis is logarithmic."""
         colour = COLOURS[profile.placement]
         layers = np.arange(profile.depth + 1)
         self.stream.set_data(layers, profile.stream_sq.mean(axis=0))
@@ -316,12 +324,14 @@ def profile_figure(profile, *, max_depth: int, stream_max: float, grad_range, ma
 
 
 def profile_companion(grid: dict, depths, width: int):
-    """Small multiples standing in for the explorer: for each depth, the stream norm (top) and the W2 gradient per layer (bottom), both placements.
+    """Small multiples standing in for the explorer: for each depth, the stream norm (top) and the
+    W2 gradient per layer (bottom), both placements.
 
     Parameters
     ----------
     grid : dict
-        ``(placement, depth, width) -> InitProfile``, as from :func:`lnlib.book.experiments.pre_post_norm.profile_grid`.
+        ``(placement, depth, width) -> InitProfile``, as from
+        :func:`lnlib.book.experiments.pre_post_norm.profile_grid`.
     depths : sequence of int
         One column per depth.
     width : int
@@ -360,10 +370,11 @@ def profile_companion(grid: dict, depths, width: int):
 
 
 def training_figure(sweep, shown: float):
-    """Training runs over several seeds: loss curves at one learning rate (left) and the final loss at every rate (right).
+    """Training runs over several seeds: loss curves at one learning rate (left) and the final loss
+    at every rate (right).
 
-    Colour by placement; solid lines and markers with warm-up, dashed lines and open markers without.
-    Bands and error bars are ±1 standard deviation across seeds.
+    Colour by placement; solid lines and markers with warm-up, dashed lines and open markers
+    without. Bands and error bars are ±1 standard deviation across seeds.
 
     Parameters
     ----------

@@ -21,24 +21,26 @@ from ..tools.notebooks import website_build
 
 __all__ = ["LIVE_DPI", "FastRenderer", "encode_png", "overlay"]
 
-#: Pixels per inch of an explorer's figure in a live kernel. JupyterLab shows the figure at its natural
-#: size, where 110 dpi puts 9 pt text at about 14 px; fewer pixels make every update cheaper to draw,
-#: encode, send and decode (chapters 08 and 12: median 40 -> 31 ms and 35 -> 29 ms from input to figure,
-#: BENCHMARKS.md, issue 18). The website's precomputed explorers keep the page figures' 150 dpi, since
-#: the page shrinks them to its column (:mod:`lnlib.book.figures.style`).
+#: Pixels per inch of an explorer's figure in a live kernel. JupyterLab shows the figure at its
+#: natural size, where 110 dpi puts 9 pt text at about 14 px; fewer pixels make every update cheaper
+#: to draw, encode, send and decode (chapters 08 and 12: median 40 -> 31 ms and 35 -> 29 ms from
+#: input to figure, BENCHMARKS.md, issue 18). The website's precomputed explorers keep the page
+#: figures' 150 dpi, since the page shrinks them to its column (:mod:`lnlib.book.figures.style`).
 LIVE_DPI = 110
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def overlay(background: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """The pixels of `frame` that differ from `background`, on a transparent canvas: laid over the background, the frame.
+    """The pixels of `frame` that differ from `background`, on a transparent canvas: laid over the
+    background, the frame.
 
-    Both are (height, width, 4) uint8 RGBA arrays, C-contiguous (:meth:`FastRenderer.layers`). The explorers
-    send only this moving layer per update, in JupyterLab and on the website.
+    Both are (height, width, 4) uint8 RGBA arrays, C-contiguous (:meth:`FastRenderer.layers`). The
+    explorers send only this moving layer per update, in JupyterLab and on the website.
     """
-    # One uint32 per pixel: a single comparison and a single select, 20-30 times faster than comparing the
-    # four channels and indexing with a boolean mask (6-25 ms per update, the largest part of the Python side).
+    # One uint32 per pixel: a single comparison and a single select, 20-30 times faster than
+    # comparing the four channels and indexing with a boolean mask (6-25 ms per update, the largest
+    # part of the Python side).
     pixels, still = frame.view(np.uint32), background.view(np.uint32)
     return np.where(pixels != still, pixels, 0).view(np.uint8)
 
@@ -50,9 +52,10 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 def encode_png(rgba: np.ndarray) -> bytes:
     """RGBA pixels (height, width, 4) uint8 as PNG bytes, encoded for speed.
 
-    Every row unfiltered (PNG filter type 0) and deflated at zlib level 1. Pillow's encoder tries a filter per
-    row, which makes it 1.5-2.5 times slower on the explorers' mostly transparent moving layers (2.5-7 ms
-    instead of 3-11 ms per update, quiet machine, BENCHMARKS.md) and its output no smaller.
+    Every row unfiltered (PNG filter type 0) and deflated at zlib level 1. Pillow's encoder tries a
+    filter per row, which makes it 1.5-2.5 times slower on the explorers' mostly transparent moving
+    layers (2.5-7 ms instead of 3-11 ms per update, quiet machine, BENCHMARKS.md) and its output no
+    smaller.
     """
     height, width, _ = rgba.shape
     rows = np.zeros((height, width * 4 + 1), np.uint8)  # a leading 0 per row: no filter
@@ -117,10 +120,12 @@ class FastRenderer:
         return encode_png(np.asarray(self.canvas.buffer_rgba()))
 
     def layers(self) -> tuple[np.ndarray, np.ndarray]:
-        """The static background and the finished frame, as two (height, width, 4) uint8 RGBA arrays.
+        """The static background and the finished frame, as two (height, width, 4) uint8 RGBA
+        arrays.
 
-        Where the two differ, the dynamic artists drew (:func:`overlay`); the explorers send only those
-        pixels per update. The background is the same array, not to be modified, until :meth:`invalidate`.
+        Where the two differ, the dynamic artists drew (:func:`overlay`); the explorers send only
+        those pixels per update. The background is the same array, not to be modified, until
+        :meth:`invalidate`.
         """
         self._restore_background()
         self._draw_dynamic()

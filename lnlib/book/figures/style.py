@@ -10,16 +10,16 @@ of its natural width (``tests/browser/test_website.py``). So a figure is at most
 :data:`COLUMN_WIDTH` inches wide, drawn at :data:`DPI`: 5.4 in x 150 dpi = 810 px
 (about 840 px with the tight bounding box's margin), shown at >= 79 %, which puts
 10 pt text at about 16 px on the page. Wider layouts are re-flowed into more rows
-(:func:`panel_grid`), not shrunk. The explorers' figures follow the same rule. Figures have an opaque
-white background, so they stay readable in the theme's dark mode.
+(:func:`panel_grid`), not shrunk. The explorers' figures follow the same rule. Figures have an
+opaque white background, so they stay readable in the theme's dark mode.
 
-On a phone (390 px) the column is about 350 px and a PNG's text cannot grow with the screen, so 10 pt
-text shows at about 7 px and the smallest text a figure may use (:data:`SMALLEST_FONT_PT`) at about 5 px;
-there a line under such a figure says "Tap the figure to enlarge it", and a tap (or Enter) shows it at
-:data:`PHONE_ZOOM` of its natural width in its own sideways-scrolling box (``_static/figure-zoom.js``),
-which puts its smallest text at :data:`MIN_TEXT_PX` or more (``tests/browser/test_website.py`` measures
-it); pinch-zoom works as everywhere. :func:`layout_problems` finds what a reader would trip over: cut, colliding or
-data-covering text.
+On a phone (390 px) the column is about 350 px and a PNG's text cannot grow with the screen, so 10
+pt text shows at about 7 px and the smallest text a figure may use (:data:`SMALLEST_FONT_PT`) at
+about 5 px; there a line under such a figure says "Tap the figure to enlarge it", and a tap (or
+Enter) shows it at :data:`PHONE_ZOOM` of its natural width in its own sideways-scrolling box
+(``_static/figure-zoom.js``), which puts its smallest text at :data:`MIN_TEXT_PX` or more
+(``tests/browser/test_website.py`` measures it); pinch-zoom works as everywhere.
+:func:`layout_problems` finds what a reader would trip over: cut, colliding or data-covering text.
 """
 
 from __future__ import annotations
@@ -59,14 +59,14 @@ PALETTE = {
     "highlight": "#F0E442",  # yellow: a highlighted region
 }
 
-#: Greys for areas that must read apart without hue (chapter "LayerNorm's family": blocks outside the batch,
-#: then the two alternating shades of the other statistics sets), lightest first. Each is at least 1.4
-#: times darker than the one before in relative luminance contrast (WCAG's formula), so neighbours stay
-#: distinct on a screen, in print and to any colour vision.
+#: Greys for areas that must read apart without hue (chapter "LayerNorm's family": blocks outside
+#: the batch, then the two alternating shades of the other statistics sets), lightest first. Each is
+#: at least 1.4 times darker than the one before in relative luminance contrast (WCAG's formula), so
+#: neighbours stay distinct on a screen, in print and to any colour vision.
 GREYS = ("#F7F7F7", "#CCCCCC", "#A0A0A0")
 
-#: The word prose uses for each colour of :data:`PALETTE` (Okabe & Ito's names), so a sentence that says
-#: "the orange star" points at what the figure draws in ``PALETTE["output"]``.
+#: The word prose uses for each colour of :data:`PALETTE` (Okabe & Ito's names), so a sentence that
+#: says "the orange star" points at what the figure draws in ``PALETTE["output"]``.
 COLOUR_NAMES = {
     "input": "blue",
     "mean": "vermilion",
@@ -80,7 +80,8 @@ COLOUR_NAMES = {
 
 #: Resolution of every figure, in dots per inch.
 DPI = 150
-#: Widest figure, in inches: DPI * COLUMN_WIDTH pixels fit the website's column at >= 75 % of natural size.
+#: Widest figure, in inches: DPI * COLUMN_WIDTH pixels fit the website's column at >= 75 % of
+#: natural size.
 COLUMN_WIDTH = 5.4
 #: How wide a phone (390 CSS px) shows a figure, in CSS px: the column less the page's margins.
 PHONE_FIGURE_PX = 350
@@ -89,13 +90,15 @@ PHONE_FIGURE_PX = 350
 PHONE_MIN_TEXT_PX = 11.0
 #: Width, in inches, of a one-column figure that reads on a phone: 10-pt text shows at 12.8 CSS px.
 PHONE_WIDTH = 3.8
-#: Smallest font size, in points, of any text in a figure (:func:`layout_problems` reports smaller text):
-#: the website's phone zoom (:data:`PHONE_ZOOM`) is sized so that this size reads.
+#: Smallest font size, in points, of any text in a figure (:func:`layout_problems` reports smaller
+#: text): the website's phone zoom (:data:`PHONE_ZOOM`) is sized so that this size reads.
 SMALLEST_FONT_PT = 7.0
-#: Smallest size, in CSS px, of a figure's text as the reader reads it on the website, zoomed if need be.
+#: Smallest size, in CSS px, of a figure's text as the reader reads it on the website, zoomed if
+#: need be.
 MIN_TEXT_PX = 10.0
-#: Fraction of its natural width at which a tap shows a figure on a phone (``_static/figure-zoom.js``, ZOOM):
-#: :data:`SMALLEST_FONT_PT` at :data:`DPI` then shows at ``7 / 72 * 150 * 0.75`` = 10.9 CSS px.
+#: Fraction of its natural width at which a tap shows a figure on a phone
+#: (``_static/figure-zoom.js``, ZOOM): :data:`SMALLEST_FONT_PT` at :data:`DPI` then shows at
+#: ``7 / 72 * 150 * 0.75`` = 10.9 CSS px.
 PHONE_ZOOM = 0.75
 
 BOOK_RC = {
@@ -151,8 +154,9 @@ def new_figure(
     Raises
     ------
     ValueError
-        If a managed (page) figure is wider than :data:`COLUMN_WIDTH`: the website would shrink it, and its
-        text with it. The explorers' own figures (``managed=False``) are sized by ``lnlib.book.explorers``.
+        If a managed (page) figure is wider than :data:`COLUMN_WIDTH`: the website would shrink it,
+        and its text with it. The explorers' own figures (``managed=False``) are sized by
+        ``lnlib.book.explorers``.
     """
     if managed and figsize[0] > COLUMN_WIDTH + 1e-9:
         raise ValueError(
@@ -183,7 +187,8 @@ def panel_grid(count: int, *, ncols: int = 2, panel=(3.0, 2.6), **subplot_kw):
     ncols : int, default 2
         Panels per row (fewer if `count` is smaller).
     panel : (float, float)
-        Width and height of one panel in inches; the width is reduced so the row fits :data:`COLUMN_WIDTH`.
+        Width and height of one panel in inches; the width is reduced so the row fits
+        :data:`COLUMN_WIDTH`.
     **subplot_kw
         Passed to :func:`new_figure` (e.g. ``sharey=True``).
 
@@ -222,13 +227,15 @@ def phone_text_px(fig) -> float:
 
 
 def text_px(font_pt: float, shown_px: float, natural_px: float) -> float:
-    """How tall, in CSS px, text of `font_pt` points in a figure drawn at :data:`DPI` shows on a page that
-    displays the figure's `natural_px`-wide PNG `shown_px` wide (the website's legibility rule)."""
+    """How tall, in CSS px, text of `font_pt` points in a figure drawn at :data:`DPI` shows on a
+    page that displays the figure's `natural_px`-wide PNG `shown_px` wide (the website's legibility
+    rule)."""
     return font_pt / 72 * DPI * shown_px / natural_px
 
 
 def _hidden_tick_labels(fig) -> set:
-    """Tick labels matplotlib keeps but does not draw: those of ticks outside the axis's view interval."""
+    """Tick labels matplotlib keeps but does not draw: those of ticks outside the axis's view
+    interval."""
     import numpy as np
 
     hidden = set()
@@ -262,7 +269,8 @@ def _hidden_tick_labels(fig) -> set:
 
 
 def _texts(fig) -> list:
-    """Every drawn, non-empty text of `fig` (titles, labels, tick labels, legend entries, annotations)."""
+    """Every drawn, non-empty text of `fig` (titles, labels, tick labels, legend entries,
+    annotations)."""
     hidden = _hidden_tick_labels(fig)
     return [
         t
@@ -275,7 +283,8 @@ def _texts(fig) -> list:
 
 
 def _data_points(ax):
-    """The display coordinates of what an axes draws: line vertices, scatter offsets, patch outlines."""
+    """The display coordinates of what an axes draws: line vertices, scatter offsets, patch
+    outlines."""
     import numpy as np
 
     points = [np.empty((0, 2))]
@@ -301,9 +310,10 @@ def layout_problems(fig, *, legends_over_data: bool = True) -> list[str]:
     """What a reader would find wrong in `fig`'s layout: cut, colliding or covering text.
 
     Draws the figure once and reports, in words: any text that reaches outside the figure (cut off
-    on the page), any text smaller than :data:`SMALLEST_FONT_PT`, any two texts whose boxes overlap (titles running into each other, a row's labels
-    into the next row's titles), and, if `legends_over_data`, any legend drawn over the data of its
-    axes. Used by the tests of every chapter's figures and explorers (``tests/book/test_figure_layout.py``).
+    on the page), any text smaller than :data:`SMALLEST_FONT_PT`, any two texts whose boxes overlap
+    (titles running into each other, a row's labels into the next row's titles), and, if
+    `legends_over_data`, any legend drawn over the data of its axes. Used by the tests of every
+    chapter's figures and explorers (``tests/book/test_figure_layout.py``).
 
     Parameters
     ----------

@@ -25,7 +25,8 @@ GROUP_RGB = np.array(
 
 
 def _canvas(groups: np.ndarray) -> np.ndarray:
-    """Lay the groups out on a 2-D grid: a matrix for 2-D inputs, side-by-side blocks (NaN gaps) for 3-D ones."""
+    """Lay the groups out on a 2-D grid: a matrix for 2-D inputs, side-by-side blocks (NaN gaps) for
+    3-D ones."""
     if groups.ndim == 2:
         return groups.astype(float)
     batch, rows, cols = groups.shape
@@ -36,7 +37,8 @@ def _canvas(groups: np.ndarray) -> np.ndarray:
 
 
 class GroupsPanel:
-    """An input's elements as squares coloured by statistic group, redrawable in place (chapter "The input x").
+    """An input's elements as squares coloured by statistic group, redrawable in place (chapter "The
+    input x").
 
     The squares are one collection whose polygons and colours :meth:`update`
     replaces, inside a fixed box of `box` cells, so an explorer can change the
@@ -80,7 +82,8 @@ class GroupsPanel:
         return [self.cells, *self.labels, *self.axis_labels]
 
     def update(self, groups, axis_names) -> None:
-        """Show `groups` (2-D or 3-D labels from :func:`lnlib.norms.axis_ids`) with its axis names."""
+        """Show `groups` (2-D or 3-D labels from :func:`lnlib.norms.axis_ids`) with its axis
+        names."""
         groups = np.asarray(groups)
         canvas = _canvas(groups)
         rows, cols = canvas.shape
@@ -107,7 +110,10 @@ class GroupsPanel:
 
 def _title(normalization: str, groups: np.ndarray) -> str:
     count = int(groups.max()) + 1
-    return f"{normalization}\n{count} mean{'s' if count > 1 else ''} of {groups.size // count} values each"
+    return (
+        f"{normalization}\n{count} mean{'s' if count > 1 else ''} of {groups.size // count} values "
+        "each"
+    )
 
 
 def groups_figure(

@@ -1,4 +1,5 @@
-"""Figures for the chapter "Why normalize?": activation and gradient scale, layer by layer, in a deep stack."""
+"""Figures for the chapter "Why normalize?": activation and gradient scale, layer by layer, in a
+deep stack."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ __all__ = [
     "trained_scale_figure",
 ]
 
-#: Fixed vertical range of the explorer's panels: wide enough for a 50-layer stack at weight scales 0.5 to 3.
+#: Fixed vertical range of the explorer's panels: wide enough for a 50-layer stack at weight scales
+#: 0.5 to 3.
 EXPLORER_YLIM = (1e-25, 1e18)
 
 
 def stack_style(layer_norm_on: bool, activation: str) -> dict:
-    """Line style of a stack: blue with LayerNorm, vermilion without; solid for ReLU, dashed for tanh (chapter "Why normalize?")."""
+    """Line style of a stack: blue with LayerNorm, vermilion without; solid for ReLU, dashed for
+    tanh (chapter "Why normalize?")."""
     return {
         "color": PALETTE["input"] if layer_norm_on else PALETTE["mean"],
         "ls": "-" if activation == "relu" else "--",
@@ -43,7 +46,8 @@ def _setup(ax_act, ax_grad, depth: int) -> None:
 
 
 class ScalePanels:
-    """Two panels redrawn in place: activation scale and gradient scale per layer of one stack (chapter "Why normalize?").
+    """Two panels redrawn in place: activation scale and gradient scale per layer of one stack
+    (chapter "Why normalize?").
 
     Parameters
     ----------
@@ -83,7 +87,8 @@ def _draw(ax_act, ax_grad, run, **style) -> None:
 
 
 def scale_figure(curves: dict):
-    """Activation scale (left) and gradient scale (right) against the layer, one line per stack (chapter "Why normalize?").
+    """Activation scale (left) and gradient scale (right) against the layer, one line per stack
+    (chapter "Why normalize?").
 
     Parameters
     ----------
@@ -102,7 +107,8 @@ def scale_figure(curves: dict):
 
 
 def scale_companion(runs: dict):
-    """Small multiples: one column per weight scale, activation scale on top and gradient scale below (chapter "Why normalize?").
+    """Small multiples: one column per weight scale, activation scale on top and gradient scale
+    below (chapter "Why normalize?").
 
     The static stand-in for :func:`lnlib.book.explorers.why_normalize_explorer` on the website.
 
@@ -135,21 +141,23 @@ TRAINED_STYLES = {
 
 
 def norm_axis(ax, norms: list) -> None:
-    """Label an x-axis of norm inputs (two per layer, then the final norm) by layer (chapters "Why normalize?", "Scale γ and shift β")."""
+    """Label an x-axis of norm inputs (two per layer, then the final norm) by layer (chapters "Why
+    normalize?", "Scale γ and shift β")."""
     starts = [i for i, n in enumerate(norms) if n.endswith("attn") or n == "final"]
     ax.set_xticks(starts, [norms[i].split()[0] for i in starts])
     ax.set_xlabel("input of each norm, bottom to top\n(two per layer ℓ, then the final one)")
 
 
 def trained_scale_figure(sees: dict):
-    """Each token's standard deviation and mean as every LayerNorm of a Pre-LN model receives it, untrained and trained (chapter "Why normalize?").
+    """Each token's standard deviation and mean as every LayerNorm of a Pre-LN model receives it,
+    untrained and trained (chapter "Why normalize?").
 
     Parameters
     ----------
     sees : dict
-        ``sees`` of :func:`lnlib.book.models.language.load_results`: per norm, the 5th, 50th and 95th
-        percentiles over held-out tokens of each token's σ and mean. Lines are the medians, bands
-        the 5th to 95th percentiles.
+        ``sees`` of :func:`lnlib.book.models.language.load_results`: per norm, the 5th, 50th and
+        95th percentiles over held-out tokens of each token's σ and mean. Lines are the medians,
+        bands the 5th to 95th percentiles.
     """
     fig, (ax_sd, ax_mean) = new_figure(2, 1, figsize=(PHONE_WIDTH, 5.0), sharex=True)
     for label, style in TRAINED_STYLES.items():

@@ -1,4 +1,5 @@
-"""Weight decay on the norms' γ and β, or not: the character model trained both ways (chapter "Scale γ and shift β").
+"""Weight decay on the norms' γ and β, or not: the character model trained both ways (chapter "Scale
+γ and shift β").
 
 ``make results-decay`` trains :func:`lnlib.book.models.language.train_model` (Pre-LN) with AdamW's
 decoupled weight decay on every weight matrix and embedding, once with the norms' γ and β decayed
@@ -52,7 +53,8 @@ DECAY_SETTINGS = {
 def decay_run(
     *, decay_norms: bool, seed: int, placement: str, weight_decay: float, **train
 ) -> dict:
-    """One run: held-out loss, and the learned γ and β over every norm (chapter "Scale γ and shift β").
+    """One run: held-out loss, and the learned γ and β over every norm (chapter "Scale γ and shift
+    β").
 
     Returns
     -------
@@ -75,7 +77,8 @@ def decay_run(
 
 
 def decay_sweep(settings=DECAY_SETTINGS) -> dict:
-    """Every seed with γ and β decayed and not: ``{"norms decayed": [run, ...], "norms not decayed": [...]}`` in seed order."""
+    """Every seed with γ and β decayed and not:
+    ``{"norms decayed": [run, ...], "norms not decayed": [...]}`` in seed order."""
     common = {k: v for k, v in settings.items() if k != "seeds"}
     return {
         label: [decay_run(decay_norms=on, seed=s, **common) for s in settings["seeds"]]
@@ -89,7 +92,8 @@ def load_decay(path=DECAY_RESULTS) -> dict:
 
 
 def per_seed(record: dict, key: str) -> dict:
-    """``{"norms decayed": array, "norms not decayed": array}`` of one run statistic, in seed order (chapter "Scale γ and shift β")."""
+    """``{"norms decayed": array, "norms not decayed": array}`` of one run statistic, in seed order
+    (chapter "Scale γ and shift β")."""
     return {
         arm: np.array([run[key] for run in runs], dtype=float)
         for arm, runs in record["runs"].items()
@@ -137,7 +141,8 @@ def decay_findings(record: dict) -> dict:
 
 
 def main(argv=None) -> None:
-    """``python -m lnlib.book.models.decay [OUT]``: the weight-decay runs and their provenance, into OUT."""
+    """``python -m lnlib.book.models.decay [OUT]``: the weight-decay runs and their provenance, into
+    OUT."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("out", nargs="?", default=str(DECAY_RESULTS))
     args = parser.parse_args(argv)

@@ -1,18 +1,22 @@
-r"""A deep stack of random layers, with and without LayerNorm: the problem LayerNorm was built to solve.
+r"""A deep stack of random layers, with and without LayerNorm: the problem LayerNorm was built to
+solve.
 
 Layer :math:`l = 1, \dots, L` maps the activations :math:`h_{l-1}` (shape ``(batch, width)``) to
 
 .. math::
 
-    z_l = h_{l-1} W_l, \qquad u_l = \mathrm{LN}(z_l) \text{ (or } u_l = z_l \text{ without LayerNorm)}, \qquad h_l = \phi(u_l),
+    z_l = h_{l-1} W_l,
+    \qquad u_l = \mathrm{LN}(z_l) \text{ (or } u_l = z_l \text{ without LayerNorm)},
+    \qquad h_l = \phi(u_l),
 
 with :math:`\phi` = tanh or ReLU, LayerNorm over the features without gain or bias (their values at
 initialization), and weights drawn as :math:`W_l = a\,G_l/\sqrt{\text{width}}` with standard normal
-:math:`G_l`: the *weight scale* :math:`a` is the one knob. The loss is :math:`L = \sum g \odot h_L` for a
-fixed random :math:`g`, so the gradient that enters the top of the stack has the same size whatever the
-activations do. The chapter "Why normalize?" plots, layer by layer, the scale of the activations
-:math:`h_l` and of the gradients :math:`\partial L/\partial h_l` and :math:`\partial L/\partial W_l`
-that this module computes (the LayerNorm backward pass comes from :mod:`lnlib.backward`).
+:math:`G_l`: the *weight scale* :math:`a` is the one knob. The loss is :math:`L = \sum g \odot h_L`
+for a fixed random :math:`g`, so the gradient that enters the top of the stack has the same size
+whatever the activations do. The chapter "Why normalize?" plots, layer by layer, the scale of the
+activations :math:`h_l` and of the gradients :math:`\partial L/\partial h_l` and :math:`\partial
+L/\partial W_l` that this module computes (the LayerNorm backward pass comes from
+:mod:`lnlib.backward`).
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ class StackRun:
     activations : tuple of ndarray
         :math:`h_0` (the input) to :math:`h_L`, each of shape ``(batch, width)``.
     activation_grads : tuple of ndarray
-        :math:`\\partial L/\\partial h_0` to :math:`\\partial L/\\partial h_L`: the gradient that reaches
-        each layer on its way down, each ``(batch, width)``.
+        :math:`\\partial L/\\partial h_0` to :math:`\\partial L/\\partial h_L`: the gradient that
+        reaches each layer on its way down, each ``(batch, width)``.
     weight_grads : tuple of ndarray
-        :math:`\\partial L/\\partial W_1` to :math:`\\partial L/\\partial W_L`, each ``(width, width)``.
+        :math:`\\partial L/\\partial W_1` to :math:`\\partial L/\\partial W_L`, each
+        ``(width, width)``.
     """
 
     activations: tuple
@@ -52,22 +57,26 @@ class StackRun:
 
     @property
     def activation_rms(self) -> np.ndarray:
-        """Root-mean-square of :math:`h_0, \\dots, h_L`: the activation scale per layer, shape ``(L + 1,)``."""
+        """Root-mean-square of :math:`h_0, \\dots, h_L`: the activation scale per layer, shape
+        ``(L + 1,)``."""
         return np.array([rms(h) for h in self.activations])
 
     @property
     def gradient_rms(self) -> np.ndarray:
-        """Root-mean-square of :math:`\\partial L/\\partial h_0, \\dots, \\partial L/\\partial h_L`: the gradient scale per layer, shape ``(L + 1,)``."""
+        """Root-mean-square of :math:`\\partial L/\\partial h_0, \\dots, \\partial L/\\partial h_L`:
+        the gradient scale per layer, shape ``(L + 1,)``."""
         return np.array([rms(g) for g in self.activation_grads])
 
     @property
     def weight_gradient_rms(self) -> np.ndarray:
-        """Root-mean-square of :math:`\\partial L/\\partial W_1, \\dots, \\partial L/\\partial W_L`, shape ``(L,)``."""
+        """Root-mean-square of :math:`\\partial L/\\partial W_1, \\dots, \\partial L/\\partial W_L`,
+        shape ``(L,)``."""
         return np.array([rms(g) for g in self.weight_grads])
 
 
 def rms(a) -> float:
-    """Root-mean-square of the entries of `a`, the "scale" of an array (chapter "Why normalize?")."""
+    """Root-mean-square of the entries of `a`, the "scale" of an array (chapter "Why
+    normalize?")."""
     a = np.asarray(a, dtype=np.float64)
     return float(np.sqrt(np.mean(a * a)))
 
@@ -129,7 +138,8 @@ def run_stack(
     activation: str = "tanh",
     eps: float = 1e-5,
 ) -> StackRun:
-    """Forward and backward pass of the stack ``h_l = phi(LN(h_{l-1} W_l))`` (chapter "Why normalize?").
+    """Forward and backward pass of the stack ``h_l = phi(LN(h_{l-1} W_l))`` (chapter "Why
+    normalize?").
 
     Parameters
     ----------
@@ -180,7 +190,8 @@ def scale_profiles(
     activation: str = "tanh",
     eps: float = 1e-5,
 ):
-    """Activation and gradient scale per layer for stacks of several depths at once (chapter "Why normalize?").
+    """Activation and gradient scale per layer for stacks of several depths at once (chapter "Why
+    normalize?").
 
     A stack of depth d is the first d layers of `weights`, with the loss
     ``sum(upstream * h_d)`` on top; its numbers equal those of
@@ -238,7 +249,8 @@ def _checked(x, weights, upstream, activation: str):
     upstream = as_float_array(upstream, "upstream")
     if x.ndim != 2 or weights.ndim != 3 or weights.shape[1:] != (x.shape[1], x.shape[1]):
         raise ValueError(
-            f"x must be (batch, width) and weights (depth, width, width); got x {x.shape} and weights {weights.shape}."
+            f"x must be (batch, width) and weights (depth, width, width); got x {x.shape} and "
+            f"weights {weights.shape}."
         )
     if upstream.shape != x.shape:
         raise ValueError(f"upstream must have the shape of x, {x.shape}; got {upstream.shape}.")

@@ -33,7 +33,8 @@ def _check_alpha(alpha) -> float:
 
 
 def dyt(x, alpha: float = ALPHA_INIT, gamma=None, beta=None) -> np.ndarray:
-    r"""DyT over the last axis: :math:`\gamma \tanh(\alpha x) + \beta` (chapter "LayerNorm after 2020").
+    r"""DyT over the last axis: :math:`\gamma \tanh(\alpha x) + \beta` (chapter "LayerNorm after
+    2020").
 
     Parameters
     ----------
@@ -77,7 +78,8 @@ def dyt_backward(dy, x, alpha: float = ALPHA_INIT, gamma=None):
 
 
 def heavy_tailed_tokens(tokens: int, width: int, *, df: float = 2.0, seed: int = 0) -> np.ndarray:
-    """Tokens whose entries follow Student's t with `df` degrees of freedom (chapter "LayerNorm after 2020").
+    """Tokens whose entries follow Student's t with `df` degrees of freedom (chapter "LayerNorm
+    after 2020").
 
     A stand-in for the activations that reach a LayerNorm deep in a trained
     transformer: most entries are of order one, a few tokens carry entries
@@ -92,13 +94,15 @@ def heavy_tailed_tokens(tokens: int, width: int, *, df: float = 2.0, seed: int =
 
 
 def s_curve(x) -> tuple[np.ndarray, np.ndarray]:
-    """Every entry's LayerNorm input and output, flattened: the scatter of Zhu et al.'s Figure 2 (chapter "LayerNorm after 2020")."""
+    """Every entry's LayerNorm input and output, flattened: the scatter of Zhu et al.'s Figure 2
+    (chapter "LayerNorm after 2020")."""
     x = as_float_array(x, "x")
     return x.ravel(), layer_norm(x).ravel()
 
 
 def fit_tanh(inputs, outputs) -> dict:
-    r"""Least-squares fit of :math:`y \approx \gamma\tanh(\alpha x)` and of a line :math:`y \approx c x` (chapter "LayerNorm after 2020").
+    r"""Least-squares fit of :math:`y \approx \gamma\tanh(\alpha x)` and of a line :math:`y \approx
+    c x` (chapter "LayerNorm after 2020").
 
     Returns
     -------

@@ -1,4 +1,5 @@
-r"""A character-level language model of the standard library's docstrings, trained under each placement.
+r"""A character-level language model of the standard library's docstrings, trained under each
+placement.
 
 The chapters "Pre-norm vs post-norm" and "LayerNorm after 2020" measure the placements of
 :mod:`lnlib.book.models.placements` at initialization and on a toy task; this module trains them
@@ -100,7 +101,8 @@ CORPUS_MODULES = (
     "contextlib", "itertools", "operator", "re",
 )  # fmt: skip
 
-#: The placements the sweep trains: placement -> (its base placement of :mod:`~lnlib.book.models.placements`, QK-norm, DyT).
+#: The placements the sweep trains: placement -> (its base placement of
+#: :mod:`~lnlib.book.models.placements`, QK-norm, DyT).
 TRAINED_PLACEMENTS = {
     "post": ("post", False, False),
     "pre": ("pre", False, False),
@@ -135,7 +137,8 @@ SWEEP_SETTINGS = {
     "batch": 16,
 }
 
-#: The longer Pre-LN run whose activations, γ and β chapters "Why normalize?" and "Scale γ and shift β" show.
+#: The longer Pre-LN run whose activations, γ and β chapters "Why normalize?" and "Scale γ and shift
+#: β" show.
 SEES_SETTINGS = {
     "placement": "pre",
     "lr": 1e-2,
@@ -153,11 +156,13 @@ _NORM_PLACES = {"post": ("out",), "pre": ("in",), "peri": ("in", "out"), "olmo2"
 
 
 def stdlib_docstrings(modules=CORPUS_MODULES) -> str:
-    """The docstrings of `modules` and of their public functions and classes, as the running Python has them.
+    """The docstrings of `modules` and of their public functions and classes, as the running Python
+    has them.
 
     Each module's own docstring, then those of its public names (its ``__all__``, else every name
     not starting with an underscore) in sorted order, separated by blank lines. The text differs
-    between Python versions, which is why the book trains on the committed copy (:func:`char_corpus`).
+    between Python versions, which is why the book trains on the committed copy
+    (:func:`char_corpus`).
     """
     parts = []
     for name in modules:
@@ -221,7 +226,8 @@ def text_batch(rng, ids: np.ndarray, batch: int, tokens: int, *, held_out: bool 
 
 
 def unigram_loss() -> float:
-    """The held-out loss of predicting each character from the training text's character frequencies alone (add-one smoothed).
+    """The held-out loss of predicting each character from the training text's character frequencies
+    alone (add-one smoothed).
 
     The floor a model reaches without using any context: the stability map's dotted line
     (chapter "LayerNorm after 2020").
@@ -254,7 +260,8 @@ def _norm_params(width: int, dyt: bool) -> dict[str, np.ndarray]:
 def init_model(
     placement: str, depth: int, width: int, vocab: int, tokens: int, *, seed: int = 0
 ) -> list[dict[str, np.ndarray]]:
-    """A model's parameters: one dict per layer, then one dict for the embeddings, final norm and head.
+    """A model's parameters: one dict per layer, then one dict for the embeddings, final norm and
+    head.
 
     Layer weights are :func:`lnlib.book.models.placements.init_weights` (Xavier-normal, DeepNorm's β
     where it applies); every norm gets γ = 1 and β = 0 (DyT also α = 0.5), named by sub-layer and
@@ -359,7 +366,8 @@ class TrainedRun:
 
 
 def held_out_loss(model: list[dict], placement: str, ids: np.ndarray, tokens: int) -> float:
-    """The mean loss over 8 fixed batches of 32 windows from the held-out text (the same for every run)."""
+    """The mean loss over 8 fixed batches of 32 windows from the held-out text (the same for every
+    run)."""
     rng = np.random.default_rng(2020)
     losses = []
     for _ in range(8):
@@ -382,7 +390,8 @@ def train_model(
     weight_decay: float = 0.0,
     decay_norms: bool = False,
 ) -> TrainedRun:
-    """Train one placement with Adam on the corpus, with `warmup` steps of linear warm-up (chapter "LayerNorm after 2020").
+    """Train one placement with Adam on the corpus, with `warmup` steps of linear warm-up (chapter
+    "LayerNorm after 2020").
 
     `seed` seeds both the weights and the batches, so runs that differ only in placement,
     rate or schedule start from the same draws and see the same text. A run whose loss or
@@ -419,7 +428,8 @@ NORM_PARAMETERS = ("_gamma", "_beta")
 
 
 def decay_weights(model: list[dict], factor: float, norms: bool) -> None:
-    """Decoupled weight decay, in place: every parameter times ``1 - factor`` (chapter "Scale γ and shift β").
+    """Decoupled weight decay, in place: every parameter times ``1 - factor`` (chapter "Scale γ and
+    shift β").
 
     `factor` is the step's rate times the decay coefficient, as PyTorch's AdamW multiplies each
     parameter by ``1 - lr * weight_decay`` before its Adam step. The norms' γ and β
@@ -542,7 +552,8 @@ def what_layernorm_sees(
     tokens: int = 32,
     batch: int = 16,
 ) -> dict:
-    """What the norms of one model receive before and after training, and the γ and β it learned (chapters "Why normalize?", "Scale γ and shift β").
+    """What the norms of one model receive before and after training, and the γ and β it learned
+    (chapters "Why normalize?", "Scale γ and shift β").
 
     On 4 fixed held-out batches of 32 windows: for each norm (:func:`norm_inputs`), the 5th,
     50th and 95th percentiles over tokens of each token's mean and standard deviation, and each
@@ -571,7 +582,8 @@ def what_layernorm_sees(
 
 
 def outlier_norm(sees: dict) -> tuple[int, int, float]:
-    """The norm input whose largest per-feature RMS stands out most in the trained model (chapter "Scale γ and shift β").
+    """The norm input whose largest per-feature RMS stands out most in the trained model (chapter
+    "Scale γ and shift β").
 
     Returns
     -------
@@ -584,7 +596,8 @@ def outlier_norm(sees: dict) -> tuple[int, int, float]:
 
 
 def norm_name(label: str) -> str:
-    """A norm's label in :func:`norm_inputs` (``L3 attn``, ``final``) in words (chapters "Why normalize?", "Scale γ and shift β")."""
+    """A norm's label in :func:`norm_inputs` (``L3 attn``, ``final``) in words (chapters "Why
+    normalize?", "Scale γ and shift β")."""
     if label == "final":
         return "the final norm"
     layer, sub = label.split()
@@ -592,12 +605,14 @@ def norm_name(label: str) -> str:
 
 
 def about(value: float) -> prose.ProseNumber:
-    """`value` to one significant digit: what a single training run supports on any CPU (chapters "Why normalize?", "Scale γ and shift β")."""
+    """`value` to one significant digit: what a single training run supports on any CPU (chapters
+    "Why normalize?", "Scale γ and shift β")."""
     return prose.number(float(f"{value:.1g}"), "g")
 
 
 def sees_findings(sees: dict) -> dict:
-    """What chapters "Why normalize?" and "Scale γ and shift β" say about the trained model, by glue key.
+    """What chapters "Why normalize?" and "Scale γ and shift β" say about the trained model, by glue
+    key.
 
     One run, so one significant digit (:func:`about`) or one decimal for γ and β:
     ``tests/book/test_training_placements.py`` retrains it under another BLAS kernel and
@@ -642,7 +657,8 @@ def load_results(path=PLACEMENT_RESULTS) -> dict:
 
 
 def main(argv=None) -> None:
-    """``python -m lnlib.book.models.language [OUT]``: the placement sweep and the model the chapters read, into OUT."""
+    """``python -m lnlib.book.models.language [OUT]``: the placement sweep and the model the
+    chapters read, into OUT."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("out", nargs="?", default=str(PLACEMENT_RESULTS))
     parser.add_argument("--workers", type=int, default=1)
@@ -684,7 +700,8 @@ if __name__ == "__main__":
 
 
 def sweep_runs(sweep: dict, placement: str, depth: int, rate: float | None = None, warmed=None):
-    """The held-out losses of one placement and depth (NaN where a run diverged), optionally of one rate and schedule.
+    """The held-out losses of one placement and depth (NaN where a run diverged), optionally of one
+    rate and schedule.
 
     Shape (rates, 2, seeds) without `rate` and `warmed`; (seeds,) with both.
     """
@@ -703,8 +720,9 @@ def placement_findings(results: dict) -> dict:
 
     Final losses of a setting are means ± sd over its seeds at the precision the seeds support
     (:func:`lnlib.book.tools.prose.mean_sd`); ranges over many runs are given to one decimal;
-    the floor (:func:`unigram_loss`) is computed, not trained. ``tests/book/test_training_placements.py``
-    checks the claims these numbers support in the stored sweep.
+    the floor (:func:`unigram_loss`) is computed, not trained.
+    ``tests/book/test_training_placements.py`` checks the claims these numbers support in the stored
+    sweep.
     """
     sweep, settings = results["sweep"], results["sweep"]["settings"]
     shallow, deep = sweep["depths"]

@@ -1,4 +1,5 @@
-"""BatchNorm's training pitfalls, trained: a small MLP on scikit-learn's digits with no norm, BatchNorm, LayerNorm or RMSNorm.
+"""BatchNorm's training pitfalls, trained: a small MLP on scikit-learn's digits with no norm,
+BatchNorm, LayerNorm or RMSNorm.
 
 The chapter "LayerNorm and its family" reads the stored results (``make results-norm-lab``, into
 :data:`NORM_LAB_RESULTS`). A 64 → 64 → 64 → 10 network, a norm after each hidden linear layer
@@ -48,8 +49,9 @@ __all__ = [
 #: The members compared: no norm, BatchNorm, LayerNorm, RMSNorm.
 NORMS = ("none", "batch", "layer", "rms")
 
-#: The stored sweep: every norm at every batch size, a fixed number of Adam steps, 5 seeds; BatchNorm
-#: also at a 10x higher rate at batch 32, with the running statistics followed at `checkpoints`.
+#: The stored sweep: every norm at every batch size, a fixed number of Adam steps, 5 seeds;
+#: BatchNorm also at a 10x higher rate at batch 32, with the running statistics followed at
+#: `checkpoints`.
 LAB_SETTINGS = {
     "batches": (2, 8, 32, 128, 256),
     "seeds": tuple(range(5)),
@@ -70,7 +72,8 @@ ONE_CLASS_BATCH = 25
 
 
 def digits(split_seed: int = 0, test: int = 500) -> tuple[np.ndarray, ...]:
-    """scikit-learn's digits, pixels scaled to [0, 1], split once into train and test (chapter "LayerNorm and its family").
+    """scikit-learn's digits, pixels scaled to [0, 1], split once into train and test (chapter
+    "LayerNorm and its family").
 
     Returns
     -------
@@ -87,7 +90,8 @@ def digits(split_seed: int = 0, test: int = 500) -> tuple[np.ndarray, ...]:
 
 
 def synthetic_task(n: int = 400, *, classes: int = 10, features: int = 64, seed: int = 0):
-    """A stand-in for :func:`digits` for tests: `classes` Gaussian clusters in [0, 1]-ish pixels, split 3:1.
+    """A stand-in for :func:`digits` for tests: `classes` Gaussian clusters in [0, 1]-ish pixels,
+    split 3:1.
 
     Returns
     -------
@@ -116,7 +120,8 @@ class Net:
 
 
 def init_net(rng: np.random.Generator, sizes, norm: str, momentum: float = 0.1) -> Net:
-    """He-initialized weights for layer `sizes` (e.g. (64, 64, 64, 10)); gamma 1, beta 0; the same weights for every `norm` given the same `rng` state."""
+    """He-initialized weights for layer `sizes` (e.g. (64, 64, 64, 10)); gamma 1, beta 0; the same
+    weights for every `norm` given the same `rng` state."""
     layers = []
     for k, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
         layer = {
@@ -136,7 +141,8 @@ def _check_norm(norm: str) -> str:
 
 
 def _normalize(net: Net, k: int, z: np.ndarray, mode: str) -> np.ndarray:
-    """Hidden layer k's norm; `mode` is "train" (batch statistics, running ones updated), "batch" (batch statistics only) or "running"."""
+    """Hidden layer k's norm; `mode` is "train" (batch statistics, running ones updated), "batch"
+    (batch statistics only) or "running"."""
     layer = net.layers[k]
     if net.norm == "none":
         return z
@@ -165,7 +171,8 @@ def _norm_backward(net: Net, k: int, dn: np.ndarray, z: np.ndarray):
 
 
 def forward(net: Net, x: np.ndarray, mode: str = "running") -> tuple[np.ndarray, list]:
-    """Logits of `x`, and what the backward pass needs (chapter "LayerNorm and its family"); `mode` as in training ("train") or evaluation ("running", "batch")."""
+    """Logits of `x`, and what the backward pass needs (chapter "LayerNorm and its family"); `mode`
+    as in training ("train") or evaluation ("running", "batch")."""
     cache, h = [], x
     for k, layer in enumerate(net.layers[:-1]):
         z = h @ layer["w"] + layer["b"]
@@ -203,8 +210,8 @@ def evaluate(net: Net, x: np.ndarray, y: np.ndarray, mode: str = "running", batc
     """Accuracy (%) on `x`, `y` (chapter "LayerNorm and its family").
 
     `mode` "running" uses BatchNorm's running statistics (eval mode); "batch" its train-mode
-    batch statistics, computed over each batch of indices in `batches` (default: all of `x` at once).
-    Norms other than BatchNorm give the same answer in every mode.
+    batch statistics, computed over each batch of indices in `batches` (default: all of `x` at
+    once). Norms other than BatchNorm give the same answer in every mode.
     """
     batches = [np.arange(len(y))] if batches is None else batches
     correct = sum(int((forward(net, x[b], mode)[0].argmax(axis=1) == y[b]).sum()) for b in batches)
@@ -212,7 +219,8 @@ def evaluate(net: Net, x: np.ndarray, y: np.ndarray, mode: str = "running", batc
 
 
 def eval_batches(y: np.ndarray, how: str, rng: np.random.Generator) -> list[np.ndarray]:
-    """Index batches of a test set: "whole" (one batch), "pairs" (random pairs) or "one_class" (each batch one label, at most :data:`ONE_CLASS_BATCH` long)."""
+    """Index batches of a test set: "whole" (one batch), "pairs" (random pairs) or "one_class" (each
+    batch one label, at most :data:`ONE_CLASS_BATCH` long)."""
     if how == "whole":
         return [np.arange(len(y))]
     if how == "pairs":
@@ -241,7 +249,8 @@ def train(
     width=64,
     momentum: float = 0.1,
 ) -> dict:
-    """Train one MLP with Adam for `steps` batches of `batch` examples (chapter "LayerNorm and its family").
+    """Train one MLP with Adam for `steps` batches of `batch` examples (chapter "LayerNorm and its
+    family").
 
     Every run with the same seed starts from the same weights and sees the same batches (epochs
     reshuffled), whatever its norm. At each step count in `checkpoints` BatchNorm's test accuracy
@@ -250,8 +259,8 @@ def train(
     Returns
     -------
     dict
-        ``net`` (the trained :class:`Net`), ``losses`` (the training loss per step), and for BatchNorm
-        ``running_curve`` and ``batch_curve`` (accuracy at each checkpoint, %).
+        ``net`` (the trained :class:`Net`), ``losses`` (the training loss per step), and for
+        BatchNorm ``running_curve`` and ``batch_curve`` (accuracy at each checkpoint, %).
     """
     x_train, y_train, x_test, y_test = data
     batch, steps = check_count(batch, "batch", 2), check_count(steps, "steps")
@@ -338,12 +347,14 @@ def lab(data, settings: dict = LAB_SETTINGS) -> dict:
 
 
 def load_lab(path=NORM_LAB_RESULTS) -> dict:
-    """The record ``make results-norm-lab`` wrote (:func:`main`): ``provenance``, ``settings`` and :func:`lab`'s results."""
+    """The record ``make results-norm-lab`` wrote (:func:`main`): ``provenance``, ``settings`` and
+    :func:`lab`'s results."""
     return json.loads(Path(path).read_text())
 
 
 def main(argv=None) -> None:
-    """``python -m lnlib.book.models.norm_lab [OUT]``: the lab on scikit-learn's digits, with its provenance, into OUT."""
+    """``python -m lnlib.book.models.norm_lab [OUT]``: the lab on scikit-learn's digits, with its
+    provenance, into OUT."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("out", nargs="?", default=str(NORM_LAB_RESULTS))
     args = parser.parse_args(argv)

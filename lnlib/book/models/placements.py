@@ -9,8 +9,10 @@ placement     one residual sub-layer, and its source
 =========  ===========================================================================
 post       :math:`y = \mathrm{LN}(x + F(x))`; Vaswani et al. (2017)
 pre        :math:`y = x + F(\mathrm{LN}(x))`; Xiong et al. (2020)
-peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`; CogView's Sandwich-LN (Ding et al., 2021), named Peri-LN by Kim et al. (2025)
-olmo2      :math:`y = x + \mathrm{LN}(F(x))`; Swin Transformer V2's res-post-norm (Liu et al., 2022), OLMo 2 (2025)
+peri       :math:`y = x + \mathrm{LN}(F(\mathrm{LN}(x)))`; CogView's Sandwich-LN (Ding et
+           al., 2021), named Peri-LN by Kim et al. (2025)
+olmo2      :math:`y = x + \mathrm{LN}(F(x))`; Swin Transformer V2's res-post-norm (Liu et
+           al., 2022), OLMo 2 (2025)
 mixln      post in layers ℓ ≤ ⌊L/4⌋, pre above; Li et al. (2025)
 deepnorm   :math:`y = \mathrm{LN}(\alpha x + F(x))`, β-scaled init; Wang et al. (2022)
 lns        :math:`y = x + F(\mathrm{LN}(x)/\sqrt{\ell})`; Sun et al. (2025)
@@ -89,35 +91,41 @@ PLACEMENT_LABELS = {
     "lns": "LN scaling",
 }
 
-#: The fraction of layers (from the bottom) that Mix-LN makes post-norm, Li et al.'s default α = 0.25.
+#: The fraction of layers (from the bottom) that Mix-LN makes post-norm, Li et al.'s default α =
+#: 0.25.
 MIXLN_RATIO = 0.25
 
 _NO_FINAL_NORM = ("post", "deepnorm")
 
 
 def check_placement(value) -> str:
-    """Return `value` after checking it is one of :data:`PLACEMENTS` (chapter "LayerNorm after 2020")."""
+    """Return `value` after checking it is one of :data:`PLACEMENTS` (chapter "LayerNorm after
+    2020")."""
     if value not in PLACEMENTS:
         raise ValueError(f"placement must be one of {PLACEMENTS}; got {value!r}.")
     return value
 
 
 def deepnorm_constants(depth: int) -> tuple[float, float]:
-    r"""Wang et al.'s DeepNorm constants for a decoder-only stack of `depth` layers: :math:`\alpha = (2M)^{1/4}`, :math:`\beta = (8M)^{-1/4}` with M = `depth` (chapter "LayerNorm after 2020").
+    r"""Wang et al.'s DeepNorm constants for a decoder-only stack of `depth` layers: :math:`\alpha =
+    (2M)^{1/4}`, :math:`\beta = (8M)^{-1/4}` with M = `depth` (chapter "LayerNorm after 2020").
 
-    The paper's Table 1 counts decoder layers M and encoder layers N; the decoder-only row uses M only.
+    The paper's Table 1 counts decoder layers M and encoder layers N; the decoder-only row uses M
+    only.
     """
     depth = check_count(depth, "depth")
     return (2.0 * depth) ** 0.25, (8.0 * depth) ** -0.25
 
 
 def mixln_post_layers(depth: int, ratio: float = MIXLN_RATIO) -> int:
-    """How many of the bottom layers Mix-LN makes post-norm: ⌊ratio · L⌋ (chapter "LayerNorm after 2020")."""
+    """How many of the bottom layers Mix-LN makes post-norm: ⌊ratio · L⌋ (chapter "LayerNorm after
+    2020")."""
     return int(np.floor(ratio * check_count(depth, "depth")))
 
 
 def sublayer_rules(placement: str, depth: int) -> list[SublayerRule]:
-    """One rule per layer, bottom first (both sub-layers of a layer share it) (chapter "LayerNorm after 2020")."""
+    """One rule per layer, bottom first (both sub-layers of a layer share it) (chapter "LayerNorm
+    after 2020")."""
     placement, depth = check_placement(placement), check_count(depth, "depth")
     if placement == "deepnorm":
         return [SublayerRule("post", residual=deepnorm_constants(depth)[0])] * depth
@@ -145,7 +153,8 @@ def init_weights(
     out_scale: float = 1.0,
     rng: np.random.Generator | None = None,
 ) -> list[dict[str, np.ndarray]]:
-    """Xavier-normal weights for `depth` layers, with DeepNorm's β where the placement asks for it (chapter "LayerNorm after 2020").
+    """Xavier-normal weights for `depth` layers, with DeepNorm's β where the placement asks for it
+    (chapter "LayerNorm after 2020").
 
     ``Wq`` and ``Wk`` are multiplied by `qk_scale`; ``Wo`` and ``W2``, the
     last matrix of each branch, by `out_scale` (a stand-in for branch
@@ -166,7 +175,7 @@ def init_weights(
     return weights
 
 
-# --- the stack -------------------------------------------------------------------------------------
+# --- the stack ------------------------------------------------------------------------------------
 
 
 def placement_forward(
@@ -191,7 +200,8 @@ def placement_forward(
     out : ndarray
         The stack's output (after the final LayerNorm where the placement has one and `final_norm`).
     states : list of ndarray
-        The residual stream x_0 (the input), x_1, ..., x_L after each layer, before any final LayerNorm.
+        The residual stream x_0 (the input), x_1, ..., x_L after each layer, before any final
+        LayerNorm.
     caches : list
         What :func:`placement_backward` needs.
     """
@@ -250,7 +260,7 @@ def placement_backward(
     return stream_grads[::-1], grads[::-1]
 
 
-# --- the measurements of the chapter ---------------------------------------------------------------
+# --- the measurements of the chapter --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -264,7 +274,8 @@ class PlacementProfile:
     depth, width : int
         As passed to :func:`placement_profile`.
     stream_sq : ndarray, shape (seeds, depth + 1)
-        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to the depth: the hidden-state variance.
+        Mean over tokens of :math:`\lVert x_l \rVert^2 / d` (d the width), for l = 0 (the input) to
+        the depth: the hidden-state variance.
     grad_norm : ndarray, shape (seeds, depth)
         Frobenius norm of all six weight gradients of each layer.
     angle : ndarray, shape (seeds, depth)
@@ -302,7 +313,8 @@ def placement_profile(
     out_scale: float = 1.0,
     first_seed: int = 0,
 ) -> PlacementProfile:
-    """Measure one placement's stack at initialization over several seeds (chapter "LayerNorm after 2020").
+    """Measure one placement's stack at initialization over several seeds (chapter "LayerNorm after
+    2020").
 
     For each seed: fresh weights (:func:`init_weights`), a batch of inputs and
     targets with N(0, 1) entries, one forward and one backward pass of
@@ -360,10 +372,12 @@ def placement_profile(
 def profile_table(
     depth: int, width: int = 32, *, progress: bool = False, **kwargs
 ) -> dict[str, PlacementProfile]:
-    """:func:`placement_profile` of every placement at one depth: the data of the chapter's comparison figure.
+    """:func:`placement_profile` of every placement at one depth: the data of the chapter's
+    comparison figure.
 
-    ``progress=True`` shows a bar in a reader's notebook (:func:`lnlib.book.tools.progress.progress`);
-    the other keywords go to :func:`placement_profile`.
+    ``progress=True`` shows a bar in a reader's notebook
+    (:func:`lnlib.book.tools.progress.progress`); the other keywords go to
+    :func:`placement_profile`.
     """
     placements = PLACEMENTS
     if progress:
@@ -377,7 +391,8 @@ def profile_table(
     }
 
 
-#: The per-seed summaries of :func:`placement_summary`: key, axis label, whether a log scale reads it better.
+#: The per-seed summaries of :func:`placement_summary`: key, axis label, whether a log scale reads
+#: it better.
 SUMMARY_MEASURES = {
     "top": ("variance after L layers\n$\\|x_L\\|^2/H$", True),
     "slope": ("growth per layer\n(slope of $\\|x_\\ell\\|^2/H$)", False),
@@ -418,7 +433,8 @@ def _at_place(value: float, place: int) -> str:
 
 
 def typical(values) -> dict[str, prose.ProseNumber]:
-    """The median and range of a skewed positive quantity over seeds, at the digits the seeds support.
+    """The median and range of a skewed positive quantity over seeds, at the digits the seeds
+    support.
 
     Chapter "LayerNorm after 2020" summarizes gradient norms and ratios that spread over an order
     of magnitude between seeds, where a mean ± sd would mislead. The median is rounded at the
@@ -462,7 +478,8 @@ def sublayer_gradient_gains(
     qk_norm: bool = False,
     first_seed: int = 0,
 ) -> np.ndarray:
-    r"""How much each sub-layer multiplies the gradient flowing down the stream (chapter "LayerNorm after 2020").
+    r"""How much each sub-layer multiplies the gradient flowing down the stream (chapter "LayerNorm
+    after 2020").
 
     The same stacks, inputs and loss as :func:`placement_profile` (same seeds, so the same runs);
     for each sub-layer, :math:`\lVert \partial L/\partial x_{\text{in}} \rVert /
@@ -529,7 +546,8 @@ def sublayer_gradient_gains(
 
 
 def attention_entropy(a: np.ndarray) -> np.ndarray:
-    r"""The entropy :math:`-\sum_j a_{ij}\ln a_{ij}` of each row of attention weights, in nats (chapter "LayerNorm after 2020").
+    r"""The entropy :math:`-\sum_j a_{ij}\ln a_{ij}` of each row of attention weights, in nats
+    (chapter "LayerNorm after 2020").
 
     Uniform attention over T tokens has entropy ln T; attention on one token has 0.
     """
@@ -537,7 +555,8 @@ def attention_entropy(a: np.ndarray) -> np.ndarray:
 
 
 def logit_statistics(x, w: dict, *, qk_norm: bool = False) -> dict:
-    """The largest absolute attention logit and the mean attention entropy of one attention layer (chapter "LayerNorm after 2020").
+    """The largest absolute attention logit and the mean attention entropy of one attention layer
+    (chapter "LayerNorm after 2020").
 
     Returns
     -------

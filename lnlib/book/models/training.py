@@ -66,29 +66,33 @@ WARMUP_SETTINGS = {
     "width": 32,
 }
 
-#: The chapter's sweep, computed once by ``make results`` (:func:`save_sweep`) and read by the chapter
-#: (:func:`load_sweep`). Training is chaotic: another CPU's rounding (another BLAS kernel) moves every
-#: run's loss after a few dozen steps, so the chapter reads one stored run and states each number with
-#: its spread over the seeds; ``tests/book/test_training_cpus.py`` re-runs the sweep under two BLAS kernels.
+#: The chapter's sweep, computed once by ``make results`` (:func:`save_sweep`) and read by the
+#: chapter (:func:`load_sweep`). Training is chaotic: another CPU's rounding (another BLAS kernel)
+#: moves every run's loss after a few dozen steps, so the chapter reads one stored run and states
+#: each number with its spread over the seeds; ``tests/book/test_training_cpus.py`` re-runs the
+#: sweep under two BLAS kernels.
 WARMUP_RESULTS = Path(__file__).parents[1] / "data" / "warmup_sweep.json"
 
 
 def mean_token_task(
     rng: np.random.Generator, batch: int, tokens: int, width: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A toy task that needs attention: every token must output the layer-normalized mean of its sequence (chapter "Pre-norm vs post-norm").
+    """A toy task that needs attention: every token must output the layer-normalized mean of its
+    sequence (chapter "Pre-norm vs post-norm").
 
     Returns
     -------
     x, target : ndarray, shape (batch, tokens, width)
-        Inputs with N(0, 1) entries; the target repeats ``LN(mean over tokens of x)`` at every position.
+        Inputs with N(0, 1) entries; the target repeats ``LN(mean over tokens of x)`` at every
+        position.
     """
     x = rng.normal(size=(batch, tokens, width))
     return x, np.broadcast_to(layer_norm(x.mean(axis=1, keepdims=True)), x.shape)
 
 
 def warmup_rate(step: int, lr: float, warmup: int) -> float:
-    """The learning rate at `step` (counting from 1): a linear ramp over the first `warmup` steps, then constant (chapter "Pre-norm vs post-norm")."""
+    """The learning rate at `step` (counting from 1): a linear ramp over the first `warmup` steps,
+    then constant (chapter "Pre-norm vs post-norm")."""
     return lr * min(1.0, step / warmup) if warmup > 0 else lr
 
 
@@ -104,7 +108,8 @@ def train(
     batch: int = 8,
     seed: int = 0,
 ) -> np.ndarray:
-    """Train a stack with Adam on :func:`mean_token_task`; return the loss at every step (chapter "Pre-norm vs post-norm").
+    """Train a stack with Adam on :func:`mean_token_task`; return the loss at every step (chapter
+    "Pre-norm vs post-norm").
 
     Parameters
     ----------
@@ -146,14 +151,17 @@ def train(
 
 
 def adam_moments(weights: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Adam's first and second moments for `weights` (a list of dicts of arrays), all zero (chapter "Pre-norm vs post-norm")."""
+    """Adam's first and second moments for `weights` (a list of dicts of arrays), all zero (chapter
+    "Pre-norm vs post-norm")."""
     return tuple([{k: np.zeros_like(v) for k, v in w.items()} for w in weights] for _ in range(2))
 
 
 def adam_update(weights: list[dict], grads: list[dict], moments: tuple, step: int, rate: float):
-    """One Adam step (Kingma & Ba, with :data:`ADAM`'s constants) on `weights`, in place (chapter "Pre-norm vs post-norm").
+    """One Adam step (Kingma & Ba, with :data:`ADAM`'s constants) on `weights`, in place (chapter
+    "Pre-norm vs post-norm").
 
-    `moments` is :func:`adam_moments`'s pair, updated in place; `step` counts from 1 (bias correction).
+    `moments` is :func:`adam_moments`'s pair, updated in place; `step` counts from 1 (bias
+    correction).
     """
     beta1, beta2, eps = ADAM
     for w, g, m, v in zip(weights, grads, *moments):
@@ -167,7 +175,8 @@ def adam_update(weights: list[dict], grads: list[dict], moments: tuple, step: in
 
 @dataclass(frozen=True)
 class WarmupSweep:
-    """Training losses over learning rates, placements, schedules and seeds (chapter "Pre-norm vs post-norm").
+    """Training losses over learning rates, placements, schedules and seeds (chapter "Pre-norm vs
+    post-norm").
 
     Attributes
     ----------
@@ -177,8 +186,9 @@ class WarmupSweep:
         Warm-up steps of the runs with warm-up.
     seeds : tuple of int
     losses : ndarray, shape (len(rates), 2, 2, len(seeds), steps)
-        Indexed by rate, placement (in the order of :data:`~lnlib.book.models.transformer.PLACEMENTS`),
-        schedule (0: no warm-up, 1: warm-up) and seed.
+        Indexed by rate, placement (in the order of
+        :data:`~lnlib.book.models.transformer.PLACEMENTS`), schedule (0: no warm-up, 1: warm-up) and
+        seed.
     """
 
     rates: tuple
@@ -203,8 +213,8 @@ def warmup_findings(sweep: WarmupSweep) -> dict:
     """What chapter "Pre-norm vs post-norm" says about a sweep of three rates, by glue key.
 
     Final losses (the mean of each run's last 10) are means ± sd over the seeds at the precision
-    the seeds support (:func:`lnlib.book.tools.prose.mean_sd`); keys name placement, schedule and rate
-    (``train_post_nowarm_mid``: post-norm, no warm-up, the middle rate). Also: the seed count,
+    the seeds support (:func:`lnlib.book.tools.prose.mean_sd`); keys name placement, schedule and
+    rate (``train_post_nowarm_mid``: post-norm, no warm-up, the middle rate). Also: the seed count,
     each placement's starting loss at the middle rate, in how many seeds warm-up lowered
     post-norm's final loss there, and the largest mean change warm-up makes at the lowest rate.
     """
@@ -257,7 +267,8 @@ def warmup_sweep(
     workers: int = 1,
     progress: bool = False,
 ) -> WarmupSweep:
-    """Train both placements at every rate, with and without `warmup` steps of warm-up, once per seed (chapter "Pre-norm vs post-norm").
+    """Train both placements at every rate, with and without `warmup` steps of warm-up, once per
+    seed (chapter "Pre-norm vs post-norm").
 
     Every run with the same seed starts from the same weights and sees the same
     batches (:func:`train`), so a difference between schedules or placements is
@@ -299,7 +310,8 @@ def warmup_sweep(
 
 
 def machine() -> dict:
-    """Where a result was computed: CPU, Python, numpy and the BLAS kernel family numpy's OpenBLAS chose."""
+    """Where a result was computed: CPU, Python, numpy and the BLAS kernel family numpy's OpenBLAS
+    chose."""
     cpu = next(
         (line.split(":", 1)[1].strip() for line in _cpuinfo() if line.startswith("model name")),
         platform.processor(),
@@ -348,7 +360,8 @@ def load_sweep(path=WARMUP_RESULTS) -> WarmupSweep:
 
 
 def main(argv=None) -> None:
-    """``python -m lnlib.book.models.training OUT``: compute the chapter's sweep (:data:`WARMUP_SETTINGS`) into OUT."""
+    """``python -m lnlib.book.models.training OUT``: compute the chapter's sweep
+    (:data:`WARMUP_SETTINGS`) into OUT."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("out", nargs="?", default=str(WARMUP_RESULTS))
     parser.add_argument("--workers", type=int, default=1)

@@ -6,9 +6,11 @@ two-layer ReLU feed-forward network (FFN), arranged in one of two ways
 
 .. math::
 
-    \text{post-norm:}\quad x' = \mathrm{LN}(x + \mathrm{Attn}(x)), \qquad x_{l+1} = \mathrm{LN}(x' + \mathrm{FFN}(x'))
+    \text{post-norm:}\quad x' = \mathrm{LN}(x + \mathrm{Attn}(x)),
+    \qquad x_{l+1} = \mathrm{LN}(x' + \mathrm{FFN}(x'))
 
-    \text{pre-norm:}\quad x' = x + \mathrm{Attn}(\mathrm{LN}(x)), \qquad x_{l+1} = x' + \mathrm{FFN}(\mathrm{LN}(x'))
+    \text{pre-norm:}\quad x' = x + \mathrm{Attn}(\mathrm{LN}(x)),
+    \qquad x_{l+1} = x' + \mathrm{FFN}(\mathrm{LN}(x'))
 
 and a pre-norm stack ends with one more LayerNorm. Weights are Xavier-normal,
 with no biases, and every LayerNorm has gamma = 1, beta = 0, as at
@@ -17,8 +19,8 @@ a cache, and a backward function that takes the upstream gradient and the
 cache; LayerNorm is :func:`model_norm`, the textbook formula, held to
 :func:`lnlib.layer_norm` and :func:`lnlib.backward.layer_norm_backward` by the tests.
 The chapter "Pre-norm vs post-norm" explains the model and uses
-:func:`lnlib.book.experiments.pre_post_norm.init_profile` to measure the residual stream and the weight gradients at
-initialization.
+:func:`lnlib.book.experiments.pre_post_norm.init_profile` to measure the residual stream and the
+weight gradients at initialization.
 
 A residual sub-layer is wired by a :class:`SublayerRule`, the placement as data: post and pre
 here, and the rules :mod:`lnlib.book.models.placements` builds for Peri-LN, OLMo 2, Mix-LN,
@@ -71,7 +73,8 @@ __all__ = [
     "xavier_normal",
 ]
 
-#: The two places a LayerNorm can sit in a residual sub-layer, in the order training's sweeps store them.
+#: The two places a LayerNorm can sit in a residual sub-layer, in the order training's sweeps store
+#: them.
 PLACEMENTS = ("post", "pre")
 
 ATTENTION_WEIGHTS = ("Wq", "Wk", "Wv", "Wo")
@@ -82,14 +85,16 @@ FFN_WEIGHTS = ("W1", "W2")
 
 
 def check_placement(value) -> str:
-    """Return `value` after checking it is 'post' or 'pre' (the placements of chapter "Pre-norm vs post-norm")."""
+    """Return `value` after checking it is 'post' or 'pre' (the placements of chapter "Pre-norm vs
+    post-norm")."""
     if value not in PLACEMENTS:
         raise ValueError(f"placement must be 'post' or 'pre'; got {value!r}.")
     return value
 
 
 def check_activations(x, width: int | None = None) -> np.ndarray:
-    """Check a (batch, tokens, width) activation array, as a float array (chapter "Pre-norm vs post-norm")."""
+    """Check a (batch, tokens, width) activation array, as a float array (chapter "Pre-norm vs
+    post-norm")."""
     x = as_float_array(x, "x")
     if x.ndim != 3:
         raise ValueError(f"x must have shape (batch, tokens, width); got shape {x.shape}.")
@@ -102,7 +107,8 @@ def check_activations(x, width: int | None = None) -> np.ndarray:
 
 
 def xavier_normal(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
-    """A fan_in x fan_out matrix with N(0, 2 / (fan_in + fan_out)) entries, Glorot & Bengio's Xavier-normal (chapter "Pre-norm vs post-norm")."""
+    """A fan_in x fan_out matrix with N(0, 2 / (fan_in + fan_out)) entries, Glorot & Bengio's
+    Xavier-normal (chapter "Pre-norm vs post-norm")."""
     return rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), size=(fan_in, fan_out))
 
 
@@ -135,7 +141,8 @@ def init_layer(
 def init_stack(
     depth: int, width: int, *, ffn_width: int | None = None, seed: int = 0
 ) -> list[dict[str, np.ndarray]]:
-    """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm vs post-norm")."""
+    """The weights of `depth` layers, drawn from ``np.random.default_rng(seed)`` (chapter "Pre-norm
+    vs post-norm")."""
     depth = check_count(depth, "depth")
     rng = np.random.default_rng(seed)
     return [init_layer(rng, width, ffn_width) for _ in range(depth)]
@@ -145,20 +152,23 @@ def init_stack(
 
 
 def softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax along `axis`, shifted by the maximum so that exp never overflows (chapter "Pre-norm vs post-norm")."""
+    """Softmax along `axis`, shifted by the maximum so that exp never overflows (chapter "Pre-norm
+    vs post-norm")."""
     e = np.exp(s - s.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 def softmax_backward(da: np.ndarray, a: np.ndarray, axis: int = -1) -> np.ndarray:
-    r"""Gradient through softmax: :math:`ds = a \odot (da - \sum_j da_j a_j)`, given the output `a` (chapter "Pre-norm vs post-norm")."""
+    r"""Gradient through softmax: :math:`ds = a \odot (da - \sum_j da_j a_j)`, given the output `a`
+    (chapter "Pre-norm vs post-norm")."""
     return a * (da - (da * a).sum(axis=axis, keepdims=True))
 
 
 def attention_forward(
     x, w: dict, *, qk_norm: bool = False, causal: bool = False
 ) -> tuple[np.ndarray, tuple]:
-    r"""Single-head scaled dot-product self-attention, :math:`\mathrm{softmax}(QK^\top/\sqrt d)\,V\,W_o` (chapter "Pre-norm vs post-norm").
+    r"""Single-head scaled dot-product self-attention, :math:`\mathrm{softmax}(QK^\top/\sqrt
+    d)\,V\,W_o` (chapter "Pre-norm vs post-norm").
 
     Parameters
     ----------
@@ -191,7 +201,8 @@ def attention_forward(
 
 
 def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
-    """Gradients of :func:`attention_forward` with respect to its input and its four weights (chapter "Pre-norm vs post-norm").
+    """Gradients of :func:`attention_forward` with respect to its input and its four weights
+    (chapter "Pre-norm vs post-norm").
 
     Returns
     -------
@@ -212,7 +223,8 @@ def attention_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndar
 
 
 def weight_gradient(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
-    """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs (chapter "Pre-norm vs post-norm")."""
+    """dL/dW for ``outputs = inputs @ W``: the sum over batch and tokens of inputs^T doutputs
+    (chapter "Pre-norm vs post-norm")."""
     return inputs.reshape(-1, inputs.shape[-1]).T @ doutputs.reshape(-1, doutputs.shape[-1])
 
 
@@ -220,7 +232,8 @@ def weight_gradient(inputs: np.ndarray, doutputs: np.ndarray) -> np.ndarray:
 
 
 def ffn_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
-    r"""The two-layer ReLU feed-forward network, :math:`\max(0, x W_1)\, W_2` (chapter "Pre-norm vs post-norm")."""
+    r"""The two-layer ReLU feed-forward network, :math:`\max(0, x W_1)\, W_2` (chapter "Pre-norm vs
+    post-norm")."""
     x = check_activations(x, w["W1"].shape[0])
     h = x @ w["W1"]
     r = np.maximum(h, 0.0)
@@ -228,7 +241,8 @@ def ffn_forward(x, w: dict) -> tuple[np.ndarray, tuple]:
 
 
 def ffn_backward(dout: np.ndarray, cache: tuple, w: dict) -> tuple[np.ndarray, dict]:
-    """Gradients of :func:`ffn_forward` with respect to its input and ``W1, W2`` (chapter "Pre-norm vs post-norm")."""
+    """Gradients of :func:`ffn_forward` with respect to its input and ``W1, W2`` (chapter "Pre-norm
+    vs post-norm")."""
     x, h, r = cache
     dr = dout @ w["W2"].T
     dh = dr * (h > 0)
@@ -243,7 +257,8 @@ MODEL_EPS = 1e-5
 
 
 def model_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
-    """The models' LayerNorm over the last axis (γ = 1, β = 0, ε = :data:`MODEL_EPS`), and what its backward needs (chapter "Pre-norm vs post-norm").
+    """The models' LayerNorm over the last axis (γ = 1, β = 0, ε = :data:`MODEL_EPS`), and what its
+    backward needs (chapter "Pre-norm vs post-norm").
 
     The textbook formula in float64, without :func:`lnlib.forward.layer_norm`'s
     input checks and scaling: a model calls it hundreds of times per run on
@@ -265,7 +280,8 @@ def model_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
 
 
 def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
-    """dL/dx of :func:`model_norm` from the upstream gradient and its saved ``(y, rstd)`` (chapter "Gradients through LayerNorm")."""
+    """dL/dx of :func:`model_norm` from the upstream gradient and its saved ``(y, rstd)`` (chapter
+    "Gradients through LayerNorm")."""
     xhat, rstd = saved
     return (
         dy - dy.mean(axis=-1, keepdims=True) - xhat * np.mean(dy * xhat, axis=-1, keepdims=True)
@@ -275,7 +291,8 @@ def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
 def norm_forward(
     x: np.ndarray, params: dict | None = None, key: str = ""
 ) -> tuple[np.ndarray, tuple]:
-    r"""The norm at one place of a model, and what :func:`norm_backward` needs (chapters "Scale γ and shift β", "LayerNorm after 2020").
+    r"""The norm at one place of a model, and what :func:`norm_backward` needs (chapters "Scale γ
+    and shift β", "LayerNorm after 2020").
 
     Without learned parameters (`params` holds no ``key + "_gamma"``) it is :func:`model_norm`,
     γ = 1 and β = 0 as at initialization. With ``key + "_gamma"`` and ``key + "_beta"`` (arrays
@@ -293,7 +310,8 @@ def norm_forward(
 
 
 def norm_backward(dy: np.ndarray, saved: tuple, params: dict | None = None, key: str = ""):
-    """Gradient of :func:`norm_forward` with respect to its input, and its parameters' gradients by name.
+    """Gradient of :func:`norm_forward` with respect to its input, and its parameters' gradients by
+    name.
 
     Returns
     -------
@@ -323,7 +341,8 @@ SUBLAYER_KINDS = (*PLACEMENTS, "peri", "olmo2")
 
 @dataclass(frozen=True)
 class SublayerRule:
-    r"""How one residual sub-layer is wired: a placement as data (chapters "Pre-norm vs post-norm", "LayerNorm after 2020").
+    r"""How one residual sub-layer is wired: a placement as data (chapters "Pre-norm vs post-norm",
+    "LayerNorm after 2020").
 
     Attributes
     ----------
@@ -375,7 +394,8 @@ def sublayer_forward(x, branch, rule: SublayerRule, params: dict | None = None, 
 def sublayer_backward(
     dy, cache, branch_backward, rule: SublayerRule, params: dict | None = None, name: str = ""
 ):
-    """Gradient of :func:`sublayer_forward` with respect to its input, and the branch's weight gradients.
+    """Gradient of :func:`sublayer_forward` with respect to its input, and the branch's weight
+    gradients.
 
     The residual adds the identity path's gradient to the branch's; `branch_backward` maps
     ``(upstream gradient, cache)`` to ``(input gradient, weight gradients)``. The gradients
@@ -407,7 +427,8 @@ def sublayer_backward(
 
 
 def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
-    """One transformer layer: an attention sub-layer, then an FFN sub-layer (chapter "Pre-norm vs post-norm").
+    """One transformer layer: an attention sub-layer, then an FFN sub-layer (chapter "Pre-norm vs
+    post-norm").
 
     Parameters
     ----------
@@ -433,7 +454,8 @@ def block_forward(x, w: dict, placement: str) -> tuple[np.ndarray, tuple]:
 def block_backward(
     dout: np.ndarray, cache: tuple, w: dict, placement: str
 ) -> tuple[np.ndarray, dict]:
-    """Gradients of :func:`block_forward` with respect to its input and the layer's six weights (chapter "Pre-norm vs post-norm")."""
+    """Gradients of :func:`block_forward` with respect to its input and the layer's six weights
+    (chapter "Pre-norm vs post-norm")."""
     attn_cache, ffn_cache = cache
     rule = SublayerRule(check_placement(placement))
     dmiddle, grads = sublayer_backward(dout, ffn_cache, lambda d, c: ffn_backward(d, c, w), rule)
@@ -446,7 +468,8 @@ def block_backward(
 def stack_forward(
     x, weights: list[dict], placement: str
 ) -> tuple[np.ndarray, list[np.ndarray], list[tuple]]:
-    """A stack of layers; a pre-norm stack ends with a final LayerNorm (chapter "Pre-norm vs post-norm").
+    """A stack of layers; a pre-norm stack ends with a final LayerNorm (chapter "Pre-norm vs
+    post-norm").
 
     Returns
     -------
@@ -492,7 +515,8 @@ def stack_backward(
 
 
 def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
-    r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient with respect to y (chapter "Pre-norm vs post-norm")."""
+    r"""Half the squared error per token, :math:`\frac{1}{2BT}\sum \|y - t\|^2`, and its gradient
+    with respect to y (chapter "Pre-norm vs post-norm")."""
     target = as_float_array(target, "target")
     if target.shape != y.shape:
         raise ValueError(
@@ -504,7 +528,8 @@ def mse_loss(y: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
 
 
 def loss_gradient_norm(x, target, weights: list[dict], placement: str) -> float:
-    """The Frobenius norm of all weight gradients of :func:`mse_loss` for one batch (chapter "Pre-norm vs post-norm").
+    """The Frobenius norm of all weight gradients of :func:`mse_loss` for one batch (chapter
+    "Pre-norm vs post-norm").
 
     Parameters
     ----------

@@ -1,2 +1,2 @@
-"""The book's machinery: prose numbers and glue, exercise feedback, PyTorch's stored outputs, notebook and
-website helpers."""
+"""The book's machinery: prose numbers and glue, exercise feedback, PyTorch's stored outputs,
+notebook and website helpers."""

@@ -1,12 +1,13 @@
-"""What a chapter's cell needs from the cells before it: the book's tests evaluate one cell's expression
-(an explorer call, an exercise's data) without running the whole chapter.
+"""What a chapter's cell needs from the cells before it: the book's tests evaluate one cell's
+expression (an explorer call, an exercise's data) without running the whole chapter.
 
-A chapter's explorer call or exercise may use the chapter's running example (``mean_explorer(values=tokens[1])``,
-``exercises.check(2, answer_2, token=token)``). :func:`evaluate` runs only the earlier statements that bind
-what the expression reads, and what those read in turn (a backward slice), then evaluates the expression;
-:func:`cells_needed` names the whole cells a live notebook must run for it (JupyterLab runs cells, not
-statements). Used by ``tests/book/test_student_leaks.py``, ``tests/book/test_control_names.py`` and the browser
-tests (``tests/browser/test_lab.py``, ``test_web_explorers.py``).
+A chapter's explorer call or exercise may use the chapter's running example
+(``mean_explorer(values=tokens[1])``, ``exercises.check(2, answer_2, token=token)``).
+:func:`evaluate` runs only the earlier statements that bind what the expression reads, and what
+those read in turn (a backward slice), then evaluates the expression; :func:`cells_needed` names the
+whole cells a live notebook must run for it (JupyterLab runs cells, not statements). Used by
+``tests/book/test_student_leaks.py``, ``tests/book/test_control_names.py`` and the browser tests
+(``tests/browser/test_lab.py``, ``test_web_explorers.py``).
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ def code(cell: dict) -> str:
 
 
 def bound(stmt: ast.AST, *, nested: bool = True) -> set[str]:
-    """The names a statement binds or changes (``x = ...``, ``x[0] += ...``, ``def x``, ``import x``).
+    """The names a statement binds or changes (``x = ...``, ``x[0] += ...``, ``def x``,
+    ``import x``).
 
-    With ``nested=False``, only the names it binds in its own scope: a function's, a class's, a lambda's or a
-    comprehension's inner names are theirs (``def f(): z = 1`` binds ``f`` only).
+    With ``nested=False``, only the names it binds in its own scope: a function's, a class's, a
+    lambda's or a comprehension's inner names are theirs (``def f(): z = 1`` binds ``f`` only).
 
     >>> sorted(bound(ast.parse("a, b[0] = f(c)")))
     ['a', 'b']
@@ -108,8 +110,8 @@ def _slice(statements: list[tuple[int, ast.stmt]], need: set[str]) -> list[tuple
 
 
 def evaluate(cells: list[dict], before: int, expression: str, *, own: str = ""):
-    """`expression` evaluated after the statements of ``cells[:before]`` (and of `own`, the cell's own lines
-    before it) that it needs; what those statements print is dropped.
+    """`expression` evaluated after the statements of ``cells[:before]`` (and of `own`, the cell's
+    own lines before it) that it needs; what those statements print is dropped.
 
     >>> cells = [{"cell_type": "code", "source": ["a = 2\\n", "b = 5\\n", "print(a)"]},
     ...          {"cell_type": "code", "source": ["c = a * 3"]}]
@@ -127,8 +129,8 @@ def evaluate(cells: list[dict], before: int, expression: str, *, own: str = ""):
 
 def cells_needed(cells: list[dict], before: int, source: str) -> list[int]:
     """The indices of the earlier code cells a live notebook must run before `source` can run: every
-    cell holding a statement `source` needs, and, since a cell runs whole, what the rest of each such
-    cell reads.
+    cell holding a statement `source` needs, and, since a cell runs whole, what the rest of each
+    such cell reads.
 
     >>> cells = [{"cell_type": "code", "source": ["a = 2\\n", "z = 1"]},
     ...          {"cell_type": "code", "source": ["b = a + 1"]},

@@ -1,7 +1,7 @@
-"""The book's notebook and website tools: the committed notebook format, the chapters' titles, whether
-this run builds the website, a placeholder for each live-widget output in committed notebooks (``python -m
-lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``; the fact check's verdict table
-is :mod:`lnlib.book.tools.verdicts`).
+"""The book's notebook and website tools: the committed notebook format, the chapters' titles,
+whether this run builds the website, a placeholder for each live-widget output in committed
+notebooks (``python -m lnlib.book.tools.notebooks chapters/*.ipynb``, run by ``make notebooks``; the
+fact check's verdict table is :mod:`lnlib.book.tools.verdicts`).
 Each part keeps its own introduction below.
 """
 
@@ -28,11 +28,13 @@ __all__ = [
 
 
 # --- the committed notebook format (was notebook_files.py) ----------------------------------------
-# Read and write a chapter notebook in the committed format (JSON, indent 1, UTF-8, a final newline).
+# Read and write a chapter notebook in the committed format (JSON, indent 1, UTF-8, a final
+# newline).
 #
 # One format for every tool that rewrites notebooks after ``make notebooks`` executes them
-# (:mod:`lnlib.book.tools.prose` fills the prose numbers, :mod:`lnlib.book.tools.notebooks` replaces live-widget outputs),
-# so a rewrite changes only what it meant to change and diffs stay readable (CONTRIBUTING.md).
+# (:mod:`lnlib.book.tools.prose` fills the prose numbers, :mod:`lnlib.book.tools.notebooks` replaces
+# live-widget outputs), so a rewrite changes only what it meant to change and diffs stay readable
+# (CONTRIBUTING.md).
 
 
 def read_notebook(path) -> dict:
@@ -88,26 +90,29 @@ def chapter_titles(chapters=CHAPTERS) -> dict[str, str]:
 
 
 # --- is this the website build? (was website.py) --------------------------------------------------
-# Whether the chapters are being executed for the website (``make book``), where nothing is interactive.
+# Whether the chapters are being executed for the website (``make book``), where nothing is
+# interactive.
 #
-# ``make book`` (and ``_ext/web_explorers.py``) set ``LNBOOK_WEBSITE=1`` before executing the chapters;
-# explorers then display their precomputed website version (chapter "Explore" sections, CONTRIBUTING.md)
-# and exercise checks say how to try an answer instead of "Not answered yet".
+# ``make book`` (and ``_ext/web_explorers.py``) set ``LNBOOK_WEBSITE=1`` before executing the
+# chapters; explorers then display their precomputed website version (chapter "Explore" sections,
+# CONTRIBUTING.md) and exercise checks say how to try an answer instead of "Not answered yet".
 
 
 def website_build() -> bool:
-    """True while ``make book`` executes the chapters for the website (it sets ``LNBOOK_WEBSITE=1``)."""
+    """True while ``make book`` executes the chapters for the website (it sets
+    ``LNBOOK_WEBSITE=1``)."""
     return os.environ.get("LNBOOK_WEBSITE") == "1"
 
 
 # --- no live-widget output in committed notebooks (was notebook_outputs.py) -----------------------
 # Committed notebooks keep no live-widget output: a widget cannot be shown without its kernel.
 #
-# ``make notebooks`` executes each chapter without storing widget state (so a re-run changes only what
-# the code changed). A live explorer's output is then a reference to a widget model that no longer
-# exists, and JupyterLab would show its text fallback, ``MeanExplorer(children=(HTML(value=...``, under
-# the cell until the reader runs it. :func:`replace_widget_views` puts a one-line placeholder in its
-# place that says what the cell shows once it runs; running the cell replaces it with the live explorer.
+# ``make notebooks`` executes each chapter without storing widget state (so a re-run changes only
+# what the code changed). A live explorer's output is then a reference to a widget model that no
+# longer exists, and JupyterLab would show its text fallback,
+# ``MeanExplorer(children=(HTML(value=...``, under the cell until the reader runs it.
+# :func:`replace_widget_views` puts a one-line placeholder in its place that says what the cell
+# shows once it runs; running the cell replaces it with the live explorer.
 # The website executes the chapters itself, and nbval ignores these cells' outputs (they carry
 # ``nbval-ignore-output``).
 
@@ -120,9 +125,11 @@ PLACEHOLDER = "lnlib-explorer-placeholder"
 
 
 def explorer_placeholder(source: str) -> dict:
-    """The stored output of an explorer cell (``name_explorer(...)``) before it runs: what it will show."""
+    """The stored output of an explorer cell (``name_explorer(...)``) before it runs: what it will
+    show."""
     name = source.strip().split("(")[0]
-    # the cell needs the chapter's imports and data above it: after a restart, Shift+Enter alone fails
+    # the cell needs the chapter's imports and data above it: after a restart, Shift+Enter alone
+    # fails
     text = (
         f"The live explorer `{name}` appears here once the cells above it have run: "
         "Run All, or run the chapter's cells in order down to this one."
@@ -135,8 +142,8 @@ def explorer_placeholder(source: str) -> dict:
 
 
 def replace_widget_views(path) -> bool:
-    """Replace every widget-view output of the notebook at `path` by its placeholder, in place; return
-    whether anything changed."""
+    """Replace every widget-view output of the notebook at `path` by its placeholder, in place;
+    return whether anything changed."""
     nb = read_notebook(path)
     changed = False
     for cell in nb["cells"]:
@@ -144,7 +151,8 @@ def replace_widget_views(path) -> bool:
         kept = [out for out in outputs if WIDGET_VIEW not in out.get("data", {})]
         if len(kept) != len(outputs):
             source = "".join(cell["source"])
-            # an explorer's widget gets its placeholder; a progress bar (lnlib.book.tools.progress) goes
+            # an explorer's widget gets its placeholder; a progress bar (lnlib.book.tools.progress)
+            # goes
             cell["outputs"] = kept + (
                 [explorer_placeholder(source)] if EXPLORER_CELL.match(source) else []
             )
@@ -154,11 +162,11 @@ def replace_widget_views(path) -> bool:
     return changed
 
 
-# --- cells the website removes stay folded in JupyterLab ---------------------------------------------
-# A code cell tagged ``remove-cell`` (the imports, the ``glue(...)`` lines) is not on the website; in
-# JupyterLab its whole source showed above the prose. ``"jupyter": {"source_hidden": true}``
-# is JupyterLab's own "collapsed input" flag (nbformat's documented cell metadata): the cell shows as
-# one folded line, which a student can still open.
+# --- cells the website removes stay folded in JupyterLab ------------------------------------------
+# A code cell tagged ``remove-cell`` (the imports, the ``glue(...)`` lines) is not on the website;
+# in JupyterLab its whole source showed above the prose. ``"jupyter": {"source_hidden": true}``
+# is JupyterLab's own "collapsed input" flag (nbformat's documented cell metadata): the cell shows
+# as one folded line, which a student can still open.
 
 #: The tag of a cell the website removes.
 REMOVE_CELL = "remove-cell"

@@ -1,11 +1,11 @@
 """The printable edition: the whole book as one PDF, offline (``make pdf``).
 
-Jupyter Book's single-page HTML build (the chapters as the website shows them, from the same execution
-cache) is opened in Chromium through Playwright, MathJax typesets every formula, a title page goes in
-front of the book's own table of contents, and Chromium prints it: A4, numbered pages, numbered figures
-with their captions, the explorers at their default setting, links that work inside the PDF. Nothing
-is fetched from outside the machine. Needs Debian's Chromium (``apt-get install chromium``) and
-Playwright (``make test`` installs it).
+Jupyter Book's single-page HTML build (the chapters as the website shows them, from the same
+execution cache) is opened in Chromium through Playwright, MathJax typesets every formula, a title
+page goes in front of the book's own table of contents, and Chromium prints it: A4, numbered pages,
+numbered figures with their captions, the explorers at their default setting, links that work inside
+the PDF. Nothing is fetched from outside the machine. Needs Debian's Chromium
+(``apt-get install chromium``) and Playwright (``make test`` installs it).
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ TYPESET = """async () => {
     if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
     await Promise.all([...document.images].map(i => i.decode().catch(() => null)));
 }"""
-# A title page, and what a page cannot do on paper: closed dropdowns (solutions, folded code) and the
-# exercises' answer boxes go, as do the live explorers' controls and the page's navigation; every chapter
-# starts on a new page.
+# A title page, and what a page cannot do on paper: closed dropdowns (solutions, folded code) and
+# the exercises' answer boxes go, as do the live explorers' controls and the page's navigation;
+# every chapter starts on a new page.
 PREPARE = """([title, subtitle, notice]) => {
     const page = document.createElement('section');
     page.className = 'lnlib-title-page';
-    page.innerHTML = `<h1>${title}</h1><p class="lnlib-subtitle">${subtitle}</p><p class="lnlib-notice">${notice}</p>`;
+    page.innerHTML = `<h1>${title}</h1><p class="lnlib-subtitle">${subtitle}</p>` +
+        `<p class="lnlib-notice">${notice}</p>`;
     const main = document.querySelector('main') || document.body;
     main.prepend(page);
     const style = document.createElement('style');
@@ -40,16 +41,18 @@ PREPARE = """([title, subtitle, notice]) => {
       .lnlib-title-page { break-after: page; padding-top: 30vh; text-align: center; }
       .lnlib-title-page h1 { font-size: 2.4rem; }
       .lnlib-web-controls, .lnlib-web-grid, .bd-header, .bd-sidebar-primary, .bd-sidebar-secondary,
-      .header-article, .prev-next-area, .bd-footer-content, button.toggle-button, .headerlink { display: none !important; }
+      .header-article, .prev-next-area, .bd-footer-content, button.toggle-button, .headerlink {
+          display: none !important; }
       figure, img, table, .cell_output { break-inside: avoid; }
-      /* a handout: no answer boxes to type into, and no folded bar (code, solution, forensics) whose
-         content paper cannot unfold (an instructor counted 40 boxes and about 150 closed bars) */
+      /* a handout: no answer boxes to type into, and no folded bar (code, solution, forensics)
+         whose content paper cannot unfold (an instructor counted 40 boxes and about 150 closed
+         bars) */
       form.lnlib-exercise, details:not([open]) { display: none !important; }
       .bd-main .bd-content .bd-article-container { max-width: 100% !important; }
     `;
     document.head.append(style);
-    // every page of the contents (a chapter, the Sources, the API...) starts on a new sheet: Sphinx's
-    // single-page build marks where each page begins with a span id="document-<page>"
+    // every page of the contents (a chapter, the Sources, the API...) starts on a new sheet:
+    // Sphinx's single-page build marks where each page begins with a span id="document-<page>"
     for (const start of document.querySelectorAll('span[id^="document-"]')) {
         if (start.nextElementSibling) start.nextElementSibling.style.breakBefore = 'page';
     }
@@ -123,6 +126,9 @@ if __name__ == "__main__":  # python -m lnlib.book.tools.pdf _build/singlehtml _
         out,
         "LayerNorm, worked out",
         "The LayerNorm book team, version 0.1.0, 2026",
-        "Text and figures CC BY 4.0; code MIT. The live explorers are shown at their default setting.",
+        (
+            "Text and figures CC BY 4.0; code MIT. The live explorers are shown at their default "
+            "setting."
+        ),
     )
     print(f"{out}: written")

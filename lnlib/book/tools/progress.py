@@ -1,8 +1,8 @@
 """A progress bar for the computations a reader waits for in JupyterLab.
 
 Any cell that takes more than a few seconds says what it is doing while it runs: tqdm's notebook bar
-in a reader's kernel. The website build and the tests (``LNBOOK_WEBSITE=1``) get the plain iterable, so
-their outputs stay what the committed notebooks hold.
+in a reader's kernel. The website build and the tests (``LNBOOK_WEBSITE=1``) get the plain iterable,
+so their outputs stay what the committed notebooks hold.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ __all__ = ["progress"]
 
 
 def progress(items: Iterable, description: str, total: int | None = None, unit: str = "it"):
-    """`items`, with a bar that names `description` in a live notebook; `items` itself in the website build.
+    """`items`, with a bar that names `description` in a live notebook; `items` itself in the
+    website build.
 
     Parameters
     ----------

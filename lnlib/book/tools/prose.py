@@ -3,11 +3,12 @@
 A chapter writes a computed number into its prose as a literal between two HTML comments that name
 its glue key, ``<!--glue:mean_sample1-->2.5<!--/glue-->``. JupyterLab (with or without
 jupyterlab-myst) hides the comments, so the notebook reads right before any cell runs; the website
-build replaces the whole marker by myst-nb's ``glue:text`` role for that key (``_ext/prose_markers.py``),
-so the site always shows the number of its own execution. The code cell glues the value already formatted
-by :func:`number`, so the glued text is exactly what the prose shows; ``python -m lnlib.book.tools.prose
-chapters/*.ipynb`` (run by ``make notebooks``) copies each glued text into its markers, and
-``tests/book/test_prose.py`` fails if a literal and its glued text differ. See CONTRIBUTING.md.
+build replaces the whole marker by myst-nb's ``glue:text`` role for that key
+(``_ext/prose_markers.py``), so the site always shows the number of its own execution. The code cell
+glues the value already formatted by :func:`number`, so the glued text is exactly what the prose
+shows; ``python -m lnlib.book.tools.prose chapters/*.ipynb`` (run by ``make notebooks``) copies each
+glued text into its markers, and ``tests/book/test_prose.py`` fails if a literal and its glued text
+differ. See CONTRIBUTING.md.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ PLUS_MINUS = "\u00a0±\u00a0"
 
 
 class ProseNumber:
-    """A number already written for prose: ``str`` is the text, ``repr`` (what glue stores) the text quoted.
+    """A number already written for prose: ``str`` is the text, ``repr`` (what glue stores) the text
+    quoted.
 
-    myst-nb's glue:text role passes text/plain through ``ast.literal_eval`` before printing it, which
-    would turn ``13.50`` into ``13.5`` and ``38,400`` into ``(38, 400)``; a quoted string comes back
-    exactly as written.
+    myst-nb's glue:text role passes text/plain through ``ast.literal_eval`` before printing it,
+    which would turn ``13.50`` into ``13.5`` and ``38,400`` into ``(38, 400)``; a quoted string
+    comes back exactly as written.
 
     Parameters
     ----------
@@ -116,7 +118,8 @@ def number(value, spec: str = "") -> ProseNumber:
         value, (int, float, np.integer, np.floating)
     ):
         raise TypeError(
-            f"prose.number needs a real number (int or float), got {type(value).__name__}: {value!r}"
+            f"prose.number needs a real number (int or float), got {type(value).__name__}: "
+            f"{value!r}"
         )
     if not math.isfinite(float(value)):
         raise ValueError(
@@ -152,7 +155,8 @@ def significant(value, digits: int = 4) -> float:
 
 
 def span(values, spec: str = "") -> ProseNumber:
-    """The range of `values` for a sentence: "0.74 to 0.86", or one number when both ends read the same.
+    """The range of `values` for a sentence: "0.74 to 0.86", or one number when both ends read the
+    same.
 
     A range over shapes or runs whose ends round to the same text would read "3.2 to 3.2"; it reads
     "3.2". Used by chapter "Memory and speed" for ranges over shapes.
@@ -209,14 +213,16 @@ class Spread(ProseNumber):
         return self.sd / math.sqrt(self.n)
 
     def agrees_with(self, other: "Spread", z: float = 4.0) -> bool:
-        """Whether two means differ by at most `z` standard errors of their difference (a rerun's check)."""
+        """Whether two means differ by at most `z` standard errors of their difference (a rerun's
+        check)."""
         return abs(self.value - other.value) <= z * math.hypot(
             self.standard_error, other.standard_error
         )
 
 
 def mean_sd(values) -> Spread:
-    """Mean ± standard deviation over seeds, at the precision the seeds support (chapter "Pre-norm vs post-norm").
+    """Mean ± standard deviation over seeds, at the precision the seeds support (chapter "Pre-norm
+    vs post-norm").
 
     The mean is rounded at the finest decimal place whose unit is at least its standard error
     (sd / √n), tens or hundreds included: another draw of seeds moves the mean by about one
@@ -235,7 +241,8 @@ def mean_sd(values) -> Spread:
     '12.05\\xa0±\\xa00.03'
     >>> str(mean_sd([50.0, 70.0, 90.0, 60.0, 80.0, 55.0, 75.0, 48.0]))  # 66, sd 15, se 5.3
     '70\\xa0±\\xa020'
-    >>> str(mean_sd([-0.02, 0.01, -0.01, 0.015, -0.005, 0.0, -0.012, 0.011]))  # mean -0.0014: reads 0.00
+    >>> # mean -0.0014: reads 0.00
+    >>> str(mean_sd([-0.02, 0.01, -0.01, 0.015, -0.005, 0.0, -0.012, 0.011]))
     '0.00\\xa0±\\xa00.01'
     """
     values = np.asarray(values, dtype=float).ravel()
@@ -253,12 +260,14 @@ def mean_sd(values) -> Spread:
 
 
 def _rounded(value: float, place: int) -> str:
-    """`value` rounded at `place` decimals (a negative place rounds to tens, hundreds, ...); zero unsigned."""
+    """`value` rounded at `place` decimals (a negative place rounds to tens, hundreds, ...); zero
+    unsigned."""
     text = f"{round(value, place):.{max(place, 0)}f}"
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
-#: The MIME-type prefix myst-nb 1.x gives a value glued with ``display=False`` (``myst_nb.ext.glue``).
+#: The MIME-type prefix myst-nb 1.x gives a value glued with ``display=False``
+#: (``myst_nb.ext.glue``).
 GLUE_PREFIX = "application/papermill.record/"
 
 
@@ -306,7 +315,8 @@ def _unquoted(stored: str) -> str:
 
 
 def fill_markers(markdown: str, texts: dict[str, str]) -> str:
-    """Put each marker's glued text between its comments; a key that was never glued raises KeyError."""
+    """Put each marker's glued text between its comments; a key that was never glued raises
+    KeyError."""
 
     def fill(match: re.Match) -> str:
         key = match.group(1)

@@ -1,18 +1,20 @@
-"""What PyTorch computed on the chapters' own inputs, stored so every reader sees it, with or without PyTorch.
+"""What PyTorch computed on the chapters' own inputs, stored so every reader sees it, with or
+without PyTorch.
 
 The website is built without PyTorch, yet its chapters say that PyTorch agrees with lnlib. The
 evidence is a small versioned data file: ``make references`` (PyTorch installed) runs every
 :data:`CASES` entry on the inputs the chapter uses and writes
 
 - ``lnlib/book/data/pytorch_reference.npz``: PyTorch's outputs, one array per call, and
-- ``lnlib/book/data/pytorch_reference.json``: provenance (torch and numpy versions, date, command) and,
-  per case, the chapter, the date its outputs were computed (kept while they stay bit-identical:
-  :func:`case_dates`), the SHA-256 digest of every input and the calls made.
+- ``lnlib/book/data/pytorch_reference.json``: provenance (torch and numpy versions, date, command)
+  and, per case, the chapter, the date its outputs were computed (kept while they stay
+  bit-identical: :func:`case_dates`), the SHA-256 digest of every input and the calls made.
 
 A chapter loads its case with :func:`pytorch_reference`, passing its own inputs: if they differ from
 the ones PyTorch was given, it stops with an error that says to run ``make references``. It then
-compares lnlib with the stored outputs through :func:`lnlib.compare`. ``tests/book/test_pytorch_reference.py``
-re-runs every case when PyTorch is installed (CI installs it) and fails if the stored file drifted.
+compares lnlib with the stored outputs through :func:`lnlib.compare`.
+``tests/book/test_pytorch_reference.py`` re-runs every case when PyTorch is installed (CI installs
+it) and fails if the stored file drifted.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def digest(array) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    """One chapter's PyTorch calls: the chapter's inputs, built as the chapter builds them, and the calls."""
+    """One chapter's PyTorch calls: the chapter's inputs, built as the chapter builds them, and the
+    calls."""
 
     chapter: str
     inputs: Callable[[], dict]
@@ -224,7 +227,8 @@ MIXED_PRECISION_THREADS = (1, 2, 4)
 
 
 def _mixed_precision(torch, x, dy, gamma):
-    """F.layer_norm's dbeta for float16 x, float32 gamma and beta, per thread count; what autocast keeps in float32."""
+    """F.layer_norm's dbeta for float16 x, float32 gamma and beta, per thread count; what autocast
+    keeps in float32."""
     F, before, outputs = torch.nn.functional, torch.get_num_threads(), {}
     try:
         for threads in MIXED_PRECISION_THREADS:
@@ -252,7 +256,8 @@ def _mixed_precision(torch, x, dy, gamma):
 
 
 def _check_inputs():
-    """lnlib.harness's default inputs, all in one float64 vector: its digest changes when any of them does."""
+    """lnlib.harness's default inputs, all in one float64 vector: its digest changes when any of
+    them does."""
     arrays = [
         a.astype(np.float64).ravel()
         for inputs in harness_inputs().values()
@@ -261,7 +266,8 @@ def _check_inputs():
     return {"harness_inputs": np.concatenate(arrays)}
 
 
-#: The stored check report's two arrays: each check's "part / case / dtype" (UTF-8, one a line), its ratio.
+#: The stored check report's two arrays: each check's "part / case / dtype" (UTF-8, one a line), its
+#: ratio.
 CHECK_LABELS, CHECK_RATIOS = "labels, utf-8, one per line", "ratios"
 
 
@@ -290,7 +296,8 @@ def _fact_check(torch, samples):
     }
 
 
-#: Case name -> the chapter it serves, its inputs (built exactly as the chapter builds them) and its PyTorch calls.
+#: Case name -> the chapter it serves, its inputs (built exactly as the chapter builds them) and its
+#: PyTorch calls.
 CASES = MappingProxyType(
     {
         "the_input": Case(
@@ -347,7 +354,8 @@ CASES = MappingProxyType(
 
 
 def run_cases(torch) -> tuple[dict, dict]:
-    """Run every case with the given torch module: ``({case: {label: array}}, {case: {input: digest}})``."""
+    """Run every case with the given torch module:
+    ``({case: {label: array}}, {case: {input: digest}})``."""
     outputs, digests = {}, {}
     for name, case in CASES.items():
         inputs = case.inputs()
@@ -359,7 +367,8 @@ def run_cases(torch) -> tuple[dict, dict]:
 
 
 def case_dates(outputs: dict, digests: dict, previous: dict, stored, today: str) -> dict:
-    """Per case, the date PyTorch computed its stored outputs: the previous date where inputs, calls and outputs are unchanged, else `today`.
+    """Per case, the date PyTorch computed its stored outputs: the previous date where inputs, calls
+    and outputs are unchanged, else `today`.
 
     So re-running ``make references`` to add a case does not re-date the others' evidence (every
     chapter prints its case's date). `previous` is the provenance written before (``{}`` if none),
@@ -417,7 +426,8 @@ def write(torch, command: str = COMMAND) -> None:
 
 @dataclass(frozen=True)
 class Reference:
-    """PyTorch's stored outputs for one case: ``ref[label]`` is an array; ``str(ref)`` says who computed them."""
+    """PyTorch's stored outputs for one case: ``ref[label]`` is an array; ``str(ref)`` says who
+    computed them."""
 
     case: str
     torch_version: str
@@ -428,7 +438,8 @@ class Reference:
     def __getitem__(self, label: str) -> np.ndarray:
         if label not in self.outputs:
             raise KeyError(
-                f"no PyTorch output {label!r} stored for case {self.case!r}; stored: {list(self.outputs)}."
+                f"no PyTorch output {label!r} stored for case {self.case!r}; stored: "
+                f"{list(self.outputs)}."
             )
         return self.outputs[label]
 
@@ -436,7 +447,8 @@ class Reference:
         return f"PyTorch {self.torch_version} computed (on {self.date}, by `{self.command}`):"
 
     def agreement(self, *comparisons) -> str:
-        """One line for `comparisons` with this case's outputs (chapters 04 to 08, after chapter 02's full table).
+        """One line for `comparisons` with this case's outputs (chapters 04 to 08, after chapter
+        02's full table).
 
         The book shows PyTorch's comparison table in full once, in chapter "The input x"; later
         chapters print this line and link there.
@@ -483,8 +495,8 @@ def pytorch_reference(case: str, **inputs) -> Reference:
     Raises
     ------
     ValueError
-        For an unknown case, missing or extra inputs, or an input that is not bit-identical to the one
-        PyTorch was given (then the chapter changed: run ``make references``).
+        For an unknown case, missing or extra inputs, or an input that is not bit-identical to the
+        one PyTorch was given (then the chapter changed: run ``make references``).
     """
     provenance = _load_provenance()
     if case not in provenance["cases"]:
@@ -497,8 +509,9 @@ def pytorch_reference(case: str, **inputs) -> Reference:
     changed = [key for key, value in inputs.items() if digest(value) != stored["inputs"][key]]
     if changed:
         raise ValueError(
-            f"the inputs {changed} of case {case!r} differ from the ones PyTorch was given: if the chapter "
-            f"changed them on purpose, change lnlib.book.tools.pytorch_reference.CASES to match and run `{COMMAND}`."
+            f"the inputs {changed} of case {case!r} differ from the ones PyTorch was given: if "
+            "the chapter changed them on purpose, change lnlib.book.tools.pytorch_reference.CASES "
+            f"to match and run `{COMMAND}`."
         )
     with np.load(DATA) as data:
         outputs = {label: data[f"{case}::{label}"] for label in stored["outputs"]}
@@ -512,18 +525,21 @@ def pytorch_reference(case: str, **inputs) -> Reference:
 
 
 def stored_check_report(harness_inputs) -> tuple[Reference, CheckReport]:
-    """PyTorch's :func:`lnlib.harness.check_layer_norm` report, rebuilt from the stored error ratios (chapter "Check your own LayerNorm").
+    """PyTorch's :func:`lnlib.harness.check_layer_norm` report, rebuilt from the stored error ratios
+    (chapter "Check your own LayerNorm").
 
     Parameters
     ----------
     harness_inputs : ndarray
-        lnlib.harness's default inputs as one float64 vector (what the case ``"check_your_own"`` was given).
+        lnlib.harness's default inputs as one float64 vector (what the case ``"check_your_own"`` was
+        given).
 
     Returns
     -------
     (Reference, CheckReport)
         Who computed the ratios, and the report they make: each check's worst error over its budget
-        (the details of a failure are not stored; run ``check_layer_norm(*torch_layer_norm())`` for them).
+        (the details of a failure are not stored; run ``check_layer_norm(*torch_layer_norm())`` for
+        them).
     """
     stored = pytorch_reference("check_your_own", harness_inputs=harness_inputs)
     labels = bytes(stored[CHECK_LABELS]).decode("utf-8").split("\n")
@@ -542,5 +558,6 @@ if __name__ == "__main__":  # make references
     torch.use_deterministic_algorithms(True)
     write(torch, command=" ".join(sys.argv[1:]) or COMMAND)
     print(
-        f"wrote {DATA.name} ({DATA.stat().st_size / 1024:.1f} kB) and {PROVENANCE.name} with torch {torch.__version__}"
+        f"wrote {DATA.name} ({DATA.stat().st_size / 1024:.1f} kB) and {PROVENANCE.name} with torch "
+        f"{torch.__version__}"
     )

@@ -1,11 +1,11 @@
 """The fact check's verdict table, written into its notebook (``python -m lnlib.book.tools.verdicts
 chapters/*.ipynb``, run by ``make notebooks``).
 
-The chapter "Fact check" shows its verdict table in a markdown cell, not as a code cell's output: the
-section that holds it folds every code cell (the chapter template). ``make notebooks`` writes the cell
-from :mod:`lnlib.book.factcheck.claims`, as it writes the prose numbers from the glued values. It is
-a module of its own because the claims read the chapters' titles from :mod:`.notebooks`: the import
-graph stays free of cycles (``tests/library/test_layering.py``).
+The chapter "Fact check" shows its verdict table in a markdown cell, not as a code cell's output:
+the section that holds it folds every code cell (the chapter template). ``make notebooks`` writes
+the cell from :mod:`lnlib.book.factcheck.claims`, as it writes the prose numbers from the glued
+values. It is a module of its own because the claims read the chapters' titles from
+:mod:`.notebooks`: the import graph stays free of cycles (``tests/library/test_layering.py``).
 """
 
 from __future__ import annotations
