@@ -1,21 +1,23 @@
-"""LayerNorm kernels on a GPU against its copy bandwidth (chapter "LayerNorm on a GPU"): ``make bench-gpu``.
+"""LayerNorm kernels on a GPU against its copy bandwidth (chapter "LayerNorm on a GPU"):
+``make bench-gpu``.
 
 Times, forward and backward, with the GPU's clock between synchronizations:
 
-- the chapter's numba-cuda kernels (``lnlib.gpu``: kernels 1-3, the fused residual add, the two-stage
-  backward), compiled for the GPU, in float32 and float16 (they read no bfloat16 array: numba has no
-  such type, so they are not timed in bfloat16);
+- the chapter's numba-cuda kernels (``lnlib.gpu``: kernels 1-3, the fused residual add, the
+  two-stage backward), compiled for the GPU, in float32 and float16 (they read no bfloat16 array:
+  numba has no such type, so they are not timed in bfloat16);
 - ``torch.nn.functional.layer_norm`` and its autograd backward, in every dtype;
-- a Triton LayerNorm written after Triton's tutorial (``python/tutorials/05-layer-norm.py``: one program
-  a row; the backward's dγ, dβ in two stages), in every dtype, where Triton is installed;
-- a device-to-device copy of the largest array (``torch.Tensor.copy_``): the bandwidth the kernels are
-  compared with;
+- a Triton LayerNorm written after Triton's tutorial (``python/tutorials/05-layer-norm.py``: one
+  program a row; the backward's dγ, dβ in two stages), in every dtype, where Triton is installed;
+- a device-to-device copy of the largest array (``torch.Tensor.copy_``): the bandwidth the kernels
+  are compared with;
 
 over chapter 14's shape (4096 x 1024) and real models' widths (H = 768 to 8192) at 2^26 elements an
 array, and writes ``benchmarks/results/gpu_kernels.json``: the GPU, driver, CUDA and package
 versions, each time (median, 10th and 90th percentile), the bytes moved at the floor, the achieved
 bytes/s and its fraction of the copy's, and, for each kernel, the largest difference from PyTorch's
-output. What is absent (no Triton, no GPU) is recorded, never invented. The chapter reads only that file.
+output. What is absent (no Triton, no GPU) is recorded, never invented. The chapter reads only that
+file.
 
 ``--smoke`` runs it end to end on a CPU: the kernels on numba's simulator, PyTorch's CPU path,
 tiny shapes, one repetition, into ``--out`` (a temporary path): a test of the script, not a
@@ -213,7 +215,8 @@ def numba_calls(b: Bench) -> dict:
 
 
 def triton_calls(b: Bench, triton_ln) -> dict:
-    """The Triton LayerNorm after the tutorial (benchmarks/triton_layer_norm.py), where installed."""
+    """The Triton LayerNorm after the tutorial (benchmarks/triton_layer_norm.py), where
+    installed."""
     if triton_ln is None:
         return {}
     _, mean, rstd = triton_ln.forward(b.x, b.gamma, b.beta, EPS)
@@ -245,10 +248,11 @@ def measure(b: Bench, triton_ln, repeats: int, inner: int, log) -> tuple[list, l
     """Every implementation at one shape and dtype: the timed entries, and the ones that failed."""
     copy_target = b.empty(b.x.shape)
     copy = timed(lambda: copy_target.copy_(b.x), b.sync, repeats, inner)
-    copy_rate = 2 * b.x.numel() * b.x.element_size() / copy["median_s"]
+    copied = 2 * b.x.numel() * b.x.element_size()
+    copy_rate = copied / copy["median_s"]
     shape = {"rows": b.rows, "size": b.size, "dtype": b.dtype}
     entries = [{"implementation": "device-to-device copy", "part": "copy", **shape, **copy,
-                "bytes": 2 * b.x.numel() * b.x.element_size(), "bytes_per_s": copy_rate}]  # fmt: skip
+                "bytes": copied, "bytes_per_s": copy_rate}]  # fmt: skip
     calls = {**torch_calls(b), **numba_calls(b), **triton_calls(b, triton_ln)}
     references = {part: as_array(calls[("PyTorch", part)]()) for part in ("forward", "backward")}
     references["residual add"] = as_array(calls[("PyTorch add, then layer_norm", "residual add")]())

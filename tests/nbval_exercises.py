@@ -1,16 +1,17 @@
-"""Check every exercise's collapsed solution inside nbval's run of its chapter (CONTRIBUTING.md, "A chapter", step 5).
+"""Check every exercise's collapsed solution inside nbval's run of its chapter (CONTRIBUTING.md, "A
+chapter", step 5).
 
-Loaded with ``-p tests.nbval_exercises`` (``make test-notebooks``). Solutions are markdown (a collapsed
-dropdown, CONTRIBUTING.md), so Run All never executes them and nbval never sees them. This plugin adds,
-right after exercise k's cell (its data, ``answer_k = None`` and ``exercises.check(k, answer_k, ...)``),
-an item that runs in the chapter's own kernel, at that point of the chapter: the solution's code (which
-sets ``answer_k``), then the cell's check on it, which must say "Correct!", and the check of every mistake
-the exercise names, which must name it ("Not quite: ...", never "Correct!" nor a mere "close"). It then
-puts ``answer_k = None`` back, so every later cell runs as the reader's Run All runs it and nbval still
-compares it with its stored output.
+Loaded with ``-p tests.nbval_exercises`` (``make test-notebooks``). Solutions are markdown (a
+collapsed dropdown, CONTRIBUTING.md), so Run All never executes them and nbval never sees them. This
+plugin adds, right after exercise k's cell (its data, ``answer_k = None`` and
+``exercises.check(k, answer_k, ...)``), an item that runs in the chapter's own kernel, at that point
+of the chapter: the solution's code (which sets ``answer_k``), then the cell's check on it, which
+must say "Correct!", and the check of every mistake the exercise names, which must name it ("Not
+quite: ...", never "Correct!" nor a mere "close"). It then puts ``answer_k = None`` back, so every
+later cell runs as the reader's Run All runs it and nbval still compares it with its stored output.
 
-Running in nbval's kernel, the check costs no execution of its own: each chapter runs once for nbval,
-the solutions and the book build together (tests/nbval_handoff.py).
+Running in nbval's kernel, the check costs no execution of its own: each chapter runs once for
+nbval, the solutions and the book build together (tests/nbval_handoff.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from queue import Empty
 
 import pytest
 
-# The last line of an exercise's cell: exercises.check(k, answer_k) or exercises.check(k, answer_k, data=data)
+# The last line of an exercise's cell: exercises.check(k, answer_k) or exercises.check(k, answer_k,
+# data=data)
 CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)\Z", re.M)
 SOLUTION = re.compile(
     r"^:::\{dropdown\} Solution to exercise (\d+)\n```python\n(.*?)\n```\n:::$", re.S
@@ -31,10 +33,11 @@ MARK = "exercise report: "
 REPORT = """
 import json as _json
 _exercise = exercises.exercise({k}, {data})
+_mistakes = _exercise.mistakes.items()
 print("exercise report: " + _json.dumps({{"solution": exercises.check({k}, answer_{k}, {data}).text,
-    "mistakes": {{name: _exercise.feedback(value) for name, value in _exercise.mistakes.items()}}}}))
+    "mistakes": {{name: _exercise.feedback(value) for name, value in _mistakes}}}}))
 answer_{k} = None
-del _exercise
+del _exercise, _mistakes
 """
 
 
@@ -49,7 +52,8 @@ def solutions(nb) -> dict[str, str]:
 
 
 class ExerciseSolution(pytest.Item):
-    """Exercise k's solution and named mistakes, checked in the chapter's kernel after its check cell."""
+    """Exercise k's solution and named mistakes, checked in the chapter's kernel after its check
+    cell."""
 
     def __init__(self, *, number: str, code: str, data: str, **kwargs):
         super().__init__(**kwargs)
@@ -77,7 +81,8 @@ class ExerciseSolution(pytest.Item):
 
 
 def run(kernel, code: str, timeout: float = 600) -> tuple[str, str | None]:
-    """Execute `code` in nbval's kernel; its printed text and its error (``"Name: value"``) or None."""
+    """Execute `code` in nbval's kernel; its printed text and its error (``"Name: value"``) or
+    None."""
     msg_id = kernel.execute_cell_input(code, allow_stdin=False)
     kernel.await_reply(msg_id, timeout=timeout)
     text, error = [], None

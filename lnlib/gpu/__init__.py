@@ -1,4 +1,5 @@
-"""LayerNorm kernels in CUDA's programming model, written with numba-cuda (chapter "LayerNorm on a GPU").
+"""LayerNorm kernels in CUDA's programming model, written with numba-cuda (chapter "LayerNorm on a
+GPU").
 
 The kernels follow llm.c's progression (``dev/cuda/layernorm_forward.cu`` and
 ``layernorm_backward.cu``): one thread per row, one block per row reducing in

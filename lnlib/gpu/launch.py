@@ -1,4 +1,5 @@
-"""The host side of the chapter's CUDA kernels: check, launch, convert (chapter "LayerNorm on a GPU").
+"""The host side of the chapter's CUDA kernels: check, launch, convert (chapter "LayerNorm on a
+GPU").
 
 :func:`layer_norm`, :func:`add_layer_norm` and :func:`layer_norm_backward` take
 numpy arrays of any shape (the last axis normalized), copy them to the device,
@@ -162,7 +163,8 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, kernel="warp per row
 
 @_paced
 def add_layer_norm(x, residual, gamma=None, beta=None, eps: float = 1e-5):
-    """Kernel 4 on numpy arrays: ``(s, y, mean, rstd)`` with ``s = x + residual`` and y = LayerNorm(s)."""
+    """Kernel 4 on numpy arrays: ``(s, y, mean, rstd)`` with ``s = x + residual`` and y =
+    LayerNorm(s)."""
     check_eps(eps)
     x = np.asarray(x)
     rows, res = _rows(x), _rows(np.asarray(residual, dtype=x.dtype))
@@ -203,7 +205,8 @@ def layer_norm_backward(dy, x, gamma, eps: float, mean, rstd):
 
 
 def _back(device_array, like: np.ndarray, stats: bool = False, params: bool = False):
-    """A device array copied to the host: shaped as `like` (its rows, or its last axis), in its dtype."""
+    """A device array copied to the host: shaped as `like` (its rows, or its last axis), in its
+    dtype."""
     host = device_array.copy_to_host()
     if stats:
         return host.reshape(like.shape[:-1])

@@ -1,4 +1,5 @@
-"""Chapter "The complete examples": the documents' examples as data, and the step-by-step explorer, checked by hand."""
+"""Chapter "The complete examples": the documents' examples as data, and the step-by-step explorer,
+checked by hand."""
 
 import numpy as np
 import pytest

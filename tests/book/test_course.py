@@ -1,5 +1,6 @@
-"""The course edition (ARCHITECTURE.md, "The course and the PDF"): an nbgrader answer key nbgrader accepts, and a student edition that gives
-nothing away (lnlib/book/tools/course.py; `make instructor`, `make student`)."""
+"""The course edition (ARCHITECTURE.md, "The course and the PDF"): an nbgrader answer key nbgrader
+accepts, and a student edition that gives nothing away (lnlib/book/tools/course.py; `make
+instructor`, `make student`)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ from lnlib.book.tools.course import (
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
-# Two chapters run through nbgrader itself (each validate runs the notebook; the answer keys of all are checked
-# above): 03, and 09, whose backward pass is the exercise the instructor review could pass with one lnlib call.
+# Two chapters run through nbgrader itself (each validate runs the notebook; the answer keys of all
+# are checked above): 03, and 09, whose backward pass is the exercise the instructor review could
+# pass with one lnlib call.
 GRADED = ["03_mean", "09_gradients"]
 
 pytest.importorskip(
@@ -140,19 +142,24 @@ def test_each_chapter_states_its_time_under_its_goal(chapter):
     cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
     goal = next("".join(c["source"]) for c in cells if "**Goal.**" in "".join(c["source"]))
     assert f"<!--time-->{time_sentence(chapter)}<!--/time-->" in goal, (
-        f"{chapter.name}: the time under the goal is not {time_sentence(chapter)!r}: run make notebooks"
+        f"{chapter.name}: the time under the goal is not {time_sentence(chapter)!r}: run make "
+        "notebooks"
     )
 
 
 CHEATS = {
-    "replaces the check": 'answer_1 = 0.0\nexercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()',
+    "replaces the check": (
+        'answer_1 = 0.0\nexercises.check = lambda *a, **k: type("F", (), {"kind": "correct", '
+        '"text": "Correct!"})()'
+    ),
     "changes the data": "batch[:] = 0.0\nanswer_1 = batch.mean(axis=-1)",
 }
 
 
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path):
-    """Chapter 03's exercise 1 answered by a cheat: the visible check may say Correct!, the grade does not."""
+    """Chapter 03's exercise 1 answered by a cheat: the visible check may say Correct!, the grade
+    does not."""
     key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
     for cell in key["cells"]:
         text = "".join(cell["source"])
@@ -169,7 +176,8 @@ def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path)
     assert "assert _verdict.kind == 'correct'" in said, said[-1500:]
 
 
-# The instructor review's BLOCKER: chapter 09's student edition passed `nbgrader validate` with these.
+# The instructor review's BLOCKER: chapter 09's student edition passed `nbgrader validate` with
+# these.
 REVIEW_CHEATS = {
     1: ("answer_1 = lnlib.layer_norm_backward(dye, xe)[1]", "lnlib.layer_norm_backward"),
     2: ("answer_2 = lnlib.layer_norm_backward(dye, xe, ge)[0]", "lnlib.layer_norm_backward"),
@@ -181,7 +189,8 @@ FOOL_THE_VISIBLE_CHECK = (
 
 
 def answered(notebook: dict, answers: dict[int, str], marker: str) -> dict:
-    """`notebook` with exercise k's `marker` (its solution block, or the stub) replaced by `answers[k]`."""
+    """`notebook` with exercise k's `marker` (its solution block, or the stub) replaced by
+    `answers[k]`."""
     notebook = json.loads(json.dumps(notebook))
     for cell in notebook["cells"]:
         text = "".join(cell["source"])
@@ -197,7 +206,8 @@ def answered(notebook: dict, answers: dict[int, str], marker: str) -> dict:
 
 
 def key_solutions(key: dict) -> dict[int, str]:
-    """Each exercise's solution in the answer key `key`: the code between nbgrader's solution markers."""
+    """Each exercise's solution in the answer key `key`: the code between nbgrader's solution
+    markers."""
     solutions = {}
     for cell in key["cells"]:
         text = "".join(cell["source"])
@@ -209,8 +219,9 @@ def key_solutions(key: dict) -> dict[int, str]:
 
 
 def test_the_reviews_cheats_fail_the_hidden_tests(course, tmp_path):
-    """Each right by value, each fails the hidden test, which names the forbidden call: the visible check is
-    fooled here (the notebook's exercises.check replaced), so only the hidden tests stand in the way."""
+    """Each right by value, each fails the hidden test, which names the forbidden call: the visible
+    check is fooled here (the notebook's exercises.check replaced), so only the hidden tests stand
+    in the way."""
     key = json.loads((course / "source" / "09_gradients" / "09_gradients.ipynb").read_text())
     cheats = {k: answer for k, (answer, _) in REVIEW_CHEATS.items()}
     cheats[1] = f"{FOOL_THE_VISIBLE_CHECK}\n{cheats[1]}"
@@ -224,7 +235,8 @@ def test_the_reviews_cheats_fail_the_hidden_tests(course, tmp_path):
 
 
 def test_the_reviews_cheats_fail_the_student_edition(course, tmp_path):
-    """The student edition as the reviewer validated it (its hidden tests stripped): the visible check fails them."""
+    """The student edition as the reviewer validated it (its hidden tests stripped): the visible
+    check fails them."""
     release = json.loads((course / "release" / "09_gradients" / "09_gradients.ipynb").read_text())
     key = json.loads((course / "source" / "09_gradients" / "09_gradients.ipynb").read_text())
     # the chapter's other exercises answered right, so that only the cheats can fail
@@ -238,9 +250,9 @@ def test_the_reviews_cheats_fail_the_student_edition(course, tmp_path):
 
 
 def test_a_course_in_use_loses_nothing(tmp_path):
-    """`make student` twice in a row with submissions present, then `make instructor` without and with FORCE:
-    every submission, autograded notebook, the gradebook and the instructor's edit to the key survive (the
-    Makefile's targets run the same command lines)."""
+    """`make student` twice in a row with submissions present, then `make instructor` without and
+    with FORCE: every submission, autograded notebook, the gradebook and the instructor's edit to
+    the key survive (the Makefile's targets run the same command lines)."""
     makefile = (ROOT / "Makefile").read_text()
     for target in ("instructor", "student"):
         recipe = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.M).group(1)
@@ -301,8 +313,9 @@ def walkthrough_commands() -> list[str]:
 
 
 def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
-    """instructors.md's walkthrough, run as written on chapter 03 with four submissions: right, wrong,
-    the data changed, a test cell emptied. The grades nbgrader exports and the feedback pages are checked."""
+    """instructors.md's walkthrough, run as written on chapter 03 with four submissions: right,
+    wrong, the data changed, a test cell emptied. The grades nbgrader exports and the feedback pages
+    are checked."""
     commands = walkthrough_commands()
     assert commands[0] == "cd course", commands
     key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
@@ -343,9 +356,9 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
 
 
 def test_the_student_edition_runs_from_its_zip_without_the_repository(course, tmp_path):
-    """student-edition.zip, unpacked away from the repository: lnlib installed from its wheel alone (the
-    other packages from this environment) runs chapter 03's student notebook top to bottom, and the zip
-    holds no answer key and every data file the book's package reads."""
+    """student-edition.zip, unpacked away from the repository: lnlib installed from its wheel alone
+    (the other packages from this environment) runs chapter 03's student notebook top to bottom, and
+    the zip holds no answer key and every data file the book's package reads."""
     nbclient = pytest.importorskip("nbclient")
     import nbformat
 

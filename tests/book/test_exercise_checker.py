@@ -1,11 +1,12 @@
-"""The exercise checker on data a reader may choose: every exercise, its digits, its hints, graded mode.
+"""The exercise checker on data a reader may choose: every exercise, its digits, its hints, graded
+mode.
 
 Every exercise of every chapter module is built on many draws from its domain
-(lnlib.book.exercises.chapter.domain): the right answer and the answer rounded to the digits asked are
-right, each named mistake is named (typed exactly, or rounded, unless at those digits it is the right
-answer too), and no answer a reader may type makes the checker raise. A verdict never holds the hint
-(the recipe) nor the expected value; the hint comes when asked, or with the third wrong try, and never
-in graded mode (the course edition).
+(lnlib.book.exercises.chapter.domain): the right answer and the answer rounded to the digits asked
+are right, each named mistake is named (typed exactly, or rounded, unless at those digits it is the
+right answer too), and no answer a reader may type makes the checker raise. A verdict never holds
+the hint (the recipe) nor the expected value; the hint comes when asked, or with the third wrong
+try, and never in graded mode (the course edition).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ ODD_ANSWERS = [
 
 
 def rounding_window(value, digits) -> np.ndarray:
-    """Half a unit in the `digits`-th significant digit of each entry (computed here, not by the checker)."""
+    """Half a unit in the `digits`-th significant digit of each entry (computed here, not by the
+    checker)."""
     value = np.abs(np.asarray(value, dtype=np.float64))
     return np.array(
         [0.5 * 10 ** (math_floor_log10(v) - digits + 1) if v else 0 for v in value.ravel()]
@@ -52,7 +54,8 @@ def math_floor_log10(v: float) -> int:
 
 
 def same_at(a, b, digits) -> bool:
-    """Whether `a` and `b` are one answer at `digits` significant digits (their rounding windows meet)."""
+    """Whether `a` and `b` are one answer at `digits` significant digits (their rounding windows
+    meet)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return False
@@ -132,8 +135,8 @@ def test_a_verdict_never_quotes_the_expected_value():
     ],
 )
 def test_an_answer_at_the_digits_asked_is_right_and_a_count_of_wrong_entries_is_true(typed, says):
-    """A reader's finding (chapter 09): three of four entries right to the digits typed, the fourth's sign
-    wrong, was told "4 of 4 entries differ"."""
+    """A reader's finding (chapter 09): three of four entries right to the digits typed, the
+    fourth's sign wrong, was told "4 of 4 entries differ"."""
     exercise = Exercise(np.array([-1.341641, -0.267261, 0.534522, -2.755760]), rtol=1e-9)
     assert exercise.feedback(typed).startswith(says), exercise.feedback(typed)
 
@@ -210,8 +213,9 @@ def test_the_interpreter_stops_on_a_rule_it_does_not_know():
 
 
 def test_every_prompt_says_the_digits_its_exercise_asks_for():
-    """Readers' finding: a rounded answer was refused with no word of the digits wanted. Each prompt of
-    an exercise that takes a number ends by saying how many significant digits, or that it is a count."""
+    """Readers' finding: a rounded answer was refused with no word of the digits wanted. Each prompt
+    of an exercise that takes a number ends by saying how many significant digits, or that it is a
+    count."""
     from lnlib.book.exercises.feedback import NUMBER_WORDS
     from lnlib.book.tools.notebooks import read_notebook
 

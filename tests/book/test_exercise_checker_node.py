@@ -1,12 +1,13 @@
-"""The website's checker says what the notebook's says, on every exercise of every chapter (Node, no browser).
+"""The website's checker says what the notebook's says, on every exercise of every chapter (Node, no
+browser).
 
 Each exercise's plan (lnlib.book.exercises.feedback.Exercise.plan) is the page's data; the page's
-interpreter, ``_ext/web_explorers_static/lnlib-exercises.js``, runs in Node on typed answers: the right
-answer, each named mistake, both rounded to the digits asked, numpy's printout, a sign flip, a near miss,
-a wrong shape, a transpose, arithmetic, True/False, and text it cannot read. Python's interpreter
-(lnlib.book.exercises.judge) judges the same answers, read as Python reads them; the two must agree word
-for word. Every exercises module is covered, a new chapter's too: its exercises are found, and built
-on data drawn from each exercise's domain (lnlib.book.exercises.chapter.domain).
+interpreter, ``_ext/web_explorers_static/lnlib-exercises.js``, runs in Node on typed answers: the
+right answer, each named mistake, both rounded to the digits asked, numpy's printout, a sign flip, a
+near miss, a wrong shape, a transpose, arithmetic, True/False, and text it cannot read. Python's
+interpreter (lnlib.book.exercises.judge) judges the same answers, read as Python reads them; the two
+must agree word for word. Every exercises module is covered, a new chapter's too: its exercises are
+found, and built on data drawn from each exercise's domain (lnlib.book.exercises.chapter.domain).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def literal(value) -> str:
 
 
 def typed_answers(exercise) -> list[tuple[str, object]]:
-    """Answers a reader types (text), each with the value Python reads from it (None: unreadable)."""
+    """Answers a reader types (text), each with the value Python reads from it (None:
+    unreadable)."""
     plan = exercise.plan()
     if plan["kind"] == "bool":
         return [("True", True), ("False", False), ("0", 0), ("1.5", 1.5), ("true", True)]
@@ -114,7 +116,8 @@ def test_the_website_judges_every_answer_as_the_notebook_does(seed):
 
 
 def test_the_page_reads_a_right_answer_as_right_and_an_unknown_rule_fails_loudly():
-    """The comparison can fail: a plan the page does not know stops it, and a right answer is right."""
+    """The comparison can fail: a plan the page does not know stops it, and a right answer is
+    right."""
     exercises = every_chapter()[0]
     exercise = exercises.exercise(1, **exercises.sample(1, np.random.default_rng(0)))
     data = exercise_data(exercise)

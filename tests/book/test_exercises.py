@@ -1,4 +1,5 @@
-"""lnlib.book.exercises: what a check says about a reader's answer, and how a chapter's exercises are built."""
+"""lnlib.book.exercises: what a check says about a reader's answer, and how a chapter's exercises
+are built."""
 
 import json
 import re
@@ -50,8 +51,8 @@ def test_feedback_names_what_is_wrong(answer, expected, words):
 
 
 def test_an_answer_at_the_digits_asked_is_right_and_a_mistake_at_them_is_named():
-    """A reader types numpy's printout, or the digits the exercise asks for: right; a mistake typed at
-    those digits is named; fewer digits are "close"; a count must be exact."""
+    """A reader types numpy's printout, or the digits the exercise asks for: right; a mistake typed
+    at those digits is named; fewer digits are "close"; a count must be exact."""
     third = Exercise(1 / 3, rtol=1e-9, mistakes={"that divides by H - 1": 1 / 2})
     assert third.feedback(0.33333333) == "Correct!"  # numpy's printout
     assert third.feedback(0.333) == "Correct!"  # three significant digits
@@ -82,7 +83,8 @@ def test_multiple_choice_says_which_kind_of_wrong():
 
 
 def test_an_unanswered_check_on_the_website_is_an_answer_box(monkeypatch):
-    """On the website an unanswered check is a form carrying the exercise, computed at build time (lnlib.book.exercises.web)."""
+    """On the website an unanswered check is a form carrying the exercise, computed at build time
+    (lnlib.book.exercises.web)."""
     exercises = Exercises(
         "00_demo", lambda: Exercise(2.0, hint="Think of the mean.", mistakes={"the sum": 4.0})
     )
@@ -153,7 +155,8 @@ HINT = "Hint: average each row."
 
 @pytest.fixture
 def shell():
-    """An IPython shell, as the kernel runs a cell: the cell's source is in ``_ih`` while it runs."""
+    """An IPython shell, as the kernel runs a cell: the cell's source is in ``_ih`` while it
+    runs."""
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
@@ -186,7 +189,8 @@ def test_a_check_judges_the_data_as_handed_out_not_as_changed_in_place(shell, wo
     assert feedback.kind == "wrong", feedback.text
     assert "`batch` was changed in place by your code" in feedback.text
     assert "judged on the batch as given" in feedback.text
-    # the note comes first, before the verdict (a verdict above it would send the reader after the wrong fix)
+    # the note comes first, before the verdict (a verdict above it would send the reader after the
+    # wrong fix)
     note, verdict, *_ = feedback.text.splitlines()
     assert note.startswith("`batch` was changed in place"), feedback.text
     assert verdict.startswith("Not quite: ") and HINT not in feedback.text, feedback.text
@@ -219,7 +223,8 @@ def test_a_check_without_a_cell_judges_the_data_passed(shell):
 
 
 def test_the_data_lines_draw_from_copies_of_the_readers_generator(shell):
-    """Re-building data drawn from an earlier cell's generator neither advances it nor calls it changed."""
+    """Re-building data drawn from an earlier cell's generator neither advances it nor calls it
+    changed."""
     shell.run_cell("rng = np.random.default_rng(0)", store_history=True)
     cell = "batch = rng.normal(size=(2, 3))\nanswer_1 = batch.mean(axis=-1)\n"
     cell += "feedback = exercises.check(1, answer_1, batch=batch)"
@@ -227,8 +232,9 @@ def test_the_data_lines_draw_from_copies_of_the_readers_generator(shell):
     assert np.random.default_rng(0).normal(size=7)[-1] == shell.user_ns["rng"].normal(size=1)[0]
 
 
-# What an answer must not call (lnlib.book.exercises.chapter.forbidding; the instructor review's BLOCKER:
-# chapter 09's answers passed as one call into lnlib, or as the checker's own expected answer).
+# What an answer must not call (lnlib.book.exercises.chapter.forbidding; the instructor review's
+# BLOCKER: chapter 09's answers passed as one call into lnlib, or as the checker's own expected
+# answer).
 GRADIENTS_DATA = """
 import numpy as np
 from lnlib.book.exercises.gradients import exercises
@@ -269,7 +275,8 @@ def gradients(shell):
 def test_the_notebook_check_names_a_forbidden_call_and_does_not_count_it(
     gradients, k, answer, named
 ):
-    """The value is right (the checker's own); the check still says which call the exercise forbids."""
+    """The value is right (the checker's own); the check still says which call the exercise
+    forbids."""
     feedback = run(
         gradients, f"{answer}\nfeedback = exercises.check({k}, answer_{k}, {DATA_OF[k]})"
     )
@@ -285,7 +292,10 @@ def test_a_name_imported_in_an_earlier_cell_is_caught_and_the_readers_own_functi
     gradients.run_cell("from lnlib.backward import layer_norm_backward", store_history=True)
     bare = run(
         gradients,
-        "answer_2 = layer_norm_backward(dye, xe, ge)[0]\nfeedback = exercises.check(2, answer_2, xe=xe, dye=dye, ge=ge)",
+        (
+            "answer_2 = layer_norm_backward(dye, xe, ge)[0]\nfeedback = exercises.check(2, "
+            "answer_2, xe=xe, dye=dye, ge=ge)"
+        ),
     )
     assert bare.kind == "wrong" and "uses layer_norm_backward" in bare.text, bare.text
     own = """
@@ -300,7 +310,8 @@ feedback = exercises.check(2, answer_2, xe=xe, dye=dye, ge=ge)"""
 
 
 def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it(gradients):
-    """nbgrader runs the answer cell, then the locked test cell: the check there reads the answer from the history."""
+    """nbgrader runs the answer cell, then the locked test cell: the check there reads the answer
+    from the history."""
     gradients.run_cell(
         "answer_1 = None\nexercises.check(1, answer_1, xe=xe, dye=dye)", store_history=True
     )
@@ -317,7 +328,10 @@ def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it
 
 
 def test_an_exercise_that_forbids_nothing_still_forbids_the_checkers_answer(shell):
-    cell = "answer_1 = exercises.exercise(1, batch=batch).expected\nfeedback = exercises.check(1, answer_1, batch=batch)"
+    cell = (
+        "answer_1 = exercises.exercise(1, batch=batch).expected\nfeedback = exercises.check(1, "
+        "answer_1, batch=batch)"
+    )
     shell.run_cell("batch = np.array([[1.0, 3.0]])", store_history=True)
     feedback = run(shell, cell)
     assert feedback.kind == "wrong" and "checker's own answer" in feedback.text, feedback.text
@@ -336,7 +350,8 @@ SOLUTION_CODE = re.compile(r"```python\n(.*?)\n```", re.S)
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_no_solution_uses_what_its_exercise_forbids(chapter):
-    """tests/nbval_exercises.py requires "Correct!" of each solution; here: with its cell's data, it calls nothing forbidden."""
+    """tests/nbval_exercises.py requires "Correct!" of each solution; here: with its cell's data, it
+    calls nothing forbidden."""
     import importlib
 
     cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
@@ -359,7 +374,8 @@ def test_no_solution_uses_what_its_exercise_forbids(chapter):
 
 def test_the_small_term_suggestion_only_where_an_epsilon_is_in_play_and_no_digits_are_asked():
     """The "an ε?" suggestion comes only when the exercise has one (a named mistake about ε, or
-    epsilon=True) and asks for all the digits; where it asks for a few, a close answer is told to round."""
+    epsilon=True) and asks for all the digits; where it asks for a few, a close answer is told to
+    round."""
     plain = Exercise(2.0, mistakes={"the sum": 4.0}, digits=None).feedback(2.01)
     assert "give all the digits" in plain and "ε" not in plain
     named = Exercise(2.0, mistakes={"ε is missing": 4.0}, digits=None).feedback(2.01)
@@ -391,9 +407,9 @@ def test_chapter_01_exercise_2_accepts_the_chain_rules_half_and_still_names_its_
 
 
 def test_chapter_06_answers_at_three_digits_are_right_and_all_digits_name_the_mistake():
-    """Readers' finding: a 3-decimal x̂ in exercise 1 was told "give more digits". At the three digits
-    asked it is right; with all its digits, ε = 1e-5 is still named. Exercise 2 asks for four digits:
-    5.4 is "close", not blamed on H - 1 (whose answer, 5.3962, is 5.40 at three)."""
+    """Readers' finding: a 3-decimal x̂ in exercise 1 was told "give more digits". At the three
+    digits asked it is right; with all its digits, ε = 1e-5 is still named. Exercise 2 asks for four
+    digits: 5.4 is "close", not blamed on H - 1 (whose answer, 5.3962, is 5.40 at three)."""
     from lnlib.book.exercises.normalizing import (
         DEFAULT_EPS,
         length_of_xhat,

@@ -1,4 +1,5 @@
-"""Chapter "Scale γ and shift β": lnlib.book.experiments.gamma_beta and the gamma_beta explorer, checked by hand, by sympy and against PyTorch."""
+"""Chapter "Scale γ and shift β": lnlib.book.experiments.gamma_beta and the gamma_beta explorer,
+checked by hand, by sympy and against PyTorch."""
 
 import numpy as np
 import pytest
@@ -204,14 +205,15 @@ def test_explorer_refuses_bad_starting_values(kwargs):
     st.sampled_from([0.0, 1e-5, 1.0]),
 )
 def test_no_normalized_entry_exceeds_root_h_minus_one(x, eps):
-    # x̂_i = -(sum of the other H-1 entries), so by Cauchy-Schwarz x̂_i² <= (H-1)(sum x̂² - x̂_i²) <= (H-1)(H - x̂_i²),
-    # i.e. x̂_i² <= H - 1 (sum x̂² = H σ²/(σ² + ε) <= H).
+    # x̂_i = -(sum of the other H-1 entries), so by Cauchy-Schwarz x̂_i² <= (H-1)(sum x̂² - x̂_i²)
+    # <= (H-1)(H - x̂_i²), i.e. x̂_i² <= H - 1 (sum x̂² = H σ²/(σ² + ε) <= H).
     assume(np.std(x) > 1e-3)
     assert np.abs(layer_norm(x, eps=eps)).max() <= np.sqrt(x.size - 1) * (1 + 1e-12)
 
 
 def test_four_gaussian_features_normalize_to_a_uniform_entry_and_five_do_not():
-    # For H = 4 the squared standardized residual x̂_i²/3 is Beta(1/2, 1), i.e. |x̂_i|/√3 is uniform on [0, 1].
+    # For H = 4 the squared standardized residual x̂_i²/3 is Beta(1/2, 1), i.e. |x̂_i|/√3 is uniform
+    # on [0, 1].
     rng = np.random.default_rng(0)
     four = layer_norm(rng.normal(size=(20000, 4)), eps=0)[:, 0]
     five = layer_norm(rng.normal(size=(20000, 5)), eps=0)[:, 0]

@@ -1,8 +1,10 @@
-"""The chapter "LayerNorm on a GPU": its counts, its figure, its exercises, and make bench-gpu's script run end to end.
+"""The chapter "LayerNorm on a GPU": its counts, its figure, its exercises, and make bench-gpu's
+script run end to end.
 
-The script is run with --smoke (numba's simulator, PyTorch on the CPU, a tiny shape) into a temporary file,
-and what it writes is checked: every implementation there timed with its fraction of the copy, every kernel
-agreeing with PyTorch, and what was absent (Triton, the GPU) named. Nothing here is a measurement.
+The script is run with --smoke (numba's simulator, PyTorch on the CPU, a tiny shape) into a
+temporary file, and what it writes is checked: every implementation there timed with its fraction of
+the copy, every kernel agreeing with PyTorch, and what was absent (Triton, the GPU) named. Nothing
+here is a measurement.
 """
 
 import json

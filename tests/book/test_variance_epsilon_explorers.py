@@ -1,4 +1,5 @@
-"""The explorers of the chapters "The mean", "The variance" and "Epsilon" show the right numbers, and their figures draw them.
+"""The explorers of the chapters "The mean", "The variance" and "Epsilon" show the right numbers,
+and their figures draw them.
 
 Expected values come from hand arithmetic (written out) or from a second formula.
 """
@@ -47,7 +48,8 @@ def test_variance_explorer_squares_are_drawn_with_the_deviations_as_sides():
     sides = [square.get_width() for square in squares.squares]
     np.testing.assert_allclose(sides, [2.25, 0.25, 0.75, 1.75])
     assert [s.get_height() for s in squares.squares] == pytest.approx(sides)
-    # the dashed square's area is the mean of the areas: (5.0625 + 0.0625 + 0.5625 + 3.0625) / 4 = 2.1875
+    # the dashed square's area is the mean of the areas: (5.0625 + 0.0625 + 0.5625 + 3.0625) / 4 =
+    # 2.1875
     assert squares.average.get_width() ** 2 == pytest.approx(2.1875)
 
 
@@ -85,7 +87,8 @@ def test_mean_explorer_readout_shows_an_outlier_centred_value_in_full():
 
 def test_epsilon_explorer_opens_where_eps_is_still_below_the_variance():
     explorer = epsilon_explorer()
-    # δ = 0.01: deviations 0, ±1e-2, 0, so the variance is 2e-4 / 4 = 5e-5 > eps = 1e-5: no warning yet
+    # δ = 0.01: deviations 0, ±1e-2, 0, so the variance is 2e-4 / 4 = 5e-5 > eps = 1e-5: no warning
+    # yet
     assert explorer.result["variance"] == pytest.approx(5e-5, rel=1e-9)
     assert explorer.result["output_variance"] == pytest.approx(5e-5 / (5e-5 + 1e-5), rel=1e-6)
     assert explorer.note.value == ""
@@ -157,9 +160,11 @@ def test_figures_are_built_with_labelled_axes():
 
 
 def test_companion_solid_curve_falls_first_exactly_when_sigma_is_below_one_half():
-    # The chapter's caption: ε inside the root (solid) matters near ε = σ², added to σ (dashed) near ε = σ.
+    # The chapter's caption: ε inside the root (solid) matters near ε = σ², added to σ (dashed) near
+    # ε = σ.
     # To first order the solid curve is 1 - ε/(2σ²) and the dashed 1 - ε/σ, so the solid one falls
-    # first when σ < 1/2 (the chapter's δ = 0.01, 0.001, 0.0001); at δ = 1 (σ ≈ 0.71) the dashed one does.
+    # first when σ < 1/2 (the chapter's δ = 0.01, 0.001, 0.0001); at δ = 1 (σ ≈ 0.71) the dashed one
+    # does.
     pattern = np.array([0.0, 1.0, -1.0, 0.0])
     spreads = (1.0, 1e-2, 1e-3, 1e-4)
     variances = {f"δ = {s:g}": float(sample_variance(1.0 + s * pattern)) for s in spreads}
@@ -175,7 +180,8 @@ def test_companion_solid_curve_falls_first_exactly_when_sigma_is_below_one_half(
 
 
 def test_mean_and_variance_explorers_open_where_the_website_starts():
-    """The website opens on the first preset (chapters 03 and 04's running examples); the widget on the same."""
+    """The website opens on the first preset (chapters 03 and 04's running examples); the widget on
+    the same."""
     for factory, name in ((mean_explorer, "mean"), (variance_explorer, "variance")):
         explorer = factory()
         first = next(iter(explorer.web_plan.presets.values()))

@@ -1,7 +1,8 @@
-"""lnlib.book.exercises.web: every exercise answerable on the website page itself (CONTRIBUTING.md, "A chapter", step 5).
+"""lnlib.book.exercises.web: every exercise answerable on the website page itself (CONTRIBUTING.md,
+"A chapter", step 5).
 
-The form prints the exercise's data (those passed to the check) with digits enough for the answer, and
-an answer of many numbers gets a multi-line box that reads numpy's printout, pasted.
+The form prints the exercise's data (those passed to the check) with digits enough for the answer,
+and an answer of many numbers gets a multi-line box that reads numpy's printout, pasted.
 """
 
 import html

@@ -1,16 +1,18 @@
-"""Every exercise answered on the website, offline, with the notebook's feedback (CONTRIBUTING.md, "A chapter", step 5).
+"""Every exercise answered on the website, offline, with the notebook's feedback (CONTRIBUTING.md,
+"A chapter", step 5).
 
-Every exercise of every chapter page has an answer box (none sends the reader to the notebook): the page
-carries the exercise as lnlib computed it at build time (lnlib/book/exercises/web.py). A reader types the
-right answer, each named mistake's answer, and an answer the page cannot read, and presses Check; the box
-must say what ``lnlib.book.exercises.judge.judge`` says on the same answer and plan, word for word
-("Correct!", the named mistake, what is off), and for the unreadable answer that it could not read it.
-An answer of more than eight numbers (lnlib.book.exercises.web.TYPEABLE) is a multi-line box: numpy's
-printout of the right answer and its numbers row by row, pasted, are right too. The data printed above a
-box, run as Python and given to the exercise's builder, give an answer the page judges right. More
-answers that are off in telling ways (a transpose, a sign, a near miss, a rounding to a few decimals, a wrong shape) go through the
-page's feedback function directly, and must also agree with Python's. At a phone's width (390 px) every
-form fits the page; its data block scrolls inside itself.
+Every exercise of every chapter page has an answer box (none sends the reader to the notebook): the
+page carries the exercise as lnlib computed it at build time (lnlib/book/exercises/web.py). A reader
+types the right answer, each named mistake's answer, and an answer the page cannot read, and presses
+Check; the box must say what ``lnlib.book.exercises.judge.judge`` says on the same answer and plan,
+word for word ("Correct!", the named mistake, what is off), and for the unreadable answer that it
+could not read it. An answer of more than eight numbers (lnlib.book.exercises.web.TYPEABLE) is a
+multi-line box: numpy's printout of the right answer and its numbers row by row, pasted, are right
+too. The data printed above a box, run as Python and given to the exercise's builder, give an answer
+the page judges right. More answers that are off in telling ways (a transpose, a sign, a near miss,
+a rounding to a few decimals, a wrong shape) go through the page's feedback function directly, and
+must also agree with Python's. At a phone's width (390 px) every form fits the page; its data block
+scrolls inside itself.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ PHONE = {"width": 390, "height": 844}
 
 
 def chapter_exercises(page_name: str):
-    """The Exercises of a chapter page, from its module in lnlib.book.exercises (None if it has none)."""
+    """The Exercises of a chapter page, from its module in lnlib.book.exercises (None if it has
+    none)."""
     stem = page_name.split("/")[-1]
     for module in pkgutil.iter_modules(lnlib.book.exercises.__path__):
         exercises = getattr(
@@ -67,15 +70,16 @@ def run_data_block(text: str) -> dict:
 
 
 def as_literal(value) -> str:
-    """`value` typed as a reader would type it, exactly (Python's repr keeps every digit of a float)."""
+    """`value` typed as a reader would type it, exactly (Python's repr keeps every digit of a
+    float)."""
     if isinstance(value, bool):
         return repr(value)
     return repr(np.asarray(value, dtype=np.float64).tolist())
 
 
 class PageExercise:
-    """The exercise a page holds, read from its plan: the right answer, the named mistakes' answers, and
-    the notebook's verdict on an answer (lnlib.book.exercises.judge on the same plan)."""
+    """The exercise a page holds, read from its plan: the right answer, the named mistakes' answers,
+    and the notebook's verdict on an answer (lnlib.book.exercises.judge on the same plan)."""
 
     def __init__(self, data: dict):
         self.data = data
@@ -98,7 +102,8 @@ class PageExercise:
 
 
 def agree(page_says: str, notebook_says: str) -> bool:
-    """The same feedback; where it quotes the answer ("...; got 1e-07."), the page quotes it as typed."""
+    """The same feedback; where it quotes the answer ("...; got 1e-07."), the page quotes it as
+    typed."""
     if "; got " in notebook_says:
         return page_says.split("; got ")[0] == notebook_says.split("; got ")[0]
     return page_says == notebook_says
@@ -112,7 +117,8 @@ def telling_answers(exercise: PageExercise) -> list[str]:
         return [repr(v) for v in exercise.data["rules"][0]["values"]] + ["7"]
     want = np.asarray(exercise.expected, dtype=np.float64)
     answers = [want * (1 + 1e-4), -want, want + 1.0, np.zeros(want.shape + (2,))]
-    # typed with a few decimals: right, "give more digits" naming a mistake as near, or a mistake named
+    # typed with a few decimals: right, "give more digits" naming a mistake as near, or a mistake
+    # named
     answers += [np.round(want, decimals) for decimals in (1, 2, 4, 5)]
     answers += [np.asarray(value) for value in exercise.also_right]
     if want.ndim == 2:
@@ -136,7 +142,8 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
     assert numbers == [str(k) for k in range(1, len(exercises) + 1)], f"{page_name}: {numbers}"
     assert "answer it in the notebook" not in page.locator("body").inner_text(), page_name
     page.wait_for_function(
-        "() => [...document.querySelectorAll('form.lnlib-exercise')].every(f => f.dataset.ready === '1')"
+        "() => [...document.querySelectorAll('form.lnlib-exercise')].every(f => f.dataset.ready "
+        "=== '1')"
     )
     for k in range(forms.count()):
         form = forms.nth(k)
@@ -174,7 +181,8 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
                 f"{where}, typed {text[:60]!r}: page {shown!r}, notebook {expected!r}"
             )
         assert exercise.feedback(ast.literal_eval(typed[0])) == "Correct!", where
-        # the verdicts never hold the hint (the recipe); the Hint button shows it, and so do 3 wrong tries
+        # the verdicts never hold the hint (the recipe); the Hint button shows it, and so do 3 wrong
+        # tries
         assert data["hint"] and all(data["hint"] not in check(t) for t in typed[1:]), where
         hint = form.locator(".lnlib-exercise-hint")
         wrong = sum(line.startswith("Not quite") for line in said)

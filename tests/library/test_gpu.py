@@ -1,4 +1,5 @@
-"""lnlib.gpu (chapter "LayerNorm on a GPU"): every CUDA kernel through the harness, on the simulator here.
+"""lnlib.gpu (chapter "LayerNorm on a GPU"): every CUDA kernel through the harness, on the simulator
+here.
 
 Without a GPU driver, ``import lnlib.gpu`` switches numba to its CUDA simulator, so these tests run
 the very kernels a GPU runs, one Python thread per CUDA thread, on lnlib.gpu.CASES' small shapes

@@ -1,6 +1,6 @@
-"""The chapters' exercises: one module per chapter (``mean`` for chapter 03, ...) builds each exercise's
-expected answer and known mistakes with lnlib; ``feedback`` turns them into the rules that judge an
-answer, ``judge`` applies them (``lnlib-exercises.js`` on the website)."""
+"""The chapters' exercises: one module per chapter (``mean`` for chapter 03, ...) builds each
+exercise's expected answer and known mistakes with lnlib; ``feedback`` turns them into the rules
+that judge an answer, ``judge`` applies them (``lnlib-exercises.js`` on the website)."""
 
 from __future__ import annotations
 

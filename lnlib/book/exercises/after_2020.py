@@ -1,5 +1,5 @@
-"""Chapter 12's exercises (chapters/12_after_2020.ipynb): a Peri-LN sub-layer by hand and the largest
-attention logit QK-norm allows."""
+"""Chapter 12's exercises (chapters/12_after_2020.ipynb): a Peri-LN sub-layer by hand and the
+largest attention logit QK-norm allows."""
 
 from __future__ import annotations
 

@@ -8,23 +8,25 @@ answer cannot pass, and an answer that raises stops the cell with its error befo
 
 It judges against the data as handed out, not as passed: in IPython it re-runs the cell's own data
 lines (:func:`handed_out`) and, when the reader's code changed the passed data in place (``batch -=
-batch.mean(...)`` before answering), judges on the re-built data and says so. Where no cell source is
-at hand (plain Python, a check run from other code such as ``tests/nbval_exercises.py``) it judges
-the data as passed.
+batch.mean(...)`` before answering), judges on the re-built data and says so. Where no cell source
+is at hand (plain Python, a check run from other code such as ``tests/nbval_exercises.py``) it
+judges the data as passed.
 
-A wrong answer is told what is wrong, never how to compute the answer: the hint (the recipe) comes when
-the reader asks, ``exercises.hint(k)``, or with the :data:`~lnlib.book.exercises.feedback.HINT_AFTER`-th
-wrong try. In graded mode (``exercises.graded = True``: the course edition, lnlib.book.tools.course)
-no hint comes at all. Data a reader changes beyond what the exercise allows get a sentence, never a
-traceback through the checker (which would show how it computes the answer).
+A wrong answer is told what is wrong, never how to compute the answer: the hint (the recipe) comes
+when the reader asks, ``exercises.hint(k)``, or with the
+:data:`~lnlib.book.exercises.feedback.HINT_AFTER`-th wrong try. In graded mode
+(``exercises.graded = True``: the course edition, lnlib.book.tools.course) no hint comes at all.
+Data a reader changes beyond what the exercise allows get a sentence, never a traceback through the
+checker (which would show how it computes the answer).
 
-An exercise may also forbid names its answer must not use (:func:`forbidding`): "compute dγ with numpy
-only" forbids ``lnlib``; and no answer may read the checker's own answer (``exercises.exercise(...)``,
-``.expected``, ``.mistakes``) or the input history the check reads. In IPython the check reads the
-answer's code (:func:`answer_code`) and, when it uses a forbidden name (:func:`forbidden_uses`), says so
-instead of judging the value. The same check, run by the course's graded test cell (lnlib.book.tools.course),
-reads the answer cell from IPython's input history. It reads names, not intent: code in a cell above the
-answer cell, or a name built at run time (``getattr(lnlib, "layer_" + "norm_backward")``), escapes it.
+An exercise may also forbid names its answer must not use (:func:`forbidding`): "compute dγ with
+numpy only" forbids ``lnlib``; and no answer may read the checker's own answer
+(``exercises.exercise(...)``, ``.expected``, ``.mistakes``) or the input history the check reads. In
+IPython the check reads the answer's code (:func:`answer_code`) and, when it uses a forbidden name
+(:func:`forbidden_uses`), says so instead of judging the value. The same check, run by the course's
+graded test cell (lnlib.book.tools.course), reads the answer cell from IPython's input history. It
+reads names, not intent: code in a cell above the answer cell, or a name built at run time
+(``getattr(lnlib, "layer_" + "norm_backward")``), escapes it.
 """
 
 from __future__ import annotations
@@ -59,16 +61,19 @@ __all__ = [
     "handed_out",
 ]
 
-#: Names no answer may use: the checker's own answer, and the input history the check reads the answer from.
+#: Names no answer may use: the checker's own answer, and the input history the check reads the
+#: answer from.
 ALWAYS_FORBIDDEN = ("exercises.exercise", ".expected", ".mistakes", ".get_ipython", "In", "_ih")
 
 
 def forbidding(*names: str) -> Callable:
-    """Declare, on an exercise's builder, the names its answer must not use (beside :data:`ALWAYS_FORBIDDEN`).
+    """Declare, on an exercise's builder, the names its answer must not use (beside
+    :data:`ALWAYS_FORBIDDEN`).
 
-    Each name is dotted: ``"lnlib"`` (the library and all in it), ``"lnlib.layer_norm_backward"`` (that
-    function), ``"lnlib.backward"`` (that module and all in it), ``"torch"``; a name that starts with a dot
-    (``".expected"``) is an attribute, whatever it is read from. See :func:`forbidden_uses`.
+    Each name is dotted: ``"lnlib"`` (the library and all in it), ``"lnlib.layer_norm_backward"``
+    (that function), ``"lnlib.backward"`` (that module and all in it), ``"torch"``; a name that
+    starts with a dot (``".expected"``) is an attribute, whatever it is read from. See
+    :func:`forbidden_uses`.
 
     Examples
     --------
@@ -89,9 +94,9 @@ def forbidding(*names: str) -> Callable:
 def domain(sample: Callable[[np.random.Generator], dict]) -> Callable:
     """Declare, on an exercise's builder, the data a reader may choose: `sample` draws one such set.
 
-    The data its prompt allows (chapter 10's exercise 1: any number of samples and positions, an even
-    number of channels), drawn from a random generator; tests/book/test_exercise_checker.py builds every
-    exercise on many draws, and the checker must judge each without an error.
+    The data its prompt allows (chapter 10's exercise 1: any number of samples and positions, an
+    even number of channels), drawn from a random generator; tests/book/test_exercise_checker.py
+    builds every exercise on many draws, and the checker must judge each without an error.
 
     Examples
     --------
@@ -124,7 +129,9 @@ class Exercises:
     --------
     >>> import numpy as np
     >>> from lnlib.book.exercises.feedback import Exercise
-    >>> demo = Exercises("00_demo", lambda x: Exercise(x.mean(), mistakes={"that is the sum": x.sum()}))
+    >>> demo = Exercises(
+    ...     "00_demo", lambda x: Exercise(x.mean(), mistakes={"that is the sum": x.sum()})
+    ... )
     >>> x = np.array([1.0, 2.0, 3.0])
     >>> demo.check(1, x.sum(), x=x)
     Not quite: that is the sum.
@@ -135,8 +142,8 @@ class Exercises:
     def __init__(self, chapter: str, *builders: Callable[..., Exercise]):
         self.chapter = chapter
         self.builders = builders
-        #: Graded mode (the course edition, lnlib.book.tools.course): a verdict names the mistake, and
-        #: no hint is given, asked for or not.
+        #: Graded mode (the course edition, lnlib.book.tools.course): a verdict names the mistake,
+        #: and no hint is given, asked for or not.
         self.graded = False
         self._wrong_tries: dict[int, int] = {}
         # the data of each exercise's last check, for its hint
@@ -151,13 +158,15 @@ class Exercises:
         return self.builders[k - 1](**data)
 
     def sample(self, k: int, rng: np.random.Generator) -> dict:
-        """Data for exercise `k` drawn from its domain (:func:`domain`); none for an exercise without data."""
+        """Data for exercise `k` drawn from its domain (:func:`domain`); none for an exercise
+        without data."""
         self._number(k)
         draw = getattr(self.builders[k - 1], "domain", None)
         return {} if draw is None else draw(rng)
 
     def hint(self, k: int, **data) -> Feedback:
-        """Exercise `k`'s hint, the recipe, as a box: asked for (self-study), or refused in graded mode.
+        """Exercise `k`'s hint, the recipe, as a box: asked for (self-study), or refused in graded
+        mode.
 
         Built from `data`, or else from the data of the exercise's last check (its cell, run).
         """
@@ -186,7 +195,8 @@ class Exercises:
             )
 
     def _judged(self, built: Exercise, answer) -> Feedback:
-        """The verdict on `answer`, never an error; in graded mode a wrong one says "Not correct"."""
+        """The verdict on `answer`, never an error; in graded mode a wrong one says "Not
+        correct"."""
         try:
             verdict = built.check(answer)
         except Exception as error:  # noqa: BLE001 (any object a reader may answer with)
@@ -198,7 +208,8 @@ class Exercises:
         return verdict
 
     def _with_hint(self, k: int, built: Exercise, verdict: Feedback) -> Feedback:
-        """`verdict`, counted: after :data:`HINT_AFTER` wrong tries, the hint comes with it (self-study)."""
+        """`verdict`, counted: after :data:`HINT_AFTER` wrong tries, the hint comes with it
+        (self-study)."""
         if self.graded or verdict.kind != "wrong" or not built.hint:
             return verdict
         self._wrong_tries[k] = self._wrong_tries.get(k, 0) + 1
@@ -209,7 +220,8 @@ class Exercises:
         return Feedback(f"{verdict.text}\n{more}", verdict=verdict.text)
 
     def forbidden(self, k: int) -> tuple[str, ...]:
-        """The names exercise `k`'s answer must not use: :data:`ALWAYS_FORBIDDEN` and its own (:func:`forbidding`)."""
+        """The names exercise `k`'s answer must not use: :data:`ALWAYS_FORBIDDEN` and its own
+        (:func:`forbidding`)."""
         self._number(k)
         return ALWAYS_FORBIDDEN + tuple(getattr(self.builders[k - 1], "forbidden", ()))
 
@@ -220,13 +232,14 @@ class Exercises:
             )
 
     def check(self, k: int, answer, **data) -> Feedback | WebExercise:
-        """The feedback on `answer` to exercise `k`, as a box; unanswered on the website, the answer box
-        under the data, printed (:func:`~lnlib.book.exercises.web.answer_form`).
+        """The feedback on `answer` to exercise `k`, as a box; unanswered on the website, the answer
+        box under the data, printed (:func:`~lnlib.book.exercises.web.answer_form`).
 
         The exercise is built from the data as the running cell hands it out (:func:`handed_out`);
-        when the passed data differ from it (changed in place by the reader's code), the feedback says so.
-        When the answer's code (:func:`answer_code`, read from IPython's input history) uses a name the
-        exercise forbids, the feedback says which, and the answer is not counted, right or wrong.
+        when the passed data differ from it (changed in place by the reader's code), the feedback
+        says so. When the answer's code (:func:`answer_code`, read from IPython's input history)
+        uses a name the exercise forbids, the feedback says which, and the answer is not counted,
+        right or wrong.
         """
         given = handed_out(k, _running_cell(), _user_namespace())
         changed = [name for name in data if name in given and not _same(data[name], given[name])]
@@ -248,7 +261,10 @@ class Exercises:
         if refused:
             return Feedback(refused)
         notes = [
-            f"`{name}` was changed in place by your code; the answer is judged on the {name} as given."
+            (
+                f"`{name}` was changed in place by your code; the answer is judged on the {name} "
+                "as given."
+            )
             for name in changed
         ]
         # the note first: a generic hint above it would send the reader after the wrong fix
@@ -268,10 +284,11 @@ def _shell():
 
 
 def _inputs() -> list[str]:
-    """The sources of the cells IPython has run, in order, the running one last (none outside IPython).
+    """The sources of the cells IPython has run, in order, the running one last (none outside
+    IPython).
 
-    Read from IPython's history manager, whose list the reader's ``In`` and ``_ih`` only name: re-binding
-    them does not change what the check reads.
+    Read from IPython's history manager, whose list the reader's ``In`` and ``_ih`` only name:
+    re-binding them does not change what the check reads.
     """
     shell = _shell()
     history = getattr(shell, "history_manager", None)
@@ -297,8 +314,8 @@ def _parse(source: str) -> ast.Module | None:
 
 
 def _checks(k: int | None, tree: ast.Module) -> list[ast.stmt]:
-    """The statements of `tree` that check exercise `k` (any exercise for None): ``exercises.check(k, ...)``,
-    alone or assigned (``feedback = exercises.check(k, ...)``)."""
+    """The statements of `tree` that check exercise `k` (any exercise for None):
+    ``exercises.check(k, ...)``, alone or assigned (``feedback = exercises.check(k, ...)``)."""
     return [
         stmt
         for stmt in tree.body
@@ -321,15 +338,17 @@ def _binds(name: str, tree: ast.Module) -> bool:
 
 
 def answer_code(k: int, inputs: list[str]) -> ast.Module | None:
-    r"""The code of exercise `k`'s answer, from the cells IPython ran (`inputs`, the running cell last).
+    r"""The code of exercise `k`'s answer, from the cells IPython ran (`inputs`, the running cell
+    last).
 
-    When the running cell is the exercise's cell (it checks exercise k and binds ``answer_k``), the answer
-    is that cell without its check. Otherwise (the course's graded test cell, run after the answer cell)
-    it is every cell run since the last one that checked another exercise, from the first that binds
-    ``answer_k`` or checks exercise k, up to the running cell: the exercise's cell and any cell a student
-    added under it, without their checks. The data lines are read too: as handed out they use no
-    forbidden name (tests/book/test_exercises.py), and a student may write anything among them.
-    None when no cell holds exercise k's answer (plain Python; a check called from other code).
+    When the running cell is the exercise's cell (it checks exercise k and binds ``answer_k``), the
+    answer is that cell without its check. Otherwise (the course's graded test cell, run after the
+    answer cell) it is every cell run since the last one that checked another exercise, from the
+    first that binds ``answer_k`` or checks exercise k, up to the running cell: the exercise's cell
+    and any cell a student added under it, without their checks. The data lines are read too: as
+    handed out they use no forbidden name (tests/book/test_exercises.py), and a student may write
+    anything among them. None when no cell holds exercise k's answer (plain Python; a check called
+    from other code).
 
     Examples
     --------
@@ -337,7 +356,8 @@ def answer_code(k: int, inputs: list[str]) -> ast.Module | None:
     >>> ast.unparse(answer_code(1, [cell]))
     'x = np.ones(3)\nanswer_1 = lnlib.layer_norm(x)'
     >>> test = "feedback = exercises.check(1, answer_1, x=x)"
-    >>> ast.unparse(answer_code(1, ["answer_0 = 1\nexercises.check(0, answer_0)", cell, "y = 2", test]))
+    >>> earlier = "answer_0 = 1\nexercises.check(0, answer_0)"
+    >>> ast.unparse(answer_code(1, [earlier, cell, "y = 2", test]))
     'x = np.ones(3)\nanswer_1 = lnlib.layer_norm(x)\ny = 2'
     """
     trees = [_parse(source) or ast.Module(body=[], type_ignores=[]) for source in inputs]
@@ -361,7 +381,8 @@ def answer_code(k: int, inputs: list[str]) -> ast.Module | None:
 
 
 def _chain(node: ast.AST, parents: dict) -> ast.AST:
-    """The whole chain of attributes `node` starts: ``lnlib.layer_norm_backward`` for its ``lnlib``."""
+    """The whole chain of attributes `node` starts: ``lnlib.layer_norm_backward`` for its
+    ``lnlib``."""
     while isinstance(parents.get(node), ast.Attribute) and parents[node].value is node:
         node = parents[node]
     return node
@@ -377,17 +398,18 @@ def _bound(tree: ast.AST) -> set[str]:
 
 
 def forbidden_uses(code: str | ast.AST, forbidden, namespace: dict | None = None) -> list[str]:
-    r"""The uses of forbidden names in `code`, each as written (``lnlib.layer_norm_backward``), in order.
+    r"""The uses of forbidden names in `code`, each as written (``lnlib.layer_norm_backward``), in
+    order.
 
-    A name ``a.b.c`` of `forbidden` is used when `code` reads ``c`` as an attribute (``lnlib.c``, ``L.c``
-    after ``import lnlib as L``), reads ``c`` as a name it does not bind itself (``c(...)`` after an
-    earlier cell's ``from a.b import c``), imports ``a.b.c`` or anything in it (``from a.b import c as f``,
-    ``import a.b.c.d``), or writes ``"c"`` or ``"a.b.c"`` as a string (``getattr(lnlib, "c")``); and,
-    given the reader's `namespace`, when it reads a name an earlier cell bound to a module, function or
-    class of ``a.b.c`` (``sp`` after ``import sympy as sp``, for ``"sympy"``). A name
-    that starts with a dot (``".expected"``) counts as an attribute or a string only. A use is reported
-    as its whole chain of attributes: reading ``lnlib`` in ``lnlib.layer_norm_backward(dy, x)`` reports
-    ``lnlib.layer_norm_backward``.
+    A name ``a.b.c`` of `forbidden` is used when `code` reads ``c`` as an attribute (``lnlib.c``,
+    ``L.c`` after ``import lnlib as L``), reads ``c`` as a name it does not bind itself (``c(...)``
+    after an earlier cell's ``from a.b import c``), imports ``a.b.c`` or anything in it
+    (``from a.b import c as f``, ``import a.b.c.d``), or writes ``"c"`` or ``"a.b.c"`` as a string
+    (``getattr(lnlib, "c")``); and, given the reader's `namespace`, when it reads a name an earlier
+    cell bound to a module, function or class of ``a.b.c`` (``sp`` after ``import sympy as sp``, for
+    ``"sympy"``). A name that starts with a dot (``".expected"``) counts as an attribute or a string
+    only. A use is reported as its whole chain of attributes: reading ``lnlib`` in
+    ``lnlib.layer_norm_backward(dy, x)`` reports ``lnlib.layer_norm_backward``.
 
     Examples
     --------
@@ -398,8 +420,8 @@ def forbidden_uses(code: str | ast.AST, forbidden, namespace: dict | None = None
     ['lnlib.layer_norm_backward']
     >>> forbidden_uses("answer_3 = exercises.exercise(3, xs=xs).expected", [".expected"])
     ['exercises.exercise(3, xs=xs).expected']
-    >>> forbidden_uses("def layer_norm_backward(dy, x):\n    return dy\nanswer_1 = layer_norm_backward(1, 2)",
-    ...                ["lnlib.layer_norm_backward"])  # the reader's own function of that name
+    >>> own = "def layer_norm_backward(dy, x):\n    return dy\nanswer_1 = layer_norm_backward(1, 2)"
+    >>> forbidden_uses(own, ["lnlib.layer_norm_backward"])  # the reader's own function of that name
     []
     """
     tree = _parse(code) if isinstance(code, str) else code
@@ -449,8 +471,8 @@ def _origin(value, paths) -> bool:
 def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | None:
     """What an answer whose `code` uses forbidden names is told (None if it uses none).
 
-    The use comes first: ``nbgrader validate`` cuts an error line at its width (``Validator.width``, 90
-    characters in nbgrader 0.9.6).
+    The use comes first: ``nbgrader validate`` cuts an error line at its width (``Validator.width``,
+    90 characters in nbgrader 0.9.6).
     """
     reasons, used = [], []
     mine = forbidden_uses(code, own, namespace)
@@ -471,13 +493,16 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
 
 
 def _data_lines(k: int, tree: ast.Module) -> list[ast.stmt] | None:
-    """The statements of an exercise cell that hand out its data, or None if `tree` is no cell of exercise k.
+    """The statements of an exercise cell that hand out its data, or None if `tree` is no cell of
+    exercise k.
 
-    An exercise cell (CONTRIBUTING.md) is its data, ``answer_k = None`` and ``exercises.check(k, ...)``
-    as a statement of its own (or assigned: ``feedback = exercises.check(k, ...)``). Its data lines are its leading imports, definitions and assignments to
-    names not yet bound in the cell: the first statement of any other kind (``batch -= m``,
-    ``batch[0] = 1``, ``batch.sort()``), a second assignment to a name, or ``answer_k = ...`` ends them,
-    so code a reader writes under the data is never taken for the data.
+    An exercise cell (CONTRIBUTING.md) is its data, ``answer_k = None`` and
+    ``exercises.check(k, ...)`` as a statement of its own (or assigned:
+    ``feedback = exercises.check(k, ...)``). Its data lines are its leading imports, definitions and
+    assignments to names not yet bound in the cell: the first statement of any other kind
+    (``batch -= m``, ``batch[0] = 1``, ``batch.sort()``), a second assignment to a name, or
+    ``answer_k = ...`` ends them, so code a reader writes under the data is never taken for the
+    data.
     """
     if not _checks(k, tree):
         return None
@@ -530,7 +555,9 @@ def handed_out(k: int, source: str | None, namespace: dict) -> dict:
     Examples
     --------
     >>> import numpy as np
-    >>> cell = "v = np.array([1.0, 2.0])\\nv -= 1\\nanswer_1 = v\\nexercises.check(1, answer_1, v=v)"
+    >>> cell = (
+    ...     "v = np.array([1.0, 2.0])\\nv -= 1\\nanswer_1 = v\\nexercises.check(1, answer_1, v=v)"
+    ... )
     >>> handed_out(1, cell, {"np": np})
     {'v': array([1., 2.])}
     """
@@ -587,7 +614,8 @@ def _copy(value):
 
 
 def _same(passed, given) -> bool:
-    """Whether the data passed to a check are the data as handed out (numbers, arrays, or anything with ==)."""
+    """Whether the data passed to a check are the data as handed out (numbers, arrays, or anything
+    with ==)."""
     if passed is given:
         return True
     try:

@@ -1,4 +1,5 @@
-"""Chapter 16's exercises (chapters/16_check_your_own.ipynb): what the harness says of a bug and of its fix."""
+"""Chapter 16's exercises (chapters/16_check_your_own.ipynb): what the harness says of a bug and of
+its fix."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def _failures(forward) -> int:
 
 
 def eps_outside_root_in_float16() -> Exercise:
-    """Exercise 1: whether ``buggy_eps_outside_root`` passes the float16 check on the random (4, 3, 64) inputs."""
+    """Exercise 1: whether ``buggy_eps_outside_root`` passes the float16 check on the random (4, 3,
+    64) inputs."""
     random = CASES[0].name
     with np.errstate(all="ignore"):
         report = check_layer_norm(buggy_eps_outside_root, dtypes=("float16",))

@@ -1,4 +1,5 @@
-"""Chapter 08's exercises (chapters/08_complete_examples.ipynb): the four steps by hand, the documents' divisor, γ and β."""
+"""Chapter 08's exercises (chapters/08_complete_examples.ipynb): the four steps by hand, the
+documents' divisor, γ and β."""
 
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ def four_steps_by_hand(token_b) -> Exercise:
     return Exercise(
         lnlib.layer_norm(token_b),
         rtol=1e-9,
-        hint="Four steps: the mean, the (biased) variance, divide by the square root of variance plus ε.",
+        hint=(
+            "Four steps: the mean, the (biased) variance, divide by the square root of variance "
+            "plus ε."
+        ),
         mistakes={
             "ε is added to σ; it belongs under the square root, with σ²": eps_outside,
             "the variance divides by H - 1 = 3; LayerNorm's divides by H = 4": h_minus_1,
@@ -37,18 +41,23 @@ def four_steps_by_hand(token_b) -> Exercise:
 
 
 def divisor_ratio() -> Exercise:
-    """Exercise 2: the correct divisor sqrt(σ² + ε) over the document's σ + ε, for the embedding's σ = 0.048."""
+    """Exercise 2: the correct divisor sqrt(σ² + ε) over the document's σ + ε, for the embedding's σ
+    = 0.048."""
     steps = lnlib.layer_norm_steps(documents_embedding())
     right, sigma, eps = steps.sqrt_var_eps.item(), np.sqrt(steps.var.item()), steps.eps
     documents = sigma + eps
     return Exercise(
         right / documents,
         digits=4,  # the ratio and its inverse, 1.002 and 0.998, meet at three
-        hint="Compute both divisors with σ = 0.048 and ε = 1e-5, then divide the correct one by the document's.",
+        hint=(
+            "Compute both divisors with σ = 0.048 and ε = 1e-5, then divide the correct one by the "
+            "document's."
+        ),
         mistakes={
-            "that is the inverse ratio: the correct divisor goes on top, so the answer is a bit above 1": (
-                documents / right
-            ),
+            (
+                "that is the inverse ratio: the correct divisor goes on top, so the answer is a "
+                "bit above 1"
+            ): (documents / right),
             "the document's divisor is σ + ε, not σ alone: its ε is missing": right / sigma,
             "that is the difference of the two divisors; the question asks for their ratio": (
                 right - documents
@@ -59,7 +68,8 @@ def divisor_ratio() -> Exercise:
 
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(2, 5), rng.integers(3, 9))) * 3})
 def scaled_and_shifted_batch(batch) -> Exercise:
-    """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β = 0.5 for every feature."""
+    """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β =
+    0.5 for every feature."""
     batch = np.asarray(batch, dtype=np.float64)
     gamma, beta = np.full(batch.shape[-1], GAMMA), np.full(batch.shape[-1], BETA)
     steps = lnlib.layer_norm_steps(batch)

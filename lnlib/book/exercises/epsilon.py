@@ -1,4 +1,5 @@
-"""Chapter 05's exercises (chapters/05_epsilon.ipynb): what ε does to the variance of LayerNorm's output."""
+"""Chapter 05's exercises (chapters/05_epsilon.ipynb): what ε does to the variance of LayerNorm's
+output."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def eps_for_half_variance() -> Exercise:
 
 
 def keras_eps_on_small_std() -> Exercise:
-    """Exercise 3: whether an input of standard deviation 0.01 keeps an output std within 1 % of 1 under Keras's ε."""
+    """Exercise 3: whether an input of standard deviation 0.01 keeps an output std within 1 % of 1
+    under Keras's ε."""
     small = 0.01 * np.array([1.0, -1.0, 1.0, -1.0])  # standard deviation exactly 0.01
     output = lnlib.layer_norm(small, eps=FRAMEWORK_EPS["Keras"])
     return Exercise(

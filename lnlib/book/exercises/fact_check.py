@@ -1,4 +1,5 @@
-"""Chapter 17's exercises (chapters/17_fact_check.ipynb): x̂'s covariance and fourth moment, and a negative scale."""
+"""Chapter 17's exercises (chapters/17_fact_check.ipynb): x̂'s covariance and fourth moment, and a
+negative scale."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from lnlib.book.factcheck.measurements import exchangeable_second_moments, norma
 
 
 def covariance_of_two_features() -> Exercise:
-    """Exercise 1: Cov(x̂_1, x̂_2) for H = 5 i.i.d. features and ε = 0, by the chapter's derivation."""
+    """Exercise 1: Cov(x̂_1, x̂_2) for H = 5 i.i.d. features and ε = 0, by the chapter's
+    derivation."""
     size = 5
     moments = exchangeable_second_moments()
     at_eps_0 = {moments["r"]: 1, moments["H"]: size}

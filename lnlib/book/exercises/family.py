@@ -17,7 +17,8 @@ BATCHES, MOMENTUM = ([2.0, 4.0], [0.0, 4.0, 8.0]), 0.1
 
 
 def _group_norm_data(rng: np.random.Generator) -> dict:
-    """Exercise 1's domain: any samples, three positions or more, an even number of channels (G = 2)."""
+    """Exercise 1's domain: any samples, three positions or more, an even number of channels (G =
+    2)."""
     samples, positions = rng.integers(1, 5), rng.integers(3, 6)
     return {"acts": rng.normal(size=(samples, GROUPS * rng.integers(1, 5), positions))}
 
@@ -25,7 +26,8 @@ def _group_norm_data(rng: np.random.Generator) -> dict:
 @forbidding("lnlib", "torch")
 @domain(_group_norm_data)
 def group_normalized_acts(acts) -> Exercise:
-    """Exercise 1: `acts` (samples, channels, positions) group-normalized with G = 2 and ε = 1e-5."""
+    """Exercise 1: `acts` (samples, channels, positions) group-normalized with G = 2 and ε =
+    1e-5."""
     acts = np.asarray(acts, dtype=np.float64)
     channels = acts.shape[1]
     per_group = f"{channels // GROUPS} channel{'s' if channels // GROUPS > 1 else ''}"
@@ -58,7 +60,8 @@ def group_normalized_acts(acts) -> Exercise:
 
 
 def rms_norm_ignores_weight_recentering() -> Exercise:
-    """Exercise 2: True or False, RMS norm is invariant to weight-matrix re-centering (the chapter's table)."""
+    """Exercise 2: True or False, RMS norm is invariant to weight-matrix re-centering (the chapter's
+    table)."""
     row = invariance_table().invariant["RMS norm"]
     return Exercise(
         row[list(TRANSFORMATIONS).index("weight matrix re-centering")],
@@ -68,7 +71,8 @@ def rms_norm_ignores_weight_recentering() -> Exercise:
 
 
 def running_mean_after_two_batches() -> Exercise:
-    """Exercise 3: batch norm's running mean after the batches [2, 4] and [0, 4, 8], momentum 0.1."""
+    """Exercise 3: batch norm's running mean after the batches [2, 4] and [0, 4, 8], momentum
+    0.1."""
 
     def running_mean(batches, *, start=0.0, momentum=MOMENTUM) -> float:
         running = RunningStats(mean=np.array([start]), var=np.ones(1), momentum=momentum)
@@ -97,12 +101,14 @@ def running_mean_after_two_batches() -> Exercise:
 
 
 def _batch_shapes(samples: int, features: int) -> tuple:
-    """Exercise 4's data shapes: a batch and its upstream gradient (samples, features), the gains."""
+    """Exercise 4's data shapes: a batch and its upstream gradient (samples, features), the
+    gains."""
     return (samples, features), (samples, features), (features,)
 
 
 def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True):
-    """Batch norm's dx with one piece bent: the sums' `axis`, the divisor `count`, the variance's `ddof`."""
+    """Batch norm's dx with one piece bent: the sums' `axis`, the divisor `count`, the variance's
+    `ddof`."""
     centred = x - x.mean(axis=0)
     rstd = 1 / np.sqrt(x.var(axis=0, ddof=ddof) + EPS)
     xhat, dxhat = centred * rstd, gamma * dy
@@ -123,7 +129,8 @@ def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True)
     }
 )
 def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
-    """Exercise 4: dx of batch norm in training mode for the batch `bx` (samples, features), gains `bgamma`, upstream gradient `bdy`, ε = 1e-5."""
+    """Exercise 4: dx of batch norm in training mode for the batch `bx` (samples, features), gains
+    `bgamma`, upstream gradient `bdy`, ε = 1e-5."""
     x, dy, gamma = (np.asarray(a, dtype=np.float64) for a in (bx, bdy, bgamma))
     return Exercise(
         batch_norm_backward(dy, x, gamma, eps=EPS)[0],

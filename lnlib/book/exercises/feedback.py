@@ -1,14 +1,15 @@
 """What an exercise's check says: right, a named mistake, what is off, or not answered yet.
 
-An :class:`Exercise` holds one expected answer, computed by lnlib, the answers known mistakes give, the
-significant digits it asks for, and a hint; :meth:`Exercise.plan` turns them into the rules that judge an
-answer (plain data, the same for the notebook and the website: :mod:`lnlib.book.exercises.judge` reads
-them in Python, ``lnlib-exercises.js`` in the page). A verdict names what is wrong in words (not
-answered, wrong kind or shape, a wrong choice, a known mistake such as a missing ε or H - 1 for H, a
-transpose, a sign, how many entries differ); it never holds the hint (the recipe, given when the reader
-asks: chapter.py) nor the expected value. :class:`Feedback` shows the line as a styled box in
-JupyterLab and on the website. Each chapter's exercises are built in their own module of this package
-(``lnlib.book.exercises.mean`` for chapter 03, and so on), so no cell of a chapter holds an expected answer.
+An :class:`Exercise` holds one expected answer, computed by lnlib, the answers known mistakes give,
+the significant digits it asks for, and a hint; :meth:`Exercise.plan` turns them into the rules that
+judge an answer (plain data, the same for the notebook and the website:
+:mod:`lnlib.book.exercises.judge` reads them in Python, ``lnlib-exercises.js`` in the page). A
+verdict names what is wrong in words (not answered, wrong kind or shape, a wrong choice, a known
+mistake such as a missing ε or H - 1 for H, a transpose, a sign, how many entries differ); it never
+holds the hint (the recipe, given when the reader asks: chapter.py) nor the expected value.
+:class:`Feedback` shows the line as a styled box in JupyterLab and on the website. Each chapter's
+exercises are built in their own module of this package (``lnlib.book.exercises.mean`` for chapter
+03, and so on), so no cell of a chapter holds an expected answer.
 """
 
 from __future__ import annotations
@@ -26,15 +27,19 @@ __all__ = ["Exercise", "Feedback", "feedback", "round_to_digits"]
 NOT_ANSWERED = "Not answered yet: replace None with your answer and run this cell again."
 CORRECT = "Correct!"
 WRONG = "Not quite: "
-#: What a wrong answer's verdict starts with in graded mode (the course edition: chapter.Exercises.graded).
+#: What a wrong answer's verdict starts with in graded mode (the course edition:
+#: chapter.Exercises.graded).
 NOT_CORRECT = "Not correct: "
 #: An answer within this share of the expected answer's size, but not right, is "close".
 CLOSE = 1e-2
-#: The significant digits an exercise asks for when it says none (a count, True/False or a choice: exact).
+#: The significant digits an exercise asks for when it says none (a count, True/False or a choice:
+#: exact).
 DIGITS = 3
-#: Wrong tries after which the hint comes unasked (chapter.py in the notebook, lnlib-exercises.js on the page).
+#: Wrong tries after which the hint comes unasked (chapter.py in the notebook, lnlib-exercises.js on
+#: the page).
 HINT_AFTER = 3
-#: The plain-text stand-in of the website's answer box (lnlib.book.exercises.web), where HTML is not shown.
+#: The plain-text stand-in of the website's answer box (lnlib.book.exercises.web), where HTML is not
+#: shown.
 ON_THE_WEBSITE = "Answer in the box on the book's website, or run this cell in JupyterLab."
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -51,24 +56,25 @@ class Exercise:
         The recipe, shown when the reader asks for it or after a few wrong tries (chapter.py), never
         with a verdict.
     rtol : float, default 1e-6
-        Relative tolerance for an answer typed with all its digits; tight enough to tell the mistakes
-        apart from the answer.
+        Relative tolerance for an answer typed with all its digits; tight enough to tell the
+        mistakes apart from the answer.
     atol : float, default 1e-9
         Absolute tolerance for numeric answers.
     mistakes : dict of str to array_like, default empty
-        Answers a known mistake gives, each with the sentence that names the mistake (the signature's
-        ``<factory>``: a new empty dict per exercise).
+        Answers a known mistake gives, each with the sentence that names the mistake (the
+        signature's ``<factory>``: a new empty dict per exercise).
     choices : sequence, optional
         For a multiple-choice question, the allowed answers.
     also_right : dict of str to array_like, default empty
         Other answers that are right, each with the sentence said after "Correct!" (chapter 01's
         exercise 2: the chain rule's 1/2, which the stack's ε moves by a hair).
     epsilon : bool, optional
-        Whether an ε is part of the exercise, so that "a small term missing or extra (an ε?)" is worth
-        suggesting; None (the default): when a named mistake's sentence mentions ε.
+        Whether an ε is part of the exercise, so that "a small term missing or extra (an ε?)" is
+        worth suggesting; None (the default): when a named mistake's sentence mentions ε.
     digits : int, default DIGITS
-        The significant digits the exercise asks for (its prompt says so): an answer rounded to them,
-        entry by entry, is right. Ignored for a count, True/False and a choice, which must be exact.
+        The significant digits the exercise asks for (its prompt says so): an answer rounded to
+        them, entry by entry, is right. Ignored for a count, True/False and a choice, which must be
+        exact.
     """
 
     expected: object
@@ -90,12 +96,14 @@ class Exercise:
 
     @property
     def asks_digits(self) -> int | None:
-        """The significant digits asked, or None where the answer must be exact (a count, True/False)."""
+        """The significant digits asked, or None where the answer must be exact (a count,
+        True/False)."""
         kind = np.asarray(self.expected).dtype.kind
         return self.digits if self.kind == "number" and kind == "f" else None
 
     def plan(self) -> dict:
-        """The rules that judge an answer, as plain data (JSON): see :mod:`lnlib.book.exercises.judge`."""
+        """The rules that judge an answer, as plain data (JSON): see
+        :mod:`lnlib.book.exercises.judge`."""
         return plan(self)
 
     def feedback(self, answer) -> str:
@@ -116,16 +124,18 @@ EDGE = {"correct": "#009E73", "wrong": "#D55E00", "unanswered": "#999999"}
 
 @dataclass(frozen=True)
 class Feedback:
-    """One check's verdict: plain text in a terminal, a box that wraps at words in JupyterLab and on the website.
+    """One check's verdict: plain text in a terminal, a box that wraps at words in JupyterLab and on
+    the website.
 
     Parameters
     ----------
     text : str
-        What the box says: the line :func:`feedback` wrote, which starts with "Correct!" exactly when the
-        answer is right, or that line after notes the reader must see first (`verdict` then holds the line).
+        What the box says: the line :func:`feedback` wrote, which starts with "Correct!" exactly
+        when the answer is right, or that line after notes the reader must see first (`verdict` then
+        holds the line).
     verdict : str, optional
-        The line :func:`feedback` wrote, when `text` opens with notes (chapter.py: "`batch` was changed in
-        place ..."); the box's kind is read from it.
+        The line :func:`feedback` wrote, when `text` opens with notes (chapter.py: "`batch` was
+        changed in place ..."); the box's kind is read from it.
     """
 
     text: str
@@ -145,10 +155,10 @@ class Feedback:
     def _repr_html_(self) -> str:
         return (
             f'<div class="lnlib-feedback lnlib-feedback-{self.kind}" role="status" '
-            f'style="border-left: 4px solid {EDGE[self.kind]}; padding: 0.3em 0.8em; '
-            "margin: 0.2em 0; max-width: 44em; overflow-wrap: break-word; "
-            'font-family: var(--jp-content-font-family, system-ui, sans-serif); line-height: 1.45; white-space: pre-line;">'
-            f"{html.escape(self.text)}</div>"
+            f'style="border-left: 4px solid {EDGE[self.kind]}; padding: 0.3em 0.8em; margin: '
+            "0.2em 0; max-width: 44em; overflow-wrap: break-word; font-family: "
+            "var(--jp-content-font-family, system-ui, sans-serif); line-height: 1.45; "
+            f'white-space: pre-line;">{html.escape(self.text)}</div>'
         )
 
 
@@ -162,7 +172,8 @@ def round_to_digits(value, digits: int) -> np.ndarray:
 
 
 def _rounding(value, digits: int) -> np.ndarray:
-    """Half a unit in the `digits`-th significant digit of each entry of `value` (0 for a 0), a hair more."""
+    """Half a unit in the `digits`-th significant digit of each entry of `value` (0 for a 0), a hair
+    more."""
     flat = np.abs(np.asarray(value, dtype=np.float64))
     with np.errstate(divide="ignore"):
         exponent = np.floor(np.log10(np.where(flat > 0, flat, 1.0)))
@@ -203,13 +214,17 @@ def _merged(mistakes: dict, rtol: float, atol: float) -> list[tuple[str, np.ndar
 def _close_words(digits: int | None, epsilon: bool) -> str:
     if digits is not None:
         asked = NUMBER_WORDS.get(digits, digits)
-        return f"{WRONG}close, but not right to the {asked} significant digits asked: round to {asked}."
+        return (
+            f"{WRONG}close, but not right to the {asked} significant digits asked: round to "
+            f"{asked}."
+        )
     more = ", or look for a small term missing or extra (an ε?)" if epsilon else ""
     return f"{WRONG}close, but not within the tolerance: give all the digits{more}."
 
 
 def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str:
-    """What a wrong answer of the right shape that no rule names is told: how many entries differ."""
+    """What a wrong answer of the right shape that no rule names is told: how many entries
+    differ."""
     kind = np.asarray(exercise.expected).dtype.kind
     if kind == "b":
         return f"{WRONG}{{differ}} of {{size}} answers are not right."
@@ -225,7 +240,8 @@ def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str
 
 def plan(exercise: Exercise) -> dict:
     """`exercise`'s plan: its kind, its rules in order (the first that holds gives the verdict) and
-    its fixed messages; the hint and how many wrong tries bring it (chapter.py, lnlib-exercises.js)."""
+    its fixed messages; the hint and how many wrong tries bring it (chapter.py,
+    lnlib-exercises.js)."""
     rules = _choice_rules(exercise) if exercise.kind == "choice" else _number_rules(exercise)
     if exercise.kind == "bool":
         rules = [
@@ -265,8 +281,8 @@ def _choice_rules(exercise: Exercise) -> list[dict]:
 
 
 def _number_rules(exercise: Exercise) -> list[dict]:
-    """Right (exactly, or rounded to the digits asked), a named mistake (exactly, or rounded), a shape,
-    a transpose, nan, a sign, close, and how many entries differ: in this order."""
+    """Right (exactly, or rounded to the digits asked), a named mistake (exactly, or rounded), a
+    shape, a transpose, nan, a sign, close, and how many entries differ: in this order."""
     if exercise.kind != "number":
         return []
     want = np.asarray(exercise.expected, dtype=np.float64)
@@ -329,12 +345,14 @@ def _tuple(shape) -> str:
 
 
 def involves_epsilon(mistakes: dict, epsilon: bool | None = None) -> bool:
-    """Whether to suggest a missing or extra ε: `epsilon` when given, else when a mistake's sentence names ε."""
+    """Whether to suggest a missing or extra ε: `epsilon` when given, else when a mistake's sentence
+    names ε."""
     return any("ε" in sentence for sentence in mistakes) if epsilon is None else bool(epsilon)
 
 
 def feedback(answer, expected, **options) -> str:
-    """The verdict on `answer` to an exercise whose right answer is `expected` (``Exercise(expected, **options)``).
+    """The verdict on `answer` to an exercise whose right answer is `expected`
+    (``Exercise(expected, **options)``).
 
     Returns
     -------

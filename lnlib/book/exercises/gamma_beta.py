@@ -1,4 +1,5 @@
-"""Chapter 07's exercises (chapters/07_gamma_beta.ipynb): undoing LayerNorm, counting γ and β, one pair for two samples."""
+"""Chapter 07's exercises (chapters/07_gamma_beta.ipynb): undoing LayerNorm, counting γ and β, one
+pair for two samples."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ GPT2_MEDIUM = {"d_model": 1024, "n_layers": 24}
 
 @domain(lambda rng: {"v": rng.normal(rng.normal(), 2, size=rng.integers(2, 9))})
 def identity_scale_and_shift(v) -> Exercise:
-    """Exercise 1: ``np.stack([gamma, beta])`` for which LayerNorm (default ε) gives back `v`, shape ``(2, H)``."""
+    """Exercise 1: ``np.stack([gamma, beta])`` for which LayerNorm (default ε) gives back `v`, shape
+    ``(2, H)``."""
     v = np.asarray(v, dtype=np.float64)
     gamma, beta = identity_parameters(v)
     steps = lnlib.layer_norm_steps(v)
@@ -23,7 +25,9 @@ def identity_scale_and_shift(v) -> Exercise:
     return Exercise(
         np.stack([gamma, beta]),
         rtol=1e-9,
-        hint="β undoes the centring and γ undoes the division: what exactly did LayerNorm divide by?",
+        hint=(
+            "β undoes the centring and γ undoes the division: what exactly did LayerNorm divide by?"
+        ),
         mistakes={
             "γ = σ leaves out ε: LayerNorm divided by sqrt(σ² + ε), so γ must be that": np.stack(
                 [np.full(v.shape, np.sqrt(var)), beta]
@@ -62,7 +66,8 @@ def gpt2_medium_layer_norm_parameters() -> Exercise:
 
 
 def _pair(rng: np.random.Generator) -> np.ndarray:
-    """Exercise 3's domain: two rows of one width, the second drawn or a permutation of the first."""
+    """Exercise 3's domain: two rows of one width, the second drawn or a permutation of the
+    first."""
     first = rng.integers(-5, 6, size=rng.integers(2, 7)).astype(float)
     second = rng.permutation(first) if rng.random() < 0.5 else rng.normal(size=first.size)
     return np.stack([first, second])
@@ -72,9 +77,10 @@ def _pair(rng: np.random.Generator) -> np.ndarray:
 def one_pair_gives_back_both_samples(pair) -> Exercise:
     """Exercise 3: whether one per-feature γ, β gives back both rows of `pair`, shape ``(2, H)``.
 
-    Feature i asks γᵢ x̂ᵢ + βᵢ to hit both rows' xᵢ: two equations in γᵢ, βᵢ, solvable unless the rows
-    share x̂ᵢ but not xᵢ. (The chapter's folded cell shows the documents' batch, whose rows share every
-    x̂ᵢ; the exercise's rows are a permutation of each other, so they share σ and some x̂ᵢ, with their xᵢ.)
+    Feature i asks γᵢ x̂ᵢ + βᵢ to hit both rows' xᵢ: two equations in γᵢ, βᵢ, solvable unless the
+    rows share x̂ᵢ but not xᵢ. (The chapter's folded cell shows the documents' batch, whose rows
+    share every x̂ᵢ; the exercise's rows are a permutation of each other, so they share σ and some
+    x̂ᵢ, with their xᵢ.)
     """
     pair = np.asarray(pair, dtype=np.float64)
     xhat = lnlib.layer_norm(pair)

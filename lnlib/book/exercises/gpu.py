@@ -1,4 +1,5 @@
-"""Chapter 15's exercises (chapters/15_gpu.ipynb): a kernel's bytes per element, and what fusing saves."""
+"""Chapter 15's exercises (chapters/15_gpu.ipynb): a kernel's bytes per element, and what fusing
+saves."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ FUSED_ADD = next(k for k in KERNEL_COUNTS if "residual" in k.name)
 
 
 def backward_bytes() -> Exercise:
-    """Exercise 1: bytes per element of x the backward's stage 1 must move in bfloat16, at the floor."""
+    """Exercise 1: bytes per element of x the backward's stage 1 must move in bfloat16, at the
+    floor."""
     width = itemsize("bfloat16")
     return Exercise(
         BACKWARD.floor_bytes(width),
@@ -28,7 +30,8 @@ def backward_bytes() -> Exercise:
 
 
 def fusion_saving() -> Exercise:
-    """Exercise 2: bytes per element saved in float16 by fusing the residual add into the LayerNorm."""
+    """Exercise 2: bytes per element saved in float16 by fusing the residual add into the
+    LayerNorm."""
     width = itemsize("float16")
     unfused = 3 * width + 2 * width  # add: read x and r, write s; norm: read s, write y
     fused = FUSED_ADD.floor_bytes(width)

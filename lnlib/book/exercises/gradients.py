@@ -1,4 +1,5 @@
-"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ by hand, the atomic backward pass, what ε leaves over, RMSNorm's dx, and dγ from what a kernel saved."""
+"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ by hand, the atomic backward pass, what
+ε leaves over, RMSNorm's dx, and dγ from what a kernel saved."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _vector(rng: np.random.Generator, *names: str, scale: float = 1.0) -> dict:
 
 
 def _saved(rng: np.random.Generator) -> dict:
-    """Exercise 5's domain: rows, their upstream gradient, and the σ = sqrt(mean(x²)) of each row."""
+    """Exercise 5's domain: rows, their upstream gradient, and the σ = sqrt(mean(x²)) of each
+    row."""
     data = _batch(rng, "xk", "dyk")
     return data | {"saved": np.sqrt((data["xk"] ** 2).mean(axis=-1))}
 
@@ -45,17 +47,22 @@ def _saved(rng: np.random.Generator) -> dict:
 @forbidding("lnlib", "torch", "jax")
 @domain(lambda rng: _batch(rng, "xe", "dye"))
 def dgamma_by_hand(xe, dye) -> Exercise:
-    """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per feature."""
+    """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per
+    feature."""
     xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
     xhat = lnlib.layer_norm(xe, eps=EPS)
     per_sample = (dye * xhat).sum(axis=-1)
     return Exercise(
         layer_norm_backward(dye, xe, eps=EPS)[1],
         rtol=1e-9,
-        hint="xhat = (xe - mean) / sqrt(var + 1e-5) row by row; then sum dye * xhat over the samples, axis=0.",
+        hint=(
+            "xhat = (xe - mean) / sqrt(var + 1e-5) row by row; then sum dye * xhat over the "
+            "samples, axis=0."
+        ),
         mistakes={
             "that sums over the features (axis=-1), one value per sample, as the documents do; "
-            "each γ_i collects dye * x̂ from every sample at its own feature: sum over axis=0": per_sample,
+            "each γ_i collects dye * x̂ from every sample at its own feature: "
+            "sum over axis=0": per_sample,
             "that is dye * x̂ for every sample; γ is shared by the samples, so sum it over "
             "them (axis=0)": dye * xhat,
             "that is dβ, the sum of dye alone; dγ weights each dye by its x̂": dye.sum(axis=0),
@@ -75,8 +82,11 @@ def atomic_backward_dx(xe, dye, ge) -> Exercise:
     return Exercise(
         layer_norm_backward(dye, xe, ge, eps=EPS)[0],
         rtol=1e-9,
-        hint="Go through the forward pass in reverse, one node at a time; xmu reaches the loss by two "
-        "paths (through xhat directly, and through var, then std), and mu through xmu alone.",
+        hint=(
+            "Go through the forward pass in reverse, one node at a time; xmu reaches the loss by "
+            "two paths (through xhat directly, and through var, then std), and mu through xmu "
+            "alone."
+        ),
         mistakes={
             "the mean's path is missing: x also reaches x̂ through mu, so dx = dxmu + dmu / H "
             "with dmu = -sum(dxmu)": parts.dx - parts.through_mean,
@@ -115,14 +125,18 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
 )
 @domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
 def leftover_along_xhat(xs, dys) -> Exercise:
-    """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the formula."""
+    """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the
+    formula."""
     xs, dys = np.asarray(xs, dtype=np.float64), np.asarray(dys, dtype=np.float64)
     parts = backward_parts(dys, xs, eps=EPS_3)
     size, mean_term, s, factor = _leftover_terms(xs, dys, EPS_3)
     default_eps = _leftover(xs, dys, EPS)
     return Exercise(
         float(parts.dx @ parts.xhat),
-        hint="xhat = (xs - mean) / s with s = sqrt(var + 1e-3); mean(dxhat * xhat) with dxhat = dys; then the formula.",
+        hint=(
+            "xhat = (xs - mean) / s with s = sqrt(var + 1e-3); mean(dxhat * xhat) with dxhat = "
+            "dys; then the formula."
+        ),
         mistakes={
             "0 is x̂ᵀdx for ε = 0; with ε = 1e-3 against a variance this small, a part along x̂ "
             "is left over": 0.0,
@@ -144,8 +158,10 @@ def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
     parts = rms_backward_parts(dy4, x4, g4, eps=0.0)
     return Exercise(
         parts.dx,
-        hint="rstd = 1 / sqrt(mean(x4**2)), xhat = x4 * rstd, dxhat = g4 * dy4; RMSNorm's x reaches "
-        "xhat by two paths, not three.",
+        hint=(
+            "rstd = 1 / sqrt(mean(x4**2)), xhat = x4 * rstd, dxhat = g4 * dy4; RMSNorm's x "
+            "reaches xhat by two paths, not three."
+        ),
         mistakes={
             "the mean square's path is missing: rstd · dx̂ alone is the direct term; subtract "
             "x̂ · mean(dx̂ · x̂) before scaling by rstd": parts.direct,
@@ -165,7 +181,8 @@ def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
 @forbidding("lnlib", "torch", "jax")
 @domain(_saved)
 def dgamma_from_saved(xk, dyk, saved) -> Exercise:
-    """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved per row (`saved`, one entry per row)."""
+    """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved
+    per row (`saved`, one entry per row)."""
     xk, dyk = np.asarray(xk, dtype=np.float64), np.asarray(dyk, dtype=np.float64)
     saved = np.asarray(saved, dtype=np.float64).reshape(-1, 1)  # a column: one σ per row
     centred = xk - xk.mean(axis=-1, keepdims=True)

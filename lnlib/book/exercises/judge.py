@@ -1,13 +1,15 @@
-"""The checker's interpreter: an answer judged by an exercise's plan, a list of rules computed by lnlib.
+"""The checker's interpreter: an answer judged by an exercise's plan, a list of rules computed by
+lnlib.
 
-An exercise's plan (:meth:`lnlib.book.exercises.feedback.Exercise.plan`) is plain data, JSON: its kind,
-an ordered list of rules and a few fixed messages. Each rule is a test and the line said when it holds;
-the first rule that holds gives the verdict. The tests know nothing of any exercise: whether the answer
-is True or False, one of some values, within a tolerance of a value (entry by entry, the tolerance
-computed by lnlib: a relative tolerance, a number's rounding to the digits asked, or "close"), of a
-shape, finite. ``_ext/web_explorers_static/lnlib-exercises.js`` is this module written in JavaScript
-for the website, test for test (``tests/book/test_exercise_checker_node.py`` runs both on every
-exercise); every rule lives in the plan, built once, in Python.
+An exercise's plan (:meth:`lnlib.book.exercises.feedback.Exercise.plan`) is plain data, JSON: its
+kind, an ordered list of rules and a few fixed messages. Each rule is a test and the line said when
+it holds; the first rule that holds gives the verdict. The tests know nothing of any exercise:
+whether the answer is True or False, one of some values, within a tolerance of a value (entry by
+entry, the tolerance computed by lnlib: a relative tolerance, a number's rounding to the digits
+asked, or "close"), of a shape, finite. ``_ext/web_explorers_static/lnlib-exercises.js`` is this
+module written in JavaScript for the website, test for test
+(``tests/book/test_exercise_checker_node.py`` runs both on every exercise); every rule lives in the
+plan, built once, in Python.
 
 A line may name the answer's shape, ``{got_shape}``, how many entries differ, ``{differ}`` of
 ``{size}``, or the answer as typed, ``{typed}``; never the expected value.
@@ -37,7 +39,8 @@ def numbers(value):
 
 
 def _within(got, rule: dict, transposed: bool = False) -> bool:
-    """Whether `got` (or its transpose) has the rule's value's shape and each entry within its tolerance."""
+    """Whether `got` (or its transpose) has the rule's value's shape and each entry within its
+    tolerance."""
     if got is None:
         return False
     if transposed:

@@ -1,4 +1,5 @@
-"""Chapter 03's exercises (chapters/03_mean.ipynb): the per-sample mean and what centring removes."""
+"""Chapter 03's exercises (chapters/03_mean.ipynb): the per-sample mean and what centring
+removes."""
 
 from __future__ import annotations
 
@@ -65,7 +66,10 @@ def same_centred_vector() -> Exercise:
         hint="Centring removes only the component along the all-ones direction. "
         "Which of the three changes lie along it?",
         mistakes={
-            "3x: the mean removes the location, not the scale; the deviations are three times larger": [
+            (
+                "3x: the mean removes the location, not the scale; the deviations are three times "
+                "larger"
+            ): [
                 expected[0],
                 not expected[1],
                 expected[2],

@@ -1,4 +1,5 @@
-"""Chapter 14's exercises (chapters/14_memory_speed.ipynb): the memory floor of a pass, and a dγ bug."""
+"""Chapter 14's exercises (chapters/14_memory_speed.ipynb): the memory floor of a pass, and a dγ
+bug."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def bfloat16_forward_floor() -> Exercise:
     x_only = moved.activations // 2 + moved.per_row + moved.per_feature
     return Exercise(
         floor_ms(moved),
-        # Tight enough to tell the per-row and per-feature bytes, 7e-4 of the total, the question asks for.
+        # Tight enough to tell the per-row and per-feature bytes, 7e-4 of the total, the question
+        # asks for.
         rtol=1e-4,
         digits=4,  # the per-row and per-feature bytes are 7e-4 of the total
         hint="Two arrays of 8192 x 4096 values move (x read, y written), each value "
@@ -74,7 +76,8 @@ def _rows(rng: np.random.Generator) -> dict:
 
 @domain(_rows)
 def fixed_dgamma(x2, dy2, gamma2) -> Exercise:
-    """Exercise 2: dγ of the fixed row-by-row backward pass on `x2`, `dy2` and `gamma2`, shape ``(H,)``."""
+    """Exercise 2: dγ of the fixed row-by-row backward pass on `x2`, `dy2` and `gamma2`, shape
+    ``(H,)``."""
     x2, dy2, gamma2 = (np.asarray(a, dtype=np.float64) for a in (x2, dy2, gamma2))
     xhat = lnlib.layer_norm(x2)
     return Exercise(
@@ -89,9 +92,10 @@ def fixed_dgamma(x2, dy2, gamma2) -> Exercise:
             "that sums dy · x̂ along each row (axis=1), one number per row; dγ sums "
             "over the rows (axis=0), one number per feature": (dy2 * xhat).sum(axis=1),
             "that averages dy · x̂ over the rows: dγ is their sum": (dy2 * xhat).mean(axis=0),
-            "that multiplies by γ too: γ · dy is the gradient that reaches x̂, but dγ sums dy · x̂": (
-                gamma2 * dy2 * xhat
-            ).sum(axis=0),
+            (
+                "that multiplies by γ too: γ · dy is the gradient that reaches x̂, but dγ sums dy "
+                "· x̂"
+            ): (gamma2 * dy2 * xhat).sum(axis=0),
             "that is dx, the first array the function returns: dγ is the second": (
                 lnlib.layer_norm_backward(dy2, x2, gamma2)[0]
             ),

@@ -1,4 +1,5 @@
-"""Chapter 06's exercises (chapters/06_normalizing.ipynb): x̂ by hand, its length, its place in the plane."""
+"""Chapter 06's exercises (chapters/06_normalizing.ipynb): x̂ by hand, its length, its place in the
+plane."""
 
 from __future__ import annotations
 
@@ -74,7 +75,9 @@ def plane_coordinates_of_xhat(x3) -> Exercise:
     return Exercise(
         plane_coordinates(xhat),
         rtol=1e-9,
-        hint="Normalize x3, then take its dot product with each basis vector: plane_basis(3) @ xhat.",
+        hint=(
+            "Normalize x3, then take its dot product with each basis vector: plane_basis(3) @ xhat."
+        ),
         mistakes={
             "those are the coordinates of the centred x3, not yet divided by σ = x3.std() "
             "(for this x3 the standard deviation with H - 1 is 1, so dividing by it "

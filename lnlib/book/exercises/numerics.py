@@ -57,7 +57,8 @@ def chan_merged_variance() -> Exercise:
 
 
 def first_shift_one_pass_fails() -> Exercise:
-    """Exercise 2: the smallest shift at which float32's one-pass variance is off by more than 1 %."""
+    """Exercise 2: the smallest shift at which float32's one-pass variance is off by more than 1
+    %."""
     worst = {s: shift_errors(s, "float32").variance_error["one_pass"] for s in SHIFTS}
     return Exercise(
         min(s for s, error in worst.items() if error > THRESHOLD),

@@ -1,6 +1,6 @@
-"""Chapter 11's exercises (chapters/11_pre_post_norm.ipynb): the pre-norm attention sub-layer by hand,
-how LayerNorm's gradient shrinks with its input's scale, and pre-norm's last-layer gradient against
-depth."""
+"""Chapter 11's exercises (chapters/11_pre_post_norm.ipynb): the pre-norm attention sub-layer by
+hand, how LayerNorm's gradient shrinks with its input's scale, and pre-norm's last-layer gradient
+against depth."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ SCALE = 25
 
 
 def layer_data(rng: np.random.Generator) -> dict:
-    """Exercise 1's domain: an input (batch, sequence, width) and one layer's weights of that width."""
+    """Exercise 1's domain: an input (batch, sequence, width) and one layer's weights of that
+    width."""
     width = int(rng.choice([4, 8, 16]))
     return {
         "xe": rng.normal(size=(*rng.integers(1, 4, size=2), width)),
@@ -52,7 +53,8 @@ def pre_norm_attention_sublayer(xe, we) -> Exercise:
 
 @domain(lambda rng: dict(zip(("xv", "gv"), rng.normal(size=(2, rng.integers(2, 65))))))
 def gradient_shrink_factor(xv, gv) -> Exercise:
-    """Exercise 2: ||dx(25 x)|| / ||dx(x)|| through LayerNorm (ε = 0), for `xv` and the upstream `gv`."""
+    """Exercise 2: ||dx(25 x)|| / ||dx(x)|| through LayerNorm (ε = 0), for `xv` and the upstream
+    `gv`."""
 
     def ratio(*, eps=0.0, output=0):
         scaled = layer_norm_backward(gv, SCALE * xv, eps=eps)[output]
@@ -84,12 +86,14 @@ def gradient_shrink_factor(xv, gv) -> Exercise:
     )
 )
 def pre_norm_gradient_depth_factor(n_shallow, n_deep) -> Exercise:
-    """Exercise 3: by Theorem 1's 1/sqrt(L), how many times larger pre-norm's last-layer W2 gradient is at
-    `n_shallow` layers than at `n_deep` layers."""
+    """Exercise 3: by Theorem 1's 1/sqrt(L), how many times larger pre-norm's last-layer W2 gradient
+    is at `n_shallow` layers than at `n_deep` layers."""
     return Exercise(
         float(np.sqrt(n_deep / n_shallow)),
-        hint="If the gradient is proportional to 1/sqrt(L), the ratio of its values at two depths is a "
-        "ratio of square roots; the shallower stack has the larger gradient.",
+        hint=(
+            "If the gradient is proportional to 1/sqrt(L), the ratio of its values at two depths "
+            "is a ratio of square roots; the shallower stack has the larger gradient."
+        ),
         mistakes={
             "that is the ratio of the depths: the gradient goes as one over the square root of the "
             "depth": n_deep / n_shallow,

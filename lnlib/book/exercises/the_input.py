@@ -1,4 +1,5 @@
-"""Chapter 02's exercises (chapters/02_the_input.ipynb): which elements share a mean, LayerNorm's axes and BatchNorm's."""
+"""Chapter 02's exercises (chapters/02_the_input.ipynb): which elements share a mean, LayerNorm's
+axes and BatchNorm's."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def normalized_over_the_sequence(seq) -> Exercise:
 
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(3, 7), rng.integers(2, 9)))})
 def batch_norm_change_from_a_batchmate(batch) -> Exercise:
-    """Exercise 3: the largest change in sample 1's BatchNorm output when sample 2 of `batch` is scaled by 10."""
+    """Exercise 3: the largest change in sample 1's BatchNorm output when sample 2 of `batch` is
+    scaled by 10."""
     batch = np.asarray(batch, dtype=np.float64)
 
     def change(scaled=1, looked_at=0):

@@ -1,4 +1,5 @@
-"""Chapter 04's exercises (chapters/04_variance.ipynb): the biased variance, torch.std's default and the Annotated Transformer's LayerNorm."""
+"""Chapter 04's exercises (chapters/04_variance.ipynb): the biased variance, torch.std's default and
+the Annotated Transformer's LayerNorm."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def per_sample_variances(batch) -> Exercise:
 
 @domain(lambda rng: {"token": rng.normal(size=rng.integers(2, 9))})
 def torch_std_default(token) -> Exercise:
-    """Exercise 2: what ``torch.std`` returns for `token` with its default settings (divide by H - 1)."""
+    """Exercise 2: what ``torch.std`` returns for `token` with its default settings (divide by H -
+    1)."""
     token = np.asarray(token, dtype=np.float64)
     return Exercise(
         float(np.sqrt(sample_variance(token, unbiased=True))),
@@ -43,8 +45,8 @@ def torch_std_default(token) -> Exercise:
         mistakes={
             "that is the biased standard deviation (numpy's default, ddof=0); torch.std's "
             "default divides by H - 1": float(np.sqrt(sample_variance(token))),
-            "that is the unbiased variance s_{H-1}², as torch.var returns it; torch.std returns its "
-            "square root": float(sample_variance(token, unbiased=True)),
+            "that is the unbiased variance s_{H-1}², as torch.var returns it; torch.std returns "
+            "its square root": float(sample_variance(token, unbiased=True)),
             "that is the biased variance σ²: torch.std divides by H - 1 and takes the square "
             "root": float(sample_variance(token)),
         },
@@ -52,7 +54,8 @@ def torch_std_default(token) -> Exercise:
 
 
 def variance_of_three_times() -> Exercise:
-    """Exercise 3: whether multiplying a vector by 3 multiplies its variance by 3 (it multiplies it by 9)."""
+    """Exercise 3: whether multiplying a vector by 3 multiplies its variance by 3 (it multiplies it
+    by 9)."""
     token = np.array([2.0, 4.0, 6.0, 8.0])
     return Exercise(
         bool(np.isclose(sample_variance(3 * token), 3 * sample_variance(token))),
@@ -61,7 +64,8 @@ def variance_of_three_times() -> Exercise:
 
 
 def annotated_output_variance() -> Exercise:
-    """Exercise 4: the biased variance of the Annotated Transformer's LayerNorm output (ε = 0) for H = 16.
+    """Exercise 4: the biased variance of the Annotated Transformer's LayerNorm output (ε = 0) for H
+    = 16.
 
     Not the running token's H = 8, whose output the chapter prints.
     """

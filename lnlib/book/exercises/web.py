@@ -1,20 +1,20 @@
 """An exercise answered on the website, with no kernel (CONTRIBUTING.md, "A chapter", step 5).
 
 In the website build (``LNBOOK_WEBSITE=1``) an unanswered exercise's check shows an answer box and a
-Check button instead of "Not answered yet". The expected answer, the tolerances, the hint and the answers
-of the named mistakes are computed here, by lnlib, when the book is built, and stored in the page as
-JSON: the exercise's plan, the rules the notebook judges by (:mod:`lnlib.book.exercises.judge`);
-``_ext/web_explorers_static/lnlib-exercises.js`` reads a typed answer (numbers, lists, True/False,
-arithmetic such as ``sqrt(2)/4``, or numpy's printout of an array, pasted) and applies the plan's rules,
-so it says what the notebook says, word for word (``tests/book/test_exercise_checker_node.py`` runs both
-on every exercise). A Hint button shows the hint; after a few wrong tries (the plan's ``hintAfter``) it
-comes unasked. An answer of more than :data:`TYPEABLE` numbers gets a multi-line box, where a printout
-can be pasted.
+Check button instead of "Not answered yet". The expected answer, the tolerances, the hint and the
+answers of the named mistakes are computed here, by lnlib, when the book is built, and stored in the
+page as JSON: the exercise's plan, the rules the notebook judges by
+(:mod:`lnlib.book.exercises.judge`); ``_ext/web_explorers_static/lnlib-exercises.js`` reads a typed
+answer (numbers, lists, True/False, arithmetic such as ``sqrt(2)/4``, or numpy's printout of an
+array, pasted) and applies the plan's rules, so it says what the notebook says, word for word
+(``tests/book/test_exercise_checker_node.py`` runs both on every exercise). A Hint button shows the
+hint; after a few wrong tries (the plan's ``hintAfter``) it comes unasked. An answer of more than
+:data:`TYPEABLE` numbers gets a multi-line box, where a printout can be pasted.
 
 Above the box the form prints the exercise's data, the very values passed to ``exercises.check`` (a
 seeded random batch the chapter's code makes but does not print, too), as numpy prints them with the
-fewest digits from which the answer computed comes out right (:func:`data_block`), so a website reader
-can compute the answer in their own Python, or by hand, and paste it.
+fewest digits from which the answer computed comes out right (:func:`data_block`), so a website
+reader can compute the answer in their own Python, or by hand, and paste it.
 """
 
 from __future__ import annotations
@@ -31,12 +31,15 @@ from lnlib.book.exercises.feedback import CORRECT, EDGE, ON_THE_WEBSITE, Exercis
 
 __all__ = ["WebExercise", "answer_form", "data_block", "read_printout"]
 
-#: An answer of more numbers than this gets a multi-line box (a textarea), where a printout can be pasted.
+#: An answer of more numbers than this gets a multi-line box (a textarea), where a printout can be
+#: pasted.
 TYPEABLE = 8
-#: Data of more numbers than this are not printed in the page (chapter 01's 50 layers of 64 × 64 weights).
+#: Data of more numbers than this are not printed in the page (chapter 01's 50 layers of 64 × 64
+#: weights).
 PRINTABLE = 5000
-#: The precisions (numpy's ``precision``, digits after the point) tried in turn for the data; the last,
-#: None, prints each number with all the digits that give it back exactly (``floatmode="unique"``).
+#: The precisions (numpy's ``precision``, digits after the point) tried in turn for the data; the
+#: last, None, prints each number with all the digits that give it back exactly
+#: (``floatmode="unique"``).
 PRECISIONS = (4, 6, 8, None)
 #: What the box says before the reader has checked anything.
 WEB_NOT_ANSWERED = "Not answered yet: type your answer in the box and press Check."
@@ -47,7 +50,8 @@ _TOKEN = re.compile(
 
 
 def read_printout(text: str) -> np.ndarray:
-    """An array printed by numpy (``print(a)``: brackets, no commas) or written as nested lists, read back.
+    """An array printed by numpy (``print(a)``: brackets, no commas) or written as nested lists,
+    read back.
 
     The reading of ``lnlib-exercises.js`` for a pasted printout: numbers (``nan``, ``inf``, ``True``
     and ``False`` too) separated by spaces, line breaks or commas, nested in brackets.
@@ -127,8 +131,9 @@ def _describe(exercise: Exercise) -> str:
 
 
 def exercise_data(exercise: Exercise) -> dict:
-    """Everything the page needs to judge an answer to `exercise` as the notebook does: the exercise's
-    plan (:meth:`~lnlib.book.exercises.feedback.Exercise.plan`), and how the form reads and shows it."""
+    """Everything the page needs to judge an answer to `exercise` as the notebook does: the
+    exercise's plan (:meth:`~lnlib.book.exercises.feedback.Exercise.plan`), and how the form reads
+    and shows it."""
     return {
         **exercise.plan(),
         "shape": list(np.shape(exercise.expected)),  # bare numbers typed are taken in this shape
@@ -140,7 +145,8 @@ def exercise_data(exercise: Exercise) -> dict:
 
 
 def _given(data: dict) -> list[tuple[str, object]]:
-    """The numbers among `data`, each with the name a reader writes for it (``we["w1"]`` in a dict)."""
+    """The numbers among `data`, each with the name a reader writes for it (``we["w1"]`` in a
+    dict)."""
     named = []
     for name, value in data.items():
         if isinstance(value, dict):
@@ -151,7 +157,8 @@ def _given(data: dict) -> list[tuple[str, object]]:
 
 
 def _printout(name: str, value, precision: int | None) -> str:
-    """``name = np.array([...])`` as numpy prints `value` (commas, so it runs as Python) at `precision`."""
+    """``name = np.array([...])`` as numpy prints `value` (commas, so it runs as Python) at
+    `precision`."""
     options = {"threshold": sys.maxsize, "precision": 17 if precision is None else precision}
     options["floatmode"] = "unique" if precision is None else "maxprec"
     if np.ndim(value) == 0:
@@ -162,7 +169,8 @@ def _printout(name: str, value, precision: int | None) -> str:
 
 
 def _read_back(printout: str, value):
-    """The value a reader gets from one line of :func:`_printout`: `value` with the printed digits."""
+    """The value a reader gets from one line of :func:`_printout`: `value` with the printed
+    digits."""
     text = printout.split(" = ", 1)[1].removeprefix("np.array(").removesuffix(")")
     numbers = read_printout(text).astype(np.asarray(value).dtype)
     if isinstance(value, np.ndarray):
@@ -200,22 +208,25 @@ def _describe_data(name: str, value) -> str:
 def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise]) -> str:
     """The exercise's `data`, printed for a website reader (HTML; empty when there are none).
 
-    Each array is printed as numpy prints it, at the first of :data:`PRECISIONS` from which the answer
-    comes out right: `rebuild` (the exercise's builder) is run on the printed numbers, read back, and
-    `exercise` must judge its answer "Correct!". More than :data:`PRINTABLE` numbers are not printed:
-    the block names them and sends the reader to the chapter's code that makes them.
+    Each array is printed as numpy prints it, at the first of :data:`PRECISIONS` from which the
+    answer comes out right: `rebuild` (the exercise's builder) is run on the printed numbers, read
+    back, and `exercise` must judge its answer "Correct!". More than :data:`PRINTABLE` numbers are
+    not printed: the block names them and sends the reader to the chapter's code that makes them.
     """
     named = _given(data)
     if not named:
         return ""
     parts = [_describe_data(name, value) for name, value in data.items() if _given({name: value})]
-    caption = f'<p class="lnlib-exercise-given-caption">The data of this exercise ({"; ".join(parts)})</p>'
+    caption = (
+        '<p class="lnlib-exercise-given-caption">The data of this exercise '
+        f"({'; '.join(parts)})</p>"
+    )
     count = sum(int(np.size(v)) for _, v in named)
     if count > PRINTABLE:
         return (
-            f'<div class="lnlib-exercise-given">{caption}<p>{count:,} numbers, too many to print on '
-            "this page: the chapter's code above makes them. Run it in your own Python, with the "
-            "book's lnlib, to compute the answer, and paste it here.</p></div>"
+            f'<div class="lnlib-exercise-given">{caption}<p>{count:,} numbers, too many to print '
+            "on this page: the chapter's code above makes them. Run it in your own Python, with "
+            "the book's lnlib, to compute the answer, and paste it here.</p></div>"
         )
     for precision in PRECISIONS:
         lines = [_printout(name, value, precision) for name, value in named]
@@ -238,7 +249,8 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
 
 
 class WebExercise:
-    """The answer box of exercise `number` on the website, under the data it is built from; plain text elsewhere."""
+    """The answer box of exercise `number` on the website, under the data it is built from; plain
+    text elsewhere."""
 
     def __init__(self, exercise: Exercise, number: int, chapter: str, given: str = ""):
         self.exercise, self.number, self.chapter = exercise, number, chapter
@@ -269,9 +281,9 @@ class WebExercise:
             )
         payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
         hint = (
-            f' <button type="button" class="lnlib-exercise-hint-button" aria-controls="{name}-hint" '
-            f'aria-expanded="false">Hint</button>'
-            f'<p class="lnlib-exercise-hint" id="{name}-hint" hidden></p>'
+            ' <button type="button" class="lnlib-exercise-hint-button" '
+            f'aria-controls="{name}-hint" aria-expanded="false">Hint</button><p '
+            f'class="lnlib-exercise-hint" id="{name}-hint" hidden></p>'
             if data["hint"]
             else ""
         )
@@ -291,7 +303,8 @@ def answer_form(
     data: dict | None = None,
     rebuild: Callable[..., Exercise] | None = None,
 ) -> WebExercise:
-    """The website's answer box for `exercise` (see the module's docstring), under its `data` printed
-    (:func:`data_block`; `rebuild` builds the exercise again from data, to choose the digits printed)."""
+    """The website's answer box for `exercise` (see the module's docstring), under its `data`
+    printed (:func:`data_block`; `rebuild` builds the exercise again from data, to choose the digits
+    printed)."""
     given = data_block(exercise, data, rebuild) if data else ""
     return WebExercise(exercise, number, chapter, given)

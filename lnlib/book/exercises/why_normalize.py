@@ -1,4 +1,5 @@
-"""Chapter 01's exercises (chapters/01_why_normalize.ipynb): the drift of a deep stack, and what LayerNorm does to it."""
+"""Chapter 01's exercises (chapters/01_why_normalize.ipynb): the drift of a deep stack, and what
+LayerNorm does to it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from lnlib.book.models.deep_stack import random_stack, run_stack
 
 
 def _stack(rng: np.random.Generator) -> dict:
-    """The exercises' domain: a seeded 50-layer stack of any width and batch (chapter 01's is 64 and 32)."""
+    """The exercises' domain: a seeded 50-layer stack of any width and batch (chapter 01's is 64 and
+    32)."""
     x, weights, upstream = random_stack(
         depth=50,
         width=int(rng.integers(8, 65)),
@@ -58,7 +60,8 @@ def growth_per_layer(x, weights, upstream) -> Exercise:
 
 @domain(_stack)
 def weight_gradient_ratio(x, weights, upstream) -> Exercise:
-    """Exercise 2: how dL/dW_1 of the ReLU stack with LayerNorm changes when the weight scale doubles."""
+    """Exercise 2: how dL/dW_1 of the ReLU stack with LayerNorm changes when the weight scale
+    doubles."""
 
     def ratio(index=0, gradients="weight_gradient_rms", **options):
         first, second = (
@@ -74,7 +77,8 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
         hint="Run the stack with layer_norm_on=True at a = 2 and at a = 1; divide the first "
         "entries of weight_gradient_rms.",
         # the chain rule's answer, reasoned as the hint asks: exact with ε = 0, a hair off with the
-        # stack's ε, and as near the layer-2 and tanh mistakes (also 1/2 up to ε): accepted on its own
+        # stack's ε, and as near the layer-2 and tanh mistakes (also 1/2 up to ε): accepted on its
+        # own
         also_right={
             "1/2 is the chain rule's answer with ε = 0; with the stack's ε the measured ratio "
             "differs from it by about 1e-5": 0.5
@@ -97,7 +101,8 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
 @forbidding("lnlib", "torch")
 @domain(lambda rng: {k: v for k, v in _stack(rng).items() if k != "upstream"})
 def first_layer_with_layer_norm(x, weights) -> Exercise:
-    """Exercise 3: ``ReLU(LN(x W_1))`` for the inputs `x` and the first matrix ``2.0 * weights[0]``."""
+    """Exercise 3: ``ReLU(LN(x W_1))`` for the inputs `x` and the first matrix
+    ``2.0 * weights[0]``."""
     x = np.asarray(x, dtype=np.float64)
     z = x @ (2.0 * weights[0])
 

@@ -36,17 +36,20 @@ EMBEDDING_SIZE, EMBEDDING_MEAN, EMBEDDING_STD = 512, 0.135, 0.048
 
 
 def documents_batch() -> np.ndarray:
-    """The documents' batch of two samples with four features each, shape (2, 4) (chapter "The complete examples")."""
+    """The documents' batch of two samples with four features each, shape (2, 4) (chapter "The
+    complete examples")."""
     return np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
 
 
 def documents_token() -> np.ndarray:
-    """The walkthrough document's single token embedding ``[2, 4, 6, 8]``, shape (4,) (chapter "The complete examples")."""
+    """The walkthrough document's single token embedding ``[2, 4, 6, 8]``, shape (4,) (chapter "The
+    complete examples")."""
     return np.array([2.0, 4.0, 6.0, 8.0])
 
 
 def documents_embedding(seed: int = 0) -> np.ndarray:
-    """A 512-vector with the document's four printed entries, mean 0.135 and standard deviation 0.048 (chapter "The complete examples").
+    """A 512-vector with the document's four printed entries, mean 0.135 and standard deviation
+    0.048 (chapter "The complete examples").
 
     The other 508 entries are seeded Gaussian draws, shifted and scaled so that
     the whole vector has exactly the document's mean and (biased) standard
@@ -69,7 +72,8 @@ def documents_embedding(seed: int = 0) -> np.ndarray:
 def vector_with_moments(
     size: int, mean: float, std: float, *, pinned=None, seed: int = 0
 ) -> np.ndarray:
-    """A seeded random vector with exactly the given mean and biased standard deviation (chapter "The complete examples").
+    """A seeded random vector with exactly the given mean and biased standard deviation (chapter
+    "The complete examples").
 
     Parameters
     ----------
@@ -91,7 +95,8 @@ def vector_with_moments(
     pinned = dict(pinned or {})
     if int(size) != size or size < len(pinned) + 2:
         raise ValueError(
-            f"size must be an integer of at least {len(pinned) + 2} (the pinned entries plus two free ones); got {size!r}."
+            f"size must be an integer of at least {len(pinned) + 2} (the pinned entries plus two "
+            f"free ones); got {size!r}."
         )
     if not std > 0:
         raise ValueError(f"std must be a positive number; got {std!r}.")
@@ -107,7 +112,8 @@ def vector_with_moments(
     spread_left = size * std**2 - np.sum((values - mean) ** 2) - free.size * (free_mean - mean) ** 2
     if spread_left <= 0:
         raise ValueError(
-            f"the pinned entries {pinned} already spread more than std={std} allows for a vector of size {size}."
+            f"the pinned entries {pinned} already spread more than std={std} allows for a vector "
+            f"of size {size}."
         )
     z = np.random.default_rng(seed).normal(size=free.size)
     z = (z - z.mean()) / z.std()
@@ -118,7 +124,8 @@ def vector_with_moments(
 
 
 def describe_step(steps, step: int, *, decimals: int = 4) -> list[str]:
-    """The numbers of one step of a worked example as text, one line per sample (chapter "The complete examples").
+    """The numbers of one step of a worked example as text, one line per sample (chapter "The
+    complete examples").
 
     Parameters
     ----------
@@ -142,7 +149,10 @@ def describe_step(steps, step: int, *, decimals: int = 4) -> list[str]:
         text = [
             f"x = {_vector(x[n], d)}",
             f"μ = {mean[n, 0]:.{d}f}",
-            f"σ² = {var[n, 0]:.{d + 2}f}, σ = {np.sqrt(var[n, 0]):.{d + 2}f}, √(σ² + ε) = {root[n, 0]:.{d + 2}f}",
+            (
+                f"σ² = {var[n, 0]:.{d + 2}f}, σ = {np.sqrt(var[n, 0]):.{d + 2}f}, √(σ² + ε) = "
+                f"{root[n, 0]:.{d + 2}f}"
+            ),
             f"x̂ = (x − μ) / √(σ² + ε) = {_vector(xhat[n], d)}",
             f"y = γ ⊙ x̂ + β = {_vector(y[n], d)}",
         ][step]

@@ -1,4 +1,5 @@
-r"""LayerNorm's learnable scale :math:`\gamma` and shift :math:`\beta` (chapter "Scale γ and shift β").
+r"""LayerNorm's learnable scale :math:`\gamma` and shift :math:`\beta` (chapter "Scale γ and shift
+β").
 
 After normalization, :math:`y_i = \gamma_i \hat x_i + \beta_i`: one scale and one
 shift **per feature** i, shared by every sample and every token. This module
@@ -28,7 +29,8 @@ __all__ = [
 
 
 def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
-    r"""The per-feature ``gamma`` and ``beta`` that make LayerNorm give back the vector `x` itself (chapter "Scale γ and shift β").
+    r"""The per-feature ``gamma`` and ``beta`` that make LayerNorm give back the vector `x` itself
+    (chapter "Scale γ and shift β").
 
     :math:`\gamma_i = \sqrt{\sigma^2 + \varepsilon}` and :math:`\beta_i = \mu` for every
     feature i. With :math:`\gamma_i = \sigma` instead, the output misses `x` by
@@ -53,15 +55,17 @@ def identity_parameters(x, *, eps: float = 1e-5) -> tuple[np.ndarray, np.ndarray
     x = as_float_array(x, "x")
     if x.ndim != 1:
         raise ValueError(
-            f"x must be one vector of shape (H,); got shape {x.shape}. Per-feature parameters are shared by all samples, "
-            "so they can undo the normalization of only one mean and one standard deviation at a time."
+            f"x must be one vector of shape (H,); got shape {x.shape}. Per-feature parameters are "
+            "shared by all samples, so they can undo the normalization of only one mean and one "
+            "standard deviation at a time."
         )
     steps = layer_norm_steps(x, eps=eps)
     return np.full(x.shape, steps.sqrt_var_eps.item()), np.full(x.shape, steps.mean.item())
 
 
 def sigma_shortfall(x, *, eps: float = 1e-5) -> float:
-    r"""How far short :math:`\gamma = \sigma` falls of undoing LayerNorm on `x` (chapter "Scale γ and shift β").
+    r"""How far short :math:`\gamma = \sigma` falls of undoing LayerNorm on `x` (chapter "Scale γ
+    and shift β").
 
     With :math:`\beta = \mu`, the scale :math:`\gamma = \sigma` gives back each deviation times
     :math:`\sigma / \sqrt{\sigma^2 + \varepsilon}`; this returns the fraction it misses,
@@ -87,7 +91,8 @@ def sigma_shortfall(x, *, eps: float = 1e-5) -> float:
 
 
 def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
-    """The single scale and shift, shared by every entry, that fit `target` best in least squares (chapter "Scale γ and shift β").
+    """The single scale and shift, shared by every entry, that fit `target` best in least squares
+    (chapter "Scale γ and shift β").
 
     A straight-line fit of all entries of `target` against all entries of `xhat`.
 
@@ -109,12 +114,13 @@ def best_shared_scale_shift(xhat, target) -> tuple[float, float]:
     target = as_float_array(target, "target").ravel()
     if xhat.shape != target.shape:
         raise ValueError(
-            f"xhat and target must have the same number of entries; got {xhat.size} and {target.size}."
+            f"xhat and target must have the same number of entries; got {xhat.size} and "
+            f"{target.size}."
         )
     if np.all(xhat == xhat[0]):
         raise ValueError(
-            f"every entry of xhat equals {xhat[0]:g}, so the fit has no unique scale (a line through one x-value); "
-            "pass an xhat whose entries differ."
+            f"every entry of xhat equals {xhat[0]:g}, so the fit has no unique scale (a line "
+            "through one x-value); pass an xhat whose entries differ."
         )
     gamma = float(np.mean((xhat - xhat.mean()) * (target - target.mean())) / np.var(xhat))
     return gamma, float(target.mean() - gamma * xhat.mean())
@@ -148,7 +154,8 @@ def train_scale_shift(
     lr: float = 0.05,
     seed: int = 0,
 ) -> ScaleShiftFit:
-    r"""Learn ``gamma`` and ``beta`` by minibatch gradient descent on ``mean((gamma * xhat + beta - target)**2)``.
+    r"""Learn ``gamma`` and ``beta`` by minibatch gradient descent on
+    ``mean((gamma * xhat + beta - target)**2)``.
 
     ``per="feature"`` gives each feature its own pair, as LayerNorm does.
     ``per="slot"`` gives each *position in the mini-batch* its own pair, as a
@@ -213,7 +220,8 @@ def train_scale_shift(
 def gpt2_parameter_counts(
     d_model: int = 768, n_layers: int = 12, vocab_size: int = 50257, n_positions: int = 1024
 ) -> dict[str, int]:
-    """Parameter counts of a GPT-2-style model, and how many of them are LayerNorm's (chapter "Scale γ and shift β").
+    """Parameter counts of a GPT-2-style model, and how many of them are LayerNorm's (chapter "Scale
+    γ and shift β").
 
     GPT-2 (Radford et al. 2019) has two LayerNorms per block (before the
     attention and before the MLP) and one after the last block, each with

@@ -1,4 +1,5 @@
-"""The chapter "LayerNorm on a GPU": each kernel's bytes and operations per element, and the stored measurements.
+"""The chapter "LayerNorm on a GPU": each kernel's bytes and operations per element, and the stored
+measurements.
 
 The counts are the kernels' own (lnlib.gpu.kernels), per element of x: what each
 reads and writes in storage bytes of w each, once when every re-read of a row
@@ -27,8 +28,8 @@ __all__ = [
 #: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads.
 RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "gpu_kernels.json"
 
-#: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s and
-#: FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
+#: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s
+#: and FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
 H200_SPEC = {"bandwidth": 4.8e12, "fp32_flops": 67e12, "source": "NVIDIA H200 product page"}
 
 
@@ -67,9 +68,10 @@ class KernelCount:
         return self.flops / self.floor_bytes(width)
 
 
-#: The chapter's kernels. Forward (1-3): x read for the mean, the variance and the output (3 sweeps), y
-#: written; 8 FLOPs (1 add; subtract, square, add; subtract, two multiplies, add). Kernel 4: x and the
-#: residual read and s written in its first sweep, s read twice more, y written; 9 FLOPs (one more add).
+#: The chapter's kernels. Forward (1-3): x read for the mean, the variance and the output (3
+#: sweeps), y written; 8 FLOPs (1 add; subtract, square, add; subtract, two multiplies, add). Kernel
+#: 4: x and the residual read and s written in its first sweep, s read twice more, y written; 9
+#: FLOPs (one more add).
 #: Backward: x and dy read in both sweeps, dx written; 16 FLOPs per element in its two loops (the
 #: block's partial dγ and dβ stay in its own row, per feature, not per element).
 KERNEL_COUNTS = (
@@ -114,11 +116,13 @@ class GpuResults:
         return f"{gpu['gpu']}, driver {gpu['driver']}, CUDA {gpu['cuda']}"
 
     def entries(self, part: str | None = None) -> list[dict]:
-        """The timed entries (each a dict: implementation, part, dtype, rows, size, median_s, ...)."""
+        """The timed entries (each a dict: implementation, part, dtype, rows, size, median_s,
+        ...)."""
         return [e for e in self.data.get("entries", []) if part in (None, e["part"])]
 
     def table(self) -> str:
-        """Each timed kernel's fraction of the copy and its time over PyTorch's and Triton's, as text.
+        """Each timed kernel's fraction of the copy and its time over PyTorch's and Triton's, as
+        text.
 
         One line per implementation, grouped by shape, dtype and part; a ratio is missing ("-")
         where PyTorch or Triton was not timed. Without the file: says it was not measured.

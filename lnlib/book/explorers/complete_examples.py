@@ -28,8 +28,8 @@ RUNNING = (
     np.array(CHAPTER_BETA),
 )
 
-#: The chapter's running example, then the documents' three walk-throughs (γ = 1, β = 0), by the name
-#: the dropdown shows: the input, γ and β.
+#: The chapter's running example, then the documents' three walk-throughs (γ = 1, β = 0), by the
+#: name the dropdown shows: the input, γ and β.
 EXAMPLES = {
     "running example: token 1": lambda: RUNNING,
     "2×4 batch": documents_batch,
@@ -39,7 +39,8 @@ EXAMPLES = {
 
 
 def step_readout(steps, step: int, learned: bool = False) -> str:
-    """The numbers of one step of a worked example, one line per sample (HTML); `learned`: γ and β are not 1 and 0."""
+    """The numbers of one step of a worked example, one line per sample (HTML); `learned`: γ and β
+    are not 1 and 0."""
     lines = describe_step(steps, step)
     if step == 4 and not learned:
         lines.append("(γ = 1 and β = 0, their initial values: y = x̂)")
@@ -49,13 +50,15 @@ def step_readout(steps, step: int, learned: bool = False) -> str:
 
 
 def _step_text(step: int, _label=None) -> str:
-    """The step slider's value as read out: "2 of 4: (x − μ)², mean σ²" (its title without the figure's number)."""
+    """The step slider's value as read out: "2 of 4: (x − μ)², mean σ²" (its title without the
+    figure's number)."""
     title = STEP_TITLES[step].split(". ", 1)[-1]
     return f"{step} of {len(STEP_TITLES) - 1}: {title}"
 
 
 class CompleteExamplesExplorer(Explorer):
-    """Choose a worked example and step through LayerNorm; every intermediate is drawn and printed."""
+    """Choose a worked example and step through LayerNorm; every intermediate is drawn and
+    printed."""
 
     def __init__(self, example: str, step: int):
         self.figures = {}
@@ -106,20 +109,23 @@ class CompleteExamplesExplorer(Explorer):
 def complete_examples_explorer(
     example: str = "running example: token 1", step: int = 0
 ) -> CompleteExamplesExplorer:
-    """Explorer for the chapter "The complete examples": pick the chapter's example or one of the documents', and step through it.
+    """Explorer for the chapter "The complete examples": pick the chapter's example or one of the
+    documents', and step through it.
 
     Parameters
     ----------
     example : str, default "running example: token 1"
-        One of ``"running example: token 1"`` (the chapter's, with learned γ and β), ``"2×4 batch"``,
-        ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
+        One of ``"running example: token 1"`` (the chapter's, with learned γ and β),
+        ``"2×4 batch"``, ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
     step : int, default 0
-        0 shows the input; 1 to 4 add the documents' steps (mean, variance, normalize, scale and shift).
+        0 shows the input; 1 to 4 add the documents' steps (mean, variance, normalize, scale and
+        shift).
 
     Returns
     -------
     CompleteExamplesExplorer
-        An ``ipywidgets.VBox``; its ``controls`` are ``example`` (a dropdown) and ``step`` (a slider).
+        An ``ipywidgets.VBox``; its ``controls`` are ``example`` (a dropdown) and ``step`` (a
+        slider).
 
     Raises
     ------

@@ -27,7 +27,8 @@ PER_GROUP_BETA = (1.0, 1.0, -2.0, -2.0, 0.0, 0.0, 3.0, 3.0)
 
 
 class GammaBetaExplorer(Explorer):
-    """Set a scale and a shift for each of four features; watch a small vector and a wide one's histogram follow."""
+    """Set a scale and a shift for each of four features; watch a small vector and a wide one's
+    histogram follow."""
 
     web_plan = Sweep(
         presets={
@@ -102,21 +103,26 @@ class GammaBetaExplorer(Explorer):
         groups_y = np.split(y_wide, H)
         groups_xhat = np.split(self.xhat_wide, H)
         readout = (
-            f"small vector: y = γ ⊙ x̂ + β = [{_numbers(y_small)}]<br>"
-            f"wide vector, mean of each group: [{_numbers(g.mean() for g in groups_y)}] "
-            f"(βᵢ + γᵢ·mean x̂ = [{_numbers(b + g * x.mean() for g, b, x in zip(gamma, beta, groups_xhat))}]); "
-            f"spread (std): [{_numbers(g.std() for g in groups_y)}] (|γᵢ|·std x̂); "
-            f"whole vector: mean {_numbers([y_wide.mean()])}, std {_numbers([y_wide.std()])}"
+            f"small vector: y = γ ⊙ x̂ + β = [{_numbers(y_small)}]<br>wide vector, mean of each "
+            f"group: [{_numbers(g.mean() for g in groups_y)}] (βᵢ + γᵢ·mean x̂ = "
+            f"[{_numbers(b + g * x.mean() for g, b, x in zip(gamma, beta, groups_xhat))}]); "
+            f"spread (std): [{_numbers(g.std() for g in groups_y)}] (|γᵢ|·std x̂); whole vector: "
+            f"mean {_numbers([y_wide.mean()])}, std {_numbers([y_wide.std()])}"
         )
         if self.panels.clipped:
             readout += (
-                f"<br>{self.panels.clipped} histogram bar{'s are' if self.panels.clipped > 1 else ' is'} taller than "
-                f"the axis ({self.panels.top:g} features) and cut at the top (▲): a small |γ| packs a group into few bins."
+                f"<br>{self.panels.clipped} histogram "
+                f"bar{'s are' if self.panels.clipped > 1 else ' is'} taller than the axis "
+                f"({self.panels.top:g} features) and cut at the top (▲): a small |γ| packs a "
+                "group into few bins."
             )
         note = ""
         if np.any(gamma == 0):
             zeros = ", ".join(str(i + 1) for i in np.flatnonzero(gamma == 0))
-            note = f"γ = 0 for feature {zeros}: its output is βᵢ whatever the input, so the feature carries no information."
+            note = (
+                f"γ = 0 for feature {zeros}: its output is βᵢ whatever the input, so the feature "
+                "carries no information."
+            )
         return (
             readout,
             note,
@@ -130,11 +136,13 @@ class GammaBetaExplorer(Explorer):
 
 
 def gamma_beta_explorer(gamma=(1.0,) * H, beta=(0.0,) * H) -> GammaBetaExplorer:
-    """Explorer for the chapter "Scale γ and shift β": one γ and one β slider for each of eight features.
+    """Explorer for the chapter "Scale γ and shift β": one γ and one β slider for each of eight
+    features.
 
     The small vector is the book's running token, token 1 (``TOKEN``), normalized; the wide one is
-    the normalized 512-d embedding of :func:`lnlib.book.experiments.complete_examples.documents_embedding`,
-    whose features are split into eight groups of 64 that share the sliders' values.
+    the normalized 512-d embedding of
+    :func:`lnlib.book.experiments.complete_examples.documents_embedding`, whose features are split
+    into eight groups of 64 that share the sliders' values.
 
     Parameters
     ----------
@@ -146,7 +154,8 @@ def gamma_beta_explorer(gamma=(1.0,) * H, beta=(0.0,) * H) -> GammaBetaExplorer:
     Returns
     -------
     GammaBetaExplorer
-        An ``ipywidgets.VBox``; its ``controls`` are ``gamma1`` ... ``gamma8`` and ``beta1`` ... ``beta8``.
+        An ``ipywidgets.VBox``; its ``controls`` are ``gamma1`` ... ``gamma8`` and ``beta1`` ...
+        ``beta8``.
 
     Raises
     ------
@@ -157,7 +166,8 @@ def gamma_beta_explorer(gamma=(1.0,) * H, beta=(0.0,) * H) -> GammaBetaExplorer:
     for name, values, (low, high) in (("gamma", gamma, GAMMA_RANGE), ("beta", beta, BETA_RANGE)):
         if len(values) != H:
             raise ValueError(
-                f"gamma_beta_explorer takes {H} starting values of {name}, one per feature; got {len(values)}."
+                f"gamma_beta_explorer takes {H} starting values of {name}, one per feature; got "
+                f"{len(values)}."
             )
         if not all(low <= v <= high for v in values):
             raise ValueError(

@@ -12,8 +12,8 @@ from .base import Explorer, described
 from .mean import checked_entries, entry_sliders
 from .plans import Sweep, entries, steps, with_presets
 
-# The subscript of s_{H−1} in the readout, at line height 0 so that choosing the divisor H − 1 does not make
-# the readout taller and shift the page below the explorer (JupyterLab test: +4.6 px)
+# The subscript of s_{H−1} in the readout, at line height 0 so that choosing the divisor H − 1 does
+# not make the readout taller and shift the page below the explorer (JupyterLab test: +4.6 px)
 H_MINUS_1 = '<sub style="line-height: 0">H−1</sub>'
 
 __all__ = ["variance_explorer"]
@@ -31,7 +31,8 @@ LOW, HIGH = -4.0, 4.0
 
 
 class VarianceExplorer(Explorer):
-    """Drag the entries; the deviations' squares, their average area σ² and the band μ ± σ follow."""
+    """Drag the entries; the deviations' squares, their average area σ² and the band μ ± σ
+    follow."""
 
     web_plan = Sweep(
         presets={
@@ -66,11 +67,15 @@ class VarianceExplorer(Explorer):
         symbol, count = (f"s{H_MINUS_1}", x.size - 1) if divisor else ("σ", x.size)
         readout = (
             f"μ = {x.mean():.4g}; squares (x − μ)² = [{', '.join(f'{q:.4g}' for q in squares)}], "
-            f"sum = {squares.sum():.4g}; {symbol}² = sum / {count} = <b>{variance:.4g}</b>, {symbol} = <b>{np.sqrt(variance):.4g}</b>"
+            f"sum = {squares.sum():.4g}; {symbol}² = sum / {count} = <b>{variance:.4g}</b>, "
+            f"{symbol} = <b>{np.sqrt(variance):.4g}</b>"
         )
         note = ""
         if np.ptp(x) == 0:
-            note = "All entries are equal: every square has zero area, so the variance is 0 and normalizing would divide 0 by 0 (the chapter on ε fixes that)."
+            note = (
+                "All entries are equal: every square has zero area, so the variance is 0 and "
+                "normalizing would divide 0 by 0 (the chapter on ε fixes that)."
+            )
         return (
             readout,
             note,
@@ -84,12 +89,14 @@ class VarianceExplorer(Explorer):
 
 
 def variance_explorer(values=TOKEN_2, *, low: float = LOW, high: float = HIGH) -> VarianceExplorer:
-    """Explorer for the chapter "The variance": one slider per entry and a choice of divisor, H or H - 1.
+    """Explorer for the chapter "The variance": one slider per entry and a choice of divisor, H or H
+    - 1.
 
     Parameters
     ----------
     values : sequence of float, default TOKEN_2
-        The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's token 2.
+        The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's
+        token 2.
     low, high : float
         The sliders' range; it fixes the figure's scales, so areas stay comparable.
 
@@ -102,6 +109,7 @@ def variance_explorer(values=TOKEN_2, *, low: float = LOW, high: float = HIGH) -
     Raises
     ------
     ValueError
-        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >= high.
+        If there are fewer than 2 or more than 8 entries, one lies outside [low, high], or low >=
+        high.
     """
     return VarianceExplorer(checked_entries("variance_explorer", values, low, high), low, high)

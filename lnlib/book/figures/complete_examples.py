@@ -1,4 +1,5 @@
-"""Figures for the chapter "The complete examples": the computation diagram, the steps of an example, and a distribution before and after."""
+"""Figures for the chapter "The complete examples": the computation diagram, the steps of an
+example, and a distribution before and after."""
 
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ STEP_TITLES = (
     "3. normalize: x̂",
     "4. scale, shift: y",
 )
-#: Written in a panel until the reader's step reaches it (short: each update redraws them, and text is slow to draw).
+#: Written in a panel until the reader's step reaches it (short: each update redraws them, and text
+#: is slow to draw).
 STEP_PREVIEWS = ("",) + tuple(f"shown at\nstep {k}" for k in range(1, len(STEP_TITLES)))
 
-# The computation graph: node -> (x, y, label), in the order of computation, in four rows down the column.
+# The computation graph: node -> (x, y, label), in the order of computation, in four rows down the
+# column.
 _NODES = {
     "x": (0.0, 3.6, "input x"),
     "mean": (2.0, 3.6, "mean\nμ = mean(x)"),
@@ -52,7 +55,8 @@ _EDGES = [
     ("divide", "scale"),
     ("scale", "shift"),
 ]
-# Inputs from outside the vector: the learned parameters in vermilion, the constant ε in black (it is not learned).
+# Inputs from outside the vector: the learned parameters in vermilion, the constant ε in black (it
+# is not learned).
 _PARAMETERS = {
     "scale": ("γ (learned, per feature)", PALETTE["mean"]),
     "shift": ("β (learned, per feature)", PALETTE["mean"]),
@@ -63,7 +67,8 @@ _PARAMETER_OFFSETS = {"scale": (-2.2, 0.0), "shift": (0.0, -1.0), "eps": (0.0, 0
 
 
 def computation_diagram(values: dict | None = None):
-    """The whole LayerNorm computation as a graph of boxes and arrows (chapter "The complete examples").
+    """The whole LayerNorm computation as a graph of boxes and arrows (chapter "The complete
+    examples").
 
     Drawn with matplotlib, so the website needs no diagram service. The
     variance box takes the *centred* values x − μ: the two-pass order of the
@@ -72,8 +77,9 @@ def computation_diagram(values: dict | None = None):
     Parameters
     ----------
     values : dict of str to str, optional
-        Text added under a node's label (keys: ``x, mean, centre, var, eps, sqrt, divide, scale, shift``),
-        e.g. the numbers of one worked example.
+        Text added under a node's label (keys:
+        ``x, mean, centre, var, eps, sqrt, divide, scale, shift``), e.g. the numbers of one worked
+        example.
     """
     values = values or {}
     fig, ax = new_figure(figsize=(5.4, 4.4))
@@ -145,7 +151,8 @@ def computation_diagram(values: dict | None = None):
 
 
 class StepPanels:
-    """One row of five panels, the input and the documents' four steps, each shown or hidden by :meth:`show` (chapter "The complete examples").
+    """One row of five panels, the input and the documents' four steps, each shown or hidden by
+    :meth:`show` (chapter "The complete examples").
 
     Every sample (row of the input) is drawn as dots over the feature index,
     one colour per sample (blue, then green), with its mean, its variance or
@@ -223,7 +230,8 @@ class StepPanels:
         self.axes = axes
 
     def key(self, ax) -> None:
-        """Explain the marks in `ax` (the empty sixth cell of the grid): dots per sample, the dashed statistic, the frame."""
+        """Explain the marks in `ax` (the empty sixth cell of the grid): dots per sample, the dashed
+        statistic, the frame."""
         rows = self.steps.x.shape[0]
         handles = [self.panels[1][2 * row] for row in range(rows)] + [
             self.panels[1][2 * row + 1] for row in range(rows)
@@ -245,7 +253,8 @@ class StepPanels:
         return [a for panel in self.panels for a in panel] + self.previews + [self.frame]
 
     def show(self, step: int) -> None:
-        """Show the panels up to `step` (0 = the input only, 4 = all), preview the others, and frame the current one."""
+        """Show the panels up to `step` (0 = the input only, 4 = all), preview the others, and frame
+        the current one."""
         for number, (panel, preview) in enumerate(zip(self.panels, self.previews)):
             for artist in panel:
                 artist.set_visible(number <= step)
@@ -256,7 +265,8 @@ class StepPanels:
 def steps_figure(
     x, gamma=None, beta=None, *, eps: float = 1e-5, step: int = 4, managed: bool = True
 ):
-    """The input and the four steps of LayerNorm for one example, revealed up to `step` (chapter "The complete examples").
+    """The input and the four steps of LayerNorm for one example, revealed up to `step` (chapter
+    "The complete examples").
 
     Returns
     -------
@@ -274,7 +284,8 @@ def steps_figure(
 
 def steps_companion(examples: dict):
     """Every step of every example, one column per example: the static stand-in for
-    :func:`lnlib.book.explorers.complete_examples_explorer` on the website (chapter "The complete examples").
+    :func:`lnlib.book.explorers.complete_examples_explorer` on the website (chapter "The complete
+    examples").
 
     Parameters
     ----------
@@ -293,7 +304,8 @@ def steps_companion(examples: dict):
 
 
 def before_after_figure(x, y, *, bins: int = 40):
-    """Histograms of a vector's entries before and after LayerNorm, with mean and standard deviation marked (chapter "The complete examples").
+    """Histograms of a vector's entries before and after LayerNorm, with mean and standard deviation
+    marked (chapter "The complete examples").
 
     Parameters
     ----------

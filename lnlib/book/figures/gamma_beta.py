@@ -1,4 +1,5 @@
-"""Figures for the chapter "Scale γ and shift β": what the per-feature scale and shift do to the normalized values."""
+"""Figures for the chapter "Scale γ and shift β": what the per-feature scale and shift do to the
+normalized values."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ GROUP_COLOURS = (
 
 
 def grouped(values, size: int) -> np.ndarray:
-    """Repeat each of the k `values` over a block of ``size // k`` consecutive features (`size` must divide evenly; chapter "Scale γ and shift β").
+    """Repeat each of the k `values` over a block of ``size // k`` consecutive features (`size` must
+    divide evenly; chapter "Scale γ and shift β").
 
     The wide vector of the explorer has 512 features but only eight sliders per
     parameter: features 1-64 take the first value, 65-128 the second, and so on.
@@ -47,7 +49,8 @@ def grouped(values, size: int) -> np.ndarray:
 
 
 def per_feature_figure(xhat_tokens, gamma, beta):
-    """Histograms over many tokens of each feature, before and after the scale and shift (chapter "Scale γ and shift β").
+    """Histograms over many tokens of each feature, before and after the scale and shift (chapter
+    "Scale γ and shift β").
 
     Left: every feature of x-hat has mean 0 and spread 1 across tokens. Right:
     feature i of y = gamma * x-hat + beta is centred on beta_i with spread abs(gamma_i).
@@ -95,7 +98,8 @@ def per_feature_figure(xhat_tokens, gamma, beta):
 
 
 class GammaBetaPanels:
-    """The explorer's two panels, redrawn in place by :meth:`update` (chapter "Scale γ and shift β").
+    """The explorer's two panels, redrawn in place by :meth:`update` (chapter "Scale γ and shift
+    β").
 
     Left: a small vector's x-hat (hollow bars) and y (filled bars), one colour
     per feature, with each beta_i marked. Right: the histogram of a wide
@@ -109,7 +113,8 @@ class GammaBetaPanels:
     xhat_wide : array_like, shape (H,)
         The wide normalized vector; H divisible by k.
     limits : (float, float)
-        Half-widths of the fixed value ranges of the two panels, large enough for every slider setting.
+        Half-widths of the fixed value ranges of the two panels, large enough for every slider
+        setting.
     """
 
     def __init__(self, ax_small, ax_wide, xhat_small, xhat_wide, limits):
@@ -142,7 +147,8 @@ class GammaBetaPanels:
         self.stacks = [
             ax_wide.stairs(np.zeros(80), self.edges, fill=True, color=c) for c in colours
         ]
-        #: The wide panel's fixed height; a taller bar is cut there and marked by a triangle (:attr:`clipped`).
+        #: The wide panel's fixed height; a taller bar is cut there and marked by a triangle
+        #: (:attr:`clipped`).
         self.top = float(np.ceil(2.5 * outline.max()))
         (self.clip_marks,) = ax_wide.plot([], [], "^", color=PALETTE["neutral"], ms=8)
         ax_wide.set(
@@ -150,7 +156,10 @@ class GammaBetaPanels:
             ylim=(0, self.top),
             xlabel="value",
             ylabel="number of features",
-            title=f"a {self.xhat_wide.size}-vector's y, stacked\nby group i of {block} (shares γᵢ, βᵢ)",
+            title=(
+                f"a {self.xhat_wide.size}-vector's y, stacked\nby group i of {block} (shares γᵢ, "
+                "βᵢ)"
+            ),
         )
         # One legend for both panels, below them: inside, the moving bars would be drawn over it.
         handles = [self.bars[0], before, self.beta_marks, self.clip_marks]
@@ -172,7 +181,8 @@ class GammaBetaPanels:
         return [*self.bars, self.beta_marks, *self.stacks, self.clip_marks]
 
     def update(self, gamma, beta) -> tuple[np.ndarray, np.ndarray]:
-        """Redraw for per-feature (per-group) `gamma` and `beta`; return the small and wide outputs."""
+        """Redraw for per-feature (per-group) `gamma` and `beta`; return the small and wide
+        outputs."""
         gamma, beta = np.asarray(gamma, dtype=float), np.asarray(beta, dtype=float)
         y_small = gamma * self.xhat_small + beta
         for bar, height in zip(self.bars, y_small):
@@ -211,7 +221,8 @@ def gamma_beta_figure(
 
 
 def gamma_beta_companion(xhat_wide, settings: dict):
-    """Small multiples: the histogram of a wide vector's y for a few settings of gamma and beta (chapter "Scale γ and shift β").
+    """Small multiples: the histogram of a wide vector's y for a few settings of gamma and beta
+    (chapter "Scale γ and shift β").
 
     The static stand-in for :func:`lnlib.book.explorers.gamma_beta_explorer` on the website.
 
@@ -247,7 +258,8 @@ def gamma_beta_companion(xhat_wide, settings: dict):
     return fig
 
 
-#: How the trained γ/β figure draws each kind of norm, so the attention and FFN columns can be told apart.
+#: How the trained γ/β figure draws each kind of norm, so the attention and FFN columns can be told
+#: apart.
 NORM_KIND_STYLES = {
     "attention": {"marker": "o", "color": PALETTE["input"]},
     "FFN": {"marker": "s", "color": PALETTE["output"]},
@@ -256,12 +268,14 @@ NORM_KIND_STYLES = {
 
 
 def norm_kind(name: str) -> str:
-    """Which kind of norm ("attention", "FFN" or "final") a norm input's name (``"L1 attn"``) is (chapter "Scale γ and shift β")."""
+    """Which kind of norm ("attention", "FFN" or "final") a norm input's name (``"L1 attn"``) is
+    (chapter "Scale γ and shift β")."""
     return {"attn": "attention", "ffn": "FFN"}.get(name.split()[-1], "final")
 
 
 def trained_gamma_beta_figure(sees: dict):
-    """The γ and β a Pre-LN character model learned, norm by norm, and the features one norm receives (chapter "Scale γ and shift β").
+    """The γ and β a Pre-LN character model learned, norm by norm, and the features one norm
+    receives (chapter "Scale γ and shift β").
 
     Top and middle: every feature's γ and β at each norm (dots; a norm's 32 features in a column,
     nudged sideways to be seen); they all started at 1 and 0. Bottom: the root-mean-square of
@@ -305,7 +319,8 @@ DECAY_ARM_STYLES = {
 
 
 def decay_gamma_figure(norm_means: dict):
-    """Each norm's mean γ after training, with and without weight decay on γ and β, one dot per seed (chapter "Scale γ and shift β").
+    """Each norm's mean γ after training, with and without weight decay on γ and β, one dot per seed
+    (chapter "Scale γ and shift β").
 
     Parameters
     ----------

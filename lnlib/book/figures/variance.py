@@ -1,4 +1,5 @@
-"""Figures for the chapter "The variance": deviations from the mean, drawn as squares whose average area is σ²."""
+"""Figures for the chapter "The variance": deviations from the mean, drawn as squares whose average
+area is σ²."""
 
 from __future__ import annotations
 
@@ -21,11 +22,15 @@ def _divisor(size: int, unbiased: bool) -> int:
 def _variance_label(x, unbiased: bool) -> str:
     """'σ² = sum / H = value' (or s_{H-1}² and H - 1) for titles."""
     divisor = _divisor(x.size, unbiased)
-    return f"{'$s_{H-1}^2$' if unbiased else 'σ²'} = sum / {divisor} = {np.sum((x - x.mean()) ** 2) / divisor:.3g}"
+    return (
+        f"{'$s_{H-1}^2$' if unbiased else 'σ²'} = sum / {divisor} = "
+        f"{np.sum((x - x.mean()) ** 2) / divisor:.3g}"
+    )
 
 
 class SpreadPanel:
-    """The entries as dots, their mean as a line, the deviations as segments and the band μ ± σ (chapter "The variance").
+    """The entries as dots, their mean as a line, the deviations as segments and the band μ ± σ
+    (chapter "The variance").
 
     Parameters
     ----------
@@ -62,7 +67,8 @@ class SpreadPanel:
         return [self.band, self.mean_line, self.deviations, self.points]
 
     def update(self, x, unbiased: bool = False) -> None:
-        """Redraw for the vector `x`; the band uses the variance divided by H, or by H - 1 if `unbiased`."""
+        """Redraw for the vector `x`; the band uses the variance divided by H, or by H - 1 if
+        `unbiased`."""
         x = np.asarray(x, dtype=float)
         mu = x.mean()
         sigma = np.sqrt(np.sum((x - mu) ** 2) / _divisor(x.size, unbiased))
@@ -77,7 +83,8 @@ class SpreadPanel:
 
 
 class SquaresPanel:
-    """Each squared deviation as a square of side ``abs(x_i - μ)``, in a row, then the average square of area σ² (chapter "The variance").
+    """Each squared deviation as a square of side ``abs(x_i - μ)``, in a row, then the average
+    square of area σ² (chapter "The variance").
 
     The axes have equal aspect, so areas are true areas: the dashed square's
     area is the sum of the coloured areas divided by H (or by H - 1).
@@ -99,8 +106,9 @@ class SquaresPanel:
         self.average = ax.add_patch(
             Rectangle((0.0, 0.0), 0.0, 0.0, fill=False, ec=PALETTE["mean"], lw=2, ls="--")
         )
-        # Entries within a range of width `span`: one deviation is at most span (H - 1) / H, their sum at most
-        # H span / 2 (half the entries at each end), the side of the average square at most span / 2 sqrt(H / (H - 1)).
+        # Entries within a range of width `span`: one deviation is at most span (H - 1) / H, their
+        # sum at most H span / 2 (half the entries at each end), the side of the average square at
+        # most span / 2 sqrt(H / (H - 1)).
         tallest = span * (size - 1) / size
         width = size * span / 2 + (size + 1) * GAP + span / 2 * np.sqrt(size / (size - 1))
         ax.set(
@@ -140,7 +148,8 @@ class SquaresPanel:
 
 
 def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: bool = True):
-    """The spread of `x` (dots, mean, μ ± σ) and its squared deviations as squares (chapter "The variance").
+    """The spread of `x` (dots, mean, μ ± σ) and its squared deviations as squares (chapter "The
+    variance").
 
     Parameters
     ----------
@@ -162,8 +171,8 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
     if fitted:
         pad = max(np.ptp(x), 1.0) * 0.25
         value_range = (x.min() - pad, x.max() + pad)
-    # one above the other: the squares, in a row, are wide and short, and need the column's whole width
-    # (side by side they were 70 px tall on the page)
+    # one above the other: the squares, in a row, are wide and short, and need the column's whole
+    # width (side by side they were 70 px tall on the page)
     fig, (top, bottom) = new_figure(2, 1, figsize=(5.4, 4.4), managed=managed)
     panels = (
         SpreadPanel(top, x.size, value_range),
@@ -180,7 +189,8 @@ def variance_figure(x, *, value_range=None, unbiased: bool = False, managed: boo
 
 
 def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = False, ncols: int = 2):
-    """Small multiples of :class:`SquaresPanel`, one per example vector, on shared scales (chapter "The variance").
+    """Small multiples of :class:`SquaresPanel`, one per example vector, on shared scales (chapter
+    "The variance").
 
     The static stand-in for :func:`lnlib.book.explorers.variance_explorer` on the website.
 
@@ -206,7 +216,10 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
         panels.append(SquaresPanel(ax, x.size, float(np.ptp(x)) or 1.0))
         panels[-1].update(x, unbiased)
         ax.set_title(
-            f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]\ndashed: {_variance_label(x, unbiased)}",
+            (
+                f"{title}: x = [{', '.join(f'{v:g}' for v in x)}]\ndashed: "
+                f"{_variance_label(x, unbiased)}"
+            ),
             fontsize=9,
         )
     widths, heights = zip(*(panel.extent() for panel in panels))
@@ -218,7 +231,8 @@ def variance_companion(examples: dict[str, list[float]], *, unbiased: bool = Fal
 
 
 def bessel_figure(sizes, *, marked=(4, 512)):
-    """How much the unbiased standard deviation shrinks LayerNorm's output: the factor sqrt((H - 1) / H) against H.
+    """How much the unbiased standard deviation shrinks LayerNorm's output: the factor sqrt((H - 1)
+    / H) against H.
 
     Dividing by the unbiased std s_{H-1} instead of the biased σ multiplies every
     normalized value by σ / s_{H-1} = sqrt((H - 1) / H) (chapter "The variance").

@@ -1,19 +1,22 @@
-"""The course edition: an nbgrader answer key and a student edition of the chapters (``make instructor``, ``make student``).
+"""The course edition: an nbgrader answer key and a student edition of the chapters
+(``make instructor``, ``make student``).
 
 ``python -m lnlib.book.tools.course instructor DIR`` writes an nbgrader course in DIR: its
 ``source/<chapter>/<chapter>.ipynb`` are the answer key, each exercise's cell holding its solution
 between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers and followed by a locked,
-graded test cell (one point) that asserts what the chapter's own check says: "Correct!". The checks are
-in graded mode (``exercises.graded = True``): a wrong answer is told the mistake, never the recipe or
-the expected value. The solutions' dropdowns go (the key holds them as code). ``python -m lnlib.book.tools.course student DIR`` then runs
-nbgrader's own ``generate_assignment``, which writes ``release/<chapter>/<chapter>.ipynb``: the same
-notebooks with every solution replaced by ``# your code here`` (so ``answer_k = None`` stays: the answer
-cell runs, and the graded cell under it says "Not answered yet") and every output cleared.
+graded test cell (one point) that asserts what the chapter's own check says: "Correct!". The checks
+are in graded mode (``exercises.graded = True``): a wrong answer is told the mistake, never the
+recipe or the expected value. The solutions' dropdowns go (the key holds them as code).
+``python -m lnlib.book.tools.course student DIR`` then runs nbgrader's own ``generate_assignment``,
+which writes ``release/<chapter>/<chapter>.ipynb``: the same notebooks with every solution replaced
+by ``# your code here`` (so ``answer_k = None`` stays: the answer cell runs, and the graded cell
+under it says "Not answered yet") and every output cleared.
 
 The expected answers never appear in either edition: they are computed by ``lnlib.book.exercises``
-inside the check, as in the book. Since the library students install computes them too, the graded test
-also fails an answer whose code calls what its exercise forbids (``lnlib.layer_norm_backward`` for the
-backward pass by hand; ``lnlib.book.exercises.chapter.forbidding``), read from the kernel's input history.
+inside the check, as in the book. Since the library students install computes them too, the graded
+test also fails an answer whose code calls what its exercise forbids (``lnlib.layer_norm_backward``
+for the backward pass by hand; ``lnlib.book.exercises.chapter.forbidding``), read from the kernel's
+input history.
 """
 
 from __future__ import annotations
@@ -44,17 +47,18 @@ ANSWER = re.compile(r"^(answer_(\d+) = None.*)$", re.M)
 CHECK = re.compile(r"^exercises\.check\((\d+), answer_\1(?:, (.*))?\)$", re.M)
 SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
 IMPORT = re.compile(r"^(from lnlib\.book\.exercises\.\w+ import exercises)$", re.M)
-#: The course edition's checks are graded: a wrong answer's verdict names the mistake, and no hint comes
-#: (lnlib.book.exercises.chapter.Exercises.graded), in the student's cells as in the hidden tests.
+#: The course edition's checks are graded: a wrong answer's verdict names the mistake, and no hint
+#: comes (lnlib.book.exercises.chapter.Exercises.graded), in the student's cells as in the hidden
+#: tests.
 GRADED = r"\1\nexercises.graded = True  # the course edition: no hints"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = """import os
 
 c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
-# A cleared solution leaves the answer cell's own `answer_k = None` in place: the answer cell still runs.
+# A cleared solution leaves the answer cell's own `answer_k = None` in place: the cell still runs.
 c.ClearSolutions.code_stub = {"python": "# your code here"}
-# nbgrader stops a cell after 30 s by default; chapter 09's symbolic cells take longer on a loaded machine
+# nbgrader stops a cell after 30 s by default; chapter 09's symbolic cells take longer when loaded
 c.Execute.timeout = 300
 """
 
@@ -130,51 +134,49 @@ def _module_of(nb: dict) -> str:
 
 
 def _graded_test(k: str, given: str, data: str, module: str) -> str:
-    """Exercise k's test cell: the student sees the chapter's check; nbgrader grades with hidden code
-    that re-creates the exercise's data as handed out and uses the checker as shipped (reloaded), so
-    neither changing the data nor replacing ``exercises.check`` in the notebook can pass it. The check
-    reads the answer cell's code from the kernel's input history (nbgrader's autograde and validate run
-    the cells in order in one IPython kernel, history kept) and fails an answer that uses a name the
-    exercise forbids (``lnlib.book.exercises.chapter.forbidding``), naming the use."""
+    """Exercise k's test cell: the student sees the chapter's check; nbgrader grades with hidden
+    code that re-creates the exercise's data as handed out and uses the checker as shipped
+    (reloaded), so neither changing the data nor replacing ``exercises.check`` in the notebook can
+    pass it. The check reads the answer cell's code from the kernel's input history (nbgrader's
+    autograde and validate run the cells in order in one IPython kernel, history kept) and fails an
+    answer that uses a name the exercise forbids (``lnlib.book.exercises.chapter.forbidding``),
+    naming the use."""
     names = [part.split("=", 1) for part in data.split(", ")] if data else []
     pairs = ", ".join(f"({key.strip()!r}, {expr.strip()!r})" for key, expr in names)
     visible = f", {data}" if data else ""
     return (
-        f"# Exercise {k}, graded (1 point): the chapter's check must say Correct!\n"
-        f"feedback = exercises.check({k}, answer_{k}{visible})\n"
-        "assert feedback.kind == 'correct', feedback.text\n"
-        "### BEGIN HIDDEN TESTS\n"
-        "import importlib as _importlib\n"
-        "import lnlib.book.exercises.judge as _judge\n"
-        "import lnlib.book.exercises.feedback as _feedback\n"
-        "import lnlib.book.exercises.chapter as _chapter\n"
-        f"import lnlib.book.exercises.{module} as _module\n"
-        "for _shipped in (_judge, _feedback, _chapter, _module):\n"
-        "    _importlib.reload(_shipped)\n"
-        "_module.exercises.graded = True  # a verdict names the mistake, never the recipe\n"
-        "_handed_out = dict(globals())\n"
-        f"exec({given!r}, _handed_out)  # the exercise's data as handed out\n"
-        f"_data = {{key: eval(expr, _handed_out) for key, expr in [{pairs}]}}\n"
-        "# the answer's code, as the kernel ran it: names the exercise forbids fail the check below\n"
-        f"_answer = _chapter.answer_code({k}, get_ipython().history_manager.input_hist_parsed)\n"
-        f"assert _answer is not None, 'the answer cell of exercise {k} is not in the input history'\n"
-        f"_verdict = _module.exercises.check({k}, answer_{k}, **_data)\n"
-        "assert _verdict.kind == 'correct', _verdict.text\n"
-        "### END HIDDEN TESTS"
+        f"# Exercise {k}, graded (1 point): the chapter's check must say Correct!\nfeedback = "
+        f"exercises.check({k}, answer_{k}{visible})\nassert feedback.kind == 'correct', "
+        "feedback.text\n### BEGIN HIDDEN TESTS\nimport importlib as _importlib\nimport "
+        "lnlib.book.exercises.judge as _judge\nimport lnlib.book.exercises.feedback as "
+        "_feedback\nimport lnlib.book.exercises.chapter as _chapter\nimport "
+        f"lnlib.book.exercises.{module} as _module\nfor _shipped in (_judge, _feedback, _chapter, "
+        "_module):\n    _importlib.reload(_shipped)\n_module.exercises.graded = True  # a verdict "
+        f"names the mistake, never the recipe\n_handed_out = dict(globals())\nexec({given!r}, "
+        "_handed_out)  # the exercise's data as handed out\n_data = {key: eval(expr, _handed_out) "
+        f"for key, expr in [{pairs}]}}\n# the answer's code, as the kernel ran it: names the "
+        f"exercise forbids fail the check below\n_answer = _chapter.answer_code({k}, "
+        "get_ipython().history_manager.input_hist_parsed)\nassert _answer is not None, 'the "
+        f"answer cell of exercise {k} is not in the input history'\n_verdict = "
+        f"_module.exercises.check({k}, answer_{k}, **_data)\nassert _verdict.kind == 'correct', "
+        "_verdict.text\n### END HIDDEN TESTS"
     )
 
 
 def _course_links(text: str) -> str:
-    """Each chapter sits in its own folder of the course: a link to 04_x.ipynb becomes ../04_x/04_x.ipynb."""
+    """Each chapter sits in its own folder of the course: a link to 04_x.ipynb becomes
+    ../04_x/04_x.ipynb."""
     return re.sub(r"\]\((\d\d_\w+)\.ipynb", r"](../\1/\1.ipynb", text)
 
 
 class KeyExists(RuntimeError):
-    """The course already holds an answer key, which an instructor may have edited: not overwritten."""
+    """The course already holds an answer key, which an instructor may have edited: not
+    overwritten."""
 
 
 def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> list[Path]:
-    """Write the nbgrader course at `course`: its config (unless it has one) and each chapter's answer key.
+    """Write the nbgrader course at `course`: its config (unless it has one) and each chapter's
+    answer key.
 
     Nothing of a course in use is deleted: an existing key (``source/``) is refused with
     :class:`KeyExists` unless `force`, and then moved aside to ``source.backup-<time>`` first; the
@@ -205,10 +207,11 @@ def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> l
 
 
 def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
-    """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student edition.
+    """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student
+    edition.
 
-    It rewrites ``release/`` alone (from the key as it stands, edits included); a course without a key gets
-    one first (:func:`instructor_edition`). Given lnlib's `wheel`, it also writes
+    It rewrites ``release/`` alone (from the key as it stands, edits included); a course without a
+    key gets one first (:func:`instructor_edition`). Given lnlib's `wheel`, it also writes
     ``student-edition.zip`` (:func:`student_package`)."""
     if not (course / "source").exists():
         instructor_edition(course)
@@ -236,9 +239,10 @@ def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
     return sorted((course / "release").glob("*/*.ipynb"))
 
 
-#: What a student installs next to the notebooks (pip's requirements file; Binder and most JupyterHubs
-#: read it as it is): JupyterLab, its MyST extension (without it the chapters' dropdowns and admonitions
-#: show as raw text) and lnlib with the book's extra, from the wheel in the same folder.
+#: What a student installs next to the notebooks (pip's requirements file; Binder and most
+#: JupyterHubs read it as it is): JupyterLab, its MyST extension (without it the chapters' dropdowns
+#: and admonitions show as raw text) and lnlib with the book's extra, from the wheel in the same
+#: folder.
 STUDENT_REQUIREMENTS = """jupyterlab>=4.1
 jupyterlab-myst>=2.7
 ./{wheel}[book]
@@ -251,8 +255,9 @@ Each folder is one chapter. To work on them on your own machine (Python 3.11 or 
     .venv/bin/python -m pip install -r requirements.txt
     .venv/bin/jupyter lab
 
-On a course's JupyterHub or on Binder, `requirements.txt` is the environment. Run each notebook top to
-bottom; the cell under each exercise says whether your answer is right, and stops Run All until it is.
+On a course's JupyterHub or on Binder, `requirements.txt` is the environment. Run each notebook top
+to bottom; the cell under each exercise says whether your answer is right, and stops Run All until
+it is.
 """
 
 
@@ -272,24 +277,27 @@ def student_package(course: Path, wheel: Path) -> Path:
     return target
 
 
-#: Words a minute when reading to learn: Carver's "learning" rate is about 200, his "memorizing" rate
-#: 138 (R. P. Carver, *Reading Rate*, 1990); a chapter with derivations to follow is read at the slower one.
+#: Words a minute when reading to learn: Carver's "learning" rate is about 200, his "memorizing"
+#: rate 138 (R. P. Carver, *Reading Rate*, 1990); a chapter with derivations to follow is read at
+#: the slower one.
 WORDS_PER_MINUTE = 140
-#: Words counted for a formula: an inline one ($...$) reads like a short phrase, a displayed one like a sentence.
+#: Words counted for a formula: an inline one ($...$) reads like a short phrase, a displayed one
+#: like a sentence.
 INLINE_MATH_WORDS, DISPLAY_MATH_WORDS = 3, 15
-#: Minutes for each code cell a reader sees (read the code and its output) and for each exercise (read the
-#: question, work it out, write and run the code, read the feedback, try again).
+#: Minutes for each code cell a reader sees (read the code and its output) and for each exercise
+#: (read the question, work it out, write and run the code, read the feedback, try again).
 CODE_CELL_MINUTES, EXERCISE_MINUTES = 2, 10
 
 
 def reading_minutes(chapter: Path) -> tuple[int, int]:
     """(minutes to read, minutes for the exercises), rounded to 5 (at least 5 to read).
 
-    Reading: the markdown cells' words (solutions excluded) at :data:`WORDS_PER_MINUTE`, each formula counted
-    as :data:`INLINE_MATH_WORDS` or :data:`DISPLAY_MATH_WORDS` words, plus :data:`CODE_CELL_MINUTES` for each code
-    cell a reader sees (cells removed from the website are not counted). Exercises: :data:`EXERCISE_MINUTES`
-    each. An instructor who tried the chapters found the first estimate (200 words a minute, formulas not
-    counted, a minute a code cell, five an exercise) about half of a student's time.
+    Reading: the markdown cells' words (solutions excluded) at :data:`WORDS_PER_MINUTE`, each
+    formula counted as :data:`INLINE_MATH_WORDS` or :data:`DISPLAY_MATH_WORDS` words, plus
+    :data:`CODE_CELL_MINUTES` for each code cell a reader sees (cells removed from the website are
+    not counted). Exercises: :data:`EXERCISE_MINUTES` each. An instructor who tried the chapters
+    found the first estimate (200 words a minute, formulas not counted, a minute a code cell, five
+    an exercise) about half of a student's time.
     """
     cells = read_notebook(chapter)["cells"]
     prose = [
@@ -324,7 +332,8 @@ def time_sentence(chapter: Path) -> str:
 
 
 def state_times(chapters) -> list[Path]:
-    """Write each chapter's time estimate after its Goal paragraph (between ``<!--time-->`` markers)."""
+    """Write each chapter's time estimate after its Goal paragraph (between ``<!--time-->``
+    markers)."""
     changed = []
     for chapter in map(Path, chapters):
         nb = read_notebook(chapter)
@@ -364,5 +373,6 @@ if __name__ == "__main__":
             print(f"and {course}/student-edition.zip, with {wheel.name}")
     else:
         sys.exit(
-            "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR [WHEEL]"
+            "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR "
+            "[WHEEL]"
         )
