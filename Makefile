@@ -44,7 +44,6 @@ $(VENV)/.book-installed: requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade pip
 	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
-	$(BIN)/python -m pip install $(PIP_FLAGS) "numba>=0.60" || echo "numba did not install here: lnlib.fused's compiled kernels and their tests are skipped; the book builds without them"
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.book-installed requirements-test.txt
@@ -181,7 +180,7 @@ bench-run-all: $(VENV)/.test-installed
 	$(BIN)/python benchmarks/run_all.py $(CHAPTERS)
 
 # The fused kernels against the measured memory-bandwidth floor (chapter 14): about 2-4 minutes, writes
-# benchmarks/results/kernels.json, which the chapter reads (it never times anything itself). Add
+# lnlib/book/data/kernels.json, which the chapter reads (it never times anything itself). Add
 # TORCH_SPEC=torch==2.13.0 to time PyTorch's CPU kernels in the same run (the committed file has them).
 bench-kernels: $(VENV)/.book-installed
 	@if [ -n "$(TORCH_SPEC)" ]; then $(BIN)/python -m pip install $(PIP_FLAGS) $(TORCH_SPEC); fi
@@ -189,11 +188,11 @@ bench-kernels: $(VENV)/.book-installed
 
 # Chapter 15's kernels (lnlib.gpu, compiled for the GPU), torch.nn.functional.layer_norm, a Triton LayerNorm
 # after Triton's tutorial and a device-to-device copy, forward and backward, over chapter 14's shape and real
-# models' widths in three dtypes: writes benchmarks/results/gpu_kernels.json, which the chapter reads (a few
+# models' widths in three dtypes: writes lnlib/book/data/gpu_kernels.json, which the chapter reads (a few
 # minutes on an H200). Not part of make bench: it needs an NVIDIA GPU, and runs with the Python that has
 # PyTorch and Triton there (GPU_PYTHON; numba-cuda, numpy, ml_dtypes and scipy too). On a CPU,
 # `python benchmarks/gpu_kernels.py --smoke --out /tmp/gpu.json` runs it end to end on numba's simulator
-# (tests/book/test_gpu.py does).
+# (tests/book/test_gpu_chapter.py does).
 GPU_PYTHON ?= $(PYTHON)
 bench-gpu:
 	PYTHONPATH=$(CURDIR) $(GPU_PYTHON) benchmarks/gpu_kernels.py

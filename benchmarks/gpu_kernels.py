@@ -13,7 +13,7 @@ Times, forward and backward, with the GPU's clock between synchronizations:
   are compared with;
 
 over chapter 14's shape (4096 x 1024) and real models' widths (H = 768 to 8192) at 2^26 elements an
-array, and writes ``benchmarks/results/gpu_kernels.json``: the GPU, driver, CUDA and package
+array, and writes ``lnlib/book/data/gpu_kernels.json``: the GPU, driver, CUDA and package
 versions, each time (median, 10th and 90th percentile), the bytes moved at the floor, the achieved
 bytes/s and its fraction of the copy's, and, for each kernel, the largest difference from PyTorch's
 output. What is absent (no Triton, no GPU) is recorded, never invented. The chapter reads only that
@@ -40,7 +40,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "benchmarks" / "results" / "gpu_kernels.json"
+RESULTS = ROOT / "lnlib" / "book" / "data" / "gpu_kernels.json"
 
 #: Chapter 14's running example, then real models' widths (GPT-2 small 768, BERT-large 1024,
 #: GPT-2 XL 1600... LLaMA 7B 4096, 13B 5120, 70B 8192), each at 2^26 elements an array.

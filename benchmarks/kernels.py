@@ -27,7 +27,7 @@ Measures, on this machine, in one run (about 3-4 minutes on 2 cores):
   the repetitions, with the machine (CPU, cores, library versions, load average
   at start and end).
 
-Writes ``benchmarks/results/kernels.json``, which the chapter reads. Times are
+Writes ``lnlib/book/data/kernels.json``, which the chapter reads. Times are
 never asserted anywhere; a loaded machine gives slower, noisier numbers, which
 is why the load is recorded.
 """
@@ -59,7 +59,7 @@ from lnlib.book.experiments.memory_speed import (  # noqa: E402
     interleaved_timings,
 )
 
-RESULTS = ROOT / "benchmarks" / "results" / "kernels.json"
+RESULTS = ROOT / "lnlib" / "book" / "data" / "kernels.json"
 #: Footprints of the copy, in bytes (source size; a copy moves twice this).
 COPY_SIZES = tuple(sorted({2**k for k in range(16, 29, 2)} | {2**27, 2**29}))
 #: The grid of shapes (rows x H, at most MAX_ELEMENTS elements); 16-bit storage is measured at H =
@@ -468,7 +468,7 @@ def summary_markdown(path: Path = RESULTS) -> str:
     }
     lines += [
         "",
-        "Goals of issue 16 in this run, 1 thread, float32, H ≥ 1024 at the most rows "
+        "Goals of chapter 14's kernels in this run, 1 thread, float32, H ≥ 1024 at the most rows "
         f"({', '.join(f'{r} × {h}' for r, h in big)}): the fused forward reached "
         f"{min(fractions):.2f}-{max(fractions):.2f} of the floor (goal: at least 0.5; met at "
         f"{sum(f >= 0.5 for f in fractions)} of {len(big)} shapes)",

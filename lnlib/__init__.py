@@ -10,7 +10,9 @@ down to bfloat16) and edge cases against a float64 reference.
 The top-level modules are the library, named for what they hold: ``textbook`` (the short numpy
 forward and backward, read first), ``forward``, ``backward``, ``norms``, ``rms`` (RMS norm's
 backward pass), ``variance_algorithms`` (whose :func:`variance` is exported here), ``variants``,
-``fused``, ``symbolic``, ``harness``, ``compare`` and ``validation``. Everything that exists for the
+``fused``, ``symbolic``, ``harness``, ``compare`` and ``validation``; the sub-package
+:mod:`lnlib.gpu` (CUDA kernels with numba-cuda, chapter "LayerNorm on a GPU") is imported on its
+own. Everything that exists for the
 chapters (models, experiments, the fact check, figures, explorers, notebook tools) lives in
 :mod:`lnlib.book`, which the library never imports (CONTRIBUTING.md, "Layout").
 """

@@ -63,9 +63,15 @@ def named(module: Path) -> bool:
         return any(f"{stem}.py" in line for line in BLOCK) or any(
             first_cell(row) == stem for row in ROWS
         )
-    package = ".".join(relative.parts[1:-1])  # "models", under lnlib/book
+    in_book = relative.parts[0] == "book"
+    package = ".".join(relative.parts[1 if in_book else 0 : -1])  # "models" (lnlib/book) or "gpu"
     entry = block_entry(package.replace(".", "/") + "/") or ""
-    rows = [r for r in ROWS if re.fullmatch(rf"book\.{re.escape(package)}(\..*)?", first_cell(r))]
+    prefix = r"book\." if in_book else ""
+    rows = [
+        r
+        for r in ROWS
+        if re.fullmatch(rf"{prefix}{re.escape(package)}(\..*)?( \(a package\))?", first_cell(r))
+    ]
     text = "\n".join([entry, *rows])
     if "<chapter>.py" in entry and stem in SLUGS:
         return True
@@ -86,7 +92,10 @@ def test_every_book_package_has_its_entry(package):
 
 
 def test_every_module_under_lnlib_is_named_in_the_layout():
-    modules = sorted(LNLIB.glob("*.py")) + [p for p in book_modules() if p.name != "__init__.py"]
+    library_packages = [p for p in LNLIB.glob("*/*.py") if p.parent.name != "book"]
+    modules = sorted(LNLIB.glob("*.py")) + [
+        p for p in book_modules() + library_packages if p.name != "__init__.py"
+    ]
     missing = [str(p.relative_to(ROOT)) for p in modules if not named(p)]
     assert missing == [], f"add these to CONTRIBUTING.md's Layout (block or table): {missing}"
 
@@ -95,4 +104,5 @@ def test_the_rule_catches_a_module_left_out():
     assert not named(LNLIB / "book" / "tools" / "no_such_tool.py")
     assert not named(LNLIB / "book" / "exercises" / "no_such_helper.py")
     assert not named(LNLIB / "no_such_module.py")
+    assert not named(LNLIB / "gpu" / "no_such_kernel.py")
     assert named(LNLIB / "book" / "figures" / "mean.py")  # a chapter slug, by `<chapter>.py`

@@ -114,3 +114,11 @@ def test_chapter_13s_old_import_path_is_the_same_model():
         "bytes_moved",
     ):
         assert getattr(memory_speed, name) is getattr(memory_traffic, name), name
+
+
+def test_the_fused_residual_add_reads_two_arrays_and_writes_two():
+    """Chapter "LayerNorm on a GPU", kernel 4: x and r in, s = x + r and y out (γ, β and the
+    statistics are per-feature or per-row, not counted)."""
+    from lnlib.book.experiments.memory_traffic import FUSED_ADD_FORWARD, Traffic, memory_traffic
+
+    assert memory_traffic(FUSED_ADD_FORWARD) == Traffic(reads=2, writes=2)

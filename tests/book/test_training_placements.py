@@ -9,6 +9,7 @@ texts survive another BLAS kernel's rounding, and that the figures read.
 """
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -208,4 +209,18 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
     assert abs(gap) < 3 * standard_error, (gap, standard_error)
     assert np.all(runs("dyt", 2, 1e-1) > floor - 0.15) and np.all(
         runs("dyt", 6, 1e-1) > floor - 0.15
+    )
+
+
+def test_trained_findings_add_the_alphabet_to_what_the_model_sees():
+    """The keys trained_findings adds: the alphabet's size and its log (a uniform guess's loss)."""
+    from lnlib.book.models.language import load_results, trained_findings
+
+    trained = load_results()
+    found = {k: str(v) for k, v in trained_findings(trained).items()}
+    alphabet = trained["corpus"]["alphabet"]
+    assert found["sees_vocab"] == str(alphabet)
+    assert float(found["sees_uniform"]) == round(math.log(alphabet), 1)
+    assert set(found) - {"sees_vocab", "sees_uniform"} == set(
+        map(str, sees_findings(trained["sees"]))
     )

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from lnlib.validation import BFLOAT16
 
+from .memory_traffic import FUSED_ADD_FORWARD, FUSED_BACKWARD, FUSED_FORWARD, memory_traffic
+
 __all__ = [
     "H200_SPEC",
     "KERNEL_COUNTS",
@@ -25,8 +27,9 @@ __all__ = [
     "itemsize",
 ]
 
-#: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads.
-RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "gpu_kernels.json"
+#: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads: with the
+#: book's other stored results, shipped in the package.
+RESULTS = Path(__file__).resolve().parents[1] / "data" / "gpu_kernels.json"
 
 #: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s
 #: and FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
@@ -40,8 +43,9 @@ class KernelCount:
     Attributes
     ----------
     name : str
-    reads, writes : int
-        Activation arrays read and written once each, at the floor (re-reads hit the cache).
+    program : tuple of KernelStep
+        What the kernel reads and writes, in the one memory-traffic model chapters 13 and 14 use
+        (:mod:`lnlib.book.experiments.memory_traffic`): its reads and writes at the floor.
     passes : int
         Activation-array sweeps the source makes (reads and writes): the traffic when no
         re-read hits the cache.
@@ -50,10 +54,19 @@ class KernelCount:
     """
 
     name: str
-    reads: int
-    writes: int
+    program: tuple
     passes: int
     flops: int
+
+    @property
+    def reads(self) -> int:
+        """Activation arrays read once each at the floor (re-reads hit the cache)."""
+        return memory_traffic(self.program).reads
+
+    @property
+    def writes(self) -> int:
+        """Activation arrays written once each."""
+        return memory_traffic(self.program).writes
 
     def floor_bytes(self, width: int) -> int:
         """Bytes per element of x at the floor, for storage of `width` bytes."""
@@ -75,11 +88,11 @@ class KernelCount:
 #: Backward: x and dy read in both sweeps, dx written; 16 FLOPs per element in its two loops (the
 #: block's partial dγ and dβ stay in its own row, per feature, not per element).
 KERNEL_COUNTS = (
-    KernelCount("1: thread per row", 1, 1, 4, 8),
-    KernelCount("2: block per row", 1, 1, 4, 8),
-    KernelCount("3: warp per row", 1, 1, 4, 8),
-    KernelCount("kernel 4 (residual add)", 2, 2, 6, 9),
-    KernelCount("backward, stage 1", 2, 1, 5, 16),
+    KernelCount("1: thread per row", FUSED_FORWARD, 4, 8),
+    KernelCount("2: block per row", FUSED_FORWARD, 4, 8),
+    KernelCount("3: warp per row", FUSED_FORWARD, 4, 8),
+    KernelCount("kernel 4 (residual add)", FUSED_ADD_FORWARD, 6, 9),
+    KernelCount("backward, stage 1", FUSED_BACKWARD, 5, 16),
 )
 
 

@@ -325,12 +325,12 @@ def _copy_call(nbytes: int, threads: int, store: str, stack: ExitStack):
     return (lambda: copy(source, target, scale, threads)), 2 * source.nbytes
 
 
-#: Path: ``benchmarks/results/kernels.json`` in the book's repository (as an absolute path on the
-#: machine that imports lnlib), the results file ``make bench-kernels`` writes and the chapter
-#: reads.
+#: Path: ``lnlib/book/data/kernels.json``, shipped with the package like the book's other stored
+#: results (so the wheel runs the chapter without the repository): the file ``make bench-kernels``
+#: writes and the chapter reads.
 #:
 #: :meta hide-value:
-RESULTS_PATH = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "kernels.json"
+RESULTS_PATH = Path(__file__).resolve().parents[1] / "data" / "kernels.json"
 
 
 class KernelResults:

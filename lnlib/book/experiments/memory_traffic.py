@@ -28,6 +28,7 @@ import numpy as np
 from ...validation import BFLOAT16, check_count
 
 __all__ = [
+    "FUSED_ADD_FORWARD",
     "KernelStep",
     "Traffic",
     "Bytes",
@@ -141,6 +142,16 @@ FUSED_BACKWARD = (
         "dx, dgamma, dbeta = layer_norm_backward(dy, x, mean, rstd, gamma)",
         reads=("dy", "x", "mean", "rstd", "gamma"),
         writes=("dx", "dgamma", "dbeta"),
+    ),
+)
+
+#: The residual add fused with the forward kernel (chapter "LayerNorm on a GPU", kernel 4): x and
+#: the residual r read once, their sum s (the next residual stream) and y written once.
+FUSED_ADD_FORWARD = (
+    KernelStep(
+        "s = x + r; y, mean, rstd = layer_norm(s, gamma, beta)",
+        reads=("x", "r", "gamma", "beta"),
+        writes=("s", "y", "mean", "rstd"),
     ),
 )
 

@@ -233,8 +233,8 @@ def png_url(png: bytes) -> bytes:
     carries.
 
     Chromium shows a data URL's image 1-3 ms after it is set, a blob URL's (ipywidgets'
-    ``format="png"``) 3-9 ms (BENCHMARKS.md, issue 18): the moving layer reaches the page sooner,
-    for a third more bytes.
+    ``format="png"``) 3-9 ms (BENCHMARKS.md, "Explorers in JupyterLab"): the moving layer reaches
+    the page sooner, for a third more bytes.
     """
     return b"data:image/png;base64," + base64.b64encode(png)
 

@@ -133,7 +133,7 @@ def memory_speed_explorer(
         H, the number of features.
     dtype : {"float32", "float16", "bfloat16"}, default "float32"
     results : lnlib.book.experiments.memory_speed.KernelResults, optional
-        Default: the committed ``benchmarks/results/kernels.json``.
+        Default: the committed ``lnlib/book/data/kernels.json``.
 
     Returns
     -------

@@ -84,7 +84,8 @@ SECTION_TITLES = {
     "fc-information": "Information theory",
 }
 
-#: Source document id -> (file name in ``shared/seeds``, short title).
+#: Source document id -> (its file name as the authors received it, short title); the sources page
+#: (chapters/sources.md) introduces and quotes each one.
 SOURCES = {
     "000": ("000_f256bee68ed81763.txt", "Module 1.5, the formula explained"),
     "001": ("001_73a6d05787464cbc.txt", "What is normalization? (step by step)"),

@@ -24,8 +24,9 @@ __all__ = ["LIVE_DPI", "FastRenderer", "encode_png", "overlay"]
 #: Pixels per inch of an explorer's figure in a live kernel. JupyterLab shows the figure at its
 #: natural size, where 110 dpi puts 9 pt text at about 14 px; fewer pixels make every update cheaper
 #: to draw, encode, send and decode (chapters 08 and 12: median 40 -> 31 ms and 35 -> 29 ms from
-#: input to figure, BENCHMARKS.md, issue 18). The website's precomputed explorers keep the page
-#: figures' 150 dpi, since the page shrinks them to its column (:mod:`lnlib.book.figures.style`).
+#: input to figure, BENCHMARKS.md, "Explorers in JupyterLab"). The website's precomputed explorers
+#: keep the page figures' 150 dpi, since the page shrinks them to its column
+#: (:mod:`lnlib.book.figures.style`).
 LIVE_DPI = 110
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

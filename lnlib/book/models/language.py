@@ -77,6 +77,7 @@ __all__ = [
     "norm_name",
     "outlier_norm",
     "sees_findings",
+    "trained_findings",
     "placement_findings",
     "placement_setup",
     "placement_sweep",
@@ -640,6 +641,19 @@ def sees_findings(sees: dict) -> dict:
         "sees_outlier_feature": prose.number(feature + 1),
         "sees_outlier_ratio": about(ratio),
         "sees_outlier_ratio_untrained": about(float(rms_u.max() / np.median(rms_u))),
+    }
+
+
+def trained_findings(trained: dict) -> dict:
+    """The glue keys of the trained model for chapters "Why normalize?" and "Scale γ and shift β":
+    :func:`sees_findings` of ``trained["sees"]``, plus ``sees_vocab`` (the characters the model
+    predicts among) and ``sees_uniform`` (the loss of a uniform guess among them, ln of that
+    count, in nats)."""
+    alphabet = trained["corpus"]["alphabet"]
+    return {
+        **sees_findings(trained["sees"]),
+        "sees_uniform": prose.number(float(np.log(alphabet)), ".1f"),
+        "sees_vocab": prose.number(alphabet),
     }
 
 

@@ -241,11 +241,11 @@ def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
 
 #: What a student installs next to the notebooks (pip's requirements file; Binder and most
 #: JupyterHubs read it as it is): JupyterLab, its MyST extension (without it the chapters' dropdowns
-#: and admonitions show as raw text) and lnlib with the book's extra, from the wheel in the same
-#: folder.
+#: and admonitions show as raw text) and lnlib with the book's and the kernels' extras, from the
+#: wheel in the same folder.
 STUDENT_REQUIREMENTS = """jupyterlab>=4.1
 jupyterlab-myst>=2.7
-./{wheel}[book]
+./{wheel}[book,kernels]
 """
 STUDENT_README = """# LayerNorm, worked out: the student edition
 
