@@ -28,6 +28,10 @@ def eps_outside_root_in_float16() -> Exercise:
     return Exercise(
         passed,
         choices=(True, False),
+        mistakes={
+            "compare the size of the bug's error, relative to the output, with how finely float16 "
+            "stores the output": not passed,
+        },
         hint=(
             "The error is about eps/sigma - eps/(2 sigma^2) = 5e-6 relative at"
             " sigma = 1; float16 rounds the output to about 5e-4 relative."

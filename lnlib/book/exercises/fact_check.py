@@ -51,7 +51,14 @@ def negative_scale_claim() -> Exercise:
     """Exercise 3: whether LN(-3x + 2) = LN(x) with ε = 0 for x = [1, 2, 4, 8]."""
     x = np.array([1.0, 2.0, 4.0, 8.0])
     holds = np.allclose(lnlib.layer_norm(-3 * x + 2, eps=0.0), lnlib.layer_norm(x, eps=0.0))
-    return Exercise(bool(holds), hint="What does a negative scale do to x - μ, and does σ notice?")
+    return Exercise(
+        bool(holds),
+        hint="What does a negative scale do to x - μ, and does σ notice?",
+        mistakes={
+            "a shift cancels and a positive scale cancels; look at what the sign of -3 does to "
+            "x - μ, and whether σ, a square root, can undo it": not holds,
+        },
+    )
 
 
 exercises = Exercises(

@@ -247,6 +247,11 @@ def plan(exercise: Exercise) -> dict:
         rules = [
             _rule("notBool", f"{WRONG}answer with True or False; got {{typed}}."),
             _rule("equal", CORRECT, value=None) | {"value": bool(exercise.expected)},
+            # the other answer's reason, when the exercise names one (a nudge, not the recipe)
+            *[
+                _rule("equal", f"{WRONG}{sentence}.", value=None) | {"value": bool(value)}
+                for sentence, value in exercise.mistakes.items()
+            ],
             _rule("always", f"{WRONG}{{typed}} is not right."),
         ]
     return {
