@@ -99,19 +99,20 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
 
 
 def _small_layer(rng: np.random.Generator) -> dict:
-    """Exercise 3's domain: a few samples `x` of H small-integer features and an H x H matrix `w`
-    (the chapter's: 3 samples, H = 4)."""
+    """Exercise 3's domain: a few samples `x_small` of H small-integer features and an H x H matrix
+    `w_small` (the chapter's: 3 samples, H = 4)."""
     rows, features = int(rng.integers(2, 5)), int(rng.integers(3, 6))
     x = rng.integers(-3, 4, size=(rows, features)).astype(float)
-    return {"x": x, "w": rng.integers(-2, 3, size=(features, features)).astype(float)}
+    w = rng.integers(-2, 3, size=(features, features)).astype(float)
+    return {"x_small": x, "w_small": w}
 
 
 @forbidding("lnlib", "torch")
 @domain(_small_layer)
-def first_layer_with_layer_norm(x, w) -> Exercise:
-    """Exercise 3: one layer of the stack with LayerNorm, ``ReLU(LN(x W))``, for a small `x` and
-    `w`."""
-    x, w = np.asarray(x, dtype=np.float64), np.asarray(w, dtype=np.float64)
+def first_layer_with_layer_norm(x_small, w_small) -> Exercise:
+    """Exercise 3: one layer of the stack with LayerNorm, ``ReLU(LN(x W))``, for a small `x_small`
+    and `w_small`."""
+    x, w = np.asarray(x_small, dtype=np.float64), np.asarray(w_small, dtype=np.float64)
     z = x @ w
 
     def relu(u):
@@ -121,7 +122,7 @@ def first_layer_with_layer_norm(x, w) -> Exercise:
     return Exercise(
         relu(lnlib.layer_norm(z, eps=1e-5)),
         rtol=1e-9,
-        hint="z = x @ w; subtract z.mean(axis=-1, keepdims=True); divide by "
+        hint="z = x_small @ w_small; subtract z.mean(axis=-1, keepdims=True); divide by "
         "np.sqrt(z.var(axis=-1, keepdims=True) + 1e-5); then np.maximum(., 0).",
         mistakes={
             "the ReLU is missing: that is LN(x W), negative entries included": lnlib.layer_norm(
@@ -134,7 +135,7 @@ def first_layer_with_layer_norm(x, w) -> Exercise:
             "LayerNorm takes each sample's statistics over its features, axis=-1": relu(
                 lnlib.layer_norm(z, axis=0, eps=1e-5)
             ),
-            "that multiplies by the transposed matrix; the layer is x @ w": relu(
+            "that multiplies by the transposed matrix; the layer is x_small @ w_small": relu(
                 lnlib.layer_norm(x @ w.T, eps=1e-5)
             ),
             "that applies the ReLU before the LayerNorm; the layer is ReLU(LN(x W))": (
