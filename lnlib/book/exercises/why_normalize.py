@@ -26,34 +26,34 @@ def _stack(rng: np.random.Generator) -> dict:
 TANH_DEFAULT = "run_stack's default activation is tanh; the chapter's stack needs activation='relu'"
 
 
-@domain(_stack)
-def growth_per_layer(x, weights, upstream) -> Exercise:
-    """Exercise 1: the per-layer growth factor of the plain ReLU stack at weight scale 1.5."""
+def _two_scales(rng: np.random.Generator) -> dict:
+    """Exercise 1's domain: the RMS of h_1 and of h_50, any two positive scales to four digits."""
+    first, last = rng.uniform(0.1, 10.0, size=2)
+    return {"rms_h1": round(float(first), 3), "rms_h50": round(float(last), 3)}
 
-    def scales(a, **options):
-        return run_stack(x, a * weights, upstream, **options).activation_rms
 
-    def per_layer(rms, layers=49):
-        return (rms[50] / rms[1]) ** (1 / layers)
+@domain(_two_scales)
+def growth_per_layer(rms_h1, rms_h50) -> Exercise:
+    """Exercise 1: the per-layer growth factor of a stack whose layers 1 and 50 have the RMS
+    `rms_h1` and `rms_h50` (the chapter's ReLU stack at weight scale 1.5: 1.036 and 5.090)."""
 
-    relu = scales(1.5, activation="relu")
+    def per_layer(layers=49):
+        return (rms_h50 / rms_h1) ** (1 / layers)
+
     return Exercise(
-        per_layer(relu),
+        per_layer(),
         rtol=1e-9,
-        digits=5,  # the 49th and the 50th root differ in the fourth digit
-        hint="run_stack(x, 1.5 * weights, upstream, activation='relu').activation_rms "
-        "gives RMS(h_0), ..., RMS(h_50).",
+        digits=4,
+        hint="The 49 layers from h_1 to h_50 each multiply by the same factor f, so "
+        "rms_h50 = f ** 49 * rms_h1.",
         mistakes={
-            "that is the prediction a / sqrt(2); the question asks for the factor the stack "
-            "measures": 1.5 / np.sqrt(2),
             "that is the growth over all 49 layers; take its 49th root for the factor per "
-            "layer": relu[50] / relu[1],
+            "layer": rms_h50 / rms_h1,
             "49 layers separate h_1 from h_50, so the root is the 49th, not the 50th": per_layer(
-                relu, layers=50
+                layers=50
             ),
-            "that is the stack at a = 2 (the chapter's plain run); scale the weights "
-            "by 1.5": per_layer(scales(2.0, activation="relu")),
-            TANH_DEFAULT: per_layer(scales(1.5)),
+            "that is the ratio the wrong way up, RMS(h_1) / RMS(h_50): a factor below 1 "
+            "means the scale shrinks": per_layer() ** -1,
         },
     )
 
@@ -98,13 +98,22 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
     )
 
 
+def _small_layer(rng: np.random.Generator) -> dict:
+    """Exercise 3's domain: a few samples `x_small` of H small-integer features and an H x H matrix
+    `w_small` (the chapter's: 3 samples, H = 4)."""
+    rows, features = int(rng.integers(2, 5)), int(rng.integers(3, 6))
+    x = rng.integers(-3, 4, size=(rows, features)).astype(float)
+    w = rng.integers(-2, 3, size=(features, features)).astype(float)
+    return {"x_small": x, "w_small": w}
+
+
 @forbidding("lnlib", "torch")
-@domain(lambda rng: {k: v for k, v in _stack(rng).items() if k != "upstream"})
-def first_layer_with_layer_norm(x, weights) -> Exercise:
-    """Exercise 3: ``ReLU(LN(x W_1))`` for the inputs `x` and the first matrix
-    ``2.0 * weights[0]``."""
-    x = np.asarray(x, dtype=np.float64)
-    z = x @ (2.0 * weights[0])
+@domain(_small_layer)
+def first_layer_with_layer_norm(x_small, w_small) -> Exercise:
+    """Exercise 3: one layer of the stack with LayerNorm, ``ReLU(LN(x W))``, for a small `x_small`
+    and `w_small`."""
+    x, w = np.asarray(x_small, dtype=np.float64), np.asarray(w_small, dtype=np.float64)
+    z = x @ w
 
     def relu(u):
         return np.maximum(u, 0.0)
@@ -113,27 +122,25 @@ def first_layer_with_layer_norm(x, weights) -> Exercise:
     return Exercise(
         relu(lnlib.layer_norm(z, eps=1e-5)),
         rtol=1e-9,
-        hint="z = x @ W; subtract z.mean(axis=-1, keepdims=True); divide by "
+        hint="z = x_small @ w_small; subtract z.mean(axis=-1, keepdims=True); divide by "
         "np.sqrt(z.var(axis=-1, keepdims=True) + 1e-5); then np.maximum(., 0).",
         mistakes={
-            "the ReLU is missing: that is LN(x W_1), negative entries included": lnlib.layer_norm(
+            "the ReLU is missing: that is LN(x W), negative entries included": lnlib.layer_norm(
                 z, eps=1e-5
             ),
             "you divided by H - 1 (ddof=1); LayerNorm's variance divides by H": relu(
                 centred / np.sqrt(z.var(axis=-1, ddof=1, keepdims=True) + 1e-5)
             ),
-            "ε is missing: add 1e-5 to the variance inside the square root": relu(
-                lnlib.layer_norm(z, eps=0.0)
-            ),
-            "that normalizes each feature over the 32 samples (axis=0, BatchNorm's axis); "
+            "that normalizes each feature over the samples (axis=0, BatchNorm's axis); "
             "LayerNorm takes each sample's statistics over its features, axis=-1": relu(
                 lnlib.layer_norm(z, axis=0, eps=1e-5)
             ),
-            "that multiplies by the transposed matrix; the layer is x @ W_1": relu(
-                lnlib.layer_norm(x @ (2.0 * weights[0]).T, eps=1e-5)
+            "that multiplies by the transposed matrix; the layer is x_small @ w_small": relu(
+                lnlib.layer_norm(x @ w.T, eps=1e-5)
             ),
-            "the weight scale is missing: the layer's matrix is 2.0 * weights[0] (LayerNorm "
-            "removes the scale only up to ε)": relu(lnlib.layer_norm(x @ weights[0], eps=1e-5)),
+            "that applies the ReLU before the LayerNorm; the layer is ReLU(LN(x W))": (
+                lnlib.layer_norm(relu(z), eps=1e-5)
+            ),
         },
     )
 
