@@ -121,3 +121,12 @@ def test_scaled_run_is_the_stack_at_that_weight_scale():
     tanh_at_3 = scaled_run(x, weights, upstream, 3.0, layer_norm_on=True, activation="tanh")
     np.testing.assert_allclose(tanh.activation_rms, tanh_at_3.activation_rms, rtol=1e-3)
     assert not np.allclose(plain.activation_rms, tanh.activation_rms)
+
+
+def test_exercise_1s_printed_rms_values_come_from_the_chapters_stack():
+    """Chapter 01's exercise 1 prints RMS(h_1) and RMS(h_50) of the chapter's ReLU stack at weight
+    scale 1.5 as constants, so that it can be answered on the website: they must be that stack's."""
+    x, weights, upstream = random_stack(depth=50, width=64, batch=32, seed=0)
+    run = run_stack(x, 1.5 * weights, upstream, activation="relu")
+    assert f"{run.activation_rms[1]:.3f}" == "1.036"
+    assert f"{run.activation_rms[50]:.3f}" == "5.090"
