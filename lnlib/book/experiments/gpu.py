@@ -14,17 +14,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lnlib.gpu.launch import partial_blocks
 from lnlib.validation import BFLOAT16
 
 from .memory_traffic import FUSED_ADD_FORWARD, FUSED_BACKWARD, FUSED_FORWARD, memory_traffic
 
 __all__ = [
     "H200_SPEC",
+    "HOPPER_LIMITS",
     "KERNEL_COUNTS",
+    "PARTIAL_ROWS",
     "RESULTS",
     "GpuResults",
     "KernelCount",
+    "bytes_table",
     "itemsize",
+    "partial_bytes",
 ]
 
 #: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads: with the
@@ -34,6 +39,18 @@ RESULTS = Path(__file__).resolve().parents[1] / "data" / "gpu_kernels.json"
 #: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s
 #: and FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
 H200_SPEC = {"bandwidth": 4.8e12, "fp32_flops": 67e12, "source": "NVIDIA H200 product page"}
+
+#: Resident blocks and threads per multiprocessor for compute capability 9.0 (Hopper, the H200),
+#: from the CUDA C++ Programming Guide's table of technical specifications: with one-warp blocks
+#: the block limit, not the thread limit, sets the occupancy. Specifications, never measurements.
+HOPPER_LIMITS = {
+    "blocks_per_sm": 32,
+    "threads_per_sm": 2048,
+    "source": "CUDA C++ Programming Guide, compute capability 9.0",
+}
+
+#: The rows at which the chapter counts the backward's partial sums: chapter 14's 4096 x 1024.
+PARTIAL_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -94,6 +111,48 @@ KERNEL_COUNTS = (
     KernelCount("kernel 4 (residual add)", FUSED_ADD_FORWARD, 6, 9),
     KernelCount("backward, stage 1", FUSED_BACKWARD, 5, 16),
 )
+
+
+def partial_bytes(rows: int) -> dict:
+    """The backward's float32 partial sums of dγ and dβ, in bytes per element of x, for `rows` rows.
+
+    Stage 1 (``kernels.backward_rows``) adds every row of a block into the block's row of the
+    partials with a global load and store: 2 arrays x 4 B x (load + store) per element of every
+    row, wherever that read-modify-write is served from. At the floor only the block's final row
+    reaches memory, 2 x 4 B per feature and block, and stage 2 reads it back: 16 B x blocks / rows
+    per element of x, whatever the storage dtype (chapter "LayerNorm on a GPU").
+
+    Returns
+    -------
+    dict
+        ``blocks``, ``floor`` (bytes per element once every partial row stays in the cache until
+        it is complete) and ``per_row`` (the read-modify-write traffic the source issues).
+    """
+    blocks = partial_blocks(rows)
+    return {"blocks": blocks, "floor": 2 * 4 * 2 * blocks / rows, "per_row": 2 * 4 * 2}
+
+
+def bytes_table(rows: int) -> str:
+    """:data:`KERNEL_COUNTS` as a markdown table, with the backward's partial sums at `rows` rows.
+
+    Columns: bytes per element at the floor for 4-byte and 2-byte storage, when every sweep goes
+    to memory (4-byte), FLOPs per element and FLOPs per byte at the floor (4-byte).
+    """
+    lines = [
+        "| kernel | floor, 4 B | floor, 2 B | all sweeps, 4 B | FLOP | FLOP/B |",
+        "|:--|--:|--:|--:|--:|--:|",
+    ]
+    for k in KERNEL_COUNTS:
+        lines.append(
+            f"| {k.name} | {k.floor_bytes(4)} | {k.floor_bytes(2)} | {k.worst_bytes(4)} "
+            f"| {k.flops} | {k.intensity(4):.2f} |"
+        )
+    part = partial_bytes(rows)
+    lines.append(
+        f"| + partial dγ, dβ ({rows} rows) | {part['floor']:g} | {part['floor']:g} "
+        f"| +{part['per_row']} | | |"
+    )
+    return "\n".join(lines)
 
 
 def itemsize(dtype: str) -> int:
