@@ -102,41 +102,42 @@ class KernelCount:
 #: sweeps), y written; 8 FLOPs (1 add; subtract, square, add; subtract, two multiplies, add). Kernel
 #: 4: x and the residual read and s written in its first sweep, s read twice more, y written; 9
 #: FLOPs (one more add).
-#: Backward: x and dy read in both sweeps, dx written; 16 FLOPs per element in its two loops (the
-#: block's partial dγ and dβ stay in its own row, per feature, not per element).
+#: Backward: x and dy read in the two sweeps of each row and once more when each lane sums its
+#: features over the block's rows, dx written (7 sweeps); 18 FLOPs per element: 6 in the first
+#: sweep (xhat 2, g 1, two sums 3), 7 in the second (xhat 2, g 1, dx 4), 5 in the partial sums
+#: (xhat 2, dγ 2, dβ 1). The block's partial dγ and dβ are per feature, not per element:
+#: :func:`partial_bytes` counts them.
 KERNEL_COUNTS = (
     KernelCount("1: thread per row", FUSED_FORWARD, 4, 8),
     KernelCount("2: block per row", FUSED_FORWARD, 4, 8),
     KernelCount("3: warp per row", FUSED_FORWARD, 4, 8),
     KernelCount("kernel 4 (residual add)", FUSED_ADD_FORWARD, 6, 9),
-    KernelCount("backward, stage 1", FUSED_BACKWARD, 5, 16),
+    KernelCount("backward, stage 1", FUSED_BACKWARD, 7, 18),
 )
 
 
 def partial_bytes(rows: int) -> dict:
     """The backward's float32 partial sums of dγ and dβ, in bytes per element of x, for `rows` rows.
 
-    Stage 1 (``kernels.backward_rows``) adds every row of a block into the block's row of the
-    partials with a global load and store: 2 arrays x 4 B x (load + store) per element of every
-    row, wherever that read-modify-write is served from. At the floor only the block's final row
-    reaches memory, 2 x 4 B per feature and block, and stage 2 reads it back: 16 B x blocks / rows
-    per element of x, whatever the storage dtype (chapter "LayerNorm on a GPU").
+    Stage 1 (``kernels.backward_rows``) stores each block's 2 x H sums once, 4 B each, and stage 2
+    reads them back: 2 x 4 B x 2 x blocks / rows per element of x, whatever the storage dtype
+    (chapter "LayerNorm on a GPU").
 
     Returns
     -------
     dict
-        ``blocks``, ``floor`` (bytes per element once every partial row stays in the cache until
-        it is complete) and ``per_row`` (the read-modify-write traffic the source issues).
+        ``blocks`` (rows of partial sums) and ``bytes`` (per element of x).
     """
     blocks = partial_blocks(rows)
-    return {"blocks": blocks, "floor": 2 * 4 * 2 * blocks / rows, "per_row": 2 * 4 * 2}
+    return {"blocks": blocks, "bytes": 2 * 4 * 2 * blocks / rows}
 
 
 def bytes_table(rows: int) -> str:
     """:data:`KERNEL_COUNTS` as a markdown table, with the backward's partial sums at `rows` rows.
 
     Columns: bytes per element at the floor for 4-byte and 2-byte storage, when every sweep goes
-    to memory (4-byte), FLOPs per element and FLOPs per byte at the floor (4-byte).
+    to memory (4-byte), FLOPs per element and FLOPs per byte at the floor (4-byte). The partial
+    sums are float32 in every column.
     """
     lines = [
         "| kernel | floor, 4 B | floor, 2 B | all sweeps, 4 B | FLOP | FLOP/B |",
@@ -147,11 +148,8 @@ def bytes_table(rows: int) -> str:
             f"| {k.name} | {k.floor_bytes(4)} | {k.floor_bytes(2)} | {k.worst_bytes(4)} "
             f"| {k.flops} | {k.intensity(4):.2f} |"
         )
-    part = partial_bytes(rows)
-    lines.append(
-        f"| + partial dγ, dβ ({rows} rows) | {part['floor']:g} | {part['floor']:g} "
-        f"| +{part['per_row']} | | |"
-    )
+    part = partial_bytes(rows)["bytes"]
+    lines.append(f"| + partial dγ, dβ ({rows} rows) | {part:g} | {part:g} | {part:g} | | |")
     return "\n".join(lines)
 
 
