@@ -36,6 +36,7 @@ FORWARD_KERNELS = {
 #: The backward pass's stage 1 gives each block this many rows (at least), and at most
 #: :data:`MAX_PARTIALS` blocks: the rows of the partial dγ and dβ that stage 2 adds.
 ROWS_PER_BLOCK = 4
+#: The most blocks the backward's stage 1 uses: each stores one row of partial dγ and dβ.
 MAX_PARTIALS = 1024
 
 #: Small shapes for the simulator, one Python thread per CUDA thread: H below, at and above
