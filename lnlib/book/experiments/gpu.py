@@ -133,23 +133,26 @@ def partial_bytes(rows: int) -> dict:
 
 
 def bytes_table(rows: int) -> str:
-    """:data:`KERNEL_COUNTS` as a markdown table, with the backward's partial sums at `rows` rows.
+    """:data:`KERNEL_COUNTS` as an HTML table, with the backward's partial sums at `rows` rows.
 
     Columns: bytes per element at the floor for 4-byte and 2-byte storage, when every sweep goes
     to memory (4-byte), FLOPs per element and FLOPs per byte at the floor (4-byte). The partial
-    sums are float32 in every column.
+    sums are float32 in every column. HTML, so that the page's table wraps at phone width.
     """
-    lines = [
-        "| kernel | floor, 4 B | floor, 2 B | all sweeps, 4 B | FLOP | FLOP/B |",
-        "|:--|--:|--:|--:|--:|--:|",
-    ]
-    for k in KERNEL_COUNTS:
-        lines.append(
-            f"| {k.name} | {k.floor_bytes(4)} | {k.floor_bytes(2)} | {k.worst_bytes(4)} "
-            f"| {k.flops} | {k.intensity(4):.2f} |"
-        )
-    part = partial_bytes(rows)["bytes"]
-    lines.append(f"| + partial dγ, dβ ({rows} rows) | {part:g} | {part:g} | {part:g} | | |")
+    head = ("kernel", "floor, 4 B", "floor, 2 B", "all sweeps, 4 B", "FLOP", "FLOP/B")
+    body = [
+        (k.name, k.floor_bytes(4), k.floor_bytes(2), k.worst_bytes(4), k.flops,
+         f"{k.intensity(4):.2f}")
+        for k in KERNEL_COUNTS
+    ]  # fmt: skip
+    part = f"{partial_bytes(rows)['bytes']:g}"
+    body.append((f"+ partial dγ, dβ ({rows} rows)", part, part, part, "", ""))
+
+    def row(cells, tag):
+        return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+
+    lines = ['<table class="table">', "<thead>", row(head, "th"), "</thead>", "<tbody>"]
+    lines += [row(cells, "td") for cells in body] + ["</tbody>", "</table>"]
     return "\n".join(lines)
 
 
