@@ -5,12 +5,16 @@ The kernels follow llm.c's progression (``dev/cuda/layernorm_forward.cu`` and
 ``layernorm_backward.cu``): one thread per row, one block per row reducing in
 shared memory, one warp per row reducing with warp shuffles, the residual add
 fused with the norm, and the backward pass with dγ and dβ reduced across rows in
-two stages, as Triton's layer-norm tutorial does. :mod:`lnlib.gpu.kernels` holds
+two stages: each block stores its own row of partial sums, so no lock is needed
+(Triton's layer-norm tutorial also reduces in two stages, into fewer buffers that
+a lock guards). :mod:`lnlib.gpu.kernels` holds
 them, :mod:`lnlib.gpu.launch` the host side that checks, launches and converts,
 and :mod:`lnlib.gpu.bugs` the planted GPU bugs the harness must catch.
 
 Without an NVIDIA driver the kernels run on numba's CUDA simulator, which runs
-one Python thread per CUDA thread: right, but slow, so keep shapes tiny there.
+one Python thread per CUDA thread and one block at a time: slow, so keep shapes
+tiny there. It rounds a*b + c twice where the GPU fuses it into one FMA, so the
+two can differ in float32's last bit.
 numba reads ``NUMBA_ENABLE_CUDASIM`` when ``numba.cuda`` is first imported, so
 importing this package sets it to 1 when the variable is unset and no driver
 library is found; set it yourself (0 or 1) before any import of ``numba.cuda``

@@ -159,8 +159,9 @@ def add_layer_norm(x, res, gamma, beta, eps, s, y, mean, rstd):
 
 @cuda.jit
 def backward_rows(dy, x, gamma, mean, rstd, dx, dgamma_part, dbeta_part):
-    """Backward, stage 1: a warp per row for dx; block b adds its rows'
-    dy * xhat and dy into row b of the partial sums (no one else writes it)."""
+    """Backward, stage 1: a warp per row for dx; then each lane sums the block's
+    rows of dy * xhat and dy for its own features in registers and stores each
+    sum once, into row b of the partial sums (no other block writes it)."""
     block, lane = cuda.blockIdx.x, cuda.threadIdx.x
     rows, size = x.shape
     for row in range(block, rows, cuda.gridDim.x):
@@ -171,14 +172,20 @@ def backward_rows(dy, x, gamma, mean, rstd, dx, dgamma_part, dbeta_part):
             g = gamma[i] * F32(dy[row, i])
             g_sum += g
             gx_sum += g * xhat
-            dgamma_part[block, i] += F32(dy[row, i]) * xhat
-            dbeta_part[block, i] += F32(dy[row, i])
         g_mean = warp_sum(g_sum) / F32(size)
         gx_mean = warp_sum(gx_sum) / F32(size)
         for i in range(lane, size, BLOCK):
             xhat = (F32(x[row, i]) - mu) * r
             g = gamma[i] * F32(dy[row, i])
             dx[row, i] = (g - g_mean - xhat * gx_mean) * r
+    for i in range(lane, size, BLOCK):
+        dgamma, dbeta = F32(0), F32(0)
+        for row in range(block, rows, cuda.gridDim.x):
+            xhat = (F32(x[row, i]) - mean[row]) * rstd[row]
+            dgamma += F32(dy[row, i]) * xhat
+            dbeta += F32(dy[row, i])
+        dgamma_part[block, i] = dgamma
+        dbeta_part[block, i] = dbeta
 
 
 @cuda.jit

@@ -36,6 +36,7 @@ FORWARD_KERNELS = {
 #: The backward pass's stage 1 gives each block this many rows (at least), and at most
 #: :data:`MAX_PARTIALS` blocks: the rows of the partial dγ and dβ that stage 2 adds.
 ROWS_PER_BLOCK = 4
+#: The most blocks the backward's stage 1 uses: each stores one row of partial dγ and dβ.
 MAX_PARTIALS = 1024
 
 #: Small shapes for the simulator, one Python thread per CUDA thread: H below, at and above
@@ -119,7 +120,8 @@ def partial_blocks(rows: int) -> int:
 
 
 def launch_backward(d_dy, d_x, d_gamma, d_mean, d_rstd, d_dx, d_part, d_dgamma, d_dbeta):
-    """Run both backward stages on device arrays; `d_part` is (2, blocks, H), zeroed."""
+    """Run both backward stages on device arrays; `d_part` is (2, blocks, H): stage 1 writes
+    every entry once, so it needs no zeroing."""
     blocks, size = d_part.shape[1], d_x.shape[1]
     kernels.backward_rows[blocks, BLOCK](
         d_dy, d_x, d_gamma, d_mean, d_rstd, d_dx, d_part[0], d_part[1]
@@ -193,7 +195,7 @@ def layer_norm_backward(dy, x, gamma, eps: float, mean, rstd):
     size = rows.shape[1]
     d_dx = cuda.device_array(rows.shape, rows.dtype)
     blocks = partial_blocks(rows.shape[0])
-    d_part = cuda.to_device(np.zeros((2, blocks, size), np.float32))
+    d_part = cuda.device_array((2, blocks, size), np.float32)
     d_dgamma, d_dbeta = (cuda.device_array(size, np.float32) for _ in range(2))
     stats = (cuda.to_device(np.ascontiguousarray(s, np.float32).ravel()) for s in (mean, rstd))
     d_gamma = cuda.to_device(_parameter(gamma, size, 1.0))

@@ -15,7 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnlib.book.experiments.gpu import H200_SPEC, KERNEL_COUNTS, GpuResults, itemsize
+from lnlib.book.experiments.gpu import (
+    H200_SPEC,
+    KERNEL_COUNTS,
+    GpuResults,
+    bytes_table,
+    itemsize,
+    partial_bytes,
+)
 from lnlib.book.figures.gpu import roofline_figure
 from lnlib.book.figures.style import layout_problems
 
@@ -30,8 +37,21 @@ def test_the_counts_follow_the_kernels_sweeps():
     add = next(k for k in KERNEL_COUNTS if "residual" in k.name)
     assert add.floor_bytes(2) == 8  # x, r read; s, y written; 2 bytes each
     backward = next(k for k in KERNEL_COUNTS if k.name.startswith("backward"))
-    assert backward.floor_bytes(2) == 6 and backward.intensity(4) == pytest.approx(16 / 12)
+    # 6 + 7 + 5 FLOPs in its three loops over a row's features; 12 B: x, dy, dx in float32
+    assert backward.floor_bytes(2) == 6 and backward.intensity(4) == pytest.approx(18 / 12)
+    assert backward.worst_bytes(2) == 14  # x and dy read three times, dx written
     assert itemsize("bfloat16") == itemsize("float16") == 2 and itemsize("float32") == 4
+
+
+def test_the_partial_sums_are_counted_per_block():
+    # 4096 rows, 4 rows a block: 1024 blocks, each writing dγ and dβ (4 B each) once and stage 2
+    # reading them once: 16 B x 1024 / 4096 = 4 B per element; 40 000 rows share the 1024 cap.
+    assert partial_bytes(4096) == {"blocks": 1024, "bytes": 4.0}
+    assert partial_bytes(40_000)["bytes"] == pytest.approx(16 * 1024 / 40_000)
+    assert partial_bytes(3)["blocks"] == 1
+    rows = [line for line in bytes_table(4096).splitlines() if line.startswith("<tr>")]
+    assert len(rows) == 1 + len(KERNEL_COUNTS) + 1
+    assert rows[-1].startswith("<tr><td>+ partial dγ, dβ (4096 rows)</td><td>4</td>")
 
 
 def test_without_the_results_file_nothing_is_measured(tmp_path):

@@ -41,6 +41,28 @@ def test_the_backward_splits_rows_over_fewer_blocks_than_rows():
     assert gpu.launch.partial_blocks(40) == 10 and gpu.launch.partial_blocks(3) == 1
 
 
+def test_stage_1_writes_each_partial_sum_once_without_zeroing():
+    # NaN in the partials' buffer survives any read-modify-write; stage 1 must overwrite all of
+    # it, each block with the plain sums of its own rows (rows b, b + blocks, ...).
+    from numba import cuda
+
+    rng = np.random.default_rng(1)
+    x, dy = rng.normal(size=(12, 37)).astype(np.float32), rng.normal(size=(12, 37))
+    _, mean, rstd = gpu.layer_norm(x)
+    xhat = (x - mean[:, None]) * rstd[:, None]
+    blocks = gpu.launch.partial_blocks(12)
+    d_part = cuda.to_device(np.full((2, blocks, 37), np.nan, np.float32))
+    d_dgamma, d_dbeta = cuda.device_array(37, np.float32), cuda.device_array(37, np.float32)
+    d_dx = cuda.device_array(x.shape, np.float32)
+    args = [cuda.to_device(np.asarray(a, np.float32)) for a in (dy, x, np.ones(37), mean, rstd)]
+    gpu.launch.launch_backward(*args, d_dx, d_part, d_dgamma, d_dbeta)
+    part = d_part.copy_to_host()
+    for b in range(blocks):
+        np.testing.assert_allclose(part[0, b], (dy * xhat)[b::blocks].sum(0), atol=1e-5)
+        np.testing.assert_allclose(part[1, b], dy[b::blocks].sum(0), atol=1e-5)
+    np.testing.assert_allclose(d_dbeta.copy_to_host(), dy.sum(0), atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_the_fused_residual_kernel_stores_the_sum_and_normalizes_it(dtype):
     storage = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)

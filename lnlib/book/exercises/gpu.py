@@ -22,8 +22,8 @@ def backward_bytes() -> Exercise:
         "times the bytes one bfloat16 value takes.",
         mistakes={
             "that is with 4-byte values: bfloat16 stores 2 bytes a value": BACKWARD.floor_bytes(4),
-            "that counts every sweep of the source from memory; at the floor the second "
-            "sweep's x and dy come from the cache": BACKWARD.worst_bytes(width),
+            "that counts every sweep of the source from memory; at the floor the later "
+            "sweeps' x and dy come from the cache": BACKWARD.worst_bytes(width),
             "that counts two arrays: the backward reads x and dy and writes dx": 2 * width,
         },
     )

@@ -14,17 +14,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lnlib.gpu.launch import partial_blocks
 from lnlib.validation import BFLOAT16
 
 from .memory_traffic import FUSED_ADD_FORWARD, FUSED_BACKWARD, FUSED_FORWARD, memory_traffic
 
 __all__ = [
     "H200_SPEC",
+    "HOPPER_LIMITS",
     "KERNEL_COUNTS",
+    "PARTIAL_ROWS",
     "RESULTS",
     "GpuResults",
     "KernelCount",
+    "bytes_table",
     "itemsize",
+    "partial_bytes",
 ]
 
 #: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads: with the
@@ -34,6 +39,18 @@ RESULTS = Path(__file__).resolve().parents[1] / "data" / "gpu_kernels.json"
 #: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s
 #: and FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
 H200_SPEC = {"bandwidth": 4.8e12, "fp32_flops": 67e12, "source": "NVIDIA H200 product page"}
+
+#: Resident blocks and threads per multiprocessor for compute capability 9.0 (Hopper, the H200),
+#: from the CUDA C++ Programming Guide's table of technical specifications: with one-warp blocks
+#: the block limit, not the thread limit, sets the occupancy. Specifications, never measurements.
+HOPPER_LIMITS = {
+    "blocks_per_sm": 32,
+    "threads_per_sm": 2048,
+    "source": "CUDA C++ Programming Guide, compute capability 9.0",
+}
+
+#: The rows at which the chapter counts the backward's partial sums: chapter 14's 4096 x 1024.
+PARTIAL_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -85,15 +102,58 @@ class KernelCount:
 #: sweeps), y written; 8 FLOPs (1 add; subtract, square, add; subtract, two multiplies, add). Kernel
 #: 4: x and the residual read and s written in its first sweep, s read twice more, y written; 9
 #: FLOPs (one more add).
-#: Backward: x and dy read in both sweeps, dx written; 16 FLOPs per element in its two loops (the
-#: block's partial dγ and dβ stay in its own row, per feature, not per element).
+#: Backward: x and dy read in the two sweeps of each row and once more when each lane sums its
+#: features over the block's rows, dx written (7 sweeps); 18 FLOPs per element: 6 in the first
+#: sweep (xhat 2, g 1, two sums 3), 7 in the second (xhat 2, g 1, dx 4), 5 in the partial sums
+#: (xhat 2, dγ 2, dβ 1). The block's partial dγ and dβ are per feature, not per element:
+#: :func:`partial_bytes` counts them.
 KERNEL_COUNTS = (
     KernelCount("1: thread per row", FUSED_FORWARD, 4, 8),
     KernelCount("2: block per row", FUSED_FORWARD, 4, 8),
     KernelCount("3: warp per row", FUSED_FORWARD, 4, 8),
     KernelCount("kernel 4 (residual add)", FUSED_ADD_FORWARD, 6, 9),
-    KernelCount("backward, stage 1", FUSED_BACKWARD, 5, 16),
+    KernelCount("backward, stage 1", FUSED_BACKWARD, 7, 18),
 )
+
+
+def partial_bytes(rows: int) -> dict:
+    """The backward's float32 partial sums of dγ and dβ, in bytes per element of x, for `rows` rows.
+
+    Stage 1 (``kernels.backward_rows``) stores each block's 2 x H sums once, 4 B each, and stage 2
+    reads them back: 2 x 4 B x 2 x blocks / rows per element of x, whatever the storage dtype
+    (chapter "LayerNorm on a GPU").
+
+    Returns
+    -------
+    dict
+        ``blocks`` (rows of partial sums) and ``bytes`` (per element of x).
+    """
+    blocks = partial_blocks(rows)
+    return {"blocks": blocks, "bytes": 2 * 4 * 2 * blocks / rows}
+
+
+def bytes_table(rows: int) -> str:
+    """:data:`KERNEL_COUNTS` as an HTML table, with the backward's partial sums at `rows` rows.
+
+    Columns: bytes per element at the floor for 4-byte and 2-byte storage, when every sweep goes
+    to memory (4-byte), FLOPs per element and FLOPs per byte at the floor (4-byte). The partial
+    sums are float32 in every column. HTML, so that the page's table wraps at phone width.
+    """
+    head = ("kernel", "floor, 4 B", "floor, 2 B", "all sweeps, 4 B", "FLOP", "FLOP/B")
+    body = [
+        (k.name, k.floor_bytes(4), k.floor_bytes(2), k.worst_bytes(4), k.flops,
+         f"{k.intensity(4):.2f}")
+        for k in KERNEL_COUNTS
+    ]  # fmt: skip
+    part = f"{partial_bytes(rows)['bytes']:g}"
+    body.append((f"+ partial dγ, dβ ({rows} rows)", part, part, part, "", ""))
+
+    def row(cells, tag):
+        return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+
+    lines = ['<table class="table">', "<thead>", row(head, "th"), "</thead>", "<tbody>"]
+    lines += [row(cells, "td") for cells in body] + ["</tbody>", "</table>"]
+    return "\n".join(lines)
 
 
 def itemsize(dtype: str) -> int:
