@@ -12,16 +12,16 @@ FUSED_ADD = next(k for k in KERNEL_COUNTS if "residual" in k.name)
 
 
 def backward_bytes() -> Exercise:
-    """Exercise 1: bytes per element of x the backward's stage 1 must move in bfloat16, at the
+    """Exercise 1: bytes per element of x the backward's stage 1 must move in float16, at the
     floor."""
-    width = itemsize("bfloat16")
+    width = itemsize("float16")
     return Exercise(
         BACKWARD.floor_bytes(width),
         hint="Count the activation-sized arrays the backward reads and writes once each "
         "(not γ, the statistics or the partial sums: those are per row or per feature), "
-        "times the bytes one bfloat16 value takes.",
+        "times the bytes one float16 value takes.",
         mistakes={
-            "that is with 4-byte values: bfloat16 stores 2 bytes a value": BACKWARD.floor_bytes(4),
+            "that is with 4-byte values: float16 stores 2 bytes a value": BACKWARD.floor_bytes(4),
             "that counts every sweep of the source from memory; at the floor the later "
             "sweeps' x and dy come from the cache": BACKWARD.worst_bytes(width),
             "that counts two arrays: the backward reads x and dy and writes dx": 2 * width,
