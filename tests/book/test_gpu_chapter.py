@@ -90,3 +90,34 @@ def test_the_benchmark_script_runs_end_to_end_on_the_cpu(tmp_path):
         if entry["part"] != "copy":
             assert np.isfinite(entry["fraction_of_copy"])
             assert entry["max_abs_diff_vs_torch"] <= (2e-5 if entry["dtype"] == "float32" else 1e-2)
+
+
+def test_findings_states_each_number_from_its_source():
+    """Every key of the chapter's findings, recomputed here from the constants it reads."""
+    from lnlib.book.experiments.gpu import (
+        H200_SPEC,
+        HOPPER_LIMITS,
+        KERNEL_COUNTS,
+        PARTIAL_ROWS,
+        findings,
+        partial_bytes,
+    )
+
+    found = {k: str(v) for k, v in findings(block=32).items()}
+    assert found["ridge"] == str(round(67e12 / 4.8e12)) == "14"
+    assert found["spec_tflops"] == "67" and H200_SPEC["bandwidth"] == 4.8e12
+    assert (
+        found["most_intensity"] == f"{max(k.flops / k.floor_bytes(4) for k in KERNEL_COUNTS):.2f}"
+    )
+    part = partial_bytes(PARTIAL_ROWS)
+    assert found["partial_rows"] == f"{PARTIAL_ROWS:g}"
+    assert found["partial_blocks"] == f"{part['blocks']:g}"
+    assert found["partial_bytes"] == f"{part['bytes']:g}"
+    backward = KERNEL_COUNTS[-1]
+    assert found["backward_16"] == f"{(backward.reads + backward.writes) * 2:g}" == "6"
+    assert found["backward_32"] == "12"
+    assert found["sm_blocks"] == f"{HOPPER_LIMITS['blocks_per_sm']:g}"
+    assert found["sm_threads"] == f"{HOPPER_LIMITS['threads_per_sm']:g}"
+    assert found["sm_used"] == f"{HOPPER_LIMITS['blocks_per_sm'] * 32:g}"
+    assert (found["warp_load_2"], found["warp_load_16"]) == ("64", "512")
+    assert str(findings(block=64)["warp_load_2"]) == "128"

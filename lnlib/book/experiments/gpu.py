@@ -14,9 +14,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lnlib.gpu.kernels import BLOCK
 from lnlib.gpu.launch import partial_blocks
 from lnlib.validation import BFLOAT16
 
+from ..tools import prose
 from .memory_traffic import FUSED_ADD_FORWARD, FUSED_BACKWARD, FUSED_FORWARD, memory_traffic
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "GpuResults",
     "KernelCount",
     "bytes_table",
+    "findings",
     "itemsize",
     "partial_bytes",
 ]
@@ -219,3 +222,41 @@ class GpuResults:
                     f" {e['fraction_of_copy']:5.2f} of copy  x{ratios[0]} x{ratios[1]}"
                 )
         return "\n".join(lines)
+
+
+def findings(block: int = BLOCK) -> dict:
+    """The numbers the chapter "LayerNorm on a GPU" states, by glue key (:func:`prose.glue_all`).
+
+    ``ridge``: FLOPs per byte where the H200's published FP32 roof meets its bandwidth roof;
+    ``spec_tflops``: that FP32 roof in TFLOP/s; ``most_intensity``: the largest FLOPs per byte of
+    the chapter's kernels in float32; ``partial_rows``, ``partial_blocks``, ``partial_bytes``: rows
+    of x, rows of partial sums and their bytes per element of x (:func:`partial_bytes`);
+    ``backward_16``, ``backward_32``: the backward's floor in bytes per element in 16-bit and
+    float32 storage; ``sm_blocks``, ``sm_threads``: Hopper's resident blocks and threads per
+    multiprocessor; ``sm_used``: the threads resident with blocks of `block` threads;
+    ``warp_load_2``, ``warp_load_16``: bytes one warp instruction moves with 2 and with 16 bytes per
+    lane.
+    """
+    part = partial_bytes(PARTIAL_ROWS)
+    backward = KERNEL_COUNTS[-1]
+    spec = H200_SPEC
+    return {
+        "ridge": prose.number(spec["fp32_flops"] / spec["bandwidth"], ".0f"),
+        "spec_tflops": prose.number(spec["fp32_flops"] / 1e12, ".0f"),
+        "most_intensity": prose.number(max(k.intensity(4) for k in KERNEL_COUNTS), ".2f"),
+        **{
+            key: prose.number(value, "g")
+            for key, value in {
+                "partial_rows": PARTIAL_ROWS,
+                "partial_blocks": part["blocks"],
+                "partial_bytes": part["bytes"],
+                "backward_16": backward.floor_bytes(2),
+                "backward_32": backward.floor_bytes(4),
+                "sm_blocks": HOPPER_LIMITS["blocks_per_sm"],
+                "sm_threads": HOPPER_LIMITS["threads_per_sm"],
+                "sm_used": HOPPER_LIMITS["blocks_per_sm"] * block,
+                "warp_load_2": block * 2,
+                "warp_load_16": block * 16,
+            }.items()
+        },
+    }
