@@ -154,8 +154,10 @@ def bytes_table(rows: int) -> str:
     def row(cells, tag):
         return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
 
-    lines = ['<table class="table">', "<thead>", row(head, "th"), "</thead>", "<tbody>"]
-    lines += [row(cells, "td") for cells in body] + ["</tbody>", "</table>"]
+    # the theme's scrolling container: on a phone the table scrolls in it, with the page's fade cue
+    lines = ['<div class="pst-scrollable-table-container">', '<table class="table">', "<thead>"]
+    lines += [row(head, "th"), "</thead>", "<tbody>"]
+    lines += [row(cells, "td") for cells in body] + ["</tbody>", "</table>", "</div>"]
     return "\n".join(lines)
 
 

@@ -60,6 +60,10 @@ class CompleteExamplesExplorer(Explorer):
     """Choose a worked example and step through LayerNorm; every intermediate is drawn and
     printed."""
 
+    #: The running token's eight values take three lines of readout at JupyterLab's width: room for
+    #: them from the start, so the page below does not move when the example changes.
+    readout_lines = 3
+
     def __init__(self, example: str, step: int):
         self.figures = {}
         for name, make in EXAMPLES.items():
