@@ -12,6 +12,7 @@
 #   make instructor   the nbgrader answer key of every chapter in course/source (for a course; FORCE=1 writes it anew, keeping a backup)
 #   make student   the student edition in course/release and course/student-edition.zip (with lnlib's wheel): no solutions
 #   make wheel   lnlib (with the book's data) as a wheel in dist/
+#   make test-course   nbgrader grades three students of every chapter, each on their own data (about 10 minutes)
 #   make bench   measure explorer latency (Python side and in JupyterLab), each chapter's Run All, build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
 #   make bench-gpu   time the GPU chapter's CUDA kernels, PyTorch's and Triton's against a device copy (needs an NVIDIA GPU)
@@ -33,7 +34,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint check book test instructor student wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels bench-gpu notebooks references results results-placements results-decay results-norm-lab clean
+.PHONY: help lint check book test instructor student test-course wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels bench-gpu notebooks references results results-placements results-decay results-norm-lab clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -145,6 +146,10 @@ instructor: $(VENV)/.book-installed
 
 student: $(VENV)/.course-installed wheel
 	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL)
+
+# Every chapter's nbgrader round trip (tests/book/test_course.py): make test runs chapter 03's only.
+test-course: $(VENV)/.test-installed
+	LNBOOK_COURSE_ALL=1 $(BIN)/python -m pytest -n 2 tests/book/test_course.py -k round_trip
 
 # lnlib as a wheel, with the book's data (dist/): what a student or an engineer installs without the repository.
 WHEEL = dist/lnlib-$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)-py3-none-any.whl

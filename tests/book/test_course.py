@@ -5,6 +5,7 @@ instructor`, `make student`)."""
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lnlib.book.tools.course import (
@@ -51,7 +53,10 @@ def test_the_answer_key_grades_each_exercise_once(chapter):
     key = answer_key(chapter)
     graded = [c for c in key["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
     marked = [c for c in key["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
-    assert len(graded) == len(marked) == len(solutions(chapter)) >= 2
+    assert len(marked) == len(solutions(chapter))
+    # one graded test per exercise with the student's own data; the others are practice
+    assert len(graded) == len(exercises_of(chapter).graded_exercises())
+    assert sum("exercises.data(" in c["source"] for c in marked) == len(graded)
     for cell in marked:
         assert "### BEGIN SOLUTION" in cell["source"] and "### END SOLUTION" in cell["source"]
     assert all(
@@ -65,8 +70,20 @@ def test_the_answer_key_grades_each_exercise_once(chapter):
     assert all("_module.exercises.graded = True" in c["source"] for c in graded)
 
 
+def exercises_of(chapter: Path):
+    module = re.search(
+        r"from lnlib\.book\.exercises\.(\w+) import exercises", chapter.read_text()
+    ).group(1)
+    return importlib.import_module(f"lnlib.book.exercises.{module}").exercises
+
+
 def nbgrader(*args, cwd) -> str:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    """nbgrader's output; a notebook it validates takes its data from the student id "demo"."""
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "LNBOOK_STUDENT": "demo",
+    }
     done = subprocess.run(
         [sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True
     )
@@ -124,16 +141,14 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     path = tmp_path / "99_demo.ipynb"
     path.write_text(json.dumps(notebook))
     # 1004 words, and 3 + 15 for the two formulas, at 140 a minute: 7 min, rounded to 5
-    assert reading_minutes(path) == (5, 10)
+    assert reading_minutes(path) == (5, 15)  # one exercise, counted as code
     notebook["cells"] += [{"cell_type": "code", "metadata": {}, "source": "x", "outputs": []}] * 6
     notebook["cells"] += [
         {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "y"}
     ] * 9
     path.write_text(json.dumps(notebook))
-    assert reading_minutes(path) == (
-        20,
-        10,
-    )  # 7 + 2 min for each of the 6 cells shown (not the removed)
+    # 7 + 2 min for each of the 6 cells shown (not the removed)
+    assert reading_minutes(path) == (20, 15)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
@@ -188,12 +203,13 @@ FOOL_THE_VISIBLE_CHECK = (
 )
 
 
-def answered(notebook: dict, answers: dict[int, str], marker: str) -> dict:
+def answered(notebook: dict, answers: dict[int, str], marker: str, student="demo") -> dict:
     """`notebook` with exercise k's `marker` (its solution block, or the stub) replaced by
-    `answers[k]`."""
+    `answers[k]`, and `student`'s id written in its student cell."""
     notebook = json.loads(json.dumps(notebook))
     for cell in notebook["cells"]:
         text = "".join(cell["source"])
+        text = text.replace("exercises.student = None", f"exercises.student = {student!r}")
         for k, answer in answers.items():
             if f"answer_{k} = None" in text and marker in text and cell["cell_type"] == "code":
                 if marker == "### BEGIN SOLUTION":
@@ -313,8 +329,9 @@ def walkthrough_commands() -> list[str]:
 
 
 def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
-    """instructors.md's walkthrough, run as written on chapter 03 with four submissions: right,
-    wrong, the data changed, a test cell emptied. The grades nbgrader exports and the feedback pages
+    """instructors.md's walkthrough, run as written on chapter 03 (two graded exercises, each
+    student's data their own) with four submissions: right; a classmate's number copied; the data
+    changed; wrong, with its test cells emptied. The grades nbgrader exports and the feedback pages
     are checked."""
     commands = walkthrough_commands()
     assert commands[0] == "cd course", commands
@@ -323,10 +340,15 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
     right = key_solutions(key)
     wrong = {k: f"answer_{k} = 0.5" for k in right}
     submissions = {
-        "alice": answered(release, right, "# your code here"),
-        "bob": answered(release, wrong, "# your code here"),
-        "carol": answered(release, {**right, 1: CHEATS["changes the data"]}, "# your code here"),
-        "dave": answered(release, wrong, "# your code here"),
+        "alice": answered(release, right, "# your code here", "alice"),
+        # on his own data, exercise 1 answered with alice's right answer, copied as a number
+        "bob": answered(
+            release, {**right, 1: copied_answer("03_mean", 1, "alice")}, "# your code here", "bob"
+        ),
+        "carol": answered(
+            release, {**right, 1: CHEATS["changes the data"]}, "# your code here", "carol"
+        ),
+        "dave": answered(release, wrong, "# your code here", "dave"),
     }
     for cell in submissions["dave"]["cells"]:  # every test cell emptied
         if cell["metadata"].get("nbgrader", {}).get("grade"):
@@ -348,8 +370,8 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
             if row["assignment"] == "03_mean"
         }
     scores = {student: float(row["score"]) for student, row in rows.items()}
-    assert scores == {"alice": 3.0, "bob": 0.0, "carol": 2.0, "dave": 0.0}, scores
-    assert {float(row["max_score"]) for row in rows.values()} == {3.0}
+    assert scores == {"alice": 2.0, "bob": 1.0, "carol": 1.0, "dave": 0.0}, scores
+    assert {float(row["max_score"]) for row in rows.values()} == {2.0}
     for student in submissions:
         page = course / "feedback" / student / "03_mean" / "03_mean.html"
         assert page.exists(), f"no feedback page for {student}"
@@ -432,3 +454,64 @@ def test_the_student_edition_runs_from_its_zip_without_the_repository(course, tm
         str(o.get("data", o.get("text", ""))) for c in notebook.cells for o in c.get("outputs", [])
     )
     assert said.count("Correct!") >= 3, said[-2000:]
+
+
+def copied_answer(chapter: str, k: int, classmate: str) -> str:
+    """``answer_k = np.array(...)``: the right answer for `classmate`'s data, copied as a number."""
+    exercises = exercises_of(ROOT / "chapters" / f"{chapter}.ipynb")
+    names = list(exercises.builders[k - 1].variant(np.random.default_rng(0)))
+    exercises.student = classmate
+    try:
+        values = exercises.data(k, *names)
+    finally:
+        exercises.student = None
+    values = values if len(names) > 1 else (values,)
+    expected = exercises.exercise(k, **dict(zip(names, values))).expected
+    return f"answer_{k} = np.array({np.asarray(expected).tolist()!r})"
+
+
+FOOL_THE_VISIBLE_CHECK_TOO = f"{FOOL_THE_VISIBLE_CHECK}\n"
+
+
+@pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
+def test_a_chapters_round_trip_grades_three_students_on_their_own_data(chapter, tmp_path):
+    """nbgrader grades three students of one chapter, each on their own data: alice answers every
+    graded exercise with the key's code (full marks); bob, half with the key's code and half with
+    alice's right answers copied as numbers (the copies fail); carol, every one wrong, her first
+    answer also replacing the visible check so that it says Correct! (nothing)."""
+    if os.environ.get("LNBOOK_COURSE_ALL") != "1":
+        pytest.skip(
+            "every chapter's round trip runs in `make test-course` (nbgrader executes each "
+            "submission); make test runs chapter 03's in the walkthrough test"
+        )
+    graded = exercises_of(ROOT / "chapters" / f"{chapter}.ipynb").graded_exercises()
+    if not graded:
+        pytest.skip(f"{chapter} has no graded exercise: its exercises are the same for everyone")
+    course = tmp_path / "course"
+    instructor_edition(course, [ROOT / "chapters" / f"{chapter}.ipynb"])
+    student_edition(course)
+    release = json.loads((course / "release" / chapter / f"{chapter}.ipynb").read_text())
+    key = key_solutions(json.loads((course / "source" / chapter / f"{chapter}.ipynb").read_text()))
+    right = {k: key[k] for k in graded}
+    halves = {
+        k: right[k] if i % 2 == 0 else copied_answer(chapter, k, "alice")
+        for i, k in enumerate(graded)
+    }
+    wrong = {k: f"answer_{k} = 0.5" for k in graded}
+    wrong[graded[0]] = FOOL_THE_VISIBLE_CHECK_TOO + wrong[graded[0]]
+    answers = {"alice": right, "bob": halves, "carol": wrong}
+    for student, given in answers.items():
+        folder = course / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        notebook = answered(release, given, "# your code here", student)
+        (folder / f"{chapter}.ipynb").write_text(json.dumps(notebook))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for command in (f"nbgrader autograde {chapter}", "nbgrader export"):
+        done = subprocess.run(
+            command, shell=True, cwd=course, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+    with open(course / "grades.csv", newline="") as table:
+        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(table)}
+    n = len(graded)
+    assert scores == {"alice": n, "bob": (n + 1) // 2, "carol": 0.0}, scores

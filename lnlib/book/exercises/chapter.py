@@ -48,6 +48,7 @@ from lnlib.book.exercises.feedback import (
     Exercise,
     Feedback,
 )
+from lnlib.book.exercises.students import student_id, student_rng
 from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import website_build
 
@@ -55,7 +56,9 @@ __all__ = [
     "ALWAYS_FORBIDDEN",
     "Exercises",
     "answer_code",
+    "asks_for",
     "domain",
+    "variant",
     "forbidden_uses",
     "forbidding",
     "handed_out",
@@ -114,6 +117,42 @@ def domain(sample: Callable[[np.random.Generator], dict]) -> Callable:
     return declare
 
 
+def asks_for(kind: str) -> Callable:
+    """Declare, on an exercise's builder, what it asks for where :meth:`Exercises.kind` would guess
+    wrong: ``"derivation"`` (a backward pass by hand, a moment worked out on paper) or ``"code"``
+    (a function to write, with no data handed out). The time estimates count by kind."""
+
+    def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+        builder.kind = kind
+        return builder
+
+    return declare
+
+
+def variant(sample: Callable[[np.random.Generator], dict]) -> Callable:
+    """Declare, on an exercise's builder, how the course edition draws each student's own data.
+
+    `sample` draws data the exercise's prompt describes as truly as the website's data (the same
+    names, shapes and kind of values; every statement of the prompt still true), from the student's
+    generator (:func:`~lnlib.book.exercises.students.student_rng`). An exercise with a variant is
+    graded in the course edition; one without (True/False, a choice, a fixed number) stays practice.
+
+    Examples
+    --------
+    >>> @variant(lambda rng: {"x": rng.integers(-9, 10, size=4).astype(float)})
+    ... def mean_of(x):
+    ...     return Exercise(x.mean())
+    >>> sorted(mean_of.variant(np.random.default_rng(0)))
+    ['x']
+    """
+
+    def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+        builder.variant = sample
+        return builder
+
+    return declare
+
+
 class Exercises:
     """The exercises of one chapter, numbered from 1 in the order given.
 
@@ -145,6 +184,9 @@ class Exercises:
         #: Graded mode (the course edition, lnlib.book.tools.course): a verdict names the mistake,
         #: and no hint is given, asked for or not.
         self.graded = False
+        #: The student whose data the course edition hands out (:meth:`data`,
+        #: lnlib.book.exercises.students.student_id).
+        self.student: str | None = None
         self._wrong_tries: dict[int, int] = {}
         # the data of each exercise's last check, for its hint
         self._last_data: dict[int, dict] = {}
@@ -163,6 +205,34 @@ class Exercises:
         self._number(k)
         draw = getattr(self.builders[k - 1], "domain", None)
         return {} if draw is None else draw(rng)
+
+    def kind(self, k: int) -> str:
+        """What exercise `k` asks for, for the time it takes: as declared (:func:`asks_for`), else
+        ``"choice"`` (True/False, a choice, or a list of True/False), ``"code"`` (computed from the
+        data its cell hands out) or ``"number"`` (a number to work out)."""
+        builder = self.builders[k - 1]
+        if getattr(builder, "kind", None):
+            return builder.kind
+        built = self.exercise(k, **self.sample(k, np.random.default_rng(0)))
+        if built.choices or np.asarray(built.expected).dtype == bool:
+            return "choice"
+        return "code" if hasattr(builder, "domain") else "number"
+
+    def graded_exercises(self) -> list[int]:
+        """The exercises the course edition grades: those with a per-student :func:`variant`."""
+        return [k for k, b in enumerate(self.builders, 1) if hasattr(b, "variant")]
+
+    def data(self, k: int, *names: str):
+        """Exercise `k`'s data for this student (the course edition): the values of `names`, one
+        value for one name, else a tuple, drawn by its :func:`variant` from the student's id
+        (:func:`~lnlib.book.exercises.students.student_id`)."""
+        self._number(k)
+        draw = getattr(self.builders[k - 1], "variant", None)
+        if draw is None:
+            raise ValueError(f"exercise {k} of chapter {self.chapter} has no per-student data")
+        drawn = draw(student_rng(self.chapter, k, student_id(self.student)))
+        values = tuple(drawn[name] for name in names)
+        return values[0] if len(values) == 1 else values
 
     def hint(self, k: int, **data) -> Feedback:
         """Exercise `k`'s hint, the recipe, as a box: asked for (self-study), or refused in graded
@@ -600,7 +670,10 @@ def _rebuilt(lines: list[ast.stmt], namespace: dict) -> set[str]:
             name
             for name in read - good - bad
             if name in namespace
-            and not (callable(namespace[name]) or isinstance(namespace[name], types.ModuleType))
+            and not (
+                callable(namespace[name])
+                or isinstance(namespace[name], (types.ModuleType, Exercises))
+            )
         }
         (bad if read & bad or stateful else good).update(bound)
     return good

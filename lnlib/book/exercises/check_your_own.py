@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, asks_for
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.harness import CASES, check_layer_norm
 from lnlib.textbook import numpy_layer_norm
@@ -39,6 +39,7 @@ def eps_outside_root_in_float16() -> Exercise:
     )
 
 
+@asks_for("code")
 def failures_of_the_fix() -> Exercise:
     """Exercise 2: how many checks ``buggy_unbiased_variance`` fails once fixed.
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding
-from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.book.experiments.complete_examples import documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
 
@@ -15,7 +15,50 @@ from lnlib.variants import layer_norm_eps_outside_sqrt
 GAMMA, BETA = 2.0, 0.5
 
 
+def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
+    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
+    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
+    answer at the digits asked."""
+    while True:
+        data = draw(rng)
+        built = builder(**data)
+        want = round_to_digits(built.expected, built.digits)
+        if all(
+            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
+            for said, value in built.mistakes.items()
+            if said not in close
+        ):
+            return data
+
+
+EPS_ADDED_TO_SIGMA = "ε is added to σ; it belongs under the square root, with σ²"
+MISSING_EPS = "ε is missing: the divisor is sqrt(σ² + ε), with ε = 1e-5"
+
+
+def _token_of_integers(rng: np.random.Generator) -> dict:
+    """Exercise 1's data as a student gets them: a token of four small integers, not all equal
+    (H = 4, as its mistakes say)."""
+    while True:
+        token_b = rng.integers(-4, 10, size=4).astype(float)
+        if token_b.std() > 0:
+            return {"token_b": token_b}
+
+
+def _batch_of_integers(rng: np.random.Generator) -> dict:
+    """Exercise 3's data as a student gets them: two samples of four small integers, neither
+    constant."""
+    while True:
+        batch = rng.integers(-9, 10, size=(2, 4)).astype(float)
+        if np.all(batch.std(axis=-1) > 0):
+            return {"batch": batch}
+
+
 @forbidding("lnlib", "torch")
+@variant(
+    lambda rng: _redrawn(
+        rng, _token_of_integers, four_steps_by_hand, EPS_ADDED_TO_SIGMA, MISSING_EPS
+    )
+)
 @domain(lambda rng: {"token_b": rng.integers(-4, 8, size=4).astype(float) + rng.normal(size=4) / 8})
 def four_steps_by_hand(token_b) -> Exercise:
     """Exercise 1: LayerNorm of `token_b` with γ = 1, β = 0 and ε = 1e-5, shape ``(H,)``."""
@@ -32,9 +75,9 @@ def four_steps_by_hand(token_b) -> Exercise:
             "plus ε."
         ),
         mistakes={
-            "ε is added to σ; it belongs under the square root, with σ²": eps_outside,
+            EPS_ADDED_TO_SIGMA: eps_outside,
             "the variance divides by H - 1 = 3; LayerNorm's divides by H = 4": h_minus_1,
-            "ε is missing: the divisor is sqrt(σ² + ε), with ε = 1e-5": centred / np.sqrt(var),
+            MISSING_EPS: centred / np.sqrt(var),
             "that divides by σ² + ε; LayerNorm divides by its square root": centred / (var + eps),
         },
     )
@@ -66,6 +109,7 @@ def divisor_ratio() -> Exercise:
     )
 
 
+@variant(lambda rng: _redrawn(rng, _batch_of_integers, scaled_and_shifted_batch, MISSING_EPS))
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(2, 5), rng.integers(3, 9))) * 3})
 def scaled_and_shifted_batch(batch) -> Exercise:
     """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β =
@@ -90,7 +134,7 @@ def scaled_and_shifted_batch(batch) -> Exercise:
             "β is added before the scaling: y = γ x̂ + β, so γ multiplies x̂ alone": (
                 GAMMA * (xhat + BETA)
             ),
-            "ε is missing: the divisor is sqrt(σ² + ε), with ε = 1e-5": GAMMA * without_eps + BETA,
+            MISSING_EPS: GAMMA * without_eps + BETA,
         },
     )
 

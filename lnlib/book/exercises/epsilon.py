@@ -6,14 +6,40 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding
-from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
 
 EPS = 1e-5
 
 
+def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
+    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
+    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
+    answer at the digits asked."""
+    while True:
+        data = draw(rng)
+        built = builder(**data)
+        want = round_to_digits(built.expected, built.digits)
+        if all(
+            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
+            for said, value in built.mistakes.items()
+            if said not in close
+        ):
+            return data
+
+
+def _near_constant(rng: np.random.Generator) -> dict:
+    """Exercise 1's data as a student gets them: five numbers to three decimals within 0.009 of
+    0.5 (σ² a few times 1e-6, so ε matters), not all equal."""
+    while True:
+        v = np.round(0.5 + rng.integers(-9, 10, size=5) / 1000, 3)
+        if v.std() > 0:
+            return {"v": v}
+
+
 @forbidding("lnlib", "torch")
+@variant(lambda rng: _redrawn(rng, _near_constant, output_variance_with_eps))
 @domain(
     lambda rng: {"v": rng.normal(0.5, 10.0 ** rng.uniform(-3.5, -1.5), size=rng.integers(3, 9))}
 )

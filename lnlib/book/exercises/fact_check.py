@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises
+from lnlib.book.exercises.chapter import Exercises, asks_for
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.factcheck.measurements import exchangeable_second_moments, normal_fourth_moment
 
 
+@asks_for("derivation")
 def covariance_of_two_features() -> Exercise:
     """Exercise 1: Cov(x̂_1, x̂_2) for H = 5 i.i.d. features and ε = 0, by the chapter's
     derivation."""
@@ -32,6 +33,7 @@ def covariance_of_two_features() -> Exercise:
     )
 
 
+@asks_for("derivation")
 def fourth_moment_of_three_normal_features() -> Exercise:
     """Exercise 2: E[x̂⁴] for H = 3 i.i.d. normal features and ε = 0."""
     size = 3

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
 from lnlib.book.exercises.feedback import Exercise
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
 
 
 @forbidding("lnlib", "torch")
+@variant(lambda rng: {"batch": rng.integers(-9, 10, size=(3, 4)).astype(float)})
 @domain(
     lambda rng: {
         "batch": rng.integers(-9, 10, size=(rng.integers(2, 6), rng.integers(2, 7))).astype(float)
@@ -35,6 +36,7 @@ def per_sample_means(batch) -> Exercise:
 
 
 @forbidding("lnlib.layer_norm_steps")
+@variant(lambda rng: {"acts": rng.normal(size=(2, 3, 5))})
 @domain(lambda rng: {"acts": rng.normal(size=tuple(rng.integers(2, 6, size=3)))})
 def per_token_means(acts) -> Exercise:
     """Exercise 2: one mean per token of `acts`, shape ``(batch, sequence, 1)``."""

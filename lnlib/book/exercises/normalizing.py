@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding
-from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.book.experiments.normalizing import plane_coordinates, xhat_radius
 
 #: The ε of exercise 2, as its question gives it.
@@ -18,12 +18,46 @@ H_MINUS_1 = (
 DEFAULT_EPS = "that uses ε = 1e-5, lnlib's default; this exercise asks for ε = 0"
 
 
+def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
+    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
+    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
+    answer at the digits asked."""
+    while True:
+        data = draw(rng)
+        built = builder(**data)
+        want = round_to_digits(built.expected, built.digits)
+        if all(
+            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
+            for said, value in built.mistakes.items()
+            if said not in close
+        ):
+            return data
+
+
+def _five_integers(rng: np.random.Generator) -> dict:
+    """Exercise 1's data as a student gets them: five small integers, not all equal."""
+    while True:
+        v1 = rng.integers(-9, 10, size=5).astype(float)
+        if v1.std() > 0:
+            return {"v1": v1}
+
+
+def _three_integers(rng: np.random.Generator) -> dict:
+    """Exercise 3's data as a student gets them: three one-decimal numbers, not all equal (small
+    integers give too few distinct answers: classmates would share them)."""
+    while True:
+        x3 = rng.integers(-99, 100, size=3) / 10
+        if x3.std() > 0:
+            return {"x3": x3}
+
+
 def _xhat_ddof1(x, eps: float = 0.0):
     """x̂ as a reader who divides the variance by H - 1 computes it."""
     return (x - x.mean()) / np.sqrt(x.var(ddof=1) + eps)
 
 
 @forbidding("lnlib", "torch")
+@variant(lambda rng: _redrawn(rng, _five_integers, normalized_without_eps, DEFAULT_EPS))
 @domain(lambda rng: {"v1": rng.integers(-9, 10, size=5).astype(float) + rng.normal(size=5) / 4})
 def normalized_without_eps(v1) -> Exercise:
     """Exercise 1: `v1` normalized with ε = 0, shape ``(5,)``."""
@@ -45,6 +79,7 @@ def normalized_without_eps(v1) -> Exercise:
 
 
 @forbidding("lnlib.layer_norm", "lnlib.layer_norm_steps")
+@variant(lambda rng: {"w": rng.normal(loc=1.0, scale=0.003, size=64)})
 @domain(lambda rng: {"w": rng.normal(1.0, rng.uniform(0.001, 0.01), size=64)})
 def length_of_xhat(w) -> Exercise:
     """Exercise 2: the length ‖x̂‖ of `w` normalized with ε = 1e-5, a number."""
@@ -67,11 +102,19 @@ def length_of_xhat(w) -> Exercise:
     )
 
 
+@variant(lambda rng: _redrawn(rng, _three_integers, plane_coordinates_of_xhat, DEFAULT_EPS))
 @domain(lambda rng: {"x3": rng.normal(size=3) * 3})
 def plane_coordinates_of_xhat(x3) -> Exercise:
     """Exercise 3: the two coordinates of x̂ (ε = 0) of `x3` in the basis ``plane_basis(3)``."""
     x3 = np.asarray(x3, dtype=np.float64)
     xhat = lnlib.layer_norm(x3, eps=0)
+    # the website's x3 = (3, 1, 2) has a standard deviation with H - 1 of exactly 1: said only then
+    unit_sample_std = (
+        " (for this x3 the standard deviation with H - 1 is 1, so dividing by it leaves them "
+        "so too)"
+        if np.isclose(x3.std(ddof=1), 1.0)
+        else ""
+    )
     return Exercise(
         plane_coordinates(xhat),
         rtol=1e-9,
@@ -79,9 +122,8 @@ def plane_coordinates_of_xhat(x3) -> Exercise:
             "Normalize x3, then take its dot product with each basis vector: plane_basis(3) @ xhat."
         ),
         mistakes={
-            "those are the coordinates of the centred x3, not yet divided by σ = x3.std() "
-            "(for this x3 the standard deviation with H - 1 is 1, so dividing by it "
-            "leaves them so too)": plane_coordinates(x3),
+            "those are the coordinates of the centred x3, not yet divided by σ = x3.std()"
+            + unit_sample_std: plane_coordinates(x3),
             "that is x̂ in the three coordinates of space; the exercise asks for its two "
             "coordinates in the plane, its dot products with the two basis vectors": xhat,
             DEFAULT_EPS: plane_coordinates(lnlib.layer_norm(x3)),

@@ -6,9 +6,25 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding
-from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.book.models.deep_stack import random_stack, run_stack
+
+
+def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
+    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
+    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
+    answer at the digits asked."""
+    while True:
+        data = draw(rng)
+        built = builder(**data)
+        want = round_to_digits(built.expected, built.digits)
+        if all(
+            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
+            for said, value in built.mistakes.items()
+            if said not in close
+        ):
+            return data
 
 
 def _stack(rng: np.random.Generator) -> dict:
@@ -32,6 +48,16 @@ def _two_scales(rng: np.random.Generator) -> dict:
     return {"rms_h1": round(float(first), 3), "rms_h50": round(float(last), 3)}
 
 
+def _measured_scales(rng: np.random.Generator) -> dict:
+    """Exercise 1's data as a student gets them: scales like those a 64-wide ReLU stack at a = 1.5
+    measures, to three decimals: RMS(h_1) near 1, growing by a factor below a / sqrt(2) per layer
+    (the chapter's stack: 1.036 and 5.090, a factor of 1.033)."""
+    first = round(float(rng.uniform(1.0, 1.12)), 3)
+    factor = rng.uniform(1.01, 1.058)
+    return {"rms_h1": first, "rms_h50": round(first * factor**49, 3)}
+
+
+@variant(_measured_scales)
 @domain(_two_scales)
 def growth_per_layer(rms_h1, rms_h50) -> Exercise:
     """Exercise 1: the per-layer growth factor of a stack whose layers 1 and 50 have the RMS
@@ -107,7 +133,18 @@ def _small_layer(rng: np.random.Generator) -> dict:
     return {"x_small": x, "w_small": w}
 
 
+def _layer_of_integers(rng: np.random.Generator) -> dict:
+    """Exercise 3's data as a student gets them: 3 samples of 4 small-integer features and a 4 x 4
+    matrix of small integers, each row of x_small @ w_small not constant."""
+    while True:
+        x = rng.integers(-1, 4, size=(3, 4)).astype(float)
+        w = rng.integers(-1, 3, size=(4, 4)).astype(float)
+        if np.all((x @ w).std(axis=-1) > 0):
+            return {"x_small": x, "w_small": w}
+
+
 @forbidding("lnlib", "torch")
+@variant(lambda rng: _redrawn(rng, _layer_of_integers, first_layer_with_layer_norm))
 @domain(_small_layer)
 def first_layer_with_layer_norm(x_small, w_small) -> Exercise:
     """Exercise 3: one layer of the stack with LayerNorm, ``ReLU(LN(x W))``, for a small `x_small`

@@ -21,7 +21,9 @@ input history.
 
 from __future__ import annotations
 
+import ast
 import copy
+import importlib
 import os
 import re
 import subprocess
@@ -30,6 +32,9 @@ import time
 import zipfile
 from pathlib import Path
 
+import numpy as np
+
+from lnlib.book.exercises.chapter import _data_lines
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
 
 __all__ = [
@@ -51,6 +56,17 @@ IMPORT = re.compile(r"^(from lnlib\.book\.exercises\.\w+ import exercises)$", re
 #: comes (lnlib.book.exercises.chapter.Exercises.graded), in the student's cells as in the hidden
 #: tests.
 GRADED = r"\1\nexercises.graded = True  # the course edition: no hints"
+#: The cell under the first: whose data the exercises hand out (lnlib.book.exercises.students).
+STUDENT = (
+    '# Your student id, as your course spells it ("jdoe"): your exercises\' data follow from it.\n'
+    "# On your course's JupyterHub, None finds it.\n"
+    "exercises.student = None"
+)
+GRADED_LINE = (
+    "# Graded (1 point). Your data are your own, drawn from your student id: where the question\n"
+    "# above quotes the website's numbers, use yours.\n"
+)
+PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = """import os
 
@@ -76,8 +92,11 @@ def _cell(kind: str, source: str, **nbgrader) -> dict:
 
 
 def answer_key(chapter: Path) -> dict:
-    """The chapter as nbgrader's source notebook: solutions marked, one graded test per exercise."""
+    """The chapter as nbgrader's source notebook: solutions marked; each exercise with a per-student
+    variant (lnlib.book.exercises.chapter.variant) hands out the student's own data
+    (:func:`own_data`) and is followed by its graded test; the others stay practice, ungraded."""
     nb = read_notebook(chapter)
+    exercises = importlib.import_module(f"lnlib.book.exercises.{_module_of(nb)}").exercises
     cells = []
     for index, cell in enumerate(nb["cells"]):
         text = "".join(cell["source"])
@@ -90,10 +109,15 @@ def answer_key(chapter: Path) -> dict:
         k = answer.group(2)
         solution = SOLUTION.search("".join(nb["cells"][index + 1]["source"])).group(1)
         check = CHECK.search(text)
+        graded = int(k) in exercises.graded_exercises()
+        if graded:
+            text = own_data(text, int(k), exercises)
+            answer = ANSWER.search(text)
         bare = f"answer_{k} = None"  # nbgrader's stub says "# your code here" under it
         marked = text.replace(
             answer.group(1), f"{bare}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION"
         )
+        marked = (GRADED_LINE if graded else PRACTICE_LINE) + marked
         cells.append(
             _cell(
                 "code",
@@ -105,7 +129,10 @@ def answer_key(chapter: Path) -> dict:
                 schema_version=3,
             )
         )
-        test = _graded_test(k, text[: answer.start()], check.group(2) or "", _module_of(nb))
+        if not graded:
+            continue
+        given = re.sub(r"^print\(.*\n", "", text[: answer.start()], flags=re.M)  # data, unprinted
+        test = _graded_test(k, given, check.group(2) or "", _module_of(nb))
         cells.append(
             _cell(
                 "code",
@@ -124,7 +151,76 @@ def answer_key(chapter: Path) -> dict:
             cell["source"] = IMPORT.sub(GRADED, "".join(cell["source"]))
         else:
             cell["source"] = _course_links("".join(cell["source"]))
-    return {**nb, "cells": cells}
+    return {**nb, "cells": _with_student_cell(cells)}
+
+
+def _with_student_cell(cells: list[dict]) -> list[dict]:
+    """`cells` with the exercises' import cell locked (nbgrader restores it before grading: the
+    grade's student id is read there, lnlib.book.exercises.students) and the student's id cell under
+    it."""
+    first = next(i for i, c in enumerate(cells) if "exercises.graded = True" in c["source"])
+    cells[first] = {**cells[first], "id": "imports"}
+    cells[first]["metadata"] = {
+        **cells[first].get("metadata", {}),
+        "nbgrader": {
+            "grade": False,
+            "solution": False,
+            "locked": True,
+            "grade_id": "imports",
+            "schema_version": 3,
+        },
+    }
+    student = {
+        "cell_type": "code",
+        "id": "student-id",
+        "metadata": {},
+        "source": STUDENT,
+        "outputs": [],
+        "execution_count": None,
+    }
+    return [*cells[: first + 1], student, *cells[first + 1 :]]
+
+
+def own_data(cell: str, k: int, exercises) -> str:
+    """Exercise `k`'s cell with its data lines replaced by the student's own
+    (``batch = exercises.data(1, "batch")``), each printed if the website's cell wrote it out.
+
+    The lines replaced are the cell's data lines (lnlib.book.exercises.chapter.handed_out) that bind
+    names of the exercise's variant; the rest (imports, a helper the exercise gives) stay.
+    """
+    names = list(exercises.builders[k - 1].variant(np.random.default_rng(0)))
+    lines = cell.splitlines()
+    statements = _data_lines(k, ast.parse(cell)) or []
+    replaced, written = [], []
+    for statement in statements:
+        bound = [
+            n.id
+            for n in ast.walk(statement)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        ]
+        if bound and set(bound) <= set(names):
+            replaced.append(statement)
+            source = "\n".join(lines[statement.lineno - 1 : statement.end_lineno])
+            if "np.array(" in source or not re.search(r"[A-Za-z_]\w*\(", source):
+                written += bound
+    if not replaced:
+        raise ValueError(f"exercise {k}'s cell binds none of its variant's names {names}")
+    bound = [
+        n.id
+        for s in replaced
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
+    quoted = ", ".join(repr(name) for name in bound)
+    new = [f"{', '.join(bound)} = exercises.data({k}, {quoted})"]
+    new += [f'print("{name} =", repr({name}))' for name in written]
+    first, last = replaced[0].lineno - 1, replaced[-1].end_lineno
+    kept = [
+        line
+        for number, line in enumerate(lines[first:last], first + 1)
+        if not any(s.lineno <= number <= s.end_lineno for s in replaced)
+    ]
+    return "\n".join(lines[:first] + kept + new + lines[last:])
 
 
 def _module_of(nb: dict) -> str:
@@ -152,7 +248,8 @@ def _graded_test(k: str, given: str, data: str, module: str) -> str:
         "_feedback\nimport lnlib.book.exercises.chapter as _chapter\nimport "
         f"lnlib.book.exercises.{module} as _module\nfor _shipped in (_judge, _feedback, _chapter, "
         "_module):\n    _importlib.reload(_shipped)\n_module.exercises.graded = True  # a verdict "
-        f"names the mistake, never the recipe\n_handed_out = dict(globals())\nexec({given!r}, "
+        f"names the mistake, never the recipe\n_module.exercises.student = exercises.student\n"
+        f"_handed_out = {{**globals(), 'exercises': _module.exercises}}\nexec({given!r}, "
         "_handed_out)  # the exercise's data as handed out\n_data = {key: eval(expr, _handed_out) "
         f"for key, expr in [{pairs}]}}\n# the answer's code, as the kernel ran it: names the "
         f"exercise forbids fail the check below\n_answer = _chapter.answer_code({k}, "
@@ -284,9 +381,13 @@ WORDS_PER_MINUTE = 140
 #: Words counted for a formula: an inline one ($...$) reads like a short phrase, a displayed one
 #: like a sentence.
 INLINE_MATH_WORDS, DISPLAY_MATH_WORDS = 3, 15
-#: Minutes for each code cell a reader sees (read the code and its output) and for each exercise
-#: (read the question, work it out, write and run the code, read the feedback, try again).
-CODE_CELL_MINUTES, EXERCISE_MINUTES = 2, 10
+#: Minutes for each code cell a reader sees (read the code and its output).
+CODE_CELL_MINUTES = 2
+#: Minutes a student needs for an exercise, by what it asks for (Exercises.kind): estimates, not yet
+#: timed on students. A derivation's 45 and a True/False's 2-3 are an instructor's estimates for
+#: graduate students (review of 2026-11-28: chapter 09's backward pass by hand 45-60 minutes); code
+#: from the data (write, run, read the feedback, fix) and one number worked out are ours.
+EXERCISE_MINUTES = {"derivation": 45, "code": 15, "number": 8, "choice": 3}
 
 
 def reading_minutes(chapter: Path) -> tuple[int, int]:
@@ -295,9 +396,9 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     Reading: the markdown cells' words (solutions excluded) at :data:`WORDS_PER_MINUTE`, each
     formula counted as :data:`INLINE_MATH_WORDS` or :data:`DISPLAY_MATH_WORDS` words, plus
     :data:`CODE_CELL_MINUTES` for each code cell a reader sees (cells removed from the website are
-    not counted). Exercises: :data:`EXERCISE_MINUTES` each. An instructor who tried the chapters
-    found the first estimate (200 words a minute, formulas not counted, a minute a code cell, five
-    an exercise) about half of a student's time.
+    not counted). Exercises: :data:`EXERCISE_MINUTES` by kind (:func:`exercise_minutes`). An
+    instructor who tried the chapters found the first estimate (200 words a minute, formulas not
+    counted, a minute a code cell, five an exercise) about half of a student's time.
     """
     cells = read_notebook(chapter)["cells"]
     prose = [
@@ -320,9 +421,21 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
         for c in cells
         if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
     )
-    exercises = sum(len(re.findall(r"^\*\*Exercise \d", text, re.M)) for text in prose)
     minutes = words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
-    return max(5, 5 * round(minutes / 5)), EXERCISE_MINUTES * exercises
+    return max(5, 5 * round(minutes / 5)), 5 * round(exercise_minutes(chapter, prose) / 5)
+
+
+def exercise_minutes(chapter: Path, prose: list[str]) -> int:
+    """The minutes for the chapter's exercises, each by its kind (:data:`EXERCISE_MINUTES`); a
+    notebook without an exercises module counts each ``**Exercise k**`` as code."""
+    module = re.search(
+        r"from lnlib\.book\.exercises\.(\w+) import exercises", Path(chapter).read_text()
+    )
+    if module is None:
+        count = sum(len(re.findall(r"^\*\*Exercise \d", text, re.M)) for text in prose)
+        return EXERCISE_MINUTES["code"] * count
+    exercises = importlib.import_module(f"lnlib.book.exercises.{module.group(1)}").exercises
+    return sum(EXERCISE_MINUTES[exercises.kind(k)] for k in range(1, len(exercises) + 1))
 
 
 def time_sentence(chapter: Path) -> str:

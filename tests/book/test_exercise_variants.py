@@ -1,0 +1,117 @@
+"""Each student's own data (the course edition): every exercise with a per-student variant
+(lnlib.book.exercises.chapter.variant) hands out data like the website's, judges its own right
+answer right and a classmate's wrong, and its key's solution computes the right answer from them.
+
+The course round trip through nbgrader, chapter by chapter, is in tests/book/test_course.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lnlib.book.exercises import every_chapter
+from lnlib.book.exercises.students import student_rng
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDENTS = [f"student{n:02d}" for n in range(12)]
+SOLUTION = re.compile(r"```python\n(.*?)\n```", re.S)
+EXERCISES = [(ex, k) for ex in every_chapter() for k in range(1, len(ex) + 1)]
+GRADED = [(ex, k) for ex, k in EXERCISES if k in ex.graded_exercises()]
+
+
+def draw(exercises, k: int, student: str) -> dict:
+    return exercises.builders[k - 1].variant(student_rng(exercises.chapter, k, student))
+
+
+def exercise_cells(chapter: str, k: int) -> tuple[str, str, str]:
+    """What chapter `chapter` defines before exercise `k` (its first code cell, and the imports and
+    functions of the code cells after it: no computation), exercise `k`'s cell and its solution's
+    code."""
+    cells = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    before = ["".join(code[0]["source"])]
+    for i, cell in enumerate(cells):
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "code" and re.search(rf"^exercises\.check\({k}, ", text, re.M):
+            solution = SOLUTION.search("".join(cells[i + 1]["source"])).group(1)
+            return "\n".join(before), text, solution
+        if cell["cell_type"] == "code" and cell is not code[0]:
+            definitions = [
+                statement
+                for statement in ast.parse(text).body
+                if isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef))
+            ]
+            before.append(ast.unparse(ast.Module(body=definitions, type_ignores=[])))
+    raise AssertionError(f"{chapter} has no cell for exercise {k}")
+
+
+def passed_names(cell: str, k: int) -> list[str]:
+    """The names the cell passes to its check: exercises.check(k, answer_k, a=a, ...)."""
+    for node in ast.walk(ast.parse(cell)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "check":
+            return [keyword.arg for keyword in node.keywords]
+    return []
+
+
+def test_every_number_or_code_exercise_with_data_is_graded_per_student():
+    """An exercise whose answer is a number or an array and whose cell hands out data has a
+    variant; True/False and choices stay practice, as does chapter 01's exercise 2, whose answer is
+    1/2 for every stack (the question is why)."""
+    missing = []
+    for exercises, k in EXERCISES:
+        if (exercises.chapter, k) == ("01_why_normalize", 2):
+            continue
+        builder = exercises.builders[k - 1]
+        if not inspect.signature(builder).parameters or hasattr(builder, "variant"):
+            continue
+        expected = exercises.exercise(k, **exercises.sample(k, np.random.default_rng(0))).expected
+        if not isinstance(expected, (bool, np.bool_)):
+            missing.append(f"{exercises.chapter} {k}")
+    assert not missing, f"declare @variant(...) for {missing}"
+    assert len(GRADED) >= 25
+
+
+@pytest.mark.parametrize("exercises, k", GRADED, ids=[f"{e.chapter}-{k}" for e, k in GRADED])
+def test_a_students_data_look_like_the_websites_and_their_answer_is_theirs(exercises, k):
+    first, cell, solution = exercise_cells(exercises.chapter, k)
+    website = {}
+    exec(first, website)  # the chapter's imports
+    lines = [s for s in ast.parse(cell).body if not ast.unparse(s).startswith(("answer_", "exer"))]
+    exec(ast.unparse(ast.Module(body=lines, type_ignores=[])), website)
+    names = passed_names(cell, k)
+    expected = {}
+    for student in STUDENTS:
+        data = draw(exercises, k, student)
+        assert data == {} or sorted(data) == sorted(names), (data.keys(), names)
+        for name, value in data.items():
+            shown = np.asarray(website[name])
+            assert np.shape(value) == shown.shape, (name, np.shape(value), shown.shape)
+            assert np.asarray(value).dtype.kind == shown.dtype.kind, (name, student)
+        again = draw(exercises, k, student)
+        assert all(np.array_equal(again[n], data[n]) for n in data), "not the same on a re-draw"
+        built = exercises.exercise(k, **data)
+        assert built.check(built.expected).kind == "correct", student
+        for said, value in built.mistakes.items():
+            assert built.check(value).kind != "correct", (student, said)
+        namespace = {**website, **data}
+        exec(solution, namespace)
+        answer = namespace[f"answer_{k}"]
+        assert built.check(answer).kind == "correct", (student, built.check(answer).text)
+        expected[student] = built
+    # a classmate's right answer is wrong: for a single number at the digits asked, two students of
+    # a class may share one by chance (instructors.md says how often); at most 1 pair in 20 here
+    shared = [
+        (a, b)
+        for a in STUDENTS
+        for b in STUDENTS
+        if a < b and expected[b].check(expected[a].expected).kind == "correct"
+    ]
+    pairs = len(STUDENTS) * (len(STUDENTS) - 1) // 2
+    assert len(shared) <= pairs // 20, shared
