@@ -7,8 +7,8 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding
-from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.rms import rms_backward_parts, rms_norm_backward
 
 #: The ε of exercises 1 and 2, and of exercise 3, as their questions give them.
@@ -44,7 +44,80 @@ def _saved(rng: np.random.Generator) -> dict:
     return data | {"saved": np.sqrt((data["xk"] ** 2).mean(axis=-1))}
 
 
+#: The values the website's upstream gradients take (halves from -1 to 2), and its γ's.
+HALVES = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
+GAINS = np.array([-1.0, -0.5, 0.5, 1.0, 1.5, 2.0])
+
+
+def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
+    """`draw`'s data for `builder`'s exercise, drawn again until no named mistake but those in
+    `close` (ε's, a hair off by nature) passes for the answer, typed in full or rounded to the
+    digits asked."""
+    while True:
+        data = draw(rng)
+        built = builder(**data)
+        bare = Exercise(built.expected, rtol=built.rtol, atol=built.atol, digits=built.digits)
+        if not any(
+            bare.check(typed).kind == "correct"
+            for said, value in built.mistakes.items()
+            if said not in close
+            for typed in (value, round_to_digits(value, built.digits))
+        ):
+            return data
+
+
+def _batch_of_integers(rng: np.random.Generator) -> dict:
+    """Exercise 1's data as a student gets them: three rows of four small integers, none
+    constant, and an upstream gradient of halves."""
+    while True:
+        xe = rng.integers(-3, 10, size=(3, 4)).astype(float)
+        if np.all(xe.std(axis=-1) > 0):
+            return {"xe": xe, "dye": rng.choice(HALVES, size=(3, 4))}
+
+
+def _with_gamma(rng: np.random.Generator) -> dict:
+    """Exercise 2's data as a student gets them: exercise 1's kind of batch and gradient, and a γ
+    of nonzero halves from -1 to 2."""
+    return _batch_of_integers(rng) | {"ge": rng.choice(GAINS, size=4)}
+
+
+def _tiny_vector(rng: np.random.Generator) -> dict:
+    """Exercise 3's data as a student gets them: four hundredths, not all equal (a variance below
+    ε = 1e-3), and an upstream gradient of halves."""
+    while True:
+        xs = rng.integers(-3, 4, size=4) / 100
+        if xs.std() > 0:
+            return {"xs": xs, "dys": rng.choice(HALVES, size=4)}
+
+
+def _rms_vector(rng: np.random.Generator) -> dict:
+    """Exercise 4's data as a student gets them: four small integers, not all 0 (ε = 0), an
+    upstream gradient of halves and a positive γ of halves."""
+    while True:
+        x4 = rng.integers(-3, 4, size=4).astype(float)
+        if np.any(x4 != 0):
+            dy4 = rng.choice(HALVES, size=4)
+            return {"x4": x4, "dy4": dy4, "g4": rng.integers(1, 5, size=4) / 2}
+
+
+def _rows_of_whole_sigma() -> np.ndarray:
+    """Every row of four integers from -5 to 5 whose σ = sqrt(mean(x²)) is 1, 2 or 3."""
+    values = np.arange(-5, 6)
+    rows = np.stack(np.meshgrid(values, values, values, values, indexing="ij"), -1).reshape(-1, 4)
+    squares = (rows**2).sum(axis=-1)
+    return rows[np.isin(squares, [4, 16, 36])].astype(float)
+
+
+def _kernel_rows(rng: np.random.Generator) -> dict:
+    """Exercise 5's data as a student gets them: three rows of integers whose σ are whole numbers
+    (as the website's 1, 2, 2), their upstream gradient of halves and the σ the kernel saved."""
+    xk = rng.choice(_rows_of_whole_sigma(), size=3)
+    saved = np.sqrt((xk**2).mean(axis=-1)).round()  # whole numbers, as the website's
+    return {"xk": xk, "dyk": rng.choice(HALVES, size=(3, 4)), "saved": saved}
+
+
 @forbidding("lnlib", "torch", "jax")
+@variant(lambda rng: _redrawn(rng, _batch_of_integers, dgamma_by_hand, MISSING_EPS))
 @domain(lambda rng: _batch(rng, "xe", "dye"))
 def dgamma_by_hand(xe, dye) -> Exercise:
     """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per
@@ -73,6 +146,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax", "sympy")
+@variant(lambda rng: _redrawn(rng, _with_gamma, atomic_backward_dx, MISSING_EPS))
 @domain(lambda rng: _batch(rng, "xe", "dye", "ge"))
 def atomic_backward_dx(xe, dye, ge) -> Exercise:
     """Exercise 2: dL/dx for `xe`, `dye` and γ = `ge` (ε = 1e-5), computed node by node."""
@@ -123,6 +197,7 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     "torch",
     "jax",
 )
+@variant(lambda rng: _redrawn(rng, _tiny_vector, leftover_along_xhat))
 @domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
 def leftover_along_xhat(xs, dys) -> Exercise:
     """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the
@@ -151,6 +226,7 @@ def leftover_along_xhat(xs, dys) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax", "sympy")
+@variant(lambda rng: _redrawn(rng, _rms_vector, rms_dx_by_hand))
 @domain(lambda rng: _vector(rng, "x4", "dy4", "g4"))
 def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
     """Exercise 4: RMSNorm's dL/dx for the vector `x4`, dy = `dy4` and γ = `g4`, with ε = 0."""
@@ -179,6 +255,7 @@ def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax")
+@variant(lambda rng: _redrawn(rng, _kernel_rows, dgamma_from_saved))
 @domain(_saved)
 def dgamma_from_saved(xk, dyk, saved) -> Exercise:
     """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved

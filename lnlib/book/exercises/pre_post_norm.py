@@ -8,7 +8,7 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, domain
+from lnlib.book.exercises.chapter import Exercises, domain, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.transformer import attention_forward, block_forward, init_layer
 
@@ -26,6 +26,13 @@ def layer_data(rng: np.random.Generator) -> dict:
     }
 
 
+def website_layer(rng: np.random.Generator) -> dict:
+    """Exercise 1's data as a student gets them: the website's shapes, an input (2, 4, 8) and one
+    layer's weights of width 8, drawn from the student's generator."""
+    return {"xe": rng.normal(size=(2, 4, 8)), "we": init_layer(rng, 8)}
+
+
+@variant(website_layer)
 @domain(layer_data)
 def pre_norm_attention_sublayer(xe, we) -> Exercise:
     """Exercise 1: x + Attn(LN(x)) for the input `xe` and one layer's weights `we`."""
