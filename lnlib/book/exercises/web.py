@@ -165,13 +165,22 @@ def _printout(name: str, value, precision: int | None) -> str:
         return f"{name} = {np.array2string(np.asarray(value), **options)}"
     prefix = f"{name} = np.array("
     array = np.array2string(np.asarray(value), separator=", ", prefix=prefix, **options)
-    return f"{prefix}{array})"
+    return f"{prefix}{array}{_dtype_argument(value)})"
+
+
+def _dtype_argument(value) -> str:
+    """``, dtype=np.float16`` for an array numpy would not make from the printed numbers alone
+    (chapter 16's float16 batch: retyped as float64, its answer changes); empty for float64, int64
+    and bool."""
+    dtype = np.asarray(value).dtype
+    return "" if dtype in (np.float64, np.int64, np.bool_) else f", dtype=np.{dtype.name}"
 
 
 def _read_back(printout: str, value):
     """The value a reader gets from one line of :func:`_printout`: `value` with the printed
     digits."""
     text = printout.split(" = ", 1)[1].removeprefix("np.array(").removesuffix(")")
+    text = text.removesuffix(_dtype_argument(value))
     numbers = read_printout(text).astype(np.asarray(value).dtype)
     if isinstance(value, np.ndarray):
         return numbers.reshape(value.shape)
