@@ -112,9 +112,19 @@ def one_pair_gives_back_both_samples(pair) -> Exercise:
     pair = np.asarray(pair, dtype=np.float64)
     xhat = lnlib.layer_norm(pair)
     same_xhat = np.isclose(xhat[0], xhat[1], rtol=0.0, atol=1e-12)
+    expected = bool(np.all(~same_xhat | (pair[0] == pair[1])))
     return Exercise(
-        bool(np.all(~same_xhat | (pair[0] == pair[1]))),
+        expected,
         hint="Feature by feature: γᵢ x̂ᵢ + βᵢ must hit both rows' xᵢ. When is that impossible?",
+        mistakes={
+            (
+                "each feature is two equations, γᵢ x̂ᵢ + βᵢ = xᵢ for both rows, in two unknowns: "
+                "solvable wherever the rows' x̂ᵢ differ or their xᵢ agree"
+                if expected
+                else "for some feature the two rows share x̂ᵢ but not xᵢ, and no γᵢ, βᵢ sends one "
+                "x̂ᵢ to two values"
+            ): not expected,
+        },
     )
 
 

@@ -96,6 +96,10 @@ def variance_of_three_times() -> Exercise:
     return Exercise(
         bool(np.isclose(sample_variance(3 * token), 3 * sample_variance(token))),
         hint="Each deviation is multiplied by 3; what happens to its square?",
+        mistakes={
+            "every deviation is multiplied by 3 and its square by 9, so the variance is "
+            "multiplied by 9, not 3": True,
+        },
     )
 
 

@@ -20,7 +20,7 @@ from .gamma_beta import CHAPTER_BETA, CHAPTER_GAMMA, TOKEN
 
 __all__ = ["complete_examples_explorer"]
 
-#: The chapter's running example: the book's running token, token 1 of chapter 03 (H = 8), with
+#: The chapter's running example: the book's running token, from chapter 03 (H = 8), with
 #: chapter 07's learned γ and β.
 RUNNING = (
     np.array(TOKEN),
@@ -31,7 +31,7 @@ RUNNING = (
 #: The chapter's running example, then the documents' three walk-throughs (γ = 1, β = 0), by the
 #: name the dropdown shows: the input, γ and β.
 EXAMPLES = {
-    "running example: token 1": lambda: RUNNING,
+    "the running token": lambda: RUNNING,
     "2×4 batch": documents_batch,
     "token [2, 4, 6, 8]": documents_token,
     "512-d embedding": documents_embedding,
@@ -111,15 +111,15 @@ class CompleteExamplesExplorer(Explorer):
 
 
 def complete_examples_explorer(
-    example: str = "running example: token 1", step: int = 0
+    example: str = "the running token", step: int = 0
 ) -> CompleteExamplesExplorer:
     """Explorer for the chapter "The complete examples": pick the chapter's example or one of the
     documents', and step through it.
 
     Parameters
     ----------
-    example : str, default "running example: token 1"
-        One of ``"running example: token 1"`` (the chapter's, with learned γ and β),
+    example : str, default "the running token"
+        One of ``"the running token"`` (the chapter's, with learned γ and β),
         ``"2×4 batch"``, ``"token [2, 4, 6, 8]"``, ``"512-d embedding"``.
     step : int, default 0
         0 shows the input; 1 to 4 add the documents' steps (mean, variance, normalize, scale and

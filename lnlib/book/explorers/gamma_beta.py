@@ -14,7 +14,7 @@ from .plans import Sweep, entries, steps, with_presets
 __all__ = ["gamma_beta_explorer"]
 
 GAMMA_RANGE, BETA_RANGE = (-2.0, 2.0), (-3.0, 3.0)
-#: The small vector: the book's running token, token 1 of chapter 03 (H = 8).
+#: The small vector: the book's running token, from chapter 03 (H = 8).
 TOKEN = (0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0)
 H = len(TOKEN)
 #: The chapter's γ and β, values training might have left (chapter "Scale γ and shift β").
@@ -139,7 +139,7 @@ def gamma_beta_explorer(gamma=(1.0,) * H, beta=(0.0,) * H) -> GammaBetaExplorer:
     """Explorer for the chapter "Scale γ and shift β": one γ and one β slider for each of eight
     features.
 
-    The small vector is the book's running token, token 1 (``TOKEN``), normalized; the wide one is
+    The small vector is the book's running token (``TOKEN``), normalized; the wide one is
     the normalized 512-d embedding of
     :func:`lnlib.book.experiments.complete_examples.documents_embedding`, whose features are split
     into eight groups of 64 that share the sliders' values.

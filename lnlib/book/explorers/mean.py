@@ -12,7 +12,7 @@ from .plans import Sweep, entries, steps, with_presets
 __all__ = ["mean_explorer", "entry_sliders", "checked_entries"]
 
 
-#: The chapter's token 2 (its running example): eight features, feature 4 an outlier.
+#: The chapter's outlier token (its example): eight features, feature 4 an outlier.
 OUTLIER_TOKEN = (0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3)
 
 
@@ -21,8 +21,8 @@ class MeanExplorer(Explorer):
 
     web_plan = Sweep(
         presets={
-            "token 2: outlier at x4": entries("x", OUTLIER_TOKEN),
-            "token 2, outlier at 0": entries("x", (*OUTLIER_TOKEN[:3], 0, *OUTLIER_TOKEN[4:])),
+            "outlier token: x4 = 14": entries("x", OUTLIER_TOKEN),
+            "outlier token, x4 = 0": entries("x", (*OUTLIER_TOKEN[:3], 0, *OUTLIER_TOKEN[4:])),
             "constant: all 1": entries("x", (1,) * 8),
         },
         grids=with_presets({f"x{i}": steps(-5, 15, 1) for i in range(1, 9)}, [OUTLIER_TOKEN]),

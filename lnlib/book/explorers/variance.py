@@ -22,11 +22,11 @@ __all__ = ["variance_explorer"]
 DIVISORS = [("H (LayerNorm, numpy.var)", False), ("H − 1 (torch.std default)", True)]
 
 
-#: The chapter's running example: token 1 (the book's running token, chapter 03), and
-#: token 2 = 3 × token 1 − 0.2, the same pattern stretched three times around the same mean.
+#: The chapter's running example: the book's running token (chapter 03), and the stretched
+#: token, 3 × running − 0.2, the same pattern stretched three times around the same mean.
 TOKEN_1 = (0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0)
 TOKEN_2 = tuple(round(3 * v - 0.2, 10) for v in TOKEN_1)
-#: The sliders' range: token 2 runs from −3.5 to 3.7.
+#: The sliders' range: the stretched token runs from −3.5 to 3.7.
 LOW, HIGH = -4.0, 4.0
 
 
@@ -36,8 +36,8 @@ class VarianceExplorer(Explorer):
 
     web_plan = Sweep(
         presets={
-            "token 2 = 3 × token 1 − 0.2": entries("x", TOKEN_2),
-            "token 1": entries("x", TOKEN_1),
+            "stretched token: 3x − 0.2": entries("x", TOKEN_2),
+            "running token": entries("x", TOKEN_1),
             "constant: all 1": entries("x", (1,) * 8),
         },
         # whole numbers plus the two tokens' entries: a half-step grid for eight sliders
@@ -96,7 +96,7 @@ def variance_explorer(values=TOKEN_2, *, low: float = LOW, high: float = HIGH) -
     ----------
     values : sequence of float, default TOKEN_2
         The starting entries (2 to 8 of them), each within [low, high]; by default the chapter's
-        token 2.
+        stretched token.
     low, high : float
         The sliders' range; it fixes the figure's scales, so areas stay comparable.
 
