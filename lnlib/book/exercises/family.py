@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, variant
 from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.book.experiments.family import TRANSFORMATIONS, invariance_table
 from lnlib.norms import RunningStats, batch_norm, batch_norm_backward, group_norm
@@ -142,6 +142,7 @@ def _small_batch(rng: np.random.Generator) -> dict:
             return data
 
 
+@asks_for("derivation")
 @forbidding("lnlib", "torch")
 @variant(_small_batch)
 @domain(

@@ -7,7 +7,7 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, variant
 from lnlib.book.exercises.feedback import Exercise, round_to_digits
 from lnlib.rms import rms_backward_parts, rms_norm_backward
 
@@ -145,6 +145,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
     )
 
 
+@asks_for("derivation")
 @forbidding("lnlib", "torch", "jax", "sympy")
 @variant(lambda rng: _redrawn(rng, _with_gamma, atomic_backward_dx, MISSING_EPS))
 @domain(lambda rng: _batch(rng, "xe", "dye", "ge"))
@@ -225,6 +226,7 @@ def leftover_along_xhat(xs, dys) -> Exercise:
     )
 
 
+@asks_for("derivation")
 @forbidding("lnlib", "torch", "jax", "sympy")
 @variant(lambda rng: _redrawn(rng, _rms_vector, rms_dx_by_hand))
 @domain(lambda rng: _vector(rng, "x4", "dy4", "g4"))
