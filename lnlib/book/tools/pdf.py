@@ -44,6 +44,15 @@ PREPARE = """([title, subtitle, notice]) => {
       .header-article, .prev-next-area, .bd-footer-content, button.toggle-button, .headerlink {
           display: none !important; }
       figure, img, table, .cell_output { break-inside: avoid; }
+      /* The theme keeps each code block whole (break-inside: avoid on div.highlight), but a code
+         cell's frame is the box around it: a block that did not fit moved to the next sheet alone
+         and left its cell's empty frame at the foot of the page (an instructor's page 115). The
+         frame is kept whole instead, and a cell longer than a page splits line by line, never one
+         line alone; on paper code does not scroll: a long line wraps rather than being cut off */
+      .cell_input, div[class^="highlight-"]:not(.cell_input *) { break-inside: avoid; }
+      .cell_input div.highlight, .cell_input div[class^="highlight-"] {
+          break-inside: auto !important; }
+      pre { overflow: visible !important; white-space: pre-wrap !important; orphans: 3; widows: 3; }
       /* a handout: no answer boxes to type into, and no folded bar (code, solution, forensics)
          whose content paper cannot unfold (an instructor counted 40 boxes and about 150 closed
          bars) */
