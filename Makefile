@@ -117,14 +117,19 @@ screenshots: $(VENV)/.test-installed
 	@test -f _build/html/index.html || $(MAKE) book
 	LNBOOK_SCREENSHOTS=1 $(BIN)/python -m pytest -n 2 tests/browser
 
-# The printable edition (lnlib/book/tools/pdf.py): the single-page build, from the same execution cache as
-# the website, printed by Chromium with a title page, the book's contents and numbered pages.
+# The printable edition (lnlib/book/tools/pdf.py): the single-page build, from the execution cache
+# that make book and make test fill (_build/.jupyter_cache), printed by Chromium with a title page,
+# numbered pages and the contents with their page numbers (a first print finds them, a second prints
+# them). After make book, 2-3 minutes; from a fresh clone, with no cache, jupyter-book runs every
+# chapter one after another first: about 10 minutes in all (602 s, an instructor's review,
+# 2026-11-28; instructors.md).
 pdf: $(VENV)/.test-installed
 	$(WEBSITE_ENV) $(BIN)/jupyter-book build . --builder singlehtml --warningiserror --keep-going
 	$(BIN)/python -m lnlib.book.tools.pdf _build/singlehtml _build/pdf/book.pdf
 
-# The PDF's checks (tests/book/test_pdf.py: every chapter title, no raw markup). Not part of make test: the
-# single-page build and the print take about 10 minutes from a fresh clone (602 s, an instructor's review, 2026-11-28); in make test those tests skip.
+# The PDF's checks (tests/book/test_pdf.py: every chapter title, the contents' page numbers, no raw
+# markup). Not part of make test (make pdf's time is above); in make test they skip unless a PDF is
+# built.
 test-pdf: pdf
 	$(BIN)/python -m pytest tests/book/test_pdf.py
 
