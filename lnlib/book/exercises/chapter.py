@@ -47,6 +47,7 @@ from lnlib.book.exercises.feedback import (
     WRONG,
     Exercise,
     Feedback,
+    round_to_digits,
 )
 from lnlib.book.exercises.students import student_id, student_rng
 from lnlib.book.exercises.web import WebExercise, answer_form
@@ -151,6 +152,23 @@ def variant(sample: Callable[[np.random.Generator], dict]) -> Callable:
         return builder
 
     return declare
+
+
+def redrawn(rng: np.random.Generator, draw: Callable, builder: Callable, *close: str) -> dict:
+    """`draw`'s data for `builder`'s exercise (a student's own: :func:`variant`), drawn again until
+    no named mistake but those in `close` (ε's, a hair off by nature) passes for the answer, typed
+    in full or rounded to the digits asked: a student's mistake is always named."""
+    while True:
+        data = draw(rng)
+        built = builder(**data)
+        bare = Exercise(built.expected, rtol=built.rtol, atol=built.atol, digits=built.digits)
+        if not any(
+            bare.check(typed).kind == "correct"
+            for said, value in built.mistakes.items()
+            if said not in close
+            for typed in (value, round_to_digits(value, built.digits))
+        ):
+            return data
 
 
 class Exercises:

@@ -6,29 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.complete_examples import documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
 
 #: The scale and shift of exercise 3, as its question gives them.
 GAMMA, BETA = 2.0, 0.5
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
-    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
-    answer at the digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        want = round_to_digits(built.expected, built.digits)
-        if all(
-            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
-            for said, value in built.mistakes.items()
-            if said not in close
-        ):
-            return data
 
 
 EPS_ADDED_TO_SIGMA = "ε is added to σ; it belongs under the square root, with σ²"
@@ -55,7 +39,7 @@ def _batch_of_integers(rng: np.random.Generator) -> dict:
 
 @forbidding("lnlib", "torch")
 @variant(
-    lambda rng: _redrawn(
+    lambda rng: redrawn(
         rng, _token_of_integers, four_steps_by_hand, EPS_ADDED_TO_SIGMA, MISSING_EPS
     )
 )
@@ -109,7 +93,7 @@ def divisor_ratio() -> Exercise:
     )
 
 
-@variant(lambda rng: _redrawn(rng, _batch_of_integers, scaled_and_shifted_batch, MISSING_EPS))
+@variant(lambda rng: redrawn(rng, _batch_of_integers, scaled_and_shifted_batch, MISSING_EPS))
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(2, 5), rng.integers(3, 9))) * 3})
 def scaled_and_shifted_batch(batch) -> Exercise:
     """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β =

@@ -6,28 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, domain, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.gamma_beta import gpt2_parameter_counts, identity_parameters
 
 #: GPT-2 medium's width and depth, as exercise 2 gives them.
 GPT2_MEDIUM = {"d_model": 1024, "n_layers": 24}
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
-    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
-    answer at the digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        want = round_to_digits(built.expected, built.digits)
-        if all(
-            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
-            for said, value in built.mistakes.items()
-            if said not in close
-        ):
-            return data
 
 
 SIGMA_FOR_GAMMA = "γ = σ leaves out ε: LayerNorm divided by sqrt(σ² + ε), so γ must be that"
@@ -42,7 +26,7 @@ def _reversible(rng: np.random.Generator) -> dict:
             return {"v": v}
 
 
-@variant(lambda rng: _redrawn(rng, _reversible, identity_scale_and_shift, SIGMA_FOR_GAMMA))
+@variant(lambda rng: redrawn(rng, _reversible, identity_scale_and_shift, SIGMA_FOR_GAMMA))
 @domain(lambda rng: {"v": rng.normal(rng.normal(), 2, size=rng.integers(2, 9))})
 def identity_scale_and_shift(v) -> Exercise:
     """Exercise 1: ``np.stack([gamma, beta])`` for which LayerNorm (default ε) gives back `v`, shape

@@ -7,8 +7,8 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.rms import rms_backward_parts, rms_norm_backward
 
 #: The ε of exercises 1 and 2, and of exercise 3, as their questions give them.
@@ -47,23 +47,6 @@ def _saved(rng: np.random.Generator) -> dict:
 #: The values the website's upstream gradients take (halves from -1 to 2), and its γ's.
 HALVES = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
 GAINS = np.array([-1.0, -0.5, 0.5, 1.0, 1.5, 2.0])
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise, drawn again until no named mistake but those in
-    `close` (ε's, a hair off by nature) passes for the answer, typed in full or rounded to the
-    digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        bare = Exercise(built.expected, rtol=built.rtol, atol=built.atol, digits=built.digits)
-        if not any(
-            bare.check(typed).kind == "correct"
-            for said, value in built.mistakes.items()
-            if said not in close
-            for typed in (value, round_to_digits(value, built.digits))
-        ):
-            return data
 
 
 def _batch_of_integers(rng: np.random.Generator) -> dict:
@@ -117,7 +100,7 @@ def _kernel_rows(rng: np.random.Generator) -> dict:
 
 
 @forbidding("lnlib", "torch", "jax")
-@variant(lambda rng: _redrawn(rng, _batch_of_integers, dgamma_by_hand, MISSING_EPS))
+@variant(lambda rng: redrawn(rng, _batch_of_integers, dgamma_by_hand, MISSING_EPS))
 @domain(lambda rng: _batch(rng, "xe", "dye"))
 def dgamma_by_hand(xe, dye) -> Exercise:
     """Exercise 1: dL/dγ for the batch `xe` and upstream gradient `dye` (ε = 1e-5), one value per
@@ -147,7 +130,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
 
 @asks_for("derivation")
 @forbidding("lnlib", "torch", "jax", "sympy")
-@variant(lambda rng: _redrawn(rng, _with_gamma, atomic_backward_dx, MISSING_EPS))
+@variant(lambda rng: redrawn(rng, _with_gamma, atomic_backward_dx, MISSING_EPS))
 @domain(lambda rng: _batch(rng, "xe", "dye", "ge"))
 def atomic_backward_dx(xe, dye, ge) -> Exercise:
     """Exercise 2: dL/dx for `xe`, `dye` and γ = `ge` (ε = 1e-5), computed node by node."""
@@ -198,7 +181,7 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     "torch",
     "jax",
 )
-@variant(lambda rng: _redrawn(rng, _tiny_vector, leftover_along_xhat))
+@variant(lambda rng: redrawn(rng, _tiny_vector, leftover_along_xhat))
 @domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
 def leftover_along_xhat(xs, dys) -> Exercise:
     """Exercise 3: x̂ᵀdx for the tiny input `xs`, dy = `dys`, γ = 1 and ε = 1e-3, predicted by the
@@ -228,7 +211,7 @@ def leftover_along_xhat(xs, dys) -> Exercise:
 
 @asks_for("derivation")
 @forbidding("lnlib", "torch", "jax", "sympy")
-@variant(lambda rng: _redrawn(rng, _rms_vector, rms_dx_by_hand))
+@variant(lambda rng: redrawn(rng, _rms_vector, rms_dx_by_hand))
 @domain(lambda rng: _vector(rng, "x4", "dy4", "g4"))
 def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
     """Exercise 4: RMSNorm's dL/dx for the vector `x4`, dy = `dy4` and γ = `g4`, with ε = 0."""
@@ -257,7 +240,7 @@ def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
 
 
 @forbidding("lnlib", "torch", "jax")
-@variant(lambda rng: _redrawn(rng, _kernel_rows, dgamma_from_saved))
+@variant(lambda rng: redrawn(rng, _kernel_rows, dgamma_from_saved))
 @domain(_saved)
 def dgamma_from_saved(xk, dyk, saved) -> Exercise:
     """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.normalizing import plane_coordinates, xhat_radius
 
 #: The ε of exercise 2, as its question gives it.
@@ -16,22 +16,6 @@ H_MINUS_1 = (
     "that uses the variance with H - 1 (ddof=1, the sample variance); LayerNorm's σ² divides by H"
 )
 DEFAULT_EPS = "that uses ε = 1e-5, lnlib's default; this exercise asks for ε = 0"
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
-    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
-    answer at the digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        want = round_to_digits(built.expected, built.digits)
-        if all(
-            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
-            for said, value in built.mistakes.items()
-            if said not in close
-        ):
-            return data
 
 
 def _five_integers(rng: np.random.Generator) -> dict:
@@ -57,7 +41,7 @@ def _xhat_ddof1(x, eps: float = 0.0):
 
 
 @forbidding("lnlib", "torch")
-@variant(lambda rng: _redrawn(rng, _five_integers, normalized_without_eps, DEFAULT_EPS))
+@variant(lambda rng: redrawn(rng, _five_integers, normalized_without_eps, DEFAULT_EPS))
 @domain(lambda rng: {"v1": rng.integers(-9, 10, size=5).astype(float) + rng.normal(size=5) / 4})
 def normalized_without_eps(v1) -> Exercise:
     """Exercise 1: `v1` normalized with ε = 0, shape ``(5,)``."""
@@ -102,7 +86,7 @@ def length_of_xhat(w) -> Exercise:
     )
 
 
-@variant(lambda rng: _redrawn(rng, _three_integers, plane_coordinates_of_xhat, DEFAULT_EPS))
+@variant(lambda rng: redrawn(rng, _three_integers, plane_coordinates_of_xhat, DEFAULT_EPS))
 @domain(lambda rng: {"x3": rng.normal(size=3) * 3})
 def plane_coordinates_of_xhat(x3) -> Exercise:
     """Exercise 3: the two coordinates of x̂ (ε = 0) of `x3` in the basis ``plane_basis(3)``."""

@@ -6,26 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.the_input import reduction_axes
 from lnlib.norms import axis_ids
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
-    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
-    answer at the digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        want = round_to_digits(built.expected, built.digits)
-        if all(
-            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
-            for said, value in built.mistakes.items()
-            if said not in close
-        ):
-            return data
 
 
 def means_layer_norm_and_batch_norm() -> Exercise:
@@ -87,7 +71,7 @@ def normalized_over_the_sequence(seq) -> Exercise:
 
 
 @variant(
-    lambda rng: _redrawn(
+    lambda rng: redrawn(
         rng, lambda r: {"batch": r.normal(size=(4, 6))}, batch_norm_change_from_a_batchmate
     )
 )

@@ -5,25 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.variants import annotated_transformer_layer_norm, sample_variance
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
-    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
-    answer at the digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        want = round_to_digits(built.expected, built.digits)
-        if all(
-            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
-            for said, value in built.mistakes.items()
-            if said not in close
-        ):
-            return data
 
 
 def _rows_of_integers(rng: np.random.Generator) -> dict:
@@ -45,7 +29,7 @@ def _token_of_integers(rng: np.random.Generator) -> dict:
 
 
 @forbidding("lnlib", "torch")
-@variant(lambda rng: _redrawn(rng, _rows_of_integers, per_sample_variances))
+@variant(lambda rng: redrawn(rng, _rows_of_integers, per_sample_variances))
 @domain(lambda rng: {"batch": rng.integers(-9, 10, size=(rng.integers(2, 6), 4)).astype(float)})
 def per_sample_variances(batch) -> Exercise:
     """Exercise 1: the biased variance of each row of `batch`, shape ``(rows,)``."""
@@ -69,7 +53,7 @@ def per_sample_variances(batch) -> Exercise:
     )
 
 
-@variant(lambda rng: _redrawn(rng, _token_of_integers, torch_std_default))
+@variant(lambda rng: redrawn(rng, _token_of_integers, torch_std_default))
 @domain(lambda rng: {"token": rng.normal(size=rng.integers(2, 9))})
 def torch_std_default(token) -> Exercise:
     """Exercise 2: what ``torch.std`` returns for `token` with its default settings (divide by H -

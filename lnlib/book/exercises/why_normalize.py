@@ -6,25 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
-from lnlib.book.exercises.feedback import Exercise, round_to_digits
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.deep_stack import random_stack, run_stack
-
-
-def _redrawn(rng: np.random.Generator, draw, builder, *close: str) -> dict:
-    """`draw`'s data for `builder`'s exercise (a student's own, the course edition), drawn again
-    until each named mistake but those in `close` (ε's, a hair off by nature) differs from the
-    answer at the digits asked."""
-    while True:
-        data = draw(rng)
-        built = builder(**data)
-        want = round_to_digits(built.expected, built.digits)
-        if all(
-            np.shape(value) != want.shape or np.any(round_to_digits(value, built.digits) != want)
-            for said, value in built.mistakes.items()
-            if said not in close
-        ):
-            return data
 
 
 def _stack(rng: np.random.Generator) -> dict:
@@ -144,7 +128,7 @@ def _layer_of_integers(rng: np.random.Generator) -> dict:
 
 
 @forbidding("lnlib", "torch")
-@variant(lambda rng: _redrawn(rng, _layer_of_integers, first_layer_with_layer_norm))
+@variant(lambda rng: redrawn(rng, _layer_of_integers, first_layer_with_layer_norm))
 @domain(_small_layer)
 def first_layer_with_layer_norm(x_small, w_small) -> Exercise:
     """Exercise 3: one layer of the stack with LayerNorm, ``ReLU(LN(x W))``, for a small `x_small`
