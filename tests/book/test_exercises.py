@@ -327,6 +327,22 @@ def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it
     assert "lnlib.layer_norm_backward" in again.text, again.text
 
 
+@pytest.mark.parametrize(
+    "peek",
+    [
+        "vars(exercises.builders[0](batch))['expected']",
+        "exercises.exercise(1, batch=batch).plan()['rules'][0]",
+        "exercises._built(1, {'batch': batch}).expected",
+    ],
+)
+def test_no_answer_may_read_the_checkers_answer_by_another_door(shell, peek):
+    """The student review's doors to the expected answer: the builders, the website's plan."""
+    shell.run_cell("batch = np.array([[1.0, 3.0]])", store_history=True)
+    cell = f"answer_1 = {peek}\nfeedback = exercises.check(1, answer_1, batch=batch)"
+    feedback = run(shell, cell)
+    assert feedback.kind == "wrong" and "checker's own answer" in feedback.text, feedback.text
+
+
 def test_an_exercise_that_forbids_nothing_still_forbids_the_checkers_answer(shell):
     cell = (
         "answer_1 = exercises.exercise(1, batch=batch).expected\nfeedback = exercises.check(1, "

@@ -21,7 +21,8 @@ checker (which would show how it computes the answer).
 
 An exercise may also forbid names its answer must not use (:func:`forbidding`): "compute dγ with
 numpy only" forbids ``lnlib``; and no answer may read the checker's own answer
-(``exercises.exercise(...)``, ``.expected``, ``.mistakes``) or the input history the check reads. In
+(``exercises.exercise(...)``, ``exercises.builders``, ``.expected``, ``.mistakes``) or the input
+history the check reads. In
 IPython the check reads the answer's code (:func:`answer_code`) and, when it uses a forbidden name
 (:func:`forbidden_uses`), says so instead of judging the value. The same check, run by the course's
 graded test cell (lnlib.book.tools.course), reads the answer cell from IPython's input history. It
@@ -65,9 +66,19 @@ __all__ = [
     "handed_out",
 ]
 
-#: Names no answer may use: the checker's own answer, and the input history the check reads the
-#: answer from.
-ALWAYS_FORBIDDEN = ("exercises.exercise", ".expected", ".mistakes", ".get_ipython", "In", "_ih")
+#: Names no answer may use: the checker's own answer (an exercise built, its builders, its plan for
+#: the website), and the input history the check reads the answer from.
+ALWAYS_FORBIDDEN = (
+    ".exercise",
+    ".builders",
+    ".plan",
+    "._built",
+    ".expected",
+    ".mistakes",
+    ".get_ipython",
+    "In",
+    "_ih",
+)
 
 
 def forbidding(*names: str) -> Callable:
