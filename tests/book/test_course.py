@@ -375,6 +375,8 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
     for student in submissions:
         page = course / "feedback" / student / "03_mean" / "03_mean.html"
         assert page.exists(), f"no feedback page for {student}"
+        assert "_handed_out" not in page.read_text(), "the feedback shows the hidden tests"
+    assert "Not correct" in (course / "feedback" / "bob" / "03_mean" / "03_mean.html").read_text()
 
 
 def test_the_student_edition_runs_from_its_zip_without_the_repository(course, tmp_path):

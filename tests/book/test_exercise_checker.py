@@ -163,8 +163,8 @@ def test_chapter_10_exercise_1_with_six_channels_is_judged_not_crashed():
     assert "Traceback" not in line and "group_norm" not in line
 
 
-def test_hints_come_when_asked_or_with_the_third_wrong_try_and_never_in_graded_mode():
-    from lnlib.book.exercises.chapter import Exercises
+def test_hints_come_when_asked_or_with_the_third_wrong_try_and_never_when_graded():
+    from lnlib.book.exercises.chapter import Exercises, variant
 
     exercises = Exercises("00_demo", lambda x: Exercise(x.mean(), hint="sum, then divide by H"))
     x = np.array([1.0, 2.0, 6.0])
@@ -174,7 +174,7 @@ def test_hints_come_when_asked_or_with_the_third_wrong_try_and_never_in_graded_m
     assert lines[-1].endswith("Hint: sum, then divide by H"), lines[-1]
     assert exercises.check(1, 0.5, x=x).kind == "wrong"
     assert str(exercises.hint(1)) == "Hint: sum, then divide by H"
-    graded = Exercises("00_demo", lambda x: Exercise(x.mean(), hint="sum, then divide by H"))
+    graded = Exercises("00_demo", variant(lambda rng: {"x": x})(mean_with_hint))
     graded.graded = True
     lines = [str(graded.check(1, 0.5, x=x)) for _ in range(HINT_AFTER + 1)]
     assert all(re.fullmatch(r"Not correct: [^\n]*\.", line) for line in lines), lines
@@ -185,6 +185,15 @@ def test_hints_come_when_asked_or_with_the_third_wrong_try_and_never_in_graded_m
         isinstance(graded.check(1, 3.0, x=x), Feedback)
         and graded.check(1, 3.0, x=x).kind == "correct"
     )
+    # a practice exercise (no per-student data) keeps its hints in the course edition
+    practice = Exercises("00_demo", lambda x: Exercise(x.mean(), hint="sum, then divide by H"))
+    practice.graded = True
+    assert "exercises.hint(1)" in str(practice.check(1, 0.5, x=x))
+    assert str(practice.hint(1)) == "Hint: sum, then divide by H"
+
+
+def mean_with_hint(x):
+    return Exercise(x.mean(), hint="sum, then divide by H")
 
 
 def test_no_plan_sentence_holds_markdown_the_website_would_show_raw():

@@ -309,6 +309,20 @@ feedback = exercises.check(2, answer_2, xe=xe, dye=dye, ge=ge)"""
     assert run(gradients, own).text == "Correct!"
 
 
+def test_the_graded_test_cell_reads_the_answer_cells_latest_run(gradients):
+    """The student review: the answer cell run, a chapter cell that uses lnlib (an explorer moved),
+    the answer cell run again, then the test cell: the answer is counted, as it last ran."""
+    answer = (
+        "xhat = (xe - xe.mean(-1, keepdims=True)) / np.sqrt(xe.var(-1, keepdims=True) + 1e-5)\n"
+        "answer_1 = (dye * xhat).sum(axis=0)\nexercises.check(1, answer_1, xe=xe, dye=dye)"
+    )
+    gradients.run_cell(answer, store_history=True)
+    gradients.run_cell("import lnlib\nchapter_cell = lnlib.layer_norm(xe)", store_history=True)
+    gradients.run_cell(answer, store_history=True)
+    graded = run(gradients, "feedback = exercises.check(1, answer_1, xe=xe, dye=dye)")
+    assert graded.text == "Correct!", graded.text
+
+
 def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it(gradients):
     """nbgrader runs the answer cell, then the locked test cell: the check there reads the answer
     from the history."""
@@ -325,6 +339,22 @@ def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it
     )  # re-binding the history's names changes nothing
     again = run(gradients, "feedback = exercises.check(1, answer_1, xe=xe, dye=dye)")
     assert "lnlib.layer_norm_backward" in again.text, again.text
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "answer_1 = eval('lnlib.layer_norm_' + 'backward(dye, xe)')[1]",
+        "answer_1 = getattr(lnlib, 'layer_norm_' + 'backward')(dye, xe)[1]",
+        "answer_1 = __import__('lnlib').layer_norm_backward(dye, xe)[1]",
+    ],
+)
+def test_an_exercise_that_forbids_names_refuses_names_built_at_run_time(gradients, answer):
+    """The student review's eval trick: a name built from strings cannot be read, so it is not
+    counted."""
+    gradients.run_cell("import lnlib", store_history=True)
+    feedback = run(gradients, f"{answer}\nfeedback = exercises.check(1, answer_1, xe=xe, dye=dye)")
+    assert feedback.kind == "wrong" and "built at run time" in feedback.text, feedback.text
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,7 @@ from lnlib.book.tools.notebooks import website_build
 
 __all__ = [
     "ALWAYS_FORBIDDEN",
+    "RUN_TIME_NAMES",
     "Exercises",
     "answer_code",
     "asks_for",
@@ -79,6 +80,11 @@ ALWAYS_FORBIDDEN = (
     "In",
     "_ih",
 )
+
+
+#: What builds a name at run time, which an answer to an exercise that forbids names may not use:
+#: the check reads names, and ``eval("lnlib.layer" + "_norm(v)")`` would hide one.
+RUN_TIME_NAMES = ("eval", "exec", "compile", "getattr", "globals", "__import__", "importlib")
 
 
 def forbidding(*names: str) -> Callable:
@@ -210,8 +216,8 @@ class Exercises:
     def __init__(self, chapter: str, *builders: Callable[..., Exercise]):
         self.chapter = chapter
         self.builders = builders
-        #: Graded mode (the course edition, lnlib.book.tools.course): a verdict names the mistake,
-        #: and no hint is given, asked for or not.
+        #: Graded mode (the course edition, lnlib.book.tools.course): a graded exercise's verdict
+        #: names the mistake, and no hint is given, asked for or not; practice keeps its hints.
         self.graded = False
         #: The student whose data the course edition hands out (:meth:`data`,
         #: lnlib.book.exercises.students.student_id).
@@ -255,6 +261,7 @@ class Exercises:
         """Exercise `k`'s data for this student (the course edition): the values of `names`, one
         value for one name, else a tuple, drawn by its :func:`variant` from the student's id
         (:func:`~lnlib.book.exercises.students.student_id`)."""
+        __tracebackhide__ = True  # a missing student id is told in one message (students.NoStudent)
         self._number(k)
         draw = getattr(self.builders[k - 1], "variant", None)
         if draw is None:
@@ -270,7 +277,7 @@ class Exercises:
         Built from `data`, or else from the data of the exercise's last check (its cell, run).
         """
         self._number(k)
-        if self.graded:
+        if self._graded(k):
             return Feedback("No hints in the course edition: your instructor grades this exercise.")
         built = self._built(k, data or self._last_data.get(k, {}))
         if isinstance(built, Feedback):
@@ -293,23 +300,27 @@ class Exercises:
                 "the cell as handed out."
             )
 
-    def _judged(self, built: Exercise, answer) -> Feedback:
-        """The verdict on `answer`, never an error; in graded mode a wrong one says "Not
-        correct"."""
+    def _graded(self, k: int) -> bool:
+        """Whether exercise `k` is graded here: graded mode, and an exercise with a per-student
+        :func:`variant`; a practice exercise keeps its hints in the course edition too."""
+        return self.graded and k in self.graded_exercises()
+
+    def _judged(self, k: int, built: Exercise, answer) -> Feedback:
+        """The verdict on `answer`, never an error; graded, a wrong one says "Not correct"."""
         try:
             verdict = built.check(answer)
         except Exception as error:  # noqa: BLE001 (any object a reader may answer with)
             verdict = Feedback(
                 f"{WRONG}the checker cannot read this answer ({type(error).__name__})."
             )
-        if self.graded and verdict.kind == "wrong":
+        if self._graded(k) and verdict.kind == "wrong":
             return Feedback(NOT_CORRECT + verdict.text.removeprefix(WRONG))
         return verdict
 
     def _with_hint(self, k: int, built: Exercise, verdict: Feedback) -> Feedback:
         """`verdict`, counted: after :data:`HINT_AFTER` wrong tries, the hint comes with it
         (self-study)."""
-        if self.graded or verdict.kind != "wrong" or not built.hint:
+        if self._graded(k) or verdict.kind != "wrong" or not built.hint:
             return verdict
         self._wrong_tries[k] = self._wrong_tries.get(k, 0) + 1
         if self._wrong_tries[k] >= HINT_AFTER:
@@ -353,7 +364,7 @@ class Exercises:
         built = self._built(k, data)
         if isinstance(built, Feedback):
             return built
-        verdict = self._with_hint(k, built, self._judged(built, answer))
+        verdict = self._with_hint(k, built, self._judged(k, built, answer))
         code = answer_code(k, _inputs())
         own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None
@@ -442,9 +453,10 @@ def answer_code(k: int, inputs: list[str]) -> ast.Module | None:
 
     When the running cell is the exercise's cell (it checks exercise k and binds ``answer_k``), the
     answer is that cell without its check. Otherwise (the course's graded test cell, run after the
-    answer cell) it is every cell run since the last one that checked another exercise, from the
-    first that binds ``answer_k`` or checks exercise k, up to the running cell: the exercise's cell
-    and any cell a student added under it, without their checks. The data lines are read too: as
+    answer cell) it is every cell run since the latest run of the exercise's cell (the one that
+    binds ``answer_k`` and checks exercise k; failing one, the first that does either), up to the
+    running cell: the exercise's cell and any cell a student added under it, without their
+    checks. The data lines are read too: as
     handed out they use no forbidden name (tests/book/test_exercises.py), and a student may write
     anything among them. None when no cell holds exercise k's answer (plain Python; a check called
     from other code).
@@ -471,10 +483,13 @@ def answer_code(k: int, inputs: list[str]) -> ast.Module | None:
             if any(stmt.value.args[0].value != k for stmt in _checks(None, tree)):
                 break  # the previous exercise's cell, or its graded test
             cells.insert(0, tree)
-        while cells and not (_checks(k, cells[0]) or _binds(own, cells[0])):
-            cells.pop(0)  # the chapter's cells before the answer
-        if not cells:
+        # from the latest run of the exercise's cell (it binds answer_k and checks it): a cell run
+        # twice (Run All again, an explorer moved between tries) counts as it last ran
+        starts = [i for i, t in enumerate(cells) if _checks(k, t) and _binds(own, t)]
+        starts = starts or [i for i, t in enumerate(cells) if _binds(own, t) or _checks(k, t)][:1]
+        if not starts:
             return None
+        cells = cells[starts[-1] :]
     body = [stmt for tree in cells for stmt in tree.body if stmt not in _checks(k, tree)]
     return ast.Module(body=body, type_ignores=[])
 
@@ -579,6 +594,10 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
         named = " or ".join(", ".join(own).rsplit(", ", 1))
         reasons.append(f"this exercise asks you to compute it without {named}")
         used += mine
+    hidden = [use for use in forbidden_uses(code, RUN_TIME_NAMES) if use not in used] if own else []
+    if hidden:
+        reasons.append("a name built at run time cannot be checked against what it forbids")
+        used += hidden
     peeks = [use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) if use not in used]
     if peeks:
         reasons.append("no answer may read the checker's own answer or the input history it reads")

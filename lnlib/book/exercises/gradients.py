@@ -74,11 +74,11 @@ def _tiny_vector(rng: np.random.Generator) -> dict:
 
 
 def _rms_vector(rng: np.random.Generator) -> dict:
-    """Exercise 4's data as a student gets them: four small integers, not all 0 (ε = 0), an
-    upstream gradient of halves and a positive γ of halves."""
+    """Exercise 4's data as a student gets them: four small integers, not all equal (ε = 0: its
+    LayerNorm mistake needs a spread), an upstream gradient of halves and a positive γ of halves."""
     while True:
         x4 = rng.integers(-3, 4, size=4).astype(float)
-        if np.any(x4 != 0):
+        if x4.std() > 0:
             dy4 = rng.choice(HALVES, size=4)
             return {"x4": x4, "dy4": dy4, "g4": rng.integers(1, 5, size=4) / 2}
 

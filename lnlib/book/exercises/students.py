@@ -39,6 +39,7 @@ def student_id(written: str | None = None) -> str:
     >>> student_id("alice") if STARTED[0] != "autograde" else "alice"
     'alice'
     """
+    __tracebackhide__ = True  # IPython shows the message, not this module's frames
     step, folder = STARTED
     if step == "autograde":
         return folder.parent.name  # autograded/<id>/<chapter>: the kernel runs in its folder
@@ -46,8 +47,8 @@ def student_id(written: str | None = None) -> str:
         if found and str(found).strip():
             return str(found).strip()
     raise NoStudent(
-        "Your exercises' data are drawn from your student id: write it in the notebook's first "
-        'code cell, exercises.student = "your id" (as your course spells it), and run the cells '
+        "Your exercises' data are drawn from your student id. Write it in the cell under the "
+        'first one, exercises.student = "your id" (as your course spells it), and run the cells '
         "again."
     )
 

@@ -70,12 +70,17 @@ PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = """import os
 
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
 c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
 # A cleared solution leaves the answer cell's own `answer_k = None` in place: the cell still runs.
 c.ClearSolutions.code_stub = {"python": "# your code here"}
 # nbgrader stops a cell after 30 s by default; chapter 09's symbolic cells take longer when loaded
 c.Execute.timeout = 300
+# The feedback pages show each test cell without its hidden part (how the grade checks an answer)
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 """
 
 
@@ -346,7 +351,12 @@ jupyterlab-myst>=2.7
 """
 STUDENT_README = """# LayerNorm, worked out: the student edition
 
-Each folder is one chapter. To work on them on your own machine (Python 3.11 or newer):
+Each folder is one chapter. Your exercises' data are your own: in each notebook, write your
+student id (as your course spells it) in the cell under the first, `exercises.student = "jdoe"`,
+then run the cells in order. Before you hand a notebook in, run it again from the top (Kernel,
+Restart Kernel and Run All Cells): what is graded is the notebook as it runs from a fresh start.
+
+To work on them on your own machine (Python 3.11 or newer):
 
     python3 -m venv .venv
     .venv/bin/python -m pip install -r requirements.txt
