@@ -88,3 +88,19 @@ def test_a_link_out_of_the_chapters_folder_is_caught(tmp_path):
         "a.md -> ../api.md: no such file in chapters/",
         "a.md -> b.md#nowhere: no heading with that anchor",
     ]
+
+
+def test_every_link_of_the_intro_opens():
+    """The intro page's reading paths link sections of the chapters: each file exists and each
+    #anchor is one of its headings (the website resolves them by myst_heading_anchors)."""
+    intro = ROOT / "intro.md"
+    broken = []
+    for target in relative_links(intro):
+        file, _, anchor = unquote(target).partition("#")
+        linked = ROOT / file
+        if not linked.is_file():
+            broken.append(f"intro.md -> {target}: no such file")
+        elif anchor and anchor not in {slug(h) for h in HEADING.findall(markdown_of(linked))}:
+            broken.append(f"intro.md -> {target}: no heading with that anchor")
+    assert relative_links(intro)
+    assert broken == []
