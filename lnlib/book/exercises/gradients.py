@@ -93,10 +93,13 @@ def _rows_of_whole_sigma() -> np.ndarray:
 
 def _kernel_rows(rng: np.random.Generator) -> dict:
     """Exercise 5's data as a student gets them: three rows of integers whose σ are whole numbers
-    (as the website's 1, 2, 2), their upstream gradient of halves and the σ the kernel saved."""
-    xk = rng.choice(_rows_of_whole_sigma(), size=3)
-    saved = np.sqrt((xk**2).mean(axis=-1)).round()  # whole numbers, as the website's
-    return {"xk": xk, "dyk": rng.choice(HALVES, size=(3, 4)), "saved": saved}
+    (as the website's 1, 2, 2), not all the same, their upstream gradient of halves and the σ the
+    kernel saved."""
+    while True:
+        xk = rng.choice(_rows_of_whole_sigma(), size=3)
+        saved = np.sqrt((xk**2).mean(axis=-1)).round()  # whole numbers, as the website's
+        if np.ptp(saved) > 0:  # not one σ for every row: dividing by it must matter row by row
+            return {"xk": xk, "dyk": rng.choice(HALVES, size=(3, 4)), "saved": saved}
 
 
 @forbidding("lnlib", "torch", "jax")
