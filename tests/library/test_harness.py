@@ -30,10 +30,23 @@ def test_lnlib_passes_its_own_harness():
     assert report.passed, str(report)
 
 
-def test_pytorch_passes(torch):
-    forward, backward = harness.torch_layer_norm()
-    report = harness.check_layer_norm(forward, backward)
-    assert report.passed, str(report)
+def test_pytorch_cpu_fails_only_its_16_bit_dgamma_and_dbeta(torch):
+    # its CPU kernel sums dgamma and dbeta in the storage dtype (chapter 13 shows dbeta stalling);
+    # it splits the rows among its threads, so the stored run and this one use one thread
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        report = harness.check_layer_norm(*harness.torch_layer_norm())
+    finally:
+        torch.set_num_threads(threads)
+    assert report.failures, str(report)
+    for r in report.failures:
+        assert (r.part, r.dtype in ("float16", "bfloat16")) == ("backward", True), str(report)
+        assert r.detail.startswith(("dgamma", "dbeta")), r.detail
+    many = [c.name for c in harness.CASES if c.dy is not None and c.shape[0] > 2048]
+    assert {(r.case, r.dtype) for r in report.failures} >= {
+        (name, dtype) for name in many for dtype in ("float16", "bfloat16")
+    }
 
 
 @pytest.mark.parametrize(
