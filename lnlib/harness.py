@@ -252,13 +252,14 @@ class CheckReport:
             *(["n/a: the reference is undefined (see .undefined);"] if self.undefined else []),
             "NaN, shape, dtype, error, overwrote: see .failures",
         ]
-        for r in self.failures[:6]:
+        explained = [r for r in self.failures if r.detail]  # a stored report keeps no details
+        for r in explained[:6]:
             lines.append(f"  {r.part} / {r.case} / {r.dtype}:")
             lines += textwrap.wrap(
                 r.detail, REPORT_WIDTH, initial_indent="    ", subsequent_indent="      "
             )
-        if len(self.failures) > 6:
-            lines.append(f"  ... and {len(self.failures) - 6} more in .failures")
+        if len(explained) > 6:
+            lines.append(f"  ... and {len(explained) - 6} more in .failures")
         for reason in dict.fromkeys(r.undefined for r in self.undefined):
             lines += textwrap.wrap(
                 f"undefined: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "

@@ -114,3 +114,18 @@ def test_an_implementation_that_raises_is_reported_not_propagated():
 def test_bad_arguments_get_clear_errors(kwargs, error):
     with pytest.raises(error):
         harness.check_layer_norm(**kwargs)
+
+
+def test_a_report_lists_only_the_failures_it_can_explain():
+    # a report rebuilt from stored ratios (chapter 16's PyTorch table) has no details to show
+    stored = harness.CheckReport(
+        (
+            harness.CheckResult("backward", "a", "float16", 3.0),
+            harness.CheckResult("backward", "b", "float16", 2.0, "dbeta[0] = 2048, reference 4096"),
+        ),
+        ("float16",),
+        1e-5,
+    )
+    text = str(stored)
+    assert "backward / b / float16:" in text and "dbeta[0] = 2048" in text
+    assert "backward / a / float16:" not in text and "×3.00" in text
