@@ -5,7 +5,9 @@ function) on seeded inputs of several shapes, in several dtypes, including the
 edge cases where implementations break: constant rows, large offsets (up to
 3·10⁴ in every dtype, 10⁶ in float32 and float64), a wide or tiny spread,
 H = 1, odd H and H that is not a multiple of a vector width (7, 33, 100, 200,
-1030), H above 1024 (LLaMA's 4096), a second ε (0.1), and memory layouts a
+1030), H above 1024 (LLaMA's 4096), a second ε (0.1), 4096 rows with dy = 1 in
+float16 and bfloat16 (more than a 16-bit running sum of dβ can count),
+and memory layouts a
 kernel may not expect (transposed, rows sliced out of a wider buffer, every
 second element, negative strides; see :data:`LAYOUTS`). It checks that the call
 leaves x, γ and β (and dy) unchanged. Each output is compared, entry by entry,
@@ -21,9 +23,12 @@ against an error budget derived in the chapter "Computing it right: numerics":
   :math:`|\Delta \hat x| \le H u_\text{acc} (1 + \kappa)(1 + |\hat x|)`;
 - rounding :math:`\gamma \hat x` and the sum with :math:`\beta` to the output
   dtype adds :math:`2 u_\text{out} (|\gamma \hat x| + |\beta|)`;
-- the backward pass's dγ and dβ are sums over the M = B·T rows, which kernels
-  may accumulate in the storage dtype (PyTorch's CPU kernel keeps its partial
-  sums in it): :math:`M u_\text{out}` relative.
+- the backward pass's dγ and dβ are sums over the M = B·T rows, accumulated
+  with :math:`u_\text{acc}`: :math:`M u_\text{acc}` relative to the sum of the
+  terms' magnitudes, then the rounding to the output dtype. Nothing is allowed for
+  a sum kept in a 16-bit storage dtype: it stalls (a float16 running sum of ones
+  stops at 2048, chapter "Computing it right: numerics"), and PyTorch 2.13's
+  CPU kernel, which sums that way, fails the 16-bit backward checks.
 
 A budget of whole ulps admits a rounding that is always off in the same
 direction (a bfloat16 cast by truncation stays within it), so the forward
@@ -32,7 +37,8 @@ mean signed error (see :func:`rounding_bias`).
 
 A correct implementation stays inside the budget everywhere; the bugs the
 chapter plants (:mod:`lnlib.variants`' ``buggy_*``: unbiased variance, ε outside
-the root, statistics in half precision, a wrong axis, a wrong dγ reduction) and
+the root, statistics in half precision, a wrong axis, a wrong dγ reduction, dγ and
+dβ summed in the storage dtype) and
 those of real kernels (a skipped vector tail, statistics over the first 1024
 features only, clamped inputs, an ignored ε, a C-contiguity assumption, an input
 overwritten in place, a truncating bfloat16 cast, a one-pass variance) leave it,
@@ -106,6 +112,10 @@ class Case:
         The ε this case runs with; None (default) takes :func:`check_layer_norm`'s.
     dtypes : tuple of str, optional
         The only dtypes this case runs in (for values another dtype cannot hold); None: all.
+    dy : float, optional
+        The upstream gradient, this value in every entry: with dy = 1, dβ counts the rows, and a
+        sum kept in a 16-bit dtype stalls (float16's at 2048; chapter "Computing it right:
+        numerics"). None (default): N(0, 1) entries.
     """
 
     name: str
@@ -115,6 +125,7 @@ class Case:
     layout: str = "contiguous"
     eps: float | None = None
     dtypes: tuple | None = None
+    dy: float | None = None
 
     def __post_init__(self):
         if self.layout not in LAYOUTS:
@@ -161,6 +172,7 @@ CASES = (
     Case("offset 30000, reversed (8, 96)", (8, 96), offset=3e4, spread=10.0, layout="reversed"),
     Case("offset 1e6 (8, 200)", (8, 200), offset=1e6, spread=1e3, dtypes=("float64", "float32")),
     Case("eps 0.1, transposed (6, 33)", (6, 33), spread=0.5, layout="transposed", eps=0.1),
+    Case("dy = 1, 4096 rows (4096, 8)", (4096, 8), dy=1.0, dtypes=("float16", "bfloat16")),
 )
 
 
@@ -240,13 +252,14 @@ class CheckReport:
             *(["n/a: the reference is undefined (see .undefined);"] if self.undefined else []),
             "NaN, shape, dtype, error, overwrote: see .failures",
         ]
-        for r in self.failures[:6]:
+        explained = [r for r in self.failures if r.detail]  # a stored report keeps no details
+        for r in explained[:6]:
             lines.append(f"  {r.part} / {r.case} / {r.dtype}:")
             lines += textwrap.wrap(
                 r.detail, REPORT_WIDTH, initial_indent="    ", subsequent_indent="      "
             )
-        if len(self.failures) > 6:
-            lines.append(f"  ... and {len(self.failures) - 6} more in .failures")
+        if len(explained) > 6:
+            lines.append(f"  ... and {len(explained) - 6} more in .failures")
         for reason in dict.fromkeys(r.undefined for r in self.undefined):
             lines += textwrap.wrap(
                 f"undefined: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
@@ -489,7 +502,7 @@ def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
         "x": case.make(rng),
         "gamma": 1 + 0.5 * rng.normal(size=feature),
         "beta": 0.5 * rng.normal(size=feature),
-        "dy": rng.normal(size=case.shape),
+        "dy": rng.normal(size=case.shape) if case.dy is None else np.full(case.shape, case.dy),
     }
     with np.errstate(over="ignore"):
         rounded = {name: value.astype(storage) for name, value in raw.items()}
@@ -647,19 +660,28 @@ def _check_backward(
     )
     budgets = (
         xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, u_out, others),
-        rows * u_out * np.abs(wide["dy"]).sum(axis=others),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, dtype, others),
+        _sum_budget(np.abs(wide["dy"]), refs[2], rows, dtype, others),
     )
     return _compare_gradients(
         backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma", "dbeta"), refs)), budgets
     )
 
 
-def _dgamma_budget(dy, xhat, xhat_error, ref, rows: int, u_out: float, others) -> np.ndarray:
-    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term, a sum in the storage dtype (M u_out),
-    the final rounding."""
-    summed = np.abs(dy) * xhat_error + rows * u_out * np.abs(dy * xhat)
-    return summed.sum(axis=others) + 2 * u_out * np.abs(ref)
+def _sum_budget(terms, ref, rows: int, dtype, others) -> np.ndarray:
+    """A sum over the M rows of terms of size `terms`, accumulated with float32's roundoff for
+    16-bit data (M u_acc relative, a recursive sum's bound), then rounded to the storage dtype.
+
+    No M u_out term: a dγ or dβ summed in the 16-bit storage dtype is a bug (chapter "Computing it
+    right: numerics"), and the case of 4096 rows with dy = 1 shows it."""
+    u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
+    return rows * u_acc * terms.sum(axis=others) + 2 * u_out * np.abs(ref)
+
+
+def _dgamma_budget(dy, xhat, xhat_error, ref, rows: int, dtype, others) -> np.ndarray:
+    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term, then :func:`_sum_budget`."""
+    error = (np.abs(dy) * xhat_error).sum(axis=others)
+    return error + _sum_budget(np.abs(dy * xhat), ref, rows, dtype, others)
 
 
 def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
@@ -700,7 +722,7 @@ def _check_rms_backward(
     rows = int(np.prod(inputs["x"].shape[:-k]))
     budgets = (
         xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, u_out, others),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, inputs["x"].dtype, others),
     )
     return _compare_gradients(
         backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma"), refs)), budgets

@@ -412,3 +412,19 @@ def buggy_dgamma_over_batch_only(dy, x, gamma, eps):
     mean = xw.mean(axis=-1, keepdims=True)
     xhat = (xw - mean) / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)
     return dx, (dyw * xhat).sum(axis=0).astype(x.dtype), dyw.sum(axis=0).astype(x.dtype)
+
+
+def buggy_storage_dtype_dgamma(dy, x, gamma, eps):
+    """Bug: adds each row's contribution to dgamma and dbeta in the storage dtype (a float16
+    running sum stalls at 2048 rows of ones; chapter "Computing it right: numerics")."""
+    dx, _, _ = numpy_layer_norm_backward(dy, x, gamma, eps)
+    work = compute_dtype(x.dtype)
+    xw = x.astype(work)
+    mean = xw.mean(axis=-1, keepdims=True)
+    xhat = ((xw - mean) / np.sqrt(((xw - mean) ** 2).mean(axis=-1, keepdims=True) + eps)).astype(
+        x.dtype
+    )
+    dgamma, dbeta = np.zeros(x.shape[-1], x.dtype), np.zeros(x.shape[-1], x.dtype)
+    for row_dy, row_xhat in zip(dy.reshape(-1, x.shape[-1]), xhat.reshape(-1, x.shape[-1])):
+        dgamma, dbeta = dgamma + row_dy * row_xhat, dbeta + row_dy  # each sum rounded to x's dtype
+    return dx, dgamma, dbeta

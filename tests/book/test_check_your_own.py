@@ -93,3 +93,34 @@ def test_harness_findings_count_failed_reports_and_checks():
     report = SimpleNamespace(results=[object()] * 7)
     found = {k: str(v) for k, v in harness_findings(bugs, report).items()}
     assert found == {"n_bugs_caught": "2", "n_checks": "7"}
+
+
+def test_a_storage_dtype_sum_of_ones_stalls_where_chapter_13_says():
+    from lnlib.book.experiments.check_your_own import storage_sum_findings
+
+    found = {k: str(v) for k, v in storage_sum_findings().items()}
+    # float16 spaces its numbers 2 apart from 2048 on, bfloat16 from 256: adding 1 rounds back
+    assert found == {"count_rows": "4096", "count_f16": "2048", "count_bf16": "256"}
+
+
+def test_pytorch_findings_count_its_16_bit_backward_failures_and_refuse_any_other():
+    from lnlib.book.experiments.check_your_own import pytorch_findings
+    from lnlib.harness import CASES, CheckReport, CheckResult
+
+    counting = next(case.name for case in CASES if case.dy == 1)
+    results = (
+        CheckResult("forward", counting, "float16", 0.5),
+        CheckResult("backward", counting, "float16", 409.6),
+        CheckResult("backward", "random", "bfloat16", 0.2),
+        CheckResult("backward", "random", "float32", 0.9),
+    )
+    found = {k: str(v) for k, v in pytorch_findings(CheckReport(results, (), 1e-5)).items()}
+    assert found == {
+        "torch_failed": "1",
+        "torch_half_backward": "2",
+        "torch_checks": "4",
+        "torch_count_f16": "410",
+    }
+    worse = (*results[:3], CheckResult("backward", "random", "float32", 2.0))
+    with pytest.raises(ValueError, match="reword"):
+        pytorch_findings(CheckReport(worse, (), 1e-5))

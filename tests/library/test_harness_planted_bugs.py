@@ -58,9 +58,26 @@ def test_correct_implementations_pass_the_default_run(forward, backward):
     assert {r.dtype for r in report.results if r.case == check.BIAS} == {"float16", "bfloat16"}
 
 
-def test_pytorch_passes_the_default_run(torch):
+def test_pytorch_passes_every_forward_and_every_float32_and_float64_check(torch):
+    # its 16-bit backward sums dgamma and dbeta in the storage dtype: tests/library/test_harness.py
     report = check.check_layer_norm(*check.torch_layer_norm())
-    assert report.passed, str(report)
+    assert {(r.part, r.dtype) for r in report.failures} <= {
+        ("backward", "float16"),
+        ("backward", "bfloat16"),
+    }, str(report)
+
+
+def test_a_dgamma_and_dbeta_summed_in_the_storage_dtype_fail_in_16_bits_only():
+    report = run(textbook.numpy_layer_norm, variants.buggy_storage_dtype_dgamma)
+    assert {(r.part, r.dtype) for r in report.failures} == {
+        ("backward", "float16"),
+        ("backward", "bfloat16"),
+    }
+    many = cases_where(lambda case: case.dy is not None and case.shape[0] > 2048)
+    assert many and many <= failed_cases(report)
+    for r in report.failures:
+        if r.case in many:  # a 16-bit running sum of 4096 ones stalls (float16's at 2048)
+            assert r.ratio > 50 and r.detail.startswith("dbeta"), r.detail
 
 
 def test_the_defaults_hold_the_shapes_values_eps_and_layouts_kernels_get_wrong():
@@ -77,6 +94,11 @@ def test_the_defaults_hold_the_shapes_values_eps_and_layouts_kernels_get_wrong()
     )  # float16 holds 3e4
     assert any(abs(case.offset) >= 1e6 for case in check.CASES)
     assert {case.eps for case in check.CASES} - {None}  # a second eps
+    assert any(  # more rows than a float16 running sum of dy = 1 can count (it stalls at 2048)
+        case.shape[0] > 2048 and case.dy == 1 and "float16" in case.dtypes
+        for case in check.CASES
+        if case.dtypes
+    )
     assert set(check.LAYOUTS) - {"contiguous"} <= {case.layout for case in check.CASES}
 
 
@@ -189,6 +211,8 @@ def test_the_harness_hands_over_its_layouts():
 
     check.check_layer_norm(records, dtypes=("float32",))
     for case in check.CASES:
+        if case.dtypes is not None and "float32" not in case.dtypes:
+            continue
         contiguous, smallest_stride = seen[case.shape]
         assert contiguous == (case.layout == "contiguous") or case.shape[-1] == 1
         assert (smallest_stride < 0) == (case.layout == "reversed")

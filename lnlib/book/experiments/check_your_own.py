@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...harness import unit_roundoff
+from ...harness import CASES, harness_inputs, unit_roundoff
+from ...variants import buggy_storage_dtype_dgamma
 from ..tools import prose
 
-__all__ = ["error_findings", "harness_findings"]
+__all__ = ["error_findings", "harness_findings", "storage_sum_findings", "pytorch_findings"]
 
 
 def error_findings(errors: dict) -> dict:
@@ -61,4 +62,62 @@ def harness_findings(bugs: dict, report) -> dict:
     return {
         "n_bugs_caught": prose.number(sum(not r.passed for r in bugs.values())),
         "n_checks": prose.number(len(report.results)),
+    }
+
+
+def _counting_case():
+    """The default case whose dy is 1 everywhere, so dβ counts its rows."""
+    return next(case for case in CASES if case.dy == 1)
+
+
+def storage_sum_findings() -> dict:
+    """What chapter "Check your own LayerNorm" says of dγ and dβ summed in the storage dtype, by
+    glue key.
+
+    Runs :func:`lnlib.variants.buggy_storage_dtype_dgamma` on the harness's own inputs of its case
+    with dy = 1 (dβ counts the rows, as in chapter "Computing it right: numerics").
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``count_rows``: the case's rows; ``count_f16``, ``count_bf16``: the largest dβ entry the
+        bug returns in float16 and in bfloat16 (where each running sum stalls).
+    """
+    case = _counting_case()
+    found = {"count_rows": prose.number(case.shape[0])}
+    for (each, dtype), inputs in harness_inputs(cases=(case,), dtypes=case.dtypes).items():
+        dbeta = buggy_storage_dtype_dgamma(inputs["dy"], inputs["x"], inputs["gamma"], 1e-5)[2]
+        key = {"float16": "count_f16", "bfloat16": "count_bf16"}[dtype]
+        found[key] = prose.number(float(dbeta.astype(np.float64).max()), ".0f")
+    return found
+
+
+def pytorch_findings(report) -> dict:
+    """What chapter "Check your own LayerNorm" says of PyTorch's stored run of the harness, by glue
+    key.
+
+    Parameters
+    ----------
+    report : lnlib.harness.CheckReport
+        PyTorch's report, as :func:`lnlib.book.tools.pytorch_reference.stored_check_report` rebuilds
+        it.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``torch_failed``: its failed checks; ``torch_half_backward``: its backward checks in float16
+        and bfloat16 (the only kind it fails: asserted); ``torch_checks``: all its checks;
+        ``torch_count_f16``: its error ratio on the float16 backward of the case with dy = 1.
+    """
+    half = ("float16", "bfloat16")
+    backward = [r for r in report.results if r.part == "backward" and r.dtype in half]
+    if any(r not in backward for r in report.failures):
+        raise ValueError("PyTorch failed a check other than a 16-bit backward one: reword.")
+    name = _counting_case().name
+    ratio = next(r.ratio for r in backward if r.case == name and r.dtype == "float16")
+    return {
+        "torch_failed": prose.number(len(report.failures)),
+        "torch_half_backward": prose.number(len(backward)),
+        "torch_checks": prose.number(len(report.results)),
+        "torch_count_f16": prose.number(ratio, ".0f"),
     }
