@@ -12,6 +12,7 @@
 #   make instructor   the nbgrader answer key of every chapter in course/source (for a course; FORCE=1 writes it anew, keeping a backup)
 #   make student   the student edition in course/release and course/student-edition.zip (with lnlib's wheel): no solutions
 #   make wheel   lnlib (with the book's data) as a wheel in dist/
+#   make website-course   the website without the exercises' solutions, to host while a course grades them
 #   make test-course   nbgrader grades three students of every chapter, each on their own data (about 10 minutes)
 #   make bench   measure explorer latency (Python side and in JupyterLab), each chapter's Run All, build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
@@ -34,7 +35,7 @@ export PATH := $(BIN):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help lint check book test instructor student test-course wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels bench-gpu notebooks references results results-placements results-decay results-norm-lab clean
+.PHONY: help lint check book test instructor student website-course test-course wheel pdf test-pdf screenshots test-python test-notebooks test-build test-browser website lab serve bench bench-book bench-lab bench-run-all bench-kernels bench-gpu notebooks references results results-placements results-decay results-norm-lab clean
 
 # Plain `make` prints the commands: the header of this file.
 help:
@@ -151,6 +152,13 @@ instructor: $(VENV)/.book-installed
 
 student: $(VENV)/.course-installed wheel
 	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL)
+
+# The website without the exercises' solutions, for a term (_build/course-site/_build/html; every chapter
+# executed again: a few minutes)
+website-course: $(VENV)/.book-installed
+	rm -rf _build/course-site
+	$(BIN)/python -m lnlib.book.tools.course website _build/course-site
+	cd _build/course-site && $(WEBSITE_ENV) $(BIN)/jupyter-book build . --all --warningiserror --keep-going
 
 # Every chapter's nbgrader round trip (tests/book/test_course.py): make test runs chapter 03's only.
 test-course: $(VENV)/.test-installed

@@ -24,6 +24,7 @@ from lnlib.book.tools.course import (
     student_edition,
     student_package,
     time_sentence,
+    website_without_solutions,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -517,3 +518,18 @@ def test_a_chapters_round_trip_grades_three_students_on_their_own_data(chapter, 
         scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(table)}
     n = len(graded)
     assert scores == {"alice": n, "bob": (n + 1) // 2, "carol": 0.0}, scores
+
+
+def test_the_course_website_has_every_page_but_no_solution(tmp_path):
+    """make website-course's sources: every tracked file, the chapters without their solutions and
+    otherwise unchanged (the build itself is make book's, tested there)."""
+    written = website_without_solutions(tmp_path)
+    assert [p.name for p in written] == [p.name for p in CHAPTERS]
+    for chapter in CHAPTERS:
+        before = json.loads(chapter.read_text())["cells"]
+        after = json.loads((tmp_path / "chapters" / chapter.name).read_text())["cells"]
+        kept = [c for c in before if "lnlib-solution" not in c["metadata"].get("tags", [])]
+        assert [c["id"] for c in after] == [c["id"] for c in kept] and len(kept) < len(before)
+        assert "Solution to exercise" not in json.dumps(after)
+    for page in ("_config.yml", "_toc.yml", "intro.md", "instructors.md", "Makefile"):
+        assert (tmp_path / page).read_bytes() == (ROOT / page).read_bytes()

@@ -26,6 +26,7 @@ import copy
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -45,6 +46,7 @@ __all__ = [
     "state_times",
     "student_edition",
     "student_package",
+    "website_without_solutions",
 ]
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -308,6 +310,27 @@ def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> l
     return written
 
 
+def website_without_solutions(target: Path) -> list[Path]:
+    """Copy the book's sources (every file git tracks) to `target`, each chapter without its
+    solutions (the cells tagged ``lnlib-solution``): the website an instructor hosts for a term,
+    while the graded exercises are open (``make website-course`` builds it). Returns the chapters
+    written."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target / name)
+    chapters = sorted((target / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    for chapter in chapters:
+        nb = read_notebook(chapter)
+        nb["cells"] = [
+            c for c in nb["cells"] if "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
+        ]
+        write_notebook(chapter, nb)
+    return chapters
+
+
 def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
     """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student
     edition.
@@ -483,6 +506,8 @@ if __name__ == "__main__":
     edition, course = sys.argv[1], Path(sys.argv[2])
     if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
         state_times(sys.argv[2:])
+    elif edition == "website":  # ... website DIR: the book's sources without the solutions
+        print(f"{len(website_without_solutions(course))} chapters without solutions in {course}")
     elif edition == "instructor":
         try:
             keys = instructor_edition(course, force="--force" in sys.argv[3:])
@@ -497,5 +522,5 @@ if __name__ == "__main__":
     else:
         sys.exit(
             "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR "
-            "[WHEEL]"
+            "[WHEEL] | website DIR"
         )
