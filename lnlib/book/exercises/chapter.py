@@ -56,6 +56,7 @@ from lnlib.book.tools.notebooks import website_build
 
 __all__ = [
     "ALWAYS_FORBIDDEN",
+    "BACKWARD_PASSES",
     "RUN_TIME_NAMES",
     "Exercises",
     "answer_code",
@@ -65,6 +66,7 @@ __all__ = [
     "forbidden_uses",
     "forbidding",
     "handed_out",
+    "integer_rows",
 ]
 
 #: Names no answer may use: the checker's own answer (an exercise built, its builders, its plan for
@@ -85,6 +87,19 @@ ALWAYS_FORBIDDEN = (
 #: What builds a name at run time, which an answer to an exercise that forbids names may not use:
 #: the check reads names, and ``eval("lnlib.layer" + "_norm(v)")`` would hide one.
 RUN_TIME_NAMES = ("eval", "exec", "compile", "getattr", "globals", "__import__", "importlib")
+
+
+#: What an exercise that asks for a backward pass by hand forbids: every backward lnlib has, and the
+#: frameworks' autograd.
+BACKWARD_PASSES = (
+    "lnlib.layer_norm_backward",
+    "lnlib.backward",
+    "lnlib.textbook",
+    "lnlib.fused",
+    "lnlib.symbolic",
+    "torch",
+    "jax",
+)
 
 
 def forbidding(*names: str) -> Callable:
@@ -186,6 +201,15 @@ def redrawn(rng: np.random.Generator, draw: Callable, builder: Callable, *close:
             for typed in (value, round_to_digits(value, built.digits))
         ):
             return data
+
+
+def integer_rows(rng: np.random.Generator, rows: int, size: int) -> np.ndarray:
+    """`rows` rows of `size` integers from -9 to 9 as floats, none constant: a student's own batch
+    (:func:`variant`) where the website's cell writes small integers."""
+    while True:
+        batch = rng.integers(-9, 10, size=(rows, size)).astype(float)
+        if np.all(batch.std(axis=-1) > 0):
+            return batch
 
 
 class Exercises:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import (
+    Exercises,
+    domain,
+    forbidding,
+    integer_rows,
+    redrawn,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.complete_examples import documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
@@ -26,15 +33,6 @@ def _token_of_integers(rng: np.random.Generator) -> dict:
         token_b = rng.integers(-4, 10, size=4).astype(float)
         if token_b.std() > 0:
             return {"token_b": token_b}
-
-
-def _batch_of_integers(rng: np.random.Generator) -> dict:
-    """Exercise 3's data as a student gets them: two samples of four small integers, neither
-    constant."""
-    while True:
-        batch = rng.integers(-9, 10, size=(2, 4)).astype(float)
-        if np.all(batch.std(axis=-1) > 0):
-            return {"batch": batch}
 
 
 @forbidding("lnlib", "torch")
@@ -93,7 +91,11 @@ def divisor_ratio() -> Exercise:
     )
 
 
-@variant(lambda rng: redrawn(rng, _batch_of_integers, scaled_and_shifted_batch, MISSING_EPS))
+@variant(
+    lambda rng: redrawn(
+        rng, lambda r: {"batch": integer_rows(r, 2, 4)}, scaled_and_shifted_batch, MISSING_EPS
+    )
+)
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(2, 5), rng.integers(3, 9))) * 3})
 def scaled_and_shifted_batch(batch) -> Exercise:
     """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β =

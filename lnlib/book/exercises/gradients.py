@@ -7,7 +7,15 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import backward_parts, layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import (
+    BACKWARD_PASSES,
+    Exercises,
+    asks_for,
+    domain,
+    forbidding,
+    redrawn,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.rms import rms_backward_parts, rms_norm_backward
 
@@ -175,15 +183,7 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     return size * mean_term / s * factor
 
 
-@forbidding(
-    "lnlib.layer_norm_backward",
-    "lnlib.backward",
-    "lnlib.textbook",
-    "lnlib.fused",
-    "lnlib.symbolic",
-    "torch",
-    "jax",
-)
+@forbidding(*BACKWARD_PASSES)
 @variant(lambda rng: redrawn(rng, _tiny_vector, leftover_along_xhat))
 @domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
 def leftover_along_xhat(xs, dys) -> Exercise:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, variant
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, integer_rows, variant
 from lnlib.book.exercises.feedback import Exercise
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
 
 
 @forbidding("lnlib", "torch")
-@variant(lambda rng: {"batch": rng.integers(-9, 10, size=(3, 4)).astype(float)})
+@variant(lambda rng: {"batch": integer_rows(rng, 3, 4)})
 @domain(
     lambda rng: {
         "batch": rng.integers(-9, 10, size=(rng.integers(2, 6), rng.integers(2, 7))).astype(float)

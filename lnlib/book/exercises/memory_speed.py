@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import (
+    BACKWARD_PASSES,
+    Exercises,
+    domain,
+    forbidding,
+    redrawn,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import KernelResults, bytes_moved, floor_seconds
 
@@ -57,7 +64,7 @@ def bfloat16_forward_floor(bandwidth) -> Exercise:
             "and the per-feature bytes (γ and β), float32 each": floor_ms(moved.activations),
             "that is in seconds: the question asks for milliseconds": floor_ms(moved) / 1e3,
             "that uses the all-core copy bandwidth: the question asks for the one-thread "
-            "bandwidth given, `bandwidth`": floor_ms(
+            "bandwidth given, bandwidth": floor_ms(
                 moved, results.memory_bandwidth(max(results.thread_counts))
             ),
         },
@@ -85,15 +92,7 @@ def _website_rows(rng: np.random.Generator) -> dict:
     }
 
 
-@forbidding(
-    "lnlib.layer_norm_backward",
-    "lnlib.backward",
-    "lnlib.textbook",
-    "lnlib.fused",
-    "lnlib.symbolic",
-    "torch",
-    "jax",
-)
+@forbidding(*BACKWARD_PASSES)
 @variant(lambda rng: redrawn(rng, _website_rows, fixed_dgamma))
 @domain(_rows)
 def fixed_dgamma(x2, dy2, gamma2) -> Exercise:

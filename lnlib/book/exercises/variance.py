@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import (
+    Exercises,
+    domain,
+    forbidding,
+    integer_rows,
+    redrawn,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.variants import annotated_transformer_layer_norm, sample_variance
-
-
-def _rows_of_integers(rng: np.random.Generator) -> dict:
-    """Exercise 1's data as a student gets them: three rows of four small integers, none
-    constant."""
-    while True:
-        batch = rng.integers(-9, 10, size=(3, 4)).astype(float)
-        if np.all(batch.std(axis=-1) > 0):
-            return {"batch": batch}
 
 
 def _token_of_integers(rng: np.random.Generator) -> dict:
@@ -29,7 +27,7 @@ def _token_of_integers(rng: np.random.Generator) -> dict:
 
 
 @forbidding("lnlib", "torch")
-@variant(lambda rng: redrawn(rng, _rows_of_integers, per_sample_variances))
+@variant(lambda rng: redrawn(rng, lambda r: {"batch": integer_rows(r, 3, 4)}, per_sample_variances))
 @domain(lambda rng: {"batch": rng.integers(-9, 10, size=(rng.integers(2, 6), 4)).astype(float)})
 def per_sample_variances(batch) -> Exercise:
     """Exercise 1: the biased variance of each row of `batch`, shape ``(rows,)``."""
