@@ -199,6 +199,13 @@ REVIEW_CHEATS = {
     2: ("answer_2 = lnlib.layer_norm_backward(dye, xe, ge)[0]", "lnlib.layer_norm_backward"),
     3: ("answer_3 = exercises.exercise(3, xs=xs, dys=dys).expected", "exercises.exercise"),
 }
+#: The instructor review's bypass: the hidden tests' reload made a no-op, the shipped check
+#: replaced.
+PATCH_THE_CHECKER = (
+    "import importlib\nimportlib.reload = lambda module: module\n"
+    "import lnlib.book.exercises.mean as shipped\n"
+    'shipped.exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "ok"})()'
+)
 FOOL_THE_VISIBLE_CHECK = (
     'exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()'
 )
@@ -331,9 +338,9 @@ def walkthrough_commands() -> list[str]:
 
 def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
     """instructors.md's walkthrough, run as written on chapter 03 (two graded exercises, each
-    student's data their own) with four submissions: right; a classmate's number copied; the data
-    changed; wrong, with its test cells emptied. The grades nbgrader exports and the feedback pages
-    are checked."""
+    student's data their own) with five submissions: right; a classmate's number copied; the data
+    changed; wrong, with its test cells emptied; the checker patched in the student-id cell. The
+    grades nbgrader exports, the feedback pages and the audit are checked."""
     commands = walkthrough_commands()
     assert commands[0] == "cd course", commands
     key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
@@ -350,7 +357,11 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
             release, {**right, 1: CHEATS["changes the data"]}, "# your code here", "carol"
         ),
         "dave": answered(release, wrong, "# your code here", "dave"),
+        "erin": answered(release, wrong, "# your code here", "erin"),
     }
+    for cell in submissions["erin"]["cells"]:  # the checker patched where no answer is read
+        if cell.get("id") == "student-id":
+            cell["source"] += "\n" + PATCH_THE_CHECKER
     for cell in submissions["dave"]["cells"]:  # every test cell emptied
         if cell["metadata"].get("nbgrader", {}).get("grade"):
             cell["source"] = "pass"
@@ -364,6 +375,10 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
             command, shell=True, cwd=course, env=env, capture_output=True, text=True
         )
         assert done.returncode == 0, (command, done.stderr[-2000:])
+    audit = dict(line.split(": ", 1) for line in done.stdout.splitlines())  # the last command's
+    assert audit["alice"] == audit["bob"] == audit["carol"] == "nothing outside the answers", audit
+    assert "exercise-1-test, edited: pass" in audit["dave"], audit
+    assert "student-id, edited: import importlib" in audit["erin"], audit
     with open(course / "grades.csv", newline="") as table:
         rows = {
             row["student_id"]: row
@@ -371,7 +386,8 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
             if row["assignment"] == "03_mean"
         }
     scores = {student: float(row["score"]) for student, row in rows.items()}
-    assert scores == {"alice": 2.0, "bob": 1.0, "carol": 1.0, "dave": 0.0}, scores
+    # erin's patch passes the tests (they run in her kernel, after her code): the audit names it
+    assert scores == {"alice": 2.0, "bob": 1.0, "carol": 1.0, "dave": 0.0, "erin": 2.0}, scores
     assert {float(row["max_score"]) for row in rows.values()} == {2.0}
     for student in submissions:
         page = course / "feedback" / student / "03_mean" / "03_mean.html"

@@ -40,6 +40,7 @@ from lnlib.book.tools.notebooks import read_notebook, write_notebook
 
 __all__ = [
     "KeyExists",
+    "audit",
     "answer_key",
     "instructor_edition",
     "reading_minutes",
@@ -64,9 +65,10 @@ STUDENT = (
     "# On your course's JupyterHub, None finds it.\n"
     "exercises.student = None"
 )
-GRADED_LINE = (
-    "# Graded (1 point). Your data are your own, drawn from your student id: where the question\n"
-    "# above quotes the website's numbers, use yours.\n"
+GRADED_LINE = "# Graded (1 point). Your data are your own, drawn from your student id.\n"
+#: Added where the cell prints the student's data (the website's cell wrote its numbers out).
+PRINTED_LINE = (
+    "# Where the question above quotes the website's numbers, use yours, printed below.\n"
 )
 PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
@@ -124,7 +126,8 @@ def answer_key(chapter: Path) -> dict:
         marked = text.replace(
             answer.group(1), f"{bare}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION"
         )
-        marked = (GRADED_LINE if graded else PRACTICE_LINE) + marked
+        heading = GRADED_LINE + (PRINTED_LINE if "print(" in text else "") if graded else ""
+        marked = (heading or PRACTICE_LINE) + marked
         cells.append(
             _cell(
                 "code",
@@ -391,6 +394,53 @@ it is.
 """
 
 
+#: The student-id cell as a student may leave it: comments and one assignment of a string (or None).
+STUDENT_LINE = re.compile(r"""^exercises\.student = (None|"[^"\n]*"|'[^'\n]*')\s*(#.*)?$""")
+
+
+def audit(course: Path, chapter: str) -> dict[str, list[str]]:
+    """What each student changed in `chapter`'s notebook outside their answers, for a person to
+    read.
+
+    nbgrader restores the locked cells before grading, but the other cells a student can edit run
+    in the same kernel as the hidden tests, and code there could change what the tests do (patch
+    the checker, or the module it reloads). This lists, for each submission in ``submitted/``,
+    every code cell that is neither an answer cell nor as the student edition handed it out: the
+    student-id cell holding more than its one assignment, an edited chapter cell, a cell the
+    student added. Added scratch cells are common and harmless; code that imports, patches or
+    assigns to the checker is not.
+    """
+    release = read_notebook(course / "release" / chapter / f"{chapter}.ipynb")
+    handed = {c.get("id"): "".join(c["source"]) for c in release["cells"]}
+    answers = {
+        c.get("id")
+        for c in release["cells"]
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }
+    found = {}
+    for notebook in sorted((course / "submitted").glob(f"*/{chapter}/{chapter}.ipynb")):
+        notes = []
+        for cell in read_notebook(notebook)["cells"]:
+            text, key = "".join(cell["source"]), cell.get("id")
+            if cell["cell_type"] != "code" or key in answers or text == handed.get(key):
+                continue
+            if key == "student-id" and all(
+                STUDENT_LINE.match(line) or line.startswith("#") or not line.strip()
+                for line in text.splitlines()
+            ):
+                continue
+            where = "an added cell" if key not in handed else f"cell {key}, edited"
+            given = set(handed.get(key, "").splitlines())
+            new = [
+                line
+                for line in text.splitlines()
+                if line.strip() and line not in given and not STUDENT_LINE.match(line)
+            ]
+            notes.append(f"{where}: {(new or [''])[0][:80]}")
+        found[notebook.parts[-3]] = notes
+    return found
+
+
 def student_package(course: Path, wheel: Path) -> Path:
     """``student-edition.zip`` in `course`: the student notebooks (``release/``), lnlib's `wheel`, a
     requirements file and a README; everything a student needs, no answer key and no repository."""
@@ -506,6 +556,9 @@ if __name__ == "__main__":
     edition, course = sys.argv[1], Path(sys.argv[2])
     if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
         state_times(sys.argv[2:])
+    elif edition == "audit":  # ... audit DIR CHAPTER: what students changed outside their answers
+        for student, notes in audit(course, sys.argv[3]).items():
+            print(f"{student}: " + ("; ".join(notes) if notes else "nothing outside the answers"))
     elif edition == "website":  # ... website DIR: the book's sources without the solutions
         print(f"{len(website_without_solutions(course))} chapters without solutions in {course}")
     elif edition == "instructor":
@@ -522,5 +575,5 @@ if __name__ == "__main__":
     else:
         sys.exit(
             "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR "
-            "[WHEEL] | website DIR"
+            "[WHEEL] | website DIR | audit DIR CHAPTER"
         )
