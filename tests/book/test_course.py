@@ -549,3 +549,14 @@ def test_the_course_website_has_every_page_but_no_solution(tmp_path):
         assert "Solution to exercise" not in json.dumps(after)
     for page in ("_config.yml", "_toc.yml", "intro.md", "instructors.md", "Makefile"):
         assert (tmp_path / page).read_bytes() == (ROOT / page).read_bytes()
+
+
+def test_the_pages_each_chapter_folder_carries_link_into_the_course(tmp_path):
+    """The Sources and What-to-use pages sit in each chapter's folder: their links to a chapter
+    point into that chapter's folder, as the notebooks' do."""
+    instructor_edition(tmp_path, [ROOT / "chapters" / "03_mean.ipynb"])
+    for page in (ROOT / "chapters").glob("*.md"):
+        text = (tmp_path / "source" / "03_mean" / page.name).read_text(encoding="utf-8")
+        assert not re.search(r"\]\(\d\d_\w+\.ipynb", text), page.name
+        targets = re.findall(r"\]\(\.\./(\d\d_\w+)/(\d\d_\w+)\.ipynb", text)
+        assert all(folder == name for folder, name in targets), page.name

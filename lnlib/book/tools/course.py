@@ -308,7 +308,8 @@ def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> l
         folder.mkdir(parents=True, exist_ok=True)
         write_notebook(folder / chapter.name, answer_key(chapter))
         for page in (ROOT / "chapters").glob("*.md"):  # the Sources page the chapters link to
-            (folder / page.name).write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
+            text = _course_links(page.read_text(encoding="utf-8"))
+            (folder / page.name).write_text(text, encoding="utf-8")
         written.append(folder / chapter.name)
     return written
 
