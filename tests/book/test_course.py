@@ -338,9 +338,10 @@ def walkthrough_commands() -> list[str]:
 
 def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
     """instructors.md's walkthrough, run as written on chapter 03 (two graded exercises, each
-    student's data their own) with five submissions: right; a classmate's number copied; the data
-    changed; wrong, with its test cells emptied; the checker patched in the student-id cell. The
-    grades nbgrader exports, the feedback pages and the audit are checked."""
+    student's data their own) with six submissions: right; a classmate's number copied; the data
+    changed; wrong, with its test cells emptied; the checker patched in the student-id cell; the
+    checker patched in an answer cell. The grades nbgrader exports, the feedback pages and what
+    `sanitize` says are checked."""
     commands = walkthrough_commands()
     assert commands[0] == "cd course", commands
     key = json.loads((course / "source" / "03_mean" / "03_mean.ipynb").read_text())
@@ -358,6 +359,13 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
         ),
         "dave": answered(release, wrong, "# your code here", "dave"),
         "erin": answered(release, wrong, "# your code here", "erin"),
+        # the same patch in exercise 1's answer cell, with a right answer to exercise 2
+        "fay": answered(
+            release,
+            {**right, 1: f"{PATCH_THE_CHECKER}\nanswer_1 = 0.5"},
+            "# your code here",
+            "fay",
+        ),
     }
     for cell in submissions["erin"]["cells"]:  # the checker patched where no answer is read
         if cell.get("id") == "student-id":
@@ -370,15 +378,20 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "03_mean.ipynb").write_text(json.dumps(notebook))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    said = {}
     for command in commands[1:]:
         done = subprocess.run(
             command, shell=True, cwd=course, env=env, capture_output=True, text=True
         )
         assert done.returncode == 0, (command, done.stderr[-2000:])
-    audit = dict(line.split(": ", 1) for line in done.stdout.splitlines())  # the last command's
-    assert audit["alice"] == audit["bob"] == audit["carol"] == "nothing outside the answers", audit
-    assert "exercise-1-test, edited: pass" in audit["dave"], audit
-    assert "student-id, edited: import importlib" in audit["erin"], audit
+        said[command.split()[1 if command.startswith("nbgrader") else 3]] = done.stdout
+    cut = dict(line.split(": ", 1) for line in said["sanitize"].splitlines())
+    assert {cut[name] for name in ("alice", "bob", "carol")} == {"nothing outside the answers"}, cut
+    assert "set aside answer cell exercise-1: it uses import importlib" in cut["fay"], cut
+    assert "put back cell exercise-1-test: pass" in cut["dave"], cut
+    assert "cut the student-id cell to its id: import importlib" in cut["erin"], cut
+    kept = course / "originals" / "erin" / "03_mean" / "03_mean.ipynb"
+    assert "importlib.reload" in kept.read_text(), "the submission as handed in is kept"
     with open(course / "grades.csv", newline="") as table:
         rows = {
             row["student_id"]: row
@@ -386,8 +399,9 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
             if row["assignment"] == "03_mean"
         }
     scores = {student: float(row["score"]) for student, row in rows.items()}
-    # erin's patch passes the tests (they run in her kernel, after her code): the audit names it
-    assert scores == {"alice": 2.0, "bob": 1.0, "carol": 1.0, "dave": 0.0, "erin": 2.0}, scores
+    # erin's patch (outside her answers) and fay's (in an answer cell) are set aside before grading
+    expected = {"alice": 2.0, "bob": 1.0, "carol": 1.0, "dave": 0.0, "erin": 0.0, "fay": 1.0}
+    assert scores == expected, scores
     assert {float(row["max_score"]) for row in rows.values()} == {2.0}
     for student in submissions:
         page = course / "feedback" / student / "03_mean" / "03_mean.html"

@@ -69,9 +69,15 @@ __all__ = [
     "integer_rows",
 ]
 
-#: Names no answer may use: the checker's own answer (an exercise built, its builders, its plan for
-#: the website), and the input history the check reads the answer from.
+#: Names no answer may use: the checker itself and what loads it (an answer that patches them could
+#: pass any test), the checker's own answer (an exercise built, its builders, its plan for the
+#: website), and the input history the check reads the answer from.
 ALWAYS_FORBIDDEN = (
+    ".check",
+    "importlib",
+    "builtins",
+    "setattr",
+    "sys.modules",
     ".exercise",
     ".builders",
     ".plan",
@@ -626,7 +632,10 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
         used += hidden
     peeks = [use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) if use not in used]
     if peeks:
-        reasons.append("no answer may read the checker's own answer or the input history it reads")
+        reasons.append(
+            "no answer may change the checker, or read the checker's own answer or the input "
+            "history it reads"
+        )
         used += peeks
     if not used:
         return None

@@ -163,9 +163,13 @@ def _printout(name: str, value, precision: int | None) -> str:
     options["floatmode"] = "unique" if precision is None else "maxprec"
     if np.ndim(value) == 0:
         return f"{name} = {np.array2string(np.asarray(value), **options)}"
-    prefix = f"{name} = np.array("
-    array = np.array2string(np.asarray(value), separator=", ", prefix=prefix, **options)
-    return f"{prefix}{array}{_dtype_argument(value)})"
+    prefix, suffix = f"{name} = np.array(", f"{_dtype_argument(value)})"
+    # within the book's 80 columns, the last line's ", dtype=...)" included
+    width = min(75, 79 - len(suffix))  # numpy's own 75 where no dtype follows
+    array = np.array2string(
+        np.asarray(value), separator=", ", prefix=prefix, max_line_width=width, **options
+    )
+    return f"{prefix}{array}{suffix}"
 
 
 def _dtype_argument(value) -> str:

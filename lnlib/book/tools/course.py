@@ -35,12 +35,19 @@ from pathlib import Path
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import _data_lines
+from lnlib.book.exercises.chapter import (
+    ALWAYS_FORBIDDEN,
+    RUN_TIME_NAMES,
+    _checks,
+    _data_lines,
+    _parse,
+    forbidden_uses,
+)
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
 
 __all__ = [
     "KeyExists",
-    "audit",
+    "sanitize",
     "answer_key",
     "instructor_edition",
     "reading_minutes",
@@ -380,8 +387,10 @@ STUDENT_README = """# LayerNorm, worked out: the student edition
 
 Each folder is one chapter. Your exercises' data are your own: in each notebook, write your
 student id (as your course spells it) in the cell under the first, `exercises.student = "jdoe"`,
-then run the cells in order. Before you hand a notebook in, run it again from the top (Kernel,
-Restart Kernel and Run All Cells): what is graded is the notebook as it runs from a fresh start.
+then run the cells in order. Write all of an exercise's code in its answer cell: only the answer
+cells are graded (cells you add, and changes to the chapter's cells, are set aside before
+grading). Before you hand a notebook in, run it again from the top (Kernel, Restart Kernel and
+Run All Cells): what is graded is the notebook as it runs from a fresh start.
 
 To work on them on your own machine (Python 3.11 or newer):
 
@@ -399,47 +408,81 @@ it is.
 STUDENT_LINE = re.compile(r"""^exercises\.student = (None|"[^"\n]*"|'[^'\n]*')\s*(#.*)?$""")
 
 
-def audit(course: Path, chapter: str) -> dict[str, list[str]]:
-    """What each student changed in `chapter`'s notebook outside their answers, for a person to
-    read.
+def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
+    """Each submission of `chapter` in ``submitted/`` cut down to its answers, before ``nbgrader
+    autograde``; returns, for each student, what was put back or removed (for a person to read).
 
-    nbgrader restores the locked cells before grading, but the other cells a student can edit run
-    in the same kernel as the hidden tests, and code there could change what the tests do (patch
-    the checker, or the module it reloads). This lists, for each submission in ``submitted/``,
-    every code cell that is neither an answer cell nor as the student edition handed it out: the
-    student-id cell holding more than its one assignment, an edited chapter cell, a cell the
-    student added. Added scratch cells are common and harmless; code that imports, patches or
-    assigns to the checker is not.
+    nbgrader's hidden tests run in the student's kernel, after the student's code: code in a cell
+    that is not an answer (the student-id cell, a chapter cell, a cell the student added) could
+    patch the checker before the tests run, and no test can stop that. So every code cell but the
+    answer cells is put back as the student edition handed it out, the student-id cell keeps only
+    its one assignment, and cells the student added are removed (the student edition says: all of
+    an answer's code in its cell). An answer cell whose code reaches the checker or what loads it
+    (:func:`_tampering`: ``importlib``, ``.check``, ``setattr``, ``eval``, ...) is put back as
+    handed out too: not answered. The submission as handed in is kept, once, in
+    ``originals/<student>/<chapter>/``.
     """
     release = read_notebook(course / "release" / chapter / f"{chapter}.ipynb")
-    handed = {c.get("id"): "".join(c["source"]) for c in release["cells"]}
+    handed = {c.get("id"): c for c in release["cells"]}
     answers = {
-        c.get("id")
-        for c in release["cells"]
+        key
+        for key, c in handed.items()
         if c.get("metadata", {}).get("nbgrader", {}).get("solution")
     }
     found = {}
-    for notebook in sorted((course / "submitted").glob(f"*/{chapter}/{chapter}.ipynb")):
-        notes = []
-        for cell in read_notebook(notebook)["cells"]:
+    for path in sorted((course / "submitted").glob(f"*/{chapter}/{chapter}.ipynb")):
+        student = path.parts[-3]
+        original = course / "originals" / student / chapter / path.name
+        if not original.exists():
+            original.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, original)
+        notebook, notes, cells = read_notebook(path), [], []
+        for cell in notebook["cells"]:
             text, key = "".join(cell["source"]), cell.get("id")
-            if cell["cell_type"] != "code" or key in answers or text == handed.get(key):
+            if cell["cell_type"] == "code" and key in answers and _tampering(text):
+                notes.append(f"set aside answer cell {key}: it uses {', '.join(_tampering(text))}")
+                cells.append({**cell, "source": "".join(handed[key]["source"])})
                 continue
-            if key == "student-id" and all(
-                STUDENT_LINE.match(line) or line.startswith("#") or not line.strip()
-                for line in text.splitlines()
+            if (
+                cell["cell_type"] != "code"
+                or key in answers
+                or text == "".join(handed.get(key, {}).get("source", []))
             ):
+                cells.append(cell)
                 continue
-            where = "an added cell" if key not in handed else f"cell {key}, edited"
-            given = set(handed.get(key, "").splitlines())
-            new = [
-                line
-                for line in text.splitlines()
-                if line.strip() and line not in given and not STUDENT_LINE.match(line)
-            ]
-            notes.append(f"{where}: {(new or [''])[0][:80]}")
-        found[notebook.parts[-3]] = notes
+            first = next((line for line in text.splitlines() if line.strip()), "")
+            if key not in handed:
+                notes.append(f"removed an added cell: {first[:70]}")
+                continue
+            kept = [line for line in text.splitlines() if STUDENT_LINE.match(line)]
+            if key == "student-id" and kept:
+                extra = [
+                    line
+                    for line in text.splitlines()
+                    if line.strip() and line not in kept and not line.lstrip().startswith("#")
+                ]
+                if extra:
+                    notes.append(f"cut the student-id cell to its id: {extra[0][:70]}")
+                cells.append({**cell, "source": kept[-1]})
+                continue
+            notes.append(f"put back cell {key}: {first[:70]}")
+            cells.append({**cell, "source": "".join(handed[key]["source"])})
+        write_notebook(path, {**notebook, "cells": cells})
+        found[student] = notes
     return found
+
+
+def _tampering(answer: str) -> list[str]:
+    """What in an answer cell reaches the checker or what loads it, read here, outside the
+    student's kernel (where a patched checker could not report itself): the names of
+    lnlib.book.exercises.chapter.ALWAYS_FORBIDDEN and RUN_TIME_NAMES, the cell's own checks
+    aside."""
+    tree = _parse(answer)
+    if tree is None:
+        return []
+    body = [statement for statement in tree.body if statement not in _checks(None, tree)]
+    code = ast.Module(body=body, type_ignores=[])
+    return forbidden_uses(code, ALWAYS_FORBIDDEN + RUN_TIME_NAMES)
 
 
 def student_package(course: Path, wheel: Path) -> Path:
@@ -557,8 +600,8 @@ if __name__ == "__main__":
     edition, course = sys.argv[1], Path(sys.argv[2])
     if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
         state_times(sys.argv[2:])
-    elif edition == "audit":  # ... audit DIR CHAPTER: what students changed outside their answers
-        for student, notes in audit(course, sys.argv[3]).items():
+    elif edition == "sanitize":  # ... sanitize DIR CHAPTER: submissions cut down to their answers
+        for student, notes in sanitize(course, sys.argv[3]).items():
             print(f"{student}: " + ("; ".join(notes) if notes else "nothing outside the answers"))
     elif edition == "website":  # ... website DIR: the book's sources without the solutions
         print(f"{len(website_without_solutions(course))} chapters without solutions in {course}")
@@ -576,5 +619,5 @@ if __name__ == "__main__":
     else:
         sys.exit(
             "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR "
-            "[WHEEL] | website DIR | audit DIR CHAPTER"
+            "[WHEEL] | website DIR | sanitize DIR CHAPTER"
         )
