@@ -333,7 +333,8 @@ def walkthrough_commands() -> list[str]:
     text = (ROOT / "instructors.md").read_text(encoding="utf-8")
     after = text.split("<!-- the grading walkthrough:", 1)[1]
     block = re.search(r"```bash\n(.*?)\n```", after, re.S).group(1)
-    return [line for line in block.splitlines() if line.strip()]
+    # the test gives each command the book's environment (`source ...activate` is for a person)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("source ")]
 
 
 def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):

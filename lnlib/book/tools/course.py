@@ -440,8 +440,10 @@ def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
         for cell in notebook["cells"]:
             text, key = "".join(cell["source"]), cell.get("id")
             if cell["cell_type"] == "code" and key in answers and _tampering(text):
-                notes.append(f"set aside answer cell {key}: it uses {', '.join(_tampering(text))}")
-                cells.append({**cell, "source": "".join(handed[key]["source"])})
+                uses = ", ".join(_tampering(text))
+                notes.append(f"set aside answer cell {key}: it uses {uses}")
+                aside = f"# Set aside before grading: this cell used {uses}.\n"
+                cells.append({**cell, "source": aside + "".join(handed[key]["source"])})
                 continue
             if (
                 cell["cell_type"] != "code"
