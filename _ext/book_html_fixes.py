@@ -8,6 +8,8 @@
    default instead, before the theme reads it.
 3. ``book-layout.css``: 80-column code and output fit the content column at 1280 px, API signatures
    wrap on a phone, and display math scrolls in its own box rather than widening the page.
+4. The page's "Contents" column lists second-level headings too (``show_toc_level``: a long chapter
+   such as 09 is easier to move around in); Jupyter Book 1.x has no key for it in _config.yml.
 
 The browser tests (tests/browser) fail on any console error, so a regression here is caught.
 """
@@ -34,7 +36,12 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
+def show_subsections_in_page_toc(app, config):
+    config.html_theme_options = {**config.html_theme_options, "show_toc_level": 2}
+
+
 def setup(app):
+    app.connect("config-inited", show_subsections_in_page_toc)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.add_js_file("theme-mode.js", priority=100)
     app.add_css_file("book-layout.css")

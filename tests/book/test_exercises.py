@@ -469,3 +469,13 @@ def test_chapter_06_answers_at_three_digits_are_right_and_all_digits_name_the_mi
     second = length_of_xhat(np.random.default_rng(2).normal(loc=1.0, scale=0.003, size=64))
     assert second.feedback(5.4).startswith("Not quite: close, but not right to the four")
     assert second.feedback(np.round(second.expected, 3)) == "Correct!"
+
+
+def test_chapter_01_exercise_1_names_the_prediction_typed_in_place_of_the_measurement():
+    """A learner's most natural wrong answer to 01's exercise 1 is the prediction a / √2 itself."""
+    from lnlib.book.exercises.why_normalize import exercises
+
+    scales = {"rms_h1": 1.036, "rms_h50": 5.090}
+    assert "the prediction a / √2" in str(exercises.check(1, round(1.5 / np.sqrt(2), 4), **scales))
+    measured = round((scales["rms_h50"] / scales["rms_h1"]) ** (1 / 49), 4)
+    assert "Correct!" in str(exercises.check(1, measured, **scales))

@@ -23,6 +23,7 @@ def _stack(rng: np.random.Generator) -> dict:
     return {"x": x, "weights": weights, "upstream": upstream}
 
 
+PREDICTED_FACTOR = 1.5 / np.sqrt(2)  # the chapter's prediction for a ReLU stack at weight scale 1.5
 TANH_DEFAULT = "run_stack's default activation is tanh; the chapter's stack needs activation='relu'"
 
 
@@ -64,6 +65,8 @@ def growth_per_layer(rms_h1, rms_h50) -> Exercise:
             ),
             "that is the ratio the wrong way up, RMS(h_1) / RMS(h_50): a factor below 1 "
             "means the scale shrinks": per_layer() ** -1,
+            "that is the prediction a / √2 for a = 1.5; the exercise asks for the factor the "
+            "stack measured, from its two RMS values": PREDICTED_FACTOR,
         },
     )
 
