@@ -12,6 +12,8 @@ from .plans import Sweep, entries, steps, with_presets
 __all__ = ["mean_explorer", "entry_sliders", "checked_entries"]
 
 
+#: The book's running token, introduced in chapter 03 and carried to chapter 08.
+RUNNING_TOKEN = (0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0)
 #: The chapter's outlier token (its example): eight features, feature 4 an outlier.
 OUTLIER_TOKEN = (0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3)
 
@@ -24,8 +26,11 @@ class MeanExplorer(Explorer):
             "outlier token: x4 = 14": entries("x", OUTLIER_TOKEN),
             "outlier token, x4 = 0": entries("x", (*OUTLIER_TOKEN[:3], 0, *OUTLIER_TOKEN[4:])),
             "constant: all 1": entries("x", (1,) * 8),
+            "running token": entries("x", RUNNING_TOKEN),
         },
-        grids=with_presets({f"x{i}": steps(-5, 15, 1) for i in range(1, 9)}, [OUTLIER_TOKEN]),
+        grids=with_presets(
+            {f"x{i}": steps(-5, 15, 1) for i in range(1, 9)}, [OUTLIER_TOKEN, RUNNING_TOKEN]
+        ),
     )
 
     def __init__(self, values, low: float, high: float):

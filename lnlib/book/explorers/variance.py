@@ -9,7 +9,7 @@ from ...variants import sample_variance
 from ..figures.render import FastRenderer
 from ..figures.variance import variance_figure
 from .base import Explorer, described
-from .mean import checked_entries, entry_sliders
+from .mean import RUNNING_TOKEN, checked_entries, entry_sliders
 from .plans import Sweep, entries, steps, with_presets
 
 # The subscript of s_{H−1} in the readout, at line height 0 so that choosing the divisor H − 1 does
@@ -24,7 +24,7 @@ DIVISORS = [("H (LayerNorm, numpy.var)", False), ("H − 1 (torch.std default)",
 
 #: The chapter's running example: the book's running token (chapter 03), and the stretched
 #: token, 3 × running − 0.2, the same pattern stretched three times around the same mean.
-TOKEN_1 = (0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0)
+TOKEN_1 = RUNNING_TOKEN
 TOKEN_2 = tuple(round(3 * v - 0.2, 10) for v in TOKEN_1)
 #: The sliders' range: the stretched token runs from −3.5 to 3.7.
 LOW, HIGH = -4.0, 4.0
