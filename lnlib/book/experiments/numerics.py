@@ -641,10 +641,10 @@ def rms_norm_kernel(
     """RMSNorm as a kernel that squares and sums each row in `accumulate` (chapter "Computing it
     right: numerics", section "RMSNorm in half precision").
 
-    ``rstd = 1 / sqrt(sum(x * x) / H + eps)`` with every operation in `accumulate` (the sum a running
-    sum or pairwise, :func:`pairwise_sum`'s tree row by row), ``y = x * rstd`` rounded once to the
-    input's dtype. No guard: a sum of squares that overflows gives ``rstd = 0`` and ``y = 0``, as
-    such a kernel would.
+    ``rstd = 1 / sqrt(sum(x * x) / H + eps)`` with every operation in `accumulate` (the sum a
+    running sum or pairwise, :func:`pairwise_sum`'s tree row by row),
+    ``y = x * rstd`` rounded once to the input's dtype. No guard: a sum of squares that
+    overflows gives ``rstd = 0`` and ``y = 0``, as such a kernel would.
 
     Parameters
     ----------
@@ -698,9 +698,7 @@ def mean_square_errors(shift: float = 1e4, seeds=RMS_SEEDS) -> MeanSquareErrors:
         exact = np.mean(data.astype(np.float64) ** 2, axis=-1)
         ms = _row_sum(data * data, "running") / np.float32(data.shape[-1])
         square.append(np.max(np.abs(ms / exact - 1)) / u)
-        errors = variance_relative_error(
-            variance(data, method="one_pass"), exact_variance(data)
-        )
+        errors = variance_relative_error(variance(data, method="one_pass"), exact_variance(data))
         spread.append(np.max(errors) / u)
     return MeanSquareErrors(np.array(square), np.array(spread), float(shift))
 
