@@ -122,3 +122,19 @@ def test_the_fused_residual_add_reads_two_arrays_and_writes_two():
     from lnlib.book.experiments.memory_traffic import FUSED_ADD_FORWARD, Traffic, memory_traffic
 
     assert memory_traffic(FUSED_ADD_FORWARD) == Traffic(reads=2, writes=2)
+
+
+def test_rms_norm_bytes_are_layer_norms_less_one_statistic_and_beta():
+    """Chapter "LayerNorm at the speed of memory": an RMSNorm kernel moves the same activations as
+    LayerNorm's (the same floor), one saved statistic (rstd) instead of two, and no β or dβ."""
+    m, h = 4096, 1024
+    for dtype, w in (("float32", 4), ("bfloat16", 2)):
+        fwd = bytes_moved(m, h, dtype, "forward", norm="rms")
+        assert (fwd.activations, fwd.per_row, fwd.per_feature) == (2 * m * h * w, m * 4, h * 4)
+        bwd = bytes_moved(m, h, dtype, "backward", norm="rms")
+        assert (bwd.activations, bwd.per_row, bwd.per_feature) == (3 * m * h * w, m * 4, 2 * h * 4)
+        for part in ("forward", "backward"):
+            layer = bytes_moved(m, h, dtype, part)
+            assert layer.activations == bytes_moved(m, h, dtype, part, norm="rms").activations
+    with pytest.raises(ValueError, match="norm must be one of"):
+        bytes_moved(m, h, norm="batch")

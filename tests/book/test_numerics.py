@@ -260,3 +260,50 @@ def test_thread_findings_and_traffic_findings():
     }
     found = traffic_findings(SimpleNamespace(total=12), SimpleNamespace(total=3))
     assert _texts(found) == {"naive_total": "12", "fused_total": "3", "traffic_ratio": "4"}
+
+
+# --- RMSNorm in half precision ------------------------------------------------------------------
+
+
+def test_a_float16_sum_of_squares_overflows_to_zeros_and_float32_does_not():
+    """Chapter 13, "RMSNorm in half precision": past sqrt(65504 / H) a float16 sum of squares is
+    inf, so rstd = 0 and y = 0 with no NaN; a float32 accumulator stays at float16's rounding of
+    y."""
+    import lnlib
+    from lnlib.book.experiments.numerics import rms_norm_kernel
+
+    x = (np.random.default_rng(0).normal(size=(4, 4096)) * 8).astype(np.float16)
+    for order in ("running", "pairwise"):
+        assert np.all(rms_norm_kernel(x, accumulate="float16", order=order) == 0)
+    y = rms_norm_kernel(x, accumulate="float32").astype(float)
+    exact = lnlib.rms_norm(x.astype(float))
+    assert np.max(np.abs(y - exact)) <= 2 * 2.0**-11 * np.max(np.abs(exact))
+    assert np.isfinite(rms_norm_kernel(x, accumulate="bfloat16")).all()
+
+
+def test_lnlib_rms_norm_stays_right_on_float16_input_whose_squares_overflow():
+    """Chapter 13: lnlib scales each row first and sums in float32, so float16 inputs of any
+    representable size give the right answer (a few float16 u), never zeros."""
+    from lnlib.book.experiments.numerics import lnlib_half_rms_errors
+
+    errors = lnlib_half_rms_errors([8, 3000], seeds=(0, 1))
+    assert errors["float32 statistics"] < 8 and errors["compute_dtype='float16'"] < 16
+
+
+def test_rms_half_findings_read_the_sweep():
+    from lnlib.book.experiments.numerics import (
+        lnlib_half_rms_errors,
+        mean_square_errors,
+        rms_half_findings,
+        rms_half_sweep,
+    )
+
+    seeds = (0, 1)
+    found = rms_half_findings(
+        mean_square_errors(seeds=seeds),
+        rms_half_sweep([1, 2, 4, 5, 8], seeds=seeds),
+        lnlib_half_rms_errors([1, 8], seeds=seeds),
+    )
+    assert str(found["rms_overflow_rms"]) == "4.00"
+    assert str(found["rms_pairwise_all_zero"]) == "5"
+    assert float(str(found["rms_ms_err_max"])) < 64  # no cancellation: a few u at most

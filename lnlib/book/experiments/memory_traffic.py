@@ -41,6 +41,10 @@ __all__ = [
     "FUSED_BACKWARD",
     "PARTS",
     "FUSED_KERNELS",
+    "FUSED_RMS_FORWARD",
+    "FUSED_RMS_BACKWARD",
+    "FUSED_RMS_KERNELS",
+    "NORMS",
     "memory_traffic",
     "program_bytes",
     "bytes_moved",
@@ -145,6 +149,22 @@ FUSED_BACKWARD = (
     ),
 )
 
+#: An RMSNorm forward kernel, fused as :data:`FUSED_FORWARD` is: x read once, y and the one saved
+#: statistic, rstd, written once; γ read (RMSNorm has no β).
+FUSED_RMS_FORWARD = (
+    KernelStep("y, rstd = rms_norm(x, gamma)", reads=("x", "gamma"), writes=("y", "rstd")),
+)
+
+#: An RMSNorm backward kernel, fused as :data:`FUSED_BACKWARD` is: x and dy read once, dx written
+#: once; rstd and γ read, dγ written (no dβ).
+FUSED_RMS_BACKWARD = (
+    KernelStep(
+        "dx, dgamma = rms_norm_backward(dy, x, rstd, gamma)",
+        reads=("dy", "x", "rstd", "gamma"),
+        writes=("dx", "dgamma"),
+    ),
+)
+
 #: The residual add fused with the forward kernel (chapter "LayerNorm on a GPU", kernel 4): x and
 #: the residual r read once, their sum s (the next residual stream) and y written once.
 FUSED_ADD_FORWARD = (
@@ -159,6 +179,10 @@ FUSED_ADD_FORWARD = (
 PARTS = ("forward", "backward")
 #: The fused kernel of each part.
 FUSED_KERNELS = {"forward": FUSED_FORWARD, "backward": FUSED_BACKWARD}
+#: The fused RMSNorm kernel of each part (chapter "LayerNorm at the speed of memory").
+FUSED_RMS_KERNELS = {"forward": FUSED_RMS_FORWARD, "backward": FUSED_RMS_BACKWARD}
+#: The norms :func:`bytes_moved` counts, and their fused kernels.
+NORMS = {"layer": FUSED_KERNELS, "rms": FUSED_RMS_KERNELS}
 
 _DTYPES = {
     "float64": np.dtype(np.float64),
@@ -260,7 +284,9 @@ def program_bytes(steps, rows: int, size: int, dtype="float32") -> Bytes:
     return Bytes(activations, per_row, per_feature)
 
 
-def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") -> Bytes:
+def bytes_moved(
+    rows: int, size: int, dtype="float32", part: str = "forward", norm: str = "layer"
+) -> Bytes:
     """The fewest bytes a LayerNorm kernel moves to and from memory (chapter "LayerNorm at the speed
     of memory").
 
@@ -278,6 +304,8 @@ def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") ->
     dtype : {"float64", "float32", "float16", "bfloat16"}, default "float32"
         The storage dtype of the activations.
     part : {"forward", "backward"}, default "forward"
+    norm : {"layer", "rms"}, default "layer"
+        LayerNorm, or RMSNorm (:data:`FUSED_RMS_KERNELS`: one saved statistic, rstd, and no β).
 
     Returns
     -------
@@ -286,7 +314,7 @@ def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") ->
     Raises
     ------
     ValueError
-        For a count below 1, an unknown dtype or part.
+        For a count below 1, an unknown dtype, part or norm.
 
     Examples
     --------
@@ -297,4 +325,6 @@ def bytes_moved(rows: int, size: int, dtype="float32", part: str = "forward") ->
     """
     if part not in PARTS:
         raise ValueError(f"part must be one of {PARTS}; got {part!r}.")
-    return program_bytes(FUSED_KERNELS[part], rows, size, dtype)
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {tuple(NORMS)}; got {norm!r}.")
+    return program_bytes(NORMS[norm][part], rows, size, dtype)

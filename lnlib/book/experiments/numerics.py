@@ -52,6 +52,16 @@ __all__ = [
     "small_sum_findings",
     "thread_findings",
     "traffic_findings",
+    "RMS_SIZE",
+    "RMS_SEEDS",
+    "RMS_KERNELS",
+    "rms_norm_kernel",
+    "MeanSquareErrors",
+    "mean_square_errors",
+    "RMSHalfSweep",
+    "rms_half_sweep",
+    "lnlib_half_rms_errors",
+    "rms_half_findings",
 ]
 
 
@@ -594,4 +604,236 @@ def traffic_findings(naive, fused) -> dict:
         "naive_total": prose.number(naive.total),
         "fused_total": prose.number(fused.total),
         "traffic_ratio": prose.number(naive.total / fused.total, ".0f"),
+    }
+
+
+# --- RMSNorm in half precision ------------------------------------------------------------------
+
+#: The row width of the section "RMSNorm in half precision": a hidden size of today's models.
+RMS_SIZE = 4096
+#: The seeds each RMSNorm measurement is repeated over.
+RMS_SEEDS = tuple(range(5))
+#: How each half-precision RMSNorm kernel sums a row's squares (:func:`rms_norm_kernel`).
+RMS_KERNELS = (
+    ("float16", "running"),
+    ("float16", "pairwise"),
+    ("bfloat16", "running"),
+    ("float32", "running"),
+)
+
+
+def _row_sum(values: np.ndarray, order: str) -> np.ndarray:
+    """Each row's sum, every partial sum rounded to the values' dtype: a running sum (one value
+    after the other) or pairwise (a tree, as a GPU block reduces)."""
+    if order == "running":
+        return np.cumsum(values, axis=-1, dtype=values.dtype)[..., -1]
+    level = values
+    while level.shape[-1] > 1:
+        if level.shape[-1] % 2:
+            level = np.concatenate([level, np.zeros_like(level[..., :1])], axis=-1)
+        level = level[..., 0::2] + level[..., 1::2]
+    return level[..., 0]
+
+
+def rms_norm_kernel(
+    x, *, accumulate="float16", order: str = "running", eps: float = 1e-6
+) -> np.ndarray:
+    """RMSNorm as a kernel that squares and sums each row in `accumulate` (chapter "Computing it
+    right: numerics", section "RMSNorm in half precision").
+
+    ``rstd = 1 / sqrt(sum(x * x) / H + eps)`` with every operation in `accumulate` (the sum a
+    running sum or pairwise, :func:`pairwise_sum`'s tree row by row),
+    ``y = x * rstd`` rounded once to the input's dtype. No guard: a sum of squares that
+    overflows gives ``rstd = 0`` and ``y = 0``, as such a kernel would.
+
+    Parameters
+    ----------
+    x : ndarray
+        Rows of H features, float16 or bfloat16.
+    accumulate : {"float16", "bfloat16", "float32"}, default "float16"
+    order : {"running", "pairwise"}, default "running"
+    eps : float, default 1e-6
+
+    Returns
+    -------
+    ndarray
+        y, in `x`'s dtype.
+    """
+    if order not in ("running", "pairwise"):
+        raise ValueError(f"order must be 'running' or 'pairwise'; got {order!r}.")
+    work = compute_dtype(np.float16, accumulate)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        xw = np.asarray(x).astype(work)
+        total = _row_sum(xw * xw, order)[..., None]
+        mean_square = total / work.type(xw.shape[-1])
+        rstd = work.type(1) / np.sqrt(mean_square + work.type(eps))
+        return (xw * rstd).astype(np.asarray(x).dtype)
+
+
+@dataclass(frozen=True)
+class MeanSquareErrors:
+    """The float32 one-pass mean square against the one-pass variance on the same rows (chapter
+    "Computing it right: numerics", section "RMSNorm in half precision").
+
+    Attributes
+    ----------
+    mean_square, variance : ndarray
+        Per seed, the worst relative error over the rows in units of float32's u: the running sum of
+        x² over H (what RMSNorm needs), and E[x²] - E[x]² (what LayerNorm's one-pass formula needs).
+    shift : float
+    """
+
+    mean_square: np.ndarray
+    variance: np.ndarray
+    shift: float
+
+
+def mean_square_errors(shift: float = 1e4, seeds=RMS_SEEDS) -> MeanSquareErrors:
+    """Worst relative errors of the float32 one-pass mean square and variance over the rows of
+    :func:`shifted_data`, per seed (chapter "Computing it right: numerics")."""
+    u = unit_roundoff("float32")
+    square, spread = [], []
+    for seed in seeds:
+        data = shifted_data(shift, "float32", seed=seed)
+        exact = np.mean(data.astype(np.float64) ** 2, axis=-1)
+        ms = _row_sum(data * data, "running") / np.float32(data.shape[-1])
+        square.append(np.max(np.abs(ms / exact - 1)) / u)
+        errors = variance_relative_error(variance(data, method="one_pass"), exact_variance(data))
+        spread.append(np.max(errors) / u)
+    return MeanSquareErrors(np.array(square), np.array(spread), float(shift))
+
+
+@dataclass(frozen=True)
+class RMSHalfSweep:
+    """Each RMSNorm kernel of :data:`RMS_KERNELS` on float16 rows of growing RMS (chapter
+    "Computing it right: numerics", section "RMSNorm in half precision").
+
+    Attributes
+    ----------
+    scales : ndarray
+        The rows' RMS.
+    zeroed : dict
+        ``{(accumulate, order): array (seeds, scales)}``, the share of rows returned as all zeros.
+    error : dict
+        Same keys: the worst relative error of y over the rows not zeroed (nan when none is left).
+    overflow_rms : float
+        ``sqrt(max(float16) / H)``, the RMS above which a row's exact sum of squares overflows.
+    size : int
+    """
+
+    scales: np.ndarray
+    zeroed: dict
+    error: dict
+    overflow_rms: float
+    size: int
+
+    def zeroed_share(self, kernel) -> np.ndarray:
+        """Per RMS, the share of rows the kernel returned as all zeros, over every seed."""
+        return self.zeroed[kernel].mean(axis=0)
+
+    def worst_error(self, kernel) -> np.ndarray:
+        """Per RMS, the worst relative error of y over the rows not zeroed (nan where none is
+        left)."""
+        values = self.error[kernel]
+        kept = np.where(np.isnan(values), -np.inf, values).max(axis=0)
+        return np.where(np.isfinite(kept), kept, np.nan)
+
+
+def rms_half_sweep(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEEDS) -> RMSHalfSweep:
+    """Run every kernel of :data:`RMS_KERNELS` on seeded float16 rows ``N(0, 1) * scale``."""
+    scales = np.asarray(scales, dtype=float)
+    zeroed = {kernel: np.zeros((len(seeds), scales.size)) for kernel in RMS_KERNELS}
+    error = {kernel: np.zeros((len(seeds), scales.size)) for kernel in RMS_KERNELS}
+    for i, seed in enumerate(seeds):
+        noise = np.random.default_rng(seed).normal(size=(rows, size))
+        for j, scale in enumerate(scales):
+            x = (noise * scale).astype(np.float16)
+            x64 = x.astype(np.float64)
+            exact = x64 / np.sqrt(np.mean(x64 * x64, axis=-1, keepdims=True) + 1e-6)
+            for kernel in RMS_KERNELS:
+                y = rms_norm_kernel(x, accumulate=kernel[0], order=kernel[1]).astype(np.float64)
+                zero = np.all(y == 0, axis=-1)
+                zeroed[kernel][i, j] = zero.mean()
+                relative = np.max(np.abs(y - exact), axis=-1) / np.max(np.abs(exact), axis=-1)
+                error[kernel][i, j] = relative[~zero].max() if (~zero).any() else np.nan
+    overflow = float(np.sqrt(float(np.finfo(np.float16).max) / size))
+    return RMSHalfSweep(scales, zeroed, error, overflow, size)
+
+
+def lnlib_half_rms_errors(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEEDS) -> dict:
+    """``lnlib.rms_norm`` on seeded float16 rows ``N(0, 1) * scale``: the worst error of y against
+    float64 on the same input, in units of float16's u, per compute dtype (the default, float32
+    statistics, and ``"float16"``), over every scale and seed (chapter "Computing it right:
+    numerics", section "RMSNorm in half precision")."""
+    from ...norms import rms_norm
+
+    u = unit_roundoff("float16")
+    worst = {"float32 statistics": 0.0, "compute_dtype='float16'": 0.0}
+    for seed in seeds:
+        noise = np.random.default_rng(seed).normal(size=(rows, size))
+        for scale in scales:
+            x = (noise * scale).astype(np.float16)
+            exact = rms_norm(x.astype(np.float64))
+            for name, dtype in zip(worst, (None, "float16")):
+                y = rms_norm(x, compute_dtype=dtype).astype(np.float64)
+                worst[name] = max(worst[name], float(np.max(np.abs(y - exact))) / u)
+    return worst
+
+
+def _first_all_zero(sweep: RMSHalfSweep, kernel) -> float:
+    """The smallest RMS of the sweep at which the kernel zeroed every row of every seed."""
+    full = np.all(sweep.zeroed[kernel] == 1, axis=0)
+    return float(sweep.scales[np.argmax(full)]) if full.any() else float("nan")
+
+
+def rms_half_findings(squares: MeanSquareErrors, sweep: RMSHalfSweep, lnlib_errors: dict) -> dict:
+    """What the section "RMSNorm in half precision" says, by glue key.
+
+    Parameters
+    ----------
+    squares : MeanSquareErrors
+        From :func:`mean_square_errors`.
+    sweep : RMSHalfSweep
+        From :func:`rms_half_sweep`, with 1 and the overflow's neighbourhood among its scales.
+    lnlib_errors : dict
+        From :func:`lnlib_half_rms_errors`.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+    """
+    scales = list(sweep.scales)
+    below = max(s for s in scales if s < sweep.overflow_rms)
+    at_one = scales.index(1.0)
+    f16_running, f16_pairwise = ("float16", "running"), ("float16", "pairwise")
+    bf16, f32 = ("bfloat16", "running"), ("float32", "running")
+    straddle = min(s for s in scales if s >= sweep.overflow_rms)
+    u16 = unit_roundoff("float16")
+    return {
+        "rms_seeds": prose.number(len(squares.mean_square)),
+        "rms_shift": prose.number(squares.shift, ".0f"),
+        "rms_ms_err": prose.mean_sd(squares.mean_square),
+        "rms_ms_err_max": prose.number(float(np.max(squares.mean_square)), ".0f"),
+        "rms_var_err_min": prose.number(float(np.min(squares.variance)), ".1e"),
+        "rms_var_err_max": prose.number(float(np.max(squares.variance)), ".1e"),
+        "rms_size": prose.number(sweep.size),
+        "rms_f16_max": prose.number(float(np.finfo(np.float16).max), ".0f"),
+        "rms_overflow_rms": prose.number(sweep.overflow_rms, ".2f"),
+        "rms_square_overflow": prose.number(float(np.sqrt(float(np.finfo(np.float16).max))), ".0f"),
+        "rms_below": prose.number(below, "g"),
+        "rms_straddle": prose.number(straddle, "g"),
+        "rms_pairwise_share": prose.mean_sd(
+            100 * sweep.zeroed[f16_pairwise][:, scales.index(straddle)]
+        ),
+        "rms_pairwise_all_zero": prose.number(_first_all_zero(sweep, f16_pairwise), "g"),
+        "rms_running_all_zero": prose.number(_first_all_zero(sweep, f16_running), "g"),
+        "rms_running_err": prose.mean_sd(100 * sweep.error[f16_running][:, at_one]),
+        "rms_pairwise_err_u": prose.number(
+            float(np.nanmax(sweep.error[f16_pairwise][:, : scales.index(below) + 1])) / u16, ".1f"
+        ),
+        "rms_bf16_err": prose.mean_sd(100 * sweep.error[bf16][:, at_one]),
+        "rms_f32_err_u": prose.number(float(np.nanmax(sweep.error[f32])) / u16, ".1f"),
+        "rms_largest": prose.number(float(max(scales)), "g"),
+        "rms_lnlib_err_u": prose.number(lnlib_errors["float32 statistics"], ".1f"),
+        "rms_lnlib_f16_err_u": prose.number(lnlib_errors["compute_dtype='float16'"], ".1f"),
     }
