@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 from .forward import standardize, to_storage
+from .summation import tree_mean, tree_sum
 from .validation import (
     as_float_array,
     as_parameter,
@@ -117,8 +118,8 @@ def backward_parts(
     total = accumulator(work, gradient_dtype(gamma, x.dtype))
     scale = as_parameter(gamma, "gamma", shape, axes, x.ndim, work)
     dxhat = dy if scale is None else dy * scale
-    mean_dxhat = dxhat.mean(axis=axes, keepdims=True)
-    mean_dxhat_xhat = (dxhat * xhat).mean(axis=axes, keepdims=True)
+    mean_dxhat = tree_mean(dxhat, axes, keepdims=True)
+    mean_dxhat_xhat = tree_mean(dxhat * xhat, axes, keepdims=True)
     return BackwardParts(
         xhat=xhat,
         rstd=rstd,
@@ -129,8 +130,8 @@ def backward_parts(
         through_mean=np.broadcast_to(-mean_dxhat * rstd, x.shape),
         through_var=-xhat * mean_dxhat_xhat * rstd,
         dx=(dxhat - mean_dxhat - xhat * mean_dxhat_xhat) * rstd,
-        dgamma=(dy * xhat).sum(axis=others, dtype=total),
-        dbeta=dy.sum(axis=others, dtype=total),
+        dgamma=tree_sum(dy * xhat, others, dtype=total),
+        dbeta=tree_sum(dy, others, dtype=total),
     )
 
 

@@ -36,6 +36,7 @@ from typing import Callable
 
 import numpy as np
 
+from .summation import tree_sum
 from .validation import (
     as_float_array,
     as_parameter,
@@ -157,12 +158,10 @@ def scaled_moments(
         scale = np.ldexp(1.0, exponent - 1).astype(work)
         u = xw / scale
         mean = (
-            np.sum(u, axis=axes, keepdims=True, dtype=work) / size
-            if centre
-            else np.zeros_like(scale)
+            tree_sum(u, axes, keepdims=True, dtype=work) / size if centre else np.zeros_like(scale)
         )
         centred = u - mean
-        spread = np.sum(centred * centred, axis=axes, keepdims=True, dtype=work) / size
+        spread = tree_sum(centred * centred, axes, keepdims=True, dtype=work) / size
     return ScaledMoments(scale=scale, mean=mean, centred=centred, spread=spread, dtype=work)
 
 

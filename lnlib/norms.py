@@ -37,6 +37,7 @@ import numpy as np
 
 from .backward import _as_upstream, accumulator, parameter_overflow_cause, saved_xhat
 from .forward import layer_norm, standardize, to_storage
+from .summation import tree_sum
 from .validation import (
     as_float_array,
     as_parameter,
@@ -377,10 +378,10 @@ def batch_norm_backward(
         dy = _as_upstream(dy, x).astype(work)
         scale = as_parameter(gamma, "gamma", tuple(x.shape[a] for a in kept), kept, x.ndim, work)
         dxhat = dy if scale is None else dy * scale
-        sums = (dxhat.sum(axis=axes, keepdims=True), (dxhat * xhat).sum(axis=axes, keepdims=True))
+        sums = (tree_sum(dxhat, axes, keepdims=True), tree_sum(dxhat * xhat, axes, keepdims=True))
         dx = rstd / count * (count * dxhat - sums[0] - xhat * sums[1])
-        dgamma = (dy * xhat).sum(axis=axes, dtype=total)
-        dbeta = dy.sum(axis=axes, dtype=total)
+        dgamma = tree_sum(dy * xhat, axes, dtype=total)
+        dbeta = tree_sum(dy, axes, dtype=total)
     return (
         to_storage(dx, x.dtype, "dx", _BN_DX_OVERFLOW),
         to_storage(dgamma, storage, "dgamma", parameter_overflow_cause("dgamma", count)),

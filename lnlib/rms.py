@@ -23,6 +23,7 @@ import numpy as np
 
 from .backward import _as_upstream, _saved_statistic
 from .forward import standardize, to_storage
+from .summation import tree_mean, tree_sum
 from .validation import (
     HALF_DTYPES,
     as_float_array,
@@ -105,7 +106,7 @@ def rms_backward_parts(
     dy = _as_upstream(dy, x).astype(work)
     scale = as_parameter(gamma, "gamma", shape, axes, x.ndim, work)
     dxhat = dy if scale is None else dy * scale
-    mean_dxhat_xhat = (dxhat * xhat).mean(axis=axes, keepdims=True)
+    mean_dxhat_xhat = tree_mean(dxhat * xhat, axes, keepdims=True)
     direct, through_ms = dxhat * rstd, -xhat * mean_dxhat_xhat * rstd
     return RMSBackwardParts(
         xhat=xhat,
@@ -115,7 +116,7 @@ def rms_backward_parts(
         direct=direct,
         through_ms=through_ms,
         dx=direct + through_ms,
-        dgamma=(dy * xhat).sum(axis=tuple(a for a in range(x.ndim) if a not in axes)),
+        dgamma=tree_sum(dy * xhat, tuple(a for a in range(x.ndim) if a not in axes)),
     )
 
 
