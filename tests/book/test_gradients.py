@@ -389,7 +389,6 @@ def test_exercise_4s_closed_form_is_the_gradient_of_each_norm(norm):
     the forward pass at integer data, agree with the closed form for every norm of the family."""
     import sympy as sp
 
-    from lnlib.backward import numerical_gradient
     from lnlib.book.exercises.gradients import (
         OTHER_NORMS,
         _other_norm_rows,

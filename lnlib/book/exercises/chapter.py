@@ -159,8 +159,9 @@ def domain(sample: Callable[[np.random.Generator], dict]) -> Callable:
 
 def asks_for(kind: str) -> Callable:
     """Declare, on an exercise's builder, what it asks for where :meth:`Exercises.kind` would guess
-    wrong: ``"derivation"`` (a backward pass by hand, a moment worked out on paper) or ``"code"``
-    (a function to write, with no data handed out). The time estimates count by kind."""
+    wrong: ``"derivation"`` (a backward pass by hand, a moment worked out on paper), ``"code"``
+    (a function to write, with no data handed out) or ``"line"`` (one line of numpy on the data
+    handed out). The time estimates count by kind (lnlib.book.tools.course.EXERCISE_MINUTES)."""
 
     def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
         builder.kind = kind

@@ -528,11 +528,12 @@ WORDS_PER_MINUTE = 140
 INLINE_MATH_WORDS, DISPLAY_MATH_WORDS = 3, 15
 #: Minutes for each code cell a reader sees (read the code and its output).
 CODE_CELL_MINUTES = 2
-#: Minutes a student needs for an exercise, by what it asks for (Exercises.kind): estimates, not yet
-#: timed on students. A derivation's 45 and a True/False's 2-3 are an instructor's estimates for
-#: graduate students (review of 2026-11-28: chapter 09's backward pass by hand 45-60 minutes); code
-#: from the data (write, run, read the feedback, fix) and one number worked out are ours.
-EXERCISE_MINUTES = {"derivation": 45, "code": 15, "number": 8, "choice": 3}
+#: Minutes a student needs for an exercise, by what it asks for (Exercises.kind): a graduate
+#: instructor's estimates, not timed on a cohort: an atomic backward pass 30,
+#: code computed from the data 10 (chapter 09's exercises 1, 3 and 5: 5-10 each), a one-line
+#: answer 4 and a True/False 2 (chapter 03: about 10 for two one-liners and a True/False); a
+#: number worked out, which the review did not time, ours, scaled as code was (15 to 10).
+EXERCISE_MINUTES = {"derivation": 30, "code": 10, "line": 4, "number": 5, "choice": 2}
 
 
 def reading_minutes(chapter: Path) -> tuple[int, int]:
@@ -543,7 +544,8 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     :data:`CODE_CELL_MINUTES` for each code cell a reader sees (cells removed from the website are
     not counted). Exercises: :data:`EXERCISE_MINUTES` by kind (:func:`exercise_minutes`). An
     instructor who tried the chapters found the first estimate (200 words a minute, formulas not
-    counted, a minute a code cell, five an exercise) about half of a student's time.
+    counted, a minute a code cell, five an exercise) about half of a student's time; a graduate
+    instructor found the exercise minutes that followed (45 a derivation, 15 code) too high.
     """
     cells = read_notebook(chapter)["cells"]
     prose = [
