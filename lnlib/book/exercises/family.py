@@ -128,9 +128,8 @@ def _ln_axis_dx(x, dy, gamma) -> np.ndarray:
     xhat = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
     dxhat = gamma * dy
     rstd = 1 / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
-    return rstd * (
-        dxhat - dxhat.mean(axis=1, keepdims=True) - xhat * (dxhat * xhat).mean(axis=1, keepdims=True)
-    )
+    projected = xhat * (dxhat * xhat).mean(axis=1, keepdims=True)
+    return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True) - projected)
 
 
 def _small_batch(rng: np.random.Generator) -> dict:

@@ -1,6 +1,6 @@
 """Chapter 09's exercises (chapters/09_gradients.ipynb): dγ from the data, the atomic backward pass,
-what ε leaves over, the backward pass of a norm the chapter does not derive (each student's own), and
-dγ from what a kernel saved."""
+what ε leaves over, the backward pass of a norm the chapter does not derive (each student's own),
+and dγ from what a kernel saved."""
 
 from __future__ import annotations
 

@@ -208,8 +208,8 @@ def _with_student_cell(cells: list[dict]) -> list[dict]:
 
 def own_data(cell: str, k: int, exercises) -> str:
     """Exercise `k`'s cell with its data lines replaced by the student's own
-    (``batch = exercises.data(1, "batch")``), each printed if the website's cell wrote it out or, drawn
-    by a call, it has at most :data:`PRINT_AT_MOST` numbers.
+    (``batch = exercises.data(1, "batch")``), each printed if the website's cell wrote it out or,
+    drawn by a call, it has at most :data:`PRINT_AT_MOST` numbers.
 
     The lines replaced are the cell's data lines (lnlib.book.exercises.chapter.handed_out) that bind
     names of the exercise's variant; the rest (imports, a helper the exercise gives) stay.
