@@ -142,14 +142,14 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     path = tmp_path / "99_demo.ipynb"
     path.write_text(json.dumps(notebook))
     # 1004 words, and 3 + 15 for the two formulas, at 140 a minute: 7 min, rounded to 5
-    assert reading_minutes(path) == (5, 15)  # one exercise, counted as code
+    assert reading_minutes(path) == (5, 10)  # one exercise, counted as code
     notebook["cells"] += [{"cell_type": "code", "metadata": {}, "source": "x", "outputs": []}] * 6
     notebook["cells"] += [
         {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "y"}
     ] * 9
     path.write_text(json.dumps(notebook))
     # 7 + 2 min for each of the 6 cells shown (not the removed)
-    assert reading_minutes(path) == (20, 15)
+    assert reading_minutes(path) == (20, 10)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

@@ -101,6 +101,8 @@ def test_every_number_or_code_exercise_with_data_is_graded_per_student():
 @pytest.mark.parametrize("exercises, k", GRADED, ids=[f"{e.chapter}-{k}" for e, k in GRADED])
 def test_a_students_data_look_like_the_websites_and_their_answer_is_theirs(exercises, k):
     first, cell, solution = exercise_cells(exercises.chapter, k)
+    # the answer key's solution: the website's, or the key's own where the task varies per student
+    solution = getattr(exercises.builders[k - 1], "key_solution", None) or solution
     website = {}
     exec(first[0], website)  # the chapter's imports
     for statement in first[1:]:  # what later cells define, where it needs no computed state
@@ -143,3 +145,21 @@ def test_a_students_data_look_like_the_websites_and_their_answer_is_theirs(exerc
     ]
     pairs = len(STUDENTS) * (len(STUDENTS) - 1) // 2
     assert len(shared) <= pairs // 20, shared
+
+
+def test_a_task_that_varies_per_student_is_not_solved_by_the_websites_solution():
+    """Chapter 09's exercise 4 (chapter.held_back): each student derives the backward pass of
+    another norm than the website's, so the website's solution, run on a student's data, is
+    wrong for every student, and the key's is right."""
+    from lnlib.book.exercises.gradients import WEBSITE_NORM, exercises
+
+    first, cell, solution = exercise_cells(exercises.chapter, 4)
+    assert f'norm = "{WEBSITE_NORM}"' in cell
+    for student in STUDENTS:
+        data = draw(exercises, 4, student)
+        assert data["norm"] != WEBSITE_NORM
+        built = exercises.exercise(4, **data)
+        for code, right in ((solution, False), (exercises.builders[3].key_solution, True)):
+            namespace = {"np": np, **data}
+            exec(code, namespace)
+            assert (built.check(namespace["answer_4"]).kind == "correct") is right, student

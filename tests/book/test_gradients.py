@@ -349,3 +349,76 @@ def test_kernel_findings_give_the_power_of_ten_below_each_miss():
         "rstd16_mean": "1.8 × 10⁻⁴",
         "float32_eps": "1.2 × 10⁻⁷",  # 2⁻²³
     }
+
+
+# Exercise 4's norms (lnlib.book.exercises.gradients.OTHER_NORMS): the closed form the checker's
+# expected answers come from, against finite differences and against sympy's derivative.
+def _other_norm_forward(norm: str, x, g: float, eps: float = 0.1):
+    """The forward pass of exercise 4's `norm`, row by row, in numpy or (objects) in sympy."""
+    if isinstance(x, np.ndarray):
+        mean, absolute, sqrt = (lambda v: v.mean(axis=-1, keepdims=True)), np.abs, np.sqrt
+    else:
+        import sympy as sp
+
+        def mean(v):
+            return sum(v) / len(v)
+
+        absolute, sqrt = sp.Abs, sp.sqrt
+    if norm == "mad":
+        c = x - mean(x) if isinstance(x, np.ndarray) else [v - mean(x) for v in x]
+        d = mean(absolute(c)) if isinstance(x, np.ndarray) else mean([absolute(v) for v in c])
+    elif norm == "eps_outside":
+        c = x - mean(x) if isinstance(x, np.ndarray) else [v - mean(x) for v in x]
+        d = sqrt(mean(c**2)) if isinstance(x, np.ndarray) else sqrt(mean([v**2 for v in c]))
+    elif norm == "rms_eps_outside":
+        c = x
+        d = sqrt(mean(x**2)) if isinstance(x, np.ndarray) else sqrt(mean([v**2 for v in x]))
+    else:  # scalenorm
+        c, eps = x, 0.0
+        d = (
+            sqrt((x**2).sum(axis=-1, keepdims=True))
+            if isinstance(x, np.ndarray)
+            else sqrt(sum(v**2 for v in x))
+        )
+    return g * c / (d + eps) if isinstance(x, np.ndarray) else [g * v / (d + eps) for v in c]
+
+
+@pytest.mark.parametrize("norm", ["mad", "eps_outside", "rms_eps_outside", "scalenorm"])
+def test_exercise_4s_closed_form_is_the_gradient_of_each_norm(norm):
+    """Finite differences on students' data and on random rows, and sympy's exact derivative of
+    the forward pass at integer data, agree with the closed form for every norm of the family."""
+    import sympy as sp
+
+    from lnlib.book.exercises.gradients import (
+        OTHER_NORMS,
+        _other_norm_rows,
+        other_norm_backward,
+    )
+
+    assert norm in OTHER_NORMS
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        data = _other_norm_rows(rng, norms=(norm,))
+        x, dy, g = data["xn"], data["dyn"], data["gn"]
+        closed = other_norm_backward(norm, x, dy, g)
+        numerical = numerical_gradient(lambda v: _other_norm_forward(norm, v, g), x, dy)
+        np.testing.assert_allclose(closed, numerical, rtol=1e-6, atol=1e-8)
+    x = rng.normal(size=(3, 5))
+    dy = rng.normal(size=(3, 5))
+    numerical = numerical_gradient(lambda v: _other_norm_forward(norm, v, 1.7), x, dy)
+    np.testing.assert_allclose(
+        other_norm_backward(norm, x, dy, 1.7), numerical, rtol=1e-6, atol=1e-8
+    )
+    # sympy: L = sum(dy * y) for symbols, differentiated, at a student's row (exact rationals)
+    H = 4
+    xs = sp.symbols(f"x1:{H + 1}", real=True)
+    dys = sp.symbols(f"dy1:{H + 1}", real=True)
+    g, eps = sp.Rational(3, 2), sp.Rational(1, 10)
+    loss = sum(d * y for d, y in zip(dys, _other_norm_forward(norm, list(xs), g, eps)))
+    gradient = [sp.diff(loss, v) for v in xs]
+    data = _other_norm_rows(np.random.default_rng(5), norms=(norm,))
+    for row, up in zip(data["xn"], data["dyn"]):
+        at = {**dict(zip(xs, map(sp.Rational, row))), **dict(zip(dys, map(sp.Rational, up)))}
+        exact = np.array([float(sp.nsimplify(d.subs(at))) for d in gradient])
+        closed = other_norm_backward(norm, row[None], up[None], 1.5)[0]
+        np.testing.assert_allclose(closed, exact, rtol=1e-12, atol=1e-14)

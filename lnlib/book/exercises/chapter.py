@@ -66,6 +66,7 @@ __all__ = [
     "forbidden_uses",
     "forbidding",
     "handed_out",
+    "held_back",
     "integer_rows",
 ]
 
@@ -158,11 +159,34 @@ def domain(sample: Callable[[np.random.Generator], dict]) -> Callable:
 
 def asks_for(kind: str) -> Callable:
     """Declare, on an exercise's builder, what it asks for where :meth:`Exercises.kind` would guess
-    wrong: ``"derivation"`` (a backward pass by hand, a moment worked out on paper) or ``"code"``
-    (a function to write, with no data handed out). The time estimates count by kind."""
+    wrong: ``"derivation"`` (a backward pass by hand, a moment worked out on paper), ``"code"``
+    (a function to write, with no data handed out) or ``"line"`` (one line of numpy on the data
+    handed out). The time estimates count by kind (lnlib.book.tools.course.EXERCISE_MINUTES)."""
 
     def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
         builder.kind = kind
+        return builder
+
+    return declare
+
+
+def held_back(solution: str) -> Callable:
+    """Declare, on an exercise's builder, the answer key's solution (code that sets ``answer_k``)
+    where the website's would not solve every student's: an exercise whose task, not only its data,
+    varies per student (chapter 09's exercise 4: each student's own norm) shows the website's task
+    solved, and the course edition's key holds this one instead (lnlib.book.tools.course).
+
+    Examples
+    --------
+    >>> @held_back("answer_1 = x.mean()")
+    ... def mean_of(x):
+    ...     return Exercise(x.mean())
+    >>> mean_of.key_solution
+    'answer_1 = x.mean()'
+    """
+
+    def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+        builder.key_solution = solution
         return builder
 
     return declare

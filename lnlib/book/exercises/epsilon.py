@@ -89,8 +89,8 @@ def keras_eps_on_small_std() -> Exercise:
         bool(abs(np.sqrt(sample_variance(output)) - 1) < 0.01),
         hint="Compare σ² = 1e-4 with Keras's ε = 1e-3: which is larger?",
         mistakes={
-            "σ² = 1e-4 is ten times smaller than Keras's ε = 1e-3, so ε, not the input, sets "
-            "the output's scale, far below 1": True,
+            "before you answer, compare the input's variance, σ² = 1e-4, with Keras's ε, and "
+            "see which of the two makes up most of σ² + ε": True,
         },
     )
 

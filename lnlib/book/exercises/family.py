@@ -97,6 +97,8 @@ def running_mean_after_two_batches() -> Exercise:
             ),
             "that is the mean of all five values; the running mean is an exponential average, "
             "updated batch by batch": float(np.mean(np.concatenate(BATCHES))),
+            "the first update is not decayed: the second step keeps 0.9 of the running mean "
+            "the first step left, not all of it": MOMENTUM * (first + second),
         },
     )
 
@@ -118,6 +120,16 @@ def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True)
     n = x.shape[axis] if count is None else count
     sums = dxhat.sum(axis=axis, keepdims=True), (dxhat * xhat).sum(axis=axis, keepdims=True)
     return rstd / n * (x.shape[axis] * dxhat - sums[0] - xhat * sums[1])
+
+
+def _ln_axis_dx(x, dy, gamma) -> np.ndarray:
+    """Layer norm's dx on batch norm's data: each sample's features normalized (along a row), γ
+    per feature."""
+    xhat = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
+    dxhat = gamma * dy
+    rstd = 1 / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
+    projected = xhat * (dxhat * xhat).mean(axis=1, keepdims=True)
+    return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True) - projected)
 
 
 def _small_batch(rng: np.random.Generator) -> dict:
@@ -173,6 +185,9 @@ def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
             "that uses the unbiased variance (ddof=1); the normalization divides by N": _bn_dx(
                 x, dy, gamma, ddof=1
             ),
+            "that normalizes over the features of each sample (layer norm's axis, along a row), "
+            "not over the batch: batch norm's mean and variance pool each feature down its "
+            "column": _ln_axis_dx(x, dy, gamma),
         },
     )
 

@@ -1,5 +1,6 @@
-"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ by hand, the atomic backward pass, what
-ε leaves over, RMSNorm's dx, and dγ from what a kernel saved."""
+"""Chapter 09's exercises (chapters/09_gradients.ipynb): dγ from the data, the atomic backward pass,
+what ε leaves over, the backward pass of a norm the chapter does not derive (each student's own),
+and dγ from what a kernel saved."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from lnlib.book.exercises.chapter import (
     asks_for,
     domain,
     forbidding,
+    held_back,
     redrawn,
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.rms import rms_backward_parts, rms_norm_backward
+from lnlib.rms import rms_norm_backward
 
 #: The ε of exercises 1 and 2, and of exercise 3, as their questions give them.
 EPS = 1e-5
@@ -81,16 +83,6 @@ def _tiny_vector(rng: np.random.Generator) -> dict:
             return {"xs": xs, "dys": rng.choice(HALVES, size=4)}
 
 
-def _rms_vector(rng: np.random.Generator) -> dict:
-    """Exercise 4's data as a student gets them: four small integers, not all equal (ε = 0: its
-    LayerNorm mistake needs a spread), an upstream gradient of halves and a positive γ of halves."""
-    while True:
-        x4 = rng.integers(-3, 4, size=4).astype(float)
-        if x4.std() > 0:
-            dy4 = rng.choice(HALVES, size=4)
-            return {"x4": x4, "dy4": dy4, "g4": rng.integers(1, 5, size=4) / 2}
-
-
 def _rows_of_whole_sigma() -> np.ndarray:
     """Every row of four integers from -5 to 5 whose σ = sqrt(mean(x²)) is 1, 2 or 3."""
     values = np.arange(-5, 6)
@@ -127,7 +119,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
             "samples, axis=0."
         ),
         mistakes={
-            "that sums over the features (axis=-1), one value per sample, as the documents do; "
+            "that sums over the features (axis=-1), one value per sample, a common mistake; "
             "each γ_i collects dye * x̂ from every sample at its own feature: "
             "sum over axis=0": per_sample,
             "that is dye * x̂ for every sample; γ is shared by the samples, so sum it over "
@@ -212,33 +204,152 @@ def leftover_along_xhat(xs, dys) -> Exercise:
     )
 
 
+#: Exercise 4's norms, none derived in the chapter: each divides a row by a statistic of it (ε
+#: outside any root) and multiplies by one scalar gain g. The website shows the first; a student
+#: draws one of the others (:data:`STUDENT_NORMS`), so the website's solution solves no student's.
+OTHER_NORMS = {
+    "mad": "g (x - mean) / (mean|x - mean| + ε), the mean absolute deviation",
+    "eps_outside": "g (x - mean) / (σ + ε), ε outside the root",
+    "rms_eps_outside": "g x / (sqrt(mean(x²)) + ε), ε outside the root",
+    "scalenorm": "g x / ||x||, ScaleNorm, no ε",
+}
+WEBSITE_NORM, STUDENT_NORMS = "mad", ("eps_outside", "rms_eps_outside", "scalenorm")
+#: Exercise 4's ε, large enough that where it sits (inside or outside a root) shows in 3 digits.
+EPS_4 = 0.1
+CENTRED = ("mad", "eps_outside")
+
+
+def other_norm_backward(
+    norm: str,
+    x,
+    dy,
+    g: float,
+    *,
+    eps: float = EPS_4,
+    axis: int = -1,
+    statistic: bool = True,
+    mean_path: bool = True,
+) -> np.ndarray:
+    """dL/dx of exercise 4's `norm` (:data:`OTHER_NORMS`) for rows `x`, upstream gradient `dy`
+    and scalar gain `g`, by its closed form; `axis`, `statistic` and `mean_path` (False: that path
+    left out) bend it as the named mistakes do.
+
+    With c the input (centred for "mad" and "eps_outside"), d its statistic, D = d + ε (ε = 0 for
+    ScaleNorm) and dŷ = g dy: y = g c / D, so dc = dŷ / D - (c · dŷ) ∇d / D², with
+    ∇σ = c / (H σ), ∇sqrt(mean(x²)) = x / (H r), ∇||x|| = x / ||x|| and ∇mean|c| = sign(c) / H;
+    then, for a centred norm, the mean's path: dx = dc - mean(dc). tests/book/test_gradients.py
+    checks it against finite differences and against sympy's derivative of the forward pass.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    dyhat = g * np.asarray(dy, dtype=np.float64)
+    size = x.shape[axis]
+    c = x - x.mean(axis=axis, keepdims=True) if norm in CENTRED else x
+    if norm == "mad":
+        d = np.abs(c).mean(axis=axis, keepdims=True)
+        grad = np.sign(c) / size
+    elif norm == "scalenorm":
+        d, eps = np.sqrt((x**2).sum(axis=axis, keepdims=True)), 0.0
+        grad = x / d
+    elif norm in ("eps_outside", "rms_eps_outside"):
+        d = np.sqrt((c**2).mean(axis=axis, keepdims=True))
+        grad = c / (size * d)
+    else:
+        raise ValueError(f"no norm {norm!r}: one of {', '.join(OTHER_NORMS)}")
+    total = d + eps
+    dc = dyhat / total
+    if statistic:
+        dc = dc - (c * dyhat).sum(axis=axis, keepdims=True) * grad / total**2
+    return dc - dc.mean(axis=axis, keepdims=True) if norm in CENTRED and mean_path else dc
+
+
+def _other_norm_rows(rng: np.random.Generator, norms=STUDENT_NORMS) -> dict:
+    """Exercise 4's data as a student gets them: one of `norms`, three rows of four small integers,
+    none constant and none with an entry at its row's mean (|x - mean| has no derivative there), an
+    upstream gradient of halves and a gain of halves from 0.5 to 2.5, not 1."""
+    norm = str(rng.choice(norms))
+    while True:
+        xn = rng.integers(-3, 10, size=(3, 4)).astype(float)
+        centred = xn - xn.mean(axis=-1, keepdims=True)
+        if np.all(np.abs(centred) > 0) and np.all((xn**2).sum(axis=-1) > 0):
+            gn = float(rng.choice([0.5, 1.5, 2.0, 2.5]))
+            return {"norm": norm, "xn": xn, "dyn": rng.choice(HALVES, size=(3, 4)), "gn": gn}
+
+
+def _other_norm_domain(rng: np.random.Generator) -> dict:
+    """Exercise 4's domain: any of the norms, rows of normal numbers, any gain."""
+    data = _batch(rng, "xn", "dyn")
+    return {"norm": str(rng.choice(list(OTHER_NORMS)))} | data | {"gn": float(rng.normal())}
+
+
+#: The answer key's solution to exercise 4, for every student's norm (the website's dropdown solves
+#: the website's norm alone): lnlib.book.tools.course puts it in the key.
+OTHER_NORM_KEY = """H_n = xn.shape[-1]
+dyhat_n = gn * dyn
+centred_n = norm in ("mad", "eps_outside")
+c_n = xn - xn.mean(axis=-1, keepdims=True) if centred_n else xn
+if norm == "mad":  # d = mean|c|, dd/dc = sign(c) / H
+    d_n = np.abs(c_n).mean(axis=-1, keepdims=True)
+    grad_n, eps_n = np.sign(c_n) / H_n, 0.1
+elif norm == "scalenorm":  # d = ||x||, dd/dx = x / ||x||, no eps
+    d_n = np.sqrt((xn**2).sum(axis=-1, keepdims=True))
+    grad_n, eps_n = xn / d_n, 0.0
+else:  # d = sqrt(mean(c**2)), dd/dc = c / (H d)
+    d_n = np.sqrt((c_n**2).mean(axis=-1, keepdims=True))
+    grad_n, eps_n = c_n / (H_n * d_n), 0.1
+D_n = d_n + eps_n
+# y = g c / D: the direct path, and the path through the statistic d
+dc_n = dyhat_n / D_n - (c_n * dyhat_n).sum(axis=-1, keepdims=True) * grad_n / D_n**2
+# a centred norm: the mean's path too
+answer_4 = dc_n - dc_n.mean(axis=-1, keepdims=True) if centred_n else dc_n"""
+
+
 @asks_for("derivation")
+@held_back(OTHER_NORM_KEY)
 @forbidding("lnlib", "torch", "jax", "sympy")
-@variant(lambda rng: redrawn(rng, _rms_vector, rms_dx_by_hand))
-@domain(lambda rng: _vector(rng, "x4", "dy4", "g4"))
-def rms_dx_by_hand(x4, dy4, g4) -> Exercise:
-    """Exercise 4: RMSNorm's dL/dx for the vector `x4`, dy = `dy4` and γ = `g4`, with ε = 0."""
-    x4, dy4 = np.asarray(x4, dtype=np.float64), np.asarray(dy4, dtype=np.float64)
-    parts = rms_backward_parts(dy4, x4, g4, eps=0.0)
-    return Exercise(
-        parts.dx,
-        hint=(
-            "rstd = 1 / sqrt(mean(x4**2)), xhat = x4 * rstd, dxhat = g4 * dy4; RMSNorm's x "
-            "reaches xhat by two paths, not three."
+@variant(lambda rng: redrawn(rng, _other_norm_rows, other_norm_dx))
+@domain(_other_norm_domain)
+def other_norm_dx(norm, xn, dyn, gn) -> Exercise:
+    """Exercise 4: dL/dx of the norm `norm` (:data:`OTHER_NORMS`) for the rows `xn`, upstream
+    gradient `dyn` and scalar gain `gn`, derived and then computed with numpy only."""
+    norm = str(norm)
+    xn, dyn = np.asarray(xn, dtype=np.float64), np.asarray(dyn, dtype=np.float64)
+    gn = float(gn)
+    ones = np.ones(xn.shape[-1])
+    mistakes = {
+        "that is LayerNorm's dx, (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)) / sqrt(σ² + ε); this norm "
+        "divides by another statistic, or adds ε outside the root, and its own derivative "
+        "changes the last term": layer_norm_backward(dyn, xn, gn * ones, eps=EPS_4)[0],
+        "the statistic's path is missing: x also moves the number each row is divided by, "
+        "which adds a term with the sum of dŷ · c over the row": other_norm_backward(
+            norm, xn, dyn, gn, statistic=False
         ),
-        mistakes={
-            "the mean square's path is missing: rstd · dx̂ alone is the direct term; subtract "
-            "x̂ · mean(dx̂ · x̂) before scaling by rstd": parts.direct,
-            "that is LayerNorm's dx, with mean(dx̂) subtracted and x̂ centred; RMSNorm never "
-            "subtracts a mean, so its dx has no such term": layer_norm_backward(
-                dy4, x4, g4, eps=0.0
-            )[0],
-            "γ is missing: the gradient reaching x̂ is dx̂ = g4 * dy4": rms_norm_backward(
-                dy4, x4, eps=0.0
-            )[0],
-            "the mean square's term has the wrong sign: a larger mean square shrinks x̂, so it is "
-            "subtracted": parts.direct - parts.through_ms,
-        },
+        "that takes the statistics down the columns (axis=0); this norm normalizes each row, "
+        "along axis=-1": other_norm_backward(norm, xn, dyn, gn, axis=0),
+        "the gain is missing: the gradient reaching the normalized row is g · dy": (
+            other_norm_backward(norm, xn, dyn, 1.0)
+        ),
+        "the statistic's term has the wrong sign: a larger statistic shrinks y, so its term is "
+        "subtracted": 2 * other_norm_backward(norm, xn, dyn, gn, statistic=False)
+        - other_norm_backward(norm, xn, dyn, gn),
+    }
+    if norm in CENTRED:
+        mistakes[
+            "the mean's path is missing: x also reaches the centred row through its mean, so "
+            "subtract the row's mean of the gradient"
+        ] = other_norm_backward(norm, xn, dyn, gn, mean_path=False)
+    if norm == "rms_eps_outside":
+        mistakes[
+            "that is RMSNorm's dx with ε inside the root, sqrt(mean(x²) + ε); this norm adds ε "
+            "to the root"
+        ] = rms_norm_backward(dyn, xn, gn * ones, eps=EPS_4)[0]
+    return Exercise(
+        other_norm_backward(norm, xn, dyn, gn),
+        rtol=1e-9,
+        hint=(
+            "Write y = g c / D with D = d + ε and d the row's statistic; x reaches y directly "
+            "and through d (and, for a centred norm, through the mean): one term per path."
+        ),
+        mistakes=mistakes,
     )
 
 
@@ -274,6 +385,6 @@ exercises = Exercises(
     dgamma_by_hand,
     atomic_backward_dx,
     leftover_along_xhat,
-    rms_dx_by_hand,
+    other_norm_dx,
     dgamma_from_saved,
 )

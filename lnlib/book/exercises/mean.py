@@ -6,12 +6,20 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, integer_rows, variant
+from lnlib.book.exercises.chapter import (
+    Exercises,
+    asks_for,
+    domain,
+    forbidding,
+    integer_rows,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
 
 
+@asks_for("line")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: {"batch": integer_rows(rng, 3, 4)})
 @domain(
@@ -35,6 +43,7 @@ def per_sample_means(batch) -> Exercise:
     )
 
 
+@asks_for("line")
 @forbidding("lnlib.layer_norm_steps")
 @variant(lambda rng: {"acts": rng.normal(size=(2, 3, 5))})
 @domain(lambda rng: {"acts": rng.normal(size=tuple(rng.integers(2, 6, size=3)))})

@@ -77,6 +77,10 @@ GRADED_LINE = "# Graded (1 point). Your data are your own, drawn from your stude
 PRINTED_LINE = (
     "# Where the question above quotes the website's numbers, use yours, printed below.\n"
 )
+#: A question that quotes the website's numbers: a list of them, ``[2, 4, 6, 8]`` (PRINTED_LINE).
+QUOTED = re.compile(r"\[\s*-?\d[\d.,\s\-]*\]")
+#: A student's data drawn by a call (``rng.normal(...)``) are printed too, up to this many numbers.
+PRINT_AT_MOST = 60
 PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = """import os
@@ -123,7 +127,9 @@ def answer_key(chapter: Path) -> dict:
             cells.append(copy.deepcopy(cell))
             continue
         k = answer.group(2)
-        solution = SOLUTION.search("".join(nb["cells"][index + 1]["source"])).group(1)
+        solution = getattr(exercises.builders[int(k) - 1], "key_solution", None) or (
+            SOLUTION.search("".join(nb["cells"][index + 1]["source"])).group(1)
+        )  # the key's own where the task varies per student (chapter.held_back)
         check = CHECK.search(text)
         graded = int(k) in exercises.graded_exercises()
         if graded:
@@ -133,7 +139,9 @@ def answer_key(chapter: Path) -> dict:
         marked = text.replace(
             answer.group(1), f"{bare}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION"
         )
-        heading = GRADED_LINE + (PRINTED_LINE if "print(" in text else "") if graded else ""
+        question = "".join(nb["cells"][index - 1]["source"]) if index else ""
+        quoted = "print(" in text and QUOTED.search(question)
+        heading = GRADED_LINE + (PRINTED_LINE if quoted else "") if graded else ""
         marked = (heading or PRACTICE_LINE) + marked
         cells.append(
             _cell(
@@ -200,12 +208,14 @@ def _with_student_cell(cells: list[dict]) -> list[dict]:
 
 def own_data(cell: str, k: int, exercises) -> str:
     """Exercise `k`'s cell with its data lines replaced by the student's own
-    (``batch = exercises.data(1, "batch")``), each printed if the website's cell wrote it out.
+    (``batch = exercises.data(1, "batch")``), each printed if the website's cell wrote it out or,
+    drawn by a call, it has at most :data:`PRINT_AT_MOST` numbers.
 
     The lines replaced are the cell's data lines (lnlib.book.exercises.chapter.handed_out) that bind
     names of the exercise's variant; the rest (imports, a helper the exercise gives) stay.
     """
-    names = list(exercises.builders[k - 1].variant(np.random.default_rng(0)))
+    sample = exercises.builders[k - 1].variant(np.random.default_rng(0))
+    names = list(sample)
     lines = cell.splitlines()
     statements = _data_lines(k, ast.parse(cell)) or []
     replaced, written = [], []
@@ -218,7 +228,13 @@ def own_data(cell: str, k: int, exercises) -> str:
         if bound and set(bound) <= set(names):
             replaced.append(statement)
             source = "\n".join(lines[statement.lineno - 1 : statement.end_lineno])
-            if "np.array(" in source or not re.search(r"[A-Za-z_]\w*\(", source):
+            literal = "np.array(" in source or not re.search(r"[A-Za-z_]\w*\(", source)
+            small = all(
+                np.asarray(sample[name]).dtype.kind in "biuf"
+                and np.size(sample[name]) <= PRINT_AT_MOST
+                for name in bound
+            )
+            if literal or small:
                 written += bound
     if not replaced:
         raise ValueError(f"exercise {k}'s cell binds none of its variant's names {names}")
@@ -512,11 +528,12 @@ WORDS_PER_MINUTE = 140
 INLINE_MATH_WORDS, DISPLAY_MATH_WORDS = 3, 15
 #: Minutes for each code cell a reader sees (read the code and its output).
 CODE_CELL_MINUTES = 2
-#: Minutes a student needs for an exercise, by what it asks for (Exercises.kind): estimates, not yet
-#: timed on students. A derivation's 45 and a True/False's 2-3 are an instructor's estimates for
-#: graduate students (review of 2026-11-28: chapter 09's backward pass by hand 45-60 minutes); code
-#: from the data (write, run, read the feedback, fix) and one number worked out are ours.
-EXERCISE_MINUTES = {"derivation": 45, "code": 15, "number": 8, "choice": 3}
+#: Minutes a student needs for an exercise, by what it asks for (Exercises.kind): a graduate
+#: instructor's estimates, not timed on a cohort: an atomic backward pass 30,
+#: code computed from the data 10 (chapter 09's exercises 1, 3 and 5: 5-10 each), a one-line
+#: answer 4 and a True/False 2 (chapter 03: about 10 for two one-liners and a True/False); a
+#: number worked out, which the review did not time, ours, scaled as code was (15 to 10).
+EXERCISE_MINUTES = {"derivation": 30, "code": 10, "line": 4, "number": 5, "choice": 2}
 
 
 def reading_minutes(chapter: Path) -> tuple[int, int]:
@@ -527,7 +544,8 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     :data:`CODE_CELL_MINUTES` for each code cell a reader sees (cells removed from the website are
     not counted). Exercises: :data:`EXERCISE_MINUTES` by kind (:func:`exercise_minutes`). An
     instructor who tried the chapters found the first estimate (200 words a minute, formulas not
-    counted, a minute a code cell, five an exercise) about half of a student's time.
+    counted, a minute a code cell, five an exercise) about half of a student's time; a graduate
+    instructor found the exercise minutes that followed (45 a derivation, 15 code) too high.
     """
     cells = read_notebook(chapter)["cells"]
     prose = [
