@@ -29,6 +29,8 @@ from ...validation import BFLOAT16, check_count
 
 __all__ = [
     "FUSED_ADD_FORWARD",
+    "FUSED_ADD_RMS_FORWARD",
+    "FUSED_RMS_BACKWARD",
     "KernelStep",
     "Traffic",
     "Bytes",
@@ -152,6 +154,26 @@ FUSED_ADD_FORWARD = (
         "s = x + r; y, mean, rstd = layer_norm(s, gamma, beta)",
         reads=("x", "r", "gamma", "beta"),
         writes=("s", "y", "mean", "rstd"),
+    ),
+)
+
+#: The residual add fused with RMSNorm (chapter "LayerNorm on a GPU", kernel 5): as
+#: :data:`FUSED_ADD_FORWARD`, with no β and one saved statistic.
+FUSED_ADD_RMS_FORWARD = (
+    KernelStep(
+        "s = x + r; y, rstd = rms_norm(s, gamma)",
+        reads=("x", "r", "gamma"),
+        writes=("s", "y", "rstd"),
+    ),
+)
+
+#: RMSNorm's backward kernel (chapter "LayerNorm on a GPU"): s and dy read once, ds written once;
+#: rstd and γ read, dγ written.
+FUSED_RMS_BACKWARD = (
+    KernelStep(
+        "ds, dgamma = rms_norm_backward(dy, s, rstd, gamma)",
+        reads=("dy", "s", "rstd", "gamma"),
+        writes=("ds", "dgamma"),
     ),
 )
 
