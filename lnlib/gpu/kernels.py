@@ -202,8 +202,8 @@ def sum_partials(part, total):
 
 @cuda.jit
 def add_rms_norm(x, res, gamma, eps, s, y, rstd):
-    """Kernel 5 (chapter "LayerNorm on a GPU"): s = x + res, stored, and y = γ·s·rstd, one warp a
-    row. RMSNorm has no mean: one sum (of squares), one saved statistic, no β."""
+    """Kernel 5: s = x + res, stored, and y = RMSNorm(s) = γ·s·rstd, one warp
+    a row. No mean: one sum (of squares), one saved statistic, no β."""
     row, lane = cuda.blockIdx.x, cuda.threadIdx.x
     size = x.shape[1]
     total = F32(0)
@@ -220,9 +220,9 @@ def add_rms_norm(x, res, gamma, eps, s, y, rstd):
 
 @cuda.jit
 def rms_backward_rows(dy, s, gamma, rstd, ds, dgamma_part):
-    """RMSNorm backward, stage 1 (chapter "LayerNorm on a GPU"): a warp per row for
-    ds = rstd·(g − ŝ·mean(g·ŝ)), g = γ·dy, ŝ = s·rstd (one row sum, not LayerNorm's two); then
-    each lane sums dy·ŝ over the block's rows for its features into row b of the partial sums."""
+    """RMSNorm backward, stage 1: a warp a row for ds = rstd·(g − ŝ·mean(g·ŝ)),
+    g = γ·dy, ŝ = s·rstd (one row sum, not LayerNorm's two); then each lane
+    sums dy·ŝ over the block's rows for its features into partial row b."""
     block, lane = cuda.blockIdx.x, cuda.threadIdx.x
     rows, size = s.shape
     for row in range(block, rows, cuda.gridDim.x):
