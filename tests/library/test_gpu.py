@@ -5,7 +5,8 @@ Without a GPU driver, ``import lnlib.gpu`` switches numba to its CUDA simulator,
 the very kernels a GPU runs, one Python thread per CUDA thread, on lnlib.gpu.CASES' small shapes
 (H below, at and above a warp, H = 1, one row, 16-bit storage with float32 statistics). The planted
 GPU bugs of lnlib.gpu.bugs must fail the same checks. Kernel 5 (add + RMSNorm) and RMSNorm's
-backward pass check_rms_norm on the same shapes plus all-zero rows. No test times anything (make bench-gpu does).
+backward pass check_rms_norm on the same shapes plus all-zero rows. No test times anything (make
+bench-gpu does).
 """
 
 import ml_dtypes
