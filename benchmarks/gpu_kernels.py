@@ -1,12 +1,14 @@
-"""LayerNorm kernels on a GPU against its copy bandwidth (chapter "LayerNorm on a GPU"):
-``make bench-gpu``.
+"""LayerNorm and RMSNorm kernels on a GPU against its copy bandwidth (chapter "LayerNorm on a
+GPU"): ``make bench-gpu``.
 
 Times, forward and backward, with the GPU's clock between synchronizations:
 
 - the chapter's numba-cuda kernels (``lnlib.gpu``: kernels 1-3, the fused residual add, the
-  two-stage backward), compiled for the GPU, in float32 and float16 (they read no bfloat16 array:
-  numba has no such type, so they are not timed in bfloat16);
-- ``torch.nn.functional.layer_norm`` and its autograd backward, in every dtype;
+  two-stage backward; kernel 5, add + RMSNorm, and RMSNorm's two-stage backward), compiled for
+  the GPU, in float32 and float16 (they read no bfloat16 array: numba has no such type, so they
+  are not timed in bfloat16);
+- ``torch.nn.functional.layer_norm`` and its autograd backward, and ``torch.nn.functional.rms_norm``
+  after a ``torch.add`` (the unfused add + RMSNorm) and its autograd backward, in every dtype;
 - a Triton LayerNorm written after Triton's tutorial (``python/tutorials/05-layer-norm.py``: one
   program a row; the backward's dγ, dβ in two stages), in every dtype, where Triton is installed;
 - a device-to-device copy of the largest array (``torch.Tensor.copy_``): the bandwidth the kernels
@@ -162,12 +164,21 @@ def torch_calls(b: Bench) -> dict:
         torch.add(b.x, b.res, out=s)
         return F.layer_norm(s, (b.size,), b.gamma, b.beta, EPS)
 
+    def add_then_rms():
+        torch.add(b.x, b.res, out=s)
+        return F.rms_norm(s, (b.size,), b.gamma, EPS)
+
+    rms_y = F.rms_norm(x, (b.size,), gamma, EPS)
     return {
         ("PyTorch", "forward"): lambda: F.layer_norm(b.x, (b.size,), b.gamma, b.beta, EPS),
         ("PyTorch", "backward"): lambda: torch.autograd.grad(
             y, (x, gamma, beta), b.dy, retain_graph=True
         )[0],
         ("PyTorch add, then layer_norm", "residual add"): add_then_norm,
+        ("PyTorch add, then rms_norm", "add + RMSNorm"): add_then_rms,
+        ("PyTorch rms_norm", "RMSNorm backward"): lambda: torch.autograd.grad(
+            rms_y, (x, gamma), b.dy, retain_graph=True
+        )[0],
     }
 
 
@@ -186,6 +197,7 @@ def numba_calls(b: Bench) -> dict:
     mean, rstd, add_mean, add_rstd = (b.to_numba(b.empty(b.rows, f32)) for _ in range(4))
     dgamma, dbeta = (b.to_numba(b.empty(b.size, f32)) for _ in range(2))
     part = b.to_numba(b.empty((2, launch.partial_blocks(b.rows), b.size), f32))
+    rms_rstd, add_rms_rstd = (b.to_numba(b.empty(b.rows, f32)) for _ in range(2))
 
     def forward(kernel, grid):
         launch.launch_forward(kernel, x, gamma, beta, EPS, y, mean, rstd, grid)
@@ -199,13 +211,25 @@ def numba_calls(b: Bench) -> dict:
         launch.launch_backward(dy, x, gamma, mean, rstd, other, part, dgamma, dbeta)
         return other
 
+    def add_rms():
+        launch.launch_add_rms(x, res, gamma, EPS, other, y, add_rms_rstd)
+        return y
+
+    def rms_backward():  # the backward of x's RMSNorm (its rstd saved by a zero-residual add)
+        launch.launch_rms_backward(dy, x, gamma, rms_rstd, other, part[0], dgamma)
+        return other
+
     calls = {
         (f"numba: {name}", "forward"): lambda spec=spec: forward(*spec)
         for name, spec in launch.FORWARD_KERNELS.items()
     }
     calls[("numba: kernel 4", "residual add")] = add
     calls[("numba: two-stage backward", "backward")] = backward
+    calls[("numba: kernel 5", "add + RMSNorm")] = add_rms
+    calls[("numba: RMSNorm backward", "RMSNorm backward")] = rms_backward
     forward(*launch.FORWARD_KERNELS["warp per row"])  # the statistics of x the backward reads
+    zero = b.to_numba(b.torch.zeros_like(b.x))
+    launch.launch_add_rms(x, zero, gamma, EPS, other, y, rms_rstd)  # x's rstd, for RMSNorm's
     return calls
 
 
@@ -232,11 +256,29 @@ def as_array(output) -> np.ndarray:
     return output.detach().float().cpu().numpy()
 
 
+#: Each part's arrays at the floor: activation arrays, float32 statistics a row, float32 vectors
+#: of H (γ, β and their gradients) each read or written once.
+FLOOR = {
+    "forward": (2, 2, 3),
+    "backward": (3, 2, 3),
+    "residual add": (4, 2, 3),
+    "add + RMSNorm": (4, 1, 1),
+    "RMSNorm backward": (3, 1, 2),
+}
+#: The implementation each part's outputs are compared with.
+REFERENCE = {
+    "forward": "PyTorch",
+    "backward": "PyTorch",
+    "residual add": "PyTorch add, then layer_norm",
+    "add + RMSNorm": "PyTorch add, then rms_norm",
+    "RMSNorm backward": "PyTorch rms_norm",
+}
+
+
 def floor_bytes(b: Bench, part: str) -> int:
     """Bytes at the floor: activation arrays once each, float32 statistics and parameters."""
-    width = b.x.element_size()
-    arrays = {"forward": 2, "backward": 3, "residual add": 4}[part]
-    return arrays * b.rows * b.size * width + 2 * b.rows * 4 + 3 * b.size * 4
+    arrays, stats, vectors = FLOOR[part]
+    return arrays * b.rows * b.size * b.x.element_size() + stats * b.rows * 4 + vectors * b.size * 4
 
 
 def measure(b: Bench, triton_ln, repeats: int, inner: int, log) -> tuple[list, list]:
@@ -249,8 +291,7 @@ def measure(b: Bench, triton_ln, repeats: int, inner: int, log) -> tuple[list, l
     entries = [{"implementation": "device-to-device copy", "part": "copy", **shape, **copy,
                 "bytes": copied, "bytes_per_s": copy_rate}]  # fmt: skip
     calls = {**torch_calls(b), **numba_calls(b), **triton_calls(b, triton_ln)}
-    references = {part: as_array(calls[("PyTorch", part)]()) for part in ("forward", "backward")}
-    references["residual add"] = as_array(calls[("PyTorch add, then layer_norm", "residual add")]())
+    references = {part: as_array(calls[(name, part)]()) for part, name in REFERENCE.items()}
     failed = []
     for (name, part), call in calls.items():
         try:
@@ -265,7 +306,7 @@ def measure(b: Bench, triton_ln, repeats: int, inner: int, log) -> tuple[list, l
         entries.append({"implementation": name, "part": part, **shape, **timing, "bytes": moved,
                         "bytes_per_s": rate, "fraction_of_copy": rate / copy_rate,
                         "max_abs_diff_vs_torch": difference})  # fmt: skip
-        log(f"  {name:<34} {part:<13} {timing['median_s'] * 1e6:9.1f} us {rate / copy_rate:6.2f}")
+        log(f"  {name:<34} {part:<16} {timing['median_s'] * 1e6:9.1f} us {rate / copy_rate:6.2f}")
     return entries, failed
 
 

@@ -52,7 +52,10 @@ def tree_sum(values: np.ndarray, axis=None, *, keepdims: bool = False, dtype=Non
 
 
 def tree_mean(values: np.ndarray, axis=None, *, keepdims: bool = False, dtype=None) -> np.ndarray:
-    """Mean of `values` over `axis`, summed by :func:`tree_sum`."""
+    """Mean of `values` over `axis`: numpy's own for its float types (float16 summed in float32),
+    :func:`tree_sum` divided by the count for the others."""
+    if np.dtype(dtype or values.dtype) in _NUMPY_PAIRWISE:
+        return np.mean(values, axis=axis, keepdims=keepdims, dtype=dtype)
     count = int(np.prod([values.shape[a] for a in _axes(axis, values.ndim)]))
     total = tree_sum(values, axis, keepdims=keepdims, dtype=dtype)
     return total / total.dtype.type(count)

@@ -1,5 +1,5 @@
 """LayerNorm kernels in CUDA's programming model, written with numba-cuda (chapter "LayerNorm on a
-GPU").
+GPU"), and an add + RMSNorm kernel with its backward (the chapter's kernel 5).
 
 The kernels follow llm.c's progression (``dev/cuda/layernorm_forward.cu`` and
 ``layernorm_backward.cu``): one thread per row, one block per row reducing in
@@ -38,17 +38,23 @@ from .launch import (  # noqa: E402
     BLOCK,
     CASES,
     FORWARD_KERNELS,
+    RMS_CASES,
     add_layer_norm,
+    add_rms_norm,
     layer_norm,
     layer_norm_backward,
+    rms_norm_backward,
 )
 
 __all__ = [
     "BLOCK",
     "CASES",
     "FORWARD_KERNELS",
+    "RMS_CASES",
     "SIMULATED",
     "add_layer_norm",
+    "add_rms_norm",
     "layer_norm",
     "layer_norm_backward",
+    "rms_norm_backward",
 ]

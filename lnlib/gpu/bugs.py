@@ -10,7 +10,10 @@ Each is one of the chapter's kernels with one mistake GPU code is known for;
 - :func:`half_statistics_forward`: kernel 1 with its sums kept in the storage
   dtype (16 bits for float16) instead of float32;
 - :func:`racy_backward`: dγ and dβ added straight into one shared vector by
-  every thread, with a plain load and store, instead of the two-stage reduction.
+  every thread, with a plain load and store, instead of the two-stage reduction;
+- :func:`centred_rms_backward`: RMSNorm's backward with LayerNorm's ds, which also
+  subtracts the row's mean of γ·dy, a mean RMSNorm never took
+  (:func:`lnlib.harness.check_rms_norm` must fail it).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ import math
 import numpy as np
 from numba import cuda
 
-from .kernels import BLOCK, F32
-from .launch import _paced, _parameter, _rows, layer_norm
+from .kernels import BLOCK, F32, warp_sum
+from .launch import _paced, _parameter, _rows, layer_norm, rms_norm_backward
 
 
 @cuda.jit(device=True)
@@ -178,3 +181,32 @@ def racy_backward(dy, x, gamma, eps, mean, rstd):
         d.copy_to_host().reshape(shape).astype(x.dtype)
         for d, shape in ((d_dx, x.shape), (d_dgamma, x.shape[-1:]), (d_dbeta, x.shape[-1:]))
     )
+
+
+@cuda.jit
+def _centred_rms_rows(dy, s, gamma, rstd, ds, dgamma_part):
+    block, lane = cuda.blockIdx.x, cuda.threadIdx.x
+    rows, size = s.shape
+    for row in range(block, rows, cuda.gridDim.x):
+        r = rstd[row]
+        g_sum, gs_sum = F32(0), F32(0)
+        for i in range(lane, size, BLOCK):
+            g = gamma[i] * F32(dy[row, i])
+            g_sum += g
+            gs_sum += g * (F32(s[row, i]) * r)
+        g_mean = warp_sum(g_sum) / F32(size)
+        gs_mean = warp_sum(gs_sum) / F32(size)
+        for i in range(lane, size, BLOCK):
+            shat = F32(s[row, i]) * r
+            g = gamma[i] * F32(dy[row, i])
+            ds[row, i] = (g - g_mean - shat * gs_mean) * r  # BUG: - g_mean, LayerNorm's term
+    for i in range(lane, size, BLOCK):
+        dgamma = F32(0)
+        for row in range(block, rows, cuda.gridDim.x):
+            dgamma += F32(dy[row, i]) * (F32(s[row, i]) * rstd[row])
+        dgamma_part[block, i] = dgamma
+
+
+def centred_rms_backward(dy, s, gamma, eps, rstd):
+    """RMSNorm's two-stage backward with LayerNorm's ds: it subtracts the mean of γ·dy too."""
+    return rms_norm_backward(dy, s, gamma, eps, rstd, stage_1=_centred_rms_rows)

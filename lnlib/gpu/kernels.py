@@ -1,4 +1,5 @@
-"""The chapter's CUDA kernels, in numba-cuda (chapter "LayerNorm on a GPU").
+"""The chapter's CUDA kernels, in numba-cuda (chapter "LayerNorm on a GPU"): LayerNorm's, and
+RMSNorm's fused with the residual add (kernel 5) with its backward.
 
 Each kernel normalizes the rows of a 2-D array ``x`` of M rows of H features,
 stored in float32 or float16, and computes in float32 (as PyTorch's, llm.c's and
@@ -197,3 +198,44 @@ def sum_partials(part, total):
         for b in range(part.shape[0]):
             acc += part[b, i]
         total[i] = acc
+
+
+@cuda.jit
+def add_rms_norm(x, res, gamma, eps, s, y, rstd):
+    """Kernel 5: s = x + res, stored, and y = RMSNorm(s) = γ·s·rstd, one warp
+    a row. No mean: one sum (of squares), one saved statistic, no β."""
+    row, lane = cuda.blockIdx.x, cuda.threadIdx.x
+    size = x.shape[1]
+    total = F32(0)
+    for i in range(lane, size, BLOCK):
+        s[row, i] = F32(x[row, i]) + F32(res[row, i])
+        v = F32(s[row, i])  # the rounded sum the next layer reads
+        total += v * v
+    r = F32(1) / math.sqrt(warp_sum(total) / F32(size) + eps)
+    for i in range(lane, size, BLOCK):
+        y[row, i] = F32(s[row, i]) * r * gamma[i]
+    if lane == 0:
+        rstd[row] = r
+
+
+@cuda.jit
+def rms_backward_rows(dy, s, gamma, rstd, ds, dgamma_part):
+    """RMSNorm backward, stage 1: a warp a row for ds = rstd·(g − ŝ·mean(g·ŝ)),
+    g = γ·dy, ŝ = s·rstd (one row sum, not LayerNorm's two); then each lane
+    sums dy·ŝ over the block's rows for its features into partial row b."""
+    block, lane = cuda.blockIdx.x, cuda.threadIdx.x
+    rows, size = s.shape
+    for row in range(block, rows, cuda.gridDim.x):
+        r = rstd[row]
+        gs_sum = F32(0)
+        for i in range(lane, size, BLOCK):
+            gs_sum += gamma[i] * F32(dy[row, i]) * (F32(s[row, i]) * r)
+        gs_mean = warp_sum(gs_sum) / F32(size)
+        for i in range(lane, size, BLOCK):
+            shat = F32(s[row, i]) * r
+            ds[row, i] = (gamma[i] * F32(dy[row, i]) - shat * gs_mean) * r
+    for i in range(lane, size, BLOCK):
+        dgamma = F32(0)
+        for row in range(block, rows, cuda.gridDim.x):
+            dgamma += F32(dy[row, i]) * (F32(s[row, i]) * rstd[row])
+        dgamma_part[block, i] = dgamma

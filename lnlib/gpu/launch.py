@@ -1,10 +1,12 @@
 """The host side of the chapter's CUDA kernels: check, launch, convert (chapter "LayerNorm on a
 GPU").
 
-:func:`layer_norm`, :func:`add_layer_norm` and :func:`layer_norm_backward` take
+:func:`layer_norm`, :func:`add_layer_norm` and :func:`layer_norm_backward` (and RMSNorm's
+:func:`add_rms_norm` and :func:`rms_norm_backward`) take
 numpy arrays of any shape (the last axis normalized), copy them to the device,
 run a kernel of :mod:`lnlib.gpu.kernels` and copy the results back, in the
-signatures lnlib's harness calls (:func:`lnlib.harness.check_layer_norm`).
+signatures lnlib's harness calls (:func:`lnlib.harness.check_layer_norm`,
+:func:`lnlib.harness.check_rms_norm`).
 The ``launch_*`` functions run a kernel on arrays already on the device: the
 benchmark times those. float32 and float16 are read by the kernels as stored;
 bfloat16 (``ml_dtypes.bfloat16``, which numba has no array type for) is widened
@@ -50,6 +52,9 @@ CASES = (
     Case("H = 7, sliced (9, 7)", (9, 7), offset=-2.0, layout="sliced"),
     Case("eps 0.1, transposed (5, 33)", (5, 33), spread=0.5, layout="transposed", eps=0.1),
 )
+#: :data:`CASES` and rows of zeros, RMSNorm's edge (the divisor is sqrt(eps) alone), as
+#: :data:`lnlib.harness.RMS_CASES` adds them.
+RMS_CASES = (*CASES, Case("all-zero rows (4, 16)", (4, 16), spread=0.0))
 
 
 def _paced(function):
@@ -114,6 +119,12 @@ def launch_add(d_x, d_res, d_gamma, d_beta, eps, d_s, d_y, d_mean, d_rstd):
     kernels.add_layer_norm[d_x.shape[0], BLOCK](*args)
 
 
+def launch_add_rms(d_x, d_res, d_gamma, eps, d_s, d_y, d_rstd):
+    """Run the fused residual add and RMSNorm (kernel 5) on device arrays."""
+    args = (d_x, d_res, d_gamma, np.float32(eps), d_s, d_y, d_rstd)
+    kernels.add_rms_norm[d_x.shape[0], BLOCK](*args)
+
+
 def partial_blocks(rows: int) -> int:
     """How many blocks (rows of partial sums) the backward's stage 1 uses."""
     return max(1, min(MAX_PARTIALS, rows // ROWS_PER_BLOCK))
@@ -129,6 +140,15 @@ def launch_backward(d_dy, d_x, d_gamma, d_mean, d_rstd, d_dx, d_part, d_dgamma, 
     threads = math.ceil(size / BLOCK)
     kernels.sum_partials[threads, BLOCK](d_part[0], d_dgamma)
     kernels.sum_partials[threads, BLOCK](d_part[1], d_dbeta)
+
+
+def launch_rms_backward(d_dy, d_s, d_gamma, d_rstd, d_ds, d_part, d_dgamma, stage_1=None):
+    """Run RMSNorm's two backward stages on device arrays; `d_part` is (blocks, H), every entry
+    written once by stage 1 (`stage_1`: ``kernels.rms_backward_rows`` unless given)."""
+    blocks, size = d_part.shape[0], d_s.shape[1]
+    stage_1 = stage_1 or kernels.rms_backward_rows
+    stage_1[blocks, BLOCK](d_dy, d_s, d_gamma, d_rstd, d_ds, d_part)
+    kernels.sum_partials[math.ceil(size / BLOCK), BLOCK](d_part, d_dgamma)
 
 
 @_paced
@@ -204,6 +224,53 @@ def layer_norm_backward(dy, x, gamma, eps: float, mean, rstd):
         d_dgamma, d_dbeta,
     )  # fmt: skip
     return _back(d_dx, x), _back(d_dgamma, x, params=True), _back(d_dbeta, x, params=True)
+
+
+@_paced
+def add_rms_norm(x, residual, gamma=None, eps: float = 1e-6):
+    """Kernel 5 on numpy arrays: ``(s, y, rstd)`` with ``s = x + residual`` and y = RMSNorm(s)
+    (chapter "LayerNorm on a GPU"). With a zero residual it is an RMSNorm, as
+    :func:`lnlib.harness.check_rms_norm` calls one (``[1:]``: y and the saved rstd)."""
+    check_eps(eps)
+    x = np.asarray(x)
+    rows, res = _rows(x), _rows(np.asarray(residual, dtype=x.dtype))
+    d_s, d_y = (cuda.device_array(rows.shape, rows.dtype) for _ in range(2))
+    d_rstd = cuda.device_array(rows.shape[0], np.float32)
+    d_gamma = cuda.to_device(_parameter(gamma, rows.shape[1], 1.0))
+    launch_add_rms(cuda.to_device(rows), cuda.to_device(res), d_gamma, eps, d_s, d_y, d_rstd)
+    return _back(d_s, x), _back(d_y, x), _back(d_rstd, x, stats=True)
+
+
+@_paced
+def rms_norm_backward(dy, s, gamma, eps: float, rstd, *, stage_1=None):
+    """RMSNorm's backward kernels (both stages) on numpy arrays, as
+    :func:`lnlib.harness.check_rms_norm` calls them (chapter "LayerNorm on a GPU").
+
+    Returns ``(ds, dgamma)`` in the dtype of s; `rstd` is what :func:`add_rms_norm` saved
+    (`eps` is already inside it); `stage_1` replaces ``kernels.rms_backward_rows`` (as
+    :mod:`lnlib.gpu.bugs` does). In a block, ds is the norm's share of the stream's gradient:
+    the caller adds the gradient the stream carries past the norm.
+    """
+    check_eps(eps)
+    s = np.asarray(s)
+    rows, drows = _rows(s), _rows(np.asarray(dy))
+    size = rows.shape[1]
+    d_ds = cuda.device_array(rows.shape, rows.dtype)
+    d_part = cuda.device_array((partial_blocks(rows.shape[0]), size), np.float32)
+    d_dgamma = cuda.device_array(size, np.float32)
+    d_rstd = cuda.to_device(np.ascontiguousarray(rstd, np.float32).ravel())
+    d_gamma = cuda.to_device(_parameter(gamma, size, 1.0))
+    launch_rms_backward(
+        cuda.to_device(drows),
+        cuda.to_device(rows),
+        d_gamma,
+        d_rstd,
+        d_ds,
+        d_part,
+        d_dgamma,
+        stage_1,
+    )
+    return _back(d_ds, s), _back(d_dgamma, s, params=True)
 
 
 def _back(device_array, like: np.ndarray, stats: bool = False, params: bool = False):

@@ -18,6 +18,7 @@ import pytest
 from lnlib.book.experiments.gpu import (
     H200_SPEC,
     KERNEL_COUNTS,
+    RMS_KERNEL_COUNTS,
     GpuResults,
     bytes_table,
     itemsize,
@@ -49,15 +50,51 @@ def test_the_partial_sums_are_counted_per_block():
     assert partial_bytes(4096) == {"blocks": 1024, "bytes": 4.0}
     assert partial_bytes(40_000)["bytes"] == pytest.approx(16 * 1024 / 40_000)
     assert partial_bytes(3)["blocks"] == 1
+    assert partial_bytes(4096, sums=1)["bytes"] == 2.0  # RMSNorm: dγ alone
     rows = [line for line in bytes_table(4096).splitlines() if line.startswith("<tr>")]
-    assert len(rows) == 1 + len(KERNEL_COUNTS) + 1
-    assert rows[-1].startswith("<tr><td>+ partial dγ, dβ (4096 rows)</td><td>4</td>")
+    assert len(rows) == 1 + len(KERNEL_COUNTS) + 1 + len(RMS_KERNEL_COUNTS) + 1
+    assert rows[len(KERNEL_COUNTS) + 1].startswith(
+        "<tr><td>+ partial dγ, dβ (4096 rows)</td><td>4</td>"
+    )
+    assert rows[-1].startswith("<tr><td>+ partial dγ (4096 rows)</td><td>2</td>")
+
+
+def test_the_rms_counts_follow_kernel_5_and_its_backward():
+    add_rms, backward = RMS_KERNEL_COUNTS
+    add = next(k for k in KERNEL_COUNTS if "residual" in k.name)
+    # the same arrays as kernel 4 (x, r read; s, y written), one sweep of s fewer, no mean
+    assert add_rms.floor_bytes(2) == add.floor_bytes(2) == 8
+    assert (add_rms.passes, add.passes) == (5, 6) and add_rms.flops < add.flops
+    # s and dy read, ds written: LayerNorm's backward's arrays; 4 + 5 + 3 FLOPs
+    assert backward.floor_bytes(2) == 6 and backward.worst_bytes(2) == 14 and backward.flops == 12
 
 
 def test_without_the_results_file_nothing_is_measured(tmp_path):
     results = GpuResults(tmp_path / "absent.json")
     assert not results.measured and results.entries() == []
     assert results.machine() == "not yet measured on a GPU"
+
+
+def test_the_measured_table_reads_the_rms_rows(tmp_path):
+    shape = {"rows": 4096, "size": 1024, "dtype": "float16", "bytes": 1, "bytes_per_s": 1.0}
+    entries = [
+        {"implementation": name, "part": part, "median_s": seconds, "fraction_of_copy": 0.5,
+         **shape}
+        for name, part, seconds in (
+            ("PyTorch add, then rms_norm", "add + RMSNorm", 2e-5),
+            ("numba: kernel 5", "add + RMSNorm", 3e-5),
+            ("PyTorch rms_norm", "RMSNorm backward", 4e-5),
+            ("numba: RMSNorm backward", "RMSNorm backward", 2e-5),
+        )
+    ]  # fmt: skip
+    path = tmp_path / "gpu_kernels.json"
+    machine = {"gpu": "a GPU", "driver": "1", "cuda": "2"}
+    path.write_text(json.dumps({"machine": machine, "entries": entries}))
+    table = GpuResults(path).table()
+    assert "4096 x 1024 float16, add + RMSNorm:" in table
+    assert "4096 x 1024 float16, RMSNorm backward:" in table
+    line = next(x for x in table.splitlines() if x.strip().startswith("numba: kernel 5"))
+    assert "30.0 µs" in line and "x 1.50" in line  # its time over PyTorch's unfused add + norm
 
 
 def test_the_roofline_draws_cleanly_with_and_without_measurements():
@@ -85,6 +122,12 @@ def test_the_benchmark_script_runs_end_to_end_on_the_cpu(tmp_path):
             assert (f"numba: {name}", "forward", dtype) in timed
         assert ("numba: two-stage backward", "backward", dtype) in timed
     assert ("PyTorch", "backward", "bfloat16") in timed
+    for dtype in ("float32", "float16", "bfloat16"):
+        assert ("PyTorch add, then rms_norm", "add + RMSNorm", dtype) in timed
+        assert ("PyTorch rms_norm", "RMSNorm backward", dtype) in timed
+    for dtype in ("float32", "float16"):
+        assert ("numba: kernel 5", "add + RMSNorm", dtype) in timed
+        assert ("numba: RMSNorm backward", "RMSNorm backward", dtype) in timed
     for entry in data["entries"]:
         assert entry["median_s"] > 0 and entry["bytes"] > 0
         if entry["part"] != "copy":
@@ -121,3 +164,10 @@ def test_findings_states_each_number_from_its_source():
     assert found["sm_used"] == f"{HOPPER_LIMITS['blocks_per_sm'] * 32:g}"
     assert (found["warp_load_2"], found["warp_load_16"]) == ("64", "512")
     assert str(findings(block=64)["warp_load_2"]) == "128"
+    rms = {k: v for k, v in found.items() if k.startswith("rms_") or k.startswith("add_")}
+    assert rms == {
+        "rms_add_16": "8", "add_16": "8", "rms_add_sweeps": "5", "add_sweeps": "6",
+        "rms_add_flops": "5", "add_flops": "9", "rms_backward_16": "6",
+        "rms_backward_flops": "12", "rms_partial_bytes": "2",
+    }  # fmt: skip
+    assert found["backward_flops"] == str(backward.flops) == "18"

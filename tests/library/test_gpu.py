@@ -4,7 +4,9 @@ here.
 Without a GPU driver, ``import lnlib.gpu`` switches numba to its CUDA simulator, so these tests run
 the very kernels a GPU runs, one Python thread per CUDA thread, on lnlib.gpu.CASES' small shapes
 (H below, at and above a warp, H = 1, one row, 16-bit storage with float32 statistics). The planted
-GPU bugs of lnlib.gpu.bugs must fail the same checks. No test times anything (make bench-gpu does).
+GPU bugs of lnlib.gpu.bugs must fail the same checks. Kernel 5 (add + RMSNorm) and RMSNorm's
+backward pass check_rms_norm on the same shapes plus all-zero rows. No test times anything (make
+bench-gpu does).
 """
 
 import ml_dtypes
@@ -14,7 +16,9 @@ import pytest
 from lnlib import gpu
 from lnlib.forward import layer_norm as reference
 from lnlib.gpu import bugs
-from lnlib.harness import check_layer_norm
+from lnlib.harness import check_layer_norm, check_rms_norm, torch_rms_norm
+from lnlib.norms import rms_norm
+from lnlib.rms import rms_norm_backward
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -130,3 +134,65 @@ def test_float64_is_refused_with_the_reason():
 
 def test_without_a_driver_the_package_runs_on_the_simulator():
     assert gpu.SIMULATED or __import__("ctypes.util").util.find_library("cuda") is not None
+
+
+def rms_forward(x, g, eps):
+    """Kernel 5 with a zero residual, as check_rms_norm calls an RMSNorm: (y, rstd)."""
+    return gpu.add_rms_norm(x, np.zeros_like(x), g, eps)[1:]
+
+
+def test_the_add_rms_kernel_and_its_backward_pass_the_rms_harness():
+    # forward and backward in one run: the same shapes, layouts and dtypes as the LayerNorm
+    # kernels' checks, plus rows of zeros (the divisor sqrt(eps) alone)
+    report = check_rms_norm(rms_forward, gpu.rms_norm_backward, dtypes=DTYPES, cases=gpu.RMS_CASES)
+    assert report.passed, str(report)
+    assert {r.case for r in report.results} >= {c.name for c in gpu.RMS_CASES}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_add_rms_kernel_matches_lnlib_with_a_residual(dtype):
+    storage = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(5)
+    x, res, dy = (rng.normal(size=(9, 45)).astype(storage) for _ in range(3))
+    gamma = (1 + 0.5 * rng.normal(size=45)).astype(np.float32)
+    s, y, rstd = gpu.add_rms_norm(x, res, gamma)
+    exact = x.astype(np.float64) + res.astype(np.float64)
+    assert s.dtype == storage and np.array_equal(s, exact.astype(storage))  # one rounding
+    assert rstd.dtype == np.float32 and rstd.shape == (9,)
+    wide = exact if dtype == "bfloat16" else s.astype(np.float64)  # as in the LayerNorm test
+    expected, r64 = rms_norm(wide, gamma, eps=1e-6, return_stats=True)
+    u = {"float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}[dtype]
+    assert np.abs(y.astype(np.float64) - expected).max() <= 4 * u * np.abs(expected).max()
+    np.testing.assert_allclose(rstd, r64.ravel(), rtol=1e-5)
+    ds, dgamma = gpu.rms_norm_backward(dy, s, gamma, 1e-6, rstd)
+    ref_ds, ref_dgamma = rms_norm_backward(dy.astype(np.float64), wide, gamma, eps=1e-6)
+    tol = 8 * max(u, 2.0**-24)
+    assert np.abs(ds - ref_ds).max() <= tol * np.abs(ref_ds).max()
+    assert np.abs(dgamma - ref_dgamma).max() <= tol * np.abs(ref_dgamma).max()
+
+
+def test_the_rms_kernels_pass_the_harness_where_torch_does():
+    torch_pair = torch_rms_norm()
+    if torch_pair is None:
+        pytest.skip("PyTorch is not installed: no torch.nn.functional.rms_norm to compare with")
+    # PyTorch's rms_norm and autograd on the same harness inputs (one case per H the launch
+    # path treats differently: below, at and above a warp), then kernel 5 against them directly
+    cases = [c for c in gpu.RMS_CASES if c.shape[-1] in (7, 32, 40)]
+    assert check_rms_norm(*torch_pair, dtypes=DTYPES, cases=cases).passed
+    rng = np.random.default_rng(6)
+    x, dy = rng.normal(size=(2, 5, 40)).astype(np.float32)
+    gamma = (1 + 0.5 * rng.normal(size=40)).astype(np.float32)
+    _, y, rstd = gpu.add_rms_norm(x, np.zeros_like(x), gamma)
+    np.testing.assert_allclose(y, torch_pair[0](x, gamma, 1e-6), rtol=1e-5, atol=1e-6)
+    got = gpu.rms_norm_backward(dy, x, gamma, 1e-6, rstd)
+    for mine, theirs in zip(got, torch_pair[1](dy, x, gamma, 1e-6)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_the_centred_rms_backward_fails_the_harness_in_dx_alone():
+    # LayerNorm's dx in an RMSNorm backward: the extra mean of γ·dy is wrong in every dtype
+    cases = [c for c in gpu.RMS_CASES if c.shape[-1] in (1, 40)]
+    report = check_rms_norm(rms_forward, bugs.centred_rms_backward, dtypes=DTYPES, cases=cases)
+    assert not report.passed
+    assert {f.dtype for f in report.failures} == set(DTYPES)
+    assert all(f.detail.startswith("dx") for f in report.failures), str(report)

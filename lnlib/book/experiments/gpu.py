@@ -19,7 +19,14 @@ from lnlib.gpu.launch import partial_blocks
 from lnlib.validation import BFLOAT16
 
 from ..tools import prose
-from .memory_traffic import FUSED_ADD_FORWARD, FUSED_BACKWARD, FUSED_FORWARD, memory_traffic
+from .memory_traffic import (
+    FUSED_ADD_FORWARD,
+    FUSED_ADD_RMS_FORWARD,
+    FUSED_BACKWARD,
+    FUSED_FORWARD,
+    FUSED_RMS_BACKWARD,
+    memory_traffic,
+)
 
 __all__ = [
     "H200_SPEC",
@@ -27,6 +34,7 @@ __all__ = [
     "KERNEL_COUNTS",
     "PARTIAL_ROWS",
     "RESULTS",
+    "RMS_KERNEL_COUNTS",
     "GpuResults",
     "KernelCount",
     "bytes_table",
@@ -119,12 +127,25 @@ KERNEL_COUNTS = (
 )
 
 
-def partial_bytes(rows: int) -> dict:
-    """The backward's float32 partial sums of dγ and dβ, in bytes per element of x, for `rows` rows.
+#: Kernel 5 (``kernels.add_rms_norm``) and RMSNorm's backward (``kernels.rms_backward_rows``),
+#: counted as above. Kernel 5: x and r read and s written in its first sweep, s read once more, y
+#: written (5 sweeps); 5 FLOPs (the add; square, add; two multiplies). Backward: s and dy read in
+#: the row's two sweeps and in the partial sums, ds written (7 sweeps); 12 FLOPs: 4 in the first
+#: sweep (g 1, ŝ 1, product 1, sum 1), 5 in the second (ŝ 1, g 1, ŝ times the mean 1, subtract 1,
+#: times rstd 1), 3 in the partial sums (ŝ 1, times dy 1, sum 1). Its partial sums are dγ's alone.
+RMS_KERNEL_COUNTS = (
+    KernelCount("kernel 5 (add + RMSNorm)", FUSED_ADD_RMS_FORWARD, 5, 5),
+    KernelCount("RMSNorm backward, stage 1", FUSED_RMS_BACKWARD, 7, 12),
+)
+
+
+def partial_bytes(rows: int, sums: int = 2) -> dict:
+    """The backward's float32 partial sums, in bytes per element of x, for `rows` rows: `sums` = 2
+    for LayerNorm's dγ and dβ, 1 for RMSNorm's dγ.
 
     Stage 1 (``kernels.backward_rows``) stores each block's 2 x H sums once, 4 B each, and stage 2
     reads them back: 2 x 4 B x 2 x blocks / rows per element of x, whatever the storage dtype
-    (chapter "LayerNorm on a GPU").
+    (chapter "LayerNorm on a GPU"); RMSNorm's stage 1 stores H sums a block.
 
     Returns
     -------
@@ -132,24 +153,27 @@ def partial_bytes(rows: int) -> dict:
         ``blocks`` (rows of partial sums) and ``bytes`` (per element of x).
     """
     blocks = partial_blocks(rows)
-    return {"blocks": blocks, "bytes": 2 * 4 * 2 * blocks / rows}
+    return {"blocks": blocks, "bytes": 2 * 4 * sums * blocks / rows}
 
 
 def bytes_table(rows: int) -> str:
-    """:data:`KERNEL_COUNTS` as an HTML table, with the backward's partial sums at `rows` rows.
+    """:data:`KERNEL_COUNTS` and :data:`RMS_KERNEL_COUNTS` as an HTML table, each norm's backward
+    followed by its partial sums at `rows` rows.
 
     Columns: bytes per element at the floor for 4-byte and 2-byte storage, when every sweep goes
     to memory (4-byte), FLOPs per element and FLOPs per byte at the floor (4-byte). The partial
     sums are float32 in every column. HTML, so that the page's table wraps at phone width.
     """
     head = ("kernel", "floor, 4 B", "floor, 2 B", "all sweeps, 4 B", "FLOP", "FLOP/B")
-    body = [
-        (k.name, k.floor_bytes(4), k.floor_bytes(2), k.worst_bytes(4), k.flops,
-         f"{k.intensity(4):.2f}")
-        for k in KERNEL_COUNTS
-    ]  # fmt: skip
-    part = f"{partial_bytes(rows)['bytes']:g}"
-    body.append((f"+ partial dγ, dβ ({rows} rows)", part, part, part, "", ""))
+    body = []
+    for counts, sums, label in ((KERNEL_COUNTS, 2, "dγ, dβ"), (RMS_KERNEL_COUNTS, 1, "dγ")):
+        body += [
+            (k.name, k.floor_bytes(4), k.floor_bytes(2), k.worst_bytes(4), k.flops,
+             f"{k.intensity(4):.2f}")
+            for k in counts
+        ]  # fmt: skip
+        part = f"{partial_bytes(rows, sums)['bytes']:g}"
+        body.append((f"+ partial {label} ({rows} rows)", part, part, part, "", ""))
 
     def row(cells, tag):
         return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
@@ -237,10 +261,13 @@ def findings(block: int = BLOCK) -> dict:
     float32 storage; ``sm_blocks``, ``sm_threads``: Hopper's resident blocks and threads per
     multiprocessor; ``sm_used``: the threads resident with blocks of `block` threads;
     ``warp_load_2``, ``warp_load_16``: bytes one warp instruction moves with 2 and with 16 bytes per
-    lane.
+    lane; ``rms_*``: kernel 5 and RMSNorm's backward, each against its LayerNorm counterpart
+    (kernel 4, the LayerNorm backward): bytes per element at the floor in 16-bit storage, sweeps,
+    FLOPs, and the partial sums at ``partial_rows`` rows.
     """
     part = partial_bytes(PARTIAL_ROWS)
     backward = KERNEL_COUNTS[-1]
+    add, rms_add, rms_back = KERNEL_COUNTS[3], *RMS_KERNEL_COUNTS
     spec = H200_SPEC
     return {
         "ridge": prose.number(spec["fp32_flops"] / spec["bandwidth"], ".0f"),
@@ -259,6 +286,16 @@ def findings(block: int = BLOCK) -> dict:
                 "sm_used": HOPPER_LIMITS["blocks_per_sm"] * block,
                 "warp_load_2": block * 2,
                 "warp_load_16": block * 16,
+                "rms_add_16": rms_add.floor_bytes(2),
+                "add_16": add.floor_bytes(2),
+                "rms_add_sweeps": rms_add.passes,
+                "add_sweeps": add.passes,
+                "rms_add_flops": rms_add.flops,
+                "add_flops": add.flops,
+                "rms_backward_16": rms_back.floor_bytes(2),
+                "rms_backward_flops": rms_back.flops,
+                "backward_flops": backward.flops,
+                "rms_partial_bytes": partial_bytes(PARTIAL_ROWS, 1)["bytes"],
             }.items()
         },
     }

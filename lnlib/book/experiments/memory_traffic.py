@@ -29,6 +29,7 @@ from ...validation import BFLOAT16, check_count
 
 __all__ = [
     "FUSED_ADD_FORWARD",
+    "FUSED_ADD_RMS_FORWARD",
     "KernelStep",
     "Traffic",
     "Bytes",
@@ -156,7 +157,8 @@ FUSED_RMS_FORWARD = (
 )
 
 #: An RMSNorm backward kernel, fused as :data:`FUSED_BACKWARD` is: x and dy read once, dx written
-#: once; rstd and γ read, dγ written (no dβ).
+#: once; rstd and γ read, dγ written (no dβ). Chapter 15's RMSNorm backward is this kernel with x
+#: the stored stream s.
 FUSED_RMS_BACKWARD = (
     KernelStep(
         "dx, dgamma = rms_norm_backward(dy, x, rstd, gamma)",
@@ -172,6 +174,16 @@ FUSED_ADD_FORWARD = (
         "s = x + r; y, mean, rstd = layer_norm(s, gamma, beta)",
         reads=("x", "r", "gamma", "beta"),
         writes=("s", "y", "mean", "rstd"),
+    ),
+)
+
+#: The residual add fused with RMSNorm (chapter "LayerNorm on a GPU", kernel 5): as
+#: :data:`FUSED_ADD_FORWARD`, with no β and one saved statistic.
+FUSED_ADD_RMS_FORWARD = (
+    KernelStep(
+        "s = x + r; y, rstd = rms_norm(s, gamma)",
+        reads=("x", "r", "gamma"),
+        writes=("s", "y", "rstd"),
     ),
 )
 
