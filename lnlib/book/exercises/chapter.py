@@ -277,6 +277,9 @@ class Exercises:
         self._last_data: dict[int, dict] = {}
         # each exercise's data as handed out to a student, drawn once (_handed_to_student)
         self._handed: dict[tuple[int, str], dict] = {}
+        #: The names of each exercise's data this notebook hands out (:meth:`data`; the course's
+        #: hidden test names them): in graded mode, the check judges on those as handed out.
+        self.handed: dict[int, tuple[str, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.builders)
@@ -319,6 +322,9 @@ class Exercises:
         if draw is None:
             raise ValueError(f"exercise {k} of chapter {self.chapter} has no per-student data")
         drawn = draw(student_rng(self.chapter, k, student_id(self.student)))
+        self.handed[k] = self.handed.get(k, ()) + tuple(
+            n for n in names if n not in self.handed.get(k, ())
+        )
         values = tuple(drawn[name] for name in names)
         return values[0] if len(values) == 1 else values
 
@@ -468,9 +474,9 @@ class Exercises:
             raise NotPassed(verdict.text)
 
     def _handed_to_student(self, k: int) -> dict:
-        """Exercise `k`'s data as handed out to this student (its :func:`variant`), in graded mode;
-        empty for practice, or where no student id is known (the check then judges the data
-        passed)."""
+        """Exercise `k`'s data as handed out to this student (its :func:`variant`; the names the
+        notebook hands out, :attr:`handed`), in graded mode; empty for practice, or where no student
+        id is known (the check then judges the data passed)."""
         draw = getattr(self.builders[k - 1], "variant", None) if self._graded(k) else None
         if draw is None:
             return {}
@@ -480,7 +486,10 @@ class Exercises:
             return {}
         if key not in self._handed:
             self._handed[key] = draw(student_rng(self.chapter, k, key[1]))
-        return copy.deepcopy(self._handed[key])
+        drawn = self._handed[key]
+        return {
+            name: copy.deepcopy(drawn[name]) for name in self.handed.get(k, ()) if name in drawn
+        }
 
     def _right_for(self, k: int, data: dict, answer) -> bool:
         """Whether `answer` is right for `data` (the data the reader's cell passed, not those handed

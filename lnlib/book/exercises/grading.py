@@ -1,5 +1,5 @@
-"""The course's hidden tests: one call, ``_hidden.grade("mean", 1, answer_1, batch=batch)``, under
-each graded test cell (lnlib.book.tools.course).
+"""The course's hidden tests: one call under each graded test cell (lnlib.book.tools.course),
+``_hidden.grade("mean", 1, answer_1, ('batch',), batch=batch)``.
 
 nbgrader's hidden tests run in the student's kernel, after the student's code, and a failed test's
 traceback on the feedback page prints the lines of its cell around the failure: the whole hidden
@@ -26,11 +26,11 @@ __all__ = ["grade"]
 SHIPPED = ("judge", "feedback", "chapter")
 
 
-def grade(module: str, k: int, answer, **data) -> None:
+def grade(module: str, k: int, answer, handed: tuple[str, ...], **data) -> None:
     """The verdict of the shipped checker of ``lnlib.book.exercises.<module>`` on exercise `k`'s
-    `answer`, with the data the test cell passes (the student's: those the exercise hands out are
-    drawn again); raises NotPassed unless it is Correct! (and shows nothing: nbgrader would read a
-    value as partial credit)."""
+    `answer`, with the data the test cell passes (the student's: those named `handed`, which the
+    exercise's cell hands out, are drawn again from the student's id); raises NotPassed unless it
+    is Correct! (and shows nothing: nbgrader would read a value as partial credit)."""
     __tracebackhide__ = True
     loaded = [reload(import_module(f"lnlib.book.exercises.{name}")) for name in SHIPPED]
     chapter = loaded[-1]
@@ -38,6 +38,7 @@ def grade(module: str, k: int, answer, **data) -> None:
     exercises.graded = True  # a verdict names the mistake, never the recipe
     theirs = chapter._user_namespace().get("exercises")
     exercises.student = getattr(theirs, "student", None)
+    exercises.handed[k] = tuple(handed)
     if chapter.answer_code(k, chapter._inputs()) is None:
         raise chapter.NotPassed(f"the answer cell of exercise {k} is not in the input history")
     touched = replaced(exercises)

@@ -157,7 +157,9 @@ def answer_key(chapter: Path) -> dict:
         )
         if not graded:
             continue
-        test = _graded_test(k, check.group(2) or "", _module_of(nb))
+        handed = re.findall(rf"exercises\.data\({k}, (.*)\)", text)  # the names own_data wrote
+        names = tuple(n for line in handed for n in ast.literal_eval(f"({line},)"))
+        test = _graded_test(k, check.group(2) or "", _module_of(nb), names)
         cells.append(
             _cell(
                 "code",
@@ -254,10 +256,11 @@ def _module_of(nb: dict) -> str:
     return re.search(r"from lnlib\.book\.exercises\.(\w+) import exercises", text).group(1)
 
 
-def _graded_test(k: str, data: str, module: str) -> str:
+def _graded_test(k: str, data: str, module: str, handed: tuple[str, ...]) -> str:
     """Exercise k's test cell: the student sees the chapter's check, as the graded test runs it
     (``exercises.test``: it says so when the notebook's checker was replaced); nbgrader grades with
-    one hidden line, :func:`lnlib.book.exercises.grading.grade`, which judges with the checker as
+    one hidden line, :func:`lnlib.book.exercises.grading.grade` (`handed`: the names of the data
+    the cell hands out), which judges with the checker as
     shipped (reloaded) on the data handed out to the student (drawn again from their id), so neither
     changing the data nor replacing ``exercises.check`` in the notebook can pass it. The check reads
     the answer cell's code from the kernel's input history (nbgrader's autograde and validate run
@@ -270,7 +273,7 @@ def _graded_test(k: str, data: str, module: str) -> str:
         f"exercises.test({k}, answer_{k}{visible})\n"
         "### BEGIN HIDDEN TESTS\n"
         f'import lnlib.book.exercises.grading as _hidden; _hidden.grade("{module}", {k}, '
-        f"answer_{k}{visible})\n"
+        f"answer_{k}, {handed!r}{visible})\n"
         "### END HIDDEN TESTS"
     )
 
