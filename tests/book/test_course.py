@@ -68,7 +68,19 @@ def test_the_answer_key_grades_each_exercise_once(chapter):
     # graded mode, in the student's cells and in the hidden tests: a wrong answer gets no recipe
     code = ["".join(c["source"]) for c in key["cells"] if c["cell_type"] == "code"]
     assert sum("\nexercises.graded = True" in source for source in code) == 1
-    assert all("_module.exercises.graded = True" in c["source"] for c in graded)
+    assert all(f'_hidden.grade("{module_of(chapter)}"' in c["source"] for c in graded)
+    # the hidden part is one line (a traceback around a failure shows no more of it)
+    for cell in graded:
+        hidden = (
+            cell["source"].split("### BEGIN HIDDEN TESTS\n")[1].split("### END HIDDEN TESTS")[0]
+        )
+        assert hidden.count("\n") == 1, cell["source"]
+
+
+def module_of(chapter: Path) -> str:
+    return re.search(
+        r"from lnlib\.book\.exercises\.(\w+) import exercises", chapter.read_text()
+    ).group(1)
 
 
 def exercises_of(chapter: Path):
@@ -187,9 +199,15 @@ def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path)
     submitted = tmp_path / "03_mean.ipynb"
     submitted.write_text(json.dumps(key))
     said = nbgrader("validate", str(submitted), cwd=course)
-    # the visible check may be fooled; the hidden test, which nbgrader shows failing, is not
-    assert "VALIDATION FAILED ON 1 CELL(S)" in said, said[-1500:]
-    assert "assert _verdict.kind == 'correct'" in said, said[-1500:]
+    # the graded test cell says why, as its message alone; a checker replaced stays replaced in the
+    # kernel, so exercise 2's test cell (the key's answer) cannot vouch for its answer either
+    failed = {"replaces the check": 2, "changes the data": 1}[cheat]
+    assert f"VALIDATION FAILED ON {failed} CELL(S)" in said, said[-1500:]
+    why = {
+        "replaces the check": "your code replaced the checker (exercises.check)",
+        "changes the data": "your answer is right for data other than those handed out to you",
+    }
+    assert why[cheat] in said, said[-1500:]
 
 
 # The instructor review's BLOCKER: chapter 09's student edition passed `nbgrader validate` with
@@ -207,7 +225,8 @@ PATCH_THE_CHECKER = (
     'shipped.exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "ok"})()'
 )
 FOOL_THE_VISIBLE_CHECK = (
-    'exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()'
+    'exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()\n'
+    "exercises.test = lambda *a, **k: None"
 )
 
 
@@ -253,7 +272,7 @@ def test_the_reviews_cheats_fail_the_hidden_tests(course, tmp_path):
     submitted.write_text(json.dumps(answered(key, cheats, "### BEGIN SOLUTION")))
     said = nbgrader("validate", str(submitted), cwd=course)
     assert "VALIDATION FAILED ON 3 CELL(S)" in said, said[-3000:]
-    assert said.count("assert _verdict.kind == 'correct'") >= 3, said[-3000:]
+    assert said.count("_hidden.grade(") >= 3, said[-3000:]
     for answer, named in REVIEW_CHEATS.values():
         assert f"your answer uses {named}" in said, (named, said[-3000:])
 
@@ -407,8 +426,22 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
     for student in submissions:
         page = course / "feedback" / student / "03_mean" / "03_mean.html"
         assert page.exists(), f"no feedback page for {student}"
-        assert "_handed_out" not in page.read_text(), "the feedback shows the hidden tests"
-    assert "Not correct" in (course / "feedback" / "bob" / "03_mean" / "03_mean.html").read_text()
+        shown = page.read_text()
+        assert "_hidden" not in shown and "HIDDEN TESTS" not in shown, (
+            f"{student}'s feedback shows the hidden tests"
+        )
+    feedback = {
+        student: (course / "feedback" / student / "03_mean" / "03_mean.html").read_text()
+        for student in submissions
+    }
+    assert "Not correct" in feedback["bob"]
+    # a failed test shows its message alone: no traceback, so no line of the test cell
+    assert "most recent call last" not in feedback["bob"] and "Not quite" not in feedback["bob"]
+    # what was set aside, and an answer right for other data than those handed out, are said
+    assert (
+        "this answer cell was set aside before grading: it touches the checker" in feedback["fay"]
+    )
+    assert "right for data other than those handed out to you" in feedback["carol"]
 
 
 def test_the_student_edition_runs_from_its_zip_without_the_repository(course, tmp_path):

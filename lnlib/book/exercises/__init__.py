@@ -7,6 +7,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+# the course's hidden tests' helper, imported with the exercises, before any answer cell runs
+from lnlib.book.exercises import grading  # noqa: F401
+
 __all__ = ["every_chapter"]
 
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import re
+import sys
 import types
 import warnings
 from collections.abc import Callable
-
-import numpy as np
 
 from lnlib.book.exercises.feedback import (
     HINT_AFTER,
@@ -50,13 +50,19 @@ from lnlib.book.exercises.feedback import (
     Feedback,
     round_to_digits,
 )
-from lnlib.book.exercises.students import student_id, student_rng
+from lnlib.book.exercises.shipped import numpy as np  # as first imported (shipped.py)
+from lnlib.book.exercises.shipped import record, replaced
+from lnlib.book.exercises.students import NoStudent, student_id, student_rng
 from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import website_build
 
 __all__ = [
     "ALWAYS_FORBIDDEN",
     "BACKWARD_PASSES",
+    "CHECKER_NAMES",
+    "NotPassed",
+    "SET_ASIDE",
+    "rebinds",
     "RUN_TIME_NAMES",
     "Exercises",
     "answer_code",
@@ -88,7 +94,21 @@ ALWAYS_FORBIDDEN = (
     ".get_ipython",
     "In",
     "_ih",
+    "delattr",
+    "vars",
+    ".__dict__",
+    ".__setattr__",
+    ".__delattr__",
 )
+
+#: Names an answer cell may not bind: the checker the notebook's first cell imports, and the
+#: course's hidden tests' helper (lnlib.book.tools.course).
+CHECKER_NAMES = ("exercises", "_hidden")
+
+#: The line ``course sanitize`` puts on top of an answer cell it sets aside
+#: (lnlib.book.tools.course), followed by what the cell touched, in brackets; the check reads it
+#: back and says so.
+SET_ASIDE = "# This answer cell was set aside before grading: it touches the checker"
 
 
 #: What builds a name at run time, which an answer to an exercise that forbids names may not use:
@@ -279,6 +299,11 @@ class Exercises:
         self._wrong_tries: dict[int, int] = {}
         # the data of each exercise's last check, for its hint
         self._last_data: dict[int, dict] = {}
+        # each exercise's data as handed out to a student, drawn once (_handed_to_student)
+        self._handed: dict[tuple[int, str], dict] = {}
+        #: The names of each exercise's data this notebook hands out (:meth:`data`; the course's
+        #: hidden test names them): in graded mode, the check judges on those as handed out.
+        self.handed: dict[int, tuple[str, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.builders)
@@ -321,6 +346,9 @@ class Exercises:
         if draw is None:
             raise ValueError(f"exercise {k} of chapter {self.chapter} has no per-student data")
         drawn = draw(student_rng(self.chapter, k, student_id(self.student)))
+        self.handed[k] = self.handed.get(k, ()) + tuple(
+            n for n in names if n not in self.handed.get(k, ())
+        )
         values = tuple(drawn[name] for name in names)
         return values[0] if len(values) == 1 else values
 
@@ -408,22 +436,32 @@ class Exercises:
         given = handed_out(k, _running_cell(), _user_namespace())
         changed = [name for name in data if name in given and not _same(data[name], given[name])]
         data = {**data, **{name: given[name] for name in changed}}
+        # graded: judged on the data handed out to this student, whatever the cell's data lines say
+        theirs, handed = data, self._handed_to_student(k)
+        other = [name for name in data if name in handed and not _same(data[name], handed[name])]
+        data = {**data, **{name: handed[name] for name in other}}
         self._last_data[k] = data
         if answer is None and website_build():
             built = self.exercise(k, **data)
             return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
-            return Feedback(NOT_ANSWERED)
+            aside = _set_aside(k, _inputs())
+            return self._worded(k, Feedback(f"{WRONG}{aside}" if aside else NOT_ANSWERED))
         self._number(k)
         built = self._built(k, data)
         if isinstance(built, Feedback):
-            return built
+            return self._worded(k, built)
         verdict = self._with_hint(k, built, self._judged(k, built, answer))
         code = answer_code(k, _inputs())
         own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None
         if refused:
-            return Feedback(refused)
+            return self._worded(k, Feedback(refused))
+        if other and verdict.kind != "correct" and self._right_for(k, theirs, answer):
+            return Feedback(
+                f"{NOT_CORRECT}your answer is right for data other than those handed out to you "
+                f"({', '.join(other)} changed): the grade judges it on your data as handed out."
+            )
         notes = [
             (
                 f"`{name}` was changed in place by your code; the answer is judged on the {name} "
@@ -435,8 +473,95 @@ class Exercises:
         line = verdict.text if verdict.verdict is None else verdict.verdict
         return Feedback("\n".join([*notes, verdict.text]), verdict=line) if notes else verdict
 
+    def test(self, k: int, answer, **data) -> None:
+        """The course's graded test cell (lnlib.book.tools.course): nothing when :meth:`check` says
+        Correct! (nbgrader would read a value the cell shows as partial credit), else its verdict
+        raised as :class:`NotPassed`, its message alone.
+
+        When code in this kernel has replaced the checker or the numpy functions it uses
+        (:func:`~lnlib.book.exercises.shipped.replaced`: ``exercises.check = ...``, a function of
+        the checker's modules patched, ``np.all = ...``), the check it would call is not the one
+        shipped: it says so, and that grading sets such an answer cell aside, instead of a pass
+        that grading would not give.
+        """
+        __tracebackhide__ = True
+        touched = replaced(self)
+        if touched:
+            raise NotPassed(
+                f"{NOT_CORRECT}your code replaced the checker ({', '.join(touched[:3])}), so this "
+                "cell cannot tell whether your answer is right. Grading sets aside an answer cell "
+                "that replaces the checker: the exercise counts as not answered. Restart the "
+                "kernel, and answer without changing the checker or numpy."
+            )
+        verdict = self.check(k, answer, **data)
+        if verdict.kind != "correct":
+            raise NotPassed(verdict.text)
+
+    def _handed_to_student(self, k: int) -> dict:
+        """Exercise `k`'s data as handed out to this student (its :func:`variant`; the names the
+        notebook hands out, :attr:`handed`), in graded mode; empty for practice, or where no student
+        id is known (the check then judges the data passed)."""
+        draw = getattr(self.builders[k - 1], "variant", None) if self._graded(k) else None
+        if draw is None:
+            return {}
+        try:
+            key = (k, student_id(self.student))
+        except NoStudent:
+            return {}
+        if key not in self._handed:
+            self._handed[key] = draw(student_rng(self.chapter, k, key[1]))
+        drawn = self._handed[key]
+        return {
+            name: copy.deepcopy(drawn[name]) for name in self.handed.get(k, ()) if name in drawn
+        }
+
+    def _right_for(self, k: int, data: dict, answer) -> bool:
+        """Whether `answer` is right for `data` (the data the reader's cell passed, not those handed
+        out); never an error."""
+        built = self._built(k, data)
+        return not isinstance(built, Feedback) and self._judged(k, built, answer).kind == "correct"
+
+    def _worded(self, k: int, feedback: Feedback) -> Feedback:
+        """`feedback` with one prefix for every wrong answer and refusal of a graded exercise in
+        graded mode: "Not correct: "."""
+        if not self._graded(k):
+            return feedback
+
+        def word(line):
+            return NOT_CORRECT + line.removeprefix(WRONG) if line.startswith(WRONG) else line
+
+        if feedback.verdict is None:
+            return Feedback(word(feedback.text))
+        text = feedback.text.replace(feedback.verdict, word(feedback.verdict))
+        return Feedback(text, verdict=word(feedback.verdict))
+
     def __repr__(self) -> str:
         return f"<the {len(self)} exercises of chapter {self.chapter}>"
+
+
+class NotPassed(AssertionError):
+    """A graded test cell's verdict, when it is not Correct! (:meth:`Exercises.test`).
+
+    IPython shows its message alone, without a traceback: a traceback would print the test cell's
+    lines, its hidden part too, on the student's feedback page."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
+def _set_aside(k: int, inputs: list[str]) -> str | None:
+    """What ``course sanitize`` wrote on top of exercise `k`'s answer cell when it set the cell
+    aside (:data:`SET_ASIDE`), from the latest cell run that binds ``answer_k``; None if it did
+    not."""
+    bind = re.compile(rf"^answer_{k}\s*=", re.M)
+    for source in reversed(inputs):
+        if bind.search(source):
+            line = next((x for x in source.splitlines() if x.startswith(SET_ASIDE)), None)
+            if line is None:
+                return None
+            said = line.removeprefix("# ").rstrip(".") + "."
+            return said[0].lower() + said[1:]
+    return None
 
 
 def _shell():
@@ -479,14 +604,15 @@ def _parse(source: str) -> ast.Module | None:
 
 def _checks(k: int | None, tree: ast.Module) -> list[ast.stmt]:
     """The statements of `tree` that check exercise `k` (any exercise for None):
-    ``exercises.check(k, ...)``, alone or assigned (``feedback = exercises.check(k, ...)``)."""
+    ``exercises.check(k, ...)``, alone or assigned (``feedback = exercises.check(k, ...)``), and the
+    course's graded test, ``exercises.test(k, ...)``."""
     return [
         stmt
         for stmt in tree.body
         if isinstance(stmt, (ast.Expr, ast.Assign))
         and isinstance(stmt.value, ast.Call)
         and isinstance(stmt.value.func, ast.Attribute)
-        and stmt.value.func.attr == "check"
+        and stmt.value.func.attr in ("check", "test")
         and stmt.value.args
         and isinstance(stmt.value.args[0], ast.Constant)
         and isinstance(stmt.value.args[0].value, int)
@@ -654,7 +780,9 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
     if hidden:
         reasons.append("a name built at run time cannot be checked against what it forbids")
         used += hidden
-    peeks = [use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) if use not in used]
+    peeks = [
+        use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) + rebinds(code) if use not in used
+    ]
     if peeks:
         reasons.append(
             "no answer may change the checker, or read the checker's own answer or the input "
@@ -807,3 +935,85 @@ def _same(passed, given) -> bool:
         return bool(passed == given)
     except Exception:  # values that cannot be compared: trust what was passed
         return True
+
+
+def rebinds(code: str | ast.AST) -> list[str]:
+    r"""What `code` rebinds that it did not create, each as written: an attribute of anything but an
+    object it made itself (``np.all = ...``, ``np.abs += ...``, ``del np.x``, ``exercises.check =
+    ...``, ``type(exercises).check = ...``), and the names of :data:`CHECKER_NAMES`.
+
+    An object the code made itself is a name it binds once, to a call of a class it defines (``obj
+    = Box(); obj.value = 1``).
+
+    Examples
+    --------
+    >>> rebinds("import numpy as np\nnp.all = lambda *a, **k: True\ndel np.x\nnp.pi += 1")
+    ['np.all = ...', 'del np.x', 'np.pi += ...']
+    >>> rebinds("class Box:\n    pass\nbox = Box()\nbox.value = 1\nanswer_1 = box.value")
+    []
+    """
+    tree = _parse(code) if isinstance(code, str) else code
+    if tree is None:
+        return []
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    made = {}  # each name bound, and whether every binding makes an object of the code's classes
+    for node in ast.walk(tree):
+        for target in getattr(node, "targets", [getattr(node, "target", None)]):
+            stored = (n for n in ast.walk(target or ast.Pass()) if isinstance(n, ast.Name))
+            for name in (n for n in stored if isinstance(n.ctx, ast.Store)):
+                mine = (
+                    isinstance(node, ast.Assign)
+                    and target is name
+                    and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name)
+                    and node.value.func.id in classes
+                )
+                made[name.id] = made.get(name.id, True) and mine
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if not (isinstance(root, ast.Name) and made.get(root.id)):
+                found.append(node)
+    named = [
+        n
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)))
+        or isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.alias))
+    ]
+    found += [n for n in named if _bound_name(n) in CHECKER_NAMES]
+    found.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return list(dict.fromkeys(_written(n, tree) for n in found))
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.alias):
+        return node.asname or node.name.split(".")[0]
+    return node.name
+
+
+def _written(node: ast.AST, tree: ast.AST) -> str:
+    """How a rebinding reads: ``np.all = ...``, ``del np.x``, ``np.pi += ...``."""
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return f"{'class' if isinstance(node, ast.ClassDef) else 'def'} {node.name}"
+    if isinstance(node, ast.alias):
+        return f"import ... as {_bound_name(node)}"
+    target = ast.unparse(node)
+    if isinstance(node.ctx, ast.Del):
+        return f"del {target}"
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    parent = parents.get(node)
+    operator = ""
+    if isinstance(parent, ast.AugAssign) and parent.target is node:
+        operator = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(
+            type(parent.op), "op"
+        )
+    return f"{target} {operator}= ..."
+
+
+# the checker as shipped: what a cell changes in it since, the graded test cell names (test)
+record(sys.modules[__name__], Exercises)

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import html
 import math
+import sys
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from lnlib.book.exercises.judge import judge, numbers
+
+# numpy as first imported: a cell's np.all = ... cannot reach the checker (shipped.py)
+from lnlib.book.exercises.shipped import numpy as np
+from lnlib.book.exercises.shipped import record
 
 __all__ = ["Exercise", "Feedback", "feedback", "round_to_digits"]
 
@@ -365,3 +368,7 @@ def feedback(answer, expected, **options) -> str:
         Starts with "Correct!" exactly when the answer is right.
     """
     return Exercise(expected, **options).feedback(answer)
+
+
+# the checker as shipped (lnlib.book.exercises.shipped.replaced)
+record(sys.modules[__name__], Exercise, Feedback)

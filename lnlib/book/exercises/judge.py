@@ -17,7 +17,11 @@ A line may name the answer's shape, ``{got_shape}``, how many entries differ, ``
 
 from __future__ import annotations
 
-import numpy as np
+import sys
+
+# numpy as first imported: a cell's np.all = ... cannot reach the checker (shipped.py)
+from lnlib.book.exercises.shipped import numpy as np
+from lnlib.book.exercises.shipped import record
 
 __all__ = ["judge", "numbers"]
 
@@ -122,3 +126,7 @@ def judge(plan: dict, answer) -> str:
         if _holds(rule, answer, got):
             return _fill(rule["say"], rule, answer, got)
     raise ValueError("a plan ends with a rule that always holds")
+
+
+# the checker as shipped (lnlib.book.exercises.shipped.replaced)
+record(sys.modules[__name__])

@@ -38,10 +38,12 @@ import numpy as np
 from lnlib.book.exercises.chapter import (
     ALWAYS_FORBIDDEN,
     RUN_TIME_NAMES,
+    SET_ASIDE,
     _checks,
     _data_lines,
     _parse,
     forbidden_uses,
+    rebinds,
 )
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
 
@@ -83,10 +85,12 @@ QUOTED = re.compile(r"\[\s*-?\d[\d.,\s\-]*\]")
 PRINT_AT_MOST = 60
 PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
-CONFIG = """import os
+CONFIG = r"""import os
+import warnings
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+from sqlalchemy.exc import SAWarning
 
 c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
@@ -96,6 +100,11 @@ c.ClearSolutions.code_stub = {"python": "# your code here"}
 c.Execute.timeout = 300
 # The feedback pages show each test cell without its hidden part (how the grade checks an answer)
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# Benign noise in autograde's output: nbgrader 0.9's own database warnings (SQLAlchemy's autoflush
+# "not in session", once a submission), and each kernel's "running over TCP without encryption" (a
+# kernel on this machine, reached on localhost).
+warnings.filterwarnings("ignore", r"Object of type <Submitted\w*> not in session", SAWarning)
+c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
 """
 
 
@@ -156,8 +165,9 @@ def answer_key(chapter: Path) -> dict:
         )
         if not graded:
             continue
-        given = re.sub(r"^print\(.*\n", "", text[: answer.start()], flags=re.M)  # data, unprinted
-        test = _graded_test(k, given, check.group(2) or "", _module_of(nb))
+        handed = re.findall(rf"exercises\.data\({k}, (.*)\)", text)  # the names own_data wrote
+        names = tuple(n for line in handed for n in ast.literal_eval(f"({line},)"))
+        test = _graded_test(k, check.group(2) or "", _module_of(nb), names)
         cells.append(
             _cell(
                 "code",
@@ -262,34 +272,25 @@ def _module_of(nb: dict) -> str:
     return re.search(r"from lnlib\.book\.exercises\.(\w+) import exercises", text).group(1)
 
 
-def _graded_test(k: str, given: str, data: str, module: str) -> str:
-    """Exercise k's test cell: the student sees the chapter's check; nbgrader grades with hidden
-    code that re-creates the exercise's data as handed out and uses the checker as shipped
-    (reloaded), so neither changing the data nor replacing ``exercises.check`` in the notebook can
-    pass it. The check reads the answer cell's code from the kernel's input history (nbgrader's
-    autograde and validate run the cells in order in one IPython kernel, history kept) and fails an
-    answer that uses a name the exercise forbids (``lnlib.book.exercises.chapter.forbidding``),
-    naming the use."""
-    names = [part.split("=", 1) for part in data.split(", ")] if data else []
-    pairs = ", ".join(f"({key.strip()!r}, {expr.strip()!r})" for key, expr in names)
+def _graded_test(k: str, data: str, module: str, handed: tuple[str, ...]) -> str:
+    """Exercise k's test cell: the student sees the chapter's check, as the graded test runs it
+    (``exercises.test``: it says so when the notebook's checker was replaced); nbgrader grades with
+    one hidden line, :func:`lnlib.book.exercises.grading.grade` (`handed`: the names of the data
+    the cell hands out), which judges with the checker as
+    shipped (reloaded) on the data handed out to the student (drawn again from their id), so neither
+    changing the data nor replacing ``exercises.check`` in the notebook can pass it. The check reads
+    the answer cell's code from the kernel's input history (nbgrader's autograde and validate run
+    the cells in order in one IPython kernel, history kept) and fails an answer that uses a name the
+    exercise forbids (``lnlib.book.exercises.chapter.forbidding``), naming the use. A failed test
+    shows its message alone (chapter.NotPassed), so the feedback page shows no hidden line."""
     visible = f", {data}" if data else ""
     return (
-        f"# Exercise {k}, graded (1 point): the chapter's check must say Correct!\nfeedback = "
-        f"exercises.check({k}, answer_{k}{visible})\nassert feedback.kind == 'correct', "
-        "feedback.text\n### BEGIN HIDDEN TESTS\nimport importlib as _importlib\nimport "
-        "lnlib.book.exercises.judge as _judge\nimport lnlib.book.exercises.feedback as "
-        "_feedback\nimport lnlib.book.exercises.chapter as _chapter\nimport "
-        f"lnlib.book.exercises.{module} as _module\nfor _shipped in (_judge, _feedback, _chapter, "
-        "_module):\n    _importlib.reload(_shipped)\n_module.exercises.graded = True  # a verdict "
-        f"names the mistake, never the recipe\n_module.exercises.student = exercises.student\n"
-        f"_handed_out = {{**globals(), 'exercises': _module.exercises}}\nexec({given!r}, "
-        "_handed_out)  # the exercise's data as handed out\n_data = {key: eval(expr, _handed_out) "
-        f"for key, expr in [{pairs}]}}\n# the answer's code, as the kernel ran it: names the "
-        f"exercise forbids fail the check below\n_answer = _chapter.answer_code({k}, "
-        "get_ipython().history_manager.input_hist_parsed)\nassert _answer is not None, 'the "
-        f"answer cell of exercise {k} is not in the input history'\n_verdict = "
-        f"_module.exercises.check({k}, answer_{k}, **_data)\nassert _verdict.kind == 'correct', "
-        "_verdict.text\n### END HIDDEN TESTS"
+        f"# Exercise {k}, graded (1 point): the chapter's check must say Correct!\n"
+        f"exercises.test({k}, answer_{k}{visible})\n"
+        "### BEGIN HIDDEN TESTS\n"
+        f'import lnlib.book.exercises.grading as _hidden; _hidden.grade("{module}", {k}, '
+        f"answer_{k}, {handed!r}{visible})\n"
+        "### END HIDDEN TESTS"
     )
 
 
@@ -438,7 +439,11 @@ def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
     handed out too: not answered. The submission as handed in is kept, once, in
     ``originals/<student>/<chapter>/``.
     """
-    release = read_notebook(course / "release" / chapter / f"{chapter}.ipynb")
+    handed_out = course / "release" / chapter / f"{chapter}.ipynb"
+    if not handed_out.exists():
+        names = sorted(p.parent.name for p in (course / "release").glob("*/*.ipynb"))
+        raise NoChapter(f"no chapter {chapter}; chapters are: {', '.join(names) or 'none'}")
+    release = read_notebook(handed_out)
     handed = {c.get("id"): c for c in release["cells"]}
     answers = {
         key
@@ -458,7 +463,7 @@ def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
             if cell["cell_type"] == "code" and key in answers and _tampering(text):
                 uses = ", ".join(_tampering(text))
                 notes.append(f"set aside answer cell {key}: it uses {uses}")
-                aside = f"# Set aside before grading: this cell used {uses}.\n"
+                aside = f"{SET_ASIDE} ({uses}).\n"  # the check reads it, and says so
                 cells.append({**cell, "source": aside + "".join(handed[key]["source"])})
                 continue
             if (
@@ -490,17 +495,23 @@ def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
     return found
 
 
+class NoChapter(ValueError):
+    """``sanitize`` was given a chapter the course has not handed out."""
+
+
 def _tampering(answer: str) -> list[str]:
     """What in an answer cell reaches the checker or what loads it, read here, outside the
     student's kernel (where a patched checker could not report itself): the names of
-    lnlib.book.exercises.chapter.ALWAYS_FORBIDDEN and RUN_TIME_NAMES, the cell's own checks
-    aside."""
+    lnlib.book.exercises.chapter.ALWAYS_FORBIDDEN and RUN_TIME_NAMES, and what the cell rebinds
+    that it did not create (chapter.rebinds: ``np.all = ...``, ``del np.x``, ``exercises = ...``),
+    the cell's own checks aside."""
     tree = _parse(answer)
     if tree is None:
         return []
     body = [statement for statement in tree.body if statement not in _checks(None, tree)]
     code = ast.Module(body=body, type_ignores=[])
-    return forbidden_uses(code, ALWAYS_FORBIDDEN + RUN_TIME_NAMES)
+    uses = forbidden_uses(code, ALWAYS_FORBIDDEN + RUN_TIME_NAMES)
+    return uses + [r for r in rebinds(code) if r.removesuffix(" = ...") not in uses]
 
 
 def student_package(course: Path, wheel: Path) -> Path:
@@ -621,7 +632,12 @@ if __name__ == "__main__":
     if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
         state_times(sys.argv[2:])
     elif edition == "sanitize":  # ... sanitize DIR CHAPTER: submissions cut down to their answers
-        for student, notes in sanitize(course, sys.argv[3]).items():
+        try:
+            found = sanitize(course, sys.argv[3])
+        except NoChapter as missing:
+            print(missing, file=sys.stderr)
+            sys.exit(2)
+        for student, notes in found.items():
             print(f"{student}: " + ("; ".join(notes) if notes else "nothing outside the answers"))
     elif edition == "website":  # ... website DIR: the book's sources without the solutions
         print(f"{len(website_without_solutions(course))} chapters without solutions in {course}")

@@ -1,0 +1,168 @@
+"""The checker against a student's kernel (reviews of 2026-12: a student's, an instructor's): numpy
+rebound in an answer cell, the checker replaced, an answer cell set aside by ``course sanitize``,
+data changed from those handed out; one prefix in graded mode; sanitize's unknown chapter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import numpy as np
+import pytest
+
+from lnlib.book.exercises.chapter import SET_ASIDE, Exercises, NotPassed, rebinds, variant
+from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.tools.course import _tampering
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    "cell, named",
+    [
+        ("np.all = lambda *a, **k: True", "np.all = ..."),
+        ("np.abs = lambda x: 0 * x", "np.abs = ..."),
+        ("del np.isfinite", "del np.isfinite"),
+        ("np.pi += 1", "np.pi += ..."),
+        ("type(exercises).check = lambda *a, **k: None", "type(exercises).check = ..."),
+        ("import numpy\nnumpy.linalg.norm = len", "numpy.linalg.norm = ..."),
+        ("class E:\n    pass\nexercises = E()", "exercises = ..."),
+        ("for np.sum in [len]:\n    pass", "np.sum = ..."),
+    ],
+)
+def test_sanitize_sets_aside_an_answer_cell_that_rebinds_what_it_did_not_create(cell, named):
+    """The student review's minor 1: `np.all = ...` in an answer cell was not flagged."""
+    assert named in rebinds(cell), rebinds(cell)
+    uses = _tampering(f"{cell}\nanswer_1 = 0.5")  # a use the forbidden names name already, once
+    assert named in uses or named.removesuffix(" = ...") in uses, uses
+
+
+def test_an_answer_cell_may_set_attributes_of_its_own_objects():
+    own = "class Box:\n    pass\nbox = Box()\nbox.value = np.ones(3)\nanswer_1 = box.value.sum()"
+    assert _tampering(own) == [] and rebinds(own) == []
+
+
+def test_a_numpy_function_rebound_after_import_cannot_reach_the_comparisons(monkeypatch):
+    """judge.py and feedback.py call numpy as it was first imported (shipped.py)."""
+    monkeypatch.setattr(numpy, "all", lambda *a, **k: True)
+    monkeypatch.setattr(numpy, "abs", lambda x: 0 * x)
+    monkeypatch.setattr(numpy, "allclose", lambda *a, **k: True)
+    exercise = Exercise(np.array([1.0, 2.0, 3.0]), mistakes={"that is the sum": 6.0})
+    assert exercise.feedback([5.0, 5.0, 5.0]).startswith("Not quite: "), exercise.feedback([5.0])
+    assert exercise.feedback([1.0, 2.0, 3.0]) == "Correct!"
+
+
+def demo(student="s1") -> Exercises:
+    graded = Exercises(
+        "00_demo",
+        variant(lambda rng: {"batch": rng.integers(-9, 10, size=(2, 3)).astype(float)})(
+            lambda batch: Exercise(batch.mean(axis=-1), hint="average each row")
+        ),
+    )
+    graded.graded, graded.student = True, student
+    return graded
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(np=np, exercises=demo())
+    shell.run_cell('batch = exercises.data(1, "batch")', store_history=True).raise_error()
+    yield shell
+    InteractiveShell.clear_instance()
+
+
+def graded_test(shell) -> str:
+    """What the course's graded test cell says: its NotPassed message, or "" when it passes."""
+    result = shell.run_cell("exercises.test(1, answer_1, batch=batch)", store_history=True)
+    if result.error_in_exec is None:
+        return ""
+    assert isinstance(result.error_in_exec, NotPassed), result.error_in_exec
+    return str(result.error_in_exec)
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        'exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "ok"})()',
+        "import lnlib.book.exercises.chapter as c\nc.answer_code = lambda *a: None",
+        "import lnlib.book.exercises.feedback as f\nf.Feedback.kind = 'correct'",
+        "type(exercises).check = lambda *a, **k: None",
+        "np.all = lambda *a, **k: True",
+    ],
+)
+def test_the_graded_test_cell_says_when_the_checker_was_replaced(shell, patch):
+    """The student review's minor 2: a replaced exercises.check showed a pass in the notebook."""
+    import lnlib.book.exercises.chapter as chapter
+    import lnlib.book.exercises.feedback as feedback
+
+    kept = (chapter.answer_code, feedback.Feedback.kind, chapter.Exercises.check, numpy.all)
+    try:
+        shell.run_cell(f"{patch}\nanswer_1 = 0.5", store_history=True).raise_error()
+        said = graded_test(shell)
+    finally:
+        chapter.answer_code, feedback.Feedback.kind, chapter.Exercises.check, numpy.all = kept
+    assert said.startswith("Not correct: your code replaced the checker ("), said
+    assert "Grading sets aside an answer cell that replaces the checker" in said
+
+
+def test_the_graded_test_cell_passes_a_right_answer_and_shows_a_wrong_ones_message_alone(shell):
+    shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
+    assert graded_test(shell) == ""
+    shell.run_cell("answer_1 = batch.mean(axis=0)", store_history=True).raise_error()
+    said = graded_test(shell)
+    assert said.startswith("Not correct: ") and NotPassed(said)._render_traceback_() == [said]
+
+
+def test_an_answer_cell_set_aside_says_so_not_unanswered(shell):
+    """The instructor review's m4: a set-aside answer cell's feedback said "Not answered yet"."""
+    cell = f"{SET_ASIDE} (exercises.check).\nanswer_1 = None\n"
+    cell += "exercises.check(1, answer_1, batch=batch)"
+    said = str(shell.run_cell(cell, store_history=True).result)
+    expected = (
+        "Not correct: this answer cell was set aside before grading: it touches the checker "
+        "(exercises.check)."
+    )
+    assert said == expected
+    assert graded_test(shell) == expected
+
+
+def test_an_answer_right_for_other_data_than_those_handed_out_says_so(shell):
+    """The instructor review's m4: gina changed her data, her notebook said Correct!, her grade "3
+    of 3 entries differ"."""
+    shell.run_cell("batch = np.zeros((2, 3))\nanswer_1 = batch.mean(axis=-1)", store_history=True)
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer is right for data other than those handed out")
+    handed = shell.user_ns["exercises"].data(1, "batch").mean(axis=-1)
+    assert all(f"{value:.3}" not in said for value in handed)  # never the expected value
+
+
+def test_graded_mode_has_one_prefix_for_wrong_answers_and_refusals(shell):
+    """The student review's nit 5: a refusal said "Not quite:", a wrong answer "Not correct:"."""
+    cell = "answer_1 = exercises.exercise(1, batch=batch).expected"
+    shell.run_cell(cell, store_history=True).raise_error()
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer uses exercises.exercise"), said
+    shell.run_cell("answer_1 = 'a'", store_history=True).raise_error()
+    assert graded_test(shell).startswith("Not correct: ")
+
+
+def test_sanitize_names_the_chapters_when_given_one_the_course_lacks(tmp_path):
+    """The instructor review's n1: a typo gave a traceback."""
+    release = tmp_path / "release" / "03_mean"
+    release.mkdir(parents=True)
+    (release / "03_mean.ipynb").write_text(json.dumps({"cells": []}))
+    done = subprocess.run(
+        [sys.executable, "-m", "lnlib.book.tools.course", "sanitize", str(tmp_path), "09_mean"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2, done
+    assert done.stderr.strip() == "no chapter 09_mean; chapters are: 03_mean"
+    assert "Traceback" not in done.stderr
