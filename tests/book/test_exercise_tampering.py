@@ -166,3 +166,32 @@ def test_sanitize_names_the_chapters_when_given_one_the_course_lacks(tmp_path):
     assert done.returncode == 2, done
     assert done.stderr.strip() == "no chapter 09_mean; chapters are: 03_mean"
     assert "Traceback" not in done.stderr
+
+
+def test_a_graded_answer_typed_in_is_not_counted_and_one_computed_from_the_data_is(shell):
+    """The instructor review's M3: numbers computed elsewhere (with a forbidden function) and pasted
+    as literals passed. An answer cell must now use the data handed out."""
+    right = shell.user_ns["exercises"].data(1, "batch").mean(axis=-1)
+    shell.run_cell(f"answer_1 = np.array({right.tolist()})", store_history=True).raise_error()
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer cell does not use the data handed out (batch)")
+    shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
+    assert graded_test(shell) == ""
+
+
+def test_a_few_numbers_may_be_worked_out_by_hand_and_typed_in():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    few = Exercises(
+        "00_demo",
+        variant(lambda rng: {"v": np.array([1.0, 2.0, 4.0])})(lambda v: Exercise(v.mean())),
+    )
+    few.graded, few.student = True, "s1"
+    shell = InteractiveShell.instance()
+    try:
+        shell.user_ns.update(np=np, exercises=few)
+        shell.run_cell('v = exercises.data(1, "v")\nanswer_1 = 7 / 3', store_history=True)
+        result = shell.run_cell("exercises.test(1, answer_1, v=v)", store_history=True)
+        assert result.error_in_exec is None, result.error_in_exec
+    finally:
+        InteractiveShell.clear_instance()

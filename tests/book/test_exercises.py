@@ -1,6 +1,7 @@
 """lnlib.book.exercises: what a check says about a reader's answer, and how a chapter's exercises
 are built."""
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -414,6 +415,12 @@ def test_no_solution_uses_what_its_exercise_forbids(chapter):
         source = "".join(cell["source"]).replace(found.group(0), f"{found.group(0)}\n{solution}", 1)
         used = forbidden_uses(answer_code(k, [source]), exercises.forbidden(k))
         assert used == [], f"{chapter.stem}, exercise {k}: the solution uses {used}"
+        if k in exercises.graded_exercises():
+            # a graded answer cell must use its data (Exercises._typed_in): the key's does
+            key = getattr(exercises.builders[k - 1], "key_solution", solution)
+            data = set(re.findall(r"(\w+)=", re.search(r"exercises\.check\(.*", source).group(0)))
+            names = {n.id for n in ast.walk(ast.parse(key)) if isinstance(n, ast.Name)}
+            assert names & data, f"{chapter.stem}, exercise {k}: the key's solution uses no data"
         answered += 1
     assert answered == len(exercises)
 

@@ -262,6 +262,11 @@ def integer_rows(rng: np.random.Generator, rows: int, size: int) -> np.ndarray:
             return batch
 
 
+#: The most numbers in one array of an exercise's data that a graded answer may work out by hand
+#: and type in (:meth:`Exercises.check`); with more, the answer cell must use the data.
+BY_HAND = 4
+
+
 class Exercises:
     """The exercises of one chapter, numbered from 1 in the order given.
 
@@ -457,6 +462,9 @@ class Exercises:
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None
         if refused:
             return self._worded(k, Feedback(refused))
+        typed = self._typed_in(k, code, data)
+        if typed:
+            return self._worded(k, Feedback(typed))
         if other and verdict.kind != "correct" and self._right_for(k, theirs, answer):
             return Feedback(
                 f"{NOT_CORRECT}your answer is right for data other than those handed out to you "
@@ -472,6 +480,23 @@ class Exercises:
         # the note first: a generic hint above it would send the reader after the wrong fix
         line = verdict.text if verdict.verdict is None else verdict.verdict
         return Feedback("\n".join([*notes, verdict.text]), verdict=line) if notes else verdict
+
+    def _typed_in(self, k: int, code: ast.AST | None, data: dict) -> str | None:
+        """Graded, an exercise whose data are more than a few numbers (more than
+        :data:`BY_HAND` in one array, past working by hand): what an answer cell that names none of
+        the data is told, an answer computed elsewhere and typed in; None otherwise. A name is a
+        low bar, and the instructors' page says so: it stops a pasted answer, not one disguised."""
+        if code is None or not self._graded(k):
+            return None
+        if not any(np.size(value) > BY_HAND for value in data.values()):
+            return None
+        if {node.id for node in ast.walk(code) if isinstance(node, ast.Name)} & set(data):
+            return None
+        return (
+            f"{WRONG}your answer cell does not use the data handed out ({', '.join(data)}): an "
+            "answer typed in is not counted, right or wrong. Compute it from the data in the "
+            "answer cell."
+        )
 
     def test(self, k: int, answer, **data) -> None:
         """The course's graded test cell (lnlib.book.tools.course): nothing when :meth:`check` says
