@@ -140,7 +140,8 @@ def scaled_moments(
     Raises
     ------
     ValueError
-        If `x` does not fit in the compute dtype, or a normalized axis is empty.
+        If `x` does not fit in the compute dtype, a normalized axis is empty, or a slice's sum
+        overflows the compute dtype (float16 with about 16,000 values or more).
     """
     normalized_shape(x, axes)
     work = resolve_compute_dtype(x.dtype, compute_dtype)
@@ -162,6 +163,13 @@ def scaled_moments(
         )
         centred = u - mean
         spread = tree_sum(centred * centred, axes, keepdims=True, dtype=work) / size
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(spread))):
+        raise ValueError(
+            f"the sum over a normalized slice of {int(size)} values overflows the compute dtype "
+            f"{work.name} (largest value {float(float_info(work).max):.6g}), even with each value "
+            "scaled into (-2, 2); use a wider compute_dtype, e.g. 'float32' (the default for 16-bit "
+            "input)."
+        )
     return ScaledMoments(scale=scale, mean=mean, centred=centred, spread=spread, dtype=work)
 
 

@@ -46,3 +46,14 @@ def test_a_norm_computed_in_bfloat16_at_llm_width_is_right_to_bfloat16s_precisio
     dx = backward(dy, x, compute_dtype="bfloat16")[0]
     dx_exact = backward(dy.astype(np.float64), x.astype(np.float64))[0]
     assert np.abs(dx - dx_exact).max() < 0.1 * np.abs(dx_exact).max()
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "rms_norm"])
+def test_a_sum_that_overflows_a_float16_compute_dtype_is_refused_not_returned_as_zeros(norm):
+    """20,000 values of 3.9 scale to 1.95 each; their squares sum past float16's largest value.
+    Before this check lnlib.rms_norm returned zeros (the chapter 13 truth audit)."""
+    x = np.full((2, 20000), 3.9, dtype=np.float16)
+    x[:, ::2] *= -1  # a spread for layer_norm too
+    with pytest.raises(ValueError, match="overflows the compute dtype float16"):
+        getattr(lnlib, norm)(x, compute_dtype="float16")
+    assert np.isfinite(getattr(lnlib, norm)(x)).all()  # float32 statistics, the default

@@ -57,6 +57,8 @@ def bfloat16_forward_floor(bandwidth) -> Exercise:
                 bytes_moved(ROWS, SIZE, "float32")
             ),
             "that counts x only: the forward pass also writes y": floor_ms(x_only),
+            "that is half the floor: x is read and y is written, two arrays of 2 bytes a "
+            "value": floor_ms(moved) / 2,
             "that is the backward pass's three arrays (x, dy, dx)": floor_ms(
                 bytes_moved(ROWS, SIZE, "bfloat16", "backward")
             ),
