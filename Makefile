@@ -148,7 +148,7 @@ $(VENV)/.course-installed: $(VENV)/.book-installed
 # requirements file: what students install, without the answers or the repository); submissions, autograded
 # notebooks and the gradebook stay.
 instructor: $(VENV)/.book-installed
-	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE) $(if $(FORCE),--force)
+	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE) $(if $(FORCE),--force) $(if $(BY_HAND),--by-hand)
 
 student: $(VENV)/.course-installed wheel
 	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL)

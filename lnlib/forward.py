@@ -167,8 +167,8 @@ def scaled_moments(
         raise ValueError(
             f"the sum over a normalized slice of {int(size)} values overflows the compute dtype "
             f"{work.name} (largest value {float(float_info(work).max):.6g}), even with each value "
-            "scaled into (-2, 2); use a wider compute_dtype, e.g. 'float32' (the default for 16-bit "
-            "input)."
+            "scaled into (-2, 2); use a wider compute_dtype, e.g. 'float32' (the default for "
+            "16-bit input)."
         )
     return ScaledMoments(scale=scale, mean=mean, centred=centred, spread=spread, dtype=work)
 

@@ -423,6 +423,8 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
     expected = {"alice": 2.0, "bob": 1.0, "carol": 1.0, "dave": 0.0, "erin": 0.0, "fay": 1.0}
     assert scores == expected, scores
     assert {float(row["max_score"]) for row in rows.values()} == {2.0}
+    # copied in, not collected: sanitize wrote each a timestamp (the instructor review's m1)
+    assert all(row["timestamp"] for row in rows.values()), rows
     for student in submissions:
         page = course / "feedback" / student / "03_mean" / "03_mean.html"
         assert page.exists(), f"no feedback page for {student}"
@@ -608,3 +610,31 @@ def test_the_pages_each_chapter_folder_carries_link_into_the_course(tmp_path):
         assert not re.search(r"\]\(\d\d_\w+\.ipynb", text), page.name
         targets = re.findall(r"\]\(\.\./(\d\d_\w+)/(\d\d_\w+)\.ipynb", text)
         assert all(folder == name for folder, name in targets), page.name
+
+
+def test_derivations_graded_by_hand_on_request(tmp_path):
+    """`make instructor BY_HAND=1` (the instructor review's M1): after each graded derivation's
+    test, a locked prompt and nbgrader's manually graded answer cell, which the student edition
+    hands out as YOUR ANSWER HERE; without it, no such cell."""
+    from lnlib.book.tools.course import DERIVATION_POINTS, answer_key
+
+    chapter = ROOT / "chapters" / "09_gradients.ipynb"
+    exercises = exercises_of(chapter)
+    derivations = [k for k in exercises.graded_exercises() if exercises.kind(k) == "derivation"]
+    assert derivations, "chapter 09 grades derivations"
+    assert "derivation" not in " ".join(c["id"] for c in answer_key(chapter)["cells"])
+    instructor_edition(tmp_path, [chapter], by_hand=True)
+    key = json.loads((tmp_path / "source" / chapter.stem / chapter.name).read_text())
+    ids = [c["id"] for c in key["cells"]]
+    for k in derivations:
+        at = ids.index(f"exercise-{k}-test")
+        assert ids[at + 1 : at + 3] == [
+            f"exercise-{k}-derivation-prompt",
+            f"exercise-{k}-derivation",
+        ]
+        marks = key["cells"][at + 2]["metadata"]["nbgrader"]
+        assert marks["grade"] and marks["solution"] and marks["points"] == DERIVATION_POINTS
+    student_edition(tmp_path)
+    release = json.loads((tmp_path / "release" / chapter.stem / chapter.name).read_text())
+    handed = {c["id"]: "".join(c["source"]) for c in release["cells"]}
+    assert all(handed[f"exercise-{k}-derivation"] == "YOUR ANSWER HERE" for k in derivations)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lnlib.book.exercises.chapter import Exercises, answer_code, forbidden_uses
+from lnlib.book.exercises.chapter import Exercises, answer_code, forbidden_uses, key_solution
 from lnlib.book.exercises.feedback import (
     NOT_ANSWERED,
     ON_THE_WEBSITE,
@@ -417,7 +417,7 @@ def test_no_solution_uses_what_its_exercise_forbids(chapter):
         assert used == [], f"{chapter.stem}, exercise {k}: the solution uses {used}"
         if k in exercises.graded_exercises():
             # a graded answer cell must use its data (Exercises._typed_in): the key's does
-            key = getattr(exercises.builders[k - 1], "key_solution", solution)
+            key = key_solution(exercises.builders[k - 1]) or solution
             data = set(re.findall(r"(\w+)=", re.search(r"exercises\.check\(.*", source).group(0)))
             names = {n.id for n in ast.walk(ast.parse(key)) if isinstance(n, ast.Name)}
             assert names & data, f"{chapter.stem}, exercise {k}: the key's solution uses no data"

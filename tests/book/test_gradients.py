@@ -351,8 +351,9 @@ def test_kernel_findings_give_the_power_of_ten_below_each_miss():
     }
 
 
-# Exercise 4's norms (lnlib.book.exercises.gradients.OTHER_NORMS): the closed form the checker's
-# expected answers come from, against finite differences and against sympy's derivative.
+# Exercise 4's norms (lnlib.book.exercises.gradients.OTHER_NORMS): the answer key's closed form
+# (course_keys/09_gradients_4.md, not shipped in the wheel) against the checker's finite
+# differences, against this file's own forward pass differenced, and against sympy's derivative.
 def _other_norm_forward(norm: str, x, g: float, eps: float = 0.1):
     """The forward pass of exercise 4's `norm`, row by row, in numpy or (objects) in sympy."""
     if isinstance(x, np.ndarray):
@@ -383,32 +384,38 @@ def _other_norm_forward(norm: str, x, g: float, eps: float = 0.1):
     return g * c / (d + eps) if isinstance(x, np.ndarray) else [g * v / (d + eps) for v in c]
 
 
+def _key_closed_form(norm: str, x, dy, g: float) -> np.ndarray:
+    """The answer key's solution to exercise 4, run on rows `x`, `dy` and gain `g`."""
+    from lnlib.book.exercises.chapter import key_solution
+    from lnlib.book.exercises.gradients import exercises
+
+    namespace = {"np": np, "norm": norm, "xn": np.asarray(x, float), "dyn": dy, "gn": g}
+    exec(key_solution(exercises.builders[3]), namespace)
+    return namespace["answer_4"]
+
+
 @pytest.mark.parametrize("norm", ["mad", "eps_outside", "rms_eps_outside", "scalenorm"])
 def test_exercise_4s_closed_form_is_the_gradient_of_each_norm(norm):
-    """Finite differences on students' data and on random rows, and sympy's exact derivative of
-    the forward pass at integer data, agree with the closed form for every norm of the family."""
+    """The key's closed form agrees with the checker's finite differences (its expected answers),
+    with this file's own forward pass differenced, on students' data and on random rows, and with
+    sympy's exact derivative of the forward pass at integer data, for every norm of the family."""
     import sympy as sp
 
-    from lnlib.book.exercises.gradients import (
-        OTHER_NORMS,
-        _other_norm_rows,
-        other_norm_backward,
-    )
+    from lnlib.book.exercises.gradients import OTHER_NORMS, _other_norm_rows, other_norm_backward
 
     assert norm in OTHER_NORMS
     rng = np.random.default_rng(4)
     for _ in range(3):
         data = _other_norm_rows(rng, norms=(norm,))
         x, dy, g = data["xn"], data["dyn"], data["gn"]
-        closed = other_norm_backward(norm, x, dy, g)
+        closed = _key_closed_form(norm, x, dy, g)
+        np.testing.assert_allclose(other_norm_backward(norm, x, dy, g), closed, rtol=1e-9, atol=1e-11)
         numerical = numerical_gradient(lambda v: _other_norm_forward(norm, v, g), x, dy)
         np.testing.assert_allclose(closed, numerical, rtol=1e-6, atol=1e-8)
     x = rng.normal(size=(3, 5))
     dy = rng.normal(size=(3, 5))
     numerical = numerical_gradient(lambda v: _other_norm_forward(norm, v, 1.7), x, dy)
-    np.testing.assert_allclose(
-        other_norm_backward(norm, x, dy, 1.7), numerical, rtol=1e-6, atol=1e-8
-    )
+    np.testing.assert_allclose(_key_closed_form(norm, x, dy, 1.7), numerical, rtol=1e-6, atol=1e-8)
     # sympy: L = sum(dy * y) for symbols, differentiated, at a student's row (exact rationals)
     H = 4
     xs = sp.symbols(f"x1:{H + 1}", real=True)
@@ -420,5 +427,19 @@ def test_exercise_4s_closed_form_is_the_gradient_of_each_norm(norm):
     for row, up in zip(data["xn"], data["dyn"]):
         at = {**dict(zip(xs, map(sp.Rational, row))), **dict(zip(dys, map(sp.Rational, up)))}
         exact = np.array([float(sp.nsimplify(d.subs(at))) for d in gradient])
-        closed = other_norm_backward(norm, row[None], up[None], 1.5)[0]
+        closed = _key_closed_form(norm, row[None], up[None], 1.5)[0]
         np.testing.assert_allclose(closed, exact, rtol=1e-12, atol=1e-14)
+        checker = other_norm_backward(norm, row[None], up[None], 1.5)[0]
+        np.testing.assert_allclose(checker, exact, rtol=1e-9, atol=1e-11)
+
+
+def test_the_installed_library_carries_no_closed_form_of_exercise_4():
+    """The instructor review's B1: the key's solution shipped in the students' wheel. It lives in
+    course_keys/, outside the package; the checker differences the forward pass."""
+    from pathlib import Path
+
+    import lnlib.book.exercises.gradients as gradients
+
+    package = Path(gradients.__file__).resolve().parents[2]
+    assert not any(package.rglob("09_gradients_4*"))
+    assert "np.sign" not in Path(gradients.__file__).read_text(encoding="utf-8")

@@ -40,6 +40,7 @@ import sys
 import types
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 from lnlib.book.exercises.feedback import (
     HINT_AFTER,
@@ -73,6 +74,7 @@ __all__ = [
     "forbidding",
     "handed_out",
     "held_back",
+    "key_solution",
     "integer_rows",
 ]
 
@@ -190,26 +192,53 @@ def asks_for(kind: str) -> Callable:
     return declare
 
 
-def held_back(solution: str) -> Callable:
-    """Declare, on an exercise's builder, the answer key's solution (code that sets ``answer_k``)
-    where the website's would not solve every student's: an exercise whose task, not only its data,
-    varies per student (chapter 09's exercise 4: each student's own norm) shows the website's task
-    solved, and the course edition's key holds this one instead (lnlib.book.tools.course).
+#: Where the answer key's held-back solutions live (:func:`held_back`): in the repository, outside
+#: the lnlib package, so the wheel students install does not carry them.
+COURSE_KEYS = Path(__file__).resolve().parents[3] / "course_keys"
+
+
+def held_back(name: str) -> Callable:
+    """Declare, on an exercise's builder, the file of the answer key's solution (code that sets
+    ``answer_k``, the first python block of ``course_keys/<name>``) where the website's would not
+    solve every student's: an exercise whose task, not only its data, varies per student (chapter
+    09's exercise 4: each student's own norm) shows the website's task solved, and the course
+    edition's key holds this one instead (lnlib.book.tools.course; :func:`key_solution`).
 
     Examples
     --------
-    >>> @held_back("answer_1 = x.mean()")
+    >>> @held_back("09_gradients_4.md")
     ... def mean_of(x):
     ...     return Exercise(x.mean())
-    >>> mean_of.key_solution
-    'answer_1 = x.mean()'
+    >>> mean_of.key_file
+    '09_gradients_4.md'
     """
 
     def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
-        builder.key_solution = solution
+        builder.key_file = name
         return builder
 
     return declare
+
+
+def key_solution(builder: Callable) -> str | None:
+    """The answer key's held-back solution of `builder`'s exercise (:func:`held_back`), read from
+    the repository; None for an exercise without one.
+
+    Raises
+    ------
+    FileNotFoundError
+        Outside a clone of the book's repository (an installed wheel): the key is built from one.
+    """
+    name = getattr(builder, "key_file", None)
+    if name is None:
+        return None
+    path = COURSE_KEYS / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the answer key's solution {name} lives in the book's repository (course_keys/), "
+            "not in the installed library: build the course from a clone (make instructor)."
+        )
+    return re.search(r"```python\n(.*?)\n```", path.read_text(encoding="utf-8"), re.S).group(1)
 
 
 def variant(sample: Callable[[np.random.Generator], dict]) -> Callable:

@@ -43,6 +43,7 @@ from lnlib.book.exercises.chapter import (
     _data_lines,
     _parse,
     forbidden_uses,
+    key_solution,
     rebinds,
 )
 from lnlib.book.tools.notebooks import read_notebook, write_notebook
@@ -120,10 +121,12 @@ def _cell(kind: str, source: str, **nbgrader) -> dict:
     return cell
 
 
-def answer_key(chapter: Path) -> dict:
+def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
     """The chapter as nbgrader's source notebook: solutions marked; each exercise with a per-student
     variant (lnlib.book.exercises.chapter.variant) hands out the student's own data
-    (:func:`own_data`) and is followed by its graded test; the others stay practice, ungraded."""
+    (:func:`own_data`) and is followed by its graded test; the others stay practice, ungraded.
+    With `by_hand`, each graded derivation (``asks_for("derivation")``) is also followed by a
+    markdown cell for the student's derivation, graded by hand (:func:`_derivation_cells`)."""
     nb = read_notebook(chapter)
     exercises = importlib.import_module(f"lnlib.book.exercises.{_module_of(nb)}").exercises
     cells = []
@@ -136,7 +139,7 @@ def answer_key(chapter: Path) -> dict:
             cells.append(copy.deepcopy(cell))
             continue
         k = answer.group(2)
-        solution = getattr(exercises.builders[int(k) - 1], "key_solution", None) or (
+        solution = key_solution(exercises.builders[int(k) - 1]) or (
             SOLUTION.search("".join(nb["cells"][index + 1]["source"])).group(1)
         )  # the key's own where the task varies per student (chapter.held_back)
         check = CHECK.search(text)
@@ -180,6 +183,8 @@ def answer_key(chapter: Path) -> dict:
                 schema_version=3,
             )
         )
+        if by_hand and exercises.kind(int(k)) == "derivation":
+            cells += _derivation_cells(k)
     for cell in cells:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
@@ -187,6 +192,47 @@ def answer_key(chapter: Path) -> dict:
         else:
             cell["source"] = _course_links("".join(cell["source"]))
     return {**nb, "cells": _with_student_cell(cells)}
+
+
+#: Points of a derivation graded by hand (``make instructor BY_HAND=1``), the autograded answer's 1
+#: aside: the derivation is the exercise's point.
+DERIVATION_POINTS = 2
+
+
+def _derivation_cells(k: str) -> list[dict]:
+    """Exercise `k`'s derivation, graded by hand: a locked prompt, then nbgrader's "manually graded
+    answer" cell (the student edition shows YOUR ANSWER HERE; the key, where to look)."""
+    prompt = (
+        f"**Exercise {k}, your derivation** (graded by hand, {DERIVATION_POINTS} points): in the "
+        "cell below, write each path from the input to the output and the term it gives, then the "
+        "closed form your code computes, in words or LaTeX ($...$)."
+    )
+    answer = (
+        "The answer key's solution code, in the cell above, names each path in its comments; "
+        "the chapter derives LayerNorm's the same way."
+    )
+    common = {"schema_version": 3}
+    return [
+        _cell(
+            "markdown",
+            prompt,
+            grade=False,
+            solution=False,
+            locked=True,
+            grade_id=f"exercise-{k}-derivation-prompt",
+            **common,
+        ),
+        _cell(
+            "markdown",
+            answer,
+            grade=True,
+            solution=True,
+            locked=False,
+            points=DERIVATION_POINTS,
+            grade_id=f"exercise-{k}-derivation",
+            **common,
+        ),
+    ]
 
 
 def _with_student_cell(cells: list[dict]) -> list[dict]:
@@ -305,9 +351,11 @@ class KeyExists(RuntimeError):
     overwritten."""
 
 
-def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> list[Path]:
+def instructor_edition(
+    course: Path, chapters=None, *, force: bool = False, by_hand: bool = False
+) -> list[Path]:
     """Write the nbgrader course at `course`: its config (unless it has one) and each chapter's
-    answer key.
+    answer key (`by_hand`: with the derivations graded by hand, :func:`answer_key`).
 
     Nothing of a course in use is deleted: an existing key (``source/``) is refused with
     :class:`KeyExists` unless `force`, and then moved aside to ``source.backup-<time>`` first; the
@@ -330,7 +378,7 @@ def instructor_edition(course: Path, chapters=None, *, force: bool = False) -> l
     for chapter in chapters:
         folder = course / "source" / chapter.stem
         folder.mkdir(parents=True, exist_ok=True)
-        write_notebook(folder / chapter.name, answer_key(chapter))
+        write_notebook(folder / chapter.name, answer_key(chapter, by_hand=by_hand))
         for page in (ROOT / "chapters").glob("*.md"):  # the Sources page the chapters link to
             text = _course_links(page.read_text(encoding="utf-8"))
             (folder / page.name).write_text(text, encoding="utf-8")
@@ -437,7 +485,8 @@ def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
     an answer's code in its cell). An answer cell whose code reaches the checker or what loads it
     (:func:`_tampering`: ``importlib``, ``.check``, ``setattr``, ``eval``, ...) is put back as
     handed out too: not answered. The submission as handed in is kept, once, in
-    ``originals/<student>/<chapter>/``.
+    ``originals/<student>/<chapter>/``. A submission copied in without nbgrader's
+    ``timestamp.txt`` gets one, from its file's time, so the export tells it from a missing one.
     """
     handed_out = course / "release" / chapter / f"{chapter}.ipynb"
     if not handed_out.exists():
@@ -491,6 +540,10 @@ def sanitize(course: Path, chapter: str) -> dict[str, list[str]]:
             notes.append(f"put back cell {key}: {first[:70]}")
             cells.append({**cell, "source": "".join(handed[key]["source"])})
         write_notebook(path, {**notebook, "cells": cells})
+        stamp = path.parent / "timestamp.txt"
+        if not stamp.exists():  # copied in, not collected: the time the file was handed in
+            handed_in = time.gmtime(original.stat().st_mtime)
+            stamp.write_text(time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", handed_in))
         found[student] = notes
     return found
 
@@ -643,7 +696,9 @@ if __name__ == "__main__":
         print(f"{len(website_without_solutions(course))} chapters without solutions in {course}")
     elif edition == "instructor":
         try:
-            keys = instructor_edition(course, force="--force" in sys.argv[3:])
+            keys = instructor_edition(
+                course, force="--force" in sys.argv[3:], by_hand="--by-hand" in sys.argv[3:]
+            )
         except KeyExists as refused:
             sys.exit(str(refused))
         print(f"{len(keys)} answer keys in {course}/source")
@@ -654,6 +709,7 @@ if __name__ == "__main__":
             print(f"and {course}/student-edition.zip, with {wheel.name}")
     else:
         sys.exit(
-            "usage: python -m lnlib.book.tools.course instructor DIR [--force] | student DIR "
+            "usage: python -m lnlib.book.tools.course instructor DIR [--force] [--by-hand] | "
+            "student DIR "
             "[WHEEL] | website DIR | sanitize DIR CHAPTER"
         )
