@@ -195,3 +195,32 @@ def test_a_few_numbers_may_be_worked_out_by_hand_and_typed_in():
         assert result.error_in_exec is None, result.error_in_exec
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_the_data_lines_of_the_answer_cell_do_not_count_as_using_the_data(shell):
+    """The student review (2026-11-29): the course edition's answer cell hands out and prints the
+    data above the answer, so a literal typed under them named the data and passed."""
+    right = shell.user_ns["exercises"].data(1, "batch").mean(axis=-1)
+    cell = 'batch = exercises.data(1, "batch")\nprint("batch =", repr(batch))\n'
+    shell.run_cell(cell + f"answer_1 = np.array({right.tolist()})", store_history=True)
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer cell does not use the data handed out"), said
+    shell.run_cell(cell + "answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
+    assert graded_test(shell) == ""
+
+
+def test_graded_mode_stays_on_once_on():
+    """The student review (2026-11-29): `exercises.graded = False` in a scratch cell brought the
+    graded exercises' hints back."""
+    graded = demo()
+    with pytest.raises(ValueError, match="graded mode stays on"):
+        graded.graded = False
+    assert graded.graded and "No hints" in str(graded.hint(1))
+
+
+def test_a_passing_graded_test_cell_says_so(shell, capsys):
+    """The student review: a right answer's test cell printed nothing, which looked like nothing
+    had happened."""
+    shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
+    assert graded_test(shell) == ""
+    assert "Exercise 1: correct here" in capsys.readouterr().out

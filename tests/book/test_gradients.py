@@ -409,7 +409,8 @@ def test_exercise_4s_closed_form_is_the_gradient_of_each_norm(norm):
         data = _other_norm_rows(rng, norms=(norm,))
         x, dy, g = data["xn"], data["dyn"], data["gn"]
         closed = _key_closed_form(norm, x, dy, g)
-        np.testing.assert_allclose(other_norm_backward(norm, x, dy, g), closed, rtol=1e-9, atol=1e-11)
+        checker = other_norm_backward(norm, x, dy, g)
+        np.testing.assert_allclose(checker, closed, rtol=1e-9, atol=1e-11)
         numerical = numerical_gradient(lambda v: _other_norm_forward(norm, v, g), x, dy)
         np.testing.assert_allclose(closed, numerical, rtol=1e-6, atol=1e-8)
     x = rng.normal(size=(3, 5))

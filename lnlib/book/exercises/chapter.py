@@ -324,9 +324,7 @@ class Exercises:
     def __init__(self, chapter: str, *builders: Callable[..., Exercise]):
         self.chapter = chapter
         self.builders = builders
-        #: Graded mode (the course edition, lnlib.book.tools.course): a graded exercise's verdict
-        #: names the mistake, and no hint is given, asked for or not; practice keeps its hints.
-        self.graded = False
+        self._graded_mode = False  # the graded property
         #: The student whose data the course edition hands out (:meth:`data`,
         #: lnlib.book.exercises.students.student_id).
         self.student: str | None = None
@@ -338,6 +336,22 @@ class Exercises:
         #: The names of each exercise's data this notebook hands out (:meth:`data`; the course's
         #: hidden test names them): in graded mode, the check judges on those as handed out.
         self.handed: dict[int, tuple[str, ...]] = {}
+
+    @property
+    def graded(self) -> bool:
+        """Graded mode (the course edition, lnlib.book.tools.course): a graded exercise's verdict
+        names the mistake, and no hint is given, asked for or not; practice keeps its hints. Once
+        on, it stays on in this kernel: a line that turns it off would bring the hints back."""
+        return self._graded_mode
+
+    @graded.setter
+    def graded(self, on: bool) -> None:
+        if self._graded_mode and not on:
+            raise ValueError(
+                "graded mode stays on in the course edition: your instructor grades these "
+                "exercises, and their hints stay off. Restart the kernel to leave this line out."
+            )
+        self._graded_mode = bool(on)
 
     def __len__(self) -> int:
         return len(self.builders)
@@ -519,7 +533,9 @@ class Exercises:
             return None
         if not any(np.size(value) > BY_HAND for value in data.values()):
             return None
-        if {node.id for node in ast.walk(code) if isinstance(node, ast.Name)} & set(data):
+        answer = [stmt for stmt in code.body if not _hands_out(stmt)]
+        used = {node.id for stmt in answer for node in ast.walk(stmt) if isinstance(node, ast.Name)}
+        if used & set(data):
             return None
         return (
             f"{WRONG}your answer cell does not use the data handed out ({', '.join(data)}): an "
@@ -550,6 +566,8 @@ class Exercises:
         verdict = self.check(k, answer, **data)
         if verdict.kind != "correct":
             raise NotPassed(verdict.text)
+        # printed, not returned: nbgrader reads a graded cell's returned value as partial credit
+        print(f"Exercise {k}: correct here; the grade comes from your instructor's run.")
 
     def _handed_to_student(self, k: int) -> dict:
         """Exercise `k`'s data as handed out to this student (its :func:`variant`; the names the
@@ -591,6 +609,25 @@ class Exercises:
 
     def __repr__(self) -> str:
         return f"<the {len(self)} exercises of chapter {self.chapter}>"
+
+
+def _hands_out(stmt: ast.stmt) -> bool:
+    """Whether `stmt` hands out or prints an exercise's data, as the course edition's answer cell
+    does above the answer (``x = exercises.data(1, "x")``, ``print("x =", repr(x))``): not part of
+    the answer, so it does not count as the answer using the data."""
+    value = getattr(stmt, "value", None)
+    if not isinstance(value, ast.Call):
+        return False
+    called = value.func
+    if isinstance(stmt, ast.Expr):
+        return isinstance(called, ast.Name) and called.id == "print"
+    return (
+        isinstance(stmt, ast.Assign)
+        and isinstance(called, ast.Attribute)
+        and called.attr == "data"
+        and isinstance(called.value, ast.Name)
+        and called.value.id == "exercises"
+    )
 
 
 class NotPassed(AssertionError):

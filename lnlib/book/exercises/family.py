@@ -64,10 +64,15 @@ def rms_norm_ignores_weight_recentering() -> Exercise:
     """Exercise 2: True or False, RMS norm is invariant to weight-matrix re-centering (the chapter's
     table)."""
     row = invariance_table().invariant["RMS norm"]
+    invariant = bool(row[list(TRANSFORMATIONS).index("weight matrix re-centering")])
     return Exercise(
-        row[list(TRANSFORMATIONS).index("weight matrix re-centering")],
+        invariant,
         hint="Re-centering adds the same number to every summed input of a case. Does dividing by "
         "the RMS remove an added constant?",
+        mistakes={
+            "re-centering adds one constant to every summed input; RMS norm subtracts no mean, "
+            "so ask whether dividing by the RMS removes that constant": not invariant,
+        },
     )
 
 

@@ -78,7 +78,7 @@ class FamilyExplorer(Explorer):
         self.grid = SharingPanel(grid_ax, samples, channels, positions)
         self.output = OutputPanel(out_ax, channels, positions)
         grid_ax.set_title(
-            "blue: shares statistics with the dot; pale: not in the batch", loc="left"
+            "blue: shares the dot's statistics; greys: other sets; pale: not in batch", loc="left"
         )
         out_ax.set_title("sample 1 after normalization", loc="left")
         out_ax.legend(
