@@ -461,7 +461,12 @@ To work on them on your own machine (Python 3.11 or newer):
 
     python3 -m venv .venv
     .venv/bin/python -m pip install -r requirements.txt
+    .venv/bin/jupyter labextension disable "@jupyterlab/apputils-extension:announcements"
     .venv/bin/jupyter lab
+
+(The third line, optional, stops JupyterLab's news pop-up from covering the notebook.) A link to a
+section of another chapter opens that notebook at its top: JupyterLab's Table of Contents (the
+left side bar) takes you to the section it names.
 
 On a course's JupyterHub or on Binder, `requirements.txt` is the environment. Run each notebook top
 to bottom; the cell under each exercise says whether your answer is right, and stops Run All until
