@@ -486,3 +486,76 @@ def test_chapter_01_exercise_1_names_the_prediction_typed_in_place_of_the_measur
     assert "the prediction a / √2" in str(exercises.check(1, round(1.5 / np.sqrt(2), 4), **scales))
     measured = round((scales["rms_h50"] / scales["rms_h1"]) ** (1 / 49), 4)
     assert "Correct!" in str(exercises.check(1, measured, **scales))
+
+
+def _same_setting(website: dict | None, setting: dict) -> bool:
+    return website is not None and all(
+        np.isclose(website[name], value)
+        if isinstance(value, float) and not isinstance(website[name], str)
+        else website[name] == value
+        for name, value in setting.items()
+    )
+
+
+def _on_the_slider(control, value) -> bool:
+    """Whether the notebook's widget can take `value`: within its range, on its steps."""
+    import ipywidgets as widgets
+
+    if isinstance(control, (widgets.Dropdown, widgets.SelectionSlider)):
+        return value in control._options_values
+    position = np.log10(value) if isinstance(control, widgets.FloatLogSlider) else value
+    steps = (position - control.min) / control.step
+    return control.min <= position <= control.max and np.isclose(steps, np.round(steps))
+
+
+#: Each chapter's "predict, then check" exercise: the chapter's exercise module and number, its
+#: explorer as the notebook opens it, the controls the prompt moves, the number in the explorer's
+#: result, and the readout's text around it and its format.
+PREDICT_THEN_CHECK = [
+    ("mean", 4, "mean_explorer", {"values": (0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3)},
+     {"x4": 3.0}, lambda r: r["mean"], "<b>{}</b>", ".4g"),
+    ("variance", 5, "variance_explorer", {}, {"divisor": True}, lambda r: r["variance"],
+     "<b>{}</b>", ".4g"),
+    ("epsilon", 4, "epsilon_explorer", {"eps": 1e-5, "spread": 1e-3},
+     {"eps": 1e-4, "spread": 1e-2}, lambda r: r["output_variance"], "<b>{}</b>", ".4g"),
+    ("normalizing", 4, "normalizing_explorer", {"values": (0.5, -0.5, 3.0), "eps": 0.0},
+     {"eps": 1.0}, lambda r: r["radius"], "<b>{}</b>", ".4f"),
+    ("gamma_beta", 4, "gamma_beta_explorer",
+     {"gamma": (0.5, 1.0, 2.0, -1.0, 1.5, 1.0, -0.5, 1.0),
+      "beta": (-2.0, 0.0, 1.0, 3.0, 0.0, -1.0, 0.5, 0.0)},
+     {"gamma4": 2.0}, lambda r: r["y_small"][3], ", {},", ".3f"),
+    ("complete_examples", 4, "complete_examples_explorer",
+     {"example": "the running token", "step": 0}, {"example": "2×4 batch", "step": 3},
+     lambda r: r["xhat"][1, 0], "sample 2: x̂ = (x − μ) / √(σ² + ε) = [{},", ".4f"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "module, k, factory, opened, moved, number, shown, spec",
+    PREDICT_THEN_CHECK,
+    ids=[f"{case[0]}-{case[1]}" for case in PREDICT_THEN_CHECK],
+)
+def test_a_predict_then_check_exercise_expects_what_its_explorer_shows(
+    module, k, factory, opened, moved, number, shown, spec
+):
+    """The exercise and the explorer cannot drift apart: the expected value is the explorer's own
+    number at the setting the prompt names, which the notebook's widgets and the website's
+    precomputed controls both reach (lnlib.book.explorers.web.web_states)."""
+    import importlib
+
+    import lnlib.book.explorers as explorers
+    from lnlib.book.explorers.web import web_states
+
+    exercises = importlib.import_module(f"lnlib.book.exercises.{module}").exercises
+    exercise = exercises.exercise(k)
+    assert not hasattr(exercises.builders[k - 1], "variant")  # practice: the same for everyone
+    explorer = getattr(explorers, factory)(**opened)
+    setting = {**explorer.values(), **moved}
+    for name, value in moved.items():
+        assert _on_the_slider(explorer.controls[name], value), (name, value)
+    assert any(_same_setting(s, setting) for s in web_states(explorer).settings), setting
+    readout, _, result = explorer.compute(**setting)
+    assert np.isclose(exercise.expected, number(result), rtol=1e-9, atol=0)
+    printed = format(number(result), spec)
+    assert shown.format(printed) in readout, readout
+    assert exercise.feedback(float(printed)) == "Correct!"  # the digits the reader reads are right

@@ -15,7 +15,7 @@ from lnlib.book.exercises.chapter import (
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.experiments.complete_examples import documents_embedding
+from lnlib.book.experiments.complete_examples import documents_batch, documents_embedding
 from lnlib.variants import layer_norm_eps_outside_sqrt
 
 #: The scale and shift of exercise 3, as its question gives them.
@@ -125,6 +125,35 @@ def scaled_and_shifted_batch(batch) -> Exercise:
     )
 
 
+def explorer_xhat_of_second_sample() -> Exercise:
+    """Exercise 4 (predict, then check): x̂ of the first feature of sample 2 of the 2×4 batch, which
+    the explorer shows at step 3 (ε = 1e-5)."""
+    batch = documents_batch()
+    first, eps = batch[1, 0], lnlib.layer_norm_steps(batch).eps
+    return Exercise(
+        float(lnlib.layer_norm(batch)[1, 0]),
+        hint="Sample 2 takes its own μ and σ², over its own four features, as sample 1 does.",
+        mistakes={
+            "that normalizes the whole batch at once; each sample has its own mean and "
+            "variance": float((first - batch.mean()) / np.sqrt(batch.var() + eps)),
+            "that normalizes the feature down the batch, over the two samples; LayerNorm works "
+            "across each sample's features": float(
+                (first - batch[:, 0].mean()) / np.sqrt(batch[:, 0].var() + eps)
+            ),
+            "that uses the variance with H - 1; LayerNorm's σ² divides by H": float(
+                (first - batch[1].mean()) / np.sqrt(batch[1].var(ddof=1) + eps)
+            ),
+            "that divides by σ², not by its square root": float(
+                (first - batch[1].mean()) / (batch[1].var() + eps)
+            ),
+        },
+    )
+
+
 exercises = Exercises(
-    "08_complete_examples", four_steps_by_hand, divisor_ratio, scaled_and_shifted_batch
+    "08_complete_examples",
+    four_steps_by_hand,
+    divisor_ratio,
+    scaled_and_shifted_batch,
+    explorer_xhat_of_second_sample,
 )

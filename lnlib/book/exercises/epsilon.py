@@ -95,6 +95,38 @@ def keras_eps_on_small_std() -> Exercise:
     )
 
 
+#: Exercise 4's setting of the explorer: its input [1, 1 + δ, 1 - δ, 1] at this δ, and this ε.
+PREDICT_SPREAD, PREDICT_EPS = 1e-2, 1e-4
+
+
+def explorer_output_variance() -> Exercise:
+    """Exercise 4 (predict, then check): the output variance σ²/(σ² + ε) the explorer shows at
+    δ = :data:`PREDICT_SPREAD` and ε = :data:`PREDICT_EPS`."""
+    x = 1.0 + PREDICT_SPREAD * np.array([0.0, 1.0, -1.0, 0.0])  # the explorer's input
+    expected = float(sample_variance(lnlib.layer_norm(x, eps=PREDICT_EPS)))
+    unbiased = float(sample_variance(x, unbiased=True))
+    return Exercise(
+        expected,
+        hint="Work out σ² of [1, 1 + δ, 1 - δ, 1] first (two of its four squared deviations are "
+        "δ², two are 0), then compare it with ε in σ²/(σ² + ε).",
+        mistakes={
+            "that is the output's standard deviation; the readout's bold number is the variance": (
+                np.sqrt(expected)
+            ),
+            "that adds ε to σ, (σ / (σ + ε))²; the explorer's bold number puts ε inside the "
+            "root": float(sample_variance(layer_norm_eps_outside_sqrt(x, eps=PREDICT_EPS))),
+            "that takes σ² to be δ², which it is not for this input": PREDICT_SPREAD**2
+            / (PREDICT_SPREAD**2 + PREDICT_EPS),
+            "that uses the unbiased variance (H - 1); LayerNorm's σ² divides by H": unbiased
+            / (unbiased + PREDICT_EPS),
+        },
+    )
+
+
 exercises = Exercises(
-    "05_epsilon", output_variance_with_eps, eps_for_half_variance, keras_eps_on_small_std
+    "05_epsilon",
+    output_variance_with_eps,
+    eps_for_half_variance,
+    keras_eps_on_small_std,
+    explorer_output_variance,
 )

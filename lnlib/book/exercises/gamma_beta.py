@@ -112,9 +112,37 @@ def one_pair_gives_back_both_samples(pair) -> Exercise:
     )
 
 
+#: Exercise 4's setting of the explorer: the chapter's γ and β (it opens on them), with γ4 moved
+#: from -1 to this value.
+PREDICT_GAMMA4 = 2.0
+
+
+def explorer_output_of_feature_4() -> Exercise:
+    """Exercise 4 (predict, then check): y4 of the running token that the explorer shows for the
+    chapter's γ and β with γ4 = :data:`PREDICT_GAMMA4`."""
+    token = np.array([0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0])  # the running token
+    gamma = np.array([0.5, 1.0, 2.0, -1.0, 1.5, 1.0, -0.5, 1.0])  # the chapter's γ
+    beta = np.array([-2.0, 0.0, 1.0, 3.0, 0.0, -1.0, 0.5, 0.0])  # and β
+    chapter_y4 = float(lnlib.layer_norm(token, gamma, beta)[3])
+    gamma[3] = PREDICT_GAMMA4
+    xhat4 = float(lnlib.layer_norm(token)[3])
+    return Exercise(
+        float(lnlib.layer_norm(token, gamma, beta)[3]),
+        hint="y4 = γ4 x̂4 + β4: x̂4 does not change with γ, and β4 stays 3.",
+        mistakes={
+            "that is y4 with the chapter's γ4 = -1; the prompt moves γ4": chapter_y4,
+            "that leaves out β4, the shift": PREDICT_GAMMA4 * xhat4,
+            "that scales the input x4, not the normalized x̂4": PREDICT_GAMMA4 * token[3] + beta[3],
+            "that shifts before it scales: β4 is added after the scale γ4": PREDICT_GAMMA4
+            * (xhat4 + beta[3]),
+        },
+    )
+
+
 exercises = Exercises(
     "07_gamma_beta",
     identity_scale_and_shift,
     gpt2_medium_layer_norm_parameters,
     one_pair_gives_back_both_samples,
+    explorer_output_of_feature_4,
 )

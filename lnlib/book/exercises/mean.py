@@ -91,4 +91,40 @@ def same_centred_vector() -> Exercise:
     )
 
 
-exercises = Exercises("03_mean", per_sample_means, per_token_means, same_centred_vector)
+#: Exercise 4's setting: the chapter's outlier token (the explorer opens on it), with x4 moved
+#: from 14 to this value.
+MOVED_X4 = 3.0
+
+
+def mean_after_moving_x4() -> Exercise:
+    """Exercise 4 (predict, then check): the mean the explorer shows for the outlier token with x4
+    moved to :data:`MOVED_X4`."""
+    outlier = np.array([0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3])  # the chapter's tokens[1]
+    moved = outlier.copy()
+    moved[3] = MOVED_X4
+    mean = float(lnlib.layer_norm_steps(moved).mean[0])
+    others = np.delete(moved, 3)
+    return Exercise(
+        mean,
+        hint="Each entry pulls the mean by 1/H of its value: start from the outlier token's mean "
+        "and move it by an eighth of the change in x4.",
+        mistakes={
+            "that is the mean with x4 still at 14; the prompt moves it": float(
+                lnlib.layer_norm_steps(outlier).mean[0]
+            ),
+            "that divides the sum by H - 1 = 7, one fewer than the entries it averages": float(
+                moved.sum() / (moved.size - 1)
+            ),
+            "that leaves x4 out: it is still one of the entries the mean averages": float(
+                others.mean()
+            ),
+            "that moves the mean by the whole change in x4, as if x4 were the only entry": float(
+                outlier.mean() + (MOVED_X4 - outlier[3])
+            ),
+        },
+    )
+
+
+exercises = Exercises(
+    "03_mean", per_sample_means, per_token_means, same_centred_vector, mean_after_moving_x4
+)

@@ -115,6 +115,35 @@ def plane_coordinates_of_xhat(x3) -> Exercise:
     )
 
 
+#: Exercise 4's setting of the explorer: the three-feature outlier it opens on, and the ε chosen.
+PREDICT_X, PREDICT_EPS = (0.5, -0.5, 3.0), 1.0
+
+
+def explorer_length_of_xhat() -> Exercise:
+    """Exercise 4 (predict, then check): the length ‖x̂‖ the explorer shows for x =
+    :data:`PREDICT_X` with ε = :data:`PREDICT_EPS`."""
+    x = np.array(PREDICT_X)
+    size, var = x.size, float(x.var())
+    length = float(np.linalg.norm(lnlib.layer_norm(x, eps=PREDICT_EPS)))
+    return Exercise(
+        length,
+        hint="With ε = 0 the length would be √3; σ²/(σ² + ε) scales the squared length.",
+        mistakes={
+            "√3 is the length with ε = 0; an ε of 1 is not small next to this σ²": np.sqrt(size),
+            "that is ‖x̂‖², the squared length": length**2,
+            "that scales the length, not the squared length, by σ²/(σ² + ε)": (
+                np.sqrt(size) * var / (var + PREDICT_EPS)
+            ),
+            "that is the share of the circle's radius x̂ reaches, not its length": length
+            / np.sqrt(size),
+        },
+    )
+
+
 exercises = Exercises(
-    "06_normalizing", normalized_without_eps, length_of_xhat, plane_coordinates_of_xhat
+    "06_normalizing",
+    normalized_without_eps,
+    length_of_xhat,
+    plane_coordinates_of_xhat,
+    explorer_length_of_xhat,
 )

@@ -113,10 +113,35 @@ def annotated_output_variance() -> Exercise:
     )
 
 
+def unbiased_variance_of_stretched_token() -> Exercise:
+    """Exercise 5 (predict, then check): the variance the explorer shows for the stretched token (it
+    opens on it) with the divisor H - 1."""
+    running = np.array([0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0])  # the running token
+    stretched = 3 * running - 0.2  # the chapter's stretched token
+    biased = float(sample_variance(stretched))
+    unbiased = float(sample_variance(stretched, unbiased=True))
+    return Exercise(
+        unbiased,
+        hint="The same sum of squared deviations, divided by H - 1 = 7 instead of H = 8: scale "
+        "the stretched token's σ² by the ratio of the two divisors.",
+        mistakes={
+            "that is σ², which divides by H; the prompt asks for the divisor H - 1": biased,
+            "that scales σ² the wrong way round: s² is the larger of the two": float(
+                biased * (stretched.size - 1) / stretched.size
+            ),
+            "that is the standard deviation s, not the variance s²": float(np.sqrt(unbiased)),
+            "that is the running token's s², before the stretch": float(
+                sample_variance(running, unbiased=True)
+            ),
+        },
+    )
+
+
 exercises = Exercises(
     "04_variance",
     per_sample_variances,
     torch_std_default,
     variance_of_three_times,
     annotated_output_variance,
+    unbiased_variance_of_stretched_token,
 )
