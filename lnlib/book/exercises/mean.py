@@ -15,6 +15,7 @@ from lnlib.book.exercises.chapter import (
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.explorers.mean import OUTLIER_TOKEN
 
 AXIS_HINT = "Average along the feature axis, axis=-1."
 
@@ -99,7 +100,7 @@ MOVED_X4 = 3.0
 def mean_after_moving_x4() -> Exercise:
     """Exercise 4 (predict, then check): the mean the explorer shows for the outlier token with x4
     moved to :data:`MOVED_X4`."""
-    outlier = np.array([0.7, -0.8, 0.5, 14.0, -0.2, 0.9, -1.0, 0.3])  # the chapter's tokens[1]
+    outlier = np.array(OUTLIER_TOKEN)  # the chapter's tokens[1], where its explorer opens
     moved = outlier.copy()
     moved[3] = MOVED_X4
     mean = float(lnlib.layer_norm_steps(moved).mean[0])

@@ -14,6 +14,7 @@ from lnlib.book.exercises.chapter import (
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
+from lnlib.book.explorers.variance import TOKEN_1, TOKEN_2
 from lnlib.variants import annotated_transformer_layer_norm, sample_variance
 
 
@@ -116,8 +117,8 @@ def annotated_output_variance() -> Exercise:
 def unbiased_variance_of_stretched_token() -> Exercise:
     """Exercise 5 (predict, then check): the variance the explorer shows for the stretched token (it
     opens on it) with the divisor H - 1."""
-    running = np.array([0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0])  # the running token
-    stretched = 3 * running - 0.2  # the chapter's stretched token
+    running = np.array(TOKEN_1)  # the running token
+    stretched = np.array(TOKEN_2)  # the chapter's stretched token, 3 × running − 0.2
     biased = float(sample_variance(stretched))
     unbiased = float(sample_variance(stretched, unbiased=True))
     return Exercise(
