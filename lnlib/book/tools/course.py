@@ -611,12 +611,15 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     Reading: the markdown cells' words (solutions excluded) at :data:`WORDS_PER_MINUTE`, each
     formula counted as :data:`INLINE_MATH_WORDS` or :data:`DISPLAY_MATH_WORDS` words, plus
     :data:`CODE_CELL_MINUTES` for each code cell a reader sees (cells removed from the website are
-    not counted). Exercises: :data:`EXERCISE_MINUTES` by kind (:func:`exercise_minutes`). An
+    not counted), up to an ``## Appendix`` heading (chapter 14's, a reference for one machine).
+    Exercises: :data:`EXERCISE_MINUTES` by kind (:func:`exercise_minutes`). An
     instructor who tried the chapters found the first estimate (200 words a minute, formulas not
     counted, a minute a code cell, five an exercise) about half of a student's time; a graduate
     instructor found the exercise minutes that followed (45 a derivation, 15 code) too high.
     """
     cells = read_notebook(chapter)["cells"]
+    appendix = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Appendix")]
+    cells = cells[: appendix[0]] if appendix else cells  # an appendix is for reference, not read
     prose = [
         TIME_LINE.sub(" ", "".join(c["source"]))  # the estimate does not count itself
         for c in cells
