@@ -44,7 +44,9 @@ def roofline_figure(counts, spec: dict, measured: list | None = None, *, width: 
         ax.plot([x], [flops / 1e12], "x", color=PALETTE["neutral"], label=label)
     if not measured:
         ax.text(
-            0.98, 0.05, "no measured point:\nnot yet measured on a GPU",
+            0.98, 0.05,
+            "kernels drawn at their bound, not a speed;\n"
+            "no measured point: not yet measured on a GPU",
             transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
         )  # fmt: skip
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
