@@ -102,7 +102,10 @@ def test_the_roofline_draws_cleanly_with_and_without_measurements():
         fig = roofline_figure(KERNEL_COUNTS, H200_SPEC, measured)
         assert layout_problems(fig) == []
         texts = [t.get_text() for t in fig.axes[0].texts]
-        note = "kernels drawn at their bound, not a speed;\nno measured point: not yet measured on a GPU"
+        note = (
+            "kernels drawn at their bound, not a speed;\n"
+            "no measured point: not yet measured on a GPU"
+        )
         assert (note in texts) == (measured is None)
 
 
