@@ -224,3 +224,16 @@ def test_a_passing_graded_test_cell_says_so(shell, capsys):
     shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
     assert graded_test(shell) == ""
     assert "Exercise 1: correct here" in capsys.readouterr().out
+
+
+def test_numbers_pasted_in_and_dressed_up_as_using_the_data_fail_on_a_second_draw(shell):
+    """The student review (2026-11-29, second): numbers computed elsewhere and pasted in with
+    `+ 0 * data` passed. The answer cell's code is run again on a second draw of the data."""
+    right = shell.user_ns["exercises"].data(1, "batch").mean(axis=-1)
+    dressed = f"answer_1 = np.array({right.tolist()}) + 0 * batch.sum()"
+    shell.run_cell(dressed, store_history=True).raise_error()
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer is right for your data, but"), said
+    shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
+    assert graded_test(shell) == ""
+    assert shell.user_ns["answer_1"].tolist() == right.tolist()  # the second run left no trace

@@ -33,8 +33,10 @@ reads names, not intent: code in a cell above the answer cell, or a name built a
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import functools
+import io
 import re
 import sys
 import types
@@ -291,6 +293,14 @@ def integer_rows(rng: np.random.Generator, rows: int, size: int) -> np.ndarray:
             return batch
 
 
+#: What a graded answer is told when it is right for the student's data but its cell's code is not
+#: (:meth:`Exercises._fails_on_other_data`).
+NOT_FROM_THE_DATA = (
+    f"{WRONG}your answer is right for your data, but your answer cell's code, run again on a "
+    "second draw of data of the same kind, does not give that draw's answer: compute the answer in "
+    "the answer cell from the data handed out (numbers typed in, or a variable set in another "
+    "cell, are not counted)."
+)
 #: The most numbers in one array of an exercise's data that a graded answer may work out by hand
 #: and type in (:meth:`Exercises.check`); with more, the answer cell must use the data.
 BY_HAND = 4
@@ -508,6 +518,8 @@ class Exercises:
         typed = self._typed_in(k, code, data)
         if typed:
             return self._worded(k, Feedback(typed))
+        if verdict.kind == "correct" and self._fails_on_other_data(k, code, data):
+            return self._worded(k, Feedback(NOT_FROM_THE_DATA))
         if other and verdict.kind != "correct" and self._right_for(k, theirs, answer):
             return Feedback(
                 f"{NOT_CORRECT}your answer is right for data other than those handed out to you "
@@ -542,6 +554,43 @@ class Exercises:
             "answer typed in is not counted, right or wrong. Compute it from the data in the "
             "answer cell."
         )
+
+    def _fails_on_other_data(self, k: int, code: ast.AST | None, data: dict) -> bool:
+        """Graded, with data past working by hand (:data:`BY_HAND`): whether the answer cell's code,
+        run again (its data lines and prints left out) on a second draw of the exercise's data for
+        this student, fails to give that draw's answer. Numbers computed elsewhere and pasted in,
+        dressed up to name the data, fail; code that computes the answer passes, as the key's does
+        on any student's data (tests/book/test_exercise_variants.py). Names that are not arrays
+        (chapter 09's `norm`) keep their first draw."""
+        if (
+            code is None
+            or not self._graded(k)
+            or not any(np.size(v) > BY_HAND for v in data.values())
+        ):
+            return False
+        first = self._handed_to_student(k)
+        if not first:
+            return False
+        drawn = self.builders[k - 1].variant(
+            student_rng(self.chapter, k, f"{student_id(self.student)}, a second draw")
+        )
+        second = {
+            name: copy.deepcopy(drawn[name]) if isinstance(value, np.ndarray) else value
+            for name, value in first.items()
+        }
+        built = self._built(k, {**data, **second})
+        if isinstance(built, Feedback):
+            return False  # not judged on data the checker cannot build
+        namespace = {**_user_namespace(), **copy.deepcopy(second)}
+        body = ast.Module(body=[s for s in code.body if not _hands_out(s)], type_ignores=[])
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with np.errstate(all="ignore"):
+                    exec(compile(body, "<the answer cell, on a second draw>", "exec"), namespace)
+        except Exception:  # noqa: BLE001 (any code a student may write)
+            return True
+        return self._judged(k, built, namespace.get(f"answer_{k}")).kind != "correct"
 
     def test(self, k: int, answer, **data) -> None:
         """The course's graded test cell (lnlib.book.tools.course): nothing when :meth:`check` says
