@@ -332,9 +332,8 @@ def other_norm_dx(norm, xn, dyn, gn) -> Exercise:
         "divides by another statistic, or adds ε outside the root, and its own derivative "
         "changes the last term": layer_norm_backward(dyn, xn, gn * ones, eps=EPS_4)[0],
         "the statistic's path is missing: x also moves the number each row is divided by, "
-        "which adds a term with the sum of dŷ · c over the row": other_norm_backward(
-            norm, xn, dyn, gn, statistic=False
-        ),
+        "which adds a term with the row's sum of g · dy times the row the norm divides (x, "
+        "or x minus its mean)": other_norm_backward(norm, xn, dyn, gn, statistic=False),
         "that takes the statistics down the columns (axis=0); this norm normalizes each row, "
         "along axis=-1": other_norm_backward(norm, xn, dyn, gn, axis=0),
         "the gain is missing: the gradient reaching the normalized row is g · dy": (

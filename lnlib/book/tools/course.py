@@ -455,8 +455,9 @@ student id (as your course spells it) in the cell under the first, `exercises.st
 then run the cells in order. Write all of an exercise's code in its answer cell: only the answer
 cells are graded (cells you add, and changes to the chapter's cells, are set aside before
 grading), and the check runs your answer cell again on a second draw of data of the same kind, so
-the cell must compute its answer from the data it hands out. Before you hand a notebook in, run it again from the top (Kernel, Restart Kernel and
-Run All Cells): what is graded is the notebook as it runs from a fresh start.
+the cell must compute its answer from the data it hands out. Before you hand a notebook in, run it
+again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the notebook as it
+runs from a fresh start.
 
 To work on them on your own machine (Python 3.11 or newer):
 
