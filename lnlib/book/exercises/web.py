@@ -227,9 +227,11 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
     not printed: the block names them and sends the reader to the chapter's code that makes them.
     """
     named = _given(data)
-    if not named:
+    words = [(name, value) for name, value in data.items() if isinstance(value, str)]
+    if not named and not words:
         return ""
-    parts = [_describe_data(name, value) for name, value in data.items() if _given({name: value})]
+    parts = [f"{name}, a name" for name, _ in words]  # chapter 09's norm = "mad"
+    parts += [_describe_data(name, value) for name, value in data.items() if _given({name: value})]
     caption = (
         '<p class="lnlib-exercise-given-caption">The data of this exercise '
         f"({'; '.join(parts)})</p>"
@@ -248,7 +250,7 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
         printed = {name: _read_back(line, value) for line, (name, value) in zip(lines, named)}
         if exercise.feedback(rebuild(**_with(data, printed)).expected) == CORRECT:
             break
-    runnable, started = [], set()
+    runnable, started = [f"{name} = {value!r}" for name, value in words], set()
     for (name, _), line in zip(named, lines):  # runs as Python: a dict is made before its entries
         if "[" in name and name.split("[")[0] not in started:
             started.add(name.split("[")[0])
