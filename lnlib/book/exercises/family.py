@@ -102,8 +102,8 @@ def running_mean_after_two_batches() -> Exercise:
             ),
             "that is the mean of all five values; the running mean is an exponential average, "
             "updated batch by batch": float(np.mean(np.concatenate(BATCHES))),
-            "the first update is not decayed: the second step keeps 0.9 of the running mean "
-            "the first step left, not all of it": MOMENTUM * (first + second),
+            "you kept all of the first update; the second step keeps only 0.9 of the running "
+            "mean the first step left": MOMENTUM * (first + second),
             "that is the running mean after the first batch only; fold in the second batch "
             "too": running_mean(BATCHES[:1]),
         },
