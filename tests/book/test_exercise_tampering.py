@@ -237,3 +237,18 @@ def test_numbers_pasted_in_and_dressed_up_as_using_the_data_fail_on_a_second_dra
     shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
     assert graded_test(shell) == ""
     assert shell.user_ns["answer_1"].tolist() == right.tolist()  # the second run left no trace
+
+
+def test_the_checker_passed_to_a_function_is_refused_and_set_aside(shell):
+    """The student review (2026-11-29, third): `operator.attrgetter("build" + "ers")(exercises)`
+    read the expected answer with no forbidden name written."""
+    cell = (
+        "import operator\n"
+        "b = operator.attrgetter('build' + 'ers')(exercises)[0](batch)\n"
+        "answer_1 = operator.attrgetter('expec' + 'ted')(b)"
+    )
+    shell.run_cell(cell, store_history=True).raise_error()
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer uses"), said
+    assert "attrgetter" in " ".join(_tampering(cell))
+    assert _tampering("x = exercises.data(1, 'x')\nanswer_1 = x.mean()") == []

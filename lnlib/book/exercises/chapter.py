@@ -117,7 +117,23 @@ SET_ASIDE = "# This answer cell was set aside before grading: it touches the che
 
 #: What builds a name at run time, which an answer to an exercise that forbids names may not use:
 #: the check reads names, and ``eval("lnlib.layer" + "_norm(v)")`` would hide one.
-RUN_TIME_NAMES = ("eval", "exec", "compile", "getattr", "globals", "__import__", "importlib")
+RUN_TIME_NAMES = (
+    "eval",
+    "exec",
+    "compile",
+    "getattr",
+    "globals",
+    "__import__",
+    "importlib",
+    "attrgetter",
+    "methodcaller",
+    "__getattribute__",
+)
+
+#: What an answer cell may ask of the checker, ``exercises.<name>``: its data, the check, the test
+#: cell's call, a hint. Any other use of the name (passed to a function, aliased, another
+#: attribute) could reach the answer it computes (:func:`checker_uses`).
+CHECKER_API = ("data", "check", "test", "hint")
 
 
 #: What an exercise that asks for a backward pass by hand forbids: every backward lnlib has, and the
@@ -920,9 +936,8 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
     if hidden:
         reasons.append("a name built at run time cannot be checked against what it forbids")
         used += hidden
-    peeks = [
-        use for use in forbidden_uses(code, ALWAYS_FORBIDDEN) + rebinds(code) if use not in used
-    ]
+    found = forbidden_uses(code, ALWAYS_FORBIDDEN) + rebinds(code) + checker_uses(code)
+    peeks = [use for use in found if use not in used]
     if peeks:
         reasons.append(
             "no answer may change the checker, or read the checker's own answer or the input "
@@ -1075,6 +1090,31 @@ def _same(passed, given) -> bool:
         return bool(passed == given)
     except Exception:  # values that cannot be compared: trust what was passed
         return True
+
+
+def checker_uses(code: str | ast.AST) -> list[str]:
+    r"""Each use of the checker's name in `code` other than ``exercises.<one of CHECKER_API>``, as
+    written: passed to a function (``operator.attrgetter("build" + "ers")(exercises)``), aliased,
+    or another attribute.
+
+    Examples
+    --------
+    >>> checker_uses("b = operator.attrgetter('x')(exercises)\ny = exercises.data(1, 'x')")
+    ["operator.attrgetter('x')(exercises)"]
+    """
+    tree = _parse(code) if isinstance(code, str) else code
+    if tree is None:
+        return []
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == "exercises"):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.attr in CHECKER_API:
+            continue
+        found.append(ast.unparse(parent if parent is not None else node)[:60])
+    return found
 
 
 def rebinds(code: str | ast.AST) -> list[str]:

@@ -42,6 +42,7 @@ from lnlib.book.exercises.chapter import (
     _checks,
     _data_lines,
     _parse,
+    checker_uses,
     forbidden_uses,
     key_solution,
     rebinds,
@@ -570,7 +571,7 @@ def _tampering(answer: str) -> list[str]:
         return []
     body = [statement for statement in tree.body if statement not in _checks(None, tree)]
     code = ast.Module(body=body, type_ignores=[])
-    uses = forbidden_uses(code, ALWAYS_FORBIDDEN + RUN_TIME_NAMES)
+    uses = forbidden_uses(code, ALWAYS_FORBIDDEN + RUN_TIME_NAMES) + checker_uses(code)
     return uses + [r for r in rebinds(code) if r.removesuffix(" = ...") not in uses]
 
 
