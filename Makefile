@@ -147,8 +147,11 @@ $(VENV)/.course-installed: $(VENV)/.book-installed
 # stands (writing one first if there is none), and course/student-edition.zip (the notebooks, lnlib's wheel, a
 # requirements file: what students install, without the answers or the repository); submissions, autograded
 # notebooks and the gradebook stay.
+# BY_HAND=1 (the default): each graded derivation (09.2, 09.4, 10.4) is followed by a cell for the
+# student's derivation, graded by hand in nbgrader's formgrader; BY_HAND=0 grades the numbers alone.
+BY_HAND ?= 1
 instructor: $(VENV)/.book-installed
-	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE) $(if $(FORCE),--force) $(if $(BY_HAND),--by-hand)
+	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE) $(if $(FORCE),--force) $(if $(filter 1,$(BY_HAND)),--by-hand)
 
 student: $(VENV)/.course-installed wheel
 	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL)

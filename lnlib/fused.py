@@ -84,7 +84,8 @@ STORAGE = {
     "bfloat16": BFLOAT16,
 }
 _INSTALL = (
-    'the fused kernels need numba: pip install "lnlib[kernels]" (or pip install "numba>=0.60")'
+    'the fused kernels need numba: pip install "lnlib[kernels]" (the student '
+    "edition: pip install -r requirements-kernels.txt)"
 )
 #: numba's fast-math flags for the kernels: reassociation only, so a row's sums
 #: can be split over SIMD lanes (the order of additions changes, as in every

@@ -29,7 +29,13 @@ import os
 if "NUMBA_ENABLE_CUDASIM" not in os.environ and ctypes.util.find_library("cuda") is None:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
-from numba.cuda.core import config as _config  # noqa: E402  (after the switch above)
+try:
+    from numba.cuda.core import config as _config  # noqa: E402  (after the switch above)
+except ModuleNotFoundError as missing:  # the optional extra is not installed
+    raise ModuleNotFoundError(
+        'lnlib.gpu needs numba-cuda: pip install "lnlib[kernels]" (the student edition: '
+        "pip install -r requirements-kernels.txt)"
+    ) from missing
 
 #: bool: True when the kernels run on numba's CUDA simulator (no GPU in this process).
 SIMULATED = bool(_config.ENABLE_CUDASIM)

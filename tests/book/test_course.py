@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from lnlib.book.tools.course import (
+    DERIVATION_POINTS,
     answer_key,
     instructor_edition,
     reading_minutes,
@@ -482,7 +483,13 @@ def test_the_student_edition_runs_from_its_zip_without_the_repository(course, tm
         assert f"lnlib/book/data/{data.name}" in shipped, f"the wheel lacks {data.name}"
     edition = tmp_path / "student" / "student-edition"
     requirements = (edition / "requirements.txt").read_text().splitlines()
-    assert requirements[-1] == f"./{wheel.name}[book,kernels]"
+    assert requirements[-1] == f"./{wheel.name}[book]"
+    # numba, for chapters 14 and 15 only, is a second file (the student review's m4)
+    kernels = (edition / "requirements-kernels.txt").read_text().splitlines()
+    assert kernels == ["-r requirements.txt", f"./{wheel.name}[book,kernels]"]
+    with zipfile.ZipFile(archive) as unzip:  # readable by all (the student review's n3)
+        modes = {info.filename: info.external_attr >> 16 & 0o777 for info in unzip.infolist()}
+    assert all(mode & 0o444 == 0o444 for mode in modes.values()), modes
     site = tmp_path / "site"
     installed = subprocess.run(
         [
@@ -553,11 +560,13 @@ def test_a_chapters_round_trip_grades_three_students_on_their_own_data(chapter, 
             "every chapter's round trip runs in `make test-course` (nbgrader executes each "
             "submission); make test runs chapter 03's in the walkthrough test"
         )
-    graded = exercises_of(ROOT / "chapters" / f"{chapter}.ipynb").graded_exercises()
+    exercises = exercises_of(ROOT / "chapters" / f"{chapter}.ipynb")
+    graded = exercises.graded_exercises()
     if not graded:
         pytest.skip(f"{chapter} has no graded exercise: its exercises are the same for everyone")
     course = tmp_path / "course"
-    instructor_edition(course, [ROOT / "chapters" / f"{chapter}.ipynb"])
+    # as `make instructor` builds it: each graded derivation also has a cell graded by hand
+    instructor_edition(course, [ROOT / "chapters" / f"{chapter}.ipynb"], by_hand=True)
     student_edition(course)
     release = json.loads((course / "release" / chapter / f"{chapter}.ipynb").read_text())
     key = key_solutions(json.loads((course / "source" / chapter / f"{chapter}.ipynb").read_text()))
@@ -581,9 +590,13 @@ def test_a_chapters_round_trip_grades_three_students_on_their_own_data(chapter, 
         )
         assert done.returncode == 0, (command, done.stderr[-2000:])
     with open(course / "grades.csv", newline="") as table:
-        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(table)}
+        rows = list(csv.DictReader(table))
+    scores = {row["student_id"]: float(row["score"]) for row in rows}
     n = len(graded)
+    # the derivations, not written here, score 0 until the instructor grades them by hand
     assert scores == {"alice": n, "bob": (n + 1) // 2, "carol": 0.0}, scores
+    by_hand = [k for k in graded if exercises.kind(k) == "derivation"]
+    assert {float(row["max_score"]) for row in rows} == {n + DERIVATION_POINTS * len(by_hand)}
 
 
 def test_the_course_website_has_every_page_but_no_solution(tmp_path):
@@ -612,11 +625,10 @@ def test_the_pages_each_chapter_folder_carries_link_into_the_course(tmp_path):
         assert all(folder == name for folder, name in targets), page.name
 
 
-def test_derivations_graded_by_hand_on_request(tmp_path):
-    """`make instructor BY_HAND=1` (the instructor review's M1): after each graded derivation's
-    test, a locked prompt and nbgrader's manually graded answer cell, which the student edition
-    hands out as YOUR ANSWER HERE; without it, no such cell."""
-    from lnlib.book.tools.course import DERIVATION_POINTS, answer_key
+def test_derivations_graded_by_hand(tmp_path):
+    """`make instructor` (BY_HAND=1, the default; the instructor reviews' M1): after each graded
+    derivation's test, a locked prompt and nbgrader's manually graded answer cell, which the
+    student edition hands out as YOUR ANSWER HERE; with BY_HAND=0, no such cell."""
 
     chapter = ROOT / "chapters" / "09_gradients.ipynb"
     exercises = exercises_of(chapter)
@@ -638,3 +650,16 @@ def test_derivations_graded_by_hand_on_request(tmp_path):
     release = json.loads((tmp_path / "release" / chapter.stem / chapter.name).read_text())
     handed = {c["id"]: "".join(c["source"]) for c in release["cells"]}
     assert all(handed[f"exercise-{k}-derivation"] == "YOUR ANSWER HERE" for k in derivations)
+
+
+def test_a_link_to_another_chapters_section_names_the_section():
+    """JupyterLab opens another notebook at its top: in the course edition a link to a section
+    of another chapter is followed by the chapter and the section's heading (the student review's
+    m2), for every such link of the chapters."""
+    for chapter in CHAPTERS:
+        for cell in answer_key(chapter)["cells"]:
+            text = "".join(cell["source"]) if cell["cell_type"] == "markdown" else ""
+            for stem, anchor, after in re.findall(
+                r"\]\(\.\./(\d\d_\w+)/\1\.ipynb#([\w-]+)\)(.{0,20})", text
+            ):
+                assert after.startswith(f" (chapter {stem[:2]}, § "), (chapter.name, anchor)

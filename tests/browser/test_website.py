@@ -23,6 +23,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+import tomllib
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
@@ -475,3 +477,16 @@ def test_citations_reach_the_bibliography(site_url):
     assert citations, (
         "the landing page cites the papers it builds on; their links must lead to the bibliography"
     )
+
+
+def test_the_website_offers_lnlib_as_a_wheel_of_this_version():
+    """A reader installs lnlib from the website, without the repository (learner B): the intro and
+    the API page link to downloads/<the wheel>, built from this tree (_ext/downloads.py)."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    wheel = SITE / "downloads" / f"lnlib-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as package:
+        names = set(package.namelist())
+        metadata = package.read(f"lnlib-{version}.dist-info/METADATA").decode()
+    assert {"lnlib/__init__.py", "lnlib/harness.py"} <= names and f"Version: {version}" in metadata
+    for page in ("intro", "api"):
+        assert f'href="downloads/{wheel.name}"' in (SITE / f"{page}.html").read_text(), page

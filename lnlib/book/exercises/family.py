@@ -106,6 +106,12 @@ def running_mean_after_two_batches() -> Exercise:
             "mean the first step left": MOMENTUM * (first + second),
             "that is the running mean after the first batch only; fold in the second batch "
             "too": running_mean(BATCHES[:1]),
+            "that is the running mean after the second batch alone; the first batch moved it "
+            "from 0 before": running_mean(BATCHES[1:]),
+            "that averages the two batch means; the running mean is an exponential average that "
+            "starts at 0 and moves 0.1 of the way per batch": (first + second) / 2,
+            "that is one update with all five values pooled into one batch; the layer updates "
+            "once per batch, with each batch's own mean": running_mean([np.concatenate(BATCHES)]),
         },
     )
 

@@ -27,7 +27,13 @@ class EpsilonExplorer(Explorer):
     def __init__(self, eps: float, spread: float):
         controls = {
             "eps": log_slider(
-                "ε", eps, -10, 0, what="ε, added to the variance under the square root"
+                "ε",
+                eps,
+                -10,
+                0,
+                what="ε, added to the variance under the square root",
+                readout_format=".3g",  # as the readout prints it (the student review's n1)
+                digits=3,
             ),
             "spread": log_slider(
                 "spread δ",

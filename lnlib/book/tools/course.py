@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import importlib
 import os
 import re
@@ -343,8 +344,34 @@ def _graded_test(k: str, data: str, module: str, handed: tuple[str, ...]) -> str
 
 def _course_links(text: str) -> str:
     """Each chapter sits in its own folder of the course: a link to 04_x.ipynb becomes
-    ../04_x/04_x.ipynb."""
-    return re.sub(r"\]\((\d\d_\w+)\.ipynb", r"](../\1/\1.ipynb", text)
+    ../04_x/04_x.ipynb. JupyterLab opens another notebook at its top, whatever the link's
+    section, so a link to a section also names it: "(chapter 09, § Simplified: the closed form)",
+    for the Table of Contents (the student review's m2)."""
+
+    def named(link: re.Match) -> str:
+        stem, anchor = link["stem"], link["anchor"]
+        moved = f"](../{stem}/{stem}.ipynb{'#' + anchor if anchor else ''})"
+        heading = _section_headings().get((stem, anchor))
+        return f"{moved} (chapter {stem[:2]}, § {heading})" if heading else moved
+
+    return re.sub(r"\]\((?P<stem>\d\d_\w+)\.ipynb(?:#(?P<anchor>[\w-]+))?\)", named, text)
+
+
+def _slug(heading: str) -> str:
+    """The anchor MyST gives a heading (myst_parser's ``default_slugify``, GitHub's rule)."""
+    return re.sub(r"[^\w\- ]", "", heading.lower().replace(" ", "-"))
+
+
+@functools.cache
+def _section_headings() -> dict[tuple[str, str], str]:
+    """{(chapter stem, anchor): the heading's text} for every section heading of the chapters."""
+    headings = {}
+    for chapter in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        for cell in read_notebook(chapter)["cells"]:
+            if cell["cell_type"] == "markdown":
+                for title in re.findall(r"^#{2,4} (.+)$", "".join(cell["source"]), re.M):
+                    headings[(chapter.stem, _slug(title.strip()))] = title.strip()
+    return headings
 
 
 class KeyExists(RuntimeError):
@@ -447,6 +474,10 @@ def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
 #: wheel in the same folder.
 STUDENT_REQUIREMENTS = """jupyterlab>=4.1
 jupyterlab-myst>=2.7
+./{wheel}[book]
+"""
+#: Chapters 14 and 15's kernels (numba and numba-cuda, about 230 MB), on top of the rest.
+STUDENT_KERNEL_REQUIREMENTS = """-r requirements.txt
 ./{wheel}[book,kernels]
 """
 STUDENT_README = """# LayerNorm, worked out: the student edition
@@ -467,11 +498,15 @@ To work on them on your own machine (Python 3.11 or newer):
     .venv/bin/jupyter labextension disable "@jupyterlab/apputils-extension:announcements"
     .venv/bin/jupyter lab
 
-(The third line, optional, stops JupyterLab's news pop-up from covering the notebook.) A link to a
-section of another chapter opens that notebook at its top: JupyterLab's Table of Contents (the
-left side bar) takes you to the section it names.
+(The third line, optional, stops JupyterLab's news pop-up from covering the notebook.) Chapters 14
+and 15 compile kernels with numba, about 230 MB more: for them, also run
+`.venv/bin/python -m pip install -r requirements-kernels.txt`. A link to a
+section of another chapter opens that notebook at its top, so the link is followed by the
+section's name, "(chapter 09, § Simplified: the closed form)": JupyterLab's Table of Contents (the
+left side bar) takes you there.
 
-On a course's JupyterHub or on Binder, `requirements.txt` is the environment. Run each notebook top
+On a course's JupyterHub or on Binder, `requirements.txt` is the environment
+(`requirements-kernels.txt` for chapters 14 and 15). Run each notebook top
 to bottom; the cell under each exercise says whether your answer is right, and stops Run All until
 it is.
 """
@@ -584,11 +619,23 @@ def student_package(course: Path, wheel: Path) -> Path:
             if path.is_file():
                 archive.write(path, Path("student-edition") / path.relative_to(course / "release"))
         archive.write(wheel, Path("student-edition") / wheel.name)
-        archive.writestr(
-            "student-edition/requirements.txt", STUDENT_REQUIREMENTS.format(wheel=wheel.name)
-        )
-        archive.writestr("student-edition/README.md", STUDENT_README)
+        texts = {
+            "requirements.txt": STUDENT_REQUIREMENTS,
+            "requirements-kernels.txt": STUDENT_KERNEL_REQUIREMENTS,
+            "README.md": STUDENT_README,
+        }
+        for name, text in texts.items():
+            _write_readable(archive, f"student-edition/{name}", text.format(wheel=wheel.name))
     return target
+
+
+def _write_readable(archive: zipfile.ZipFile, name: str, text: str) -> None:
+    """`text` as `name` in `archive`, readable by every user (rw-r--r--: on a shared hub the
+    student who unpacks it may not be the one who reads it)."""
+    info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o100644 << 16
+    archive.writestr(info, text)
 
 
 #: Words a minute when reading to learn: Carver's "learning" rate is about 200, his "memorizing"
