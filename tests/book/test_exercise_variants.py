@@ -164,3 +164,23 @@ def test_a_task_that_varies_per_student_is_not_solved_by_the_websites_solution()
             namespace = {"np": np, **data}
             exec(code, namespace)
             assert (built.check(namespace["answer_4"]).kind == "correct") is right, student
+
+
+def test_the_student_id_cell_says_whose_data_or_where_the_id_goes(monkeypatch, capsys):
+    """In graded mode, setting the id says whose data the notebook hands out; an id left out is
+    told there, in the id cell, and not first at exercise 1 (a student review). Outside the course
+    edition nothing is printed."""
+    for name in ("LNBOOK_STUDENT", "JUPYTERHUB_USER"):
+        monkeypatch.delenv(name, raising=False)
+    exercises = next(e for e in every_chapter() if e.chapter == "03_mean")
+    monkeypatch.setattr(exercises, "_student", None)  # put back after the test
+    exercises.student = "alice"
+    assert capsys.readouterr().out == ""
+    monkeypatch.setattr(exercises, "_graded_mode", True)
+    exercises.student = "alice"
+    assert capsys.readouterr().out == "Your exercises' data are drawn for 'alice'.\n"
+    exercises.student = None
+    assert 'exercises.student = "your id"' in capsys.readouterr().out
+    monkeypatch.setenv("JUPYTERHUB_USER", "bob")
+    exercises.student = None
+    assert capsys.readouterr().out == "Your exercises' data are drawn for 'bob'.\n"

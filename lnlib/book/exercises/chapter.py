@@ -351,9 +351,7 @@ class Exercises:
         self.chapter = chapter
         self.builders = builders
         self._graded_mode = False  # the graded property
-        #: The student whose data the course edition hands out (:meth:`data`,
-        #: lnlib.book.exercises.students.student_id).
-        self.student: str | None = None
+        self._student: str | None = None  # the student property
         self._wrong_tries: dict[int, int] = {}
         # the data of each exercise's last check, for its hint
         self._last_data: dict[int, dict] = {}
@@ -378,6 +376,22 @@ class Exercises:
                 "exercises, and their hints stay off. Restart the kernel to leave this line out."
             )
         self._graded_mode = bool(on)
+
+    @property
+    def student(self) -> str | None:
+        """The student whose data the course edition hands out (:meth:`data`,
+        lnlib.book.exercises.students.student_id). Set in graded mode, it says whose data they are,
+        or where the id goes: at the id cell, not at exercise 1 (a student review)."""
+        return self._student
+
+    @student.setter
+    def student(self, name: str | None) -> None:
+        self._student = name
+        if self._graded_mode:
+            try:
+                print(f"Your exercises' data are drawn for {student_id(name)!r}.")
+            except NoStudent as missing:
+                print(missing)
 
     def __len__(self) -> int:
         return len(self.builders)
