@@ -77,7 +77,11 @@ STUDENT = (
     "# On your course's JupyterHub, None finds it.\n"
     "exercises.student = None"
 )
-GRADED_LINE = "# Graded (1 point). Your data are your own, drawn from your student id.\n"
+GRADED_LINE = (
+    "# Graded (1 point). Your data are your own, drawn from your student id. Compute the answer\n"
+    "# from them in this cell (a number typed in is not counted); full precision or rounded to\n"
+    "# the digits the exercise asks for are both right.\n"
+)
 #: Added where the cell prints the student's data (the website's cell wrote its numbers out).
 PRINTED_LINE = (
     "# Where the question above quotes the website's numbers, use yours, printed below.\n"
