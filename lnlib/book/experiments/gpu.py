@@ -123,7 +123,7 @@ KERNEL_COUNTS = (
     KernelCount("2: block per row", FUSED_FORWARD, 4, 8),
     KernelCount("3: warp per row", FUSED_FORWARD, 4, 8),
     KernelCount("kernel 4 (residual add)", FUSED_ADD_FORWARD, 6, 9),
-    KernelCount("backward, stage 1", FUSED_BACKWARD, 7, 18),
+    KernelCount("LayerNorm backward, stage 1", FUSED_BACKWARD, 7, 18),
 )
 
 

@@ -37,8 +37,10 @@ def roofline_figure(counts, spec: dict, measured: list | None = None, *, width: 
     for count in counts:
         places.setdefault(count.intensity(width), []).append(count.name.split(":")[0])
     colours = [PALETTE[k] for k in ("input", "mean", "positive", "output", "negative")]
+    if len(places) > len(colours):
+        raise ValueError(f"{len(places)} intensities to mark, but {len(colours)} markers")
     for (x, names), colour, marker in zip(places.items(), colours, "oDs^v"):
-        label = ("kernels " + ", ".join(names)) if len(names) > 1 else names[0]
+        label = _shared_label(names)
         ax.plot([x], [spec["bandwidth"] * x / 1e12], marker, color=colour, label=label)
     for x, flops, label in measured or []:
         ax.plot([x], [flops / 1e12], "x", color=PALETTE["neutral"], label=label)
@@ -54,3 +56,12 @@ def roofline_figure(counts, spec: dict, measured: list | None = None, *, width: 
     ax.set_ylim(0.01, 200)
     fig.legend(loc="outside lower center", ncols=2, fontsize=8)
     return fig
+
+
+def _shared_label(names: list[str]) -> str:
+    """One legend entry for the kernels at one intensity: ``kernels 1, 2, 3; RMSNorm backward``."""
+    numbered = [name for name in names if name.isdigit()]
+    others = [name for name in names if not name.isdigit()]
+    if numbered:
+        others.insert(0, ("kernels " if len(numbered) > 1 else "kernel ") + ", ".join(numbered))
+    return "; ".join(others)
