@@ -37,7 +37,7 @@ def test_the_counts_follow_the_kernels_sweeps():
     }
     add = next(k for k in KERNEL_COUNTS if "residual" in k.name)
     assert add.floor_bytes(2) == 8  # x, r read; s, y written; 2 bytes each
-    backward = next(k for k in KERNEL_COUNTS if k.name.startswith("backward"))
+    backward = next(k for k in KERNEL_COUNTS if k.name.startswith("LayerNorm backward"))
     # 6 + 7 + 5 FLOPs in its three loops over a row's features; 12 B: x, dy, dx in float32
     assert backward.floor_bytes(2) == 6 and backward.intensity(4) == pytest.approx(18 / 12)
     assert backward.worst_bytes(2) == 14  # x and dy read three times, dx written
