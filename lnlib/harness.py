@@ -370,8 +370,8 @@ def check_rms_norm(
     normalized_ndim: int = 1,
     seed: int = 0,
 ) -> CheckReport:
-    """Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype (chapters
-    "LayerNorm and its family", "Check your own LayerNorm").
+    r"""Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype
+    (chapters "LayerNorm and its family", "Check your own LayerNorm").
 
     The reference is :func:`~lnlib.norms.rms_norm` and :func:`~lnlib.rms.rms_norm_backward`
     in float64 on the same rounded inputs; the budget is :func:`check_layer_norm`'s without

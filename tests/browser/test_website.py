@@ -490,3 +490,15 @@ def test_the_website_offers_lnlib_as_a_wheel_of_this_version():
     assert {"lnlib/__init__.py", "lnlib/harness.py"} <= names and f"Version: {version}" in metadata
     for page in ("intro", "api"):
         assert f'href="downloads/{wheel.name}"' in (SITE / f"{page}.html").read_text(), page
+
+
+def test_the_website_offers_the_books_source_without_the_held_back_key():
+    """downloads/layernorm-book-source.zip: what `make book` and `make lab` need (learner B: the
+    notebooks, make lab and the course could not be reached from the website), without
+    course_keys/, the key an instructor holds back."""
+    with zipfile.ZipFile(SITE / "downloads" / "layernorm-book-source.zip") as source:
+        names = set(source.namelist())
+    needed = {"Makefile", "pyproject.toml", "_toc.yml", "chapters/09_gradients.ipynb"}
+    assert {f"layernorm-book/{name}" for name in needed} <= names
+    assert not any(name.startswith("layernorm-book/course_keys/") for name in names)
+    assert 'href="downloads/layernorm-book-source.zip"' in (SITE / "intro.html").read_text()

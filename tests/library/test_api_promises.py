@@ -791,3 +791,14 @@ def test_the_page_says_the_textbook_kernel_is_the_readable_version():
     for name in ("lnlib.textbook.numpy_layer_norm", "lnlib.textbook.numpy_layer_norm_backward"):
         assert table[name]["rules"] == {2, 3}, table.get(name)
     assert "readable" in API.read_text().split("Where these rules do not hold")[1].split("\n\n")[1]
+
+
+def test_the_pages_first_example_prints_what_the_page_says(capsys):
+    """api.md's first code block, run as a reader pastes it: its printed first line is the one
+    the page quotes (learner B: the example printed 28 of 53 with no word of why)."""
+    text = API.read_text()
+    example = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
+    exec(compile(example, "api.md", "exec"), {})  # noqa: S102 (the page's own example)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.fullmatch(r"LayerNorm check, eps=1e-05: (\d+) of \1 checks passed", first), first
+    assert f"It prints `{first}`" in text

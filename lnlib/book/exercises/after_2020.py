@@ -62,6 +62,8 @@ def largest_qk_norm_logit() -> Exercise:
         mistakes={
             "that is the dot product itself, H: divide by the square root of H": q @ q,
             "a LayerNorm output has length sqrt(H), not 1": unit @ unit / np.sqrt(WIDTH),
+            "that is the largest cosine, for vectors of length 1; a LayerNorm output has squared "
+            "length H, so q̂·k̂ reaches H before the division by the square root of H": 1.0,
             "that takes q̂'s squared length as H - 1 (the unbiased variance); LayerNorm divides "
             "by the biased standard deviation, so it is H": unbiased @ unbiased / np.sqrt(WIDTH),
         },

@@ -539,11 +539,11 @@ CLAIMS: tuple[Claim, ...] = (
         "deep Transformer blocks to be an identity matrix",
         "sun2025curse",
         "partly true",
-        "the growth the paper means is in trained models (its analysis bounds the variance "
-        "between $\\Theta(L)$ and $\\Theta(e^L)$), which a check at initialization cannot reach; "
-        "at initialization Pre-LN's stream variance grows linearly with depth, the paper's lower "
-        "bound, and the deep blocks do come close to the identity (each turns its input by a much "
-        "smaller angle than the first blocks)",
+        "the paper's analysis bounds the variance between $\\Theta(L)$ and $\\Theta(e^L)$, and its "
+        "evidence of exponential growth is measured during training, which a check at "
+        "initialization cannot reach; at initialization Pre-LN's stream variance grows linearly "
+        "with depth, the lower bound, and the deep blocks do come close to the identity (each "
+        "turns its input by a much smaller angle than the first blocks)",
         FACT_CHECK,
         "fc-papers",
     ),
