@@ -161,7 +161,7 @@ student: $(VENV)/.course-installed wheel
 website-course: $(VENV)/.book-installed
 	rm -rf _build/course-site
 	$(BIN)/python -m lnlib.book.tools.course website _build/course-site
-	cd _build/course-site && $(WEBSITE_ENV) $(BIN)/jupyter-book build . --all --warningiserror --keep-going
+	cd _build/course-site && $(WEBSITE_ENV) LNBOOK_COURSE_SITE=1 $(BIN)/jupyter-book build . --all --warningiserror --keep-going
 
 # Every chapter's nbgrader round trip (tests/book/test_course.py): make test runs chapter 03's only.
 test-course: $(VENV)/.test-installed

@@ -252,3 +252,19 @@ def test_the_checker_passed_to_a_function_is_refused_and_set_aside(shell):
     assert said.startswith("Not correct: your answer uses"), said
     assert "attrgetter" in " ".join(_tampering(cell))
     assert _tampering("x = exercises.data(1, 'x')\nanswer_1 = x.mean()") == []
+
+
+def test_a_function_from_an_added_cell_is_named_where_grading_would_not_have_it(shell):
+    """The student review's major: a helper defined in a cell the student added passed here, and
+    grading (which removes added cells) would have scored it 0. The chapter's own functions and
+    a function defined in an answer cell stay usable."""
+    shell.run_cell("def row_means(b):\n    return b.mean(axis=-1)", store_history=True)
+    shell.run_cell("answer_1 = row_means(batch)", store_history=True).raise_error()
+    said = graded_test(shell)
+    assert "`row_means`, defined in a cell that is not this answer cell" in said, said
+    shell.user_ns["exercises"].chapters_own = ("row_means",)  # as the chapter's own: usable
+    assert graded_test(shell) == ""
+    shell.user_ns["exercises"].chapters_own = ()
+    answer = "def row_means(b):\n    return b.mean(axis=-1)\nanswer_1 = row_means(batch)"
+    shell.run_cell(answer, store_history=True).raise_error()  # defined in the answer cell
+    assert graded_test(shell) == ""

@@ -143,3 +143,26 @@ def test_the_page_carries_the_plan_the_notebook_judges_by():
     assert {k: data[k] for k in exercise.plan()} == exercise.plan()
     assert judge(data, 0.5) == "Correct! 1/2 with ε = 0." and "(an ε?)" in judge(data, 0.503)
     assert data["shape"] == [] and exercise_data(Exercise(np.ones((2, 3))))["shape"] == [2, 3]
+
+
+def test_the_course_website_gives_a_graded_exercise_no_hint(website, monkeypatch):
+    """The student review: the course's website handed out the recipe its notebooks hold back.
+    With LNBOOK_COURSE_SITE=1 (make website-course) a graded exercise (one with a per-student
+    variant) gets no Hint button and no hint in its plan; practice keeps both."""
+    from lnlib.book.exercises.chapter import variant
+
+    def graded(batch):
+        return Exercise(batch.mean(axis=-1), hint="average each row")
+
+    exercises = Exercises(
+        "00_demo",
+        variant(lambda rng: {"batch": rng.normal(size=(2, 3))})(graded),
+        lambda x: Exercise(x.sum(), hint="add them"),
+    )
+    batch, x = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    for course, button in (("0", True), ("1", False)):
+        monkeypatch.setenv("LNBOOK_COURSE_SITE", course)
+        page = exercises.check(1, None, batch=batch)._repr_html_()
+        assert ("lnlib-exercise-hint-button" in page) == button
+        assert ("average each row" in page) == button
+        assert "add them" in exercises.check(2, None, x=x)._repr_html_()

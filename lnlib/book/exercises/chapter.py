@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import functools
 import io
 import re
@@ -57,7 +58,7 @@ from lnlib.book.exercises.shipped import numpy as np  # as first imported (shipp
 from lnlib.book.exercises.shipped import record, replaced
 from lnlib.book.exercises.students import NoStudent, student_id, student_rng
 from lnlib.book.exercises.web import WebExercise, answer_form
-from lnlib.book.tools.notebooks import website_build
+from lnlib.book.tools.notebooks import course_website_build, website_build
 
 __all__ = [
     "ALWAYS_FORBIDDEN",
@@ -352,6 +353,10 @@ class Exercises:
         self.builders = builders
         self._graded_mode = False  # the graded property
         self._student: str | None = None  # the student property
+        #: The functions the chapter's own cells define (set by the course edition's first cell,
+        #: lnlib.book.tools.course): an answer may use them; any other function defined outside
+        #: the answer cells is in a cell grading removes.
+        self.chapters_own: tuple[str, ...] = ()
         self._wrong_tries: dict[int, int] = {}
         # the data of each exercise's last check, for its hint
         self._last_data: dict[int, dict] = {}
@@ -531,6 +536,8 @@ class Exercises:
         self._last_data[k] = data
         if answer is None and website_build():
             built = self.exercise(k, **data)
+            if course_website_build() and k in self.graded_exercises():
+                built = dataclasses.replace(built, hint="")  # as graded in the notebook: no hint
             return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
             aside = _set_aside(k, _inputs())
@@ -548,6 +555,19 @@ class Exercises:
         typed = self._typed_in(k, code, data)
         if typed:
             return self._worded(k, Feedback(typed))
+        graded = code is not None and self._graded(k)
+        added = _from_other_cells(code, self.chapters_own) if graded else []
+        if added:
+            names, cell = ", ".join(f"`{name}`" for name, _ in added), added[0][1]
+            return self._worded(
+                k,
+                Feedback(
+                    f"{WRONG}your answer uses {names}, defined in a cell that is not this answer "
+                    f"cell (In [{cell}]). Grading removes the cells you add, so there it would be "
+                    "undefined: define it in this answer cell. (If that cell is one of the "
+                    "chapter's own, run the notebook again from the top.)"
+                ),
+            )
         if verdict.kind == "correct" and self._fails_on_other_data(k, code, data):
             return self._worded(k, Feedback(NOT_FROM_THE_DATA))
         if other and verdict.kind != "correct" and self._right_for(k, theirs, answer):
@@ -752,6 +772,28 @@ def _inputs() -> list[str]:
     shell = _shell()
     history = getattr(shell, "history_manager", None)
     return list(history.input_hist_parsed) if history is not None else []
+
+
+def _from_other_cells(code: ast.Module, chapters_own: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(name, the cell's number) for each function the answer `code` uses but does not define,
+    defined in this kernel by a cell that is not an answer cell and is not one of the chapter's
+    own functions (`chapters_own`): a cell the student added, which grading removes
+    (lnlib.book.tools.course.sanitize; a student review: a helper in an added cell passed here and
+    would score 0 there)."""
+    inputs, namespace = _inputs(), _user_namespace()
+    numbers = getattr(getattr(_shell(), "compile", None), "_filename_map", {})
+    used = {n.id for n in ast.walk(code) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    found = []
+    for name in sorted(used - _bound(code) - set(chapters_own)):
+        value = namespace.get(name)
+        if not isinstance(value, types.FunctionType) or value.__module__ != "__main__":
+            continue
+        cell = numbers.get(value.__code__.co_filename)
+        if cell is None or cell >= len(inputs):
+            continue
+        if not re.search(r"^answer_\d+\s*=", inputs[cell], re.M):
+            found.append((name, cell))
+    return found
 
 
 def _user_namespace() -> dict:

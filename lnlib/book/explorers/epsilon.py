@@ -32,7 +32,8 @@ class EpsilonExplorer(Explorer):
                 -10,
                 0,
                 what="ε, added to the variance under the square root",
-                readout_format=".3g",  # as the readout prints it (the student review's n1)
+                readout_format=".2e",  # as the readout prints it (student reviews: 1.3e-5 beside
+                # 1.26e-05; d3's ".3g" then wrote 0.0000100): three digits, one format
                 digits=3,
             ),
             "spread": log_slider(
@@ -68,7 +69,7 @@ class EpsilonExplorer(Explorer):
         readout = (
             # δ and ε as used: a value typed into a log slider moves to its nearest step
             # (base.log_slider)
-            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {eps:.3g}. ε inside √: output variance "
+            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {eps:.2e}. ε inside √: output variance "
             f"σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); ε added to σ: std "
             f"<b>{std_out:.4g}</b>; largest gap between the two outputs: "
             f"{np.max(np.abs(inside - outside)):.3g}"

@@ -113,8 +113,8 @@ class GradientsExplorer(Explorer):
                 np.zeros((size, size)),
             )
             readout = (
-                f"x = [{_fmt(x)}] is constant and ε = 0: σ² + ε = 0, so x̂ = 0/0 and dy = "
-                f"[{_fmt(dy)}] has no gradient to pass back."
+                f"x = [{_fmt(x)}] is constant and ε = 0: σ² + ε = 0, so x̂ = 0/0: LayerNorm is "
+                f"undefined here, and there is no dx to pass dy = [{_fmt(dy)}] back through."
             )
             return (
                 readout,

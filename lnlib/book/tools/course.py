@@ -71,6 +71,8 @@ IMPORT = re.compile(r"^(from lnlib\.book\.exercises\.\w+ import exercises)$", re
 #: comes (lnlib.book.exercises.chapter.Exercises.graded), in the student's cells as in the hidden
 #: tests.
 GRADED = r"\1\nexercises.graded = True  # the course edition: no hints"
+#: Added under it where the chapter defines functions an answer may call (Exercises.chapters_own).
+OWN = "\nexercises.chapters_own = {!r}  # the chapter's own functions"
 #: The cell under the first: whose data the exercises hand out (lnlib.book.exercises.students).
 STUDENT = (
     '# Your student id, as your course spells it ("jdoe"): your exercises\' data follow from it.\n'
@@ -191,10 +193,11 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
         )
         if by_hand and exercises.kind(int(k)) == "derivation":
             cells += _derivation_cells(k)
+    own = _chapters_functions(nb)
     for cell in cells:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
-            cell["source"] = IMPORT.sub(GRADED, "".join(cell["source"]))
+            cell["source"] = IMPORT.sub(GRADED + (OWN.format(own) if own else ""), _text(cell))
         else:
             cell["source"] = _course_links("".join(cell["source"]))
     return {**nb, "cells": _with_student_cell(cells)}
@@ -203,6 +206,25 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
 #: Points of a derivation graded by hand (``make instructor BY_HAND=1``), the autograded answer's 1
 #: aside: the derivation is the exercise's point.
 DERIVATION_POINTS = 2
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def _chapters_functions(nb: dict) -> tuple[str, ...]:
+    """The functions the chapter's own code cells define (``def``, or a name bound to a lambda),
+    answer cells aside: an answer may call them (Exercises.chapters_own)."""
+    names = set()
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code" or ANSWER.search(_text(cell)):
+            continue
+        for node in ast.parse(_text(cell)).body:
+            if isinstance(node, ast.FunctionDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return tuple(sorted(names))
 
 
 def _derivation_cells(k: str) -> list[dict]:

@@ -104,6 +104,12 @@ def website_build() -> bool:
     return os.environ.get("LNBOOK_WEBSITE") == "1"
 
 
+def course_website_build() -> bool:
+    """True while ``make website-course`` executes the chapters for a course's website (it also
+    sets ``LNBOOK_COURSE_SITE=1``): graded exercises get no hint there, as in the notebooks."""
+    return website_build() and os.environ.get("LNBOOK_COURSE_SITE") == "1"
+
+
 # --- no live-widget output in committed notebooks (was notebook_outputs.py) -----------------------
 # Committed notebooks keep no live-widget output: a widget cannot be shown without its kernel.
 #
