@@ -35,9 +35,12 @@ def grade(module: str, k: int, answer, handed: tuple[str, ...], **data) -> None:
     loaded = [reload(import_module(f"lnlib.book.exercises.{name}")) for name in SHIPPED]
     chapter = loaded[-1]
     exercises = reload(import_module(f"lnlib.book.exercises.{module}")).exercises
-    exercises.graded = True  # a verdict names the mistake, never the recipe
     theirs = chapter._user_namespace().get("exercises")
-    exercises.student = getattr(theirs, "student", None)
+    exercises.student = getattr(theirs, "student", None)  # before graded mode: said once, not here
+    exercises.graded = True  # a verdict names the mistake, never the recipe
+    # the chapter's own functions, as the locked first cell names them (an answer cell may not
+    # touch the checker's attributes: chapter.checker_uses)
+    exercises.chapters_own = tuple(getattr(theirs, "chapters_own", ()))
     exercises.handed[k] = tuple(handed)
     if chapter.answer_code(k, chapter._inputs()) is None:
         raise chapter.NotPassed(f"the answer cell of exercise {k} is not in the input history")
