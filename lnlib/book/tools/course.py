@@ -94,7 +94,8 @@ QUOTED = re.compile(r"\[\s*-?\d[\d.,\s\-]*\]")
 PRINT_AT_MOST = 60
 PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
-CONFIG = r"""import os
+CONFIG = r"""import logging
+import os
 import warnings
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
@@ -114,6 +115,13 @@ c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPr
 # kernel on this machine, reached on localhost).
 warnings.filterwarnings("ignore", r"Object of type <Submitted\w*> not in session", SAWarning)
 c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
+# nbgrader warns "Attribute 'checksum' for cell exercise-k-test has changed!" for every graded test
+# cell of every submission: the hidden part the key adds changes the checksum the release recorded
+# (nbgrader issue 1961), and autograde puts the locked cells back whatever it says. Left out, so
+# that a warning that matters is seen.
+logging.getLogger("AutogradeApp").addFilter(
+    lambda record: "Attribute 'checksum' for cell" not in record.getMessage()
+)
 """
 
 
