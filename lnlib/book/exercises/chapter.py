@@ -310,6 +310,11 @@ def integer_rows(rng: np.random.Generator, rows: int, size: int) -> np.ndarray:
             return batch
 
 
+#: Added, in graded mode, to "Not answered yet": an answer cell that raised left its answer None (an
+#: instructor review: a student whose cell raised read "Not answered yet" after answering).
+GRADED_NOT_ANSWERED = (
+    " If your answer cell raised an error, its answer is still None: fix the error."
+)
 #: What a graded answer is told when it is right for the student's data but its cell's code is not
 #: (:meth:`Exercises._fails_on_other_data`).
 NOT_FROM_THE_DATA = (
@@ -541,7 +546,8 @@ class Exercises:
             return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
             aside = _set_aside(k, _inputs())
-            return self._worded(k, Feedback(f"{WRONG}{aside}" if aside else NOT_ANSWERED))
+            unanswered = NOT_ANSWERED + (GRADED_NOT_ANSWERED if self._graded_mode else "")
+            return self._worded(k, Feedback(f"{WRONG}{aside}" if aside else unanswered))
         self._number(k)
         built = self._built(k, data)
         if isinstance(built, Feedback):
