@@ -84,6 +84,9 @@ REPORT_WIDTH = 80
 
 #: The dtypes :func:`check_layer_norm` tries by default.
 DTYPES = ("float64", "float32", "float16", "bfloat16")
+#: The parameters `param_dtype` widens (check_layer_norm), and whose gradients it expects in it.
+PARAMS = ("gamma", "beta")
+_OWNER = {"x": "the input's", "gamma": "gamma's"}  # whose dtype a result must have
 
 
 #: The memory layouts :class:`Case` can give x and dy, each a view holding the same values:
@@ -290,6 +293,7 @@ def check_layer_norm(
     eps: float = 1e-5,
     normalized_ndim: int = 1,
     seed: int = 0,
+    param_dtype: str | None = None,
 ) -> CheckReport:
     """Run a LayerNorm implementation against lnlib's float64 reference and report, per case and
     dtype (chapter "Check your own LayerNorm").
@@ -317,6 +321,12 @@ def check_layer_norm(
         ``len(normalized_shape)``).
     seed : int, default 0
         Seeds the inputs, gamma, beta and dy.
+    param_dtype : {None, "float32"}, default None
+        None: gamma and beta come in the dtype of `x`, and dgamma and dbeta are expected in
+        it. "float32": mixed precision as training keeps it (chapter "Computing it right:
+        numerics"): for 16-bit `x`, gamma and beta come as float32 and dgamma and dbeta are
+        expected as float32, within float32's budget for the sum over the rows; other dtypes
+        are unchanged.
 
     Returns
     -------
@@ -352,6 +362,7 @@ def check_layer_norm(
         eps=eps,
         normalized_ndim=normalized_ndim,
         seed=seed,
+        param_dtype=param_dtype,
     )
 
 
@@ -369,6 +380,7 @@ def check_rms_norm(
     eps: float = 1e-6,
     normalized_ndim: int = 1,
     seed: int = 0,
+    param_dtype: str | None = None,
 ) -> CheckReport:
     r"""Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype
     (chapters "LayerNorm and its family", "Check your own LayerNorm").
@@ -388,7 +400,7 @@ def check_rms_norm(
         ``backward(dy, x, gamma, eps, *saved) -> (dx, dgamma)`` in the dtype of `x`, dgamma
         summed over every other axis; ``saved`` is what `forward` returned after y on the
         same inputs (nothing when it returns y alone).
-    dtypes, normalized_ndim, seed
+    dtypes, normalized_ndim, seed, param_dtype
         As in :func:`check_layer_norm`.
     cases : sequence of Case, default :data:`RMS_CASES`
     eps : float, default 1e-6
@@ -424,11 +436,21 @@ def check_rms_norm(
         eps=eps,
         normalized_ndim=normalized_ndim,
         seed=seed,
+        param_dtype=param_dtype,
     )
 
 
 def _check_all(
-    norm: str, forward: tuple, backward: tuple, *, dtypes, cases, eps, normalized_ndim, seed
+    norm: str,
+    forward: tuple,
+    backward: tuple,
+    *,
+    dtypes,
+    cases,
+    eps,
+    normalized_ndim,
+    seed,
+    param_dtype,
 ):
     """The run both checks share: `forward` and `backward` are (function, checker, signature)."""
     for (function, _, signature), name in ((forward, "forward"), (backward, "backward")):
@@ -439,7 +461,11 @@ def _check_all(
     dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
     results, samples = [], {d: [] for d in dtypes}
     for (case, dtype), inputs in harness_inputs(
-        dtypes=dtypes, cases=cases, normalized_ndim=normalized_ndim, seed=seed
+        dtypes=dtypes,
+        cases=cases,
+        normalized_ndim=normalized_ndim,
+        seed=seed,
+        param_dtype=param_dtype,
     ).items():
         args = (case, inputs, eps if case.eps is None else case.eps, normalized_ndim)
         saved = []  # what the forward saved for its backward, filled by the forward's check
@@ -459,7 +485,14 @@ def _check_all(
     return CheckReport(tuple(results), dtypes, eps, norm)
 
 
-def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed: int = 0) -> dict:
+def harness_inputs(
+    *,
+    dtypes=DTYPES,
+    cases=CASES,
+    normalized_ndim: int = 1,
+    seed: int = 0,
+    param_dtype: str | None = None,
+) -> dict:
     """The inputs :func:`check_layer_norm` gives an implementation (chapter "Check your own
     LayerNorm").
 
@@ -467,7 +500,8 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
     -------
     dict
         ``{(case, dtype): {"x", "gamma", "beta", "dy": array}}`` in the order the checks run, each
-        array rounded to `dtype`; the same seed gives bit-identical inputs.
+        array rounded to `dtype` (gamma and beta to float32 for 16-bit `dtype` when `param_dtype`
+        is "float32", as in :func:`check_layer_norm`); the same seed gives bit-identical inputs.
 
     Raises
     ------
@@ -476,6 +510,8 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
     """
     normalized_ndim = check_count(normalized_ndim, "normalized_ndim")
     dtypes = tuple(compute_dtype(np.float64, d).name for d in dtypes)
+    if param_dtype not in (None, "float32"):
+        raise ValueError(f'param_dtype must be None or "float32"; got {param_dtype!r}.')
     inputs = {}
     for index, case in enumerate(cases):
         if len(case.shape) < normalized_ndim:
@@ -486,13 +522,15 @@ def harness_inputs(*, dtypes=DTYPES, cases=CASES, normalized_ndim: int = 1, seed
         for dtype in dtypes:
             if case.dtypes is None or dtype in case.dtypes:
                 rng = np.random.default_rng([seed, index])
-                inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, rng)
+                inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, rng, param_dtype)
     return inputs
 
 
-def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
-    """x, gamma, beta and dy rounded to `dtype`: what the implementation receives and the reference
-    uses.
+def _inputs(
+    case: Case, dtype: str, k: int, rng: np.random.Generator, param_dtype: str | None = None
+) -> dict:
+    """x, gamma, beta and dy rounded to `dtype` (gamma and beta to float32 for 16-bit data when
+    `param_dtype` is "float32"): what the implementation receives and the reference uses.
 
     x and dy are laid out as the case says; gamma and beta are contiguous vectors.
     """
@@ -504,8 +542,10 @@ def _inputs(case: Case, dtype: str, k: int, rng: np.random.Generator) -> dict:
         "beta": 0.5 * rng.normal(size=feature),
         "dy": rng.normal(size=case.shape) if case.dy is None else np.full(case.shape, case.dy),
     }
+    wide = param_dtype is not None and storage.itemsize < 4
+    kept = {name: np.dtype(param_dtype) if wide and name in PARAMS else storage for name in raw}
     with np.errstate(over="ignore"):
-        rounded = {name: value.astype(storage) for name, value in raw.items()}
+        rounded = {name: value.astype(kept[name]) for name, value in raw.items()}
     for name, value in rounded.items():
         if not np.isfinite(value.astype(np.float64)).all():
             raise ValueError(
@@ -605,7 +645,9 @@ def _compare_gradients(
         return float("inf"), f"shape: backward must return the {len(refs)} arrays ({names})"
     worst = (0.0, "")
     for (name, ref), g, budget in zip(refs.items(), got, budgets):
-        worst = max(worst, _compare(name, g, ref, budget, inputs["x"].dtype), key=lambda r: r[0])
+        whose = "gamma" if name in ("dgamma", "dbeta") else "x"  # a gradient in its input's dtype
+        compared = _compare(name, g, ref, budget, inputs[whose].dtype, whose)
+        worst = max(worst, compared, key=lambda r: r[0])
     return worst
 
 
@@ -646,7 +688,7 @@ def _check_backward(
     _, mean, rstd = _reference(layer_norm, wide["x"], eps=eps, axis=axes, return_stats=True)
     refs = layer_norm_backward(wide["dy"], wide["x"], wide["gamma"], eps=eps, axis=axes)
     xhat = (wide["x"] - mean) * rstd
-    dtype = inputs["x"].dtype
+    dtype, params = inputs["x"].dtype, inputs["gamma"].dtype
     u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
     size, rows = int(np.prod(inputs["x"].shape[-k:])), int(np.prod(inputs["x"].shape[:-k]))
     xhat_error = (
@@ -660,8 +702,8 @@ def _check_backward(
     )
     budgets = (
         xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, dtype, others),
-        _sum_budget(np.abs(wide["dy"]), refs[2], rows, dtype, others),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, params, others),
+        _sum_budget(np.abs(wide["dy"]), refs[2], rows, params, others),
     )
     return _compare_gradients(
         backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma", "dbeta"), refs)), budgets
@@ -722,7 +764,7 @@ def _check_rms_backward(
     rows = int(np.prod(inputs["x"].shape[:-k]))
     budgets = (
         xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, inputs["x"].dtype, others),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, inputs["gamma"].dtype, others),
     )
     return _compare_gradients(
         backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma"), refs)), budgets
@@ -842,7 +884,9 @@ def _accumulation_roundoff(dtype) -> float:
     return unit_roundoff(compute_dtype(dtype))
 
 
-def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tuple[float, str]:
+def _compare(
+    name: str, got, ref: np.ndarray, budget: np.ndarray, dtype, whose: str = "x"
+) -> tuple[float, str]:
     """Worst ``|got - ref| / budget`` and what failed; a wrong shape, dtype or a NaN is infinitely
     over."""
     got = np.asarray(got)
@@ -851,7 +895,7 @@ def _compare(name: str, got, ref: np.ndarray, budget: np.ndarray, dtype) -> tupl
     if got.dtype != np.dtype(dtype):
         return float(
             "inf"
-        ), f"dtype: {name} is {got.dtype}, expected {np.dtype(dtype).name} (the input's)"
+        ), f"dtype: {name} is {got.dtype}, expected {np.dtype(dtype).name} ({_OWNER[whose]})"
     values = got.astype(np.float64)
     if not np.isfinite(values).all():
         return float(

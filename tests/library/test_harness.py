@@ -129,3 +129,57 @@ def test_a_report_lists_only_the_failures_it_can_explain():
     text = str(stored)
     assert "backward / b / float16:" in text and "dbeta[0] = 2048" in text
     assert "backward / a / float16:" not in text and "×3.00" in text
+
+
+def _mixed_forward(x, gamma, beta, eps):
+    """Mixed precision as training keeps it: float32 statistics for 16-bit x, y in x's dtype."""
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    mu, var = wide.mean(-1, keepdims=True), wide.var(-1, keepdims=True)
+    return ((wide - mu) / np.sqrt(var + eps) * gamma + beta).astype(x.dtype)
+
+
+def _mixed_backward(dy, x, gamma, eps, *, half_sum=False):
+    """dx in x's dtype; dgamma and dbeta summed in float32 and returned in float32 for 16-bit x
+    (with `half_sum`, dbeta summed row by row in the 16-bit dtype instead, then widened)."""
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    grad = dy.astype(wide.dtype)
+    rstd = 1 / np.sqrt(wide.var(-1, keepdims=True) + eps)
+    xhat = (wide - wide.mean(-1, keepdims=True)) * rstd
+    dxhat = grad * gamma
+    dx = rstd * (
+        dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True)
+    )
+    rows = tuple(range(x.ndim - 1))
+    dgamma, dbeta = (grad * xhat).sum(rows), grad.sum(rows)
+    if half_sum and x.dtype.itemsize < 4:
+        dbeta = np.zeros(dy.shape[-1], dtype=dy.dtype)
+        for row in dy.reshape(-1, dy.shape[-1]):
+            dbeta = (dbeta + row).astype(dy.dtype)
+    params = np.float32 if x.dtype.itemsize < 4 else x.dtype
+    return dx.astype(x.dtype), dgamma.astype(params), dbeta.astype(params)
+
+
+def test_float32_parameters_for_16_bit_data_are_checked_as_mixed_precision():
+    """param_dtype="float32" (learner B: a correct mixed-precision kernel, float32 γ and dγ,
+    failed every 16-bit backward on dtype alone): γ and β come as float32 for 16-bit x, dγ and dβ
+    are expected in float32, and a dβ summed in the 16-bit dtype still fails."""
+    given = harness.harness_inputs(param_dtype="float32")
+    for (case, dtype), inputs in given.items():
+        wide = dtype in ("float16", "bfloat16")
+        assert inputs["gamma"].dtype == (np.float32 if wide else inputs["x"].dtype), (case, dtype)
+        assert inputs["x"].dtype.name == dtype
+    mixed = harness.check_layer_norm(_mixed_forward, _mixed_backward, param_dtype="float32")
+    assert mixed.passed, str(mixed)
+    as_before = harness.check_layer_norm(_mixed_forward, _mixed_backward)
+    assert as_before.failures and all(
+        "expected" in r.detail and "(gamma's)" in r.detail for r in as_before.failures
+    ), str(as_before)
+    stalled = harness.check_layer_norm(
+        _mixed_forward,
+        lambda *args: _mixed_backward(*args, half_sum=True),
+        param_dtype="float32",
+    )
+    assert {r.dtype for r in stalled.failures} == {"float16", "bfloat16"}, str(stalled)
+    assert all(r.detail.startswith("dbeta") for r in stalled.failures), str(stalled)
+    with pytest.raises(ValueError, match="param_dtype"):
+        harness.check_layer_norm(_mixed_forward, param_dtype="float16")
