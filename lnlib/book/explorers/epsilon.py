@@ -101,9 +101,10 @@ def epsilon_explorer(eps: float = 1e-5, spread: float = 1e-2) -> EpsilonExplorer
 
     The input is ``[1, 1 + δ, 1 - δ, 1]`` (for δ = 0.001, the chapter's near-constant
     example), normalized with ε inside the square root, with ε added to σ, and without ε.
-    It opens at δ = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five times, so the
-    output variance is already 5/6, not 1; the reader moves δ or ε to where ε takes over, and the
-    note says so.
+    By default it opens at δ = 0.01, where PyTorch's ε is still below σ² = 5e-5, though only five
+    times, so the output variance is already 5/6, not 1; the chapter opens it at δ = 0.001, the
+    near-constant example, where ε takes over. The reader moves δ or ε, and the note says which of
+    the two dominates.
 
     Parameters
     ----------

@@ -240,8 +240,9 @@ def _derivation_cells(k: str) -> list[dict]:
     answer" cell (the student edition shows YOUR ANSWER HERE; the key, where to look)."""
     prompt = (
         f"**Exercise {k}, your derivation** (graded by hand, {DERIVATION_POINTS} points): in the "
-        "cell below, write each path from the input to the output and the term it gives, then the "
-        "closed form your code computes, in words or LaTeX ($...$)."
+        "cell below, write the derivation your code follows, in words or LaTeX ($...$): each step "
+        "from the output back to the input (each node of the graph, or each path from x to y) and "
+        "the term it gives, and how those terms make the gradient your code computes."
     )
     answer = (
         "The answer key's solution code, in the cell above, names each path in its comments; "
@@ -532,7 +533,9 @@ To work on them on your own machine (Python 3.11 or newer):
     .venv/bin/jupyter labextension disable "@jupyterlab/apputils-extension:announcements"
     .venv/bin/jupyter lab
 
-(The third line, optional, stops JupyterLab's news pop-up from covering the notebook.) Chapters 14
+The install takes a minute or two and about 650 MB. The third line, optional, stops JupyterLab's
+news pop-up from covering the notebook. In a container where you are root, JupyterLab refuses to
+start until you add `--allow-root` to the last line. Chapters 14
 and 15 compile kernels with numba, about 230 MB more: for them, also run
 `.venv/bin/python -m pip install -r requirements-kernels.txt`. A link to a
 section of another chapter opens that notebook at its top, so the link is followed by the
