@@ -941,15 +941,23 @@ def welford_layer_norm(x, gamma, beta, eps):
     return y.astype(x.dtype)
 
 
-def torch_layer_norm():
+def torch_layer_norm(device: str = "cpu"):
     """PyTorch's LayerNorm wrapped for :func:`check_layer_norm`: ``(forward, backward)``, or None
     without PyTorch.
 
     16-bit inputs get float32 gamma and beta, as mixed-precision training keeps
     its parameters; then PyTorch's CPU kernel also keeps mean and rstd in float32.
-    bfloat16 arrays cross to PyTorch through float32 (exactly).
+    bfloat16 arrays cross to PyTorch through float32 (exactly). dgamma and dbeta come back in
+    gamma's dtype: float32 under ``check_layer_norm(..., param_dtype="float32")``. `device`
+    ("cuda" on a GPU) is where PyTorch computes: the book ran the CPU's kernel only.
+
+    Examples
+    --------
+    On a machine with an NVIDIA GPU and PyTorch, PyTorch's CUDA kernel in mixed precision::
+
+        print(check_layer_norm(*torch_layer_norm("cuda"), param_dtype="float32"))
     """
-    bridge = _torch_bridge()
+    bridge = _torch_bridge(device)
     if bridge is None:
         return None
     torch, tensor, array = bridge
@@ -964,20 +972,20 @@ def torch_layer_norm():
         tx, tg = tensor(x).requires_grad_(), tensor(gamma, param=True).requires_grad_()
         tb = torch.zeros_like(tg, requires_grad=True)
         torch.nn.functional.layer_norm(tx, gamma.shape, tg, tb, eps).backward(tensor(dy))
-        return tuple(array(t.grad, x.dtype) for t in (tx, tg, tb))
+        return array(tx.grad, x.dtype), array(tg.grad, gamma.dtype), array(tb.grad, gamma.dtype)
 
     return forward, backward
 
 
-def torch_rms_norm():
+def torch_rms_norm(device: str = "cpu"):
     """PyTorch's ``torch.nn.functional.rms_norm`` wrapped for :func:`check_rms_norm`: ``(forward,
     backward)``, or None without PyTorch.
 
-    The backward pass is PyTorch's autograd. As :func:`torch_layer_norm`, 16-bit inputs get a
-    float32 gamma (PyTorch then warns that its fused kernel does not take mixed dtypes and runs
-    its composite one, which computes in float32; the warning is silenced here).
+    The backward pass is PyTorch's autograd. As :func:`torch_layer_norm` (`device` too), 16-bit
+    inputs get a float32 gamma (PyTorch then warns that its fused kernel does not take mixed
+    dtypes and runs its composite one, which computes in float32; the warning is silenced here).
     """
-    bridge = _torch_bridge()
+    bridge = _torch_bridge(device)
     if bridge is None:
         return None
     torch, tensor, array = bridge
@@ -993,14 +1001,14 @@ def torch_rms_norm():
     def backward(dy, x, gamma, eps):
         tx, tg = tensor(x).requires_grad_(), tensor(gamma, param=True).requires_grad_()
         rms(tx, tg, eps).backward(tensor(dy))
-        return tuple(array(t.grad, x.dtype) for t in (tx, tg))
+        return array(tx.grad, x.dtype), array(tg.grad, gamma.dtype)
 
     return forward, backward
 
 
-def _torch_bridge():
+def _torch_bridge(device: str = "cpu"):
     """``(torch, tensor, array)``: the module and numpy <-> torch conversions the wrappers share, or
-    None without PyTorch.
+    None without PyTorch; tensors are made on `device`.
 
     ``tensor(a, param=True)`` gives a 16-bit parameter in float32; bfloat16 crosses through float32
     (exactly).
@@ -1012,16 +1020,15 @@ def _torch_bridge():
 
     def tensor(a, *, param=False):
         if param and a.dtype.itemsize == 2:
-            return torch.from_numpy(a.astype(np.float32))
-        if a.dtype == np.dtype("bfloat16"):
-            return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
-        return torch.from_numpy(np.ascontiguousarray(a))
+            made = torch.from_numpy(a.astype(np.float32))
+        elif a.dtype == np.dtype("bfloat16"):
+            made = torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
+        else:
+            made = torch.from_numpy(np.ascontiguousarray(a))
+        return made.to(device)
 
     def array(t, dtype):
-        return (
-            t.detach().float().numpy().astype(dtype)
-            if t.dtype == torch.bfloat16
-            else t.detach().numpy().astype(dtype)
-        )
+        t = t.detach().cpu()
+        return (t.float() if t.dtype == torch.bfloat16 else t).numpy().astype(dtype)
 
     return torch, tensor, array

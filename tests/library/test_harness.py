@@ -49,6 +49,24 @@ def test_pytorch_cpu_fails_only_its_16_bit_dgamma_and_dbeta(torch):
     }
 
 
+def test_pytorch_cpu_in_mixed_precision_fails_on_its_sums_not_on_dtypes(torch):
+    """Under param_dtype="float32" the wrapper returns PyTorch's float32 dgamma and dbeta as they
+    are: what fails is still its 16-bit sums' values (the rows split among threads, so one),
+    never a dtype; `device` is where PyTorch computes (the CPU here)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        report = harness.check_layer_norm(
+            *harness.torch_layer_norm(device="cpu"), param_dtype="float32"
+        )
+    finally:
+        torch.set_num_threads(threads)
+    assert report.failures, str(report)
+    for r in report.failures:
+        assert (r.part, r.dtype in ("float16", "bfloat16")) == ("backward", True), str(report)
+        assert r.detail.startswith(("dgamma", "dbeta")) and "dtype" not in r.detail, r.detail
+
+
 @pytest.mark.parametrize(
     "bug, where",
     [
