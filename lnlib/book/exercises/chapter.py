@@ -494,7 +494,7 @@ class Exercises:
                 f"{WRONG}the checker cannot read this answer ({type(error).__name__})."
             )
         if self._graded(k) and verdict.kind == "wrong":
-            return Feedback(NOT_CORRECT + verdict.text.removeprefix(WRONG))
+            return Feedback(NOT_CORRECT + _diagnosis(verdict.text.removeprefix(WRONG)))
         return verdict
 
     def _with_hint(self, k: int, built: Exercise, verdict: Feedback) -> Feedback:
@@ -778,6 +778,23 @@ def _inputs() -> list[str]:
     shell = _shell()
     history = getattr(shell, "history_manager", None)
     return list(history.input_hist_parsed) if history is not None else []
+
+
+def _diagnosis(named: str) -> str:
+    """A named mistake as graded mode says it: the diagnosis, without the fix that follows its
+    first colon or semicolon ("the paths through mu and through var are missing: so dx = ..." ->
+    "the paths through mu and through var are missing."; a student review: trying the named
+    mistakes in turn spelled out the answer).
+
+    >>> _diagnosis("that is the dot product itself, H: divide by the square root of H.")
+    'that is the dot product itself, H.'
+    >>> _diagnosis("close, but not right to the three significant digits asked.")
+    'close, but not right to the three significant digits asked.'
+    """
+    cut = min((i for i in (named.find(": "), named.find("; ")) if i > 0), default=-1)
+    if cut < 0 or len(named[:cut].split()) < 3:
+        return named
+    return named[:cut].rstrip(".") + "."
 
 
 def _from_other_cells(code: ast.Module, chapters_own: tuple[str, ...]) -> list[tuple[str, int]]:

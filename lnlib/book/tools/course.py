@@ -545,7 +545,8 @@ left side bar) takes you there.
 On a course's JupyterHub or on Binder, `requirements.txt` is the environment
 (`requirements-kernels.txt` for chapters 14 and 15). Run each notebook top
 to bottom; the cell under each exercise says whether your answer is right, and stops Run All until
-it is.
+it is: "Not answered yet" under an exercise you have not done is expected, and the cells below it,
+prose included, stay unrendered until you run them (Shift+Enter).
 """
 
 
