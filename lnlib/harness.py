@@ -294,8 +294,9 @@ def check_layer_norm(
     normalized_ndim: int = 1,
     seed: int = 0,
     param_dtype: str | None = None,
+    cast_before_gamma: bool = False,
 ) -> CheckReport:
-    """Run a LayerNorm implementation against lnlib's float64 reference and report, per case and
+    r"""Run a LayerNorm implementation against lnlib's float64 reference and report, per case and
     dtype (chapter "Check your own LayerNorm").
 
     Parameters
@@ -327,6 +328,14 @@ def check_layer_norm(
         numerics"): for 16-bit `x`, gamma and beta come as float32 and dgamma and dbeta are
         expected as float32, within float32's budget for the sum over the rows; other dtypes
         are unchanged.
+    cast_before_gamma : bool, default False
+        False: the budget of a kernel that rounds once, at its outputs. True: it also allows
+        one rounding to the dtype of `x` of :math:`\hat x` before γ multiplies it, and of
+        :math:`\gamma\, dy` and :math:`dy\, \hat x` in the backward pass, as PyTorch's eager
+        code does when it casts :math:`\hat x` back before γ (Hugging Face's
+        ``weight * hidden_states.to(input_dtype)``); such an ordering fails the default budget
+        in 16 bits (chapter "Check your own LayerNorm", § "Hugging Face's ordering"). The
+        pooled rounding-bias check is not made then: each output is rounded twice.
 
     Returns
     -------
@@ -363,6 +372,7 @@ def check_layer_norm(
         normalized_ndim=normalized_ndim,
         seed=seed,
         param_dtype=param_dtype,
+        cast_before_gamma=cast_before_gamma,
     )
 
 
@@ -381,6 +391,7 @@ def check_rms_norm(
     normalized_ndim: int = 1,
     seed: int = 0,
     param_dtype: str | None = None,
+    cast_before_gamma: bool = False,
 ) -> CheckReport:
     r"""Run an RMSNorm implementation against lnlib's float64 reference, per case and dtype
     (chapters "LayerNorm and its family", "Check your own LayerNorm").
@@ -400,7 +411,7 @@ def check_rms_norm(
         ``backward(dy, x, gamma, eps, *saved) -> (dx, dgamma)`` in the dtype of `x`, dgamma
         summed over every other axis; ``saved`` is what `forward` returned after y on the
         same inputs (nothing when it returns y alone).
-    dtypes, normalized_ndim, seed, param_dtype
+    dtypes, normalized_ndim, seed, param_dtype, cast_before_gamma
         As in :func:`check_layer_norm`.
     cases : sequence of Case, default :data:`RMS_CASES`
     eps : float, default 1e-6
@@ -437,6 +448,7 @@ def check_rms_norm(
         normalized_ndim=normalized_ndim,
         seed=seed,
         param_dtype=param_dtype,
+        cast_before_gamma=cast_before_gamma,
     )
 
 
@@ -451,6 +463,7 @@ def _check_all(
     normalized_ndim,
     seed,
     param_dtype,
+    cast_before_gamma,
 ):
     """The run both checks share: `forward` and `backward` are (function, checker, signature)."""
     for (function, _, signature), name in ((forward, "forward"), (backward, "backward")):
@@ -468,15 +481,24 @@ def _check_all(
         param_dtype=param_dtype,
     ).items():
         args = (case, inputs, eps if case.eps is None else case.eps, normalized_ndim)
+        cast = {"cast_before_gamma": bool(cast_before_gamma)}
         saved = []  # what the forward saved for its backward, filled by the forward's check
         results.append(
             _run(
-                "forward", case, dtype, lambda: forward[1](forward[0], *args, samples[dtype], saved)
+                "forward",
+                case,
+                dtype,
+                lambda: forward[1](forward[0], *args, samples[dtype], saved, **cast),
             )
         )
         if backward[0] is not None:
             results.append(
-                _run("backward", case, dtype, lambda: backward[1](backward[0], *args, tuple(saved)))
+                _run(
+                    "backward",
+                    case,
+                    dtype,
+                    lambda: backward[1](backward[0], *args, tuple(saved), **cast),
+                )
             )
     for dtype in dtypes:  # one pooled bias check per dtype, where the final rounding dominates
         pooled = [np.concatenate(parts) for parts in zip(*samples[dtype])]
@@ -652,7 +674,15 @@ def _compare_gradients(
 
 
 def _check_forward(
-    forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list, saved: list
+    forward: Callable,
+    case: Case,
+    inputs: dict,
+    eps: float,
+    k: int,
+    sample: list,
+    saved: list,
+    *,
+    cast_before_gamma: bool = False,
 ) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
@@ -664,7 +694,8 @@ def _check_forward(
     u_out, u_acc = unit_roundoff(dtype), _accumulation_roundoff(dtype)
     size = int(np.prod(inputs["x"].shape[-k:]))
     dxhat = size * u_acc * (1 + np.abs(mean) * rstd) * (1 + np.abs(xhat))
-    arithmetic = np.abs(wide["gamma"]) * dxhat
+    u_cast = _cast_roundoff(dtype, cast_before_gamma)
+    arithmetic = np.abs(wide["gamma"]) * (dxhat + u_cast * np.abs(xhat))
     budget = arithmetic + 2 * u_out * (np.abs(wide["gamma"] * xhat) + np.abs(wide["beta"]))
     return _compare_forward(
         forward,
@@ -680,7 +711,14 @@ def _check_forward(
 
 
 def _check_backward(
-    backward: Callable, case: Case, inputs: dict, eps: float, k: int, saved: tuple
+    backward: Callable,
+    case: Case,
+    inputs: dict,
+    eps: float,
+    k: int,
+    saved: tuple,
+    *,
+    cast_before_gamma: bool = False,
 ) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
@@ -700,9 +738,10 @@ def _check_backward(
         + dxhat.mean(axis=axes, keepdims=True)
         + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True)
     )
+    u_cast = _cast_roundoff(dtype, cast_before_gamma)
     budgets = (
-        xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, params, others),
+        (xhat_error + u_cast) * terms + 2 * u_out * np.abs(refs[0]),
+        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, params, others, u_cast),
         _sum_budget(np.abs(wide["dy"]), refs[2], rows, params, others),
     )
     return _compare_gradients(
@@ -720,10 +759,22 @@ def _sum_budget(terms, ref, rows: int, dtype, others) -> np.ndarray:
     return rows * u_acc * terms.sum(axis=others) + 2 * u_out * np.abs(ref)
 
 
-def _dgamma_budget(dy, xhat, xhat_error, ref, rows: int, dtype, others) -> np.ndarray:
-    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term, then :func:`_sum_budget`."""
-    error = (np.abs(dy) * xhat_error).sum(axis=others)
+def _dgamma_budget(
+    dy, xhat, xhat_error, ref, rows: int, dtype, others, u_cast: float = 0.0
+) -> np.ndarray:
+    """dγ = Σ dy·x̂ over the M rows: x̂'s error in each term (and, with `u_cast`, the roundings of x̂
+    and of dy·x̂ to the input's dtype: see :func:`_cast_roundoff`), then :func:`_sum_budget`."""
+    error = (np.abs(dy) * (xhat_error + 2 * u_cast * np.abs(xhat))).sum(axis=others)
     return error + _sum_budget(np.abs(dy * xhat), ref, rows, dtype, others)
+
+
+def _cast_roundoff(dtype, cast_before_gamma: bool) -> float:
+    """The unit roundoff of `dtype` when the kernel rounds x̂ (and γ·dy, dy·x̂) to it before γ;
+    else 0.
+
+    One rounding of γ·dy moves dx by at most u times the backward's terms; x̂'s rounding and the
+    product's move each term of dγ by at most 2u|dy·x̂|, and y by u|γ x̂|."""
+    return unit_roundoff(dtype) if cast_before_gamma else 0.0
 
 
 def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
@@ -734,14 +785,25 @@ def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
 
 
 def _check_rms_forward(
-    forward: Callable, case: Case, inputs: dict, eps: float, k: int, sample: list, saved: list
+    forward: Callable,
+    case: Case,
+    inputs: dict,
+    eps: float,
+    k: int,
+    sample: list,
+    saved: list,
+    *,
+    cast_before_gamma: bool = False,
 ) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
     y_ref, rstd = _reference(
         rms_norm, wide["x"], wide["gamma"], eps=eps, axis=axes, return_stats=True
     )
-    arithmetic = np.abs(wide["gamma"]) * _rms_xhat_error(inputs["x"], rstd, k)
+    u_cast = _cast_roundoff(inputs["x"].dtype, cast_before_gamma)
+    arithmetic = np.abs(wide["gamma"]) * _rms_xhat_error(inputs["x"], rstd, k) + u_cast * np.abs(
+        y_ref
+    )
     budget = arithmetic + 2 * unit_roundoff(inputs["x"].dtype) * np.abs(y_ref)
     return _compare_forward(
         forward, case, inputs, ("x", "gamma"), eps, y_ref, (budget, arithmetic), sample, saved
@@ -749,7 +811,14 @@ def _check_rms_forward(
 
 
 def _check_rms_backward(
-    backward: Callable, case: Case, inputs: dict, eps: float, k: int, saved: tuple
+    backward: Callable,
+    case: Case,
+    inputs: dict,
+    eps: float,
+    k: int,
+    saved: tuple,
+    *,
+    cast_before_gamma: bool = False,
 ) -> tuple[float, str]:
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
@@ -762,9 +831,12 @@ def _check_rms_backward(
     dxhat = np.abs(wide["dy"] * wide["gamma"])
     terms = rstd * (dxhat + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True))
     rows = int(np.prod(inputs["x"].shape[:-k]))
+    u_cast = _cast_roundoff(inputs["x"].dtype, cast_before_gamma)
     budgets = (
-        xhat_error * terms + 2 * u_out * np.abs(refs[0]),
-        _dgamma_budget(wide["dy"], xhat, xhat_error, refs[1], rows, inputs["gamma"].dtype, others),
+        (xhat_error + u_cast) * terms + 2 * u_out * np.abs(refs[0]),
+        _dgamma_budget(
+            wide["dy"], xhat, xhat_error, refs[1], rows, inputs["gamma"].dtype, others, u_cast
+        ),
     )
     return _compare_gradients(
         backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma"), refs)), budgets

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...harness import CASES, harness_inputs, unit_roundoff
+from ...harness import CASES, DTYPES, harness_inputs, unit_roundoff
 from ...variants import buggy_storage_dtype_dgamma
 from ..tools import prose
 
-__all__ = ["error_findings", "harness_findings", "storage_sum_findings", "pytorch_findings"]
+__all__ = [
+    "eager_rms_norm",
+    "eager_findings",
+    "error_findings",
+    "harness_findings",
+    "pytorch_findings",
+    "storage_sum_findings",
+]
 
 
 def error_findings(errors: dict) -> dict:
@@ -120,4 +127,92 @@ def pytorch_findings(report) -> dict:
         "torch_half_backward": prose.number(len(backward)),
         "torch_checks": prose.number(len(report.results)),
         "torch_count_f16": prose.number(ratio, ".0f"),
+    }
+
+
+def eager_rms_norm():
+    """Hugging Face's LlamaRMSNorm in numpy, op by op as PyTorch's eager mode and autograd run it
+    (chapter "Check your own LayerNorm", § "Hugging Face's ordering").
+
+    The module computes ``weight * hidden_states.to(input_dtype)`` after its statistics and x̂ in
+    float32: x̂ is cast back to the input's dtype before γ multiplies it. Each operation rounds to
+    the dtype PyTorch gives its result (the promotion of its operands'); autograd rounds each
+    gradient to its tensor's dtype, so γ·dy is rounded to the input's dtype, and dγ sums the rounded
+    products dy·x̂ (in float32, as PyTorch's reductions of 16-bit data accumulate).
+
+    Returns
+    -------
+    (forward, backward)
+        As :func:`lnlib.check_rms_norm` takes them, for a model kept in one dtype (γ in the dtype
+        of x).
+    """
+
+    def statistics(x, eps):
+        wide = x.astype(np.float32)  # hidden_states.to(torch.float32), float64 inputs included
+        rstd = 1 / np.sqrt((wide * wide).mean(axis=-1, keepdims=True) + np.float32(eps))
+        return wide * rstd, rstd
+
+    def times(a, b):  # one elementwise product, rounded as PyTorch rounds its result
+        return (a.astype(np.float64) * b.astype(np.float64)).astype(np.result_type(a, b))
+
+    def forward(x, gamma, eps):
+        xhat, _ = statistics(x, eps)
+        return times(gamma, xhat.astype(x.dtype))
+
+    def backward(dy, x, gamma, eps):
+        xhat, rstd = statistics(x, eps)
+        dxhat = times(dy, gamma).astype(x.dtype).astype(np.float32)  # the cast's gradient
+        rows = tuple(range(x.ndim - 1))
+        dgamma = times(dy, xhat.astype(x.dtype)).astype(np.float32).sum(axis=rows)
+        dx = rstd * (dxhat - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True))
+        return dx.astype(x.dtype), dgamma.astype(gamma.dtype)
+
+    return forward, backward
+
+
+def eager_findings(eager: dict, planted: list, rms_bug) -> dict:
+    """What chapter "Check your own LayerNorm" says of :func:`eager_rms_norm` under
+    :func:`lnlib.check_rms_norm`, by glue key (asserts the pattern the chapter describes).
+
+    Parameters
+    ----------
+    eager : dict
+        The eager ordering's reports, keyed by ``cast_before_gamma`` (False and True).
+    planted : list
+        The planted LayerNorm bugs' reports, run with ``cast_before_gamma=True``.
+    rms_bug : lnlib.harness.CheckReport
+        The RMSNorm kernel that saves rstd in float16, checked with ``cast_before_gamma=True``.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``eager_half_failed``, ``eager_half_checks``: failed and run 16-bit checks of the default
+        budget; ``eager_f16_worst``, ``eager_bf16_worst``, ``eager_f64_worst``: the worst error
+        ratio in float16, bfloat16 and float64 (it computes float64 in float32);
+        ``eager_cast_half_failed``: its 16-bit failures with ``cast_before_gamma=True``;
+        ``planted_cast_caught``: how many planted bugs still fail then (all: asserted);
+        ``rms_bug_cast_half``:
+        the 16-bit checks the rstd-in-float16 kernel still fails then.
+    """
+    half = ("float16", "bfloat16")
+    default = eager[False]
+    failed = [r for r in default.failures if r.dtype in half]
+    if any(
+        r.dtype == "float32" or (r.dtype in half and r.part != "backward") for r in default.failures
+    ):
+        raise ValueError("the eager ordering failed another kind of check: reword the chapter.")
+    if any(r.passed for r in planted):
+        raise ValueError("a planted bug passes with cast_before_gamma=True: reword the chapter.")
+    worst = {
+        d: max((r.ratio for r in default.failures if r.dtype == d), default=0.0) for d in DTYPES
+    }
+    return {
+        "eager_half_failed": prose.number(len(failed)),
+        "eager_half_checks": prose.number(sum(r.dtype in half for r in default.results)),
+        "eager_f16_worst": prose.number(worst["float16"], ".0f"),
+        "eager_bf16_worst": prose.number(worst["bfloat16"], ".0f"),
+        "eager_f64_worst": prose.number(worst["float64"], ".0e"),
+        "eager_cast_half_failed": prose.number(sum(r.dtype in half for r in eager[True].failures)),
+        "planted_cast_caught": prose.number(sum(not r.passed for r in planted)),
+        "rms_bug_cast_half": prose.number(sum(r.dtype in half for r in rms_bug.failures)),
     }

@@ -1,0 +1,105 @@
+"""`cast_before_gamma=True` widens the harness budget by exactly the roundings of an eager ordering
+that casts x̂ back to the input's dtype before γ (Hugging Face's LlamaRMSNorm), and no more.
+
+Chapter "Check your own LayerNorm", § "Hugging Face's ordering". The numpy model of that ordering
+(lnlib.book.experiments.check_your_own.eager_rms_norm) is compared with the module itself run by
+PyTorch where PyTorch is installed.
+"""
+
+import numpy as np
+import pytest
+
+from lnlib import harness, textbook, variants
+from lnlib.book.experiments.check_your_own import eager_rms_norm
+from lnlib.book.experiments.gradients import SAVES, rms_kernel
+
+HALF = ("float16", "bfloat16")
+
+
+def half_failures(report):
+    return [r for r in report.failures if r.dtype in HALF]
+
+
+@pytest.fixture(scope="module")
+def eager_reports():
+    return {
+        cast: harness.check_rms_norm(*eager_rms_norm(), cast_before_gamma=cast) for cast in (0, 1)
+    }
+
+
+def test_eager_ordering_fails_only_its_16_bit_backward_and_float64_by_default(eager_reports):
+    report = eager_reports[0]
+    failed = {(r.part, r.dtype) for r in report.failures}
+    assert {("backward", d) for d in HALF} <= failed  # the roundings of x̂, γ·dy and dy·x̂
+    assert not {("forward", d) for d in HALF} & failed
+    assert not any(r.dtype == "float32" for r in report.failures)
+    assert all(r.ratio > 1e4 for r in report.failures if r.dtype == "float64")  # float32 inside
+
+
+def test_cast_before_gamma_admits_the_eager_ordering_in_16_bits(eager_reports):
+    assert half_failures(eager_reports[1]) == []
+    float64 = [r for r in eager_reports[1].failures if r.dtype == "float64"]
+    assert float64 and all(r.ratio > 1e4 for r in float64)  # the option widens 16 bits only
+
+
+def test_cast_before_gamma_still_fails_each_planted_layer_norm_bug():
+    forward_bugs = (
+        variants.buggy_unbiased_variance,
+        variants.buggy_eps_outside_root,
+        variants.buggy_half_statistics,
+        variants.buggy_wrong_axis,
+    )
+    backward_bugs = (variants.buggy_dgamma_over_batch_only, variants.buggy_storage_dtype_dgamma)
+    with np.errstate(all="ignore"):
+        reports = [harness.check_layer_norm(bug, cast_before_gamma=True) for bug in forward_bugs]
+        reports += [
+            harness.check_layer_norm(textbook.numpy_layer_norm, bug, cast_before_gamma=True)
+            for bug in backward_bugs
+        ]
+    assert not any(r.passed for r in reports)
+    # the two bugs that only 16-bit arithmetic shows are still seen there
+    for report in (reports[2], reports[5]):
+        assert half_failures(report), str(report)
+
+
+def test_cast_before_gamma_leaves_float32_budgets_alone():
+    """float32's roundoff is what the option adds in float32: a float16 rstd still fails there."""
+    report = harness.check_rms_norm(*rms_kernel(SAVES["rstd in float16"]), cast_before_gamma=True)
+    assert any(r.dtype == "float32" for r in report.failures)
+
+
+def test_cast_before_gamma_leaves_out_only_the_rounding_bias_rows(eager_reports):
+    """Each output is rounded twice, so the pooled one-rounding bias check is not made."""
+    dropped = {(r.part, r.case, r.dtype) for r in eager_reports[0].results} - {
+        (r.part, r.case, r.dtype) for r in eager_reports[1].results
+    }
+    assert dropped == {("forward", harness.BIAS, d) for d in HALF}
+
+
+def hugging_face_rms_norm(torch):
+    """transformers' LlamaRMSNorm.forward (the ordering under test), as (forward, backward)."""
+    _, tensor, array = harness._torch_bridge()
+
+    def run(x, gamma, eps):
+        hidden = x.to(torch.float32)
+        variance = hidden.pow(2).mean(-1, keepdim=True)
+        hidden = hidden * torch.rsqrt(variance + eps)
+        return gamma * hidden.to(x.dtype)
+
+    def forward(x, gamma, eps):
+        return array(run(tensor(x), tensor(gamma), eps), x.dtype)
+
+    def backward(dy, x, gamma, eps):
+        tx, tg = tensor(x).requires_grad_(), tensor(gamma).requires_grad_()
+        run(tx, tg, eps).backward(tensor(dy))
+        return array(tx.grad, x.dtype), array(tg.grad, gamma.dtype)
+
+    return forward, backward
+
+
+def test_numpy_model_matches_pytorch_running_the_module(torch, eager_reports):
+    torch.set_num_threads(1)
+    for cast, model in eager_reports.items():
+        real = harness.check_rms_norm(*hugging_face_rms_norm(torch), cast_before_gamma=cast)
+        assert [r.passed for r in real.results] == [r.passed for r in model.results]
+        assert [r.case for r in real.results] == [r.case for r in model.results]
