@@ -116,92 +116,102 @@ def running_mean_after_two_batches() -> Exercise:
     )
 
 
-def _batch_shapes(samples: int, features: int) -> tuple:
-    """Exercise 4's data shapes: a batch and its upstream gradient (samples, features), the
-    gains."""
-    return (samples, features), (samples, features), (features,)
+def _pooled(x) -> tuple:
+    """The axes batch norm pools for each channel (axis 1): the samples and the positions."""
+    return (0, *range(2, np.ndim(x)))
 
 
-def _bn_dx(x, dy, gamma, *, axis=0, count=None, ddof=0, through_statistics=True):
-    """Batch norm's dx with one piece bent: the sums' `axis`, the divisor `count`, the variance's
-    `ddof`."""
-    centred = x - x.mean(axis=0)
-    rstd = 1 / np.sqrt(x.var(axis=0, ddof=ddof) + EPS)
-    xhat, dxhat = centred * rstd, gamma * dy
+def _per_channel(gamma, x) -> np.ndarray:
+    """The channels' gains shaped to broadcast against `x` (samples, channels, positions)."""
+    return np.reshape(gamma, (1, -1) + (1,) * (np.ndim(x) - 2))
+
+
+def _bn_dx(x, dy, gamma, *, axes=None, n=None, count=None, ddof=0, through_statistics=True):
+    """Batch norm's dx with one piece bent: the pooled `axes` (of the statistics and the sums), the
+    number `n` of pooled values (both N of the closed form), the divisor `count` in front alone,
+    the variance's `ddof`, or the statistics held constant."""
+    axes = _pooled(x) if axes is None else axes
+    pooled = int(np.prod([x.shape[a] for a in axes])) if n is None else n
+    rstd = 1 / np.sqrt(x.var(axis=axes, ddof=ddof, keepdims=True) + EPS)
+    xhat, dxhat = (x - x.mean(axis=axes, keepdims=True)) * rstd, _per_channel(gamma, x) * dy
     if not through_statistics:
         return dxhat * rstd
-    n = x.shape[axis] if count is None else count
-    sums = dxhat.sum(axis=axis, keepdims=True), (dxhat * xhat).sum(axis=axis, keepdims=True)
-    return rstd / n * (x.shape[axis] * dxhat - sums[0] - xhat * sums[1])
+    sums = dxhat.sum(axis=axes, keepdims=True), (dxhat * xhat).sum(axis=axes, keepdims=True)
+    return rstd / (pooled if count is None else count) * (pooled * dxhat - sums[0] - xhat * sums[1])
 
 
-def _ln_axis_dx(x, dy, gamma) -> np.ndarray:
-    """Layer norm's dx on batch norm's data: each sample's features normalized (along a row), γ
-    per feature."""
-    xhat = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
-    dxhat = gamma * dy
-    rstd = 1 / np.sqrt(x.var(axis=1, keepdims=True) + EPS)
-    projected = xhat * (dxhat * xhat).mean(axis=1, keepdims=True)
-    return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True) - projected)
-
-
-def _small_batch(rng: np.random.Generator) -> dict:
-    """Exercise 4's data as a student gets them: 3 samples of 3 features in halves from -2 to 3, no
-    feature constant over the batch; an upstream gradient in quarters from -1 to 1; gains in halves
-    from 0.5 to 2."""
+def _small_sequences(rng: np.random.Generator) -> dict:
+    """Exercise 4's data as a student gets them: 2 samples of 3 channels at 2 positions in halves
+    from -2 to 3, no channel constant; an upstream gradient in quarters from -1 to 1; gains in
+    halves from 0.5 to 2."""
     while True:
-        bx = rng.integers(-4, 7, size=(3, 3)) / 2
-        if np.all(bx.std(axis=0) > 0):
+        bx = rng.integers(-4, 7, size=(2, 3, 2)) / 2
+        if np.all(bx.std(axis=(0, 2)) > 0) and np.all(bx.std(axis=0) > 0):
             return {
                 "bx": bx,
-                "bdy": rng.integers(-4, 5, size=(3, 3)) / 4,
+                "bdy": rng.integers(-4, 5, size=(2, 3, 2)) / 4,
                 "bgamma": rng.integers(1, 5, size=3) / 2,
             }
 
 
+def _sequence_domain(rng: np.random.Generator) -> dict:
+    """Exercise 4's domain: any samples, channels and positions with two values or more per
+    channel and per (channel, position)."""
+    shape = (rng.integers(2, 5), rng.integers(1, 5), rng.integers(1, 4))
+    return {
+        "bx": rng.normal(size=shape),
+        "bdy": rng.normal(size=shape),
+        "bgamma": rng.normal(size=shape[1]),
+    }
+
+
 @asks_for("derivation")
 @forbidding("lnlib", "torch")
-@variant(lambda rng: redrawn(rng, _small_batch, batch_norm_dx))
-@domain(
-    lambda rng: {
-        name: rng.normal(size=shape)
-        for name, shape in zip(
-            ("bx", "bdy", "bgamma"), _batch_shapes(rng.integers(2, 6), rng.integers(1, 5))
-        )
-    }
-)
+@variant(lambda rng: redrawn(rng, _small_sequences, batch_norm_dx))
+@domain(_sequence_domain)
 def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
-    """Exercise 4: dx of batch norm in training mode for the batch `bx` (samples, features), gains
-    `bgamma`, upstream gradient `bdy`, ε = 1e-5."""
+    """Exercise 4: dx of batch norm in training mode (``BatchNorm1d`` on a sequence) for the batch
+    `bx` (samples, channels, positions), gains `bgamma` per channel, upstream gradient `bdy`,
+    ε = 1e-5."""
     x, dy, gamma = (np.asarray(a, dtype=np.float64) for a in (bx, bdy, bgamma))
+    axes = _pooled(x)
+    mistakes = {
+        "the statistics and sums run over the channels of each sample and position (axis 1), as "
+        "in LayerNorm; batch norm pools each channel over the samples and the positions": _bn_dx(
+            x, dy, gamma, axes=(1,)
+        ),
+        "the 1/N in front is missing: the two sums come from means over the N pooled values": (
+            _bn_dx(x, dy, gamma, count=1)
+        ),
+        "gamma is missing: the upstream gradient of x-hat is gamma * dy": _bn_dx(
+            x, dy, np.ones_like(gamma)
+        ),
+        "that treats the batch mean and variance as constants (the gradient in eval mode, "
+        "with running statistics); in training mode they depend on every value": _bn_dx(
+            x, dy, gamma, through_statistics=False
+        ),
+        "that uses the unbiased variance (ddof=1); the normalization divides by N": _bn_dx(
+            x, dy, gamma, ddof=1
+        ),
+    }
+    if x.ndim > 2 and x.shape[2] > 1:  # positions a reader may forget
+        mistakes |= {
+            "that pools the samples only (axis 0), as if each position were its own feature; "
+            "BatchNorm1d pools each channel over the samples and the positions together": _bn_dx(
+                x, dy, gamma, axes=(0,)
+            ),
+            "the N in front counts the samples only; the means pool N = samples times positions "
+            "values per channel": _bn_dx(x, dy, gamma, n=x.shape[0]),
+        }
     return Exercise(
-        batch_norm_backward(dy, x, gamma, eps=EPS)[0],
-        hint="Chapter 09's closed form holds for each feature (a column), with the samples of the "
-        "batch where LayerNorm has the features; x-hat uses the batch's mean and biased variance.",
+        batch_norm_backward(dy, x, gamma, eps=EPS, axis=axes)[0],
+        hint="Chapter 09's closed form holds for each channel, with the values it pools (every "
+        "sample at every position) where LayerNorm has the features; x-hat uses their mean and "
+        "biased variance, and the gains broadcast along axis 1.",
         rtol=1e-4,
         atol=1e-6,
         digits=4,  # as its prompt asks
-        mistakes={
-            "the sums run over the features of each sample (along a row), as in LayerNorm; batch "
-            "norm's statistics pool each feature over the batch, so its sums run down each "
-            "column": _bn_dx(x, dy, gamma, axis=1),
-            "the 1/N in front is missing: the two sums come from means over the N samples": (
-                _bn_dx(x, dy, gamma, count=1)
-            ),
-            "gamma is missing: the upstream gradient of x-hat is gamma * dy": _bn_dx(
-                x, dy, np.ones_like(gamma)
-            ),
-            "that treats the batch mean and variance as constants (the gradient in eval mode, "
-            "with running statistics); in training mode they depend on every sample": _bn_dx(
-                x, dy, gamma, through_statistics=False
-            ),
-            "that uses the unbiased variance (ddof=1); the normalization divides by N": _bn_dx(
-                x, dy, gamma, ddof=1
-            ),
-            "that normalizes over the features of each sample (layer norm's axis, along a row), "
-            "not over the batch: batch norm's mean and variance pool each feature down its "
-            "column": _ln_axis_dx(x, dy, gamma),
-        },
+        mistakes=mistakes,
     )
 
 
