@@ -263,7 +263,7 @@ def findings(block: int = BLOCK) -> dict:
     ``warp_load_2``, ``warp_load_16``: bytes one warp instruction moves with 2 and with 16 bytes per
     lane; ``rms_*``: kernel 5 and RMSNorm's backward, each against its LayerNorm counterpart
     (kernel 4, the LayerNorm backward): bytes per element at the floor in 16-bit storage, sweeps,
-    FLOPs, and the partial sums at ``partial_rows`` rows.
+    FLOPs, and the partial sums at ``partial_rows`` rows; and :func:`spec_floors`' keys.
     """
     part = partial_bytes(PARTIAL_ROWS)
     backward = KERNEL_COUNTS[-1]
@@ -298,4 +298,36 @@ def findings(block: int = BLOCK) -> dict:
                 "rms_partial_bytes": partial_bytes(PARTIAL_ROWS, 1)["bytes"],
             }.items()
         },
+        **spec_floors(),
+    }
+
+
+#: The shape whose floors :func:`spec_floors` predicts: chapter 14's, the first that `make
+#: bench-gpu` times (benchmarks/gpu_kernels.py).
+FLOOR_SHAPE = (4096, 1024)
+
+
+def spec_floors(shape=FLOOR_SHAPE, width: int = 2) -> dict:
+    """The least time the H200's published bandwidth allows kernels 3 and 5 on `shape` in storage of
+    `width` bytes: their bytes at the floor over :data:`H200_SPEC`'s bandwidth (chapter "LayerNorm
+    on a GPU"). A prediction from a specification, never a measurement: the chapter says so.
+
+    Returns
+    -------
+    dict of str to ProseNumber
+        ``floor_rows``, ``floor_size``: the shape; ``floor_fwd_mib``, ``floor_fwd_us``: kernel 3's
+        bytes (MiB) and time (µs); ``floor_rms_us``: kernel 5's time (µs).
+    """
+    elements = shape[0] * shape[1]
+    moved = {
+        name: count.floor_bytes(width) * elements
+        for name, count in (("fwd", KERNEL_COUNTS[2]), ("rms", RMS_KERNEL_COUNTS[0]))
+    }
+    seconds = {name: size / H200_SPEC["bandwidth"] for name, size in moved.items()}
+    return {
+        "floor_rows": prose.number(shape[0], "g"),
+        "floor_size": prose.number(shape[1], "g"),
+        "floor_fwd_mib": prose.number(moved["fwd"] / 2**20, "g"),
+        "floor_fwd_us": prose.number(seconds["fwd"] * 1e6, ".1f"),
+        "floor_rms_us": prose.number(seconds["rms"] * 1e6, ".1f"),
     }
