@@ -2,13 +2,17 @@
 // to the end (_static/scroll-hint.css). A phone shows no scroll bar, so without the fade a box that
 // scrolls sideways looks cut. Boxes that fit are left alone; wide screens rarely have any that do not.
 // A table that scrolls sideways also gets a line above it saying so: the fade alone is faint
-// on a table whose last column is blank at its right edge. The line exists only while the table
-// overflows, so a page whose tables fit (every page at 1280 px) is unchanged.
+// on a table whose last column is blank at its right edge. So does a code cell's printed output
+// (a phone cuts a harness table at its third column, and nothing else says it scrolls). The line
+// exists only while the box overflows, so a page whose tables and outputs fit (every page at
+// 1280 px) is unchanged.
 (() => {
   "use strict";
   const BOXES = "article pre, article div.math, article mjx-container, article div.cell_output, article .pst-scrollable-table-container, article .lnlib-readout";
   const TABLES = "pst-scrollable-table-container";
   const CUE = "lnlib-scroll-cue";
+  const OUTPUT_CUE = "lnlib-scroll-cue-output"; // also marks the line above an output
+  const OUTPUT = "div.cell_output";
 
   function overflows(box) {
     return box.scrollWidth > box.clientWidth + 2;
@@ -18,31 +22,51 @@
     box.classList.toggle("lnlib-more-right", box.scrollLeft + box.clientWidth < box.scrollWidth - 2);
   }
 
-  // The line above a wide table: "Wide table: scroll sideways →", present only while it overflows.
-  function cue(box) {
-    const before = box.previousElementSibling;
+  // Where the line above an output goes: before the output's own block inside the cell's output
+  // (div.output, whose printout is a pre in a highlight box), so it sits outside the grey box.
+  function outputAnchor(box) {
+    const output = box.closest(OUTPUT);
+    if (output === null || output === box) return output;
+    let child = box;
+    while (child.parentElement !== output) child = child.parentElement;
+    return child;
+  }
+
+  // The line above a wide table, "Wide table: scroll sideways →", or a wide output, "Wide output:
+  // scroll sideways →", before `anchor`; present only while its box overflows (`wide`).
+  function cue(wide, anchor, text, kind) {
+    const before = anchor.previousElementSibling;
     const has = before !== null && before.classList.contains(CUE);
-    if (overflows(box) && !has) {
+    if (wide && !has) {
       const line = document.createElement("p");
-      line.className = CUE;
-      // the table itself is reachable by keyboard and screen reader; the line is for the eye
+      line.className = kind ? `${CUE} ${kind}` : CUE;
+      // the box itself is reachable by keyboard and screen reader; the line is for the eye
       line.setAttribute("aria-hidden", "true");
-      line.textContent = "Wide table: scroll sideways →";
-      box.before(line);
-    } else if (!overflows(box) && has) {
+      line.textContent = text;
+      anchor.before(line);
+    } else if (!wide && has) {
       before.remove();
     }
   }
 
   function scan() {
+    const outputs = new Map(); // an output's anchor: whether any box in it overflows
     for (const box of document.querySelectorAll(BOXES)) {
       if (!["auto", "scroll"].includes(getComputedStyle(box).overflowX)) continue;
       update(box);
-      if (box.classList.contains(TABLES)) cue(box);
+      if (box.classList.contains(TABLES)) {
+        cue(overflows(box), box, "Wide table: scroll sideways →", "");
+      } else if (box.closest(OUTPUT) !== null && !box.closest(`.${TABLES}`)) {
+        const anchor = outputAnchor(box);
+        outputs.set(anchor, outputs.get(anchor) || overflows(box));
+      }
       if (!box.dataset.lnlibScrollHint) {
         box.dataset.lnlibScrollHint = "1";
         box.addEventListener("scroll", () => update(box), { passive: true });
       }
+    }
+    for (const [anchor, wide] of outputs) {
+      cue(wide, anchor, "Wide output: scroll sideways →", OUTPUT_CUE);
     }
   }
 

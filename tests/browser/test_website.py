@@ -137,6 +137,16 @@ LAYOUT_FACTS = """() => {
     const hinted = el => !scrolls(el) || el.classList.contains('lnlib-more-right');
     const pick = selector => [...article.querySelectorAll(selector)].filter(shown);
     const column = article.getBoundingClientRect().width;
+    // a code cell's output that scrolls sideways has a line above it saying so: before the
+    // output's own block inside div.cell_output (_static/scroll-hint.js)
+    const outputCued = el => {
+        const out = el.closest('div.cell_output');
+        if (!out) return false;
+        let anchor = el;
+        while (anchor !== out && anchor.parentElement !== out) anchor = anchor.parentElement;
+        const before = anchor.previousElementSibling;
+        return !!before && before.classList.contains('lnlib-scroll-cue-output');
+    };
     return {
         column,
         viewport: window.innerWidth,
@@ -144,7 +154,9 @@ LAYOUT_FACTS = """() => {
         math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el =>
             ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
         code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el =>
-            ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
+            ({what: name(el), scrolls: scrolls(el), hinted: hinted(el),
+                output: scrolls(el) && !!el.closest('div.cell_output'),
+                cued: outputCued(el)})),
         tables: pick('table').filter(t => t.getBoundingClientRect().width > column + 1 ||
             overflowing(t.parentElement))
             .map(t => {
@@ -166,7 +178,8 @@ LAYOUT_FACTS = """() => {
             output: !!i.closest('.cell_output'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
                 right: i.getBoundingClientRect().right})),
-        cues: pick('.lnlib-scroll-cue').length,
+        cues: pick('.lnlib-scroll-cue:not(.lnlib-scroll-cue-output)').length,
+        output_cues: pick('.lnlib-scroll-cue-output').map(el => el.textContent),
         text: article.textContent,
     };
 }"""
@@ -210,6 +223,9 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         )
         assert facts["cues"] == 0, (
             f"{page}: a 'scroll sideways' line at 1280 px, where every table fits"
+        )
+        assert facts["output_cues"] == [], (
+            f"{page}: a 'scroll sideways' line above an output at 1280 px, where every output fits"
         )
 
         assert facts["math"] == [], (
@@ -257,6 +273,38 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             f"{page} at {width} px: {facts['cues']} 'scroll sideways' lines for "
             f"{len(facts['tables'])} wide tables"
         )
+        uncued = [block for block in facts["code"] if block["output"] and not block["cued"]]
+        assert uncued == [], (
+            f"{page} at {width} px: a code output that scrolls sideways without the 'scroll "
+            f"sideways' line above it: {uncued}"
+        )
+        assert set(facts["output_cues"]) <= {"Wide output: scroll sideways →"}, facts["output_cues"]
+
+
+# Chapter 16's harness tables print four dtype columns: wider than a phone's column.
+WIDE_OUTPUT_PAGE = "chapters/16_check_your_own"
+
+
+def test_a_wide_output_says_it_scrolls_on_a_phone(browser, site_url):
+    """At 390 px a printed output wider than its box has "Wide output: scroll sideways →" above
+    it (learner B3's F7: the harness table was cut at its third column, with no hint); at 1280 px,
+    where it fits, no such line. The layout test checks every page; this one that the rule is not
+    vacuous."""
+    found = {}
+    for width in WIDTHS:
+        holder = OfflineContext(browser, width)
+        try:
+            browser_page = holder.context.new_page()
+            browser_page.goto(f"{site_url}/{WIDE_OUTPUT_PAGE}.html", wait_until="load")
+            browser_page.evaluate(WAIT_FOR_MATHJAX)
+            found[width] = browser_page.evaluate(LAYOUT_FACTS)
+        finally:
+            holder.context.close()
+    wide = [block for block in found[390]["code"] if block["output"]]
+    assert wide and all(block["cued"] for block in wide), wide
+    assert found[390]["output_cues"].count("Wide output: scroll sideways →") >= 1
+    assert not [block for block in found[1280]["code"] if block["output"]]
+    assert found[1280]["output_cues"] == []
 
 
 ZOOM_FACTS = """(selector) => {

@@ -486,11 +486,11 @@ def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():
     explorer = memory_speed_explorer(rows=1000, size=1024, dtype="float32")
     floors, points = explorer.result["floors"], explorer.result["points"]
     expected = 2 * 1000 * 1024 * 4 + 2 * 1000 * 4 + 2 * 1024 * 4  # x, y; mean, rstd; gamma, beta
-    assert floors["forward", 1] == pytest.approx(expected / results.memory_bandwidth(1))
+    assert floors["forward", 1] == pytest.approx(expected / results.memory_bandwidth(1, "ordinary"))
     fused_point = points["forward", "fused (numba)", 1]
     assert fused_point == results.point("fused (numba)", "forward", "float32", 1, 1000, 1024)
     assert (
-        f"{results.fraction(fused_point):.2f} of floor" in explorer.readout.value
+        f"{results.fraction(fused_point, 'ordinary'):.2f} of floor" in explorer.readout.value
         and not explorer.note.value
     )
     explorer.controls["rows"].value = 100000

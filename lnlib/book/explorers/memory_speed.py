@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..experiments.memory_speed import PARTS, KernelResults, bytes_moved, floor_seconds
+from ..experiments.memory_speed import (
+    FLOOR_STORE,
+    PARTS,
+    KernelResults,
+    bytes_moved,
+    floor_seconds,
+)
 from ..figures.memory_speed import IMPLEMENTATION_STYLE, THREADED, FloorPanels
 from ..figures.render import FastRenderer
 from ..figures.style import COLUMN_WIDTH, new_figure
@@ -46,8 +52,9 @@ def _readout(results, values, floors, points) -> str:
         cells = []
         for part in PARTS:
             entry = points.get((part, name, 1))
+            fraction = results.fraction(entry, FLOOR_STORE) if entry else None
             cells.append(
-                f"<td>{_time(entry['median_s'])}, {results.fraction(entry):.2f} of floor</td>"
+                f"<td>{_time(entry['median_s'])}, {fraction:.2f} of floor</td>"
                 if entry
                 else "<td>not measured</td>"
             )
@@ -95,7 +102,7 @@ class MemorySpeedExplorer(Explorer):
         results = self.results
         floors = {
             (part, t): floor_seconds(
-                bytes_moved(rows, size, dtype, part), results.memory_bandwidth(t)
+                bytes_moved(rows, size, dtype, part), results.memory_bandwidth(t, FLOOR_STORE)
             )
             for part in PARTS
             for t in results.thread_counts

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..experiments.memory_speed import FLOOR_STORE
 from .style import COLUMN_WIDTH, PALETTE, new_figure
 
 __all__ = [
@@ -117,12 +118,13 @@ def _parse_size(text: str) -> float:
     return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text)
 
 
-def speed_figure(results, part: str = "forward", *, size: int = 1024):
+def speed_figure(results, part: str = "forward", *, size: int = 1024, store: str = FLOOR_STORE):
     """Achieved GB/s of every implementation against H (most rows) and against rows (at `size`),
     with the copy's floor.
 
     The right axis of the second panel reads the same values as a fraction of
-    the 1-thread copy bandwidth: 1 is as fast as copying the same bytes.
+    the 1-thread bandwidth of the copy `store` (the ordinary-store copy by default, the chapter's
+    floor): 1 is as fast as copying the same bytes.
 
     Parameters
     ----------
@@ -130,6 +132,8 @@ def speed_figure(results, part: str = "forward", *, size: int = 1024):
     part : {"forward", "backward"}
     size : int, default 1024
         The H of the rows sweep.
+    store : {"ordinary", "memcpy"}, default "ordinary"
+        The copy whose one-thread rate is the floor drawn.
     """
     fig, (by_h, by_rows) = new_figure(1, 2, figsize=(COLUMN_WIDTH, 3.3), sharey=True)
     for name in results.implementations:
@@ -160,19 +164,16 @@ def speed_figure(results, part: str = "forward", *, size: int = 1024):
                 [k["bytes"] / k["median_s"] / 1e9 for k in along_rows],
                 **kwargs,
             )
-    floor = results.memory_bandwidth(1) / 1e9
+    floor = results.memory_bandwidth(1, store) / 1e9
     for ax in (by_h, by_rows):
         # Labelled once, in the figure's legend: a label on the line itself sat on the markers.
-        for store, line in zip(results.stores, (":", "-.")):
-            ax.axhline(
-                results.memory_bandwidth(1, store) / 1e9,
-                color=PALETTE["neutral"],
-                lw=1.2,
-                ls=line,
-                label=f"copy, {'memcpy' if store == 'memcpy' else 'ordinary stores'}, 1 thread"
-                if ax is by_h
-                else None,
-            )
+        ax.axhline(
+            floor,
+            color=PALETTE["neutral"],
+            lw=1.2,
+            ls=":",
+            label=f"floor: copy, {COPY_STYLE[store]['label']}, 1 thread" if ax is by_h else None,
+        )
         ax.set(xscale="log", yscale="log")
     low, high = by_h.get_ylim()  # whole decades and a margin: no tick label on the top edge
     by_h.set_ylim(10 ** np.floor(np.log10(low)), 1.5 * 10 ** np.ceil(np.log10(high)))

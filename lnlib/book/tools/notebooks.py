@@ -19,6 +19,8 @@ __all__ = [
     "read_notebook",
     "write_notebook",
     "chapter_titles",
+    "PRACTITIONER_CHAPTERS",
+    "PRACTITIONER_LINE",
     "website_build",
     "WIDGET_VIEW",
     "PLACEHOLDER",
@@ -96,6 +98,20 @@ def chapter_titles(chapters=CHAPTERS) -> dict[str, str]:
 # ``make book`` (and ``_ext/web_explorers.py``) set ``LNBOOK_WEBSITE=1`` before executing the
 # chapters; explorers then display their precomputed website version (chapter "Explore" sections,
 # CONTRIBUTING.md) and exercise checks say how to try an answer instead of "Not answered yet".
+
+
+# --- the practitioner's line ----------------------------------------------------------------------
+# Chapters 09 to 16 open, on the line under the title, with one line to the practitioner's path (the
+# tip box of What to use today, which the introduction's reading paths and each chapter's "In
+# practice" box link as well), the same words in each: tests/book/test_book.py holds them to this.
+
+#: The chapters that open with :data:`PRACTITIONER_LINE`, by number.
+PRACTITIONER_CHAPTERS = ("09", "10", "11", "12", "13", "14", "15", "16")
+#: Their first line under the title; the time is the path's own estimate (what_to_use_today.md).
+PRACTITIONER_LINE = (
+    "*Here for today's practice? [The practitioner's path](what_to_use_today.md) covers it in about"
+    " an hour and a half.*"
+)
 
 
 def website_build() -> bool:
