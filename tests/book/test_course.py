@@ -19,6 +19,7 @@ import pytest
 
 from lnlib.book.tools.course import (
     DERIVATION_POINTS,
+    _slug,
     answer_key,
     instructor_edition,
     reading_minutes,
@@ -27,6 +28,7 @@ from lnlib.book.tools.course import (
     time_sentence,
     website_without_solutions,
 )
+from lnlib.book.tools.notebooks import read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -665,3 +667,32 @@ def test_a_link_to_another_chapters_section_names_the_section():
                 r"\]\(\.\./(\d\d_\w+)/\1\.ipynb#([\w-]+)\)(.{0,20})", text
             ):
                 assert after.startswith(f" (chapter {stem[:2]}, § "), (chapter.name, anchor)
+
+
+def test_a_link_to_a_section_of_the_same_chapter_names_the_section():
+    """A link within a chapter, ``[shown above](#slug)``, carries the website's slug, which
+    JupyterLab's heading ids may not match: in the course edition every such link resolves to a
+    heading of its own chapter, and is followed by "(§ <that heading>)" unless its text already is
+    the heading (the third student review's finding 6). The website's source keeps the bare link."""
+    linked = 0
+    for chapter in CHAPTERS:
+        cells = answer_key(chapter)["cells"]
+        markdown = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+        headings = {
+            _slug(title.strip()): title.strip()
+            for text in markdown
+            for title in re.findall(r"^#{1,4} (.+)$", text, re.M)
+        }
+        for text in markdown:
+            for words, anchor, after in re.findall(
+                r"\[([^\]\[]*)\]\(#([\w-]+)\)(.{0,120})", text, re.S
+            ):
+                linked += 1
+                assert anchor in headings, (chapter.name, anchor)
+                if _slug(" ".join(words.split())) != anchor:
+                    assert after.startswith(f" (§ {headings[anchor]})"), (chapter.name, anchor)
+    assert linked, "the chapters link within a chapter (10's 'shown above')"
+    website = "".join(
+        "".join(c["source"]) for c in read_notebook(ROOT / "chapters" / "10_family.ipynb")["cells"]
+    )
+    assert "(#batch-norm-depends-on-the-batch-layer-norm-does-not) (§" not in website

@@ -47,6 +47,30 @@ def test_the_marked_set_has_the_right_size_and_statistics(method, batch, groups,
     assert f"with {size} entries" in explorer.readout.value
 
 
+@pytest.mark.parametrize("method", ["batch", "layer", "instance", "group", "rms"])
+def test_the_grid_has_one_grey_for_other_sets_and_white_outlined_blocks_outside_the_batch(method):
+    """The third student review (finding 8): at a batch of 6 a lighter grey on blocks 3 and 5 read
+    as "not in batch". Inside the batch: blue and one grey, parted by white lines; outside: white
+    cells with a grey outline, a look no cell inside the batch has."""
+    from lnlib.book.figures.family import CELL_COLOURS, MARKED, OUTLINE, OUTSIDE
+
+    explorer = family_explorer(method=method, batch=6)
+    for batch in range(1, 7):
+        explorer.controls["batch"].value = batch
+        faces = explorer.grid.cells.get_facecolor().reshape(6, 16, 4)
+        edges = explorer.grid.cells.get_edgecolor().reshape(6, 16, 4)
+        inside = {tuple(c) for c in faces[:batch].reshape(-1, 4)}
+        assert tuple(CELL_COLOURS[MARKED]) in inside
+        assert len(inside - {tuple(CELL_COLOURS[MARKED])}) <= 1, (batch, inside)
+        assert tuple(CELL_COLOURS[OUTSIDE]) not in inside
+        np.testing.assert_array_equal(edges[:batch], 1.0)  # white lines
+        np.testing.assert_array_equal(
+            faces[batch:], np.broadcast_to(CELL_COLOURS[OUTSIDE], faces[batch:].shape)
+        )
+        np.testing.assert_array_equal(edges[batch:], np.broadcast_to(OUTLINE, edges[batch:].shape))
+    assert "grey: other sets; white: not in batch" in explorer.grid.cells.axes.get_title("left")
+
+
 def test_rms_norm_readout_shows_the_root_mean_square_it_divides_by():
     # RMS norm never uses mu or sigma: the readout must show sqrt(mean(x**2)) over all of sample 1
     explorer = family_explorer(method="rms", batch=2)

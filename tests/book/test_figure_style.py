@@ -95,8 +95,8 @@ def _luminance(hex_colour: str) -> float:
 
 
 def test_the_greys_read_apart_from_each_other_and_from_blue():
-    """Chapter 10's sharing grid: outside the batch, and the two shades of the other sets, are told
-    apart by lightness alone (a reader saw two of the old greys as one)."""
+    """The greys (chapter 10's sharing grid: the two shades of the other sets; outside the batch is
+    white, outlined) are told apart by lightness alone (a reader saw two old greys as one)."""
     from lnlib.book.figures.style import GREYS, PALETTE
 
     shades = [*GREYS, PALETTE["input"]]

@@ -75,10 +75,10 @@ class FamilyExplorer(Explorer):
         figure, (grid_ax, out_ax) = new_figure(
             2, 1, figsize=(5.4, 3.6), managed=False, height_ratios=[1, 1.4]
         )
-        self.grid = SharingPanel(grid_ax, samples, channels, positions)
+        self.grid = SharingPanel(grid_ax, samples, channels, positions, alternate=False)
         self.output = OutputPanel(out_ax, channels, positions)
         grid_ax.set_title(
-            "blue: shares the dot's statistics; greys: other sets; pale: not in batch", loc="left"
+            "blue: shares the dot's statistics; grey: other sets; white: not in batch", loc="left"
         )
         out_ax.set_title("sample 1 after normalization", loc="left")
         out_ax.legend(

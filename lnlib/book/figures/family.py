@@ -25,22 +25,27 @@ __all__ = [
     "sharing_figure",
 ]
 
-#: Cell colours of a sharing grid: outside the batch, two alternating shades for the other sets, the
-#: marked set.
-CELL_COLOURS = np.array([to_rgba(c) for c in (*GREYS, PALETTE["input"])])
+#: Cell colours of a sharing grid: outside the batch (white, drawn with an outline in
+#: :data:`OUTLINE`), two shades for the other sets, the marked set.
+CELL_COLOURS = np.array([to_rgba(c) for c in ("#FFFFFF", *GREYS[1:], PALETTE["input"])])
 OUTSIDE, SHADE_A, SHADE_B, MARKED = range(4)
+#: The outline of a cell outside the batch; cells inside the batch are parted by white lines.
+OUTLINE = to_rgba(GREYS[2])
 
 
-def _legend_handles(with_outside: bool) -> list:
-    """Legend patches for a sharing grid: the marked set, the other sets, and (optionally) blocks
-    outside the batch."""
+def _legend_handles(with_outside: bool, alternate: bool = True) -> list:
+    """Legend patches for a sharing grid: the marked set, the other sets (in `alternate` shades or
+    one grey), and (optionally) blocks outside the batch."""
     handles = [
         Patch(color=CELL_COLOURS[MARKED], label="share statistics with the dot"),
-        Patch(color=CELL_COLOURS[SHADE_B], label="other sets (alternating shades)"),
+        Patch(
+            color=CELL_COLOURS[SHADE_B],
+            label="other sets (alternating shades)" if alternate else "other sets",
+        ),
     ]
     if with_outside:
         handles.append(
-            Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor=GREYS[2], label="not in the batch")
+            Patch(facecolor=CELL_COLOURS[OUTSIDE], edgecolor=OUTLINE, label="not in the batch")
         )
     return handles
 
@@ -49,9 +54,10 @@ class SharingPanel:
     """A tensor drawn as side-by-side blocks (one per sample), each a grid of rows by columns.
 
     Entries in the same statistics set as the marked entry (a dot) are blue; the
-    other sets alternate between two greys, so their borders show; blocks
-    outside the batch are pale grey. This is the picture of Wu & He (2018),
-    unfolded into the plane.
+    other sets alternate between two greys, so their borders show (or, with
+    ``alternate=False``, are one grey); blocks outside the batch are white,
+    outlined in grey, unlike any shade of a set. This is the picture of Wu & He
+    (2018), unfolded into the plane.
 
     Parameters
     ----------
@@ -60,6 +66,9 @@ class SharingPanel:
         Samples, and the grid of each sample (e.g. channels by positions).
     block_label, row_label, col_label : str
         What the blocks, rows and columns are.
+    alternate : bool, default True
+        Two greys for the other sets; False gives them one grey (chapter 10's explorer, where a
+        lighter grey block was read as "not in the batch": the third student review).
     """
 
     def __init__(
@@ -72,8 +81,10 @@ class SharingPanel:
         block_label="sample",
         row_label="channel c",
         col_label="position",
+        alternate=True,
     ):
         self.blocks, self.rows, self.cols = blocks, rows, cols
+        self.alternate = alternate
         self.width = cols + 1
         n, r, c = (a.ravel() for a in np.indices((blocks, rows, cols)))
         left, top = n * self.width + c - 0.5, r - 0.5
@@ -86,7 +97,7 @@ class SharingPanel:
             ],
             1,
         )
-        self.cells = PolyCollection(squares, edgecolors="white", linewidths=0.5)
+        self.cells = PolyCollection(squares, edgecolors="white", linewidths=0.6)
         ax.add_collection(self.cells)
         (self.anchor,) = ax.plot([], [], "o", color=PALETTE["neutral"], ms=4)
         centres = [k * self.width + (cols - 1) / 2 for k in range(blocks)]
@@ -112,9 +123,12 @@ class SharingPanel:
         blocks are outside the batch."""
         ids = np.asarray(ids)
         cells = np.full((self.blocks, self.rows, self.cols), OUTSIDE)
-        cells[: len(ids)] = np.where(ids % 2 == 0, SHADE_A, SHADE_B)
+        cells[: len(ids)] = np.where((ids % 2 == 0) & self.alternate, SHADE_A, SHADE_B)
         cells[: len(ids)][ids == ids[anchor]] = MARKED
         self.cells.set_facecolor(CELL_COLOURS[cells.ravel()])
+        self.cells.set_edgecolor(
+            np.where(cells.ravel()[:, None] == OUTSIDE, OUTLINE, to_rgba("white"))
+        )
         n, r, c = anchor
         self.anchor.set_data([n * self.width + c], [r])
 
@@ -364,7 +378,7 @@ def family_companion(x, settings):
     )
     for (grid_ax, out_ax), (method, batch, groups) in zip(axes, settings):
         batch_x = x[:batch]
-        SharingPanel(grid_ax, blocks, rows, cols, col_label="position").update(
+        SharingPanel(grid_ax, blocks, rows, cols, col_label="position", alternate=False).update(
             statistic_ids(batch_x.shape, method, groups=groups)
         )
         OutputPanel(out_ax, rows, cols).update(
@@ -381,7 +395,7 @@ def family_companion(x, settings):
             if ax is not axes[-1][0] and ax is not axes[-1][1]:
                 ax.set_xlabel("")
     fig.legend(
-        handles=_legend_handles(True) + axes[0][1].get_legend_handles_labels()[0],
+        handles=_legend_handles(True, alternate=False) + axes[0][1].get_legend_handles_labels()[0],
         loc="outside upper left",
         ncol=3,
         fontsize=8,

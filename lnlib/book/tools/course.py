@@ -207,7 +207,7 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
             cell["outputs"], cell["execution_count"] = [], None
             cell["source"] = IMPORT.sub(GRADED + (OWN.format(own) if own else ""), _text(cell))
         else:
-            cell["source"] = _course_links("".join(cell["source"]))
+            cell["source"] = _course_links("".join(cell["source"]), chapter.stem)
     return {**nb, "cells": _with_student_cell(cells)}
 
 
@@ -377,11 +377,15 @@ def _graded_test(k: str, data: str, module: str, handed: tuple[str, ...]) -> str
     )
 
 
-def _course_links(text: str) -> str:
+def _course_links(text: str, stem: str | None = None) -> str:
     """Each chapter sits in its own folder of the course: a link to 04_x.ipynb becomes
     ../04_x/04_x.ipynb. JupyterLab opens another notebook at its top, whatever the link's
     section, so a link to a section also names it: "(chapter 09, § Simplified: the closed form)",
-    for the Table of Contents (the student review's m2)."""
+    for the Table of Contents (the student review's m2). A link to a section of the same chapter
+    (`stem`'s), ``[shown above](#slug)``, carries the website's slug, which JupyterLab's own
+    heading ids (case and punctuation kept) may not match, so it is followed by the section's
+    name too, "(§ Batch norm depends on the batch; layer norm does not)", unless the link's text
+    already is that name (the third student review's finding 6)."""
 
     def named(link: re.Match) -> str:
         stem, anchor = link["stem"], link["anchor"]
@@ -389,7 +393,14 @@ def _course_links(text: str) -> str:
         heading = _section_headings().get((stem, anchor))
         return f"{moved} (chapter {stem[:2]}, § {heading})" if heading else moved
 
-    return re.sub(r"\]\((?P<stem>\d\d_\w+)\.ipynb(?:#(?P<anchor>[\w-]+))?\)", named, text)
+    def here(link: re.Match) -> str:
+        heading = _section_headings().get((stem, link["anchor"]))
+        if heading is None or _slug(" ".join(link["text"].split())) == link["anchor"]:
+            return link[0]
+        return f"{link[0]} (§ {heading})"
+
+    text = re.sub(r"\]\((?P<stem>\d\d_\w+)\.ipynb(?:#(?P<anchor>[\w-]+))?\)", named, text)
+    return re.sub(r"\[(?P<text>[^\]\[]*)\]\(#(?P<anchor>[\w-]+)\)", here, text) if stem else text
 
 
 def _slug(heading: str) -> str:
@@ -540,13 +551,14 @@ and 15 compile kernels with numba, about 230 MB more: for them, also run
 `.venv/bin/python -m pip install -r requirements-kernels.txt`. A link to a
 section of another chapter opens that notebook at its top, so the link is followed by the
 section's name, "(chapter 09, § Simplified: the closed form)": JupyterLab's Table of Contents (the
-left side bar) takes you there.
+left side bar) takes you there. A link to a section of the same notebook names it too, "(§ ...)".
 
 On a course's JupyterHub or on Binder, `requirements.txt` is the environment
 (`requirements-kernels.txt` for chapters 14 and 15). Run each notebook top
 to bottom; the cell under each exercise says whether your answer is right, and stops Run All until
-it is: "Not answered yet" under an exercise you have not done is expected, and the cells below it,
-prose included, stay unrendered until you run them (Shift+Enter).
+it is: "Not answered yet" under an exercise you have not done is expected. So Run All stops at the
+first graded exercise you have not answered, and a Markdown cell that then looks raw (its
+`<!--glue:...-->` comments showing) renders when you select it and press Shift+Enter.
 """
 
 
