@@ -146,6 +146,7 @@ def explorer_xhat_of_second_sample() -> Exercise:
             "that divides by σ², not by its square root": float(
                 (first - batch[1].mean()) / (batch[1].var() + eps)
             ),
+            "that is x − μ, not yet divided by √(σ² + ε)": float(first - batch[1].mean()),
         },
     )
 

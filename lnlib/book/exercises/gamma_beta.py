@@ -123,9 +123,10 @@ def explorer_output_of_feature_4() -> Exercise:
     token = np.array([0.4, -1.1, 0.9, 0.2, -0.6, 1.3, -0.3, 0.0])  # the running token
     gamma = np.array([0.5, 1.0, 2.0, -1.0, 1.5, 1.0, -0.5, 1.0])  # the chapter's γ
     beta = np.array([-2.0, 0.0, 1.0, 3.0, 0.0, -1.0, 0.5, 0.0])  # and β
-    chapter_y4 = float(lnlib.layer_norm(token, gamma, beta)[3])
+    chapter_y4, chapter_gamma4 = float(lnlib.layer_norm(token, gamma, beta)[3]), gamma[3]
     gamma[3] = PREDICT_GAMMA4
     xhat4 = float(lnlib.layer_norm(token)[3])
+    old_gamma_as_xhat = PREDICT_GAMMA4 * chapter_gamma4 + beta[3]  # as if x̂4 were the old γ4
     return Exercise(
         float(lnlib.layer_norm(token, gamma, beta)[3]),
         hint="y4 = γ4 x̂4 + β4: x̂4 does not change with γ, and β4 stays 3.",
@@ -135,6 +136,8 @@ def explorer_output_of_feature_4() -> Exercise:
             "that scales the input x4, not the normalized x̂4": PREDICT_GAMMA4 * token[3] + beta[3],
             "that shifts before it scales: β4 is added after the scale γ4": PREDICT_GAMMA4
             * (xhat4 + beta[3]),
+            f"that is γ4 · ({chapter_gamma4:g}) + β4: x̂4 is not the chapter's γ4 = "
+            f"{chapter_gamma4:g} but the running token's (x4 − μ) / √(σ² + ε)": old_gamma_as_xhat,
         },
     )
 

@@ -88,7 +88,8 @@ def weight_gradient_ratio(x, weights, upstream) -> Exercise:
         ratio(**with_ln),
         rtol=1e-9,
         hint="Run the stack with layer_norm_on=True at a = 2 and at a = 1; divide the first "
-        "entries of weight_gradient_rms.",
+        "entries of weight_gradient_rms. Without the data (the website): differentiate "
+        "𝓛(aW) = 𝓛(W) with respect to W.",
         # the chain rule's answer, reasoned as the hint asks: exact with ε = 0, a hair off with the
         # stack's ε, and as near the layer-2 and tanh mistakes (also 1/2 up to ε): accepted on its
         # own
