@@ -53,6 +53,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from .backward import layer_norm_backward
@@ -76,6 +77,7 @@ __all__ = [
     "unit_roundoff",
     "welford_layer_norm",
     "torch_layer_norm",
+    "torch_module",
     "torch_rms_norm",
 ]  # the chapter's planted bugs (buggy_*) are in lnlib.variants
 
@@ -1078,12 +1080,78 @@ def torch_rms_norm(device: str = "cpu"):
     return forward, backward
 
 
+def torch_module(factory: Callable, device: str = "cpu"):
+    """Your own PyTorch module (an ``nn.Module`` LayerNorm or RMSNorm) wrapped for
+    :func:`check_layer_norm` or :func:`check_rms_norm`: ``(forward, backward)``, or None without
+    PyTorch (chapter "Check your own LayerNorm", § "Hugging Face's ordering").
+
+    Each call builds a module with ``factory(size, eps)`` (``size``: the normalized shape, an int
+    for one axis) on `device`, sets its ``weight`` to gamma and, when it has one, its ``bias`` to
+    beta, each in the dtype the check hands them (that of x, or float32 under
+    ``param_dtype="float32"``), and runs it; the backward pass is PyTorch's autograd, returning dx,
+    dgamma (and dbeta for a module with a bias). Results come back in the dtype PyTorch gave them,
+    never cast: a module that returns float32 for bfloat16 input fails the check's dtype test, as
+    it would surprise the layer after it.
+
+    Parameters
+    ----------
+    factory : callable
+        ``factory(size, eps) -> torch.nn.Module``, e.g. ``lambda size, eps: torch.nn.RMSNorm(size,
+        eps=eps)`` or your model's norm class.
+    device : str, default "cpu"
+        Where PyTorch computes ("cuda" on a GPU).
+
+    Raises
+    ------
+    TypeError
+        If `factory` is not callable.
+
+    Examples
+    --------
+    With PyTorch installed, a Hugging Face-style RMSNorm, checked in the dtypes it is written for::
+
+        report = check_rms_norm(
+            *torch_module(lambda size, eps: LlamaRMSNorm(size, eps=eps)),
+            dtypes=("float32", "float16", "bfloat16"),
+            cast_before_gamma=True,
+        )
+    """
+    if not callable(factory):
+        raise TypeError(
+            f"factory must be a function factory(size, eps) -> module; got {factory!r}."
+        )
+    bridge = _torch_bridge(device)
+    if bridge is None:
+        return None
+    torch, tensor, array = bridge
+
+    def build(gamma, beta, eps):
+        module = factory(gamma.shape[0] if gamma.ndim == 1 else tuple(gamma.shape), eps).to(device)
+        module.weight = torch.nn.Parameter(tensor(gamma))
+        if getattr(module, "bias", None) is not None:
+            module.bias = torch.nn.Parameter(tensor(np.zeros_like(gamma) if beta is None else beta))
+        return module
+
+    def forward(x, gamma, *rest):  # (beta, eps) for LayerNorm's check, (eps,) for RMSNorm's
+        return array(build(gamma, rest[0] if len(rest) == 2 else None, rest[-1])(tensor(x)))
+
+    def backward(dy, x, gamma, eps):
+        module, tx = build(gamma, None, eps), tensor(x).requires_grad_()
+        module(tx).backward(tensor(dy))
+        grads = (tx.grad, module.weight.grad)
+        if getattr(module, "bias", None) is not None:
+            grads += (module.bias.grad,)
+        return tuple(array(g) for g in grads)
+
+    return forward, backward
+
+
 def _torch_bridge(device: str = "cpu"):
     """``(torch, tensor, array)``: the module and numpy <-> torch conversions the wrappers share, or
     None without PyTorch; tensors are made on `device`.
 
     ``tensor(a, param=True)`` gives a 16-bit parameter in float32; bfloat16 crosses through float32
-    (exactly).
+    (exactly); ``array(t)`` keeps the tensor's dtype, ``array(t, dtype)`` casts to `dtype`.
     """
     try:
         import torch
@@ -1099,8 +1167,10 @@ def _torch_bridge(device: str = "cpu"):
             made = torch.from_numpy(np.ascontiguousarray(a))
         return made.to(device)
 
-    def array(t, dtype):
+    def array(t, dtype=None):  # dtype None: the tensor's own, bfloat16 as ml_dtypes'
         t = t.detach().cpu()
-        return (t.float() if t.dtype == torch.bfloat16 else t).numpy().astype(dtype)
+        wide = (t.float() if t.dtype == torch.bfloat16 else t).numpy()
+        kept = ml_dtypes.bfloat16 if t.dtype == torch.bfloat16 else wide.dtype
+        return wide.astype(kept if dtype is None else dtype)
 
     return torch, tensor, array

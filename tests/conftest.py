@@ -15,6 +15,27 @@ def torch():
     return pytest.importorskip("torch", reason=TORCH_MISSING)
 
 
+@pytest.fixture
+def llama_rms_norm(torch):
+    """transformers' LlamaRMSNorm, as its code writes it: statistics and x̂ in float32, x̂ cast back
+    to the input's dtype before the weight multiplies it (chapter "Check your own LayerNorm")."""
+
+    class LlamaRMSNorm(torch.nn.Module):
+        def __init__(self, hidden_size, eps=1e-6):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+            self.variance_epsilon = eps
+
+        def forward(self, hidden_states):
+            input_dtype = hidden_states.dtype
+            hidden_states = hidden_states.to(torch.float32)
+            variance = hidden_states.pow(2).mean(-1, keepdim=True)
+            hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+            return self.weight * hidden_states.to(input_dtype)
+
+    return LlamaRMSNorm
+
+
 def pytest_collection_modifyitems(items):
     """Run the tests marked ``slow`` first (stable order otherwise), so two xdist workers finish
     together instead of one working alone through a long test collected last."""

@@ -124,3 +124,27 @@ def test_pytorch_findings_count_its_16_bit_backward_failures_and_refuse_any_othe
     worse = (*results[:3], CheckResult("backward", "random", "float32", 2.0))
     with pytest.raises(ValueError, match="reword"):
         pytorch_findings(CheckReport(worse, (), 1e-5))
+
+
+def test_the_pages_torch_module_block_reports_what_the_chapter_quotes(torch, llama_rms_norm):
+    """Section "Hugging Face's ordering": its PyTorch block, run as printed on the module from
+    Hugging Face's code, prints the line the chapter quotes from the numpy model."""
+    import json
+    import re
+    from pathlib import Path
+
+    from lnlib.book.tools.prose import glued_texts
+
+    path = Path(__file__).resolve().parents[2] / "chapters" / "16_check_your_own.ipynb"
+    notebook = json.loads(path.read_text())
+    markdown = "".join(
+        "".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"
+    )
+    (block,) = [
+        b for b in re.findall(r"```python\n(.*?)```", markdown, re.S) if "torch_module" in b
+    ]
+    torch.set_num_threads(1)
+    namespace = {"lnlib": lnlib, "LlamaRMSNorm": llama_rms_norm}
+    exec(block, namespace)
+    quoted = glued_texts(notebook)["eager_three"]
+    assert str(namespace["report"]).splitlines()[0].endswith(quoted)

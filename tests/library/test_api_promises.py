@@ -606,6 +606,10 @@ NOT_COMPUTING = {
     ),
     "lnlib.harness.harness_inputs": "makes the harness's inputs",
     "lnlib.harness.rounding_bias": "measures a rounding bias",
+    "lnlib.harness.torch_module": (
+        "wraps the reader's own module, whatever it computes (tests/library/"
+        "test_harness_torch_module.py)"
+    ),
     "lnlib.compare.compare": "compares two arrays",
     "lnlib.norms.axis_ids": "labels entries, no arithmetic",
     "lnlib.norms.statistic_ids": "labels entries, no arithmetic",

@@ -76,30 +76,12 @@ def test_cast_before_gamma_leaves_out_only_the_rounding_bias_rows(eager_reports)
     assert dropped == {("forward", harness.BIAS, d) for d in HALF}
 
 
-def hugging_face_rms_norm(torch):
-    """transformers' LlamaRMSNorm.forward (the ordering under test), as (forward, backward)."""
-    _, tensor, array = harness._torch_bridge()
-
-    def run(x, gamma, eps):
-        hidden = x.to(torch.float32)
-        variance = hidden.pow(2).mean(-1, keepdim=True)
-        hidden = hidden * torch.rsqrt(variance + eps)
-        return gamma * hidden.to(x.dtype)
-
-    def forward(x, gamma, eps):
-        return array(run(tensor(x), tensor(gamma), eps), x.dtype)
-
-    def backward(dy, x, gamma, eps):
-        tx, tg = tensor(x).requires_grad_(), tensor(gamma).requires_grad_()
-        run(tx, tg, eps).backward(tensor(dy))
-        return array(tx.grad, x.dtype), array(tg.grad, gamma.dtype)
-
-    return forward, backward
-
-
-def test_numpy_model_matches_pytorch_running_the_module(torch, eager_reports):
+def test_numpy_model_matches_pytorch_running_the_module(torch, llama_rms_norm, eager_reports):
     torch.set_num_threads(1)
+    module = llama_rms_norm
     for cast, model in eager_reports.items():
-        real = harness.check_rms_norm(*hugging_face_rms_norm(torch), cast_before_gamma=cast)
+        real = harness.check_rms_norm(
+            *harness.torch_module(lambda size, eps: module(size, eps=eps)), cast_before_gamma=cast
+        )
         assert [r.passed for r in real.results] == [r.passed for r in model.results]
         assert [r.case for r in real.results] == [r.case for r in model.results]

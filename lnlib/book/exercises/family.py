@@ -186,8 +186,8 @@ def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
         "gamma is missing: the upstream gradient of x-hat is gamma * dy": _bn_dx(
             x, dy, np.ones_like(gamma)
         ),
-        "that treats the batch mean and variance as constants (the gradient in eval mode, "
-        "with running statistics); in training mode they depend on every value": _bn_dx(
+        "that treats the batch mean and variance as constants, as eval mode treats its running "
+        "statistics; in training mode they depend on every value": _bn_dx(
             x, dy, gamma, through_statistics=False
         ),
         "that uses the unbiased variance (ddof=1); the normalization divides by N": _bn_dx(

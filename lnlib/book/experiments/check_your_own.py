@@ -170,7 +170,7 @@ def eager_rms_norm():
     return forward, backward
 
 
-def eager_findings(eager: dict, planted: list, rms_bug) -> dict:
+def eager_findings(eager: dict, planted: list, rms_bug, three) -> dict:
     """What chapter "Check your own LayerNorm" says of :func:`eager_rms_norm` under
     :func:`lnlib.check_rms_norm`, by glue key (asserts the pattern the chapter describes).
 
@@ -182,6 +182,9 @@ def eager_findings(eager: dict, planted: list, rms_bug) -> dict:
         The planted LayerNorm bugs' reports, run with ``cast_before_gamma=True``.
     rms_bug : lnlib.harness.CheckReport
         The RMSNorm kernel that saves rstd in float16, checked with ``cast_before_gamma=True``.
+    three : lnlib.harness.CheckReport
+        The eager ordering with ``cast_before_gamma=True`` in float32, float16 and bfloat16 (it
+        computes float64 in float32): it must pass.
 
     Returns
     -------
@@ -191,8 +194,8 @@ def eager_findings(eager: dict, planted: list, rms_bug) -> dict:
         ratio in float16, bfloat16 and float64 (it computes float64 in float32);
         ``eager_cast_half_failed``: its 16-bit failures with ``cast_before_gamma=True``;
         ``planted_cast_caught``: how many planted bugs still fail then (all: asserted);
-        ``rms_bug_cast_half``:
-        the 16-bit checks the rstd-in-float16 kernel still fails then.
+        ``rms_bug_cast_half``: the 16-bit checks the rstd-in-float16 kernel still fails then;
+        ``eager_three``: the first line's count of ``three`` ("84 of 84 checks passed").
     """
     half = ("float16", "bfloat16")
     default = eager[False]
@@ -203,6 +206,8 @@ def eager_findings(eager: dict, planted: list, rms_bug) -> dict:
         raise ValueError("the eager ordering failed another kind of check: reword the chapter.")
     if any(r.passed for r in planted):
         raise ValueError("a planted bug passes with cast_before_gamma=True: reword the chapter.")
+    if not three.passed:
+        raise ValueError("the eager ordering fails in its own dtypes: reword the chapter.")
     worst = {
         d: max((r.ratio for r in default.failures if r.dtype == d), default=0.0) for d in DTYPES
     }
@@ -211,8 +216,9 @@ def eager_findings(eager: dict, planted: list, rms_bug) -> dict:
         "eager_half_checks": prose.number(sum(r.dtype in half for r in default.results)),
         "eager_f16_worst": prose.number(worst["float16"], ".0f"),
         "eager_bf16_worst": prose.number(worst["bfloat16"], ".0f"),
-        "eager_f64_worst": prose.number(worst["float64"], ".0e"),
+        "eager_f64_worst": prose.number(worst["float64"], ".1e"),
         "eager_cast_half_failed": prose.number(sum(r.dtype in half for r in eager[True].failures)),
         "planted_cast_caught": prose.number(sum(not r.passed for r in planted)),
         "rms_bug_cast_half": prose.number(sum(r.dtype in half for r in rms_bug.failures)),
+        "eager_three": f"{len(three.results)} of {len(three.results)} checks passed",
     }

@@ -1,0 +1,64 @@
+"""lnlib.harness.torch_module wraps a reader's own PyTorch norm module for the checks, and never
+casts what the module returns (chapter "Check your own LayerNorm", § "Hugging Face's ordering")."""
+
+import numpy as np
+import pytest
+
+from lnlib import harness
+
+HALF = ("float16", "bfloat16")
+
+
+def test_a_factory_that_is_not_callable_is_refused():
+    with pytest.raises(TypeError, match="factory"):
+        harness.torch_module("LlamaRMSNorm")
+
+
+def test_pytorch_rms_norm_module_passes_every_check(torch):
+    torch.set_num_threads(1)
+    report = harness.check_rms_norm(
+        *harness.torch_module(lambda size, eps: torch.nn.RMSNorm(size, eps=eps))
+    )
+    assert report.passed, str(report)
+
+
+def test_pytorch_layer_norm_module_matches_the_functional_wrapper_where_dtypes_agree(torch):
+    """nn.LayerNorm with gamma and beta in x's dtype; torch_layer_norm gives float32 ones to 16-bit
+    x: in float64 and float32 the two are the same kernel, and every forward check passes."""
+    torch.set_num_threads(1)
+    module = harness.check_layer_norm(
+        *harness.torch_module(lambda size, eps: torch.nn.LayerNorm(size, eps=eps))
+    )
+    functional = harness.check_layer_norm(*harness.torch_layer_norm())
+    wide = [(r.part, r.case, r.dtype, r.passed) for r in module.results if r.dtype not in HALF]
+    assert wide == [
+        (r.part, r.case, r.dtype, r.passed) for r in functional.results if r.dtype not in HALF
+    ]
+    assert all(r.passed for r in module.results if r.part == "forward")
+
+
+def test_a_module_returning_float32_for_16_bit_input_fails_on_its_dtype(torch):
+    """A float32 weight times a 16-bit x̂ promotes to float32: the bridge reports it, never casts."""
+
+    class Promoting(torch.nn.Module):
+        def __init__(self, size, eps):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(size))
+            self.eps = eps
+
+        def forward(self, x):
+            wide = x.float()
+            xhat = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)
+            return self.weight * xhat.to(x.dtype)
+
+    report = harness.check_rms_norm(
+        *harness.torch_module(Promoting), dtypes=HALF, param_dtype="float32"
+    )
+    forward = [r for r in report.results if r.part == "forward" and r.case != harness.BIAS]
+    assert forward and all(r.detail.startswith("dtype: y is float32") for r in forward)
+
+
+def test_results_keep_bfloat16(torch):
+    forward, _ = harness.torch_module(lambda size, eps: torch.nn.RMSNorm(size, eps=eps))
+    x = np.ones((2, 4)).astype("bfloat16")
+    assert forward(x, np.ones(4).astype("bfloat16"), 1e-6).dtype == x.dtype
