@@ -675,17 +675,7 @@ def _compare_gradients(
     return worst
 
 
-def _check_forward(
-    forward: Callable,
-    case: Case,
-    inputs: dict,
-    eps: float,
-    k: int,
-    sample: list,
-    saved: list,
-    *,
-    cast_before_gamma: bool = False,
-) -> tuple[float, str]:
+def _check_forward(forward, case, inputs, eps, k, sample, saved, *, cast_before_gamma=False):
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
     y_ref, mean, rstd = _reference(
@@ -712,16 +702,7 @@ def _check_forward(
     )
 
 
-def _check_backward(
-    backward: Callable,
-    case: Case,
-    inputs: dict,
-    eps: float,
-    k: int,
-    saved: tuple,
-    *,
-    cast_before_gamma: bool = False,
-) -> tuple[float, str]:
+def _check_backward(backward, case, inputs, eps, k, saved, *, cast_before_gamma=False):
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
@@ -786,17 +767,7 @@ def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
     return (size + 4) * _accumulation_roundoff(x.dtype) * (1 + np.abs(x.astype(np.float64) * rstd))
 
 
-def _check_rms_forward(
-    forward: Callable,
-    case: Case,
-    inputs: dict,
-    eps: float,
-    k: int,
-    sample: list,
-    saved: list,
-    *,
-    cast_before_gamma: bool = False,
-) -> tuple[float, str]:
+def _check_rms_forward(forward, case, inputs, eps, k, sample, saved, *, cast_before_gamma=False):
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
     y_ref, rstd = _reference(
@@ -812,16 +783,7 @@ def _check_rms_forward(
     )
 
 
-def _check_rms_backward(
-    backward: Callable,
-    case: Case,
-    inputs: dict,
-    eps: float,
-    k: int,
-    saved: tuple,
-    *,
-    cast_before_gamma: bool = False,
-) -> tuple[float, str]:
+def _check_rms_backward(backward, case, inputs, eps, k, saved, *, cast_before_gamma=False):
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
