@@ -19,6 +19,7 @@ from lnlib import layer_norm  # noqa: E402
 from lnlib.book import explorers as widgets
 from lnlib.book.experiments.complete_examples import documents_embedding  # noqa: E402
 from lnlib.book.experiments.numerics import gradient_sums, small_gradient_sums  # noqa: E402
+from lnlib.book.explorers.gamma_beta import PER_GROUP_BETA, PER_GROUP_GAMMA  # noqa: E402
 from lnlib.book.figures import (  # noqa: E402
     epsilon,
     gamma_beta,
@@ -142,7 +143,7 @@ def _page_figures():
                 "γ = 2, β = 0": (2.0, 0.0),
                 "γ = 1, β = 3": (1.0, 3.0),
                 "γ = 0.5, β = −1": (0.5, -1.0),
-                "per group": ((2.0, -1.0, 0.5, 1.0), (1.0, -2.0, 0.0, 3.0)),
+                "per group of 64": (PER_GROUP_GAMMA, PER_GROUP_BETA),
             },
         ),
         "07 decay γ": lambda: gamma_beta.decay_gamma_figure(

@@ -179,6 +179,10 @@ def test_explorer_group_means_and_spreads_follow_beta_and_gamma():
     np.testing.assert_allclose(
         explorer.result["y_small"][0], 2.0 * (0.3 / np.sqrt(0.535 + 1e-5)) + 1.0, rtol=1e-12
     )
+    # the list of group means is printed once (learner A: it was printed twice, a second time as
+    # βᵢ + γᵢ·mean x̂, which is the same numbers)
+    means = ", ".join(f"{round(float(m), 3) + 0.0:.3f}" for m in explorer.result["group_means"])
+    assert explorer.readout.value.count(means) == 1
 
 
 def test_explorer_notes_a_zero_gamma():

@@ -130,3 +130,17 @@ def test_exercise_1s_printed_rms_values_come_from_the_chapters_stack():
     run = run_stack(x, 1.5 * weights, upstream, activation="relu")
     assert f"{run.activation_rms[1]:.3f}" == "1.036"
     assert f"{run.activation_rms[50]:.3f}" == "5.090"
+
+
+def test_he_initialization_drifts_down_over_seeds():
+    """Chapter 01 says that at a = √2 the scale of one draw drifts down (learner A: it read
+    "wanders"): he_drift must be each seed's RMS(h_50) / RMS(h_0), seed 0 the chapter's stack, and
+    the product of random factors must pull most draws below their start."""
+    from lnlib.book.experiments.why_normalize import he_drift
+
+    ratios = he_drift(seeds=range(20))
+    x, weights, upstream = random_stack(depth=50, width=64, batch=32, seed=0)
+    run = run_stack(x, np.sqrt(2) * weights, upstream, activation="relu")
+    assert ratios[0] == pytest.approx(run.activation_rms[50] / run.activation_rms[0], rel=1e-12)
+    assert np.median(ratios) < 1 and np.mean(np.log(ratios)) < 0
+    assert np.sum(ratios < 1) >= 15

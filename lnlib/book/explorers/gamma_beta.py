@@ -11,7 +11,7 @@ from ..figures.render import FastRenderer
 from .base import Explorer, slider
 from .plans import Sweep, entries, steps, with_presets
 
-__all__ = ["gamma_beta_explorer"]
+__all__ = ["PER_GROUP_BETA", "PER_GROUP_GAMMA", "gamma_beta_explorer"]
 
 GAMMA_RANGE, BETA_RANGE = (-2.0, 2.0), (-3.0, 3.0)
 #: The small vector: the book's running token, from chapter 03 (H = 8).
@@ -20,8 +20,8 @@ H = len(TOKEN)
 #: The chapter's γ and β, values training might have left (chapter "Scale γ and shift β").
 CHAPTER_GAMMA = (0.5, 1.0, 2.0, -1.0, 1.5, 1.0, -0.5, 1.0)
 CHAPTER_BETA = (-2.0, 0.0, 1.0, 3.0, 0.0, -1.0, 0.5, 0.0)
-#: The preset "one pair per group": the chapter's companion figure's last panel, whose four
-#: groups of 128 features are pairs of the explorer's groups of 64.
+#: The preset "one pair per group" and the chapter's companion figure's last panel: one (γ, β)
+#: per group of 64 features, four different pairs, each shared by two neighbouring groups.
 PER_GROUP_GAMMA = (2.0, 2.0, -1.0, -1.0, 0.5, 0.5, 1.0, 1.0)
 PER_GROUP_BETA = (1.0, 1.0, -2.0, -2.0, 0.0, 0.0, 3.0, 3.0)
 
@@ -101,12 +101,10 @@ class GammaBetaExplorer(Explorer):
         beta = np.array([values[f"beta{i}"] for i in range(1, H + 1)])
         y_small, y_wide = self.panels.update(gamma, beta)
         groups_y = np.split(y_wide, H)
-        groups_xhat = np.split(self.xhat_wide, H)
         readout = (
             f"small vector: y = γ ⊙ x̂ + β = [{_numbers(y_small)}]<br>wide vector, mean of each "
-            f"group: [{_numbers(g.mean() for g in groups_y)}] (βᵢ + γᵢ·mean x̂ = "
-            f"[{_numbers(b + g * x.mean() for g, b, x in zip(gamma, beta, groups_xhat))}]); "
-            f"spread (std): [{_numbers(g.std() for g in groups_y)}] (|γᵢ|·std x̂); whole vector: "
+            f"group (βᵢ + γᵢ·mean x̂): [{_numbers(g.mean() for g in groups_y)}]; "
+            f"spread (std, |γᵢ|·std x̂): [{_numbers(g.std() for g in groups_y)}]; whole vector: "
             f"mean {_numbers([y_wide.mean()])}, std {_numbers([y_wide.std()])}"
         )
         if self.panels.clipped:
