@@ -47,11 +47,20 @@ def _vector(rng: np.random.Generator, *names: str, scale: float = 1.0) -> dict:
     return {name: rng.normal(size=size) * (scale if k == 0 else 1) for k, name in enumerate(names)}
 
 
+#: The ε of exercise 5's kernel: large enough that σ recomputed without it differs from the saved σ
+#: in the digits the exercise asks for.
+SAVED_EPS = 0.01
+
+
+def _sigma(xk) -> np.ndarray:
+    """What exercise 5's kernel saved: σ = sqrt(mean(x²) + ε) of each row, ε = :data:`SAVED_EPS`."""
+    return np.sqrt((np.asarray(xk) ** 2).mean(axis=-1) + SAVED_EPS)
+
+
 def _saved(rng: np.random.Generator) -> dict:
-    """Exercise 5's domain: rows, their upstream gradient, and the σ = sqrt(mean(x²)) of each
-    row."""
+    """Exercise 5's domain: rows, their upstream gradient, and the σ the kernel saved per row."""
     data = _batch(rng, "xk", "dyk")
-    return data | {"saved": np.sqrt((data["xk"] ** 2).mean(axis=-1))}
+    return data | {"saved": _sigma(data["xk"])}
 
 
 #: The values the website's upstream gradients take (halves from -1 to 2), and its γ's.
@@ -92,14 +101,13 @@ def _rows_of_whole_sigma() -> np.ndarray:
 
 
 def _kernel_rows(rng: np.random.Generator) -> dict:
-    """Exercise 5's data as a student gets them: three rows of integers whose σ are whole numbers
-    (as the website's 1, 2, 2), not all the same, their upstream gradient of halves and the σ the
-    kernel saved."""
+    """Exercise 5's data as a student gets them: three rows of integers whose root mean squares are
+    whole numbers (as the website's 1, 2, 2), not all the same, their upstream gradient of halves
+    and the σ the kernel saved (:func:`_sigma`)."""
     while True:
         xk = rng.choice(_rows_of_whole_sigma(), size=3)
-        saved = np.sqrt((xk**2).mean(axis=-1)).round()  # whole numbers, as the website's
-        if np.ptp(saved) > 0:  # not one σ for every row: dividing by it must matter row by row
-            return {"xk": xk, "dyk": rng.choice(HALVES, size=(3, 4)), "saved": saved}
+        if np.ptp((xk**2).mean(axis=-1)) > 0:  # not one σ for every row: it must matter row by row
+            return {"xk": xk, "dyk": rng.choice(HALVES, size=(3, 4)), "saved": _sigma(xk)}
 
 
 @forbidding("lnlib", "torch", "jax")
@@ -370,7 +378,7 @@ def other_norm_dx(norm, xn, dyn, gn) -> Exercise:
 @domain(_saved)
 def dgamma_from_saved(xk, dyk, saved) -> Exercise:
     """Exercise 5: RMSNorm's dL/dγ for `xk`, `dyk` from the σ = sqrt(mean(x²) + ε) a kernel saved
-    per row (`saved`, one entry per row)."""
+    per row (`saved`, one entry per row; ε = :data:`SAVED_EPS`)."""
     xk, dyk = np.asarray(xk, dtype=np.float64), np.asarray(dyk, dtype=np.float64)
     saved = np.asarray(saved, dtype=np.float64).reshape(-1, 1)  # a column: one σ per row
     centred = xk - xk.mean(axis=-1, keepdims=True)
@@ -388,6 +396,10 @@ def dgamma_from_saved(xk, dyk, saved) -> Exercise:
             "that is the sum of dyk alone, LayerNorm's dβ; RMSNorm has no β, and dγ weights each "
             "dyk by its x̂": dyk.sum(axis=0),
             "x is not normalized: dγ sums dyk · x̂, with x̂ = x / σ": (dyk * xk).sum(axis=0),
+            "that recomputes σ from x without the kernel's ε; the backward pass divides by the "
+            "number the kernel saved": (
+                dyk * xk / np.sqrt((xk**2).mean(axis=-1, keepdims=True))
+            ).sum(axis=0),
         },
     )
 

@@ -199,6 +199,10 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
                 schema_version=3,
             )
         )
+        # JupyterLab's Run All goes on past a cell so tagged (it sends the cell with stop_on_error
+        # off): an exercise not yet answered shows "Not answered yet" and the rest of the chapter
+        # still runs (the fourth student review). Its error still scores 0 when graded.
+        cells[-1]["metadata"]["tags"] = ["raises-exception"]
         if by_hand and exercises.kind(int(k)) == "derivation":
             cells += _derivation_cells(k)
     own = _chapters_functions(nb)
@@ -555,10 +559,10 @@ left side bar) takes you there. A link to a section of the same notebook names i
 
 On a course's JupyterHub or on Binder, `requirements.txt` is the environment
 (`requirements-kernels.txt` for chapters 14 and 15). Run each notebook top
-to bottom; the cell under each exercise says whether your answer is right, and stops Run All until
-it is: "Not answered yet" under an exercise you have not done is expected. So Run All stops at the
-first graded exercise you have not answered, and a Markdown cell that then looks raw (its
-`<!--glue:...-->` comments showing) renders when you select it and press Shift+Enter.
+to bottom; the cell under each exercise says whether your answer is right. Run All goes on to the
+end of the chapter, so you can read it all first: under each graded exercise you have not answered
+yet, its test cell shows "Not answered yet" as an error, and that is expected. A Markdown cell that
+looks raw (its `<!--glue:...-->` comments showing) renders when you select it and press Shift+Enter.
 """
 
 
