@@ -59,6 +59,40 @@ def test_stack_backward_matches_finite_differences(placement, qk_norm):
             assert relative_error(grads[layer][name], numeric) < 1e-6, (layer, name)
 
 
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_rmsnorm_stack_backward_matches_finite_differences(placement):
+    """norm="rms": every norm of the stack, the final one included, an RMSNorm."""
+    weights, x, dy = small_stack(placement, qk_scale=2.0)
+    x = x + 0.7  # a mean that LayerNorm would remove and RMSNorm keeps
+    _, states, caches = placement_forward(x, weights, placement, norm="rms")
+    stream_grads, grads = placement_backward(dy, states, caches, weights, placement, norm="rms")
+    forward = lambda v, ws=weights: placement_forward(v, ws, placement, norm="rms")[0]  # noqa: E731
+    assert relative_error(stream_grads[0], numerical_gradient(forward, x, dy)) < 1e-6
+    for name in WEIGHT_NAMES:
+
+        def with_weight(m, name=name):
+            ws = [dict(w) for w in weights]
+            ws[0][name] = m
+            return forward(x, ws)
+
+        numeric = numerical_gradient(with_weight, weights[0][name], dy)
+        assert relative_error(grads[0][name], numeric) < 1e-6, name
+
+
+def test_norm_layer_is_the_default_and_rms_changes_the_stack():
+    """``norm="layer"`` is the stack the chapter always measured; ``norm="rms"`` is another, on
+    the same weights and input."""
+    weights, x, _ = small_stack("pre")
+    ln = placement_forward(x, weights, "pre")[0]
+    np.testing.assert_array_equal(ln, placement_forward(x, weights, "pre", norm="layer")[0])
+    rms = placement_forward(x, weights, "pre", norm="rms")[0]
+    assert not np.allclose(ln, rms)
+    # the final RMSNorm leaves every token of mean square 1 (ε aside), LayerNorm of variance 1
+    np.testing.assert_allclose(np.mean(rms**2, axis=-1), 1.0, rtol=1e-4)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        placement_profile("pre", 2, 4, seeds=2, norm="batch")
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_qk_norm_bounds_every_logit_by_root_width_at_any_scale(seed):
     rng = np.random.default_rng(seed)

@@ -182,6 +182,47 @@ def test_rmsnorm_against_layernorm_by_hand(found):
     assert prose.mean_sd(gaps).agrees_with(found.numbers["rms_gap"], z=0.01)
 
 
+def test_the_rmsnorm_stacks_are_the_same_runs_with_every_norm_an_rmsnorm(found, profile):
+    """The comparison of the two norms recomputed from profiles measured again, by hand."""
+    assert set(found.rms_profiles) == set(found.profiles)
+    for scheme, rms in found.rms_profiles.items():
+        assert rms.norm == "rms" and found.profiles[scheme].norm == "layer"
+        # the same weights and inputs: the input row x_0 is the same draw
+        np.testing.assert_array_equal(rms.stream_sq[:, 0], found.profiles[scheme].stream_sq[:, 0])
+        np.testing.assert_array_equal(rms.stream_sq, profile(scheme, norm="rms").stream_sq)
+    layers = np.arange(DEPTH + 1)
+
+    def summary(scheme, norm):
+        p = profile(scheme, norm=norm)
+        g = p.grad_norm
+        return {
+            "top": p.stream_sq[:, -1],
+            "slope": np.array([np.polyfit(layers, row, 1)[0] for row in p.stream_sq]),
+            "grad_spread": g.std(axis=1) / g.mean(axis=1),
+        }
+
+    gaps = {}
+    for scheme in found.profiles:
+        ln, rms = summary(scheme, "layer"), summary(scheme, "rms")
+        for key in ("top", "slope", "grad_spread"):
+            scatter = max(ln[key].std(ddof=1), rms[key].std(ddof=1))
+            gaps[scheme, key] = abs(ln[key].mean() - rms[key].mean()) / scatter
+    assert text(found, "norm_pairs") == str(len(gaps)) == "21"
+    assert text(found, "norm_apart") == str(sum(g > 1 for g in gaps.values()))
+    assert float(found.numbers["norm_largest_gap"]) == pytest.approx(max(gaps.values()), rel=0.05)
+    pre, peri = summary("pre", "rms"), summary("peri", "rms")
+    assert text(found, "rms_top_pre") == str(prose.mean_sd(pre["top"]))
+    assert text(found, "rms_slope_pre") == str(prose.mean_sd(pre["slope"]))
+    assert text(found, "rms_slope_peri") == str(prose.mean_sd(peri["slope"]))
+    olmo2 = summary("olmo2", "rms")["grad_spread"]
+    assert text(found, "rms_spread_olmo2") == str(prose.mean_sd(olmo2))
+    ratio = pre["top"] / profile("pre").stream_sq[:, -1]
+    assert text(found, "rms_over_ln_pre") == str(prose.mean_sd(ratio))
+    assert text(found, "norm_largest_what").endswith(
+        ("final variance", "growth per layer", "gradient spread")
+    )
+
+
 def test_qk_norm_numbers_respect_their_bounds(found):
     plain, normed = found.qk_shown
     assert [len(plain), len(normed)] == [len(QK_SCALES)] * 2

@@ -65,6 +65,11 @@ def _phone_figures():
         "05 explorer": lambda: epsilon.epsilon_figure(pattern, framework_eps=FRAMEWORK_EPS)[0],
         "12 placements": lambda: after_2020.placements_figure(profile_table(4, 8, seeds=2)),
         "12 summary": lambda: after_2020.summary_figure(profile_table(4, 8, seeds=2)),
+        "12 norms": lambda: after_2020.summary_figure(
+            profile_table(4, 8, seeds=2),
+            rms=profile_table(4, 8, seeds=2, norm="rms"),
+            measures=("top", "slope", "grad_spread"),
+        ),
         "12 qk": lambda: after_2020.qk_figure(scales, *runs, runs[0][0]["bound"], tokens=16),
         "12 dyt": lambda: after_2020.dyt_figure(
             heavy, fit_tanh(*heavy), normal, fit_tanh(*normal), width=64

@@ -8,11 +8,13 @@ from lnlib import layer_norm
 from lnlib.backward import layer_norm_backward, numerical_gradient, relative_error
 from lnlib.book.experiments.pre_post_norm import depth_sweep, init_profile
 from lnlib.book.models.transformer import (
+    MODEL_EPS,
     PLACEMENTS,
     attention_backward,
     attention_forward,
     block_backward,
     block_forward,
+    check_norm,
     ffn_backward,
     ffn_forward,
     init_layer,
@@ -20,12 +22,18 @@ from lnlib.book.models.transformer import (
     loss_gradient_norm,
     model_norm,
     model_norm_backward,
+    model_rms_norm,
+    model_rms_norm_backward,
     mse_loss,
+    norm_backward,
+    norm_forward,
     softmax,
     softmax_backward,
     stack_backward,
     stack_forward,
 )
+from lnlib.norms import rms_norm
+from lnlib.rms import rms_norm_backward
 
 WEIGHT_NAMES = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 
@@ -388,3 +396,29 @@ def test_the_models_norm_is_lnlib_layer_norm():
     np.testing.assert_allclose(
         model_norm_backward(dy, saved), layer_norm_backward(dy, x)[0], rtol=1e-10, atol=1e-13
     )
+
+
+def test_the_models_rms_norm_is_lnlib_rms_norm():
+    """model_rms_norm, RMSNorm at every place of chapter 12's RMSNorm stacks, against lnlib's
+    rms_norm and its backward at the models' ε."""
+    rng = np.random.default_rng(12)
+    x, dy = rng.normal(size=(2, 3, 7)) * 3 + 1, rng.normal(size=(2, 3, 7))
+    y, saved = model_rms_norm(x)
+    np.testing.assert_allclose(y, rms_norm(x, eps=MODEL_EPS), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        model_rms_norm_backward(dy, saved),
+        rms_norm_backward(dy, x, eps=MODEL_EPS)[0],
+        rtol=1e-10,
+        atol=1e-13,
+    )
+    # learned γ and β through norm_forward / norm_backward, RMSNorm's way
+    params = {"k_gamma": rng.normal(size=7), "k_beta": rng.normal(size=7)}
+    out, saved = norm_forward(x, params, "k", norm="rms")
+    np.testing.assert_allclose(out, params["k_gamma"] * y + params["k_beta"], rtol=1e-12)
+    dx, grads = norm_backward(dy, saved, params, "k", norm="rms")
+    np.testing.assert_allclose(
+        dx, rms_norm_backward(dy, x, params["k_gamma"], eps=MODEL_EPS)[0], rtol=1e-10, atol=1e-13
+    )
+    np.testing.assert_allclose(grads["k_gamma"], np.sum(dy * y, axis=(0, 1)), rtol=1e-12)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        check_norm("batch")

@@ -47,6 +47,7 @@ from ...norms import rms_norm
 from ...validation import check_count
 from ..models.dyt import fit_tanh, heavy_tailed_tokens, s_curve
 from ..models.placements import (
+    PLACEMENT_LABELS,
     _angular_distance,
     init_weights,
     logit_statistics,
@@ -65,10 +66,12 @@ __all__ = [
     "DEPTH_SCALINGS",
     "FINDINGS",
     "Findings",
+    "NORM_MEASURES",
     "branch_scale",
     "findings",
     "scaled_stream",
     "token_similarity",
+    "norm_gaps",
     "turn_angles",
 ]
 
@@ -283,6 +286,16 @@ FINDINGS = {
     "uniform_entropy": "ln 8, the entropy of uniform attention over 8 tokens",
     "lns_over_pre": "± per seed, LN scaling's final variance over Pre-LN's",
     "mixln_posts": "the number of Post-LN layers of Mix-LN at depth L",
+    # the same placements with every norm an RMSNorm (same weights, inputs and seeds)
+    "norm_pairs": "the placement-and-summary pairs compared, LayerNorm against RMSNorm",
+    "norm_apart": "pairs whose two means differ by more than the larger sd over the seeds",
+    "norm_largest_gap": "the largest |difference of the means| over the larger sd, of the pairs",
+    "norm_largest_what": "the placement and summary of that largest gap, in words",
+    "rms_top_pre": "± Pre-LN's variance after the last layer, RMSNorm everywhere",
+    "rms_slope_pre": "± Pre-LN's variance growth per layer, RMSNorm everywhere",
+    "rms_slope_peri": "± Peri-LN's variance growth per layer, RMSNorm everywhere",
+    "rms_spread_olmo2": "± OLMo 2's per-layer gradient sd over mean, RMSNorm everywhere",
+    "rms_over_ln_pre": "± per seed, Pre-LN's final variance with RMSNorm over with LayerNorm",
     # OLMo 2's gradients
     "olmo2_bottom_grad": "median of OLMo 2's bottom-layer weight gradient",
     "olmo2_bottom_min": "the smallest of those gradients",
@@ -314,6 +327,14 @@ FINDINGS = {
     "dyt_ceiling": "√63, the largest LayerNorm output entry at width 64",
 }
 
+#: The summaries of :func:`lnlib.book.models.placements.placement_summary` compared between
+#: LayerNorm and RMSNorm stacks, with how the prose names each.
+NORM_MEASURES = {
+    "top": "final variance",
+    "slope": "growth per layer",
+    "grad_spread": "gradient spread",
+}
+
 #: The q/k scales λ of the QK-norm section.
 QK_SCALES = (1, 2, 4, 8, 16, 32)
 
@@ -338,6 +359,9 @@ class Findings:
     growth : dict
         Per seed, the factor by which ``"pre"`` and ``"peri"``'s final variance grows when each
         branch's last matrix is multiplied by 4.
+    rms_profiles : dict
+        :attr:`profiles` again with every norm an RMSNorm (``norm="rms"``): the same weights,
+        inputs and seeds.
     """
 
     numbers: dict
@@ -346,6 +370,7 @@ class Findings:
     qk_ratio: np.ndarray
     dyt_shown: dict
     growth: dict
+    rms_profiles: dict
 
 
 def findings(seeds: int = 24, depth: int = 48, width: int = 32, *, progress: bool = False):
@@ -367,17 +392,19 @@ def findings(seeds: int = 24, depth: int = 48, width: int = 32, *, progress: boo
     """
     seeds = check_count(seeds, "seeds")
     profiles = profile_table(depth, width, seeds=seeds, progress=progress)
+    rms_profiles = profile_table(depth, width, seeds=seeds, progress=progress, norm="rms")
     numbers = {"seeds": prose.number(seeds)}
     numbers.update(_rms_numbers(seeds))
     numbers.update(_profile_numbers(profiles, seeds, depth, width))
     numbers.update(_olmo2_numbers(profiles, seeds, depth, width))
+    numbers.update(_norm_numbers(profiles, rms_profiles))
     growth_numbers, growth = _growth(profiles, seeds, depth, width)
     numbers.update(growth_numbers)
     qk_numbers, qk_shown, qk_ratio = _qk(seeds)
     numbers.update(qk_numbers)
     dyt_numbers, dyt_shown = _dyt(seeds)
     numbers.update(dyt_numbers)
-    return Findings(numbers, profiles, qk_shown, qk_ratio, dyt_shown, growth)
+    return Findings(numbers, profiles, qk_shown, qk_ratio, dyt_shown, growth, rms_profiles)
 
 
 def _rms_numbers(seeds, depth=16, width=32):
@@ -451,6 +478,52 @@ def _profile_numbers(profiles, seeds, depth, width):
         "uniform_entropy": _sig(np.log(8), ".2f"),
         "lns_over_pre": ms(of("lns", "top") / of("pre", "top")),
         "mixln_posts": prose.number(mixln_post_layers(depth)),
+    }
+
+
+def norm_gaps(profiles: dict, rms_profiles: dict) -> dict[tuple[str, str], float]:
+    """How far apart LayerNorm's and RMSNorm's stacks are, per placement and summary, in units of
+    the scatter between seeds (chapter "LayerNorm after 2020").
+
+    For each placement and each of :data:`NORM_MEASURES`: the absolute difference of the two
+    means over the seeds, divided by the larger of the two standard deviations (``ddof=1``).
+    Below 1, the norms differ by less than one seed differs from another.
+
+    Returns
+    -------
+    dict of (placement, measure) to float
+    """
+    gaps = {}
+    for placement in profiles:
+        ln, rms = placement_summary(profiles[placement]), placement_summary(rms_profiles[placement])
+        for measure in NORM_MEASURES:
+            a, b = ln[measure], rms[measure]
+            scatter = max(a.std(ddof=1), b.std(ddof=1))
+            gap = abs(a.mean() - b.mean())
+            gaps[placement, measure] = gap / scatter if scatter > 0 else (np.inf if gap else 0.0)
+    return gaps
+
+
+def _norm_numbers(profiles, rms_profiles):
+    """LayerNorm against RMSNorm at every place of the seven stacks."""
+    gaps = norm_gaps(profiles, rms_profiles)
+    (placement, measure), largest = max(gaps.items(), key=lambda item: item[1])
+    rms = {p: placement_summary(rms_profiles[p]) for p in ("pre", "peri", "olmo2")}
+    ms = prose.mean_sd
+    return {
+        "norm_pairs": prose.number(len(gaps)),
+        "norm_apart": prose.number(sum(gap > 1 for gap in gaps.values())),
+        "norm_largest_gap": _sig(largest, ".1f"),
+        "norm_largest_what": prose.ProseNumber(
+            f"{PLACEMENT_LABELS[placement]}'s {NORM_MEASURES[measure]}", largest
+        ),
+        "rms_top_pre": ms(rms["pre"]["top"]),
+        "rms_slope_pre": ms(rms["pre"]["slope"]),
+        "rms_slope_peri": ms(rms["peri"]["slope"]),
+        "rms_spread_olmo2": ms(rms["olmo2"]["grad_spread"]),
+        "rms_over_ln_pre": ms(
+            rms_profiles["pre"].stream_sq[:, -1] / profiles["pre"].stream_sq[:, -1]
+        ),
     }
 
 

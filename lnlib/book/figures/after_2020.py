@@ -197,7 +197,14 @@ def _centre_and_bar(values: np.ndarray, log: bool):
     return values.mean(), values.std(ddof=1)
 
 
-def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.0):
+def summary_figure(
+    profiles: dict,
+    *,
+    tokens: int = 8,
+    derived_slope: float = 2.0,
+    rms: dict | None = None,
+    measures=None,
+):
     """The placements compared at a glance: one small panel per summary, one row per placement, mean
     ± sd over seeds.
 
@@ -215,20 +222,53 @@ def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.
         T, the sequence length of the profiles, for the entropy guide.
     derived_slope : float, default 2
         The expected growth per layer of Peri-LN's and OLMo 2's stream, for the slope guide.
+    rms : dict, optional
+        The same placements with every norm an RMSNorm (``profile_table(..., norm="rms")``): each
+        row then shows LayerNorm's dot (filled, above) and RMSNorm's (a hollow square, below).
+    measures : sequence of str, optional
+        The keys of :data:`~lnlib.book.models.placements.SUMMARY_MEASURES` to show, two panels a
+        row; all six by default.
     """
     placements = list(profiles)
-    summaries = {placement: placement_summary(profiles[placement]) for placement in placements}
-    fig, axes = new_figure(3, 2, figsize=(PHONE_WIDTH, 7.0), sharey=True)
+    measures = list(SUMMARY_MEASURES) if measures is None else list(measures)
+    norms = {"LayerNorm": profiles} if rms is None else {"LayerNorm": profiles, "RMSNorm": rms}
+    summaries = {
+        name: {placement: placement_summary(table[placement]) for placement in placements}
+        for name, table in norms.items()
+    }
+    nrows = -(-len(measures) // 2)
+    fig, axes = new_figure(
+        nrows,
+        2,
+        figsize=(PHONE_WIDTH, 7.0 * nrows / 3 + (0.4 if rms else 0.0)),
+        sharey=True,
+        squeeze=False,
+    )
+    for ax in axes.ravel()[len(measures) :]:
+        ax.remove()
     rows = np.arange(len(placements))[::-1]  # the first placement on top
+    offsets = {"LayerNorm": 0.0} if rms is None else {"LayerNorm": 0.18, "RMSNorm": -0.18}
+    marker = {"LayerNorm": "o", "RMSNorm": "s"}
     guides = {"slope": derived_slope, "entropy": np.log(tokens), "grad_ratio": 1.0}
-    for ax, (measure, (label, log)) in zip(axes.ravel(), SUMMARY_MEASURES.items()):
+    for ax, measure in zip(axes.ravel(), measures):
+        label, log = SUMMARY_MEASURES[measure]
         if measure in guides:
             ax.axvline(guides[measure], color=PALETTE["neutral"], ls=":", lw=1)
-        for row, placement in zip(rows, placements):
-            centre, bar = _centre_and_bar(summaries[placement][measure], log)
-            ax.errorbar(
-                centre, row, xerr=bar, fmt="o", ms=4, color=COLOURS[placement], capsize=2, lw=1.2
-            )
+        for name, summary in summaries.items():
+            for row, placement in zip(rows, placements):
+                centre, bar = _centre_and_bar(summary[placement][measure], log)
+                colour = COLOURS[placement]
+                ax.errorbar(
+                    centre,
+                    row + offsets[name],
+                    xerr=bar,
+                    fmt=marker[name],
+                    ms=4,
+                    color=colour,
+                    mfc=colour if name == "LayerNorm" else "white",
+                    capsize=2,
+                    lw=1.2,
+                )
         if log:
             ax.set_xscale("log")
             ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))
@@ -241,6 +281,12 @@ def summary_figure(profiles: dict, *, tokens: int = 8, derived_slope: float = 2.
     short = {**PLACEMENT_LABELS, "olmo2": "OLMo 2"}
     axes[0, 0].set_yticks(rows, [short[placement] for placement in placements])
     axes[0, 0].set_ylim(-0.6, len(placements) - 0.4)
+    if rms is not None:
+        handles = [
+            Line2D([], [], ls="", marker=marker[name], ms=5, color="black", mfc=fill, label=name)
+            for name, fill in (("LayerNorm", "black"), ("RMSNorm", "white"))
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=2)
     return fig
 
 

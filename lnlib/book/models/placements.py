@@ -26,13 +26,15 @@ layers, N for the encoder's); β multiplies the Xavier initialization of
 ``Wv, Wo, W1, W2``. Optionally every attention normalizes its queries and
 keys (:mod:`lnlib.book.models.placements`), and ``qk_scale`` multiplies ``Wq`` and ``Wk``
 (the growth QK-norm guards against). Norms have scale γ = 1 and shift 0, as
-at initialization. The chapter "LayerNorm after 2020" measures these stacks at
-initialization with :func:`placement_profile`.
+at initialization. ``norm="rms"`` makes every norm of the stack (each
+sub-layer's and the final one) an RMSNorm, as RMSNorm models do; QK-norm,
+where asked, stays a LayerNorm. The chapter "LayerNorm after 2020" measures
+these stacks at initialization with :func:`placement_profile`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,9 +49,12 @@ from .transformer import (
     attention_backward,
     attention_forward,
     check_activations,
+    check_norm,
     ffn_backward,
     ffn_forward,
     init_layer,
+    model_rms_norm,
+    model_rms_norm_backward,
     mse_loss,
     sublayer_backward,
     sublayer_forward,
@@ -123,10 +128,18 @@ def mixln_post_layers(depth: int, ratio: float = MIXLN_RATIO) -> int:
     return int(np.floor(ratio * check_count(depth, "depth")))
 
 
-def sublayer_rules(placement: str, depth: int) -> list[SublayerRule]:
-    """One rule per layer, bottom first (both sub-layers of a layer share it) (chapter "LayerNorm
-    after 2020")."""
-    placement, depth = check_placement(placement), check_count(depth, "depth")
+def sublayer_rules(placement: str, depth: int, norm: str = "layer") -> list[SublayerRule]:
+    """One rule per layer, bottom first (both sub-layers of a layer share it), every norm a
+    LayerNorm or, with ``norm="rms"``, an RMSNorm (chapter "LayerNorm after 2020")."""
+    placement, depth, norm = (
+        check_placement(placement),
+        check_count(depth, "depth"),
+        check_norm(norm),
+    )
+    return [replace(rule, norm=norm) for rule in _layer_rules(placement, depth)]
+
+
+def _layer_rules(placement: str, depth: int) -> list[SublayerRule]:
     if placement == "deepnorm":
         return [SublayerRule("post", residual=deepnorm_constants(depth)[0])] * depth
     if placement == "mixln":
@@ -186,6 +199,7 @@ def placement_forward(
     qk_norm: bool = False,
     causal: bool = False,
     final_norm: bool = True,
+    norm: str = "layer",
 ):
     """A stack of layers with the norm placed by `placement` (chapter "LayerNorm after 2020").
 
@@ -193,7 +207,8 @@ def placement_forward(
     ``attn_in``, ``attn_out``, ``ffn_in``, ``ffn_out``: learned γ and β (or DyT's α) when a
     layer's weights hold them (:mod:`lnlib.book.models.language` trains them), else γ = 1, β = 0.
     `causal` makes every attention causal; ``final_norm=False`` leaves the final LayerNorm to
-    the caller (a language model's, with its own γ and β).
+    the caller (a language model's, with its own γ and β). ``norm="rms"`` makes every norm of the
+    stack, the final one included, an RMSNorm (γ = 1).
 
     Returns
     -------
@@ -207,7 +222,7 @@ def placement_forward(
     """
     placement = check_placement(placement)
     states, caches = [check_activations(x, weights[0]["Wq"].shape[0])], []
-    for w, rule in zip(weights, sublayer_rules(placement, len(weights))):
+    for w, rule in zip(weights, sublayer_rules(placement, len(weights), norm)):
         middle, attn_cache = sublayer_forward(
             states[-1],
             lambda h: attention_forward(h, w, qk_norm=qk_norm, causal=causal),
@@ -218,8 +233,19 @@ def placement_forward(
         out, ffn_cache = sublayer_forward(middle, lambda h: ffn_forward(h, w), rule, w, "ffn")
         states.append(out)
         caches.append((attn_cache, ffn_cache))
-    out = states[-1] if placement in _NO_FINAL_NORM or not final_norm else layer_norm(states[-1])
-    return out, states, caches
+    if placement in _NO_FINAL_NORM or not final_norm:
+        return states[-1], states, caches
+    return _final_norm(states[-1], norm), states, caches
+
+
+def _final_norm(x, norm):
+    return layer_norm(x) if norm == "layer" else model_rms_norm(x)[0]
+
+
+def _final_norm_backward(dout, x, norm):
+    if norm == "layer":
+        return layer_norm_backward(dout, x)[0]
+    return model_rms_norm_backward(dout, model_rms_norm(x)[1])
 
 
 def placement_backward(
@@ -230,10 +256,12 @@ def placement_backward(
     placement: str,
     *,
     final_norm: bool = True,
+    norm: str = "layer",
 ):
     """Gradients of :func:`placement_forward` (chapter "LayerNorm after 2020").
 
-    `final_norm` as in the forward pass: with False, `dout` is the gradient with respect to x_L.
+    `final_norm` and `norm` as in the forward pass: with ``final_norm=False``, `dout` is the
+    gradient with respect to x_L.
 
     Returns
     -------
@@ -244,9 +272,9 @@ def placement_backward(
     """
     placement = check_placement(placement)
     top = placement in _NO_FINAL_NORM or not final_norm
-    stream_grads = [dout if top else layer_norm_backward(dout, states[-1])[0]]
+    stream_grads = [dout if top else _final_norm_backward(dout, states[-1], norm)]
     grads = []
-    rules = sublayer_rules(placement, len(weights))
+    rules = sublayer_rules(placement, len(weights), norm)
     for w, cache, rule in zip(reversed(weights), reversed(caches), reversed(rules)):
         attn_cache, ffn_cache = cache
         dmiddle, ffn_grads = sublayer_backward(
@@ -284,6 +312,8 @@ class PlacementProfile:
         input and output: 0 when the layer leaves its input's direction unchanged.
     entropy : ndarray, shape (seeds, depth)
         Mean attention entropy of each layer, in nats.
+    norm : str
+        ``"layer"`` or ``"rms"``: the norm at every place of the stack.
     """
 
     placement: str
@@ -293,6 +323,7 @@ class PlacementProfile:
     grad_norm: np.ndarray
     angle: np.ndarray
     entropy: np.ndarray
+    norm: str = "layer"
 
 
 def _angular_distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -312,6 +343,7 @@ def placement_profile(
     qk_scale: float = 1.0,
     out_scale: float = 1.0,
     first_seed: int = 0,
+    norm: str = "layer",
 ) -> PlacementProfile:
     """Measure one placement's stack at initialization over several seeds (chapter "LayerNorm after
     2020").
@@ -342,8 +374,11 @@ def placement_profile(
         Multiplies ``Wo`` and ``W2``, the last matrix of each branch.
     first_seed : int
         Seed s uses ``np.random.default_rng(first_seed + s)``.
+    norm : {"layer", "rms"}
+        Every norm of the stack a LayerNorm or an RMSNorm; the weights and inputs of a seed are the
+        same either way.
     """
-    placement = check_placement(placement)
+    placement, norm = check_placement(placement), check_norm(norm)
     depth, width, seeds = (
         check_count(depth, "depth"),
         check_count(width, "width"),
@@ -358,15 +393,17 @@ def placement_profile(
             placement, depth, width, qk_scale=qk_scale, out_scale=out_scale, rng=rng
         )
         x, target = rng.normal(size=(batch, tokens, width)), rng.normal(size=(batch, tokens, width))
-        out, states, caches = placement_forward(x, weights, placement, qk_norm=qk_norm)
-        _, grads = placement_backward(mse_loss(out, target)[1], states, caches, weights, placement)
+        out, states, caches = placement_forward(x, weights, placement, qk_norm=qk_norm, norm=norm)
+        _, grads = placement_backward(
+            mse_loss(out, target)[1], states, caches, weights, placement, norm=norm
+        )
         stream_sq[s] = [np.mean(np.sum(h * h, axis=-1)) / width for h in states]
         grad_norm[s] = [
             np.sqrt(sum(np.sum(g[n] ** 2) for n in ATTENTION_WEIGHTS + FFN_WEIGHTS)) for g in grads
         ]
         angle[s] = [_angular_distance(a, b) for a, b in zip(states[:-1], states[1:])]
         entropy[s] = [attention_entropy(cache[0][-1][6]).mean() for cache in caches]
-    return PlacementProfile(placement, depth, width, stream_sq, grad_norm, angle, entropy)
+    return PlacementProfile(placement, depth, width, stream_sq, grad_norm, angle, entropy, norm)
 
 
 def profile_table(
@@ -383,8 +420,11 @@ def profile_table(
     if progress:
         from lnlib.book.tools.progress import progress as bar
 
+        label = " with RMSNorm" if kwargs.get("norm") == "rms" else ""
         placements = bar(
-            PLACEMENTS, f"measuring {len(PLACEMENTS)} placements at depth {depth}", unit="placement"
+            PLACEMENTS,
+            f"measuring {len(PLACEMENTS)} placements at depth {depth}{label}",
+            unit="placement",
         )
     return {
         placement: placement_profile(placement, depth, width, **kwargs) for placement in placements

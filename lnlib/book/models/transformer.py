@@ -58,8 +58,12 @@ __all__ = [
     "init_stack",
     "loss_gradient_norm",
     "MODEL_EPS",
+    "NORMS",
+    "check_norm",
     "model_norm",
     "model_norm_backward",
+    "model_rms_norm",
+    "model_rms_norm_backward",
     "norm_backward",
     "norm_forward",
     "mse_loss",
@@ -288,30 +292,77 @@ def model_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
     ) * rstd
 
 
+def model_rms_norm(x: np.ndarray) -> tuple[np.ndarray, tuple]:
+    r"""The models' RMSNorm over the last axis, :math:`x/\sqrt{\mathrm{mean}(x^2) + \varepsilon}`
+    (γ = 1, ε = :data:`MODEL_EPS`), and what its backward needs (chapter "LayerNorm after 2020").
+
+    :func:`model_norm` without the centring: the textbook formula in float64, held by
+    ``tests/book/test_transformer.py`` to :func:`lnlib.norms.rms_norm` and
+    :func:`lnlib.rms.rms_norm_backward` at the same ε.
+
+    Returns
+    -------
+    y : ndarray
+    saved : tuple
+        ``(y, rstd)`` for :func:`model_rms_norm_backward`.
+    """
+    rstd = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + MODEL_EPS)
+    y = x * rstd
+    return y, (y, rstd)
+
+
+def model_rms_norm_backward(dy: np.ndarray, saved: tuple) -> np.ndarray:
+    """dL/dx of :func:`model_rms_norm` from the upstream gradient and its saved ``(y, rstd)``
+    (chapter "Gradients through LayerNorm", section "RMSNorm's backward pass")."""
+    y, rstd = saved
+    return (dy - y * np.mean(dy * y, axis=-1, keepdims=True)) * rstd
+
+
+#: The norms a model can use at every place (:func:`norm_forward`): LayerNorm and RMSNorm.
+NORMS = ("layer", "rms")
+
+_NORM_PAIRS = {
+    "layer": (model_norm, model_norm_backward),
+    "rms": (model_rms_norm, model_rms_norm_backward),
+}
+
+
+def check_norm(value) -> str:
+    """Return `value` after checking it is one of :data:`NORMS` (chapter "LayerNorm after
+    2020")."""
+    if value not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}; got {value!r}.")
+    return value
+
+
 def norm_forward(
-    x: np.ndarray, params: dict | None = None, key: str = ""
+    x: np.ndarray, params: dict | None = None, key: str = "", norm: str = "layer"
 ) -> tuple[np.ndarray, tuple]:
     r"""The norm at one place of a model, and what :func:`norm_backward` needs (chapters "Scale γ
     and shift β", "LayerNorm after 2020").
 
     Without learned parameters (`params` holds no ``key + "_gamma"``) it is :func:`model_norm`,
-    γ = 1 and β = 0 as at initialization. With ``key + "_gamma"`` and ``key + "_beta"`` (arrays
-    of the width) it is :math:`\gamma \odot \mathrm{LN}(x) + \beta`; with ``key + "_alpha"``
+    γ = 1 and β = 0 as at initialization (:func:`model_rms_norm` with ``norm="rms"``). With
+    ``key + "_gamma"`` and ``key + "_beta"`` (arrays of the width) it is
+    :math:`\gamma \odot \mathrm{LN}(x) + \beta`; with ``key + "_alpha"``
     as well (a 0-d array) it is DyT, :math:`\gamma \odot \tanh(\alpha x) + \beta`
     (:func:`lnlib.book.models.dyt.dyt`), which computes no statistic.
     """
+    forward = _NORM_PAIRS[norm][0]
     if params is None or f"{key}_gamma" not in params:
-        return model_norm(x)
+        return forward(x)
     gamma, beta = params[f"{key}_gamma"], params[f"{key}_beta"]
     if f"{key}_alpha" in params:
         return dyt(x, float(params[f"{key}_alpha"]), gamma, beta), (x,)
-    y, saved = model_norm(x)
+    y, saved = forward(x)
     return gamma * y + beta, saved
 
 
-def norm_backward(dy: np.ndarray, saved: tuple, params: dict | None = None, key: str = ""):
-    """Gradient of :func:`norm_forward` with respect to its input, and its parameters' gradients by
-    name.
+def norm_backward(
+    dy: np.ndarray, saved: tuple, params: dict | None = None, key: str = "", norm: str = "layer"
+):
+    """Gradient of :func:`norm_forward` (with the same `norm`) with respect to its input, and its
+    parameters' gradients by name.
 
     Returns
     -------
@@ -320,8 +371,9 @@ def norm_backward(dy: np.ndarray, saved: tuple, params: dict | None = None, key:
         Empty without learned parameters; else ``key + "_gamma"``, ``key + "_beta"`` (and
         ``key + "_alpha"`` for DyT), summed over the batch and the tokens.
     """
+    backward = _NORM_PAIRS[norm][1]
     if params is None or f"{key}_gamma" not in params:
-        return model_norm_backward(dy, saved), {}
+        return backward(dy, saved), {}
     gamma, lead = params[f"{key}_gamma"], tuple(range(dy.ndim - 1))
     grads = {f"{key}_beta": dy.sum(axis=lead)}
     if f"{key}_alpha" in params:
@@ -331,7 +383,7 @@ def norm_backward(dy: np.ndarray, saved: tuple, params: dict | None = None, key:
         grads[f"{key}_alpha"] = np.array(dalpha)
         return dx, grads
     grads[f"{key}_gamma"] = np.sum(dy * saved[0], axis=lead)
-    return model_norm_backward(dy * gamma, saved), grads
+    return backward(dy * gamma, saved), grads
 
 
 #: The four ways a residual sub-layer can wire its norm (:class:`SublayerRule`): :data:`PLACEMENTS`
@@ -354,11 +406,14 @@ class SublayerRule:
         The residual gain :math:`a` of a post sub-layer (DeepNorm's α).
     norm_scale : float, default 1
         The scale :math:`s` of a pre sub-layer's norm output (LN scaling's :math:`1/\sqrt{\ell}`).
+    norm : str, default "layer"
+        Which norm each LN of the sub-layer is, one of :data:`NORMS`: LayerNorm or RMSNorm.
     """
 
     kind: str
     residual: float = 1.0
     norm_scale: float = 1.0
+    norm: str = "layer"
 
 
 def sublayer_forward(x, branch, rule: SublayerRule, params: dict | None = None, name: str = ""):
@@ -371,7 +426,7 @@ def sublayer_forward(x, branch, rule: SublayerRule, params: dict | None = None, 
     """
 
     def norm(h, where):
-        return norm_forward(h, params, f"{name}_{where}")
+        return norm_forward(h, params, f"{name}_{where}", rule.norm)
 
     if rule.kind == "post":
         f, f_cache = branch(x)
@@ -404,7 +459,7 @@ def sublayer_backward(
     norm_grads = {}
 
     def norm(d, saved, where):
-        dx, grads = norm_backward(d, saved, params, f"{name}_{where}")
+        dx, grads = norm_backward(d, saved, params, f"{name}_{where}", rule.norm)
         norm_grads.update(grads)
         return dx
 
