@@ -508,6 +508,9 @@ def _norm_numbers(profiles, rms_profiles):
     """LayerNorm against RMSNorm at every place of the seven stacks."""
     gaps = norm_gaps(profiles, rms_profiles)
     (placement, measure), largest = max(gaps.items(), key=lambda item: item[1])
+    spreads = {p: placement_summary(rms_profiles[p])["grad_spread"].mean() for p in rms_profiles}
+    if largest > 1 or max(spreads, key=spreads.get) != "olmo2":
+        raise ValueError("the chapter says LayerNorm's readings carry over to RMSNorm: reword it.")
     rms = {p: placement_summary(rms_profiles[p]) for p in ("pre", "peri", "olmo2")}
     ms = prose.mean_sd
     return {
