@@ -47,6 +47,7 @@ in the default run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 import warnings
@@ -220,6 +221,7 @@ class CheckReport:
     dtypes: tuple
     eps: float
     norm: str = "LayerNorm"
+    hint: str = ""
 
     @property
     def passed(self) -> bool:
@@ -269,6 +271,7 @@ class CheckReport:
             lines += textwrap.wrap(
                 f"undefined: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
             )
+        lines += textwrap.wrap(self.hint, REPORT_WIDTH) if self.hint else []
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -506,7 +509,42 @@ def _check_all(
         pooled = [np.concatenate(parts) for parts in zip(*samples[dtype])]
         if pooled and len(pooled[0]):
             results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
-    return CheckReport(tuple(results), dtypes, eps, norm)
+    report = CheckReport(tuple(results), dtypes, eps, norm)
+    if cast_before_gamma:
+        return report
+    half = [r for r in report.failures if r.dtype in HALF and r.case != BIAS]
+    if not half:
+        return report
+    again = _check_all(
+        norm,
+        forward,
+        backward,
+        dtypes=tuple(d for d in dtypes if d in HALF),
+        cases=tuple(c for c in cases if c.name in {r.case for r in half}),
+        eps=eps,
+        normalized_ndim=normalized_ndim,
+        seed=seed,
+        param_dtype=param_dtype,
+        cast_before_gamma=True,
+    )
+    passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
+    if all((r.part, r.case, r.dtype) in passing for r in half):
+        report = dataclasses.replace(report, hint=_cast_hint(len(half)))
+    return report
+
+
+#: The 16-bit dtypes, where a kernel that casts x̂ before γ rounds what a fused kernel keeps.
+HALF = ("float16", "bfloat16")
+
+
+def _cast_hint(count: int) -> str:
+    """The report's last line when its 16-bit failures all pass with ``cast_before_gamma=True``."""
+    return (
+        f"hint: the {count} failed checks in float16 and bfloat16 all pass with "
+        "cast_before_gamma=True. If your code rounds x-hat to the input's dtype before gamma "
+        "(as Hugging Face's weight * hidden_states.to(input_dtype) does), run it so; see chapter "
+        '"Check your own LayerNorm", section "Hugging Face\'s ordering".'
+    )
 
 
 def harness_inputs(
@@ -1044,8 +1082,8 @@ def torch_rms_norm(device: str = "cpu"):
 
 def torch_module(factory: Callable, device: str = "cpu"):
     """Your own PyTorch module (an ``nn.Module`` LayerNorm or RMSNorm) wrapped for
-    :func:`check_layer_norm` or :func:`check_rms_norm`: ``(forward, backward)``, or None without
-    PyTorch (chapter "Check your own LayerNorm", § "Hugging Face's ordering").
+    :func:`check_layer_norm` or :func:`check_rms_norm`: ``(forward, backward)`` (chapter "Check
+    your own LayerNorm", § "Hugging Face's ordering").
 
     Each call builds a module with ``factory(size, eps)`` (``size``: the normalized shape, an int
     for one axis) on `device`, sets its ``weight`` to gamma and, when it has one, its ``bias`` to
@@ -1067,6 +1105,8 @@ def torch_module(factory: Callable, device: str = "cpu"):
     ------
     TypeError
         If `factory` is not callable.
+    ImportError
+        If PyTorch is not installed.
 
     Examples
     --------
@@ -1084,7 +1124,10 @@ def torch_module(factory: Callable, device: str = "cpu"):
         )
     bridge = _torch_bridge(device)
     if bridge is None:
-        return None
+        raise ImportError(
+            "torch_module checks a PyTorch module, and PyTorch is not installed: "
+            "pip install torch (or lnlib's [reference] extra)."
+        )
     torch, tensor, array = bridge
 
     def build(gamma, beta, eps):

@@ -85,3 +85,23 @@ def test_numpy_model_matches_pytorch_running_the_module(torch, llama_rms_norm, e
         )
         assert [r.passed for r in real.results] == [r.passed for r in model.results]
         assert [r.case for r in real.results] == [r.case for r in model.results]
+
+
+def test_the_report_suggests_the_option_when_it_explains_every_16_bit_failure(eager_reports):
+    report = eager_reports[0]
+    count = len(half_failures(report))
+    assert report.hint.startswith(
+        f"hint: the {count} failed checks in float16 and bfloat16 all pass"
+    )
+    assert str(report).endswith(
+        'see chapter "Check your own LayerNorm", section "Hugging Face\'s ordering".'
+    )
+    assert eager_reports[1].hint == ""  # run with the option: nothing to suggest
+
+
+def test_no_suggestion_where_the_option_would_not_explain_the_failures():
+    """dγ and dβ summed in 16 bits fail whatever the rounding of x̂: no hint."""
+    report = harness.check_layer_norm(
+        textbook.numpy_layer_norm, variants.buggy_storage_dtype_dgamma
+    )
+    assert half_failures(report) and report.hint == ""

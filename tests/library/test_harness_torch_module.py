@@ -14,6 +14,12 @@ def test_a_factory_that_is_not_callable_is_refused():
         harness.torch_module("LlamaRMSNorm")
 
 
+def test_without_pytorch_it_says_to_install_it(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "torch", None)  # import torch now fails
+    with pytest.raises(ImportError, match="pip install torch"):
+        harness.torch_module(lambda size, eps: None)
+
+
 def test_pytorch_rms_norm_module_passes_every_check(torch):
     torch.set_num_threads(1)
     report = harness.check_rms_norm(
