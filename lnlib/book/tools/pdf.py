@@ -211,7 +211,7 @@ if __name__ == "__main__":  # python -m lnlib.book.tools.pdf _build/singlehtml _
         site,
         out,
         "LayerNorm, worked out",
-        "The LayerNorm book team, version 0.1.0, 2026",
+        "The LayerNorm book team, version 0.2.0, 2026",
         (
             "Text and figures CC BY 4.0; code MIT. The live explorers are shown at their default "
             "setting."
