@@ -1106,7 +1106,7 @@ def torch_module(factory: Callable, device: str = "cpu"):
     TypeError
         If `factory` is not callable.
     ImportError
-        If PyTorch is not installed.
+        If PyTorch cannot be imported.
 
     Examples
     --------

@@ -696,3 +696,16 @@ def test_a_link_to_a_section_of_the_same_chapter_names_the_section():
         "".join(c["source"]) for c in read_notebook(ROOT / "chapters" / "10_family.ipynb")["cells"]
     )
     assert "(#batch-norm-depends-on-the-batch-layer-norm-does-not) (§" not in website
+
+
+def test_the_course_editions_pages_write_citations_out_for_jupyterlab():
+    """JupyterLab shows a MyST citation role as its raw key (the fourth student review): the course
+    edition's Markdown pages carry the website's text instead."""
+    from lnlib.book.tools.course import CITE_ROLE, _cited
+
+    pages = sorted((ROOT / "chapters").glob("*.md"))
+    assert any(CITE_ROLE.search(p.read_text(encoding="utf-8")) for p in pages)
+    for page in pages:
+        assert "{cite" not in _cited(page.read_text(encoding="utf-8")), page.name
+    assert _cited("{cite}`zhang2019root`") == "[Zhang and Sennrich, 2019]"
+    assert _cited("{cite:t}`zhang2019root`") == "Zhang and Sennrich [2019]"

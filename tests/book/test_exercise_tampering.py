@@ -268,3 +268,31 @@ def test_a_function_from_an_added_cell_is_named_where_grading_would_not_have_it(
     answer = "def row_means(b):\n    return b.mean(axis=-1)\nanswer_1 = row_means(batch)"
     shell.run_cell(answer, store_history=True).raise_error()  # defined in the answer cell
     assert graded_test(shell) == ""
+
+
+@pytest.mark.parametrize(
+    "cell, earlier",
+    [
+        # the fourth student review: the checker's own helper, imported in the answer cell
+        (
+            "from lnlib.book.exercises.chapter import round_to_digits as r\n"
+            "answer_1 = r(batch.mean(axis=-1), 3)",
+            "",
+        ),
+        # ... or taken in an earlier cell and called from the answer cell
+        (
+            "answer_1 = r(batch.mean(axis=-1), 3)",
+            "from lnlib.book.exercises.chapter import round_to_digits as r",
+        ),
+        ("m = __import__('lnlib.book.exercises.chapter')\nanswer_1 = batch.mean(axis=-1)", ""),
+    ],
+)
+def test_an_answer_that_reaches_into_the_checkers_package_is_not_counted(shell, cell, earlier):
+    if earlier:
+        shell.run_cell(earlier, store_history=True).raise_error()
+    shell.run_cell(cell, store_history=True).raise_error()
+    said = graded_test(shell)
+    assert said.startswith("Not correct: your answer uses"), said
+    assert "lnlib.book.exercises computes the expected answers" in said, said
+    if not earlier:
+        assert _tampering(cell), cell  # and course sanitize sets the cell aside

@@ -110,6 +110,11 @@ ALWAYS_FORBIDDEN = (
 #: course's hidden tests' helper (lnlib.book.tools.course).
 CHECKER_NAMES = ("exercises", "_hidden")
 
+#: The checker's own package: its builders compute every expected answer, so an answer cell may not
+#: import from it, name it in a string, or call what an earlier cell took from it (the fourth
+#: student review: ``from lnlib.book.exercises.gradients import _leftover``).
+CHECKER_PACKAGE = "lnlib.book.exercises"
+
 #: The line ``course sanitize`` puts on top of an answer cell it sets aside
 #: (lnlib.book.tools.course), followed by what the cell touched, in brackets; the check reads it
 #: back and says so.
@@ -1015,6 +1020,10 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
     if hidden:
         reasons.append("a name built at run time cannot be checked against what it forbids")
         used += hidden
+    reaches = [use for use in checker_imports(code, namespace) if use not in used]
+    if reaches:
+        reasons.append(f"{CHECKER_PACKAGE} computes the expected answers: no answer may use it")
+        used += reaches
     found = forbidden_uses(code, ALWAYS_FORBIDDEN) + rebinds(code) + checker_uses(code)
     peeks = [use for use in found if use not in used]
     if peeks:
@@ -1169,6 +1178,41 @@ def _same(passed, given) -> bool:
         return bool(passed == given)
     except Exception:  # values that cannot be compared: trust what was passed
         return True
+
+
+def checker_imports(code: str | ast.AST, namespace: dict | None = None) -> list[str]:
+    r"""Each reach into the checker's package (:data:`CHECKER_PACKAGE`) in `code`, as written: an
+    import from it, a string that names it, or a name an earlier cell bound to one of its functions,
+    classes or modules (given the reader's `namespace`).
+
+    Examples
+    --------
+    >>> checker_imports("from lnlib.book.exercises.gradients import _leftover\nanswer_3 = 1")
+    ['from lnlib.book.exercises.gradients import _leftover']
+    >>> checker_imports("answer_1 = x.mean()\nexercises.check(1, answer_1)")
+    []
+    """
+    tree = _parse(code) if isinstance(code, str) else code
+    if tree is None:
+        return []
+    package, found = CHECKER_PACKAGE, []
+    taken = {
+        name
+        for name, value in (namespace or {}).items()
+        if _origin(value, (package,)) and name not in _bound(tree)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            hit = (node.module or "").startswith(package)
+        elif isinstance(node, ast.Import):
+            hit = any(alias.name.startswith(package) for alias in node.names)
+        elif isinstance(node, ast.Constant):
+            hit = isinstance(node.value, str) and package in node.value
+        else:
+            hit = isinstance(node, ast.Name) and node.id in taken
+        if hit:
+            found.append(ast.unparse(node)[:60])
+    return list(dict.fromkeys(found))
 
 
 def checker_uses(code: str | ast.AST) -> list[str]:

@@ -126,18 +126,18 @@ def _per_channel(gamma, x) -> np.ndarray:
     return np.reshape(gamma, (1, -1) + (1,) * (np.ndim(x) - 2))
 
 
-def _bn_dx(x, dy, gamma, *, axes=None, n=None, count=None, ddof=0, through_statistics=True):
+def _bn_dx(x, dy, gamma, *, axes=None, n=None, count=None, ddof=0, paths=("mean", "var")):
     """Batch norm's dx with one piece bent: the pooled `axes` (of the statistics and the sums), the
     number `n` of pooled values (both N of the closed form), the divisor `count` in front alone,
-    the variance's `ddof`, or the statistics held constant."""
+    the variance's `ddof`, or the `paths` through the statistics kept ("mean", "var"; none: the
+    statistics held constant)."""
     axes = _pooled(x) if axes is None else axes
     pooled = int(np.prod([x.shape[a] for a in axes])) if n is None else n
     rstd = 1 / np.sqrt(x.var(axis=axes, ddof=ddof, keepdims=True) + EPS)
     xhat, dxhat = (x - x.mean(axis=axes, keepdims=True)) * rstd, _per_channel(gamma, x) * dy
-    if not through_statistics:
-        return dxhat * rstd
-    sums = dxhat.sum(axis=axes, keepdims=True), (dxhat * xhat).sum(axis=axes, keepdims=True)
-    return rstd / (pooled if count is None else count) * (pooled * dxhat - sums[0] - xhat * sums[1])
+    mean_path = dxhat.sum(axis=axes, keepdims=True) if "mean" in paths else 0.0
+    var_path = xhat * (dxhat * xhat).sum(axis=axes, keepdims=True) if "var" in paths else 0.0
+    return rstd / (pooled if count is None else count) * (pooled * dxhat - mean_path - var_path)
 
 
 def _small_sequences(rng: np.random.Generator) -> dict:
@@ -187,15 +187,23 @@ def batch_norm_dx(bx, bdy, bgamma) -> Exercise:
             x, dy, np.ones_like(gamma)
         ),
         "that treats the batch mean and variance as constants, as eval mode treats its running "
-        "statistics; in training mode they depend on every value": _bn_dx(
-            x, dy, gamma, through_statistics=False
-        ),
+        "statistics; in training mode they depend on every value": _bn_dx(x, dy, gamma, paths=()),
         "that uses the unbiased variance (ddof=1); the normalization divides by N": _bn_dx(
             x, dy, gamma, ddof=1
+        ),
+        "the path through the mean is missing: the sum of dx-hat over the pooled values": _bn_dx(
+            x, dy, gamma, paths=("var",)
+        ),
+        "the path through the variance is missing: x-hat times the sum of dx-hat x-hat": _bn_dx(
+            x, dy, gamma, paths=("mean",)
         ),
     }
     if x.ndim > 2 and x.shape[2] > 1:  # positions a reader may forget
         mistakes |= {
+            "that pools each sample's positions (axis 2), as instance norm does; batch norm pools "
+            "each channel over the samples and the positions together": _bn_dx(
+                x, dy, gamma, axes=(2,)
+            ),
             "that pools the samples only (axis 0), as if each position were its own feature; "
             "BatchNorm1d pools each channel over the samples and the positions together": _bn_dx(
                 x, dy, gamma, axes=(0,)

@@ -43,6 +43,7 @@ from lnlib.book.exercises.chapter import (
     _checks,
     _data_lines,
     _parse,
+    checker_imports,
     checker_uses,
     forbidden_uses,
     key_solution,
@@ -458,10 +459,38 @@ def instructor_edition(
         folder.mkdir(parents=True, exist_ok=True)
         write_notebook(folder / chapter.name, answer_key(chapter, by_hand=by_hand))
         for page in (ROOT / "chapters").glob("*.md"):  # the Sources page the chapters link to
-            text = _course_links(page.read_text(encoding="utf-8"))
+            text = _cited(_course_links(page.read_text(encoding="utf-8")))
             (folder / page.name).write_text(text, encoding="utf-8")
         written.append(folder / chapter.name)
     return written
+
+
+#: A MyST citation role in a Markdown page: ``{cite}`a,b``` or ``{cite:t}`a```.
+CITE_ROLE = re.compile(r"\{cite(?P<textual>:t)?\}`(?P<keys>[^`]+)`")
+
+
+def _cited(text: str) -> str:
+    """`text` with each citation role written out as the website shows it, "[Zhang and Sennrich,
+    2019]" or "Zhang and Sennrich [2019]": JupyterLab shows a role as its raw key (the fourth
+    student review)."""
+    if not CITE_ROLE.search(text):
+        return text
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "references.bib")).entries
+
+    def authors(key: str) -> str:
+        names = [" ".join(p.last_names) for p in entries[key].persons.get("author", [])]
+        names = names or [entries[key].fields.get("organization", key)]
+        return names[0] + (" and " + names[1] if len(names) == 2 else " et al." * (len(names) > 2))
+
+    def written(role: re.Match) -> str:
+        keys = [k.strip() for k in role["keys"].split(",")]
+        if role["textual"]:
+            return "; ".join(f"{authors(k)} [{entries[k].fields['year']}]" for k in keys)
+        return "[" + "; ".join(f"{authors(k)}, {entries[k].fields['year']}" for k in keys) + "]"
+
+    return CITE_ROLE.sub(written, text)
 
 
 def website_without_solutions(target: Path) -> list[Path]:
@@ -654,13 +683,15 @@ def _tampering(answer: str) -> list[str]:
     student's kernel (where a patched checker could not report itself): the names of
     lnlib.book.exercises.chapter.ALWAYS_FORBIDDEN and RUN_TIME_NAMES, and what the cell rebinds
     that it did not create (chapter.rebinds: ``np.all = ...``, ``del np.x``, ``exercises = ...``),
-    the cell's own checks aside."""
+    and an import from the checker's own package (chapter.checker_imports), the cell's own checks
+    aside."""
     tree = _parse(answer)
     if tree is None:
         return []
     body = [statement for statement in tree.body if statement not in _checks(None, tree)]
     code = ast.Module(body=body, type_ignores=[])
     uses = forbidden_uses(code, ALWAYS_FORBIDDEN + RUN_TIME_NAMES) + checker_uses(code)
+    uses += [use for use in checker_imports(code) if use not in uses]
     return uses + [r for r in rebinds(code) if r.removesuffix(" = ...") not in uses]
 
 
