@@ -568,7 +568,8 @@ cells are graded (cells you add, and changes to the chapter's cells, are set asi
 grading), and the check runs your answer cell again on a second draw of data of the same kind, so
 the cell must compute its answer from the data it hands out. Before you hand a notebook in, run it
 again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the notebook as it
-runs from a fresh start.
+runs from a fresh start. You need no nbgrader: the test cell under each graded exercise runs the
+check your instructor's grading runs, on your data.
 
 To work on them on your own machine (Python 3.11 or newer):
 
