@@ -1090,8 +1090,8 @@ def torch_module(factory: Callable, device: str = "cpu"):
     beta, each in the dtype the check hands them (that of x, or float32 under
     ``param_dtype="float32"``), and runs it; the backward pass is PyTorch's autograd, returning dx,
     dgamma (and dbeta for a module with a bias). Results come back in the dtype PyTorch gave them,
-    never cast: a module that returns float32 for bfloat16 input fails the check's dtype test, as
-    it would surprise the layer after it.
+    never cast: a module that returns float32 for bfloat16 input fails the check's dtype test (the
+    check's rule: an output in its input's dtype), and the report says it is the dtype.
 
     Parameters
     ----------
