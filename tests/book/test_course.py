@@ -709,3 +709,14 @@ def test_the_course_editions_pages_write_citations_out_for_jupyterlab():
         assert "{cite" not in _cited(page.read_text(encoding="utf-8")), page.name
     assert _cited("{cite}`zhang2019root`") == "[Zhang and Sennrich, 2019]"
     assert _cited("{cite:t}`zhang2019root`") == "Zhang and Sennrich [2019]"
+
+
+def test_the_course_edition_drops_the_practitioners_line():
+    """In a graded lab, "Here for today's practice?" invites skipping what is graded (the fifth
+    student review); the website keeps it."""
+    from lnlib.book.tools.notebooks import PRACTITIONER_LINE
+
+    chapter = ROOT / "chapters" / "09_gradients.ipynb"
+    assert PRACTITIONER_LINE in chapter.read_text(encoding="utf-8").replace('\\"', '"')
+    key = answer_key(chapter)
+    assert not any(PRACTITIONER_LINE in "".join(c["source"]) for c in key["cells"])

@@ -511,7 +511,7 @@ class Exercises:
         if self._wrong_tries[k] >= HINT_AFTER:
             more = f"Hint: {built.hint}"
         else:
-            more = f"For a hint, run exercises.hint({k})."
+            more = f"For a hint, run exercises.hint({k}) in a cell of its own."
         return Feedback(f"{verdict.text}\n{more}", verdict=verdict.text)
 
     def forbidden(self, k: int) -> tuple[str, ...]:
@@ -1034,6 +1034,7 @@ def _not_counted(code: ast.AST, own: tuple[str, ...], namespace: dict) -> str | 
         used += peeks
     if not used:
         return None
+    used = list(dict.fromkeys(used))
     return (
         f"{WRONG}your answer uses {', '.join(used)}, and {'; and '.join(reasons)}. "
         "It is not counted, right or wrong."

@@ -49,7 +49,7 @@ from lnlib.book.exercises.chapter import (
     key_solution,
     rebinds,
 )
-from lnlib.book.tools.notebooks import read_notebook, write_notebook
+from lnlib.book.tools.notebooks import PRACTITIONER_LINE, read_notebook, write_notebook
 
 __all__ = [
     "KeyExists",
@@ -153,7 +153,7 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
             continue  # the solution is in the exercise's cell now
         answer = ANSWER.search(text) if cell["cell_type"] == "code" else None
         if answer is None:
-            cells.append(copy.deepcopy(cell))
+            cells.append(_for_the_course(copy.deepcopy(cell)))
             continue
         k = answer.group(2)
         solution = key_solution(exercises.builders[int(k) - 1]) or (
@@ -302,6 +302,15 @@ def _with_student_cell(cells: list[dict]) -> list[dict]:
         "execution_count": None,
     }
     return [*cells[: first + 1], student, *cells[first + 1 :]]
+
+
+def _for_the_course(cell: dict) -> dict:
+    """`cell` without the practitioner's line: in a graded lab it invites skipping what is graded
+    (the fifth student review)."""
+    text = "".join(cell["source"])
+    if cell["cell_type"] == "markdown" and PRACTITIONER_LINE in text:
+        cell["source"] = text.replace(f"{PRACTITIONER_LINE}\n\n", "").replace(PRACTITIONER_LINE, "")
+    return cell
 
 
 def own_data(cell: str, k: int, exercises) -> str:
