@@ -510,6 +510,9 @@ def _check_all(
         if pooled and len(pooled[0]):
             results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
     report = CheckReport(tuple(results), dtypes, eps, norm)
+    if _promoted_output(report.failures, param_dtype):
+        half = [r for r in report.failures if r.dtype in HALF]
+        return dataclasses.replace(report, hint=_promotion_hint(len(half)))
     if cast_before_gamma:
         return report
     half = [r for r in report.failures if r.dtype in HALF and r.case != BIAS]
@@ -544,6 +547,29 @@ def _cast_hint(count: int) -> str:
         "cast_before_gamma=True. If your code rounds x-hat to the input's dtype before gamma "
         "(as Hugging Face's weight * hidden_states.to(input_dtype) does), run it so; see chapter "
         '"Check your own LayerNorm", section "Hugging Face\'s ordering".'
+    )
+
+
+def _promoted_output(failures: list, param_dtype: str | None) -> bool:
+    """Whether the 16-bit failures are all a result that came back float32 under
+    ``param_dtype="float32"``: type promotion by a float32 weight, not a wrong number."""
+    half = [r for r in failures if r.dtype in HALF]
+    return (
+        param_dtype == "float32"
+        and bool(half)
+        and all(r.detail.startswith("dtype:") and " is float32, " in r.detail for r in half)
+    )
+
+
+def _promotion_hint(count: int) -> str:
+    """The report's last line when :func:`_promoted_output` holds."""
+    return (
+        f"hint: the {count} failed checks in float16 and bfloat16 are all a result returned in "
+        "float32, as type promotion gives a 16-bit tensor times a float32 weight "
+        '(param_dtype="float32"; Hugging Face\'s RMSNorm with float32 weights does this). The '
+        "check wants the input's dtype, as PyTorch's F.layer_norm and F.rms_norm return it, and "
+        "did not judge those values: to judge them, run the check again with param_dtype=None "
+        "(the weight in the input's dtype)."
     )
 
 

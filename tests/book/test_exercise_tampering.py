@@ -15,7 +15,8 @@ import pytest
 
 from lnlib.book.exercises.chapter import SET_ASIDE, Exercises, NotPassed, rebinds, variant
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.tools.course import _tampering
+from lnlib.book.exercises.students import NoStudent
+from lnlib.book.tools.course import _graded_test, _tampering
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -296,3 +297,30 @@ def test_an_answer_that_reaches_into_the_checkers_package_is_not_counted(shell, 
     assert "lnlib.book.exercises computes the expected answers" in said, said
     if not earlier:
         assert _tampering(cell), cell  # and course sanitize sets the cell aside
+
+
+def test_the_test_cell_under_an_answer_cell_that_stopped_says_why_in_one_message(monkeypatch):
+    """The student review (2026-11-29, third): with no student id the answer cell stops at its data,
+    and the graded test cell under it showed a raw "NameError: name 'answer_1' is not defined"."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    for name in ("LNBOOK_STUDENT", "JUPYTERHUB_USER"):
+        monkeypatch.delenv(name, raising=False)
+    test_cell = _graded_test("1", "batch=batch", "00_demo", ("batch",)).split("### BEGIN")[0]
+    answer_cell = 'batch = exercises.data(1, "batch")\nanswer_1 = batch.mean(axis=-1)'
+    nobody = demo(student=None)
+    shell = InteractiveShell.instance()
+    try:
+        shell.user_ns.update(np=np, exercises=nobody)
+        assert isinstance(shell.run_cell(answer_cell).error_in_exec, NoStudent)
+        said = shell.run_cell(test_cell).error_in_exec
+        assert isinstance(said, NotPassed), said
+        assert str(said).startswith("Not answered yet. Your exercises' data are drawn from your")
+        nobody.student = "s1"  # an id now, the answer cell not run again
+        said = shell.run_cell(test_cell).error_in_exec
+        assert isinstance(said, NotPassed), said
+        assert str(said).startswith("Not answered yet: answer_1 is not defined. Run exercise 1's")
+        shell.run_cell(answer_cell, store_history=True).raise_error()
+        assert shell.run_cell(test_cell, store_history=True).error_in_exec is None
+    finally:
+        InteractiveShell.clear_instance()

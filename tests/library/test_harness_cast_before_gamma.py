@@ -105,3 +105,27 @@ def test_no_suggestion_where_the_option_would_not_explain_the_failures():
         textbook.numpy_layer_norm, variants.buggy_storage_dtype_dgamma
     )
     assert half_failures(report) and report.hint == ""
+
+
+def promoting_rms_norm(x, gamma, eps):
+    """Right values, returned in the dtype numpy's promotion gives x̂ times a float32 gamma."""
+    wide = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    return (wide / np.sqrt((wide * wide).mean(-1, keepdims=True) + eps)).astype(x.dtype) * gamma
+
+
+def test_a_report_whose_failures_are_all_float32_promotion_says_so():
+    """Learner B (2026-11-29, third): Hugging Face's module with float32 weights failed 28 checks
+    on their dtype alone, with no hint."""
+    report = harness.check_rms_norm(promoting_rms_norm, param_dtype="float32")
+    assert report.failures and all(r.detail.startswith("dtype:") for r in report.failures)
+    assert report.hint.startswith(f"hint: the {len(report.failures)} failed checks in float16 and")
+    assert "param_dtype=None" in str(report).replace("\n", " ")
+    assert harness.check_rms_norm(promoting_rms_norm).passed  # the values, judged, are right
+
+
+def test_a_real_dtype_bug_gets_no_promotion_hint():
+    def widening(x, gamma, eps):  # float64 out for every input: not a weight's promotion
+        return promoting_rms_norm(x.astype(np.float64), gamma.astype(np.float64), eps)
+
+    report = harness.check_rms_norm(widening, param_dtype="float32")
+    assert report.failures and report.hint == ""

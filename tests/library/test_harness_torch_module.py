@@ -68,3 +68,17 @@ def test_results_keep_bfloat16(torch):
     forward, _ = harness.torch_module(lambda size, eps: torch.nn.RMSNorm(size, eps=eps))
     x = np.ones((2, 4)).astype("bfloat16")
     assert forward(x, np.ones(4).astype("bfloat16"), 1e-6).dtype == x.dtype
+
+
+def test_hugging_face_rms_norm_with_float32_weights_gets_the_promotion_hint(torch, llama_rms_norm):
+    """Learner B (2026-11-29, third): the module with float32 master weights failed its 16-bit
+    forward checks on their dtype alone (float32 out), and the report did not say why."""
+    torch.set_num_threads(1)
+    report = harness.check_rms_norm(
+        *harness.torch_module(lambda size, eps: llama_rms_norm(size, eps=eps)),
+        dtypes=("float32", "float16", "bfloat16"),
+        param_dtype="float32",
+        cast_before_gamma=True,
+    )
+    assert {(r.part, r.detail.split(":")[0]) for r in report.failures} == {("forward", "dtype")}
+    assert "param_dtype=None" in report.hint

@@ -679,6 +679,25 @@ class Exercises:
         # printed, not returned: nbgrader reads a graded cell's returned value as partial credit
         print(f"Exercise {k}: correct here; the grade comes from your instructor's run.")
 
+    @contextlib.contextmanager
+    def answer_defined(self, k: int):
+        """The frame of the course's graded test cell, around :meth:`test`: when the answer cell
+        left `answer_k` or its data undefined (not run yet, or stopped at a missing student id), the
+        cell says so in one message instead of a NameError traceback (a student review), and
+        still fails, so grading scores it 0."""
+        __tracebackhide__ = True
+        try:
+            yield
+        except NameError as error:
+            try:
+                student_id(self.student)
+            except NoStudent as missing:
+                raise NotPassed(f"Not answered yet. {missing}") from None
+            raise NotPassed(
+                f"Not answered yet: {error.name} is not defined. Run exercise {k}'s answer cell, "
+                "the cell above this one, first."
+            ) from None
+
     def _handed_to_student(self, k: int) -> dict:
         """Exercise `k`'s data as handed out to this student (its :func:`variant`; the names the
         notebook hands out, :attr:`handed`), in graded mode; empty for practice, or where no student

@@ -379,11 +379,13 @@ def _graded_test(k: str, data: str, module: str, handed: tuple[str, ...]) -> str
     the answer cell's code from the kernel's input history (nbgrader's autograde and validate run
     the cells in order in one IPython kernel, history kept) and fails an answer that uses a name the
     exercise forbids (``lnlib.book.exercises.chapter.forbidding``), naming the use. A failed test
-    shows its message alone (chapter.NotPassed), so the feedback page shows no hidden line."""
+    shows its message alone (chapter.NotPassed), so the feedback page shows no hidden line; so does
+    a test cell whose answer cell left its names undefined (``exercises.answer_defined``)."""
     visible = f", {data}" if data else ""
     return (
         f"# Exercise {k}, graded (1 point): the chapter's check must say Correct!\n"
-        f"exercises.test({k}, answer_{k}{visible})\n"
+        f"with exercises.answer_defined({k}):\n"
+        f"    exercises.test({k}, answer_{k}{visible})\n"
         "### BEGIN HIDDEN TESTS\n"
         f'import lnlib.book.exercises.grading as _hidden; _hidden.grade("{module}", {k}, '
         f"answer_{k}, {handed!r}{visible})\n"
