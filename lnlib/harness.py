@@ -215,7 +215,9 @@ class CheckResult:
 @dataclass(frozen=True)
 class CheckReport:
     """Every :class:`CheckResult` of one :func:`check_layer_norm` or :func:`check_rms_norm` run;
-    printing it gives the table."""
+    printing it gives the table. `hint`, its last line when not empty, names a known cause shared
+    by all its 16-bit failures: x̂ rounded before γ (``cast_before_gamma=True`` would pass them) or
+    a float32 weight's type promotion (under ``param_dtype="float32"``)."""
 
     results: tuple
     dtypes: tuple
