@@ -42,8 +42,9 @@ class EpsilonExplorer(Explorer):
                 -5,
                 1,
                 what="spread δ, how far entries lie from 1: x = [1, 1 + δ, 1 − δ, 1]",
-                readout_format=".3g",
-                digits=3,
+                readout_format=".4g",  # a step between decades, 10^-1.7, reads 0.01995, as the
+                # readout says it and σ² follows from it (a student review: "0.0200", σ² 0.000199)
+                digits=4,
             ),
         }
         figure, self.bars, self.curves, self.marker = epsilon_figure(
@@ -69,7 +70,7 @@ class EpsilonExplorer(Explorer):
         readout = (
             # δ and ε as used: a value typed into a log slider moves to its nearest step
             # (base.log_slider)
-            f"δ = {spread:.3g}, σ² = {variance:.3g}, ε = {_as_slider(eps)}. ε inside √: output "
+            f"δ = {spread:.4g}, σ² = {variance:.3g}, ε = {_as_slider(eps)}. ε inside √: output "
             "variance "
             f"σ²/(σ²+ε) = <b>{std_in**2:.4g}</b> (std {std_in:.4g}); ε added to σ: std "
             f"<b>{std_out:.4g}</b>; largest gap between the two outputs: "
