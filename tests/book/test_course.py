@@ -21,6 +21,8 @@ from lnlib.book.tools.course import (
     DERIVATION_POINTS,
     _slug,
     answer_key,
+    folded_minutes,
+    graded_minutes,
     instructor_edition,
     reading_minutes,
     student_edition,
@@ -720,3 +722,31 @@ def test_the_course_edition_drops_the_practitioners_line():
     assert PRACTITIONER_LINE in chapter.read_text(encoding="utf-8").replace('\\"', '"')
     key = answer_key(chapter)
     assert not any(PRACTITIONER_LINE in "".join(c["source"]) for c in key["cells"])
+
+
+def test_the_course_edition_states_the_graded_exercises_time_apart():
+    """The student review (2026-11-29, third): the chapters' times add up to 5.5 hours for a
+    three-chapter lab, with nothing to say what is graded or may be skipped."""
+    chapter = ROOT / "chapters" / "10_family.ipynb"
+    texts = ("".join(c["source"]) for c in answer_key(chapter)["cells"])
+    goal = next(text for text in texts if "**Goal.**" in text)
+    graded, (read, practise) = graded_minutes(chapter), reading_minutes(chapter)
+    assert 0 < graded < practise  # chapter 10 has graded and practice exercises
+    said = f"the graded exercises take about {graded} minutes and the practice ones"
+    assert said in goal and f"About {read} minutes to read" in goal, goal
+
+
+def test_folded_boxes_are_counted_as_reading_a_reader_may_skip(tmp_path):
+    folded = ":::{dropdown} Details\n" + "word " * 1400 + "\n:::\n"
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": "word " * 700 + "\n\n" + folded},
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "99_demo.ipynb"
+    path.write_text(json.dumps(notebook))
+    assert reading_minutes(path)[0] == 15 and folded_minutes(path) == 10  # 2101 and 1401 words
+    assert "(10 of them in folded boxes you may skip)" in time_sentence(path)

@@ -57,6 +57,9 @@ __all__ = [
     "answer_key",
     "instructor_edition",
     "reading_minutes",
+    "folded_minutes",
+    "graded_minutes",
+    "course_time_sentence",
     "state_times",
     "student_edition",
     "student_package",
@@ -153,7 +156,7 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
             continue  # the solution is in the exercise's cell now
         answer = ANSWER.search(text) if cell["cell_type"] == "code" else None
         if answer is None:
-            cells.append(_for_the_course(copy.deepcopy(cell)))
+            cells.append(_for_the_course(copy.deepcopy(cell), chapter))
             continue
         k = answer.group(2)
         solution = key_solution(exercises.builders[int(k) - 1]) or (
@@ -304,12 +307,15 @@ def _with_student_cell(cells: list[dict]) -> list[dict]:
     return [*cells[: first + 1], student, *cells[first + 1 :]]
 
 
-def _for_the_course(cell: dict) -> dict:
+def _for_the_course(cell: dict, chapter: Path) -> dict:
     """`cell` without the practitioner's line: in a graded lab it invites skipping what is graded
-    (the fifth student review)."""
+    (the fifth student review); its time line, if it has one, split into graded and practice
+    exercises (:func:`course_time_sentence`)."""
     text = "".join(cell["source"])
-    if cell["cell_type"] == "markdown" and PRACTITIONER_LINE in text:
-        cell["source"] = text.replace(f"{PRACTITIONER_LINE}\n\n", "").replace(PRACTITIONER_LINE, "")
+    if cell["cell_type"] != "markdown":
+        return cell
+    text = text.replace(f"{PRACTITIONER_LINE}\n\n", "").replace(PRACTITIONER_LINE, "")
+    cell["source"] = TIME_LINE.sub(f"<!--time-->{course_time_sentence(chapter)}<!--/time-->", text)
     return cell
 
 
@@ -764,31 +770,56 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     counted, a minute a code cell, five an exercise) about half of a student's time; a graduate
     instructor found the exercise minutes that followed (45 a derivation, 15 code) too high.
     """
+    cells, prose = _read_cells(chapter)
+    code = sum(
+        1
+        for c in cells
+        if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
+    )
+    minutes = sum(map(_words, prose)) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
+    return max(5, 5 * round(minutes / 5)), 5 * round(exercise_minutes(chapter, prose) / 5)
+
+
+def folded_minutes(chapter: Path) -> int:
+    """The part of :func:`reading_minutes`' reading spent in the chapter's folded boxes
+    (``:::{dropdown}``: details a reader may skip), rounded to 5 (a student review: "as one lab it
+    is long")."""
+    _, prose = _read_cells(chapter)
+    words = sum(_words(block) for text in prose for block in FOLDED.findall(text))
+    return 5 * round(words / WORDS_PER_MINUTE / 5)
+
+
+#: A folded box of a markdown cell: from its ``:::{dropdown}`` line to its closing ``:::``.
+FOLDED = re.compile(r"^:::\{dropdown\}.*?^:::[ \t]*$", re.M | re.S)
+
+
+def _read_cells(chapter: Path) -> tuple[list[dict], list[str]]:
+    """The chapter's cells up to an ``## Appendix`` heading (a reference, not read), and the text
+    of its markdown cells, solutions and the time line aside."""
     cells = read_notebook(chapter)["cells"]
     appendix = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Appendix")]
-    cells = cells[: appendix[0]] if appendix else cells  # an appendix is for reference, not read
+    cells = cells[: appendix[0]] if appendix else cells
     prose = [
         TIME_LINE.sub(" ", "".join(c["source"]))  # the estimate does not count itself
         for c in cells
         if c["cell_type"] == "markdown"
         and "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
     ]
-    words = 0
-    for text in prose:
-        text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-        display = len(re.findall(r"\$\$.*?\$\$", text, re.S))
-        text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
-        inline = len(re.findall(r"\$[^$]+\$", text))
-        text = re.sub(r"\$[^$]+\$", " ", text)
-        words += len(re.findall(r"[A-Za-z]\w*", text))
-        words += INLINE_MATH_WORDS * inline + DISPLAY_MATH_WORDS * display
-    code = sum(
-        1
-        for c in cells
-        if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
+    return cells, prose
+
+
+def _words(text: str) -> float:
+    """A markdown text's length in words, each formula counted as its words."""
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    display = len(re.findall(r"\$\$.*?\$\$", text, re.S))
+    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    inline = len(re.findall(r"\$[^$]+\$", text))
+    text = re.sub(r"\$[^$]+\$", " ", text)
+    return (
+        len(re.findall(r"[A-Za-z]\w*", text))
+        + INLINE_MATH_WORDS * inline
+        + DISPLAY_MATH_WORDS * display
     )
-    minutes = words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
-    return max(5, 5 * round(minutes / 5)), 5 * round(exercise_minutes(chapter, prose) / 5)
 
 
 def exercise_minutes(chapter: Path, prose: list[str]) -> int:
@@ -807,7 +838,35 @@ def exercise_minutes(chapter: Path, prose: list[str]) -> int:
 def time_sentence(chapter: Path) -> str:
     """The chapter's time estimate, as its Goal paragraph states it."""
     read, practise = reading_minutes(chapter)
-    return f"About {read} minutes to read and {practise} for the exercises."
+    folded = folded_minutes(chapter)
+    skippable = f" ({folded} of them in folded boxes you may skip)" if folded else ""
+    return f"About {read} minutes to read{skippable} and {practise} for the exercises."
+
+
+def course_time_sentence(chapter: Path) -> str:
+    """The chapter's time estimate as the course edition states it: the graded exercises apart
+    from the practice ones (a student review: "as one lab it is long")."""
+    read, practise = reading_minutes(chapter)
+    graded = graded_minutes(chapter)
+    folded = folded_minutes(chapter)
+    skippable = f" ({folded} of them in folded boxes you may skip)" if folded else ""
+    if not graded:
+        return f"About {read} minutes to read{skippable}; its exercises, practice, {practise}."
+    practice = f" and the practice ones {practise - graded}" if practise > graded else ""
+    return (
+        f"About {read} minutes to read{skippable}; the graded exercises take about {graded} "
+        f"minutes{practice}."
+    )
+
+
+def graded_minutes(chapter: Path) -> int:
+    """The minutes, rounded to 5, of the exercises the course edition grades (those with
+    per-student data), by kind as :func:`exercise_minutes` counts them."""
+    exercises = importlib.import_module(
+        f"lnlib.book.exercises.{_module_of(read_notebook(chapter))}"
+    ).exercises
+    minutes = sum(EXERCISE_MINUTES[exercises.kind(k)] for k in exercises.graded_exercises())
+    return 5 * round(minutes / 5)
 
 
 def state_times(chapters) -> list[Path]:
