@@ -750,3 +750,18 @@ def test_folded_boxes_are_counted_as_reading_a_reader_may_skip(tmp_path):
     path.write_text(json.dumps(notebook))
     assert reading_minutes(path)[0] == 15 and folded_minutes(path) == 10  # 2101 and 1401 words
     assert "(10 of them in folded boxes you may skip)" in time_sentence(path)
+
+
+def test_the_course_edition_drops_hidden_cells_that_only_glue_numbers():
+    """The student review (2026-11-29, third): JupyterLab shows each hidden glue cell as a bar
+    between paragraphs; the course edition's prose holds the numbers already."""
+    chapter = ROOT / "chapters" / "05_epsilon.ipynb"
+    hidden = [
+        "".join(c["source"])
+        for c in read_notebook(chapter)["cells"]
+        if "remove-cell" in c["metadata"].get("tags", [])
+    ]
+    kept = {"".join(c["source"]) for c in answer_key(chapter)["cells"]}
+    dropped = [source for source in hidden if source not in kept and "import " not in source]
+    assert len(dropped) == 2 and all(source.startswith("glue(") for source in dropped)
+    assert any("ten_var" in source for source in hidden if source in kept)  # read by a later cell

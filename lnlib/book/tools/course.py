@@ -209,6 +209,7 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
         cells[-1]["metadata"]["tags"] = ["raises-exception"]
         if by_hand and exercises.kind(int(k)) == "derivation":
             cells += _derivation_cells(k)
+    cells = _without_bookkeeping(cells)
     own = _chapters_functions(nb)
     for cell in cells:
         if cell["cell_type"] == "code":
@@ -217,6 +218,43 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
         else:
             cell["source"] = _course_links("".join(cell["source"]), chapter.stem)
     return {**nb, "cells": _with_student_cell(cells)}
+
+
+def _without_bookkeeping(cells: list[dict]) -> list[dict]:
+    """`cells` without the hidden cells (``remove-cell``) that only glue numbers into the prose
+    (:mod:`lnlib.book.tools.prose`): the course edition's prose holds the numbers already, and
+    JupyterLab shows each such cell as a bar between paragraphs (a student review). A hidden cell
+    that binds a name a later cell reads, or does anything but glue, import and bind names, stays.
+    """
+    kept = []
+    for index, cell in enumerate(cells):
+        later = " ".join(_text(c) for c in cells[index + 1 :] if c["cell_type"] == "code")
+        if "remove-cell" in cell.get("metadata", {}).get("tags", []) and _only_glues(
+            _text(cell), later
+        ):
+            continue
+        kept.append(cell)
+    return kept
+
+
+def _only_glues(source: str, later: str) -> bool:
+    """Whether `source` only glues, imports and binds names that `later` never reads."""
+    bound = []
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            called = statement.value.func
+            if getattr(called, "id", getattr(called, "attr", None)) not in ("glue", "glue_all"):
+                return False
+        elif isinstance(statement, ast.Import | ast.ImportFrom):
+            bound += [(a.asname or a.name).split(".")[0] for a in statement.names]
+        elif isinstance(statement, ast.Assign):
+            targets = [t for target in statement.targets for t in ast.walk(target)]
+            if not all(isinstance(t, ast.Name | ast.Tuple | ast.Store) for t in targets):
+                return False
+            bound += [t.id for t in targets if isinstance(t, ast.Name)]
+        else:
+            return False
+    return not any(re.search(rf"\b{re.escape(name)}\b", later) for name in bound)
 
 
 #: Points of a derivation graded by hand (``make instructor BY_HAND=1``), the autograded answer's 1
