@@ -324,3 +324,17 @@ def test_the_test_cell_under_an_answer_cell_that_stopped_says_why_in_one_message
         assert shell.run_cell(test_cell, store_history=True).error_in_exec is None
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_the_test_cell_refuses_a_pass_from_a_replaced_test_method(shell):
+    """The student review (2026-11-29, second): `type(exercises).test = lambda ...: print(...)` in
+    an answer cell made the test cell under it print "Correct!" until the kernel restarted."""
+    test_cell = _graded_test("1", "batch=batch", "00_demo", ("batch",)).split("### BEGIN")[0]
+    answer = "answer_1 = batch.mean(axis=-1)\ntype(exercises).test = lambda *a, **k: print('ok')"
+    shipped = Exercises.__dict__["test"]
+    try:
+        shell.run_cell(answer, store_history=True).raise_error()
+        said = shell.run_cell(test_cell, store_history=True).error_in_exec
+        assert isinstance(said, NotPassed) and "replaced the checker" in str(said), said
+    finally:
+        Exercises.test = shipped

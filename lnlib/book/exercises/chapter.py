@@ -665,6 +665,16 @@ class Exercises:
         that grading would not give.
         """
         __tracebackhide__ = True
+        self._refuse_a_replaced_checker()
+        verdict = self.check(k, answer, **data)
+        if verdict.kind != "correct":
+            raise NotPassed(verdict.text)
+        # printed, not returned: nbgrader reads a graded cell's returned value as partial credit
+        print(f"Exercise {k}: correct here; the grade comes from your instructor's run.")
+
+    def _refuse_a_replaced_checker(self) -> None:
+        """Raise :class:`NotPassed` when code in this kernel has replaced the checker or numpy."""
+        __tracebackhide__ = True
         touched = replaced(self)
         if touched:
             raise NotPassed(
@@ -673,21 +683,18 @@ class Exercises:
                 "that replaces the checker: the exercise counts as not answered. Restart the "
                 "kernel, and answer without changing the checker or numpy."
             )
-        verdict = self.check(k, answer, **data)
-        if verdict.kind != "correct":
-            raise NotPassed(verdict.text)
-        # printed, not returned: nbgrader reads a graded cell's returned value as partial credit
-        print(f"Exercise {k}: correct here; the grade comes from your instructor's run.")
 
     @contextlib.contextmanager
     def answer_defined(self, k: int):
         """The frame of the course's graded test cell, around :meth:`test`: when the answer cell
         left `answer_k` or its data undefined (not run yet, or stopped at a missing student id), the
         cell says so in one message instead of a NameError traceback (a student review), and
-        still fails, so grading scores it 0."""
+        still fails, so grading scores it 0. It also refuses a pass when :meth:`test` itself was
+        replaced (``type(exercises).test = ...`` printed "Correct!", a student review)."""
         __tracebackhide__ = True
         try:
             yield
+            self._refuse_a_replaced_checker()
         except NameError as error:
             try:
                 student_id(self.student)
