@@ -231,7 +231,9 @@ PATCH_THE_CHECKER = (
 )
 FOOL_THE_VISIBLE_CHECK = (
     'exercises.check = lambda *a, **k: type("F", (), {"kind": "correct", "text": "Correct!"})()\n'
-    "exercises.test = lambda *a, **k: None"
+    "exercises.test = lambda *a, **k: None\n"
+    "import contextlib\n"  # the frame around the test refuses a replaced checker: replaced too
+    "type(exercises).answer_defined = lambda self, k: contextlib.nullcontext()"
 )
 
 
