@@ -307,3 +307,41 @@ def test_rms_half_findings_read_the_sweep():
     assert str(found["rms_overflow_rms"]) == "4.00"
     assert str(found["rms_pairwise_all_zero"]) == "5"
     assert float(str(found["rms_ms_err_max"])) < 64  # no cancellation: a few u at most
+
+
+def test_the_running_sums_error_is_each_rows_and_rounding_the_squares_does_not_set_it():
+    """Chapter 13, "RMSNorm in half precision": at RMS 1 the 16-bit running sums' error of y is
+    given as a range over the rows; keeping each square in float32 (only the running sum rounded
+    after each add) moves no row's error by more than a point (learner B's n3)."""
+    import pytest
+
+    from lnlib.book.experiments.numerics import (
+        lnlib_half_rms_errors,
+        mean_square_errors,
+        rms_half_findings,
+        rms_half_sweep,
+        rms_norm_kernel,
+        square_rounding_errors,
+    )
+
+    seeds = (0, 1)
+    rounding = square_rounding_errors(1.0, seeds=seeds)
+    for accumulate in ("float16", "bfloat16"):
+        rounded, kept = rounding[accumulate, None], rounding[accumulate, "float32"]
+        assert rounded.shape == kept.shape == (8 * len(seeds),)
+        assert np.max(np.abs(kept - rounded)) < 0.01
+    assert 0.02 < rounding["float16", None].min() and rounding["float16", None].max() < 0.08
+    assert 0.3 < rounding["bfloat16", None].min() and rounding["bfloat16", None].max() < 0.6
+    found = rms_half_findings(
+        mean_square_errors(seeds=seeds),
+        rms_half_sweep([1, 4, 5], seeds=seeds),
+        lnlib_half_rms_errors([1], seeds=seeds),
+        rounding,
+    )
+    assert str(found["rms_rows_at_one"]) == str(8 * len(seeds))
+    for key in ("rms_running_err", "rms_bf16_err", "rms_running_f32sq", "rms_bf16_f32sq"):
+        assert float(str(found[f"{key}_lo"])) <= float(str(found[f"{key}_hi"]))
+    # the sweep's rows are square_rounding_errors' rows: the same range
+    assert str(found["rms_bf16_err_hi"]) == f"{100 * rounding['bfloat16', None].max():.0f}"
+    with pytest.raises(ValueError, match="square"):
+        rms_norm_kernel(np.ones((1, 4), np.float16), order="pairwise", square="float32")

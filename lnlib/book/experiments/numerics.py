@@ -60,6 +60,7 @@ __all__ = [
     "mean_square_errors",
     "RMSHalfSweep",
     "rms_half_sweep",
+    "square_rounding_errors",
     "lnlib_half_rms_errors",
     "rms_half_findings",
 ]
@@ -622,9 +623,16 @@ RMS_KERNELS = (
 )
 
 
-def _row_sum(values: np.ndarray, order: str) -> np.ndarray:
-    """Each row's sum, every partial sum rounded to the values' dtype: a running sum (one value
-    after the other) or pairwise (a tree, as a GPU block reduces)."""
+def _row_sum(values: np.ndarray, order: str, dtype=None) -> np.ndarray:
+    """Each row's sum, every partial sum rounded to `dtype` (default: the values' own): a running
+    sum (one value after the other) or pairwise (a tree, as a GPU block reduces). A `dtype` other
+    than the values' adds each value, unrounded, to the rounded running sum (running order only)."""
+    dtype = values.dtype if dtype is None else np.dtype(dtype)
+    if order == "running" and dtype != values.dtype:
+        total = np.zeros(values.shape[:-1], dtype)
+        for column in np.moveaxis(values, -1, 0):
+            total = (total.astype(values.dtype) + column).astype(dtype)
+        return total
     if order == "running":
         return np.cumsum(values, axis=-1, dtype=values.dtype)[..., -1]
     level = values
@@ -636,15 +644,17 @@ def _row_sum(values: np.ndarray, order: str) -> np.ndarray:
 
 
 def rms_norm_kernel(
-    x, *, accumulate="float16", order: str = "running", eps: float = 1e-6
+    x, *, accumulate="float16", order: str = "running", eps: float = 1e-6, square=None
 ) -> np.ndarray:
     """RMSNorm as a kernel that squares and sums each row in `accumulate` (chapter "Computing it
     right: numerics", section "RMSNorm in half precision").
 
     ``rstd = 1 / sqrt(sum(x * x) / H + eps)`` with every operation in `accumulate` (the sum a
     running sum or pairwise, :func:`pairwise_sum`'s tree row by row),
-    ``y = x * rstd`` rounded once to the input's dtype. No guard: a sum of squares that
-    overflows gives ``rstd = 0`` and ``y = 0``, as such a kernel would.
+    ``y = x * rstd`` rounded once to the input's dtype. So x is converted to `accumulate`, each
+    square is rounded to it, and so is each partial sum after every add; then the division by H,
+    the sum with eps, the square root, the reciprocal and the product with x. No guard: a sum of
+    squares that overflows gives ``rstd = 0`` and ``y = 0``, as such a kernel would.
 
     Parameters
     ----------
@@ -653,6 +663,10 @@ def rms_norm_kernel(
     accumulate : {"float16", "bfloat16", "float32"}, default "float16"
     order : {"running", "pairwise"}, default "running"
     eps : float, default 1e-6
+    square : {None, "float32"}, default None
+        None: each square is rounded to `accumulate` before it is added. ``"float32"``: the square
+        of the float16 input is kept in float32 (exact) and added to the running sum, which is
+        rounded to `accumulate` after each add (running order only).
 
     Returns
     -------
@@ -661,10 +675,16 @@ def rms_norm_kernel(
     """
     if order not in ("running", "pairwise"):
         raise ValueError(f"order must be 'running' or 'pairwise'; got {order!r}.")
+    if square not in (None, "float32") or (square and order != "running"):
+        raise ValueError(f"square must be None, or 'float32' with a running sum; got {square!r}.")
     work = compute_dtype(np.float16, accumulate)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         xw = np.asarray(x).astype(work)
-        total = _row_sum(xw * xw, order)[..., None]
+        if square:
+            x32 = np.asarray(x).astype(np.float32)
+            total = _row_sum(x32 * x32, order, dtype=work)[..., None]
+        else:
+            total = _row_sum(xw * xw, order)[..., None]
         mean_square = total / work.type(xw.shape[-1])
         rstd = work.type(1) / np.sqrt(mean_square + work.type(eps))
         return (xw * rstd).astype(np.asarray(x).dtype)
@@ -716,6 +736,9 @@ class RMSHalfSweep:
         ``{(accumulate, order): array (seeds, scales)}``, the share of rows returned as all zeros.
     error : dict
         Same keys: the worst relative error of y over the rows not zeroed (nan when none is left).
+    row_error : dict
+        Same keys: ``array (seeds, scales, rows)``, each row's relative error of y (nan where it
+        was zeroed).
     overflow_rms : float
         ``sqrt(max(float16) / H)``, the RMS above which a row's exact sum of squares overflows.
     size : int
@@ -724,6 +747,7 @@ class RMSHalfSweep:
     scales: np.ndarray
     zeroed: dict
     error: dict
+    row_error: dict
     overflow_rms: float
     size: int
 
@@ -744,6 +768,7 @@ def rms_half_sweep(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEE
     scales = np.asarray(scales, dtype=float)
     zeroed = {kernel: np.zeros((len(seeds), scales.size)) for kernel in RMS_KERNELS}
     error = {kernel: np.zeros((len(seeds), scales.size)) for kernel in RMS_KERNELS}
+    row_error = {kernel: np.zeros((len(seeds), scales.size, rows)) for kernel in RMS_KERNELS}
     for i, seed in enumerate(seeds):
         noise = np.random.default_rng(seed).normal(size=(rows, size))
         for j, scale in enumerate(scales):
@@ -756,8 +781,38 @@ def rms_half_sweep(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEE
                 zeroed[kernel][i, j] = zero.mean()
                 relative = np.max(np.abs(y - exact), axis=-1) / np.max(np.abs(exact), axis=-1)
                 error[kernel][i, j] = relative[~zero].max() if (~zero).any() else np.nan
+                row_error[kernel][i, j] = np.where(zero, np.nan, relative)
     overflow = float(np.sqrt(float(np.finfo(np.float16).max) / size))
-    return RMSHalfSweep(scales, zeroed, error, overflow, size)
+    return RMSHalfSweep(scales, zeroed, error, row_error, overflow, size)
+
+
+def square_rounding_errors(
+    scale: float = 1.0, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEEDS
+) -> dict:
+    """Each row's relative error of y from a 16-bit running sum of squares, with each square
+    rounded to the 16-bit type before it is added (:func:`rms_norm_kernel`'s default) or kept in
+    float32 (``square="float32"``), on the rows of :func:`rms_half_sweep` at one RMS (chapter
+    "Computing it right: numerics", section "RMSNorm in half precision").
+
+    Returns
+    -------
+    dict
+        ``{(accumulate, square): array (seeds * rows,)}`` for accumulate float16 and bfloat16 and
+        square None (rounded) and "float32".
+    """
+    errors = {}
+    for accumulate in ("float16", "bfloat16"):
+        for square in (None, "float32"):
+            found = []
+            for seed in seeds:
+                noise = np.random.default_rng(seed).normal(size=(rows, size))
+                x = (noise * scale).astype(np.float16)
+                x64 = x.astype(np.float64)
+                exact = x64 / np.sqrt(np.mean(x64 * x64, axis=-1, keepdims=True) + 1e-6)
+                y = rms_norm_kernel(x, accumulate=accumulate, square=square).astype(np.float64)
+                found.append(np.max(np.abs(y - exact), axis=-1) / np.max(np.abs(exact), axis=-1))
+            errors[accumulate, square] = np.concatenate(found)
+    return errors
 
 
 def lnlib_half_rms_errors(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEEDS) -> dict:
@@ -786,7 +841,9 @@ def _first_all_zero(sweep: RMSHalfSweep, kernel) -> float:
     return float(sweep.scales[np.argmax(full)]) if full.any() else float("nan")
 
 
-def rms_half_findings(squares: MeanSquareErrors, sweep: RMSHalfSweep, lnlib_errors: dict) -> dict:
+def rms_half_findings(
+    squares: MeanSquareErrors, sweep: RMSHalfSweep, lnlib_errors: dict, rounding=None
+) -> dict:
     """What the section "RMSNorm in half precision" says, by glue key.
 
     Parameters
@@ -797,6 +854,9 @@ def rms_half_findings(squares: MeanSquareErrors, sweep: RMSHalfSweep, lnlib_erro
         From :func:`rms_half_sweep`, with 1 and the overflow's neighbourhood among its scales.
     lnlib_errors : dict
         From :func:`lnlib_half_rms_errors`.
+    rounding : dict, optional
+        From :func:`square_rounding_errors`: adds the range of each row's error with the squares
+        kept in float32 (``rms_*_f32sq_lo`` and ``_hi``).
 
     Returns
     -------
@@ -827,13 +887,32 @@ def rms_half_findings(squares: MeanSquareErrors, sweep: RMSHalfSweep, lnlib_erro
         ),
         "rms_pairwise_all_zero": prose.number(_first_all_zero(sweep, f16_pairwise), "g"),
         "rms_running_all_zero": prose.number(_first_all_zero(sweep, f16_running), "g"),
-        "rms_running_err": prose.mean_sd(100 * sweep.error[f16_running][:, at_one]),
+        "rms_rows_at_one": prose.number(int(np.isfinite(sweep.row_error[bf16][:, at_one]).sum())),
+        **_percent_range("rms_running_err", sweep.row_error[f16_running][:, at_one], ".1f"),
         "rms_pairwise_err_u": prose.number(
             float(np.nanmax(sweep.error[f16_pairwise][:, : scales.index(below) + 1])) / u16, ".1f"
         ),
-        "rms_bf16_err": prose.mean_sd(100 * sweep.error[bf16][:, at_one]),
+        **_percent_range("rms_bf16_err", sweep.row_error[bf16][:, at_one], ".0f"),
         "rms_f32_err_u": prose.number(float(np.nanmax(sweep.error[f32])) / u16, ".1f"),
         "rms_largest": prose.number(float(max(scales)), "g"),
         "rms_lnlib_err_u": prose.number(lnlib_errors["float32 statistics"], ".1f"),
         "rms_lnlib_f16_err_u": prose.number(lnlib_errors["compute_dtype='float16'"], ".1f"),
+        **(
+            {}
+            if rounding is None
+            else {
+                **_percent_range("rms_running_f32sq", rounding["float16", "float32"], ".1f"),
+                **_percent_range("rms_bf16_f32sq", rounding["bfloat16", "float32"], ".0f"),
+            }
+        ),
+    }
+
+
+def _percent_range(key: str, relative, spec: str) -> dict:
+    """``key_lo`` and ``key_hi``: the smallest and largest of the rows' relative errors, in %."""
+    values = 100 * np.asarray(relative, dtype=float).ravel()
+    values = values[np.isfinite(values)]
+    return {
+        f"{key}_lo": prose.number(float(values.min()), spec),
+        f"{key}_hi": prose.number(float(values.max()), spec),
     }
