@@ -444,3 +444,63 @@ def test_the_installed_library_carries_no_closed_form_of_exercise_4():
     package = Path(gradients.__file__).resolve().parents[2]
     assert not any(package.rglob("09_gradients_4*"))
     assert "np.sign" not in Path(gradients.__file__).read_text(encoding="utf-8")
+
+
+# Exercise 1's named mistakes (learner B's n2: a sign error got only a count of wrong entries).
+EXERCISE_1_DATA = {  # the chapter's cell
+    "xe": np.array([[2.0, 4.0, 6.0, 8.0], [1.0, 0.0, -1.0, 4.0], [3.0, 3.0, 5.0, 1.0]]),
+    "dye": np.array([[1.0, 0.0, 0.0, -1.0], [0.5, 0.5, -0.5, 0.0], [0.0, 2.0, 0.0, 1.0]]),
+}
+
+
+def _exercise_1_variants(xe, dye, eps=1e-5):
+    """Exercise 1's answer and the wrong answers a learner's likely slips give, from the data."""
+    centred = xe - xe.mean(axis=-1, keepdims=True)
+    xhat = centred / np.sqrt(xe.var(axis=-1, keepdims=True) + eps)
+    return {
+        "right": (dye * xhat).sum(axis=0),
+        "sign": (dye * -xhat).sum(axis=0),  # centred as mean - x
+        "raw x": (dye * xe).sum(axis=0),  # forgot to normalize
+        "no eps": (dye * centred / np.sqrt(xe.var(axis=-1, keepdims=True))).sum(axis=0),
+        "over features": (dye * xhat).sum(axis=-1),
+    }
+
+
+NAMED_IN_EXERCISE_1 = {  # a phrase of the sentence each wrong variant must get
+    "sign": "every entry has the wrong sign",
+    "raw x": "weights dye by the raw input xe",
+    "no eps": "ε is missing",
+    "over features": "sums over the features (axis=-1)",
+}
+
+
+@pytest.mark.parametrize("seed", [None, 0, 1, 2])
+def test_exercise_1_names_each_likely_mistake_and_passes_the_right_answer(seed):
+    """On the chapter's data and on three students' data (the course edition's variants): the
+    right answer passes, typed in full and at the three digits asked; each slip, computed here
+    from the data, gets its own sentence, typed in full and (all but ε) rounded; a sign flipped
+    on one entry only is a slip, and gets the count of wrong entries."""
+    from lnlib.book.exercises.feedback import round_to_digits
+    from lnlib.book.exercises.gradients import exercises
+
+    data = (
+        EXERCISE_1_DATA
+        if seed is None
+        else exercises.builders[0].variant(np.random.default_rng(seed))
+    )
+    exercise = exercises.exercise(1, **data)
+    answers = _exercise_1_variants(**data)
+    assert exercise.feedback(answers["right"]) == "Correct!"
+    assert exercise.feedback(round_to_digits(answers["right"], 3)) == "Correct!"
+    for slip, phrase in NAMED_IN_EXERCISE_1.items():
+        line = exercise.feedback(answers[slip])
+        assert line.startswith("Not quite: ") and phrase in line, (slip, line)
+        if slip != "no eps":  # ε = 1e-5 against a variance near 1 moves only later digits
+            line = exercise.feedback(round_to_digits(answers[slip], 3))
+            assert line.startswith("Not quite: ") and phrase in line, (slip, line)
+    if seed is None:  # ε's effect, a relative 1e-5 / (2 var), rounds away at three digits
+        assert exercise.feedback(round_to_digits(answers["no eps"], 3)) == "Correct!"
+    one_flipped = answers["right"].copy()
+    one_flipped[np.argmax(np.abs(one_flipped))] *= -1
+    line = exercise.feedback(one_flipped)
+    assert "1 of 4 entries differ" in line and "wrong sign" not in line, line

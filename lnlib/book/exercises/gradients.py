@@ -26,6 +26,11 @@ EPS = 1e-5
 EPS_3 = 1e-3
 MISSING_EPS = "ε is missing: x̂ divides by sqrt(σ² + ε), with ε = 1e-5"
 H_MINUS_1 = "that uses the variance with H - 1 (ddof=1); LayerNorm's σ² divides by H"
+#: Exercise 1's answer with every sign flipped: x̂ centred as mean - x, or a minus sign in the sum.
+SIGN_FLIPPED = (
+    "every entry has the wrong sign: x̂ centres each row as xe - mean (not mean - xe), and dγ "
+    "adds up dye * x̂ with no minus sign"
+)
 
 
 def _xhat_ddof1(x, eps: float):
@@ -119,8 +124,9 @@ def dgamma_by_hand(xe, dye) -> Exercise:
     xe, dye = np.asarray(xe, dtype=np.float64), np.asarray(dye, dtype=np.float64)
     xhat = lnlib.layer_norm(xe, eps=EPS)
     per_sample = (dye * xhat).sum(axis=-1)
+    dgamma = layer_norm_backward(dye, xe, eps=EPS)[1]
     return Exercise(
-        layer_norm_backward(dye, xe, eps=EPS)[1],
+        dgamma,
         rtol=1e-9,
         hint=(
             "xhat = (xe - mean) / sqrt(var + 1e-5) row by row; then sum dye * xhat over the "
@@ -139,6 +145,9 @@ def dgamma_by_hand(xe, dye) -> Exercise:
             "deviation": (dye * (xe - xe.mean(axis=-1, keepdims=True))).sum(axis=0),
             MISSING_EPS: (dye * lnlib.layer_norm(xe, eps=0)).sum(axis=0),
             H_MINUS_1: (dye * _xhat_ddof1(xe, EPS)).sum(axis=0),
+            # the whole gradient's sign (a single entry's sign is a slip: the count of wrong
+            # entries names that)
+            SIGN_FLIPPED: -dgamma,
         },
     )
 
