@@ -215,9 +215,10 @@ class CheckResult:
 @dataclass(frozen=True)
 class CheckReport:
     """Every :class:`CheckResult` of one :func:`check_layer_norm` or :func:`check_rms_norm` run;
-    printing it gives the table. `hint`, its last line when not empty, names a known cause shared
-    by all its 16-bit failures: x̂ rounded before γ (``cast_before_gamma=True`` would pass them) or
-    a float32 weight's type promotion (under ``param_dtype="float32"``)."""
+    printing it gives the table. `hint`, its last lines when not empty, names the known causes
+    that account for its 16-bit failures: a float32 weight's type promotion (under
+    ``param_dtype="float32"``), and x̂ rounded before γ (``cast_before_gamma=True`` passes all the
+    other 16-bit failures)."""
 
     results: tuple
     dtypes: tuple
@@ -273,7 +274,8 @@ class CheckReport:
             lines += textwrap.wrap(
                 f"undefined: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
             )
-        lines += textwrap.wrap(self.hint, REPORT_WIDTH) if self.hint else []
+        for hint in self.hint.splitlines():
+            lines += textwrap.wrap(hint, REPORT_WIDTH)
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -512,30 +514,27 @@ def _check_all(
         if pooled and len(pooled[0]):
             results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
     report = CheckReport(tuple(results), dtypes, eps, norm)
-    if _promoted_output(report.failures, param_dtype):
-        half = [r for r in report.failures if r.dtype in HALF]
-        return dataclasses.replace(report, hint=_promotion_hint(len(half)))
-    if cast_before_gamma:
-        return report
     half = [r for r in report.failures if r.dtype in HALF and r.case != BIAS]
-    if not half:
-        return report
-    again = _check_all(
-        norm,
-        forward,
-        backward,
-        dtypes=tuple(d for d in dtypes if d in HALF),
-        cases=tuple(c for c in cases if c.name in {r.case for r in half}),
-        eps=eps,
-        normalized_ndim=normalized_ndim,
-        seed=seed,
-        param_dtype=param_dtype,
-        cast_before_gamma=True,
-    )
-    passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
-    if all((r.part, r.case, r.dtype) in passing for r in half):
-        report = dataclasses.replace(report, hint=_cast_hint(len(half)))
-    return report
+    promoted = [r for r in half if _promoted(r, param_dtype)]
+    values = [r for r in half if r not in promoted]
+    hints = [_promotion_hint(len(promoted))] if promoted else []
+    if values and not cast_before_gamma:
+        again = _check_all(
+            norm,
+            forward,
+            backward,
+            dtypes=tuple(d for d in dtypes if d in HALF),
+            cases=tuple(c for c in cases if c.name in {r.case for r in values}),
+            eps=eps,
+            normalized_ndim=normalized_ndim,
+            seed=seed,
+            param_dtype=param_dtype,
+            cast_before_gamma=True,
+        )
+        passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
+        if all((r.part, r.case, r.dtype) in passing for r in values):
+            hints.append(_cast_hint(len(values)))
+    return dataclasses.replace(report, hint="\n".join(hints)) if hints else report
 
 
 #: The 16-bit dtypes, where a kernel that casts x̂ before γ rounds what a fused kernel keeps.
@@ -543,30 +542,30 @@ HALF = ("float16", "bfloat16")
 
 
 def _cast_hint(count: int) -> str:
-    """The report's last line when its 16-bit failures all pass with ``cast_before_gamma=True``."""
+    """The report's hint when `count` 16-bit failures, all but a float32 weight's promotions, pass
+    with ``cast_before_gamma=True``."""
     return (
-        f"hint: the {count} failed checks in float16 and bfloat16 all pass with "
+        f"hint: {count} failed checks in float16 and bfloat16 pass with "
         "cast_before_gamma=True. If your code rounds x-hat to the input's dtype before gamma "
         "(as Hugging Face's weight * hidden_states.to(input_dtype) does), run it so; see chapter "
         '"Check your own LayerNorm", section "Hugging Face\'s ordering".'
     )
 
 
-def _promoted_output(failures: list, param_dtype: str | None) -> bool:
-    """Whether the 16-bit failures are all a result that came back float32 under
+def _promoted(result: CheckResult, param_dtype: str | None) -> bool:
+    """Whether `result` failed only because a 16-bit result came back float32 under
     ``param_dtype="float32"``: type promotion by a float32 weight, not a wrong number."""
-    half = [r for r in failures if r.dtype in HALF]
     return (
         param_dtype == "float32"
-        and bool(half)
-        and all(r.detail.startswith("dtype:") and " is float32, " in r.detail for r in half)
+        and result.detail.startswith("dtype:")
+        and " is float32, " in result.detail
     )
 
 
 def _promotion_hint(count: int) -> str:
-    """The report's last line when :func:`_promoted_output` holds."""
+    """The report's hint when `count` 16-bit failures are float32 promotion (:func:`_promoted`)."""
     return (
-        f"hint: the {count} failed checks in float16 and bfloat16 are all a result returned in "
+        f"hint: {count} failed checks in float16 and bfloat16 are a result returned in "
         "float32, as type promotion gives a 16-bit tensor times a float32 weight "
         '(param_dtype="float32"; Hugging Face\'s RMSNorm with float32 weights does this). The '
         "check wants the input's dtype, as PyTorch's F.layer_norm and F.rms_norm return it, and "

@@ -70,15 +70,24 @@ def test_results_keep_bfloat16(torch):
     assert forward(x, np.ones(4).astype("bfloat16"), 1e-6).dtype == x.dtype
 
 
-def test_hugging_face_rms_norm_with_float32_weights_gets_the_promotion_hint(torch, llama_rms_norm):
+def test_hugging_face_rms_norm_with_float32_weights_gets_both_hints(torch, llama_rms_norm):
     """Learner B (2026-11-29, third): the module with float32 master weights failed its 16-bit
-    forward checks on their dtype alone (float32 out), and the report did not say why."""
+    forward checks on their dtype alone (float32 out), and the report did not say why; its
+    backward fails on rounding x̂ before γ (the truth audit: then no hint was printed at all)."""
     torch.set_num_threads(1)
-    report = harness.check_rms_norm(
-        *harness.torch_module(lambda size, eps: llama_rms_norm(size, eps=eps)),
-        dtypes=("float32", "float16", "bfloat16"),
-        param_dtype="float32",
-        cast_before_gamma=True,
+    module = harness.torch_module(lambda size, eps: llama_rms_norm(size, eps=eps))
+    dtypes = ("float32", "float16", "bfloat16")
+    report = harness.check_rms_norm(*module, dtypes=dtypes, param_dtype="float32")
+    promoted = [r for r in report.failures if r.detail.startswith("dtype:")]
+    rounded = [r for r in report.failures if r not in promoted]
+    assert {r.part for r in promoted} == {"forward"} and {r.part for r in rounded} == {"backward"}
+    first, second = report.hint.splitlines()
+    assert first.startswith(f"hint: {len(promoted)} failed checks") and "param_dtype=None" in first
+    assert (
+        second.startswith(f"hint: {len(rounded)} failed checks") and "cast_before_gamma" in second
     )
-    assert {(r.part, r.detail.split(":")[0]) for r in report.failures} == {("forward", "dtype")}
-    assert "param_dtype=None" in report.hint
+    cast = harness.check_rms_norm(
+        *module, dtypes=dtypes, param_dtype="float32", cast_before_gamma=True
+    )
+    assert {r.detail.split(":")[0] for r in cast.failures} == {"dtype"}
+    assert cast.hint.startswith(f"hint: {len(cast.failures)} failed checks")
