@@ -1107,7 +1107,7 @@ def torch_rms_norm(device: str = "cpu"):
     return forward, backward
 
 
-def torch_module(factory: Callable, device: str = "cpu"):
+def torch_module(factory: Callable, device: str = "cpu", *, weight_offset: float = 0.0):
     """Your own PyTorch module (an ``nn.Module`` LayerNorm or RMSNorm) wrapped for
     :func:`check_layer_norm` or :func:`check_rms_norm`: ``(forward, backward)`` (chapter "Check
     your own LayerNorm", § "Hugging Face's ordering").
@@ -1127,6 +1127,11 @@ def torch_module(factory: Callable, device: str = "cpu"):
         eps=eps)`` or your model's norm class.
     device : str, default "cpu"
         Where PyTorch computes ("cuda" on a GPU).
+    weight_offset : float, default 0.0
+        For a module whose gain is ``weight_offset + weight``: Gemma's RMSNorm multiplies by
+        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in float64 (a
+        16-bit gamma's is exact in float32, where Gemma computes its gain; a float32 gamma's is
+        rounded once there when the gain is over 2), and its gradient comes back in gamma's dtype.
 
     Raises
     ------
@@ -1149,6 +1154,10 @@ def torch_module(factory: Callable, device: str = "cpu"):
         raise TypeError(
             f"factory must be a function factory(size, eps) -> module; got {factory!r}."
         )
+    if isinstance(weight_offset, bool) or not isinstance(weight_offset, int | float):
+        raise TypeError(f"weight_offset must be a number such as 1.0; got {weight_offset!r}.")
+    if not np.isfinite(weight_offset):
+        raise ValueError(f"weight_offset must be finite, such as 1.0; got {weight_offset!r}.")
     bridge = _torch_bridge(device)
     if bridge is None:
         raise ImportError(
@@ -1159,7 +1168,10 @@ def torch_module(factory: Callable, device: str = "cpu"):
 
     def build(gamma, beta, eps):
         module = factory(gamma.shape[0] if gamma.ndim == 1 else tuple(gamma.shape), eps).to(device)
-        module.weight = torch.nn.Parameter(tensor(gamma))
+        weight = (
+            np.asarray(gamma, np.float64) - weight_offset
+        )  # exact for a 16-bit or float32 gamma
+        module.weight = torch.nn.Parameter(tensor(weight if weight_offset else gamma))
         if getattr(module, "bias", None) is not None:
             module.bias = torch.nn.Parameter(tensor(np.zeros_like(gamma) if beta is None else beta))
         return module
@@ -1170,7 +1182,8 @@ def torch_module(factory: Callable, device: str = "cpu"):
     def backward(dy, x, gamma, eps):
         module, tx = build(gamma, None, eps), tensor(x).requires_grad_()
         module(tx).backward(tensor(dy))
-        grads = (tx.grad, module.weight.grad)
+        weight_grad = module.weight.grad  # float64 under weight_offset: gamma's dtype, as handed
+        grads = (tx.grad, weight_grad.to(tensor(gamma).dtype) if weight_offset else weight_grad)
         if getattr(module, "bias", None) is not None:
             grads += (module.bias.grad,)
         return tuple(array(g) for g in grads)

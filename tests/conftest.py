@@ -40,3 +40,22 @@ def pytest_collection_modifyitems(items):
     """Run the tests marked ``slow`` first (stable order otherwise), so two xdist workers finish
     together instead of one working alone through a long test collected last."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture
+def gemma_rms_norm(torch):
+    """transformers' GemmaRMSNorm, as its code writes it: float32 inside, the gain 1 + weight
+    (weight starts at 0), cast back to the input's dtype at the end."""
+
+    class GemmaRMSNorm(torch.nn.Module):
+        def __init__(self, dim, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            self.weight = torch.nn.Parameter(torch.zeros(dim))
+
+        def forward(self, x):
+            wide = x.float()
+            output = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)
+            return (output * (1.0 + self.weight.float())).type_as(x)
+
+    return GemmaRMSNorm

@@ -91,3 +91,28 @@ def test_hugging_face_rms_norm_with_float32_weights_gets_both_hints(torch, llama
     )
     assert {r.detail.split(":")[0] for r in cast.failures} == {"dtype"}
     assert cast.hint.startswith(f"hint: {len(cast.failures)} failed checks")
+
+
+def test_a_gemma_style_gain_of_one_plus_weight_passes_with_weight_offset(torch, gemma_rms_norm):
+    """Learner B (2026-11-29, fourth): Gemma's RMSNorm multiplies by 1 + weight; set to gamma, it
+    failed 55 of 57 checks with no hint."""
+    torch.set_num_threads(1)
+    dtypes = ("float32", "float16", "bfloat16")
+    plain = harness.torch_module(lambda size, eps: gemma_rms_norm(size, eps=eps))
+    assert not harness.check_rms_norm(*plain, dtypes=dtypes).passed
+    offset = harness.torch_module(
+        lambda size, eps: gemma_rms_norm(size, eps=eps), weight_offset=1.0
+    )
+    report = harness.check_rms_norm(*offset, dtypes=dtypes)
+    assert not [r for r in report.failures if r.dtype != "float32"], str(report)
+    # in float32, 1 + weight cannot hold a gain near 0 to float32's precision: a forward miss of
+    # a few times the budget where the check hands such a gain, nothing else
+    assert all(r.part == "forward" and r.ratio < 10 for r in report.failures), str(report)
+
+
+@pytest.mark.parametrize(
+    "offset, error", [("1", TypeError), (True, TypeError), (np.inf, ValueError)]
+)
+def test_a_weight_offset_that_is_not_a_finite_number_is_refused(offset, error):
+    with pytest.raises(error, match="weight_offset"):
+        harness.torch_module(lambda size, eps: None, weight_offset=offset)
