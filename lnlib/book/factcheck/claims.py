@@ -49,8 +49,9 @@ VERDICT_MEANINGS = {
     ),
     "false": "fails as written; the correct statement is shown.",
     "not checkable as stated": (
-        "too vague, undefined or ill-typed to test as written; the correct statement gives a "
-        "checkable version."
+        "too vague, undefined or ill-typed to test as written, or a claim about trained models "
+        "that the book's toys cannot reach; the correct statement gives a checkable version, and "
+        "what the toys do show."
     ),
 }
 
@@ -531,19 +532,20 @@ CLAIMS: tuple[Claim, ...] = (
         FACT_CHECK,
         "fc-placement",
     ),
-    # --- chapter "LayerNorm after 2020" (the papers' central claims, checked at initialization) ---
+    # --- chapter "LayerNorm after 2020" (the papers' central claims: about trained models, so
+    # not checkable in the book's toys; the correct statement keeps what initialization shows) ---
     _c(
         "curse_of_depth",
         "While Pre-LN stabilizes the training of Transformer LLMs, its output variance "
         "exponentially grows with the model depth, which undesirably causes the derivative of the "
         "deep Transformer blocks to be an identity matrix",
         "sun2025curse",
-        "partly true",
-        "the paper's analysis bounds the variance between $\\Theta(L)$ and $\\Theta(e^L)$, and its "
-        "evidence of exponential growth is measured during training, which a check at "
-        "initialization cannot reach; at initialization Pre-LN's stream variance grows linearly "
-        "with depth, the lower bound, and the deep blocks do come close to the identity (each "
-        "turns its input by a much smaller angle than the first blocks)",
+        "not checkable as stated",
+        "a claim about trained LLMs: the paper's analysis bounds the variance between $\\Theta(L)$ "
+        "and $\\Theta(e^L)$, and its evidence of exponential growth is measured during training, "
+        "which a check at initialization cannot reach; at initialization Pre-LN's stream variance "
+        "grows linearly with depth, the lower bound, and the deep blocks do come close to the "
+        "identity (each turns its input by a much smaller angle than the first blocks)",
         FACT_CHECK,
         "fc-papers",
     ),
@@ -552,10 +554,11 @@ CLAIMS: tuple[Claim, ...] = (
         "This simple modification mitigates the output variance explosion of deeper Transformer "
         "layers, improving their contribution",
         "sun2025curse",
-        "partly true",
-        "at initialization scaling each norm's output by $1/\\sqrt{\\ell}$ keeps the stream "
-        "variance an order of magnitude lower; the deep blocks then change their input even less "
-        "than in Pre-LN, so a larger contribution could only come from training",
+        "not checkable as stated",
+        "the deep layers' larger contribution is a property of trained models, which only training "
+        "could show; at initialization scaling each norm's output by $1/\\sqrt{\\ell}$ keeps the "
+        "stream variance an order of magnitude lower, and the deep blocks then change their input "
+        "even less than in Pre-LN",
         FACT_CHECK,
         "fc-papers",
     ),
@@ -564,12 +567,13 @@ CLAIMS: tuple[Claim, ...] = (
         "Peri-LN consistently achieves more balanced variance growth, steadier gradient flow, and "
         "convergence stability",
         "kim2025peri",
-        "true under conditions",
-        "normalizing each branch's output makes every sub-layer add the same variance whatever "
-        "the scale of its weights, so the stream cannot grow faster than linearly when the "
-        "branches' outputs grow; at Xavier initialization Peri-LN's stream grows faster than "
-        "Pre-LN's (2 per layer in expectation, derived by symmetry, against the slope Pre-LN's "
-        "weights and depth set)",
+        "not checkable as stated",
+        "steadier gradient flow and convergence stability are properties of training runs, which a "
+        "check at initialization cannot reach; for any weights, normalizing each branch's output "
+        "makes every sub-layer add the same variance whatever the scale of its weights, so the "
+        "stream cannot grow faster than linearly when the branches' outputs grow; at Xavier "
+        "initialization Peri-LN's stream grows faster than Pre-LN's (2 per layer in expectation, "
+        "derived by symmetry, against the slope Pre-LN's weights and depth set)",
         FACT_CHECK,
         "fc-papers",
     ),
@@ -580,12 +584,12 @@ CLAIMS: tuple[Claim, ...] = (
         "earlier layers and Pre-LN to the deeper layers, ensuring more uniform gradients across "
         "layers",
         "li2025mixln",
-        "partly true",
+        "not checkable as stated",
+        "the claim is about the gradients in training, which a toy at initialization cannot check; "
         "at initialization Pre-LN's deepest layers do get smaller gradients than its first; "
         "Post-LN's bottom layer mostly gets less than its top, but by a median factor of about 2 "
         "over 48 layers, not a vanishing; and Mix-LN's per-layer gradients are on average more "
-        "uneven than Post-LN's and Pre-LN's; training may differ, which a toy at initialization "
-        "cannot check",
+        "uneven than Post-LN's and Pre-LN's",
         FACT_CHECK,
         "fc-papers",
     ),
@@ -606,9 +610,11 @@ CLAIMS: tuple[Claim, ...] = (
         "[The divergence] was caused by extremely large values in attention logits, which lead to "
         "(almost one-hot) attention weights with near-zero entropy",
         "dehghani2023scaling",
-        "true",
-        "the logits grow as the square of the query/key scale and the attention entropy falls "
-        "towards 0; with LayerNorm on q and k every logit stays below $\\sqrt d$ at any scale",
+        "not checkable as stated",
+        "what made the paper's training run diverge is a fact of that run, which no toy can rerun; "
+        "the mechanism holds at any weight scale: the logits grow as the square of the query/key "
+        "scale and the attention entropy falls towards 0; with LayerNorm on q and k every logit "
+        "stays below $\\sqrt d$ at any scale",
         FACT_CHECK,
         "fc-papers",
     ),
@@ -619,10 +625,12 @@ CLAIMS: tuple[Claim, ...] = (
             "mappings"
         ),
         "zhu2025transformers",
-        "true under conditions",
-        "when the tokens reaching the norm differ in scale (heavy tails, a few very large "
-        "entries) the entries fall along an S that $\\gamma\\tanh(\\alpha x)$ fits far better "
-        "than a line; for tokens of equal scale the map is a straight line",
+        "not checkable as stated",
+        "how often trained Transformers' norms see tokens of unequal scale is a property of "
+        "trained models, which the book's synthetic stand-in cannot show; the mechanism holds for "
+        "any input: when the tokens reaching the norm differ in scale (heavy tails, a few very "
+        "large entries) the entries fall along an S that $\\gamma\\tanh(\\alpha x)$ fits far "
+        "better than a line; for tokens of equal scale the map is a straight line",
         FACT_CHECK,
         "fc-papers",
     ),
