@@ -6,6 +6,11 @@
 // (a phone cuts a harness table at its third column, and nothing else says it scrolls). The line
 // exists only while the box overflows, so a page whose tables and outputs fit (every page at
 // 1280 px) is unchanged.
+// A table taller than the screen scrolls its line out of view (at 390 px the families table of
+// "What to use today" is 1.5 screens tall, and a reader in its middle saw its columns cut with no
+// cue), so a wide table also gets a shaded strip down its right edge with an arrow that stays on
+// screen while any of the table is: both until the table is scrolled to its right end. The table
+// and its line go into a wrapper that positions the strip; the line stays just before the table.
 (() => {
   "use strict";
   const BOXES = "article pre, article div.math, article mjx-container, article div.cell_output, article .pst-scrollable-table-container, article .lnlib-readout";
@@ -13,6 +18,8 @@
   const CUE = "lnlib-scroll-cue";
   const OUTPUT_CUE = "lnlib-scroll-cue-output"; // also marks the line above an output
   const OUTPUT = "div.cell_output";
+  const WRAP = "lnlib-wide-table"; // a wide table, its line and its edge strip
+  const EDGE = "lnlib-scroll-edge"; // the strip down a wide table's right edge, with its arrow
 
   function overflows(box) {
     return box.scrollWidth > box.clientWidth + 2;
@@ -49,6 +56,36 @@
     }
   }
 
+  // The strip down the right edge of the wide table `box`, created (with the wrapper that positions
+  // it) the first time the table overflows, and sized to the table's box at every scan. CSS shows it
+  // only while the table has more to the right (.lnlib-more-right).
+  function edge(wide, box) {
+    let wrap = box.parentElement;
+    if (!wrap.classList.contains(WRAP)) {
+      if (!wide) return;
+      wrap = document.createElement("div");
+      wrap.className = WRAP;
+      const before = box.previousElementSibling;
+      const line = before !== null && before.classList.contains(CUE) ? before : null;
+      (line || box).before(wrap);
+      if (line) wrap.append(line);
+      wrap.append(box);
+      const strip = document.createElement("div");
+      strip.className = EDGE;
+      strip.setAttribute("aria-hidden", "true");
+      const arrow = document.createElement("span");
+      arrow.textContent = "→";
+      strip.append(arrow);
+      wrap.append(strip);
+      // rows can grow after the scan (late fonts, typeset math): keep the strip the table's height
+      new ResizeObserver(() => edge(overflows(box), box)).observe(box);
+    }
+    const strip = wrap.querySelector(`:scope > .${EDGE}`);
+    strip.hidden = !wide;
+    strip.style.top = `${box.offsetTop}px`;
+    strip.style.height = `${box.offsetHeight}px`;
+  }
+
   function scan() {
     const outputs = new Map(); // an output's anchor: whether any box in it overflows
     for (const box of document.querySelectorAll(BOXES)) {
@@ -56,6 +93,7 @@
       update(box);
       if (box.classList.contains(TABLES)) {
         cue(overflows(box), box, "Wide table: scroll sideways →", "");
+        edge(overflows(box), box);
       } else if (box.closest(OUTPUT) !== null && !box.closest(`.${TABLES}`)) {
         const anchor = outputAnchor(box);
         outputs.set(anchor, outputs.get(anchor) || overflows(box));
