@@ -54,6 +54,8 @@ def typed_answers(exercise) -> list[tuple[str, object]]:
     if digits is not None:
         values += [round_to_digits(v, digits) for v in values]
         values += [round_to_digits(want, digits - 1), round_to_digits(want, digits + 2)]
+        # a loose mistake (a unit slip) typed with fewer digits than asked
+        values += [round_to_digits(exercise.mistakes[s], 2) for s in exercise.loose]
     values += [-want, want * (1 + 3e-3), want + 1.0, np.zeros(want.shape + (2,)), np.round(want, 2)]
     if want.ndim == 2:
         values.append(want.T)

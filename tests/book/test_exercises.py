@@ -488,6 +488,26 @@ def test_chapter_01_exercise_1_names_the_prediction_typed_in_place_of_the_measur
     assert "Correct!" in str(exercises.check(1, measured, **scales))
 
 
+def test_chapter_14_exercise_1_names_an_answer_in_seconds_at_any_digits():
+    """Learner B typed the floor in seconds, 7.14e-3, three digits where four were asked, and was
+    told only "not the expected value": a unit slip is named however the reader rounds it, and the
+    answer in milliseconds stays right."""
+    from lnlib.book.exercises.memory_speed import SECONDS, exercises
+    from lnlib.book.experiments.memory_speed import FLOOR_STORE, KernelResults
+
+    bandwidth = KernelResults.load().memory_bandwidth(1, FLOOR_STORE)
+    exercise = exercises.exercise(1, bandwidth=bandwidth)
+    ms = exercise.expected
+    for digits in (2, 3, 4, 17):
+        seconds = float(f"{ms * 1e-3:.{digits - 1}e}")
+        assert exercise.feedback(seconds) == f"Not quite: {SECONDS}.", digits
+    assert exercise.feedback(float(f"{ms:.3e}")) == "Correct!"
+    assert "close" in exercise.feedback(float(f"{ms:.2e}"))  # fewer digits than asked: not seconds
+    assert "not the expected value" in exercise.feedback(ms * 1e-3 * 1.05)
+    with pytest.raises(ValueError, match="loose names no mistake"):
+        Exercise(1.0, mistakes={"a slip": 1e-3}, loose=("another slip",))
+
+
 def _same_setting(website: dict | None, setting: dict) -> bool:
     return website is not None and all(
         np.isclose(website[name], value)

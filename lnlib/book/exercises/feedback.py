@@ -78,6 +78,11 @@ class Exercise:
         The significant digits the exercise asks for (its prompt says so): an answer rounded to
         them, entry by entry, is right. Ignored for a count, True/False and a choice, which must be
         exact.
+    loose : tuple of str, default ()
+        Sentences of `mistakes` also named at any digits: within :data:`CLOSE` of their answer, as
+        a close answer is. For a unit slip (seconds for milliseconds), whose answer is the right
+        one times a power of ten: a reader who slips rounds as they like (learner B: chapter 14's
+        7.14e-3 s, three digits where four were asked, was told only "not the expected value").
     """
 
     expected: object
@@ -89,6 +94,12 @@ class Exercise:
     also_right: dict = field(default_factory=dict)
     epsilon: bool | None = None
     digits: int | None = DIGITS
+    loose: tuple = ()
+
+    def __post_init__(self):
+        unknown = [s for s in self.loose if s not in self.mistakes]
+        if unknown:
+            raise ValueError(f"loose names no mistake of this exercise: {unknown}")
 
     @property
     def kind(self) -> str:
@@ -339,6 +350,11 @@ def _number_rules(exercise: Exercise) -> list[dict]:
     ]
     if np.any(want != 0):
         rules.append(_rule("within", f"{WRONG}the sign is flipped.", -want, rounded(want)))
+    rules += [  # a unit slip, named at whatever digits it was typed with
+        _rule("within", f"{WRONG}{sentence}.", value, CLOSE * np.abs(value))
+        for sentence, value in mistakes
+        if any(name in exercise.loose for name in sentence.split("; or "))
+    ]
     epsilon = involves_epsilon(exercise.mistakes, exercise.epsilon)
     if np.asarray(exercise.expected).dtype.kind == "f" and np.any(want != 0):
         rules.append(

@@ -825,7 +825,6 @@ KERNEL_KEYS = {
     "short_rows_claim": (
         "what this run shows of short rows' per-row cost, like for like (sentences)"
     ),
-    "short_rows_summary": "the same, for the summary (a clause)",
     "welford_ratio": "the Welford forward's time over the two-pass one's (a range)",
     "fused_fwd_all_frac": (
         "the fused forward's fractions of the all-core floor on all cores (a range)"
@@ -879,7 +878,6 @@ def _short_rows(results: KernelResults, l3: int | None) -> dict:
         return {
             "short_rows_claim": "This run has no longer rows that stream from memory to compare"
             " with.",
-            "short_rows_summary": "this run cannot show short rows' per-row cost",
         }
     others = [fraction(*s) for s in longer]
     heights = _listed(str(prose.number(h)) for _, h in longer)
@@ -893,8 +891,6 @@ def _short_rows(results: KernelResults, l3: int | None) -> dict:
                 f" {prose.number(fraction(*short), '.2f')} of the ordinary-store copy, against"
                 f" their {prose.span(others, '.2f')}, compares data in cache with data in memory."
             ),
-            "short_rows_summary": "this run has no short-row input larger than the L3 cache,"
-            " so it cannot show their per-row cost",
         }
     h64 = fraction(*short)
     where = "below" if h64 < min(others) else "above" if h64 > max(others) else "within"
@@ -905,9 +901,6 @@ def _short_rows(results: KernelResults, l3: int | None) -> dict:
             f" {where} the fractions of H = {heights} ({prose.span(others, '.2f')})."
             + (" Here they paid a per-row cost." if where == "below" else "")
         ),
-        "short_rows_summary": "short rows pay a per-row cost"
-        if where == "below"
-        else "short rows' per-row cost did not stand out in this run",
     }
 
 
