@@ -65,7 +65,10 @@ class FamilyExplorer(Explorer):
             ),
             "groups": described(
                 widgets.SelectionSlider(
-                    options=divisors, value=groups, description="groups G", continuous_update=True
+                    options=divisors,
+                    value=groups,
+                    description=f"groups G ({', '.join(map(str, divisors))})",  # its only steps
+                    continuous_update=True,
                 ),
                 "groups G, the channel groups of group norm",
                 "group",
