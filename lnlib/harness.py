@@ -534,7 +534,34 @@ def _check_all(
         passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
         if all((r.part, r.case, r.dtype) in passing for r in values):
             hints.append(_cast_hint(len(values)))
+    wide = [r for r in report.failures if r.dtype == "float64"]
+    if wide and all(_within_float32(r) for r in wide):
+        hints.append(_float32_hint(len(wide)))
     return dataclasses.replace(report, hint="\n".join(hints)) if hints else report
+
+
+#: float32's unit roundoff over float64's, 2**29: how far over float64's budget code that computes
+#: in float32 can be while within float32's.
+FLOAT32_OVER_FLOAT64 = 2.0**29
+
+
+def _within_float32(result: CheckResult) -> bool:
+    """Whether a float64 value failure is no larger than float32's rounding would make it."""
+    return (
+        bool(result.detail)
+        and result.detail.split(":")[0] not in ("dtype", "shape", "NaN")
+        and (1.0 < result.ratio <= FLOAT32_OVER_FLOAT64)
+    )
+
+
+def _float32_hint(count: int) -> str:
+    """The report's hint when each float64 failure is within :data:`FLOAT32_OVER_FLOAT64`."""
+    return (
+        f"hint: {count} failed checks in float64 are each within 2^29 times its budget, float32's "
+        "rounding over float64's: what code that computes in float32 gives (Hugging Face's "
+        "RMSNorm does). If yours does, check it in the dtypes it computes in, "
+        'dtypes=("float32", "float16", "bfloat16").'
+    )
 
 
 #: The 16-bit dtypes, where a kernel that casts x̂ before γ rounds what a fused kernel keeps.
@@ -570,7 +597,8 @@ def _promotion_hint(count: int) -> str:
         '(param_dtype="float32"; Hugging Face\'s RMSNorm with float32 weights does this). The '
         "check wants the input's dtype, as PyTorch's F.layer_norm and F.rms_norm return it, and "
         "did not judge those values: to judge them, run the check again with param_dtype=None "
-        "(the weight in the input's dtype)."
+        "(the weight in the input's dtype), or, for a PyTorch module, with "
+        "torch_module(..., cast_output=True) (the output as the next layer sees it)."
     )
 
 
@@ -1107,7 +1135,9 @@ def torch_rms_norm(device: str = "cpu"):
     return forward, backward
 
 
-def torch_module(factory: Callable, device: str = "cpu", *, weight_offset: float = 0.0):
+def torch_module(
+    factory: Callable, device: str = "cpu", *, weight_offset: float = 0.0, cast_output: bool = False
+):
     """Your own PyTorch module (an ``nn.Module`` LayerNorm or RMSNorm) wrapped for
     :func:`check_layer_norm` or :func:`check_rms_norm`: ``(forward, backward)`` (chapter "Check
     your own LayerNorm", § "Hugging Face's ordering").
@@ -1117,8 +1147,9 @@ def torch_module(factory: Callable, device: str = "cpu", *, weight_offset: float
     beta, each in the dtype the check hands them (that of x, or float32 under
     ``param_dtype="float32"``), and runs it; the backward pass is PyTorch's autograd, returning dx,
     dgamma (and dbeta for a module with a bias). Results come back in the dtype PyTorch gave them,
-    never cast: a module that returns float32 for bfloat16 input fails the check's dtype test (the
-    check's rule: an output in its input's dtype), and the report says it is the dtype.
+    never cast unless `cast_output` asks: a module that returns float32 for bfloat16 input fails
+    the check's dtype test (the check's rule: an output in its input's dtype), and the report says
+    it is the dtype.
 
     Parameters
     ----------
@@ -1129,9 +1160,15 @@ def torch_module(factory: Callable, device: str = "cpu", *, weight_offset: float
         Where PyTorch computes ("cuda" on a GPU).
     weight_offset : float, default 0.0
         For a module whose gain is ``weight_offset + weight``: Gemma's RMSNorm multiplies by
-        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in float64 (a
-        16-bit gamma's is exact in float32, where Gemma computes its gain; a float32 gamma's is
-        rounded once there when the gain is over 2), and its gradient comes back in gamma's dtype.
+        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in float64, and
+        its gradient comes back in gamma's dtype. A module that rounds that weight to float32 to
+        form its gain, as Gemma's does, holds gamma to within one float32 rounding of gamma - 1:
+        a gain near 0 loses relative precision there.
+    cast_output : bool, default False
+        Cast the module's output to its input's dtype, as the next layer would see it under
+        autocast; for a module that promotes a 16-bit input to float32 with a float32 weight
+        (``param_dtype="float32"``), so that the check judges its values instead of failing on
+        the dtype. Off, nothing is cast.
 
     Raises
     ------
@@ -1168,16 +1205,16 @@ def torch_module(factory: Callable, device: str = "cpu", *, weight_offset: float
 
     def build(gamma, beta, eps):
         module = factory(gamma.shape[0] if gamma.ndim == 1 else tuple(gamma.shape), eps).to(device)
-        weight = (
-            np.asarray(gamma, np.float64) - weight_offset
-        )  # exact for a 16-bit or float32 gamma
+        weight = np.asarray(gamma, np.float64) - weight_offset
         module.weight = torch.nn.Parameter(tensor(weight if weight_offset else gamma))
         if getattr(module, "bias", None) is not None:
             module.bias = torch.nn.Parameter(tensor(np.zeros_like(gamma) if beta is None else beta))
         return module
 
     def forward(x, gamma, *rest):  # (beta, eps) for LayerNorm's check, (eps,) for RMSNorm's
-        return array(build(gamma, rest[0] if len(rest) == 2 else None, rest[-1])(tensor(x)))
+        tx = tensor(x)
+        y = build(gamma, rest[0] if len(rest) == 2 else None, rest[-1])(tx)
+        return array(y.to(tx.dtype) if cast_output else y)
 
     def backward(dy, x, gamma, eps):
         module, tx = build(gamma, None, eps), tensor(x).requires_grad_()

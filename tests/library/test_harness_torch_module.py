@@ -4,7 +4,7 @@ casts what the module returns (chapter "Check your own LayerNorm", § "Hugging F
 import numpy as np
 import pytest
 
-from lnlib import harness
+from lnlib import harness, variants
 
 HALF = ("float16", "bfloat16")
 
@@ -116,3 +116,30 @@ def test_a_gemma_style_gain_of_one_plus_weight_passes_with_weight_offset(torch, 
 def test_a_weight_offset_that_is_not_a_finite_number_is_refused(offset, error):
     with pytest.raises(error, match="weight_offset"):
         harness.torch_module(lambda size, eps: None, weight_offset=offset)
+
+
+def test_cast_output_judges_the_values_of_a_module_that_promotes(torch, llama_rms_norm):
+    """Learner B (2026-11-29, fifth): with float32 weights and 16-bit activations, the usual
+    training set-up, the check failed on the output's dtype and judged no value."""
+    torch.set_num_threads(1)
+    module = harness.torch_module(lambda size, eps: llama_rms_norm(size, eps=eps), cast_output=True)
+    report = harness.check_rms_norm(
+        *module,
+        dtypes=("float32", "float16", "bfloat16"),
+        param_dtype="float32",
+        cast_before_gamma=True,
+    )
+    assert report.passed, str(report)
+
+
+def test_float64_failures_of_a_module_that_computes_in_float32_get_a_hint(torch, llama_rms_norm):
+    """Learner B (2026-11-29, fifth): on the first obvious call the report explained the 16-bit
+    failures and not the float64 ones (the module computes in float32)."""
+    torch.set_num_threads(1)
+    module = harness.torch_module(lambda size, eps: llama_rms_norm(size, eps=eps))
+    report = harness.check_rms_norm(*module)
+    wide = [r for r in report.failures if r.dtype == "float64"]
+    assert wide and report.hint.splitlines()[-1].startswith(f"hint: {len(wide)} failed checks in")
+    with np.errstate(all="ignore"):  # a planted float64 bug is far over float32's rounding
+        bug = harness.check_layer_norm(variants.buggy_unbiased_variance, dtypes=("float64",))
+    assert bug.failures and "float64" not in bug.hint
