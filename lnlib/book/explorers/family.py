@@ -70,7 +70,7 @@ class FamilyExplorer(Explorer):
                     description=f"groups G ({', '.join(map(str, divisors))})",  # its only steps
                     continuous_update=True,
                 ),
-                "groups G, the channel groups of group norm",
+                f"groups G ({', '.join(map(str, divisors))}), the channel groups of group norm",
                 "group",
             ),
         }
