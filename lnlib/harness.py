@@ -215,10 +215,10 @@ class CheckResult:
 @dataclass(frozen=True)
 class CheckReport:
     """Every :class:`CheckResult` of one :func:`check_layer_norm` or :func:`check_rms_norm` run;
-    printing it gives the table. `hint`, its last lines when not empty, names the known causes
-    that account for its 16-bit failures: a float32 weight's type promotion (under
-    ``param_dtype="float32"``), and x̂ rounded before γ (``cast_before_gamma=True`` passes all the
-    other 16-bit failures)."""
+    printing it gives the table. `hint`, its lines under the first when not empty, names the known
+    causes that account for its failures: a float32 weight's type promotion (under
+    ``param_dtype="float32"``), x̂ rounded before γ (``cast_before_gamma=True`` passes all the
+    other 16-bit failures), float64 computed in float32."""
 
     results: tuple
     dtypes: tuple
@@ -251,9 +251,11 @@ class CheckReport:
         )
         lines = [
             f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks "
-            f"passed{undefined}",
-            f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes),
+            f"passed{undefined}"
         ]
+        for hint in self.hint.splitlines():  # first, where a reader looks (learner B)
+            lines += textwrap.wrap(hint, REPORT_WIDTH)
+        lines.append(f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes))
         for part, case in rows:
             marks = [_mark(cell.get((part, case, d))) for d in self.dtypes]
             lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
@@ -274,8 +276,6 @@ class CheckReport:
             lines += textwrap.wrap(
                 f"undefined: {reason}", REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
             )
-        for hint in self.hint.splitlines():
-            lines += textwrap.wrap(hint, REPORT_WIDTH)
         return "\n".join(lines)
 
     __repr__ = __str__
