@@ -69,6 +69,7 @@ class FamilyExplorer(Explorer):
                     value=groups,
                     description=f"groups G ({', '.join(map(str, divisors))})",  # its only steps
                     continuous_update=True,
+                    style={"description_width": "initial"},  # the whole label, never cut
                 ),
                 f"groups G ({', '.join(map(str, divisors))}), the channel groups of group norm",
                 "group",
