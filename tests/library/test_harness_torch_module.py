@@ -108,6 +108,28 @@ def test_a_gemma_style_gain_of_one_plus_weight_passes_with_weight_offset(torch, 
     # in float32, 1 + weight cannot hold a gain near 0 to float32's precision: a forward miss of
     # a few times the budget where the check hands such a gain, nothing else
     assert all(r.part == "forward" and r.ratio < 10 for r in report.failures), str(report)
+    # learner B (2026-11-29, fifth): that miss came with no hint; the report now names the cause,
+    # having re-run the failed checks with a budget that allows for the gain's float32 form
+    assert report.failures and report.hint.startswith(
+        f"hint: {len(report.failures)} failed forward check"
+    ), str(report)
+    assert "weight_offset=1.0" in report.hint and "not a wrong normalization" in report.hint
+
+
+def test_the_gain_form_hint_is_not_given_to_a_wrong_normalization(torch, gemma_rms_norm):
+    """The offset hint re-runs the failed checks with the wider budget: a Gemma-style module that
+    adds eps outside the root still fails there, and gets no such hint."""
+    torch.set_num_threads(1)
+
+    class EpsOutside(gemma_rms_norm):
+        def forward(self, x):
+            wide = x.float()
+            output = wide / (wide.pow(2).mean(-1, keepdim=True).sqrt() + self.eps)
+            return (output * (1.0 + self.weight.float())).type_as(x)
+
+    module = harness.torch_module(lambda size, eps: EpsOutside(size, eps=eps), weight_offset=1.0)
+    report = harness.check_rms_norm(*module, dtypes=("float32",), eps=1e-2)
+    assert not report.passed and "weight_offset" not in report.hint, str(report)
 
 
 @pytest.mark.parametrize(
