@@ -806,3 +806,16 @@ def test_the_pages_first_example_prints_what_the_page_says(capsys):
     first = capsys.readouterr().out.splitlines()[0]
     assert re.fullmatch(r"LayerNorm check, eps=1e-05: (\d+) of \1 checks passed", first), first
     assert f"It prints `{first}`" in text
+
+
+def test_the_wheels_readme_example_prints_what_it_says(capsys):
+    """lnlib/README.md, the wheel's own description (learner B: the wheel described itself with
+    the repository's make targets), runs as a reader pastes it and prints its quoted first line."""
+    readme = API.parent / "lnlib" / "README.md"
+    text = readme.read_text()
+    example = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
+    exec(compile(example, "lnlib/README.md", "exec"), {})  # noqa: S102 (the page's own example)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert re.fullmatch(r"RMSNorm check, eps=1e-06: (\d+) of \1 checks passed", first), first
+    assert f"It prints `{first}`" in text
+    assert 'readme = "lnlib/README.md"' in (API.parent / "pyproject.toml").read_text()
