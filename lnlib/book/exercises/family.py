@@ -23,6 +23,13 @@ def _group_norm_data(rng: np.random.Generator) -> dict:
     return {"acts": rng.normal(size=(samples, GROUPS * rng.integers(1, 5), positions))}
 
 
+def _standardized(values: np.ndarray, axes: tuple) -> np.ndarray:
+    """`values` standardized over `axes` (biased variance, ε inside the root): exercise 1's
+    mistakes of normalizing over the wrong axes."""
+    centred = values - values.mean(axis=axes, keepdims=True)
+    return centred / np.sqrt(values.var(axis=axes, keepdims=True) + EPS)
+
+
 @forbidding("lnlib", "torch")
 @variant(lambda rng: {"acts": rng.normal(size=(2, 4, 3))})
 @domain(_group_norm_data)
@@ -46,6 +53,14 @@ def group_normalized_acts(acts) -> Exercise:
             f"{per_group}": group_norm(acts, 1, eps=EPS),
             f"that is instance norm (G = {channels}, one channel per group); each group has "
             f"{per_group}": group_norm(acts, channels, eps=EPS),
+            "that normalizes over all the channels at each position, as layer norm does a "
+            "token; group norm takes a group's channels at every position together": (
+                _standardized(acts, (1,))
+            ),
+            "that normalizes each group's channels at each position on its own; a group takes "
+            "its channels at every position together": _standardized(grouped, (2,)).reshape(
+                acts.shape
+            ),
             "the values are right, but of the grouped shape: reshape back to acts.shape": (
                 centred / np.sqrt(biased + EPS)
             ),
