@@ -1,0 +1,60 @@
+"""What to use today's practitioner's path is walkable: each stop it lists opens with a line that
+names its number and links the next stop, in the list's order (learner B, 2026-11-29: "the path is
+the real product for my team, but it is only a list of links in a callout")."""
+
+import re
+
+from tests.book.test_links import CHAPTERS, HEADING, LINK, markdown_of, slug
+
+PAGE = CHAPTERS / "what_to_use_today.md"
+SIGNPOST = re.compile(r"^\*The practitioner's path, stop (\d+) of (\d+)[;,] (.*)\*$", re.M)
+
+
+def stops() -> list[tuple[str, str]]:
+    """(file, anchor) of each stop the path's numbered list links, in order; stop 1 is the page."""
+    text = PAGE.read_text(encoding="utf-8")
+    box = text[text.index("A practitioner's path through the book") :]
+    box = box[: box.index("\n```\n")]
+    items = re.split(r"^\d+\. ", box, flags=re.M)[1:]
+    found = [("what_to_use_today.md", "")]
+    for item in items[1:]:
+        file, _, anchor = LINK.search(item).group(1).partition("#")
+        found.append((file, anchor))
+    return found
+
+
+def signposts(file: str) -> list[tuple[int, int, str, str]]:
+    """(stop, of, section anchor, next link) of each signpost in `file`: the anchor of the heading
+    above it ("" before the first heading)."""
+    text = markdown_of(CHAPTERS / file)
+    found = []
+    for match in SIGNPOST.finditer(text):
+        headings = HEADING.findall(text[: match.start()])  # the first is the page's title
+        anchor = "" if len(headings) <= 1 else slug(headings[-1])
+        link = LINK.search(match.group(3)).group(1)
+        found.append((int(match.group(1)), int(match.group(2)), anchor, link))
+    return found
+
+
+def test_the_path_lists_twelve_stops():
+    assert len(stops()) == 12
+
+
+def test_each_stop_opens_with_its_number_and_links_the_next():
+    path = stops()
+    for k, (file, anchor) in enumerate(path[1:], start=2):
+        posts = [p for p in signposts(file) if p[0] == k]
+        assert len(posts) == 1, (k, file, posts)
+        stop, of, section, link = posts[0]
+        assert of == len(path) and section == anchor, (k, file, section, anchor)
+        following = path[k] if k < len(path) else ("what_to_use_today.md", "")
+        target_file, _, target_anchor = link.partition("#")
+        assert (target_file or file) == following[0], (k, link, following)
+        if k < len(path):
+            assert target_anchor == following[1], (k, link, following)
+
+
+def test_no_chapter_has_a_signpost_the_path_does_not_list():
+    listed = {k for k in range(2, len(stops()) + 1)}
+    seen = [p[0] for page in CHAPTERS.glob("*.ipynb") for p in signposts(page.name)]
+    assert sorted(seen) == sorted(listed)
