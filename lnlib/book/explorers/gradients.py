@@ -104,13 +104,14 @@ class GradientsExplorer(Explorer):
         dy = np.array([values[f"dy{i + 1}"] for i in range(size)])
         var = float(x.var())
         if var == 0.0 and eps == 0.0:
-            zeros = np.zeros(size)
+            zeros, undefined = np.zeros(size), np.full(size, np.nan)  # nan: no x̂ or dx drawn
             self.panels.update(
                 x,
-                zeros,
+                undefined,
                 {path: zeros for path in ("direct", "through_mean", "through_var")},
-                zeros,
+                undefined,
                 np.zeros((size, size)),
+                note="undefined:\nσ² + ε = 0",
             )
             readout = (
                 f"x = [{_fmt(x)}] is constant and ε = 0: σ² + ε = 0, so x̂ = 0/0: LayerNorm is "

@@ -23,8 +23,9 @@ __all__ = [
     "output_variance_figure",
 ]
 
-#: Fixed ε axis of the curves: 1e-10 to 1.
-EPS_GRID = np.logspace(-10, 0, 161)
+#: Fixed ε axis of the curves: 1e-11 to 1, 16 points a decade; from below the explorer's smallest σ²
+#: (δ = 1e-5: 5e-11), so that its ε = σ² diamond never leaves the axis (a student review).
+EPS_GRID = np.logspace(-11, 0, 177)
 #: Every curve of the chapter's figures is ε inside the square root (orange) or ε added to σ (sky
 #: blue); the frameworks are told apart by name, never by a colour, so orange means one thing in the
 #: whole chapter.
@@ -223,7 +224,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     """Small multiples of :class:`StdCurves`, one per input variance (chapter "Epsilon").
 
     The static stand-in for :func:`lnlib.book.explorers.epsilon_explorer` on the website: each
-    panel sweeps ε over ten decades for one input spread, with the framework defaults marked.
+    panel sweeps ε over eleven decades (1e-11 to 1) for one input spread, with the framework defaults marked.
 
     Parameters
     ----------

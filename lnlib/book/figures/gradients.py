@@ -191,8 +191,8 @@ class GradientPanels:
     """Three panels redrawn in place: the input, the three terms of s*dx, and the heatmap of s*J
     (chapter "Gradients through LayerNorm").
 
-    The input's bars are one ``PolyCollection``, the three terms' bars another,
-    and the heatmap one ``QuadMesh``, so an update redraws five artists.
+    The input's bars are one ``PolyCollection``, the three terms' bars another, and the heatmap
+    one ``QuadMesh``, so an update redraws five artists, and two texts (the panels' note).
 
     Parameters
     ----------
@@ -287,11 +287,23 @@ class GradientPanels:
         ax_jac.invert_yaxis()
         ax_jac.grid(False)
         ax_jac.figure.colorbar(self.heatmap, ax=ax_jac, shrink=0.8)
+        # where LayerNorm is undefined (a constant x with ε = 0), said in the panels that go blank
+        self.notes = [
+            ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center", fontsize=10)
+            for ax in (ax_terms, ax_jac)
+        ]
 
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.input_bars, self.xhat_points, self.term_bars, self.dx_points, self.heatmap]
+        return [
+            self.input_bars,
+            self.xhat_points,
+            self.term_bars,
+            self.dx_points,
+            self.heatmap,
+            *self.notes,
+        ]
 
     def _term_verts(self, terms: dict) -> list:
         """The bars of all three terms, path by path, as one list of polygons."""
@@ -301,9 +313,12 @@ class GradientPanels:
             for vert in _bar_verts(self.index + offset, terms[path], self.WIDTH)
         ]
 
-    def update(self, x, xhat, terms: dict, scaled_dx, scaled_jacobian) -> None:
+    def update(self, x, xhat, terms: dict, scaled_dx, scaled_jacobian, note: str = "") -> None:
         """Redraw for input `x`, its `xhat`, the three `terms` of s*dx (by path), their sum and
-        s*J."""
+        s*J; `note`, when given, is written across the terms' and the heatmap's panels (why they
+        are empty)."""
+        for text in self.notes:
+            text.set_text(note)
         self.input_bars.set_verts(_bar_verts(self.index, x, 0.7))
         self.xhat_points.set_ydata(xhat)
         self.term_bars.set_verts(self._term_verts(terms))
