@@ -718,12 +718,15 @@ def test_the_course_editions_pages_write_citations_out_for_jupyterlab():
 def test_the_course_edition_drops_the_practitioners_line():
     """In a graded lab, "Here for today's practice?" invites skipping what is graded (the fifth
     student review); the website keeps it."""
-    from lnlib.book.tools.notebooks import PRACTITIONER_LINE
+    from lnlib.book.tools.notebooks import PRACTITIONER_OPENING, practitioner_line
 
     chapter = ROOT / "chapters" / "09_gradients.ipynb"
-    assert PRACTITIONER_LINE in chapter.read_text(encoding="utf-8").replace('\\"', '"')
+    line = practitioner_line(chapter.name)
+    assert line in chapter.read_text(encoding="utf-8").replace('\\"', '"')
     key = answer_key(chapter)
-    assert not any(PRACTITIONER_LINE in "".join(c["source"]) for c in key["cells"])
+    assert not any(PRACTITIONER_OPENING in "".join(c["source"]) for c in key["cells"])
+    title = "".join(key["cells"][0]["source"]).splitlines()
+    assert title[1:3] != ["", ""], title[:4]  # and no second blank line left in its place
 
 
 def test_the_course_edition_states_the_graded_exercises_time_apart():

@@ -4,6 +4,7 @@ the real product for my team, but it is only a list of links in a callout")."""
 
 import re
 
+from lnlib.book.tools.notebooks import PATH_STOPS
 from tests.book.test_links import CHAPTERS, HEADING, LINK, markdown_of, slug
 
 PAGE = CHAPTERS / "what_to_use_today.md"
@@ -36,8 +37,11 @@ def signposts(file: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def test_the_path_lists_twelve_stops():
+def test_the_path_lists_twelve_stops_as_the_chapters_lines_name_them():
+    """PATH_STOPS, from which each chapter's line under its title names the stops in it, are the
+    tip box's stops."""
     assert len(stops()) == 12
+    assert stops()[1:] == [(file, anchor) for file, anchor, _ in PATH_STOPS]
 
 
 def test_each_stop_opens_with_its_number_and_links_the_next():

@@ -224,7 +224,8 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     """Small multiples of :class:`StdCurves`, one per input variance (chapter "Epsilon").
 
     The static stand-in for :func:`lnlib.book.explorers.epsilon_explorer` on the website: each
-    panel sweeps ε over eleven decades (1e-11 to 1) for one input spread, with the framework defaults marked.
+    panel sweeps ε over eleven decades (1e-11 to 1) for one input spread, with the framework
+    defaults marked.
 
     Parameters
     ----------

@@ -49,7 +49,7 @@ from lnlib.book.exercises.chapter import (
     key_solution,
     rebinds,
 )
-from lnlib.book.tools.notebooks import PRACTITIONER_LINE, read_notebook, write_notebook
+from lnlib.book.tools.notebooks import PRACTITIONER_OPENING, read_notebook, write_notebook
 
 __all__ = [
     "KeyExists",
@@ -345,6 +345,11 @@ def _with_student_cell(cells: list[dict]) -> list[dict]:
     return [*cells[: first + 1], student, *cells[first + 1 :]]
 
 
+#: The practitioner's line under a chapter's title, with the blank line after it
+#: (:func:`lnlib.book.tools.notebooks.practitioner_line`).
+PRACTITIONERS_LINE = re.compile(re.escape(PRACTITIONER_OPENING) + r".*?\*(?:\n\n|$)")
+
+
 def _for_the_course(cell: dict, chapter: Path) -> dict:
     """`cell` without the practitioner's line: in a graded lab it invites skipping what is graded
     (the fifth student review); its time line, if it has one, split into graded and practice
@@ -352,7 +357,7 @@ def _for_the_course(cell: dict, chapter: Path) -> dict:
     text = "".join(cell["source"])
     if cell["cell_type"] != "markdown":
         return cell
-    text = text.replace(f"{PRACTITIONER_LINE}\n\n", "").replace(PRACTITIONER_LINE, "")
+    text = PRACTITIONERS_LINE.sub("", text)
     cell["source"] = TIME_LINE.sub(f"<!--time-->{course_time_sentence(chapter)}<!--/time-->", text)
     return cell
 

@@ -20,7 +20,9 @@ __all__ = [
     "write_notebook",
     "chapter_titles",
     "PRACTITIONER_CHAPTERS",
-    "PRACTITIONER_LINE",
+    "PRACTITIONER_OPENING",
+    "PATH_STOPS",
+    "practitioner_line",
     "website_build",
     "WIDGET_VIEW",
     "PLACEHOLDER",
@@ -103,15 +105,45 @@ def chapter_titles(chapters=CHAPTERS) -> dict[str, str]:
 # --- the practitioner's line ----------------------------------------------------------------------
 # Chapters 09 to 16 open, on the line under the title, with one line to the practitioner's path (the
 # tip box of What to use today, which the introduction's reading paths and each chapter's "In
-# practice" box link as well), the same words in each: tests/book/test_book.py holds them to this.
+# practice" box link as well) that names the path's stops in the chapter, or says the path skips
+# it: tests/book/test_book.py holds each chapter to :func:`practitioner_line`, and
+# tests/book/test_practitioners_path.py holds :data:`PATH_STOPS` to the tip box and to the line
+# that opens each stop.
 
-#: The chapters that open with :data:`PRACTITIONER_LINE`, by number.
+#: The chapters that open with :func:`practitioner_line`, by number.
 PRACTITIONER_CHAPTERS = ("09", "10", "11", "12", "13", "14", "15", "16")
-#: Their first line under the title; the time is the path's own estimate (what_to_use_today.md).
-PRACTITIONER_LINE = (
-    "*Here for today's practice? [The practitioner's path](what_to_use_today.md) covers it in about"
-    " an hour and a half.*"
+#: Where every practitioner's line starts (the course edition removes the line: course.py).
+PRACTITIONER_OPENING = "*Here for today's practice? [The practitioner's path](what_to_use_today.md)"
+#: The path's stops after What to use today itself, in order: (notebook, section anchor ("" for the
+#: chapter's top), the stop's name).
+PATH_STOPS = (
+    ("09_gradients.ipynb", "simplified-the-closed-form", "LayerNorm's closed form"),
+    ("09_gradients.ipynb", "rmsnorms-backward-pass", "RMSNorm's backward pass"),
+    ("11_pre_post_norm.ipynb", "what-this-means-in-practice", "what pre-norm means in practice"),
+    ("12_after_2020.ipynb", "", "the bottom line"),
+    ("12_after_2020.ipynb", "rmsnorm-what-todays-llms-normalize-with", "RMSNorm"),
+    ("12_after_2020.ipynb", "qk-norm", "QK-norm"),
+    ("13_numerics.ipynb", "half-precision-as-the-frameworks-do-it", "half precision"),
+    ("13_numerics.ipynb", "rmsnorm-in-half-precision", "RMSNorm in half precision"),
+    ("13_numerics.ipynb", "gradients-in-mixed-precision", "gradients in mixed precision"),
+    ("15_gpu.ipynb", "kernel-5-add--rmsnorm-the-kernel-most-of-todays-models-run", "add + RMSNorm"),
+    ("16_check_your_own.ipynb", "checking-an-rmsnorm", "checking an RMSNorm"),
 )
+
+
+def practitioner_line(notebook: str) -> str:
+    """The line under chapter `notebook`'s title (e.g. ``"09_gradients.ipynb"``): the path's stops
+    in it, each linked to its section (a stop at the chapter's top is the box just below), or that
+    the path skips it."""
+    stops = [
+        f"[{name}](#{anchor})" if anchor else f"{name} below"
+        for file, anchor, name in PATH_STOPS
+        if file == notebook
+    ]
+    if not stops:
+        return f"{PRACTITIONER_OPENING} skips this chapter.*"
+    listed = stops[0] if len(stops) == 1 else f"{', '.join(stops[:-1])} and {stops[-1]}"
+    return f"{PRACTITIONER_OPENING} reads {listed} in this chapter.*"
 
 
 def website_build() -> bool:
