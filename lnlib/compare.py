@@ -49,7 +49,8 @@ class Comparison:
 def compare(
     name: str, ours, reference, *, rtol: float = 1e-5, atol: float = 1e-8, show: bool = True
 ) -> Comparison:
-    """Compare `ours` with `reference` and print one line: allclose, exact, max abs difference.
+    """Compare `ours` with `reference` and print one line: allclose, exact, max abs difference
+    (chapter "The input x" first shows it, against PyTorch's stored outputs).
 
     Parameters
     ----------

@@ -473,11 +473,8 @@ def _check_all(
     seed,
     param_dtype,
     cast_before_gamma,
-    gain_roundoff=0.0,
 ):
-    """The run both checks share: `forward` and `backward` are (function, checker, signature);
-    `gain_roundoff` widens the forward's budget by a gain held only to within that absolute error
-    (:func:`_offset_hint`)."""
+    """The run both checks share: `forward` and `backward` are (function, checker, signature)."""
     for (function, _, signature), name in ((forward, "forward"), (backward, "backward")):
         if function is not None and not callable(function):
             raise TypeError(f"{name} must be a function such as {signature}; got {function!r}.")
@@ -491,6 +488,7 @@ def _check_all(
         normalized_ndim=normalized_ndim,
         seed=seed,
         param_dtype=param_dtype,
+        weight_offset=getattr(forward[0], "weight_offset", 0.0),  # set by torch_module
     ).items():
         args = (case, inputs, eps if case.eps is None else case.eps, normalized_ndim)
         cast = {"cast_before_gamma": bool(cast_before_gamma)}
@@ -500,9 +498,7 @@ def _check_all(
                 "forward",
                 case,
                 dtype,
-                lambda: forward[1](
-                    forward[0], *args, samples[dtype], saved, gain_roundoff=gain_roundoff, **cast
-                ),
+                lambda: forward[1](forward[0], *args, samples[dtype], saved, **cast),
             )
         )
         if backward[0] is not None:
@@ -542,83 +538,12 @@ def _check_all(
     wide = [r for r in report.failures if r.dtype == "float64"]
     if wide and all(_within_float32(r) for r in wide):
         hints.append(_float32_hint(len(wide)))
-    offset = getattr(forward[0], "weight_offset", 0.0)
-    if offset and not gain_roundoff:
-        hints += _offset_hint(
-            norm,
-            forward,
-            backward,
-            report,
-            offset,
-            cases,
-            eps,
-            normalized_ndim,
-            seed,
-            param_dtype,
-            cast_before_gamma,
-        )
     return dataclasses.replace(report, hint="\n".join(hints)) if hints else report
-
-
-def _offset_hint(
-    norm,
-    forward,
-    backward,
-    report,
-    offset,
-    cases,
-    eps,
-    normalized_ndim,
-    seed,
-    param_dtype,
-    cast_before_gamma,
-) -> list:
-    """The hint, as a list of none or one line, when every value failure of a module wrapped with
-    ``torch_module(..., weight_offset=offset)`` is a forward that passes once the budget allows
-    for a gain formed as ``offset + weight`` in float32 (Gemma's ``1 + weight``), which holds
-    gamma only to within float32's rounding of `offset`."""
-    failed = [
-        r
-        for r in report.failures
-        if r.case != BIAS and r.detail.split(":")[0] not in ("dtype", "shape", "NaN")
-    ]
-    if not failed or any(r.part != "forward" for r in failed):
-        return []
-    again = _check_all(
-        norm,
-        forward,
-        backward,
-        dtypes=tuple(dict.fromkeys(r.dtype for r in failed)),
-        cases=tuple(c for c in cases if c.name in {r.case for r in failed}),
-        eps=eps,
-        normalized_ndim=normalized_ndim,
-        seed=seed,
-        param_dtype=param_dtype,
-        cast_before_gamma=cast_before_gamma,
-        gain_roundoff=abs(offset) * unit_roundoff(np.float32),
-    )
-    passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
-    if not all((r.part, r.case, r.dtype) in passing for r in failed):
-        return []
-    return [
-        f"hint: {_count(len(failed), 'failed forward check')} "
-        f"{'passes' if len(failed) == 1 else 'pass'} once the budget allows for the gain's "
-        f"form: torch_module(..., weight_offset={offset!r}) hands the module weight = gamma - "
-        f"{offset:g}, and a module that forms {offset:g} + weight in float32 (as Gemma's does) "
-        f"holds gamma only to within float32's rounding of {offset:g}, large next to the "
-        "check's gains near 0. That is the gain's form, not a wrong normalization; see chapter "
-        '"Check your own LayerNorm", section "Hugging Face\'s ordering".'
-    ]
 
 
 #: float32's unit roundoff over float64's, 2**29: how far over float64's budget code that computes
 #: in float32 can be while within float32's.
 FLOAT32_OVER_FLOAT64 = 2.0**29
-
-
-def _count(count: int, noun: str) -> str:
-    """``"1 failed check"``, ``"2 failed checks"``."""
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _within_float32(result: CheckResult) -> bool:
@@ -685,9 +610,15 @@ def harness_inputs(
     normalized_ndim: int = 1,
     seed: int = 0,
     param_dtype: str | None = None,
+    weight_offset: float = 0.0,
 ) -> dict:
     """The inputs :func:`check_layer_norm` gives an implementation (chapter "Check your own
     LayerNorm").
+
+    `weight_offset`, for a module whose gain is ``weight_offset + weight`` (Gemma's ``1 +
+    weight``; :func:`torch_module`), moves each gamma to the nearest one whose ``gamma -
+    weight_offset`` its dtype (and float32) holds exactly, as a checkpoint holds that weight: the
+    module and the reference then have the same gain.
 
     Returns
     -------
@@ -715,8 +646,24 @@ def harness_inputs(
         for dtype in dtypes:
             if case.dtypes is None or dtype in case.dtypes:
                 rng = np.random.default_rng([seed, index])
-                inputs[case, dtype] = _inputs(case, dtype, normalized_ndim, rng, param_dtype)
+                drawn = _inputs(case, dtype, normalized_ndim, rng, param_dtype)
+                if weight_offset:
+                    drawn["gamma"] = _offset_gain(drawn["gamma"], weight_offset)
+                inputs[case, dtype] = drawn
     return inputs
+
+
+def _offset_gain(gamma: np.ndarray, offset: float) -> np.ndarray:
+    """`gamma` moved, in its dtype, to values whose ``gamma - offset`` that dtype and float32 hold
+    exactly: the gains a module that forms ``offset + weight`` from a stored weight can have, in
+    float32 too (Gemma's ``1 + weight.float()``)."""
+    wide = np.float64
+    narrow = gamma.dtype if gamma.dtype.itemsize <= 4 else np.dtype(np.float32)
+    held = (gamma.astype(wide) - offset).astype(narrow).astype(gamma.dtype)  # a stored weight
+    moved = (held.astype(wide) + offset).astype(gamma.dtype)
+    if not np.array_equal(moved.astype(wide) - offset, held.astype(wide)):
+        raise ValueError(f"weight_offset={offset!r} leaves gains its weight cannot hold exactly.")
+    return moved
 
 
 def _inputs(
@@ -844,9 +791,7 @@ def _compare_gradients(
     return worst
 
 
-def _check_forward(
-    forward, case, inputs, eps, k, sample, saved, *, cast_before_gamma=False, gain_roundoff=0.0
-):
+def _check_forward(forward, case, inputs, eps, k, sample, saved, *, cast_before_gamma=False):
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
     y_ref, mean, rstd = _reference(
@@ -858,9 +803,7 @@ def _check_forward(
     size = int(np.prod(inputs["x"].shape[-k:]))
     dxhat = size * u_acc * (1 + np.abs(mean) * rstd) * (1 + np.abs(xhat))
     u_cast = _cast_roundoff(dtype, cast_before_gamma)
-    arithmetic = np.abs(wide["gamma"]) * (dxhat + u_cast * np.abs(xhat)) + gain_roundoff * np.abs(
-        xhat
-    )
+    arithmetic = np.abs(wide["gamma"]) * (dxhat + u_cast * np.abs(xhat))
     budget = arithmetic + 2 * u_out * (np.abs(wide["gamma"] * xhat) + np.abs(wide["beta"]))
     return _compare_forward(
         forward,
@@ -940,19 +883,15 @@ def _rms_xhat_error(x: np.ndarray, rstd: np.ndarray, k: int) -> np.ndarray:
     return (size + 4) * _accumulation_roundoff(x.dtype) * (1 + np.abs(x.astype(np.float64) * rstd))
 
 
-def _check_rms_forward(
-    forward, case, inputs, eps, k, sample, saved, *, cast_before_gamma=False, gain_roundoff=0.0
-):
+def _check_rms_forward(forward, case, inputs, eps, k, sample, saved, *, cast_before_gamma=False):
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
     y_ref, rstd = _reference(
         rms_norm, wide["x"], wide["gamma"], eps=eps, axis=axes, return_stats=True
     )
     u_cast = _cast_roundoff(inputs["x"].dtype, cast_before_gamma)
-    arithmetic = (
-        np.abs(wide["gamma"]) * _rms_xhat_error(inputs["x"], rstd, k)
-        + u_cast * np.abs(y_ref)
-        + gain_roundoff * np.abs(wide["x"] * rstd)
+    arithmetic = np.abs(wide["gamma"]) * _rms_xhat_error(inputs["x"], rstd, k) + u_cast * np.abs(
+        y_ref
     )
     budget = arithmetic + 2 * unit_roundoff(inputs["x"].dtype) * np.abs(y_ref)
     return _compare_forward(
@@ -1244,10 +1183,9 @@ def torch_module(
         Where PyTorch computes ("cuda" on a GPU).
     weight_offset : float, default 0.0
         For a module whose gain is ``weight_offset + weight``: Gemma's RMSNorm multiplies by
-        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in float64, and
-        its gradient comes back in gamma's dtype. A module that rounds that weight to float32 to
-        form its gain, as Gemma's does, holds gamma to within one float32 rounding of gamma - 1:
-        a gain near 0 loses relative precision there.
+        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in gamma's
+        dtype, and the check hands only gains for which that is exact (:func:`harness_inputs`):
+        near 0, 1 + weight cannot hold every gain gamma's dtype can.
     cast_output : bool, default False
         Cast the module's output to its input's dtype, as the next layer would see it under
         autocast; for a module that promotes a 16-bit input to float32 with a float32 weight
@@ -1289,8 +1227,8 @@ def torch_module(
 
     def build(gamma, beta, eps):
         module = factory(gamma.shape[0] if gamma.ndim == 1 else tuple(gamma.shape), eps).to(device)
-        weight = np.asarray(gamma, np.float64) - weight_offset
-        module.weight = torch.nn.Parameter(tensor(weight if weight_offset else gamma))
+        weight = (np.asarray(gamma, np.float64) - weight_offset).astype(gamma.dtype)  # exact
+        module.weight = torch.nn.Parameter(tensor(weight))
         if getattr(module, "bias", None) is not None:
             module.bias = torch.nn.Parameter(tensor(np.zeros_like(gamma) if beta is None else beta))
         return module
@@ -1300,13 +1238,12 @@ def torch_module(
         y = build(gamma, rest[0] if len(rest) == 2 else None, rest[-1])(tx)
         return array(y.to(tx.dtype) if cast_output else y)
 
-    forward.weight_offset = weight_offset  # read by the check's hint (:func:`_offset_hint`)
+    forward.weight_offset = weight_offset  # the check then hands gains the module can hold
 
     def backward(dy, x, gamma, eps):
         module, tx = build(gamma, None, eps), tensor(x).requires_grad_()
         module(tx).backward(tensor(dy))
-        weight_grad = module.weight.grad  # float64 under weight_offset: gamma's dtype, as handed
-        grads = (tx.grad, weight_grad.to(tensor(gamma).dtype) if weight_offset else weight_grad)
+        grads = (tx.grad, module.weight.grad)  # d(offset + weight) = d(weight): dgamma
         if getattr(module, "bias", None) is not None:
             grads += (module.bias.grad,)
         return tuple(array(g) for g in grads)
