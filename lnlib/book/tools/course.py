@@ -626,10 +626,13 @@ student id (as your course spells it) in the cell under the first, `exercises.st
 then run the cells in order. Write all of an exercise's code in its answer cell: only the answer
 cells are graded (cells you add, and changes to the chapter's cells, are set aside before
 grading), and the check runs your answer cell again on a second draw of data of the same kind, so
-the cell must compute its answer from the data it hands out. Before you hand a notebook in, run it
-again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the notebook as it
-runs from a fresh start. You need no nbgrader: the test cell under each graded exercise runs the
-check your instructor's grading runs, on your data.
+the cell must compute its answer from the data it hands out, with numpy and Python as you would
+write them: an answer may not use lnlib (the checker lives there), nor, where an exercise
+forbids a function, `getattr`, `eval` or `globals()`, which hide names from the check. Tries are
+unlimited, and a wrong answer that makes a known mistake is told which. Before you hand a notebook
+in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the
+notebook as it runs from a fresh start. You need no nbgrader: the test cell under each graded
+exercise runs the check your instructor's grading runs, on your data.
 
 To work on them on your own machine (Python 3.11 or newer):
 
@@ -640,7 +643,11 @@ To work on them on your own machine (Python 3.11 or newer):
 
 The install takes a minute or two and about 650 MB. The third line, optional, stops JupyterLab's
 news pop-up from covering the notebook. In a container where you are root, JupyterLab refuses to
-start until you add `--allow-root` to the last line. Chapters 14
+start without `--allow-root`:
+
+    .venv/bin/jupyter lab --allow-root
+
+Chapters 14
 and 15 compile kernels with numba, about 230 MB more: for them, also run
 `.venv/bin/python -m pip install -r requirements-kernels.txt`. A link to a
 section of another chapter opens that notebook at its top, so the link is followed by the
