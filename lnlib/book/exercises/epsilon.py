@@ -22,6 +22,14 @@ def _near_constant(rng: np.random.Generator) -> dict:
             return {"v": v}
 
 
+#: Exercise 1's other ε a reader may reach for, by value: another framework's default (named), or
+#: a guess a decade away.
+OTHER_EPS = {eps: f" ({name}'s default)" for name, eps in FRAMEWORK_EPS.items() if eps != EPS} | {
+    1e-4: "",
+    1e-8: "",
+}
+
+
 @forbidding("lnlib", "torch")
 @variant(lambda rng: redrawn(rng, _near_constant, output_variance_with_eps))
 @domain(
@@ -56,6 +64,11 @@ def output_variance_with_eps(v) -> Exercise:
             ),
             "that is the variance of v itself; the question asks for the variance of "
             "LayerNorm's output": variance,
+        }
+        | {
+            f"that uses ε = 1e{round(np.log10(other))}{whose}; this question's ε is 1e-5": variance
+            / (variance + other)
+            for other, whose in OTHER_EPS.items()
         },
     )
 

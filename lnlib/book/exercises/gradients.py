@@ -356,6 +356,8 @@ def other_norm_dx(norm, xn, dyn, gn) -> Exercise:
         "the gain is missing: the gradient reaching the normalized row is g · dy": (
             other_norm_backward(norm, xn, dyn, 1.0)
         ),
+        "that is g · dy alone, as if y were g x: x reaches y through a division by the row's "
+        "statistic, and through that statistic too": gn * dyn,
         "the statistic's term has the wrong sign: a larger statistic shrinks y, so its term is "
         "subtracted": 2 * other_norm_backward(norm, xn, dyn, gn, statistic=False)
         - other_norm_backward(norm, xn, dyn, gn),
