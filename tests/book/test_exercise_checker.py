@@ -196,6 +196,40 @@ def mean_with_hint(x):
     return Exercise(x.mean(), hint="sum, then divide by H")
 
 
+def test_a_stuck_graded_student_is_sent_to_the_section_never_given_the_recipe():
+    """The student review (2026-11-29, sixth): graded feedback said less than practice feedback; a
+    student stuck on a mistake the checker does not name got no direction at all."""
+    from lnlib.book.exercises.chapter import Exercises, rests_on, variant
+
+    x = np.array([1.0, 2.0, 6.0])
+    builder = rests_on("The idea")(variant(lambda rng: {"x": x})(mean_with_hint))
+    graded = Exercises("00_demo", builder)
+    graded.graded = True
+    lines = [str(graded.check(1, 0.5, x=x)) for _ in range(HINT_AFTER)]
+    assert all("§" not in line for line in lines[:-1]), lines
+    assert lines[-1].endswith("Stuck? Reread § The idea: this exercise practises it."), lines[-1]
+    assert all("divide" not in line for line in lines), lines
+    assert "§ The idea" in str(graded.hint(1)) and "divide" not in str(graded.hint(1))
+
+
+def _plain(heading: str) -> str:
+    """A heading as a reader sees it: formulas in plain text ("$d\\beta$" as "dβ")."""
+    greek = {r"\beta": "β", r"\gamma": "γ", r"\sigma": "σ", r"\varepsilon": "ε"}
+    for command, letter in greek.items():
+        heading = heading.replace(command, letter)
+    return re.sub(r"[$`]", "", heading).strip()
+
+
+@pytest.mark.parametrize("exercises", every_chapter(), ids=lambda e: e.chapter)
+def test_every_graded_exercise_names_a_section_of_its_chapter(exercises):
+    from tests.book.test_links import HEADING, markdown_of
+
+    notebook = Path(__file__).resolve().parents[2] / "chapters" / f"{exercises.chapter}.ipynb"
+    headings = {_plain(h) for h in HEADING.findall(markdown_of(notebook))}
+    for k in exercises.graded_exercises():
+        assert exercises.section(k) in headings, (exercises.chapter, k, exercises.section(k))
+
+
 def test_no_plan_sentence_holds_markdown_the_website_would_show_raw():
     """A reader's finding: chapter 14's feedback showed raw backticks on the website."""
     for exercises, k in EXERCISES:

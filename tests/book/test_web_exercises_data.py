@@ -166,3 +166,9 @@ def test_the_course_website_gives_a_graded_exercise_no_hint(website, monkeypatch
         assert ("lnlib-exercise-hint-button" in page) == button
         assert ("average each row" in page) == button
         assert "add them" in exercises.check(2, None, x=x)._repr_html_()
+    # one that names its section (rests_on) gets, on the course's website, that section to reread
+    from lnlib.book.exercises.chapter import rests_on
+
+    sent_back = Exercises("00_demo", rests_on("The idea")(exercises.builders[0]))
+    page = sent_back.check(1, None, batch=batch)._repr_html_()
+    assert "Reread § The idea" in page and "average each row" not in page

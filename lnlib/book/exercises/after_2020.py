@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, variant
+from lnlib.book.exercises.chapter import Exercises, domain, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.exercises.pre_post_norm import layer_data, website_layer
 from lnlib.book.models.placements import placement_forward
@@ -16,6 +16,7 @@ from lnlib.book.models.transformer import ffn_forward
 WIDTH = 64
 
 
+@rests_on("Seven placements")
 @variant(website_layer)
 @domain(layer_data)
 def peri_ln_ffn_sublayer(xe, we) -> Exercise:

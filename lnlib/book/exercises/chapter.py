@@ -15,7 +15,8 @@ judges the data as passed.
 A wrong answer is told what is wrong, never how to compute the answer: the hint (the recipe) comes
 when the reader asks, ``exercises.hint(k)``, or with the
 :data:`~lnlib.book.exercises.feedback.HINT_AFTER`-th wrong try. In graded mode
-(``exercises.graded = True``: the course edition, lnlib.book.tools.course) no hint comes at all.
+(``exercises.graded = True``: the course edition, lnlib.book.tools.course) no hint comes at all:
+a graded exercise names, with that wrong try, the section it practises instead (:func:`rests_on`).
 Data a reader changes beyond what the exercise allows get a sentence, never a traceback through the
 checker (which would show how it computes the answer).
 
@@ -71,6 +72,7 @@ __all__ = [
     "Exercises",
     "answer_code",
     "asks_for",
+    "rests_on",
     "domain",
     "variant",
     "forbidden_uses",
@@ -214,6 +216,24 @@ def asks_for(kind: str) -> Callable:
         return builder
 
     return declare
+
+
+def rests_on(section: str) -> Callable:
+    """Declare, on a graded exercise's builder, the section of its chapter it practises, by its
+    heading as the page shows it (formulas in plain text: "dβ and dγ first"). In the course
+    edition, where a graded exercise gives no hint, a student stuck after :data:`HINT_AFTER` wrong
+    tries is sent back to it (a student review: graded feedback said less than practice)."""
+
+    def declare(builder: Callable[..., Exercise]) -> Callable[..., Exercise]:
+        builder.rests_on = section
+        return builder
+
+    return declare
+
+
+def reread(section: str | None) -> str:
+    """What a stuck student of a graded exercise is told: the section to reread ("" for none)."""
+    return f"Reread § {section}: this exercise practises it." if section else ""
 
 
 #: Where the answer key's held-back solutions live (:func:`held_back`): in the repository, outside
@@ -463,7 +483,17 @@ class Exercises:
         """
         self._number(k)
         if self._graded(k):
-            return Feedback("No hints in the course edition: your instructor grades this exercise.")
+            return Feedback(
+                " ".join(
+                    filter(
+                        None,
+                        (
+                            "No hints in the course edition: your instructor grades this exercise.",
+                            reread(self.section(k)),
+                        ),
+                    )
+                )
+            )
         built = self._built(k, data or self._last_data.get(k, {}))
         if isinstance(built, Feedback):
             return built
@@ -502,12 +532,21 @@ class Exercises:
             return Feedback(NOT_CORRECT + _diagnosis(verdict.text.removeprefix(WRONG)))
         return verdict
 
+    def section(self, k: int) -> str | None:
+        """The section exercise `k` practises (:func:`rests_on`), or None where it names none."""
+        self._number(k)
+        return getattr(self.builders[k - 1], "rests_on", None)
+
     def _with_hint(self, k: int, built: Exercise, verdict: Feedback) -> Feedback:
         """`verdict`, counted: after :data:`HINT_AFTER` wrong tries, the hint comes with it
-        (self-study)."""
-        if self._graded(k) or verdict.kind != "wrong" or not built.hint:
+        (self-study), or, graded, the section to reread (:func:`rests_on`)."""
+        if verdict.kind != "wrong" or not (built.hint or self._graded(k)):
             return verdict
         self._wrong_tries[k] = self._wrong_tries.get(k, 0) + 1
+        if self._graded(k):
+            stuck = self._wrong_tries[k] >= HINT_AFTER and reread(self.section(k))
+            more = f"{verdict.text}\nStuck? {stuck}"
+            return Feedback(more, verdict=verdict.text) if stuck else verdict
         if self._wrong_tries[k] >= HINT_AFTER:
             more = f"Hint: {built.hint}"
         else:
@@ -547,7 +586,8 @@ class Exercises:
         if answer is None and website_build():
             built = self.exercise(k, **data)
             if course_website_build() and k in self.graded_exercises():
-                built = dataclasses.replace(built, hint="")  # as graded in the notebook: no hint
+                # as graded in the notebook: no hint, the section to reread instead
+                built = dataclasses.replace(built, hint=reread(self.section(k)))
             return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
         if answer is None:
             aside = _set_aside(k, _inputs())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, variant
+from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.harness import CASES, check_layer_norm
 from lnlib.textbook import numpy_layer_norm
@@ -127,6 +127,7 @@ def _any_float16_batch(rng: np.random.Generator) -> dict:
     return {"x2": x2, "gamma2": gamma2, "beta2": beta2}
 
 
+@rests_on("Six planted bugs")
 @asks_for("code")
 @forbidding(*FIX_FORBIDS)
 @variant(_fix_data)

@@ -12,6 +12,7 @@ from lnlib.book.exercises.chapter import (
     forbidding,
     integer_rows,
     redrawn,
+    rests_on,
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
@@ -42,6 +43,7 @@ def _token_of_integers(rng: np.random.Generator) -> dict:
     )
 )
 @domain(lambda rng: {"token_b": rng.integers(-4, 8, size=4).astype(float) + rng.normal(size=4) / 8})
+@rests_on("The idea")
 def four_steps_by_hand(token_b) -> Exercise:
     """Exercise 1: LayerNorm of `token_b` with γ = 1, β = 0 and ε = 1e-5, shape ``(H,)``."""
     token_b = np.asarray(token_b, dtype=np.float64)
@@ -97,6 +99,7 @@ def divisor_ratio() -> Exercise:
     )
 )
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(2, 5), rng.integers(3, 9))) * 3})
+@rests_on("All of it in one function")
 def scaled_and_shifted_batch(batch) -> Exercise:
     """Exercise 3: LayerNorm of `batch` (the cell's: the documents' 2×4 batch) with γ = 2 and β =
     0.5 for every feature."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.variants import FRAMEWORK_EPS, layer_norm_eps_outside_sqrt, sample_variance
 
@@ -30,6 +30,7 @@ OTHER_EPS = {eps: f" ({name}'s default)" for name, eps in FRAMEWORK_EPS.items() 
 }
 
 
+@rests_on("The idea")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: redrawn(rng, _near_constant, output_variance_with_eps))
 @domain(

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnlib.book.exercises.chapter import Exercises, asks_for, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import (
+    Exercises,
+    asks_for,
+    domain,
+    forbidding,
+    redrawn,
+    rests_on,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.family import TRANSFORMATIONS, invariance_table
 from lnlib.norms import RunningStats, batch_norm, batch_norm_backward, group_norm
@@ -30,6 +38,7 @@ def _standardized(values: np.ndarray, axes: tuple) -> np.ndarray:
     return centred / np.sqrt(values.var(axis=axes, keepdims=True) + EPS)
 
 
+@rests_on("The idea")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: {"acts": rng.normal(size=(2, 4, 3))})
 @domain(_group_norm_data)
@@ -180,6 +189,7 @@ def _sequence_domain(rng: np.random.Generator) -> dict:
     }
 
 
+@rests_on("Batch norm's backward and its pitfalls")
 @asks_for("derivation")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: redrawn(rng, _small_sequences, batch_norm_dx))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, redrawn, variant
+from lnlib.book.exercises.chapter import Exercises, domain, redrawn, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.gamma_beta import gpt2_parameter_counts, identity_parameters
 
@@ -26,6 +26,7 @@ def _reversible(rng: np.random.Generator) -> dict:
             return {"v": v}
 
 
+@rests_on("Undoing the normalization, exactly")
 @variant(lambda rng: redrawn(rng, _reversible, identity_scale_and_shift, SIGMA_FOR_GAMMA))
 @domain(lambda rng: {"v": rng.normal(rng.normal(), 2, size=rng.integers(2, 9))})
 def identity_scale_and_shift(v) -> Exercise:

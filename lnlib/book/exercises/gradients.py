@@ -16,6 +16,7 @@ from lnlib.book.exercises.chapter import (
     forbidding,
     held_back,
     redrawn,
+    rests_on,
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
@@ -115,6 +116,7 @@ def _kernel_rows(rng: np.random.Generator) -> dict:
             return {"xk": xk, "dyk": rng.choice(HALVES, size=(3, 4)), "saved": _sigma(xk)}
 
 
+@rests_on("dβ and dγ first")
 @forbidding("lnlib", "torch", "jax")
 @variant(lambda rng: redrawn(rng, _batch_of_integers, dgamma_by_hand, MISSING_EPS))
 @domain(lambda rng: _batch(rng, "xe", "dye"))
@@ -152,6 +154,7 @@ def dgamma_by_hand(xe, dye) -> Exercise:
     )
 
 
+@rests_on("dx by hand, then node by node")
 @asks_for("derivation")
 @forbidding("lnlib", "torch", "jax", "sympy")
 @variant(lambda rng: redrawn(rng, _with_gamma, atomic_backward_dx, MISSING_EPS))
@@ -200,6 +203,7 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     return size * mean_term / s * factor
 
 
+@rests_on("Simplified: the closed form")
 @forbidding(*BACKWARD_PASSES)
 @variant(lambda rng: redrawn(rng, _tiny_vector, leftover_along_xhat))
 @domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
@@ -332,6 +336,7 @@ def _other_norm_domain(rng: np.random.Generator) -> dict:
     return {"norm": str(rng.choice(list(OTHER_NORMS)))} | data | {"gn": float(rng.normal())}
 
 
+@rests_on("dx by hand, then node by node")
 @asks_for("derivation")
 @held_back("09_gradients_4.md")
 @forbidding("lnlib", "torch", "jax", "sympy")
@@ -384,6 +389,7 @@ def other_norm_dx(norm, xn, dyn, gn) -> Exercise:
     )
 
 
+@rests_on("What an RMSNorm kernel saves")
 @forbidding("lnlib", "torch", "jax")
 @variant(lambda rng: redrawn(rng, _kernel_rows, dgamma_from_saved))
 @domain(_saved)

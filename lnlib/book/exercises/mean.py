@@ -12,6 +12,7 @@ from lnlib.book.exercises.chapter import (
     domain,
     forbidding,
     integer_rows,
+    rests_on,
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
@@ -28,6 +29,7 @@ AXIS_HINT = "Average along the feature axis, axis=-1."
         "batch": rng.integers(-9, 10, size=(rng.integers(2, 6), rng.integers(2, 7))).astype(float)
     }
 )
+@rests_on("The idea")
 def per_sample_means(batch) -> Exercise:
     """Exercise 1: the mean of each row of `batch`, shape ``(rows,)``."""
     rows = np.asarray(batch, dtype=np.float64)
@@ -48,6 +50,7 @@ def per_sample_means(batch) -> Exercise:
 @forbidding("lnlib.layer_norm_steps")
 @variant(lambda rng: {"acts": rng.normal(size=(2, 3, 5))})
 @domain(lambda rng: {"acts": rng.normal(size=tuple(rng.integers(2, 6, size=3)))})
+@rests_on("The idea")
 def per_token_means(acts) -> Exercise:
     """Exercise 2: one mean per token of `acts`, shape ``(batch, sequence, 1)``."""
     acts = np.asarray(acts, dtype=np.float64)

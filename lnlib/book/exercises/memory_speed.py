@@ -12,6 +12,7 @@ from lnlib.book.exercises.chapter import (
     domain,
     forbidding,
     redrawn,
+    rests_on,
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
@@ -33,6 +34,7 @@ def _bandwidth(rng: np.random.Generator) -> dict:
     return {"bandwidth": float(round(rng.uniform(10e9, 60e9), -6))}
 
 
+@rests_on("The floor: bytes that must move")
 @variant(lambda rng: redrawn(rng, _bandwidth, bfloat16_forward_floor))
 @domain(lambda rng: {"bandwidth": float(rng.uniform(1e9, 1e12))})
 def bfloat16_forward_floor(bandwidth) -> Exercise:
@@ -103,6 +105,7 @@ def _website_rows(rng: np.random.Generator) -> dict:
     }
 
 
+@rests_on("A fused kernel")
 @forbidding(*BACKWARD_PASSES)
 @variant(lambda rng: redrawn(rng, _website_rows, fixed_dgamma))
 @domain(_rows)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.normalizing import plane_coordinates, xhat_radius
 
@@ -40,6 +40,7 @@ def _xhat_ddof1(x, eps: float = 0.0):
     return (x - x.mean()) / np.sqrt(x.var(ddof=1) + eps)
 
 
+@rests_on("The idea")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: redrawn(rng, _five_integers, normalized_without_eps, DEFAULT_EPS))
 @domain(lambda rng: {"v1": rng.integers(-9, 10, size=5).astype(float) + rng.normal(size=5) / 4})
@@ -62,6 +63,7 @@ def normalized_without_eps(v1) -> Exercise:
     )
 
 
+@rests_on("The geometry: a sphere of radius √H in the hyperplane ⊥ 1")
 @forbidding("lnlib.layer_norm", "lnlib.layer_norm_steps")
 @variant(lambda rng: {"w": rng.normal(loc=1.0, scale=0.003, size=64)})
 @domain(lambda rng: {"w": rng.normal(1.0, rng.uniform(0.001, 0.01), size=64)})
@@ -86,6 +88,7 @@ def length_of_xhat(w) -> Exercise:
     )
 
 
+@rests_on("The geometry: a sphere of radius √H in the hyperplane ⊥ 1")
 @variant(lambda rng: redrawn(rng, _three_integers, plane_coordinates_of_xhat, DEFAULT_EPS))
 @domain(lambda rng: {"x3": rng.normal(size=3) * 3})
 def plane_coordinates_of_xhat(x3) -> Exercise:

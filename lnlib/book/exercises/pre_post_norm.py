@@ -8,7 +8,7 @@ import numpy as np
 
 import lnlib
 from lnlib.backward import layer_norm_backward
-from lnlib.book.exercises.chapter import Exercises, domain, variant
+from lnlib.book.exercises.chapter import Exercises, domain, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.transformer import attention_forward, block_forward, init_layer
 
@@ -32,6 +32,7 @@ def website_layer(rng: np.random.Generator) -> dict:
     return {"xe": rng.normal(size=(2, 4, 8)), "we": init_layer(rng, 8)}
 
 
+@rests_on("The idea")
 @variant(website_layer)
 @domain(layer_data)
 def pre_norm_attention_sublayer(xe, we) -> Exercise:

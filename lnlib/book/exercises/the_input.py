@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.the_input import reduction_axes
 from lnlib.norms import axis_ids
@@ -46,6 +46,7 @@ def means_layer_norm_and_batch_norm() -> Exercise:
 @forbidding("lnlib", "torch")
 @variant(lambda rng: {"seq": rng.normal(size=(4, 10, 16))})
 @domain(lambda rng: {"seq": rng.normal(rng.normal(), rng.uniform(0.1, 3), size=(4, 10, 16))})
+@rests_on("axis as an int and as a tuple")
 def normalized_over_the_sequence(seq) -> Exercise:
     """Exercise 2: `seq` normalized as ``nn.LayerNorm((10, 16))`` does, without gamma or beta."""
     seq = np.asarray(seq, dtype=np.float64)
@@ -76,6 +77,7 @@ def normalized_over_the_sequence(seq) -> Exercise:
     )
 )
 @domain(lambda rng: {"batch": rng.normal(size=(rng.integers(3, 7), rng.integers(2, 9)))})
+@rests_on("The idea")
 def batch_norm_change_from_a_batchmate(batch) -> Exercise:
     """Exercise 3: the largest change in sample 1's BatchNorm output when sample 2 of `batch` is
     scaled by 10."""

@@ -11,6 +11,7 @@ from lnlib.book.exercises.chapter import (
     forbidding,
     integer_rows,
     redrawn,
+    rests_on,
     variant,
 )
 from lnlib.book.exercises.feedback import Exercise
@@ -27,6 +28,7 @@ def _token_of_integers(rng: np.random.Generator) -> dict:
             return {"token": token}
 
 
+@rests_on("The idea")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: redrawn(rng, lambda r: {"batch": integer_rows(r, 3, 4)}, per_sample_variances))
 @domain(lambda rng: {"batch": rng.integers(-9, 10, size=(rng.integers(2, 6), 4)).astype(float)})
@@ -52,6 +54,7 @@ def per_sample_variances(batch) -> Exercise:
     )
 
 
+@rests_on("Divide by H or by H - 1?")
 @variant(lambda rng: redrawn(rng, _token_of_integers, torch_std_default))
 @domain(lambda rng: {"token": rng.normal(size=rng.integers(2, 9))})
 def torch_std_default(token) -> Exercise:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import lnlib
-from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, variant
+from lnlib.book.exercises.chapter import Exercises, domain, forbidding, redrawn, rests_on, variant
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.models.deep_stack import random_stack, run_stack
 
@@ -42,6 +42,7 @@ def _measured_scales(rng: np.random.Generator) -> dict:
     return {"rms_h1": first, "rms_h50": round(first * factor**49, 3)}
 
 
+@rests_on("The idea")
 @variant(_measured_scales)
 @domain(_two_scales)
 def growth_per_layer(rms_h1, rms_h50) -> Exercise:
@@ -131,6 +132,7 @@ def _layer_of_integers(rng: np.random.Generator) -> dict:
             return {"x_small": x, "w_small": w}
 
 
+@rests_on("The idea")
 @forbidding("lnlib", "torch")
 @variant(lambda rng: redrawn(rng, _layer_of_integers, first_layer_with_layer_norm))
 @domain(_small_layer)

@@ -629,7 +629,8 @@ grading), and the check runs your answer cell again on a second draw of data of 
 the cell must compute its answer from the data it hands out, with numpy and Python as you would
 write them: an answer may not use lnlib (the checker lives there), nor, where an exercise
 forbids a function, `getattr`, `eval` or `globals()`, which hide names from the check. Tries are
-unlimited, and a wrong answer that makes a known mistake is told which. Before you hand a notebook
+unlimited: a wrong answer that makes a known mistake is told which, and at the third wrong try a
+graded exercise names the section it practises. Before you hand a notebook
 in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the
 notebook as it runs from a fresh start. You need no nbgrader: the test cell under each graded
 exercise runs the check your instructor's grading runs, on your data.
