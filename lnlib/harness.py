@@ -616,9 +616,9 @@ def harness_inputs(
     LayerNorm").
 
     `weight_offset`, for a module whose gain is ``weight_offset + weight`` (Gemma's ``1 +
-    weight``; :func:`torch_module`), moves each gamma to the nearest one whose ``gamma -
-    weight_offset`` its dtype (and float32) holds exactly, as a checkpoint holds that weight: the
-    module and the reference then have the same gain.
+    weight``; :func:`torch_module`), moves each float32 or float64 gamma to the nearest one whose
+    ``gamma - weight_offset`` float32 holds exactly (:func:`_offset_gain`): a module that forms
+    its gain in float32 then has the reference's gain.
 
     Returns
     -------
@@ -654,14 +654,14 @@ def harness_inputs(
 
 
 def _offset_gain(gamma: np.ndarray, offset: float) -> np.ndarray:
-    """`gamma` moved, in its dtype, to values whose ``gamma - offset`` that dtype and float32 hold
-    exactly: the gains a module that forms ``offset + weight`` from a stored weight can have, in
-    float32 too (Gemma's ``1 + weight.float()``)."""
+    """`gamma` moved, in its dtype, to values whose ``gamma - offset`` float32 holds exactly: the
+    gains a module that forms ``offset + weight`` in float32 (Gemma's ``1 + weight.float()``)
+    holds exactly. A 16-bit gamma never moves (float32 holds each ``gamma - offset``), so a module
+    that forms the sum in 16 bits still rounds it, and fails where a gain is near 0."""
     wide = np.float64
-    narrow = gamma.dtype if gamma.dtype.itemsize <= 4 else np.dtype(np.float32)
-    held = (gamma.astype(wide) - offset).astype(narrow).astype(gamma.dtype)  # a stored weight
-    moved = (held.astype(wide) + offset).astype(gamma.dtype)
-    if not np.array_equal(moved.astype(wide) - offset, held.astype(wide)):
+    held = (gamma.astype(wide) - offset).astype(np.float32).astype(wide)  # the weight, exact
+    moved = (held + offset).astype(gamma.dtype)
+    if not np.array_equal(moved.astype(wide) - offset, held):
         raise ValueError(f"weight_offset={offset!r} leaves gains its weight cannot hold exactly.")
     return moved
 
@@ -1183,9 +1183,11 @@ def torch_module(
         Where PyTorch computes ("cuda" on a GPU).
     weight_offset : float, default 0.0
         For a module whose gain is ``weight_offset + weight``: Gemma's RMSNorm multiplies by
-        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in gamma's
-        dtype, and the check hands only gains for which that is exact (:func:`harness_inputs`):
-        near 0, 1 + weight cannot hold every gain gamma's dtype can.
+        ``1 + weight``, so pass 1.0. Its ``weight`` is then gamma - weight_offset in float64, and
+        its gradient comes back in gamma's dtype; the check hands float32 and float64 gains
+        whose gamma - weight_offset float32 holds exactly (:func:`harness_inputs`), so a module
+        that forms its gain in float32, as Gemma's does, has the reference's gain, and one that
+        forms it in 16 bits does not.
     cast_output : bool, default False
         Cast the module's output to its input's dtype, as the next layer would see it under
         autocast; for a module that promotes a 16-bit input to float32 with a float32 weight
@@ -1227,8 +1229,8 @@ def torch_module(
 
     def build(gamma, beta, eps):
         module = factory(gamma.shape[0] if gamma.ndim == 1 else tuple(gamma.shape), eps).to(device)
-        weight = (np.asarray(gamma, np.float64) - weight_offset).astype(gamma.dtype)  # exact
-        module.weight = torch.nn.Parameter(tensor(weight))
+        weight = np.asarray(gamma, np.float64) - weight_offset  # float32 holds it (harness_inputs)
+        module.weight = torch.nn.Parameter(tensor(weight if weight_offset else gamma))
         if getattr(module, "bias", None) is not None:
             module.bias = torch.nn.Parameter(tensor(np.zeros_like(gamma) if beta is None else beta))
         return module
@@ -1243,7 +1245,8 @@ def torch_module(
     def backward(dy, x, gamma, eps):
         module, tx = build(gamma, None, eps), tensor(x).requires_grad_()
         module(tx).backward(tensor(dy))
-        grads = (tx.grad, module.weight.grad)  # d(offset + weight) = d(weight): dgamma
+        weight_grad = module.weight.grad  # float64 under weight_offset: gamma's dtype, as handed
+        grads = (tx.grad, weight_grad.to(tensor(gamma).dtype) if weight_offset else weight_grad)
         if getattr(module, "bias", None) is not None:
             grads += (module.bias.grad,)
         return tuple(array(g) for g in grads)

@@ -114,19 +114,39 @@ def test_a_gemma_style_gain_of_one_plus_weight_passes_with_weight_offset(torch, 
     assert wide.hint.startswith(f"hint: {len(wide.failures)} failed checks in float64"), str(wide)
 
 
-def test_weight_offset_hands_gains_whose_weight_the_dtype_holds():
-    """Each gamma handed with weight_offset is offset + a weight its dtype and float32 store
-    exactly (Gemma forms 1 + weight in float32), moved by at most a rounding of the weight and
-    one of the gain (2u (1 + |gamma|))."""
+def test_weight_offset_hands_gains_whose_weight_float32_holds():
+    """Each gamma handed with weight_offset is offset + a weight float32 stores exactly (Gemma
+    forms 1 + weight in float32), moved by at most a rounding of the weight and one of the gain
+    (2u (1 + |gamma|)); a 16-bit gamma does not move."""
     plain, moves = harness.harness_inputs(), []
     for key, inputs in harness.harness_inputs(weight_offset=1.0).items():
         gamma, dtype = inputs["gamma"].astype(np.float64), inputs["gamma"].dtype
-        weight, narrow = gamma - 1.0, dtype if dtype.itemsize <= 4 else np.dtype(np.float32)
-        assert np.array_equal(weight.astype(narrow).astype(np.float64), weight), key
+        weight = gamma - 1.0
+        assert np.array_equal(weight.astype(np.float32).astype(np.float64), weight), key
         moved = np.abs(gamma - plain[key]["gamma"].astype(np.float64))
+        narrow = dtype if dtype.itemsize <= 4 else np.dtype(np.float32)
         assert np.all(moved <= 2 * unit_roundoff(narrow) * (1 + np.abs(gamma))), key
+        assert dtype.itemsize > 2 or not moved.any(), key
         moves.append(moved.max())
-    assert max(moves) > 0  # gains near 0 (below 1/2) do move
+    assert max(moves) > 0  # float32 and float64 gains near 0 (below 1/2) do move
+
+
+def test_weight_offset_still_fails_a_gain_formed_in_16_bits(torch, gemma_rms_norm):
+    """The truth audit (2026-11-29): with gains moved so that 1 + weight was exact in the gain's own
+    dtype, a module that forms 1 + weight in bfloat16, the slip Gemma's .float() avoids, passed;
+    16-bit gains no longer move, and it fails."""
+    torch.set_num_threads(1)
+
+    class SumIn16Bits(gemma_rms_norm):
+        def forward(self, x):
+            wide = x.float()
+            output = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + self.eps)
+            gain = (1.0 + self.weight.to(x.dtype)).float()  # the sum rounded to 16 bits
+            return (output * gain).type_as(x)
+
+    module = harness.torch_module(lambda size, eps: SumIn16Bits(size, eps=eps), weight_offset=1.0)
+    report = harness.check_rms_norm(*module, dtypes=("bfloat16",))
+    assert not report.passed, str(report)
 
 
 def test_weight_offset_still_fails_a_wrong_normalization(torch, gemma_rms_norm):
