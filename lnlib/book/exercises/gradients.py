@@ -203,7 +203,7 @@ def _leftover(x, dy, eps: float, ddof: int = 0) -> float:
     return size * mean_term / s * factor
 
 
-@rests_on("Simplified: the closed form")
+@rests_on("The Jacobian")
 @forbidding(*BACKWARD_PASSES)
 @variant(lambda rng: redrawn(rng, _tiny_vector, leftover_along_xhat))
 @domain(lambda rng: _vector(rng, "xs", "dys", scale=0.02))
