@@ -20,6 +20,7 @@ listed name must be a covered function.
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import warnings
 from dataclasses import dataclass
@@ -819,3 +820,13 @@ def test_the_wheels_readme_example_prints_what_it_says(capsys):
     assert re.fullmatch(r"RMSNorm check, eps=1e-06: (\d+) of \1 checks passed", first), first
     assert f"It prints `{first}`" in text
     assert 'readme = "lnlib/README.md"' in (API.parent / "pyproject.toml").read_text()
+
+
+def test_the_pages_summary_of_check_rms_norm_names_every_parameter():
+    """Learner B (2026-11-29, sixth): the summary line left out param_dtype and cast_before_gamma,
+    and a skimmer took them not to exist."""
+    from lnlib.harness import check_rms_norm
+
+    line = re.search(r"^`check_rms_norm\((.*)\)`$", API.read_text(), re.M).group(1)
+    named = [part.split("=")[0].strip() for part in line.split(",") if part.strip() != "*"]
+    assert named == list(inspect.signature(check_rms_norm).parameters), named
