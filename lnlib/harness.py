@@ -538,7 +538,35 @@ def _check_all(
     wide = [r for r in report.failures if r.dtype == "float64"]
     if wide and all(_within_float32(r) for r in wide):
         hints.append(_float32_hint(len(wide)))
+    narrow = [r for r in report.failures if r.dtype != "float64" and r.case != BIAS]
+    offset = getattr(forward[0], "with_offset", None)  # torch_module's, for weight_offset=0 only
+    if narrow and offset is not None:
+        forward_1, backward_1 = offset(1.0)
+        again = _check_all(
+            norm,
+            (forward_1, *forward[1:]),
+            (backward_1 if backward[0] is not None else None, *backward[1:]),
+            dtypes=tuple(dict.fromkeys(r.dtype for r in narrow)),
+            cases=tuple(c for c in cases if c.name in {r.case for r in narrow}),
+            eps=eps,
+            normalized_ndim=normalized_ndim,
+            seed=seed,
+            param_dtype=param_dtype,
+            cast_before_gamma=cast_before_gamma,
+        )
+        if again.passed:
+            hints.append(_offset_hint(len(narrow)))
     return dataclasses.replace(report, hint="\n".join(hints)) if hints else report
+
+
+def _offset_hint(count: int) -> str:
+    """The report's hint when `count` failures in float32 and 16 bits pass with the module's weight
+    set to gamma - 1 (a gain of 1 + weight, as Gemma's)."""
+    return (
+        f"hint: {count} failed checks in float32 and 16 bits pass with the module's weight set "
+        "to gamma - 1: if its gain is 1 + weight, as Gemma's RMSNorm's is, run it with "
+        "torch_module(make_norm, weight_offset=1.0)."
+    )
 
 
 #: float32's unit roundoff over float64's, 2**29: how far over float64's budget code that computes
@@ -1241,6 +1269,10 @@ def torch_module(
         return array(y.to(tx.dtype) if cast_output else y)
 
     forward.weight_offset = weight_offset  # the check then hands gains the module can hold
+    if not weight_offset:  # the check's hint tries the 1 + weight form (_offset_hint)
+        forward.with_offset = lambda offset: torch_module(
+            factory, device, weight_offset=offset, cast_output=cast_output
+        )
 
     def backward(dy, x, gamma, eps):
         module, tx = build(gamma, None, eps), tensor(x).requires_grad_()
