@@ -518,7 +518,7 @@ def _check_all(
     half = [r for r in report.failures if r.dtype in HALF and r.case != BIAS]
     promoted = [r for r in half if _promoted(r, param_dtype)]
     values = [r for r in half if r not in promoted]
-    hints = [_promotion_hint(len(promoted))] if promoted else []
+    hints = [_promotion_hint(promoted)] if promoted else []
     if values and not cast_before_gamma:
         again = _check_all(
             norm,
@@ -534,7 +534,7 @@ def _check_all(
         )
         passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
         if all((r.part, r.case, r.dtype) in passing for r in values):
-            hints.append(_cast_hint(len(values)))
+            hints.append(_cast_hint(values))
     wide = [r for r in report.failures if r.dtype == "float64"]
     if wide and all(_within_float32(r) for r in wide):
         hints.append(_float32_hint(len(wide)))
@@ -597,15 +597,21 @@ def _float32_hint(count: int) -> str:
 HALF = ("float16", "bfloat16")
 
 
-def _cast_hint(count: int) -> str:
-    """The report's hint when `count` 16-bit failures, all but a float32 weight's promotions, pass
-    with ``cast_before_gamma=True``."""
+def _cast_hint(failed: list) -> str:
+    """The report's hint when the 16-bit failures `failed`, all but a float32 weight's promotions,
+    pass with ``cast_before_gamma=True``."""
     return (
-        f"hint: {count} failed checks in float16 and bfloat16 pass with "
+        f"hint: {len(failed)} failed checks in {_dtypes_of(failed)} pass with "
         "cast_before_gamma=True. If your code rounds x-hat to the input's dtype before gamma "
         "(as Hugging Face's weight * hidden_states.to(input_dtype) does), run it so; see chapter "
         '"Check your own LayerNorm", section "Hugging Face\'s ordering".'
     )
+
+
+def _dtypes_of(failed: list) -> str:
+    """The dtypes of the results `failed`, in the order they failed: ``"float16 and bfloat16"``."""
+    names = list(dict.fromkeys(r.dtype for r in failed))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _promoted(result: CheckResult, param_dtype: str | None) -> bool:
@@ -618,10 +624,11 @@ def _promoted(result: CheckResult, param_dtype: str | None) -> bool:
     )
 
 
-def _promotion_hint(count: int) -> str:
-    """The report's hint when `count` 16-bit failures are float32 promotion (:func:`_promoted`)."""
+def _promotion_hint(failed: list) -> str:
+    """The report's hint when the 16-bit failures `failed` are float32 promotion
+    (:func:`_promoted`)."""
     return (
-        f"hint: {count} failed checks in float16 and bfloat16 are a result returned in "
+        f"hint: {len(failed)} failed checks in {_dtypes_of(failed)} are a result returned in "
         "float32, as type promotion gives a 16-bit tensor times a float32 weight "
         '(param_dtype="float32"; Hugging Face\'s RMSNorm with float32 weights does this). The '
         "check wants the input's dtype, as PyTorch's F.layer_norm and F.rms_norm return it, and "
