@@ -515,25 +515,21 @@ def _check_all(
         if pooled and len(pooled[0]):
             results.append(CheckResult("forward", BIAS, dtype, *rounding_bias(*pooled)))
     report = CheckReport(tuple(results), dtypes, eps, norm)
+    options = {
+        "eps": eps,
+        "normalized_ndim": normalized_ndim,
+        "seed": seed,
+        "param_dtype": param_dtype,
+        "cast_before_gamma": cast_before_gamma,
+    }
     half = [r for r in report.failures if r.dtype in HALF and r.case != BIAS]
     promoted = [r for r in half if _promoted(r, param_dtype)]
     values = [r for r in half if r not in promoted]
     hints = [_promotion_hint(promoted)] if promoted else []
     if values and not cast_before_gamma:
-        again = _check_all(
-            norm,
-            forward,
-            backward,
-            dtypes=tuple(d for d in dtypes if d in HALF),
-            cases=tuple(c for c in cases if c.name in {r.case for r in values}),
-            eps=eps,
-            normalized_ndim=normalized_ndim,
-            seed=seed,
-            param_dtype=param_dtype,
-            cast_before_gamma=True,
-        )
-        passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
-        if all((r.part, r.case, r.dtype) in passing for r in values):
+        if _pass_again(
+            norm, forward, backward, values, cases, options | {"cast_before_gamma": True}
+        ):
             hints.append(_cast_hint(values))
     wide = [r for r in report.failures if r.dtype == "float64"]
     if wide and all(_within_float32(r) for r in wide):
@@ -542,21 +538,26 @@ def _check_all(
     offset = getattr(forward[0], "with_offset", None)  # torch_module's, for weight_offset=0 only
     if narrow and offset is not None:
         forward_1, backward_1 = offset(1.0)
-        again = _check_all(
-            norm,
-            (forward_1, *forward[1:]),
-            (backward_1 if backward[0] is not None else None, *backward[1:]),
-            dtypes=tuple(dict.fromkeys(r.dtype for r in narrow)),
-            cases=tuple(c for c in cases if c.name in {r.case for r in narrow}),
-            eps=eps,
-            normalized_ndim=normalized_ndim,
-            seed=seed,
-            param_dtype=param_dtype,
-            cast_before_gamma=cast_before_gamma,
-        )
-        if again.passed:
+        forward_1 = (forward_1, *forward[1:])
+        backward_1 = (backward_1 if backward[0] is not None else None, *backward[1:])
+        if _pass_again(norm, forward_1, backward_1, narrow, cases, options):
             hints.append(_offset_hint(len(narrow)))
     return dataclasses.replace(report, hint="\n".join(hints)) if hints else report
+
+
+def _pass_again(norm, forward, backward, failed: list, cases, options: dict) -> bool:
+    """Whether every check in `failed` passes when its case and dtype run again with `forward`,
+    `backward` and `options` (a hint's test: does this change explain the failures?)."""
+    again = _check_all(
+        norm,
+        forward,
+        backward,
+        dtypes=tuple(dict.fromkeys(r.dtype for r in failed)),
+        cases=tuple(c for c in cases if c.name in {r.case for r in failed}),
+        **options,
+    )
+    passing = {(r.part, r.case, r.dtype) for r in again.results if r.passed}
+    return all((r.part, r.case, r.dtype) in passing for r in failed)
 
 
 def _offset_hint(count: int) -> str:

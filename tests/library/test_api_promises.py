@@ -798,13 +798,19 @@ def test_the_page_says_the_textbook_kernel_is_the_readable_version():
     assert "readable" in API.read_text().split("Where these rules do not hold")[1].split("\n\n")[1]
 
 
+def _first_line_of_example(path, capsys) -> tuple[str, str]:
+    """The first line a page's first python block prints, run as a reader pastes it, and the
+    page's text."""
+    text = path.read_text()
+    example = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
+    exec(compile(example, path.name, "exec"), {})  # noqa: S102 (the page's own example)
+    return capsys.readouterr().out.splitlines()[0], text
+
+
 def test_the_pages_first_example_prints_what_the_page_says(capsys):
     """api.md's first code block, run as a reader pastes it: its printed first line is the one
     the page quotes (learner B: the example printed 28 of 53 with no word of why)."""
-    text = API.read_text()
-    example = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    exec(compile(example, "api.md", "exec"), {})  # noqa: S102 (the page's own example)
-    first = capsys.readouterr().out.splitlines()[0]
+    first, text = _first_line_of_example(API, capsys)
     assert re.fullmatch(r"LayerNorm check, eps=1e-05: (\d+) of \1 checks passed", first), first
     assert f"It prints `{first}`" in text
 
@@ -812,11 +818,7 @@ def test_the_pages_first_example_prints_what_the_page_says(capsys):
 def test_the_wheels_readme_example_prints_what_it_says(capsys):
     """lnlib/README.md, the wheel's own description (learner B: the wheel described itself with
     the repository's make targets), runs as a reader pastes it and prints its quoted first line."""
-    readme = API.parent / "lnlib" / "README.md"
-    text = readme.read_text()
-    example = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    exec(compile(example, "lnlib/README.md", "exec"), {})  # noqa: S102 (the page's own example)
-    first = capsys.readouterr().out.splitlines()[0]
+    first, text = _first_line_of_example(API.parent / "lnlib" / "README.md", capsys)
     assert re.fullmatch(r"RMSNorm check, eps=1e-06: (\d+) of \1 checks passed", first), first
     assert f"It prints `{first}`" in text
     assert 'readme = "lnlib/README.md"' in (API.parent / "pyproject.toml").read_text()
