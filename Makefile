@@ -154,7 +154,7 @@ instructor: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.book.tools.course instructor $(COURSE) $(if $(FORCE),--force) $(if $(filter 1,$(BY_HAND)),--by-hand)
 
 student: $(VENV)/.course-installed wheel
-	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL)
+	$(BIN)/python -m lnlib.book.tools.course student $(COURSE) $(WHEEL) $(if $(filter 1,$(BY_HAND)),--by-hand)
 
 # The website without the exercises' solutions, for a term (_build/course-site/_build/html; every chapter
 # executed again: a few minutes)

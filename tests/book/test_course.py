@@ -770,3 +770,22 @@ def test_the_course_edition_drops_hidden_cells_that_only_glue_numbers():
     dropped = [source for source in hidden if source not in kept and "import " not in source]
     assert len(dropped) == 2 and all(source.startswith("glue(") for source in dropped)
     assert any("ten_var" in source for source in hidden if source in kept)  # read by a later cell
+
+
+def test_make_student_alone_writes_the_key_make_instructor_would(tmp_path, monkeypatch):
+    """The student review (2026-11-29, sixth): a course built by `make student` alone (no key yet)
+    had no cell for the derivations, since the key it wrote first left BY_HAND's default out."""
+    from lnlib.book.tools import course as tools
+
+    recipe = re.search(r"^student:.*\n\t(.*)\n", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert "$(if $(filter 1,$(BY_HAND)),--by-hand)" in recipe
+    asked = []
+
+    def write_key(folder, *, by_hand=False):
+        asked.append(by_hand)
+        (folder / "source").mkdir(parents=True)
+
+    monkeypatch.setattr(tools, "instructor_edition", write_key)
+    tools.main(["course", "student", str(tmp_path / "c"), "--by-hand"])
+    tools.main(["course", "student", str(tmp_path / "d")])
+    assert asked == [True, False]

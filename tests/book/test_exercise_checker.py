@@ -199,7 +199,7 @@ def mean_with_hint(x):
 def test_a_stuck_graded_student_is_sent_to_the_section_never_given_the_recipe():
     """The student review (2026-11-29, sixth): graded feedback said less than practice feedback; a
     student stuck on a mistake the checker does not name got no direction at all."""
-    from lnlib.book.exercises.chapter import Exercises, rests_on, variant
+    from lnlib.book.exercises.chapter import Exercises, NotPassed, rests_on, variant
 
     x = np.array([1.0, 2.0, 6.0])
     builder = rests_on("The idea")(variant(lambda rng: {"x": x})(mean_with_hint))
@@ -210,6 +210,15 @@ def test_a_stuck_graded_student_is_sent_to_the_section_never_given_the_recipe():
     assert lines[-1].endswith("Stuck? Reread § The idea: this exercise practises it."), lines[-1]
     assert all("divide" not in line for line in lines), lines
     assert "§ The idea" in str(graded.hint(1)) and "divide" not in str(graded.hint(1))
+    # the graded test cell checks again the answer its answer cell checked: not a second try
+    # (the student review, 2026-11-29: "Stuck?" came at the second wrong answer)
+    fresh = Exercises("00_demo", builder)
+    fresh.graded = True
+    for _ in range(HINT_AFTER - 1):
+        assert "§" not in str(fresh.check(1, 0.5, x=x))
+        with pytest.raises(NotPassed):
+            fresh.test(1, 0.5, x=x)
+    assert "§ The idea" in str(fresh.check(1, 0.5, x=x))
 
 
 def _plain(heading: str) -> str:

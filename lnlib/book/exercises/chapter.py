@@ -388,6 +388,7 @@ class Exercises:
         #: the answer cells is in a cell grading removes.
         self.chapters_own: tuple[str, ...] = ()
         self._wrong_tries: dict[int, int] = {}
+        self._counting = True  # off while the graded test cell checks again what was checked
         # the data of each exercise's last check, for its hint
         self._last_data: dict[int, dict] = {}
         # each exercise's data as handed out to a student, drawn once (_handed_to_student)
@@ -542,7 +543,7 @@ class Exercises:
         (self-study), or, graded, the section to reread (:func:`rests_on`)."""
         if verdict.kind != "wrong" or not (built.hint or self._graded(k)):
             return verdict
-        self._wrong_tries[k] = self._wrong_tries.get(k, 0) + 1
+        self._wrong_tries[k] = self._wrong_tries.get(k, 0) + self._counting
         if self._graded(k):
             stuck = self._wrong_tries[k] >= HINT_AFTER and reread(self.section(k))
             more = f"{verdict.text}\nStuck? {stuck}"
@@ -706,7 +707,11 @@ class Exercises:
         """
         __tracebackhide__ = True
         self._refuse_a_replaced_checker()
-        verdict = self.check(k, answer, **data)
+        self._counting = False  # the answer cell's check counted this try (a student review)
+        try:
+            verdict = self.check(k, answer, **data)
+        finally:
+            self._counting = True
         if verdict.kind != "correct":
             raise NotPassed(verdict.text)
         # printed, not returned: nbgrader reads a graded cell's returned value as partial credit

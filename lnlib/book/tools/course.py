@@ -574,15 +574,18 @@ def website_without_solutions(target: Path) -> list[Path]:
     return chapters
 
 
-def student_edition(course: Path, wheel: Path | None = None) -> list[Path]:
+def student_edition(
+    course: Path, wheel: Path | None = None, *, by_hand: bool = False
+) -> list[Path]:
     """nbgrader's ``generate_assignment`` on every chapter of the course at `course`: the student
     edition.
 
     It rewrites ``release/`` alone (from the key as it stands, edits included); a course without a
-    key gets one first (:func:`instructor_edition`). Given lnlib's `wheel`, it also writes
-    ``student-edition.zip`` (:func:`student_package`)."""
+    key gets one first (:func:`instructor_edition`, `by_hand` as ``make instructor``'s: a student
+    review found no cell for the derivations in a course built by ``make student`` alone). Given
+    lnlib's `wheel`, it also writes ``student-edition.zip`` (:func:`student_package`)."""
     if not (course / "source").exists():
-        instructor_edition(course)
+        instructor_edition(course, by_hand=by_hand)
     for folder in sorted((course / "source").iterdir()):
         subprocess.run(
             [
@@ -945,13 +948,15 @@ def state_times(chapters) -> list[Path]:
     return changed
 
 
-if __name__ == "__main__":
-    edition, course = sys.argv[1], Path(sys.argv[2])
+def main(argv: list[str]) -> None:
+    """The command line: ``python -m lnlib.book.tools.course instructor|student|website|sanitize|
+    times ...`` (the Makefile's course targets)."""
+    edition, course = argv[1], Path(argv[2])
     if edition == "times":  # python -m lnlib.book.tools.course times chapters/*.ipynb
-        state_times(sys.argv[2:])
+        state_times(argv[2:])
     elif edition == "sanitize":  # ... sanitize DIR CHAPTER: submissions cut down to their answers
         try:
-            found = sanitize(course, sys.argv[3])
+            found = sanitize(course, argv[3])
         except NoChapter as missing:
             print(missing, file=sys.stderr)
             sys.exit(2)
@@ -962,19 +967,25 @@ if __name__ == "__main__":
     elif edition == "instructor":
         try:
             keys = instructor_edition(
-                course, force="--force" in sys.argv[3:], by_hand="--by-hand" in sys.argv[3:]
+                course, force="--force" in argv[3:], by_hand="--by-hand" in argv[3:]
             )
         except KeyExists as refused:
             sys.exit(str(refused))
         print(f"{len(keys)} answer keys in {course}/source")
-    elif edition == "student":  # ... student DIR [WHEEL]: with lnlib's wheel, also the zip
-        wheel = Path(sys.argv[3]) if len(sys.argv) > 3 else None
-        print(f"{len(student_edition(course, wheel))} student notebooks in {course}/release")
+    elif edition == "student":  # ... student DIR [WHEEL] [--by-hand]: with the wheel, the zip
+        given = [a for a in argv[3:] if not a.startswith("--")]
+        wheel = Path(given[0]) if given else None
+        written = student_edition(course, wheel, by_hand="--by-hand" in argv[3:])
+        print(f"{len(written)} student notebooks in {course}/release")
         if wheel:
             print(f"and {course}/student-edition.zip, with {wheel.name}")
     else:
         sys.exit(
             "usage: python -m lnlib.book.tools.course instructor DIR [--force] [--by-hand] | "
             "student DIR "
-            "[WHEEL] | website DIR | sanitize DIR CHAPTER"
+            "[WHEEL] [--by-hand] | website DIR | sanitize DIR CHAPTER"
         )
+
+
+if __name__ == "__main__":
+    main(sys.argv)
