@@ -125,6 +125,9 @@ def open_chapter(page, base: str, token: str, chapter: str) -> None:
     and wait for its kernel."""
     page.goto(f"{base}/lab/workspaces/{chapter}/tree/{chapter}.ipynb?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell")
+    # jupyterlab-myst renders the markdown after the cells appear: on a loaded machine a check
+    # right away found none rendered yet (chapter 15, with another JupyterLab running beside)
+    page.wait_for_selector(".jp-MarkdownCell .myst", timeout=120_000)
     wait_for_idle(page)
 
 
