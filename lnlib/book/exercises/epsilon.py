@@ -47,6 +47,8 @@ def output_variance_with_eps(v) -> Exercise:
         rtol=1e-9,
         hint="σ² is the biased variance v.var(); then divide it by σ² + 1e-5.",
         mistakes={
+            "that is σ / (σ + ε), a standard deviation with ε added to σ; the question asks for "
+            "the variance, σ² / (σ² + ε)": np.sqrt(variance) / (np.sqrt(variance) + EPS),
             "1 is the answer without ε; here σ² is small enough that ε matters": 1.0,
             "you used the unbiased variance (ddof=1); LayerNorm's σ² divides by H": (
                 unbiased / (unbiased + EPS)

@@ -141,6 +141,9 @@ def dgamma_by_hand(xe, dye) -> Exercise:
             "that is dye * x̂ for every sample; γ is shared by the samples, so sum it over "
             "them (axis=0)": dye * xhat,
             "that is dβ, the sum of dye alone; dγ weights each dye by its x̂": dye.sum(axis=0),
+            "that averages dye * x̂ over the samples; γ's gradient is their sum": (dye * xhat).mean(
+                axis=0
+            ),
             "that weights dye by the raw input xe; γ multiplies the normalized x̂, so dγ "
             "weights dye by x̂": (dye * xe).sum(axis=0),
             "that weights dye by the centred input xe - mean, not yet divided by the standard "
@@ -224,6 +227,8 @@ def leftover_along_xhat(xs, dys) -> Exercise:
             "0 is x̂ᵀdx for ε = 0; with ε = 1e-3 against a variance this small, a part along x̂ "
             "is left over": 0.0,
             "the factor ε/(σ² + ε) is missing": size * mean_term / s,
+            "the factor H/s is missing: x̂ᵀdx is (H/s) mean(dx̂ x̂) ε/(σ² + ε)": mean_term * factor,
+            "the division by s is missing: dx carries 1/s": size * mean_term * factor,
             "the formula has H times the mean, H mean(dx̂ x̂), that is the sum": (
                 mean_term / s * factor
             ),

@@ -632,8 +632,8 @@ grading), and the check runs your answer cell again on a second draw of data of 
 the cell must compute its answer from the data it hands out, with numpy and Python as you would
 write them: an answer may not use lnlib (the checker lives there), nor, where an exercise
 forbids a function, `getattr`, `eval` or `globals()`, which hide names from the check. Tries are
-unlimited: a wrong answer that makes a known mistake is told which, and at the third wrong try a
-graded exercise names the section it practises. Before you hand a notebook
+unlimited: a wrong answer that makes a known mistake is told which, and at the third wrong answer
+computed from the data a graded exercise names the section it practises. Before you hand a notebook
 in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the
 notebook as it runs from a fresh start. You need no nbgrader: the test cell under each graded
 exercise runs the check your instructor's grading runs, on your data.
@@ -643,15 +643,11 @@ To work on them on your own machine (Python 3.11 or newer):
     python3 -m venv .venv
     .venv/bin/python -m pip install -r requirements.txt
     .venv/bin/jupyter labextension disable "@jupyterlab/apputils-extension:announcements"
-    .venv/bin/jupyter lab
+    .venv/bin/jupyter lab    # as root (in a container): .venv/bin/jupyter lab --allow-root
 
 The install takes a minute or two and about 650 MB. The third line, optional, stops JupyterLab's
 news pop-up from covering the notebook. In a container where you are root, JupyterLab refuses to
-start without `--allow-root`:
-
-    .venv/bin/jupyter lab --allow-root
-
-Chapters 14
+start without `--allow-root`, as the last line's comment says. Chapters 14
 and 15 compile kernels with numba, about 230 MB more: for them, also run
 `.venv/bin/python -m pip install -r requirements-kernels.txt`. A link to a
 section of another chapter opens that notebook at its top, so the link is followed by the
