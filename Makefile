@@ -247,9 +247,9 @@ references: $(VENV)/.book-installed
 results: $(VENV)/.book-installed
 	$(BIN)/python -m lnlib.book.models.training --workers 2
 
-# Chapter 12's stability map and chapters 01 and 07's trained model: seven placements x 5 rates x 2 depths
-# x warm-up on/off x 3 seeds of a character model of the standard library's docstrings (420 short runs, about
-# 7 CPU-minutes, under 4 minutes on two idle cores; one BLAS thread per worker), into lnlib/book/data/placement_sweep.json with
+# Chapter 12's stability map and chapters 01 and 07's trained model: nine variants x 5 rates x 2 depths
+# x warm-up on/off x 3 seeds of a character model of the standard library's docstrings (540 short runs, about
+# 4 CPU-minutes, under 3 minutes on two idle cores; one BLAS thread per worker), into lnlib/book/data/placement_sweep.json with
 # the machine, its load and the time taken. The chapters read it (tests/book/test_training_placements.py).
 results-placements: $(VENV)/.book-installed
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m lnlib.book.models.language --workers 2

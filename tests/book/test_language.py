@@ -163,7 +163,10 @@ def test_cross_entropy_by_hand():
 
 
 def test_each_placement_has_the_norms_its_wiring_reads():
-    assert placement_setup("pre_qk") == ("pre", True, False) and placement_setup("dyt")[2]
+    assert placement_setup("pre_qk") == ("pre", True, False, "layer") and placement_setup("dyt")[2]
+    rms = init_model("pre_rms", 2, 4, 5, 3)  # today's RMSNorm: a learned γ and no β
+    assert "attn_in_gamma" in rms[0] and "final_gamma" in rms[-1]
+    assert not any(k.endswith("beta") for layer in rms for k in layer)
     post, pre = init_model("post", 2, 4, 5, 3), init_model("pre", 2, 4, 5, 3)
     assert (
         "attn_out_gamma" in post[0]

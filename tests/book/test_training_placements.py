@@ -199,6 +199,15 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
     np.testing.assert_array_equal(runs("mixln", 2), runs("pre", 2))
     assert np.all(runs("mixln", 6)[3:] > floor - 0.15)
     assert np.all(runs("mixln", 6, 1e-2) < floor - 0.2)
+    # RMSNorm (a learned γ, no β) trains as LayerNorm does: their medians stay within 0.1 nats
+    # everywhere, Pre-RMSNorm learns at 6 layers and 1e-2 and is back at the floor at 1e-1, where
+    # QK-norm with warm-up keeps every seed below every seed without it
+    from lnlib.book.models.language import rms_gap
+
+    assert rms_gap(SWEEP) < 0.1
+    assert np.all(runs("pre_rms", 6, 1e-2) < floor - 0.2)
+    assert np.all(runs("pre_rms", 6, 1e-1) > floor - 0.15)
+    assert runs("pre_rms_qk", 6, 1e-1, True).max() < runs("pre_rms", 6, 1e-1, True).min()
     # DyT: at 6 layers three seeds cannot tell its best rate from Pre-LN's (within three standard
     # errors); at 1e-1 it is at the floor at both depths
     best = {

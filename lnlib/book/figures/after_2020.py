@@ -351,9 +351,16 @@ DEPTH_COLOURS = (PALETTE["input"], PALETTE["mean"])
 SCHEDULE_STYLES = {0: ("--", "no warm-up"), 1: ("-", "warm-up")}
 
 
+#: The stability map's panels, two to a row: each placement beside its rival (DeepNorm by Post-LN,
+#: whose stall it fixes), LayerNorm beside RMSNorm, with and without QK-norm, and DyT last.
+STABILITY_PANELS = (
+    "post", "deepnorm", "peri", "mixln", "pre", "pre_rms", "pre_qk", "pre_rms_qk", "dyt",
+)  # fmt: skip
+
+
 def stability_figure(sweep: dict, unigram: float):
-    """Held-out loss after training against the peak learning rate, one panel per placement (chapter
-    "LayerNorm after 2020").
+    """Held-out loss after training against the peak learning rate, one panel per variant, in the
+    order of :data:`STABILITY_PANELS` (chapter "LayerNorm after 2020").
 
     Parameters
     ----------
@@ -379,12 +386,15 @@ def stability_figure(sweep: dict, unigram: float):
     # two columns PHONE_WIDTH wide, so a phone shows the text at the size of chapter 12's other
     # figures
     count = len(sweep["placements"])
-    fig, axes = new_figure(-(-count // 2), 2, figsize=(PHONE_WIDTH, 8.4), sharex=True, sharey=True)
+    rows = -(-count // 2)
+    fig, axes = new_figure(rows, 2, figsize=(PHONE_WIDTH, 2.1 * rows), sharex=True, sharey=True)
     axes = axes.ravel()
     for ax in axes[count:]:
         ax.remove()
     axes = axes[:count]
-    for p, (ax, name) in enumerate(zip(axes, sweep["placements"])):
+    order = sorted(sweep["placements"], key=lambda n: STABILITY_PANELS.index(n))
+    for ax, name in zip(axes, order):
+        p = sweep["placements"].index(name)
         ax.axhline(unigram, color=PALETTE["neutral"], ls=":", lw=1)
         for d, colour in enumerate(DEPTH_COLOURS[: len(sweep["depths"])]):
             for warm, (style, _) in SCHEDULE_STYLES.items():

@@ -13,10 +13,11 @@ The model embeds each character and its position, runs a causal stack of
 (:func:`lnlib.book.models.transformer.norm_forward`), ends with a final norm where the placement
 has one, and predicts the next character with a linear head and a softmax, trained with Adam
 (:func:`lnlib.book.models.training.adam_update`) on the cross-entropy in nats per character.
-:data:`TRAINED_PLACEMENTS` names the seven placements the sweep trains: the placements of
+:data:`TRAINED_PLACEMENTS` names the nine variants the sweep trains: the placements of
 :data:`lnlib.book.models.placements.PLACEMENTS` that the papers train, DyT (Zhu et al., 2025: every
-LayerNorm of a Pre-LN stack replaced by :math:`\gamma\tanh(\alpha x)+\beta`) and Pre-LN with
-QK-norm.
+LayerNorm of a Pre-LN stack replaced by :math:`\gamma\tanh(\alpha x)+\beta`), Pre-LN with
+QK-norm, and today's norm: Pre-LN with every norm an RMSNorm with a learned γ and no β, with and
+without QK-norm.
 
 ``make results-placements`` runs :func:`placement_sweep` (:data:`SWEEP_SETTINGS`) and
 :func:`what_layernorm_sees` into :data:`PLACEMENT_RESULTS`; the chapters "Why normalize?",
@@ -83,6 +84,7 @@ __all__ = [
     "placement_sweep",
     "stdlib_docstrings",
     "sweep_runs",
+    "rms_gap",
     "text_batch",
     "train_model",
     "unigram_loss",
@@ -102,16 +104,19 @@ CORPUS_MODULES = (
     "contextlib", "itertools", "operator", "re",
 )  # fmt: skip
 
-#: The placements the sweep trains: placement -> (its base placement of
-#: :mod:`~lnlib.book.models.placements`, QK-norm, DyT).
+#: The variants the sweep trains: name -> (its base placement of
+#: :mod:`~lnlib.book.models.placements`, QK-norm, DyT, the norm: "layer" or "rms"). QK-norm is the
+#: same parameter-free LayerNorm of q and k in every variant that has it.
 TRAINED_PLACEMENTS = {
-    "post": ("post", False, False),
-    "pre": ("pre", False, False),
-    "peri": ("peri", False, False),
-    "mixln": ("mixln", False, False),
-    "deepnorm": ("deepnorm", False, False),
-    "dyt": ("pre", False, True),
-    "pre_qk": ("pre", True, False),
+    "post": ("post", False, False, "layer"),
+    "pre": ("pre", False, False, "layer"),
+    "peri": ("peri", False, False, "layer"),
+    "mixln": ("mixln", False, False, "layer"),
+    "deepnorm": ("deepnorm", False, False, "layer"),
+    "dyt": ("pre", False, True, "layer"),
+    "pre_qk": ("pre", True, False, "layer"),
+    "pre_rms": ("pre", False, False, "rms"),
+    "pre_rms_qk": ("pre", True, False, "rms"),
 }
 
 #: How the chapters and figures name each trained placement.
@@ -123,6 +128,8 @@ PLACEMENT_LABELS = {
     "deepnorm": "DeepNorm",
     "dyt": "DyT",
     "pre_qk": "Pre-LN + QK-norm",
+    "pre_rms": "Pre-RMSNorm",
+    "pre_rms_qk": "Pre-RMS + QK-norm",  # the stability map's panel is narrow
 }
 
 #: The sweep of chapter "LayerNorm after 2020": 5 peak rates a factor of about 3 apart, two depths,
@@ -242,8 +249,8 @@ def unigram_loss() -> float:
 # --- the model --------------------------------------------------------------------------------
 
 
-def placement_setup(placement: str) -> tuple[str, bool, bool]:
-    """``(base, qk_norm, dyt)`` of a placement in :data:`TRAINED_PLACEMENTS`."""
+def placement_setup(placement: str) -> tuple[str, bool, bool, str]:
+    """``(base, qk_norm, dyt, norm)`` of a placement in :data:`TRAINED_PLACEMENTS`."""
     if placement not in TRAINED_PLACEMENTS:
         raise ValueError(
             f"placement must be one of {tuple(TRAINED_PLACEMENTS)}; got {placement!r}."
@@ -251,8 +258,10 @@ def placement_setup(placement: str) -> tuple[str, bool, bool]:
     return TRAINED_PLACEMENTS[placement]
 
 
-def _norm_params(width: int, dyt: bool) -> dict[str, np.ndarray]:
-    params = {"gamma": np.ones(width), "beta": np.zeros(width)}
+def _norm_params(width: int, dyt: bool, norm: str) -> dict[str, np.ndarray]:
+    params = {"gamma": np.ones(width)}
+    if norm == "layer":
+        params["beta"] = np.zeros(width)
     if dyt:
         params["alpha"] = np.array(ALPHA_INIT)
     return params
@@ -265,20 +274,20 @@ def init_model(
     head.
 
     Layer weights are :func:`lnlib.book.models.placements.init_weights` (Xavier-normal, DeepNorm's β
-    where it applies); every norm gets γ = 1 and β = 0 (DyT also α = 0.5), named by sub-layer and
-    side (``attn_in_gamma``, ``ffn_out_beta``, ...). The last dict holds ``embed`` (vocab x width)
-    and ``pos`` (tokens x width), both N(0, 1/2) so that their sum has unit variance, ``head``
-    (width x vocab, Xavier-normal) and the final norm's ``final_gamma``, ``final_beta`` where the
-    base placement has one.
+    where it applies); every norm gets γ = 1 and β = 0 (an RMSNorm no β, DyT also α = 0.5), named
+    by sub-layer and side (``attn_in_gamma``, ``ffn_out_beta``, ...). The last dict holds
+    ``embed`` (vocab x width) and ``pos`` (tokens x width), both N(0, 1/2) so that their sum has
+    unit variance, ``head`` (width x vocab, Xavier-normal) and the final norm's ``final_gamma``,
+    ``final_beta`` where the base placement has one.
     """
-    base, _, dyt = placement_setup(placement)
+    base, _, dyt, norm = placement_setup(placement)
     depth, width = check_count(depth, "depth"), check_count(width, "width")
     rng = np.random.default_rng(seed)
     layers = init_weights(base, depth, width, rng=rng)
     for w, rule in zip(layers, sublayer_rules(base, depth)):
         for sub in ("attn", "ffn"):
             for side in _NORM_PLACES[rule.kind]:
-                for key, value in _norm_params(width, dyt).items():
+                for key, value in _norm_params(width, dyt, norm).items():
                     w[f"{sub}_{side}_{key}"] = value
     top = {
         "embed": rng.normal(0.0, np.sqrt(0.5), size=(vocab, width)),
@@ -286,7 +295,7 @@ def init_model(
         "head": rng.normal(0.0, np.sqrt(2.0 / (width + vocab)), size=(width, vocab)),
     }
     if base not in _NO_FINAL_NORM:
-        top.update({f"final_{k}": v for k, v in _norm_params(width, dyt).items()})
+        top.update({f"final_{k}": v for k, v in _norm_params(width, dyt, norm).items()})
     return [*layers, top]
 
 
@@ -298,13 +307,13 @@ def model_forward(inputs: np.ndarray, model: list[dict], placement: str):
     logits : ndarray, shape (batch, tokens, vocab)
     cache : tuple
     """
-    base, qk_norm, _ = placement_setup(placement)
+    base, qk_norm, _, norm = placement_setup(placement)
     *layers, top = model
     x = top["embed"][inputs] + top["pos"][: inputs.shape[1]]
     out, states, caches = placement_forward(
-        x, layers, base, qk_norm=qk_norm, causal=True, final_norm=False
+        x, layers, base, qk_norm=qk_norm, causal=True, final_norm=False, norm=norm
     )
-    h, saved = norm_forward(out, top, "final") if "final_gamma" in top else (out, None)
+    h, saved = norm_forward(out, top, "final", norm) if "final_gamma" in top else (out, None)
     return h @ top["head"], (inputs, h, saved, out, states, caches)
 
 
@@ -312,15 +321,17 @@ def model_backward(
     dlogits: np.ndarray, cache: tuple, model: list[dict], placement: str
 ) -> list[dict]:
     """The gradients of every parameter of :func:`model_forward`, in the model's structure."""
-    base = placement_setup(placement)[0]
+    base, _, _, norm = placement_setup(placement)
     inputs, h, saved, out, states, caches = cache
     *layers, top = model
     top_grads = {"head": weight_gradient(h, dlogits)}
     dout = dlogits @ top["head"].T
     if saved is not None:
-        dout, final_grads = norm_backward(dout, saved, top, "final")
+        dout, final_grads = norm_backward(dout, saved, top, "final", norm)
         top_grads.update(final_grads)
-    stream_grads, grads = placement_backward(dout, states, caches, layers, base, final_norm=False)
+    stream_grads, grads = placement_backward(
+        dout, states, caches, layers, base, final_norm=False, norm=norm
+    )
     dx = stream_grads[0]
     top_grads["embed"] = np.zeros_like(top["embed"])
     np.add.at(top_grads["embed"], inputs, dx)
@@ -515,13 +526,13 @@ def norm_inputs(
     before each attention (``L1 attn``) and each FFN (``L1 ffn``), and ``final`` (the stream
     at the top).
     """
-    base, qk_norm, _ = placement_setup(placement)
+    base, qk_norm, _, norm = placement_setup(placement)
     if base != "pre":
         raise ValueError(f"norm_inputs reads Pre-LN-style models; got {placement!r}.")
     *layers, top = model
     x = top["embed"][inputs] + top["pos"][: inputs.shape[1]]
     _, states, caches = placement_forward(
-        x, layers, base, qk_norm=qk_norm, causal=True, final_norm=False
+        x, layers, base, qk_norm=qk_norm, causal=True, final_norm=False, norm=norm
     )
     seen = []
     for ell, (state, w, (attn_cache, _)) in enumerate(zip(states, layers, caches), start=1):
@@ -766,4 +777,20 @@ def placement_findings(results: dict) -> dict:
         "pl_pre_deep_fastest_warm": ms("pre", deep, 1e-1, True),
         "pl_qk_deep_fastest_warm": ms("pre_qk", deep, 1e-1, True),
         "pl_dyt_deep_best": ms("dyt", deep, 1e-2, False),
+        "pl_rms_deep_best": ms("pre_rms", deep, 1e-2, False),
+        "pl_rms_gap": prose.number(rms_gap(sweep), ".2f"),
+        "pl_rms_qk_deep_fastest_warm": ms("pre_rms_qk", deep, 1e-1, True),
     }
+
+
+def rms_gap(sweep: dict) -> float:
+    """The largest gap, in nats per character, between the medians over the seeds of Pre-RMSNorm
+    and Pre-LN, over every depth, rate and schedule of the sweep (chapter "LayerNorm after
+    2020")."""
+    return max(
+        float(np.max(np.abs(
+            np.median(sweep_runs(sweep, "pre_rms", d), axis=-1)
+            - np.median(sweep_runs(sweep, "pre", d), axis=-1)
+        )))
+        for d in sweep["depths"]
+    )  # fmt: skip

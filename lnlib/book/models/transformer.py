@@ -344,14 +344,15 @@ def norm_forward(
     Without learned parameters (`params` holds no ``key + "_gamma"``) it is :func:`model_norm`,
     γ = 1 and β = 0 as at initialization (:func:`model_rms_norm` with ``norm="rms"``). With
     ``key + "_gamma"`` and ``key + "_beta"`` (arrays of the width) it is
-    :math:`\gamma \odot \mathrm{LN}(x) + \beta`; with ``key + "_alpha"``
+    :math:`\gamma \odot \mathrm{LN}(x) + \beta`; an RMSNorm's params hold no ``key + "_beta"``
+    (:math:`\gamma \odot \mathrm{RMSNorm}(x)`, as today's models have it); with ``key + "_alpha"``
     as well (a 0-d array) it is DyT, :math:`\gamma \odot \tanh(\alpha x) + \beta`
     (:func:`lnlib.book.models.dyt.dyt`), which computes no statistic.
     """
     forward = _NORM_PAIRS[norm][0]
     if params is None or f"{key}_gamma" not in params:
         return forward(x)
-    gamma, beta = params[f"{key}_gamma"], params[f"{key}_beta"]
+    gamma, beta = params[f"{key}_gamma"], params.get(f"{key}_beta", 0.0)
     if f"{key}_alpha" in params:
         return dyt(x, float(params[f"{key}_alpha"]), gamma, beta), (x,)
     y, saved = forward(x)
@@ -368,14 +369,14 @@ def norm_backward(
     -------
     dx : ndarray
     grads : dict
-        Empty without learned parameters; else ``key + "_gamma"``, ``key + "_beta"`` (and
-        ``key + "_alpha"`` for DyT), summed over the batch and the tokens.
+        Empty without learned parameters; else ``key + "_gamma"``, ``key + "_beta"`` where the
+        params hold one (and ``key + "_alpha"`` for DyT), summed over the batch and the tokens.
     """
     backward = _NORM_PAIRS[norm][1]
     if params is None or f"{key}_gamma" not in params:
         return backward(dy, saved), {}
     gamma, lead = params[f"{key}_gamma"], tuple(range(dy.ndim - 1))
-    grads = {f"{key}_beta": dy.sum(axis=lead)}
+    grads = {f"{key}_beta": dy.sum(axis=lead)} if f"{key}_beta" in params else {}
     if f"{key}_alpha" in params:
         dx, dalpha, grads[f"{key}_gamma"], _ = dyt_backward(
             dy, saved[0], float(params[f"{key}_alpha"]), gamma
