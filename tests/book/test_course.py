@@ -741,6 +741,30 @@ def test_the_course_edition_states_the_graded_exercises_time_apart():
     assert said in goal and f"About {read} minutes to read" in goal, goal
 
 
+def test_a_chapter_too_long_for_one_sitting_says_where_to_split_it():
+    """The student review (2026-11-29, fifteenth session): chapter 09 is "about 3 hours for one
+    chapter of a three-chapter lab". A first sitting reads to the end of a section and does the
+    graded exercises resting on sections up to it, about half of the time; shorter chapters say
+    nothing."""
+    from lnlib.book.exercises.gradients import exercises
+    from lnlib.book.tools.course import SITTING_MINUTES, _read_cells, section_ends, sittings
+
+    chapter = ROOT / "chapters" / "09_gradients.ipynb"
+    section, first = sittings(chapter)
+    ends = section_ends(_read_cells(chapter)[0])
+    assert first == exercises.graded_exercises()[: len(first)] and 0 < len(first) < 5
+    assert all(ends[exercises.section(k)] <= ends[section] for k in first)
+    goal = next(
+        text for text in ("".join(c["source"]) for c in answer_key(chapter)["cells"])
+        if "**Goal.**" in text
+    )  # fmt: skip
+    assert f"first read to the end of § {section} and do exercises 1 to {first[-1]}" in goal
+    for short in ("05_epsilon", "10_family"):
+        path = ROOT / "chapters" / f"{short}.ipynb"
+        assert sum(reading_minutes(path)[:1]) + graded_minutes(path) <= SITTING_MINUTES
+        assert sittings(path) is None
+
+
 def test_folded_boxes_are_counted_as_reading_a_reader_may_skip(tmp_path):
     folded = ":::{dropdown} Details\n" + "word " * 1400 + "\n:::\n"
     notebook = {

@@ -221,20 +221,13 @@ def test_a_stuck_graded_student_is_sent_to_the_section_never_given_the_recipe():
     assert "§ The idea" in str(fresh.check(1, 0.5, x=x))
 
 
-def _plain(heading: str) -> str:
-    """A heading as a reader sees it: formulas in plain text ("$d\\beta$" as "dβ")."""
-    greek = {r"\beta": "β", r"\gamma": "γ", r"\sigma": "σ", r"\varepsilon": "ε"}
-    for command, letter in greek.items():
-        heading = heading.replace(command, letter)
-    return re.sub(r"[$`]", "", heading).strip()
-
-
 @pytest.mark.parametrize("exercises", every_chapter(), ids=lambda e: e.chapter)
 def test_every_graded_exercise_names_a_section_of_its_chapter(exercises):
+    from lnlib.book.tools.course import plain_heading
     from tests.book.test_links import HEADING, markdown_of
 
     notebook = Path(__file__).resolve().parents[2] / "chapters" / f"{exercises.chapter}.ipynb"
-    headings = {_plain(h) for h in HEADING.findall(markdown_of(notebook))}
+    headings = {plain_heading(h) for h in HEADING.findall(markdown_of(notebook))}
     for k in exercises.graded_exercises():
         assert exercises.section(k) in headings, (exercises.chapter, k, exercises.section(k))
 

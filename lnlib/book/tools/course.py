@@ -60,6 +60,9 @@ __all__ = [
     "folded_minutes",
     "graded_minutes",
     "course_time_sentence",
+    "sittings",
+    "plain_heading",
+    "section_ends",
     "state_times",
     "student_edition",
     "student_package",
@@ -631,9 +634,12 @@ cells are graded (cells you add, and changes to the chapter's cells, are set asi
 grading), and the check runs your answer cell again on a second draw of data of the same kind, so
 the cell must compute its answer from the data it hands out, with numpy and Python as you would
 write them: an answer may not use lnlib (the checker lives there), nor, where an exercise
-forbids a function, `getattr`, `eval` or `globals()`, which hide names from the check. Tries are
-unlimited: a wrong answer that makes a known mistake is told which, and at the third wrong answer
-computed from the data a graded exercise names the section it practises. Before you hand a notebook
+forbids a function, `getattr`, `eval` or `globals()`, which hide names from the check. lnlib is
+the book's own library and its code is readable, the copy you install too: code pasted from it, or
+from the website's solutions, is not your work, as a classmate's would not be, and your instructor
+reads the answers and grades the derivations by hand. Tries are unlimited: a wrong answer that
+makes a known mistake is told which, and at the third wrong answer computed from the data a graded
+exercise names the section it practises. Before you hand a notebook
 in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the
 notebook as it runs from a fresh start. You need no nbgrader: the test cell under each graded
 exercise runs the check your instructor's grading runs, on your data.
@@ -821,13 +827,18 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
     instructor found the exercise minutes that followed (45 a derivation, 15 code) too high.
     """
     cells, prose = _read_cells(chapter)
+    minutes = _minutes_to_read(cells)
+    return max(5, 5 * round(minutes / 5)), 5 * round(exercise_minutes(chapter, prose) / 5)
+
+
+def _minutes_to_read(cells: list[dict]) -> float:
+    """The unrounded reading minutes of `cells` (:func:`reading_minutes`)."""
     code = sum(
         1
         for c in cells
         if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
     )
-    minutes = sum(map(_words, prose)) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
-    return max(5, 5 * round(minutes / 5)), 5 * round(exercise_minutes(chapter, prose) / 5)
+    return sum(map(_words, _prose_of(cells))) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
 
 
 def folded_minutes(chapter: Path) -> int:
@@ -849,13 +860,17 @@ def _read_cells(chapter: Path) -> tuple[list[dict], list[str]]:
     cells = read_notebook(chapter)["cells"]
     appendix = [i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Appendix")]
     cells = cells[: appendix[0]] if appendix else cells
-    prose = [
+    return cells, _prose_of(cells)
+
+
+def _prose_of(cells: list[dict]) -> list[str]:
+    """The text of the markdown cells among `cells`, solutions and the time line aside."""
+    return [
         TIME_LINE.sub(" ", "".join(c["source"]))  # the estimate does not count itself
         for c in cells
         if c["cell_type"] == "markdown"
         and "lnlib-solution" not in c.get("metadata", {}).get("tags", [])
     ]
-    return cells, prose
 
 
 def _words(text: str) -> float:
@@ -905,8 +920,78 @@ def course_time_sentence(chapter: Path) -> str:
     practice = f" and the practice ones {practise - graded}" if practise > graded else ""
     return (
         f"About {read} minutes to read{skippable}; the graded exercises take about {graded} "
-        f"minutes{practice}."
+        f"minutes{practice}.{_sittings_sentence(sittings(chapter))}"
     )
+
+
+#: The minutes of reading and graded exercises beyond which the course edition plans a chapter in
+#: two sittings (a student review of chapter 09: "about 3 hours for one chapter of a three-chapter
+#: lab is heavy").
+SITTING_MINUTES = 120
+
+
+def sittings(chapter: Path) -> tuple[str, list[int]] | None:
+    """Where the course edition splits a long chapter in two sittings: the section a first sitting
+    reads to the end of, and the graded exercises it does, chosen so that the first sitting takes
+    about half of the reading and graded exercises; None where they take
+    :data:`SITTING_MINUTES` or less. Each graded exercise practises a section (:func:`rests_on`),
+    so a first sitting does the first exercises, in order, once it has read their sections."""
+    read, graded = reading_minutes(chapter)[0], graded_minutes(chapter)
+    if read + graded <= SITTING_MINUTES:
+        return None
+    exercises = importlib.import_module(
+        f"lnlib.book.exercises.{_module_of(read_notebook(chapter))}"
+    ).exercises
+    cells, _ = _read_cells(chapter)
+    ends, numbers, best = section_ends(cells), exercises.graded_exercises(), None
+    for n in range(1, len(numbers)):
+        first = numbers[:n]
+        end, section = max((ends[exercises.section(k)], exercises.section(k)) for k in first)
+        minutes = _minutes_to_read(cells[:end]) + sum(
+            EXERCISE_MINUTES[exercises.kind(k)] for k in first
+        )
+        gap = abs(minutes - (read + graded) / 2)
+        if best is None or gap < best[0]:
+            best = (gap, section, first)
+    return None if best is None else best[1:]
+
+
+def _sittings_sentence(split: tuple[str, list[int]] | None) -> str:
+    if split is None:
+        return ""
+    section, first = split
+    done = f"exercise {first[0]}" if len(first) == 1 else f"exercises {first[0]} to {first[-1]}"
+    return (
+        f" That is two sittings: first read to the end of § {section} and do {done}, then the rest."
+    )
+
+
+#: A markdown heading line: its level (the #s) and its text.
+HEADING_LINE = re.compile(r"^(#{1,6}) +(.+?) *$", re.M)
+
+
+def plain_heading(heading: str) -> str:
+    """A heading as a reader sees it, formulas in plain text ("$d\\beta$" as "dβ"): how
+    :func:`~lnlib.book.exercises.chapter.rests_on` names a section."""
+    greek = {r"\beta": "β", r"\gamma": "γ", r"\sigma": "σ", r"\varepsilon": "ε"}
+    for command, letter in greek.items():
+        heading = heading.replace(command, letter)
+    return re.sub(r"[$`]", "", heading).strip()
+
+
+def section_ends(cells: list[dict]) -> dict[str, int]:
+    """Each markdown heading of `cells`, in plain text, and the index of the first cell after its
+    section (the next heading of its level or above, else the end)."""
+    heads = [
+        (i, len(m.group(1)), plain_heading(m.group(2)))
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "markdown"
+        for m in HEADING_LINE.finditer("".join(c["source"]))
+    ]
+    return {
+        name: next((j for j, other, _ in heads[n + 1 :] if other <= level and j > i), len(cells))
+        for n, (i, level, name) in enumerate(heads)
+    }
 
 
 def graded_minutes(chapter: Path) -> int:
