@@ -731,11 +731,16 @@ def _inputs(
     return {name: case.lay_out(v) if name in ("x", "dy") else v for name, v in rounded.items()}
 
 
+#: The inputs a case lays out in memory (:attr:`Case.layout`): the activations and their gradients,
+#: and a fused add's stream, sum and the stream's gradient (:mod:`lnlib.harness_add`).
+LAID_OUT = ("x", "dy", "residual", "s", "ds")
+
+
 def _fresh(case: Case, inputs: dict, names) -> dict:
     """New copies of the inputs `names`, in the case's layout: what one call of the implementation
     gets."""
     return {
-        name: case.lay_out(inputs[name]) if name in ("x", "dy") else inputs[name].copy()
+        name: case.lay_out(inputs[name]) if name in LAID_OUT else inputs[name].copy()
         for name in names
     }
 
@@ -809,11 +814,11 @@ def _compare_forward(
 
 
 def _compare_gradients(
-    backward: Callable, case, inputs, args, refs: dict, budgets
+    backward: Callable, case, inputs, args, refs: dict, budgets, names=("dy", "x", "gamma")
 ) -> tuple[float, str]:
-    """Run `backward` on fresh dy, x, gamma and `args` (eps, saved statistics) and compare each
-    gradient in `refs`."""
-    got, overwritten = _call(backward, case, inputs, ("dy", "x", "gamma"), *args)
+    """Run `backward` on fresh copies of the inputs `names` and `args` (eps, saved statistics)
+    and compare each gradient in `refs`."""
+    got, overwritten = _call(backward, case, inputs, names, *args)
     if overwritten:
         return float("inf"), overwritten
     if not isinstance(got, (tuple, list)) or len(got) != len(refs):
@@ -936,6 +941,17 @@ def _check_rms_forward(forward, case, inputs, eps, k, sample, saved, *, cast_bef
 
 
 def _check_rms_backward(backward, case, inputs, eps, k, saved, *, cast_before_gamma=False):
+    u_cast = _cast_roundoff(inputs["x"].dtype, cast_before_gamma)
+    refs, budgets = _rms_backward_budgets(inputs, eps, k, u_cast)
+    return _compare_gradients(
+        backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma"), refs)), budgets
+    )
+
+
+def _rms_backward_budgets(inputs: dict, eps, k: int, u_cast: float) -> tuple:
+    """RMSNorm's float64 (dx, dgamma) on `inputs` and their budgets, with `u_cast` the relative
+    error x̂ may carry beyond the arithmetic's (:func:`_cast_roundoff`): :func:`check_rms_norm`'s
+    and :mod:`lnlib.harness_add`'s."""
     axes = tuple(range(inputs["x"].ndim - k, inputs["x"].ndim))
     others = tuple(range(inputs["x"].ndim - k))
     wide = {name: v.astype(np.float64) for name, v in inputs.items()}
@@ -947,16 +963,13 @@ def _check_rms_backward(backward, case, inputs, eps, k, saved, *, cast_before_ga
     dxhat = np.abs(wide["dy"] * wide["gamma"])
     terms = rstd * (dxhat + np.abs(xhat) * (dxhat * np.abs(xhat)).mean(axis=axes, keepdims=True))
     rows = int(np.prod(inputs["x"].shape[:-k]))
-    u_cast = _cast_roundoff(inputs["x"].dtype, cast_before_gamma)
     budgets = (
         (xhat_error + u_cast) * terms + 2 * u_out * np.abs(refs[0]),
         _dgamma_budget(
             wide["dy"], xhat, xhat_error, refs[1], rows, inputs["gamma"].dtype, others, u_cast
         ),
     )
-    return _compare_gradients(
-        backward, case, inputs, (eps, *saved), dict(zip(("dx", "dgamma"), refs)), budgets
-    )
+    return refs, budgets
 
 
 #: The report's row for the pooled rounding-bias check of each dtype.

@@ -273,6 +273,16 @@ def rms_norm_backward(dy, s, gamma, eps: float, rstd, *, stage_1=None):
     return _back(d_ds, s), _back(d_dgamma, s, params=True)
 
 
+def add_rms_norm_backward(dy, ds, s, gamma, eps: float, rstd):
+    """Kernel 5's backward pass as a block runs it: :func:`rms_norm_backward`'s ds (the norm's
+    share), plus `ds`, the gradient the stream carries past the norm, added in float32 and rounded
+    once to s's dtype. ``(dx, dgamma)``, dx the gradient of x and of the residual alike: in
+    :func:`lnlib.harness_add.check_add_rms_norm`'s signature (chapter "LayerNorm on a GPU")."""
+    norm_share, dgamma = rms_norm_backward(dy, s, gamma, eps, rstd)
+    total = norm_share.astype(np.float32) + np.asarray(ds).astype(np.float32)
+    return total.astype(norm_share.dtype), dgamma
+
+
 def _back(device_array, like: np.ndarray, stats: bool = False, params: bool = False):
     """A device array copied to the host: shaped as `like` (its rows, or its last axis), in its
     dtype."""

@@ -606,6 +606,10 @@ NOT_COMPUTING = {
         "checks another implementation (tests/library/test_harness_rms.py)"
     ),
     "lnlib.harness.harness_inputs": "makes the harness's inputs",
+    "lnlib.harness_add.check_add_rms_norm": (
+        "checks another implementation (tests/library/test_harness_add.py)"
+    ),
+    "lnlib.harness_add.add_inputs": "makes the fused add's inputs",
     "lnlib.harness.rounding_bias": "measures a rounding bias",
     "lnlib.harness.torch_module": (
         "wraps the reader's own module, whatever it computes (tests/library/"

@@ -196,3 +196,18 @@ def test_the_centred_rms_backward_fails_the_harness_in_dx_alone():
     assert not report.passed
     assert {f.dtype for f in report.failures} == set(DTYPES)
     assert all(f.detail.startswith("dx") for f in report.failures), str(report)
+
+
+def add_rms_forward(x, res, g, eps):
+    """Kernel 5 as check_add_rms_norm calls a fused add + RMSNorm: (y, s, rstd)."""
+    s, y, rstd = gpu.add_rms_norm(x, res, g, eps)
+    return y, s, rstd
+
+
+def test_the_add_rms_kernel_passes_the_fused_add_harness_with_a_residual():
+    from lnlib.harness_add import check_add_rms_norm
+
+    report = check_add_rms_norm(
+        add_rms_forward, gpu.add_rms_norm_backward, dtypes=DTYPES, cases=gpu.RMS_CASES
+    )
+    assert report.passed, str(report)

@@ -13,7 +13,8 @@ TOP_LEVEL = sorted((ROOT / "lnlib").glob("*.py"))
 LIBRARY = sorted(
     p for p in (ROOT / "lnlib").rglob("*.py") if p.relative_to(ROOT / "lnlib").parts[0] != "book"
 )
-MAX_TOP_LEVEL = 14
+#: 15 since harness_add (the fused add's checks) was split from harness, already 1300 lines.
+MAX_TOP_LEVEL = 15
 
 
 def test_import_lnlib_loads_no_plotting_widgets_or_sympy():
@@ -60,7 +61,7 @@ def test_no_library_module_imports_the_book():
     assert {name: mods for name, mods in offenders.items() if mods} == {}
 
 
-def test_the_library_is_at_most_14_top_level_modules():
+def test_the_library_is_at_most_15_top_level_modules():
     assert TOP_LEVEL, "no lnlib/*.py found"
     assert len(TOP_LEVEL) <= MAX_TOP_LEVEL, [path.name for path in TOP_LEVEL]
 
