@@ -260,7 +260,8 @@ class CheckReport:
             marks = [_mark(cell.get((part, case, d))) for d in self.dtypes]
             lines.append(f"{f'{part:<8} {case}':<{width}}" + "".join(f"{m:>10}" for m in marks))
         lines += [
-            "ok: within the error budget; ×k: k times over it; -: not run;",
+            "ok: within the error budget; ×k: k times over it;",
+            "-: not run (the case is limited to other dtypes: Case.dtypes);",
             *(["n/a: the reference is undefined (see .undefined);"] if self.undefined else []),
             "NaN, shape, dtype, error, overwrote: see .failures",
         ]
@@ -756,8 +757,9 @@ def _overwritten(given: dict, inputs: dict) -> str:
     if not changed:
         return ""
     return (
-        f"overwrote: the call changed its input {', '.join(changed)}; a LayerNorm must leave "
-        "its inputs intact (the residual stream reads x again)"
+        f"overwrote: the call changed its input {', '.join(changed)}; the check needs its "
+        "inputs intact (the residual stream reads x again): wrap a kernel that works in place "
+        "to copy its inputs first"
     )
 
 

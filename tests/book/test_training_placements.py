@@ -205,6 +205,16 @@ def test_what_chapter_12_says_holds_in_the_stored_sweep():
     from lnlib.book.models.language import rms_gap
 
     assert rms_gap(SWEEP) < 0.1
+    medians = {p: np.median(runs(p, 6, 3e-2, False)) for p in ("pre", "pre_rms")}
+    assert medians["pre_rms"] < medians["pre"]  # "the largest gap ... where RMSNorm ends lower"
+    gaps = {d: np.abs(np.median(runs("pre_rms", d), -1) - np.median(runs("pre", d), -1))
+            for d in (2, 6)}  # fmt: skip
+    assert max(g.max() for g in gaps.values()) == gaps[6][3].max()  # at 3e-2
+    best = {p: runs(p, 6, 1e-2, False) for p in ("pre", "pre_rms")}
+    for p in best:  # both best at 1e-2 at 6 layers
+        assert min(SWEEP["rates"], key=lambda r: np.mean(runs(p, 6, r, False))) == 1e-2
+    spread = min(best["pre"].std(ddof=1), best["pre_rms"].std(ddof=1))
+    assert abs(best["pre"].mean() - best["pre_rms"].mean()) < spread
     assert np.all(runs("pre_rms", 6, 1e-2) < floor - 0.2)
     assert np.all(runs("pre_rms", 6, 1e-1) > floor - 0.15)
     assert runs("pre_rms_qk", 6, 1e-1, True).max() < runs("pre_rms", 6, 1e-1, True).min()

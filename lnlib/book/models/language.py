@@ -777,7 +777,13 @@ def placement_findings(results: dict) -> dict:
         "pl_pre_deep_fastest_warm": ms("pre", deep, 1e-1, True),
         "pl_qk_deep_fastest_warm": ms("pre_qk", deep, 1e-1, True),
         "pl_dyt_deep_best": ms("dyt", deep, 1e-2, False),
-        "pl_rms_deep_best": ms("pre_rms", deep, 1e-2, False),
+        "pl_rms_deep_best_gap": prose.number(
+            abs(
+                float(np.mean(sweep_runs(sweep, "pre_rms", deep, 1e-2, False)))
+                - float(np.mean(sweep_runs(sweep, "pre", deep, 1e-2, False)))
+            ),
+            ".2f",
+        ),
         "pl_rms_gap": prose.number(rms_gap(sweep), ".2f"),
         "pl_rms_qk_deep_fastest_warm": ms("pre_rms_qk", deep, 1e-1, True),
     }
