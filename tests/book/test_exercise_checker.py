@@ -221,6 +221,27 @@ def test_a_stuck_graded_student_is_sent_to_the_section_never_given_the_recipe():
     assert "§ The idea" in str(fresh.check(1, 0.5, x=x))
 
 
+def test_a_typed_in_answer_is_no_try(monkeypatch):
+    """The student review (2026-11-29, sixteenth session): a typed-in wrong number counted toward
+    "Stuck?", which the README promises at the third wrong answer computed from the data."""
+    from lnlib.book.exercises import chapter
+    from lnlib.book.exercises.chapter import Exercises, rests_on, variant
+
+    x = np.arange(1.0, 9.0)  # more numbers than are worked by hand: a typed answer is refused
+    builder = rests_on("The idea")(variant(lambda rng: {"x": x})(mean_with_hint))
+    graded = Exercises("00_demo", builder)
+    graded.graded = True
+    typed = ['x = exercises.data(1, "x")\nanswer_1 = 0.5\nexercises.check(1, answer_1, x=x)']
+    monkeypatch.setattr(chapter, "_inputs", lambda: typed)
+    for _ in range(HINT_AFTER + 1):
+        said = str(graded.check(1, 0.5, x=x))
+        assert "typed in is not counted" in said and "§" not in said, said
+    computed = ['x = exercises.data(1, "x")\nanswer_1 = x.sum()\nexercises.check(1, answer_1, x=x)']
+    monkeypatch.setattr(chapter, "_inputs", lambda: computed)
+    lines = [str(graded.check(1, x.sum(), x=x)) for _ in range(HINT_AFTER)]
+    assert "§" not in lines[-2] and "§ The idea" in lines[-1], lines
+
+
 @pytest.mark.parametrize("exercises", every_chapter(), ids=lambda e: e.chapter)
 def test_every_graded_exercise_names_a_section_of_its_chapter(exercises):
     from lnlib.book.tools.course import plain_heading

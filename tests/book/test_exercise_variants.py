@@ -184,3 +184,23 @@ def test_the_student_id_cell_says_whose_data_or_where_the_id_goes(monkeypatch, c
     monkeypatch.setenv("JUPYTERHUB_USER", "bob")
     exercises.student = None
     assert capsys.readouterr().out == "Your exercises' data are drawn for 'bob'.\n"
+
+
+def test_an_id_written_once_in_student_id_txt_serves_every_chapter(monkeypatch, tmp_path):
+    """The student review (2026-11-29, sixteenth session): the id had to be typed into every
+    notebook. student_id.txt in the edition's root (a chapter folder's parent) or in the chapter's
+    folder serves them all; an id written in the notebook still comes first."""
+    from lnlib.book.exercises import students
+
+    for name in ("LNBOOK_STUDENT", "JUPYTERHUB_USER"):
+        monkeypatch.delenv(name, raising=False)
+    chapter = tmp_path / "05_epsilon"
+    chapter.mkdir()
+    monkeypatch.setattr(students, "STARTED", (None, chapter))
+    with pytest.raises(students.NoStudent, match="student_id.txt"):
+        students.student_id(None)
+    (tmp_path / "student_id.txt").write_text("carol\n", encoding="utf-8")
+    assert students.student_id(None) == "carol"
+    assert students.student_id("dave") == "dave"
+    (chapter / "student_id.txt").write_text("erin\n", encoding="utf-8")
+    assert students.student_id(None) == "erin"

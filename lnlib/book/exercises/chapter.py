@@ -598,7 +598,6 @@ class Exercises:
         built = self._built(k, data)
         if isinstance(built, Feedback):
             return self._worded(k, built)
-        verdict = self._with_hint(k, built, self._judged(k, built, answer))
         code = answer_code(k, _inputs())
         own = self.forbidden(k)[len(ALWAYS_FORBIDDEN) :]
         refused = _not_counted(code, own, _user_namespace()) if code is not None else None
@@ -620,6 +619,8 @@ class Exercises:
                     "chapter's own, run the notebook again from the top.)"
                 ),
             )
+        # counted only now: an answer refused above is no try (a student review)
+        verdict = self._with_hint(k, built, self._judged(k, built, answer))
         if verdict.kind == "correct" and self._fails_on_other_data(k, code, data):
             return self._worded(k, Feedback(NOT_FROM_THE_DATA))
         if other and verdict.kind != "correct" and self._right_for(k, theirs, answer):

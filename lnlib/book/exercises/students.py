@@ -10,7 +10,9 @@ for everyone. The id is, in order:
    first imported, by the course notebook's first cell, which nbgrader locks and restores before
    grading: code a student writes below it cannot change whose data the grade uses;
 2. the id written in the notebook's first cell (``exercises.student = "..."``);
-3. ``$LNBOOK_STUDENT``, or ``$JUPYTERHUB_USER`` (a course hub's user name is nbgrader's id there).
+3. the first line of ``student_id.txt`` in the notebook's folder or the one above it (the student
+   edition's root: written once for every chapter; a student review);
+4. ``$LNBOOK_STUDENT``, or ``$JUPYTERHUB_USER`` (a course hub's user name is nbgrader's id there).
 """
 
 from __future__ import annotations
@@ -48,14 +50,34 @@ def student_id(written: str | None = None) -> str:
     step, folder = STARTED
     if step == "autograde":
         return folder.parent.name  # autograded/<id>/<chapter>: the kernel runs in its folder
-    for found in (written, os.environ.get("LNBOOK_STUDENT"), os.environ.get("JUPYTERHUB_USER")):
+    candidates = (
+        written,
+        _id_file(folder),
+        os.environ.get("LNBOOK_STUDENT"),
+        os.environ.get("JUPYTERHUB_USER"),
+    )
+    for found in candidates:
         if found and str(found).strip():
             return str(found).strip()
     raise NoStudent(
         "Your exercises' data are drawn from your student id. Write it in the cell under the "
-        'first one, exercises.student = "your id" (as your course spells it), and run the cells '
-        "again."
+        'first one, exercises.student = "your id" (as your course spells it), or once in '
+        "student_id.txt beside the chapters' folders, and run the cells again."
     )
+
+
+#: The file a student may write their id in once, for every chapter (:func:`student_id`).
+ID_FILE = "student_id.txt"
+
+
+def _id_file(folder: Path) -> str | None:
+    """The first line of :data:`ID_FILE` in `folder` or its parent, if either holds one."""
+    for place in (folder, folder.parent):
+        path = place / ID_FILE
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            return lines[0] if lines else None
+    return None
 
 
 def student_rng(chapter: str, k: int, student: str) -> np.random.Generator:

@@ -83,7 +83,9 @@ OWN = "\nexercises.chapters_own = {!r}  # the chapter's own functions"
 #: The cell under the first: whose data the exercises hand out (lnlib.book.exercises.students).
 STUDENT = (
     '# Your student id, as your course spells it ("jdoe"): your exercises\' data follow from it.\n'
-    "# On your course's JupyterHub, None finds it.\n"
+    "# With None, it is read from student_id.txt beside the chapters' folders (write it there\n"
+    "# once) or, on your course's JupyterHub, from your user name. Run All goes on to the end:\n"
+    '# each graded test not answered yet shows "Not answered yet" in red, as expected.\n'
     "exercises.student = None"
 )
 GRADED_LINE = (
@@ -289,7 +291,8 @@ def _derivation_cells(k: str) -> list[dict]:
     answer" cell (the student edition shows YOUR ANSWER HERE; the key, where to look)."""
     prompt = (
         f"**Exercise {k}, your derivation** (graded by hand, {DERIVATION_POINTS} points): in the "
-        "cell below, write the derivation your code follows, in words or LaTeX ($...$): each step "
+        "cell below, write the derivation your code follows, in words or in LaTeX between dollar "
+        "signs (`$dx = ...$`): each step "
         "from the output back to the input (each node of the graph, or each path from x to y) and "
         "the term it gives, and how those terms make the gradient your code computes."
     )
@@ -627,22 +630,22 @@ STUDENT_KERNEL_REQUIREMENTS = """-r requirements.txt
 """
 STUDENT_README = """# LayerNorm, worked out: the student edition
 
-Each folder is one chapter. Your exercises' data are your own: in each notebook, write your
-student id (as your course spells it) in the cell under the first, `exercises.student = "jdoe"`,
-then run the cells in order. Write all of an exercise's code in its answer cell: only the answer
-cells are graded (cells you add, and changes to the chapter's cells, are set aside before
-grading), and the check runs your answer cell again on a second draw of data of the same kind, so
-the cell must compute its answer from the data it hands out, with numpy and Python as you would
-write them: an answer may not use lnlib (the checker lives there), nor, where an exercise
-forbids a function, `getattr`, `eval` or `globals()`, which hide names from the check. lnlib is
-the book's own library and its code is readable, the copy you install too: code pasted from it, or
-from the website's solutions, is not your work, as a classmate's would not be, and your instructor
-reads the answers and grades the derivations by hand. Tries are unlimited: a wrong answer that
-makes a known mistake is told which, and at the third wrong answer computed from the data a graded
-exercise names the section it practises. Before you hand a notebook
-in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is graded is the
-notebook as it runs from a fresh start. You need no nbgrader: the test cell under each graded
-exercise runs the check your instructor's grading runs, on your data.
+Each folder is one chapter. Your exercises' data are your own: write your student id (as your
+course spells it) once in `student_id.txt`, in this folder, or in each notebook in the cell under
+the first, `exercises.student = "jdoe"`; then run the cells in order. Write all of an exercise's
+code in its answer cell: only the answer cells are graded (cells you add, and changes to the
+chapter's cells, are set aside before grading), and the check runs your answer cell again on a
+second draw of data of the same kind, so the cell must compute its answer from the data it hands
+out, with numpy and Python as you would write them: an answer may not use lnlib (the checker lives
+there), nor, where an exercise forbids a function, `getattr`, `eval` or `globals()`, which hide
+names from the check. lnlib is the book's own library and its code is readable, the copy you
+install too: code pasted from it, or from the website's solutions, is not your work, as a
+classmate's would not be, and your instructor reads the answers and grades the derivations by hand.
+Tries are unlimited: a wrong answer that makes a known mistake is told which, and at the third
+wrong answer computed from the data a graded exercise names the section it practises. Before you
+hand a notebook in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is
+graded is the notebook as it runs from a fresh start. You need no nbgrader: the test cell under
+each graded exercise runs the check your instructor's grading runs, on your data.
 
 To work on them on your own machine (Python 3.11 or newer):
 
