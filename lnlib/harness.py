@@ -78,6 +78,7 @@ __all__ = [
     "unit_roundoff",
     "welford_layer_norm",
     "torch_layer_norm",
+    "torch_function",
     "torch_module",
     "torch_rms_norm",
 ]  # the chapter's planted bugs (buggy_*) are in lnlib.variants
@@ -1207,6 +1208,49 @@ def torch_rms_norm(device: str = "cpu"):
         return array(tx.grad, x.dtype), array(tg.grad, gamma.dtype)
 
     return forward, backward
+
+
+def torch_function(function: Callable, device: str = "cpu") -> Callable:
+    """`function`, written for PyTorch tensors (a fused kernel, a Triton or Liger op, an autograd
+    Function's forward or backward), in the harness's numpy signature (chapter "Check your own
+    LayerNorm").
+
+    Each ndarray argument reaches `function` as a new tensor on `device` in its own dtype, bfloat16
+    included (``torch.from_numpy`` refuses ml_dtypes' bfloat16; a learner B review); other
+    arguments (eps, a saved statistic already a tensor) pass as they are. Each tensor it returns,
+    alone or in a tuple, comes back as an ndarray in the tensor's dtype. The tensors are copies, so
+    a kernel that writes into its inputs (vLLM's ``fused_add_rms_norm``) leaves the harness's arrays
+    alone: return what it wrote.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If PyTorch is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def add(x, residual):  # doctest: +SKIP
+    ...     return x + residual
+    >>> torch_function(add)(np.ones(2, np.float16), np.ones(2, np.float16))  # doctest: +SKIP
+    array([2., 2.], dtype=float16)
+    """
+    bridge = _torch_bridge(device)
+    if bridge is None:
+        raise ModuleNotFoundError(
+            "torch_function needs PyTorch: pip install torch (or lnlib's [reference] extra)."
+        )
+    torch, tensor, array = bridge
+
+    def back(value):
+        return array(value) if isinstance(value, torch.Tensor) else value
+
+    def call(*args):
+        given = [tensor(a).clone() if isinstance(a, np.ndarray) else a for a in args]
+        got = function(*given)
+        return tuple(back(v) for v in got) if isinstance(got, (tuple, list)) else back(got)
+
+    return call
 
 
 def torch_module(

@@ -610,6 +610,7 @@ NOT_COMPUTING = {
         "checks another implementation (tests/library/test_harness_add.py)"
     ),
     "lnlib.harness_add.add_inputs": "makes the fused add's inputs",
+    "lnlib.harness.torch_function": "converts another implementation's arrays and tensors",
     "lnlib.harness.rounding_bias": "measures a rounding bias",
     "lnlib.harness.torch_module": (
         "wraps the reader's own module, whatever it computes (tests/library/"

@@ -181,3 +181,24 @@ def test_pytorch_eager_add_then_rms_norm_passes():
         return array(y), array(s)
 
     assert check_add_rms_norm(forward).passed
+
+
+def test_a_pytorch_fused_function_runs_in_bfloat16_through_torch_function():
+    """A fused add + RMSNorm written for tensors, in place as vLLM's (s into the residual, y into
+    x, x̂ rounded before γ), checked in every dtype with no conversion code of the reader's own
+    (learner B: torch.from_numpy refuses ml_dtypes' bfloat16)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (optional extra)")
+    from lnlib.harness import torch_function
+
+    def vllm_style(x, residual, gamma, eps):
+        residual += x  # s, rounded to the dtype
+        wide = residual.float()
+        rstd = torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + eps)
+        x.copy_((wide * rstd).to(x.dtype) * gamma)  # x̂ rounded before γ
+        return x, residual
+
+    report = check_add_rms_norm(
+        torch_function(vllm_style), dtypes=("float32", "float16", "bfloat16"),
+        cast_before_gamma=True,
+    )  # fmt: skip
+    assert report.passed, str(report)

@@ -230,7 +230,7 @@ def _close_words(digits: int | None, epsilon: bool) -> str:
         asked = NUMBER_WORDS.get(digits, digits)
         return (
             f"{WRONG}close, but not right to the {asked} significant digits asked: round to "
-            f"{asked}."
+            f"{asked} (if you did, look for a slip in the last of them)."
         )
     more = ", or look for a small term missing or extra (an ε?)" if epsilon else ""
     return f"{WRONG}close, but not within the tolerance: give all the digits{more}."

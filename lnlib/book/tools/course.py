@@ -77,7 +77,7 @@ IMPORT = re.compile(r"^(from lnlib\.book\.exercises\.\w+ import exercises)$", re
 #: The course edition's checks are graded: a wrong answer's verdict names the mistake, and no hint
 #: comes (lnlib.book.exercises.chapter.Exercises.graded), in the student's cells as in the hidden
 #: tests.
-GRADED = r"\1\nexercises.graded = True  # graded checks: no recipe; it cannot be turned off"
+GRADED = r"\1\nexercises.graded = True  # graded checks, as your instructor's grading runs them"
 #: Added under it where the chapter defines functions an answer may call (Exercises.chapters_own).
 OWN = "\nexercises.chapters_own = {!r}  # the chapter's own functions"
 #: The cell under the first: whose data the exercises hand out (lnlib.book.exercises.students).
