@@ -305,3 +305,42 @@ def test_every_prompt_says_the_digits_its_exercise_asks_for():
                     f"{path.stem}, exercise {k}: say it wants the exact count"
                 )
     assert said >= 30
+
+
+UNANSWERED = """
+import numpy as np
+from lnlib.book.exercises.chapter import Exercises, NotPassed, rests_on, variant
+from lnlib.book.exercises.feedback import Exercise
+x = np.array([1.0, 2.0, 6.0])
+builder = rests_on("The idea")(variant(lambda rng: {"x": x})(lambda x: Exercise(x.mean())))
+graded = Exercises("00_demo", builder)
+graded.graded = True
+try:
+    graded.test(1, None, x=x)
+    print("no error")
+except NotPassed as failed:
+    print("failed:", failed)
+"""
+
+
+@pytest.mark.parametrize("step", [None, "validate", "autograde"])
+def test_an_unanswered_graded_test_prints_in_the_students_run_and_fails_in_grading(step):
+    """The student review (2026-11-29, sixteenth session): after Run All, red "Not answered yet"
+    errors under every graded test looked like a broken lab. In the student's own run the test
+    cell says so in plain words; under nbgrader (its validate or autograde, read when the locked
+    first cell imported the checker, and patching it is refused) it still fails: 0 points."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
+    if step:
+        env["NBGRADER_EXECUTION"] = step
+    done = subprocess.run(
+        [sys.executable, "-c", UNANSWERED], env=env, capture_output=True, text=True, check=True
+    )
+    said = done.stdout
+    if step is None:
+        assert said.startswith("Exercise 1: not answered yet") and "no error" in said, said
+    else:
+        assert said.startswith("failed: Not answered yet"), said

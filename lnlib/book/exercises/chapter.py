@@ -57,7 +57,7 @@ from lnlib.book.exercises.feedback import (
 )
 from lnlib.book.exercises.shipped import numpy as np  # as first imported (shipped.py)
 from lnlib.book.exercises.shipped import record, replaced
-from lnlib.book.exercises.students import NoStudent, student_id, student_rng
+from lnlib.book.exercises.students import STARTED, NoStudent, student_id, student_rng
 from lnlib.book.exercises.web import WebExercise, answer_form
 from lnlib.book.tools.notebooks import course_website_build, website_build
 
@@ -713,6 +713,12 @@ class Exercises:
             verdict = self.check(k, answer, **data)
         finally:
             self._counting = True
+        if answer is None and STARTED[0] is None and verdict.text.startswith("Not answered yet"):
+            # the student's own run: plain words, not a red error after Run All (a student
+            # review); nbgrader's validate and autograde, read when the locked first cell
+            # imported this, still fail it
+            print(f"Exercise {k}: not answered yet; until you answer, grading counts it wrong.")
+            return
         if verdict.kind != "correct":
             raise NotPassed(verdict.text)
         # printed, not returned: nbgrader reads a graded cell's returned value as partial credit

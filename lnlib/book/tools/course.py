@@ -85,7 +85,7 @@ STUDENT = (
     '# Your student id, as your course spells it ("jdoe"): your exercises\' data follow from it.\n'
     "# With None, it is read from student_id.txt beside the chapters' folders (write it there\n"
     "# once) or, on your course's JupyterHub, from your user name. Run All goes on to the end:\n"
-    '# each graded test not answered yet shows "Not answered yet" in red, as expected.\n'
+    "# each graded test not answered yet says so, and grading counts it wrong until you do.\n"
     "exercises.student = None"
 )
 GRADED_LINE = (
@@ -209,8 +209,8 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
             )
         )
         # JupyterLab's Run All goes on past a cell so tagged (it sends the cell with stop_on_error
-        # off): an exercise not yet answered shows "Not answered yet" and the rest of the chapter
-        # still runs (the fourth student review). Its error still scores 0 when graded.
+        # off): a wrong answer's error does not stop the rest of the chapter (the fourth student
+        # review); an unanswered one prints so in the student's run and fails when graded.
         cells[-1]["metadata"]["tags"] = ["raises-exception"]
         if by_hand and exercises.kind(int(k)) == "derivation":
             cells += _derivation_cells(k)
@@ -667,8 +667,9 @@ On a course's JupyterHub or on Binder, `requirements.txt` is the environment
 (`requirements-kernels.txt` for chapters 14 and 15). Run each notebook top
 to bottom; the cell under each exercise says whether your answer is right. Run All goes on to the
 end of the chapter, so you can read it all first: under each graded exercise you have not answered
-yet, its test cell shows "Not answered yet" as an error, and that is expected. A Markdown cell that
-looks raw (its `<!--glue:...-->` comments showing) renders when you select it and press Shift+Enter.
+yet, its test cell says "not answered yet" (grading counts it wrong until you answer). A Markdown
+cell that looks raw (its `<!--glue:...-->` comments showing) renders when you select it and press
+Shift+Enter.
 """
 
 
