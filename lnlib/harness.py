@@ -1225,7 +1225,7 @@ def torch_function(function: Callable, device: str = "cpu") -> Callable:
     Raises
     ------
     ModuleNotFoundError
-        If PyTorch is not installed.
+        When PyTorch cannot be imported.
 
     Examples
     --------
