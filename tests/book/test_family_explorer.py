@@ -132,6 +132,17 @@ def test_degenerate_settings_have_notes():
     assert "group norm is instance norm" in explorer.note.value
 
 
+def test_only_a_real_hazard_carries_the_warning_sign():
+    """An identity (G = 1 is layer norm) is explained in plain text; a batch of two, where one
+    sample's output depends on the other, is warned about (student review: "⚠ for a plain note")."""
+    explorer = family_explorer(method="group", groups=1)
+    assert "group norm is layer norm" in explorer.note.value
+    assert "⚠" not in explorer.note.value
+    explorer.controls["method"].value = "batch"
+    explorer.controls["batch"].value = 2
+    assert "⚠" in explorer.note.value and "depends strongly" in explorer.note.value
+
+
 @pytest.mark.parametrize(
     "kwargs,match",
     [({"method": "weight"}, "method"), ({"batch": 0}, "batch"), ({"groups": 3}, "groups")],

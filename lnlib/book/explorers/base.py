@@ -23,6 +23,7 @@ from .plans import Sweep
 
 __all__ = [
     "Explorer",
+    "Info",
     "Meaning",
     "choice_slider",
     "described",
@@ -239,9 +240,19 @@ def png_url(png: bytes) -> bytes:
     return b"data:image/png;base64," + base64.b64encode(png)
 
 
+class Info(str):
+    """A note that explains a setting rather than warns about it (e.g. "G = 1: group norm is layer
+    norm"): :func:`note_html` shows it without the warning sign and its colour."""
+
+
 def note_html(note: str) -> str:
-    """A note as the explorers show it: empty, or one warning line in the palette's vermillion."""
-    return f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>" if note else ""
+    """A note as the explorers show it: empty, one line of plain text for an :class:`Info`, or one
+    warning line in the palette's vermillion."""
+    if not note:
+        return ""
+    if isinstance(note, Info):
+        return f"<span>{html.escape(note)}</span>"
+    return f"<span style='color:#D55E00'>⚠ {html.escape(note)}</span>"
 
 
 def text_lines(count: int) -> str:

@@ -10,7 +10,7 @@ from ...norms import normalize, statistic_ids
 from ..figures.family import OutputPanel, SharingPanel
 from ..figures.render import FastRenderer
 from ..figures.style import new_figure
-from .base import Explorer, described
+from .base import Explorer, Info, described
 
 __all__ = ["family_explorer", "family_tensor"]
 
@@ -147,7 +147,7 @@ class FamilyExplorer(Explorer):
     @staticmethod
     def _note(method, batch, groups, channels) -> str:
         if method == "batch" and batch == 1:
-            return (
+            return Info(
                 "With one sample, batch norm of an image tensor averages each channel over its "
                 "positions only: it is instance norm."
             )
@@ -157,9 +157,9 @@ class FamilyExplorer(Explorer):
                 "output depends strongly on the other one."
             )
         if method == "group" and groups == 1:
-            return "G = 1: one group holds every channel, so group norm is layer norm."
+            return Info("G = 1: one group holds every channel, so group norm is layer norm.")
         if method == "group" and groups == channels:
-            return "G = C: every channel is its own group, so group norm is instance norm."
+            return Info("G = C: every channel is its own group, so group norm is instance norm.")
         return ""
 
 
