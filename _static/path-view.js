@@ -1,0 +1,121 @@
+// The practitioner's view: a chapter shows only its stops on the practitioner's path.
+//
+// Chapters 09 to 16 open with one line to the practitioner's path (lnlib.book.tools.notebooks.practitioner_line,
+// "Here for today's practice? ..."), and each stop opens with "The practitioner's path, stop N of 12" (PATH_STOPS).
+// Learner B's review (2026-11-29): the path "exists only as a list of links into 65-80-minute chapters, and each stop
+// is surrounded by derivations I am told I may skip". A button under the line hides everything else: what stays is the
+// chapter's title and opening (goal, bottom line), its "In practice" boxes, each stop's whole section, and the
+// headings that lead to a stop. The choice is remembered across pages (localStorage) until the reader turns it off;
+// a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing.
+// Chapters without a stop get no button; nor does the course edition, which drops the practitioner's line.
+(() => {
+  "use strict";
+  const KEY = "lnlib-path-view";
+  const STOP = /^The practitioner[’']s path, stop \d+ of \d+/;
+  const OPENING = /^Here for today[’']s practice\?/;
+  const KEEP_BOXES = new Set(["In practice", "The bottom line"]);
+  const OFF = "lnlib-off-path";
+
+  const article = () => document.querySelector("article.bd-article");
+  const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
+
+  function stopSections(root) {
+    return [...root.querySelectorAll("p")]
+      .filter((p) => STOP.test(text(p)))
+      .map((p) => p.closest("section"))
+      .filter(Boolean);
+  }
+
+  function isKeptBox(el) {
+    const title = el.classList.contains("admonition") && el.querySelector(":scope > .admonition-title");
+    return Boolean(title && KEEP_BOXES.has(text(title)));
+  }
+
+  // What the view hides: in each section on the way to a stop, every child that is neither a section leading to a
+  // stop, a kept box nor the heading; the chapter's opening (the top section's own children) stays whole.
+  function offPath(root, stops) {
+    const top = root.querySelector(":scope section");
+    const onWay = new Set();
+    for (const stop of stops) {
+      for (let s = stop.parentElement.closest("section"); s && root.contains(s); s = s.parentElement.closest("section")) {
+        onWay.add(s);
+      }
+    }
+    const hidden = [];
+    for (const section of onWay) {
+      for (const child of section.children) {
+        if (child.matches("h1, h2, h3, h4, h5, h6") || isKeptBox(child)) continue;
+        if (child.tagName === "SECTION") {
+          if (!onWay.has(child) && !stops.includes(child)) hidden.push(child);
+        } else if (section !== top) hidden.push(child);
+      }
+    }
+    return hidden;
+  }
+
+  function setView(on, state) {
+    state.hidden.forEach((el) => el.classList.toggle(OFF, on));
+    const ids = new Set(
+      [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
+        [el, ...el.querySelectorAll("[id]")].map((e) => e.id).filter(Boolean),
+      ),
+    );
+    document.querySelectorAll(".page-toc a[href^='#']").forEach((a) => {
+      a.closest("li").classList.toggle(OFF, on && ids.has(decodeURIComponent(a.hash.slice(1))));
+    });
+    state.button.setAttribute("aria-pressed", String(on));
+    state.status.textContent = on
+      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with its opening and “In practice” boxes.`
+      : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
+    try {
+      if (on) localStorage.setItem(KEY, "1");
+      else localStorage.removeItem(KEY);
+    } catch (error) {
+      // storage refused (private mode): the view still works on this page
+    }
+    state.on = on;
+  }
+
+  // A link into a hidden part turns the view off, then the browser scrolls to it.
+  function revealTarget(state) {
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    if (state.on && target && target.closest(`.${OFF}`)) {
+      setView(false, state);
+      target.scrollIntoView();
+    }
+  }
+
+  function init() {
+    const root = article();
+    if (!root) return;
+    const opening = [...root.querySelectorAll("p")].find((p) => OPENING.test(text(p)));
+    const stops = stopSections(root);
+    if (!opening || stops.length === 0) return;
+    const box = document.createElement("p");
+    box.className = "lnlib-path-view";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Practitioner’s view";
+    const status = document.createElement("span");
+    status.id = "lnlib-path-view-status";
+    button.setAttribute("aria-describedby", status.id);
+    box.append(button, " ", status);
+    opening.after(box);
+    const count = stops.length === 1 ? "one section" : `${stops.length} sections`;
+    const state = { hidden: offPath(root, stops), button, status, count, on: false };
+    button.addEventListener("click", () => setView(!state.on, state));
+    let remembered = false;
+    try {
+      remembered = localStorage.getItem(KEY) === "1";
+    } catch (error) {
+      remembered = false;
+    }
+    setView(remembered, state);
+    revealTarget(state);
+    window.addEventListener("hashchange", () => revealTarget(state));
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

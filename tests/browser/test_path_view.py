@@ -1,0 +1,106 @@
+"""The practitioner's view (_static/path-view.js): a chapter shows only its stops on the path.
+
+Learner B (2026-11-29): the practitioner's path "exists only as a list of links into 65-80-minute
+chapters"; a button under the practitioner's line hides everything but the chapter's opening, its
+"In practice" boxes, the headings that lead to a stop and each stop's whole section. Checked here in
+Chromium on the built website: what shows and what hides, the page contents in the sidebar, the
+choice carried to the next chapter, a link into a hidden section turning the view off, and chapters
+without a stop offering no button.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lnlib.book.tools.notebooks import PATH_STOPS, PRACTITIONER_CHAPTERS
+
+from .conftest import ROOT, OfflineContext
+
+# For each element of interest: is it shown (laid out, not display: none)?
+FACTS = """() => {
+    const HEADING = ':scope > h1, :scope > h2, :scope > h3, :scope > h4';
+    const shown = el => !!el && el.getClientRects().length > 0;
+    const byId = id => document.getElementById(id);
+    const button = document.querySelector('p.lnlib-path-view button');
+    const tocHidden = [...document.querySelectorAll('.page-toc li')]
+        .filter(li => !shown(li)).map(li => li.querySelector('a').hash);
+    return {
+        button: button ? {pressed: button.getAttribute('aria-pressed'), shown: shown(button),
+                          name: button.textContent, described: !!document.getElementById(
+                              button.getAttribute('aria-describedby'))} : null,
+        shown: Object.fromEntries([...document.querySelectorAll('article section[id]')]
+            .map(s => [s.id, shown(s.querySelector(HEADING))])),
+        inPractice: [...document.querySelectorAll('article .admonition-title')]
+            .filter(t => t.textContent.trim() === 'In practice').map(t => shown(t)),
+        goal: shown([...document.querySelectorAll('article p')]
+            .find(p => p.textContent.startsWith('Goal.'))),
+        tocHidden,
+    };
+}"""
+
+
+def _open(holder: OfflineContext, url: str):
+    page = holder.context.new_page()
+    page.goto(url, wait_until="load")
+    return page
+
+
+def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site_url):
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = _open(holder, f"{site_url}/chapters/09_gradients.html")
+        before = page.evaluate(FACTS)
+        assert before["button"] == {
+            "pressed": "false",
+            "shown": True,
+            "name": "Practitioner’s view",
+            "described": True,
+        }
+        assert all(before["shown"].values())  # off: the whole chapter, as before
+        page.click("p.lnlib-path-view button")
+        after = page.evaluate(FACTS)
+        assert after["button"]["pressed"] == "true"
+        shown = after["shown"]
+        # the two stops of chapter 09, whole, and the section leading to the first
+        assert shown["simplified-the-closed-form"] and shown["rmsnorm-s-backward-pass"]
+        assert shown["the-jacobian-one-direction-removed-not-two"]  # inside a stop: kept
+        assert shown["the-idea"] and shown["gradients-through-layernorm"]
+        # off the path: hidden, in the page and in its contents
+        for off in ("the-computation-graph", "the-jacobian", "explore", "exercises", "summary"):
+            assert not shown[off], off
+            assert f"#{off}" in after["tocHidden"], off
+        assert after["inPractice"] and all(after["inPractice"])
+        assert after["goal"]
+        # the choice is remembered: the next chapter on the path opens in the view
+        page.goto(f"{site_url}/chapters/12_after_2020.html", wait_until="load")
+        twelve = page.evaluate(FACTS)
+        assert twelve["button"]["pressed"] == "true"
+        assert twelve["shown"]["qk-norm"] and not twelve["shown"]["dyt-a-tanh-instead-of-a-norm"]
+        # a link into a hidden section turns the view off and lands on it
+        page.goto(
+            f"{site_url}/chapters/12_after_2020.html#trained-not-only-initialized",
+            wait_until="load",
+        )
+        landed = page.evaluate(FACTS)
+        assert landed["button"]["pressed"] == "false"
+        assert landed["shown"]["trained-not-only-initialized"]
+        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
+    finally:
+        holder.context.close()
+
+
+@pytest.mark.parametrize("chapter", PRACTITIONER_CHAPTERS)
+def test_only_chapters_with_a_stop_offer_the_view(chapter, browser, site_url):
+    """Chapters 10 and 14, which the path skips, have no stop and no button; at 390 px the button
+    of the others shows."""
+    (notebook,) = (ROOT / "chapters").glob(f"{chapter}_*.ipynb")
+    has_stop = any(file == notebook.name for file, _, _ in PATH_STOPS)
+    holder = OfflineContext(browser, 390)
+    try:
+        facts = _open(holder, f"{site_url}/chapters/{notebook.stem}.html").evaluate(FACTS)
+    finally:
+        holder.context.close()
+    if has_stop:
+        assert facts["button"] and facts["button"]["shown"], chapter
+    else:
+        assert facts["button"] is None, chapter
