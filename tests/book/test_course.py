@@ -220,7 +220,8 @@ def test_a_submission_that_cheats_fails_the_hidden_test(course, cheat, tmp_path)
 REVIEW_CHEATS = {
     1: ("answer_1 = lnlib.layer_norm_backward(dye, xe)[1]", "lnlib.layer_norm_backward"),
     2: ("answer_2 = lnlib.layer_norm_backward(dye, xe, ge)[0]", "lnlib.layer_norm_backward"),
-    3: ("answer_3 = exercises.exercise(3, xs=xs, dys=dys).expected", "exercises.exercise"),
+    # (exercises.exercise itself is refused in graded mode now: test_exercise_tampering.py)
+    3: ("answer_3 = exercises.builders[2](xs=xs, dys=dys).expected", "exercises.builders"),
 }
 #: The instructor review's bypass: the hidden tests' reload made a no-op, the shipped check
 #: replaced.
@@ -779,6 +780,13 @@ def test_folded_boxes_are_counted_as_reading_a_reader_may_skip(tmp_path):
     path.write_text(json.dumps(notebook))
     assert reading_minutes(path)[0] == 15 and folded_minutes(path) == 10  # 2101 and 1401 words
     assert "(10 of them in folded boxes you may skip)" in time_sentence(path)
+    # a folded printout (hide-cell, hide-output) is skipped too; a folded source alone is not
+    code = {"cell_type": "code", "metadata": {}, "source": "print(1)", "outputs": []}
+    notebook["cells"] += [
+        code | {"metadata": {"tags": [tag]}} for tag in ("hide-cell", "hide-output", "hide-input")
+    ]
+    path.write_text(json.dumps(notebook))
+    assert reading_minutes(path)[0] == 20 and folded_minutes(path) == 15  # + 3 cells, 2 folded
 
 
 def test_the_course_edition_drops_hidden_cells_that_only_glue_numbers():
@@ -813,3 +821,18 @@ def test_make_student_alone_writes_the_key_make_instructor_would(tmp_path, monke
     tools.main(["course", "student", str(tmp_path / "c"), "--by-hand"])
     tools.main(["course", "student", str(tmp_path / "d")])
     assert asked == [True, False]
+
+
+def test_a_graded_question_that_quotes_the_websites_numbers_says_to_use_ones_own():
+    """The student review (2026-11-29): chapter 04's exercise 2 asks about the token [2, 4, 6, 8]
+    while the student's data differ, and only a code comment said so. The question says it too;
+    a question quoting no numbers does not."""
+    from lnlib.book.tools.course import OWN_NUMBERS, PRINTED_LINE
+
+    cells = answer_key(ROOT / "chapters" / "04_variance.ipynb")["cells"]
+    texts = ["".join(c["source"]) for c in cells]
+    told = [i for i, text in enumerate(texts) if OWN_NUMBERS in text]
+    assert told and all("[2, 4, 6, 8]" in texts[i] for i in told), told
+    assert all(PRINTED_LINE in texts[i + 1] for i in told)
+    questions = [t for t in texts if t.startswith("**Exercise")]
+    assert any(OWN_NUMBERS not in t for t in questions)

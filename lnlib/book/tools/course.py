@@ -97,6 +97,11 @@ GRADED_LINE = (
 PRINTED_LINE = (
     "# Where the question above quotes the website's numbers, use yours, printed below.\n"
 )
+#: Under a graded question that quotes the website's numbers (the student review, 2026-11-29: the
+#: code comment alone left "a double take").
+OWN_NUMBERS = (
+    "*Your data differ from the numbers quoted here: use yours, which the next cell prints.*"
+)
 #: A question that quotes the website's numbers: a list of them, ``[2, 4, 6, 8]`` (PRINTED_LINE).
 QUOTED = re.compile(r"\[\s*-?\d[\d.,\s\-]*\]")
 #: A student's data drawn by a call (``rng.normal(...)``) are printed too, up to this many numbers.
@@ -179,6 +184,8 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
         question = "".join(nb["cells"][index - 1]["source"]) if index else ""
         quoted = "print(" in text and QUOTED.search(question)
         heading = GRADED_LINE + (PRINTED_LINE if quoted else "") if graded else ""
+        if graded and quoted and cells and cells[-1]["cell_type"] == "markdown":
+            _say_own_numbers(cells[-1])
         marked = (heading or PRACTICE_LINE) + marked
         cells.append(
             _cell(
@@ -847,11 +854,18 @@ def _minutes_to_read(cells: list[dict]) -> float:
 
 def folded_minutes(chapter: Path) -> int:
     """The part of :func:`reading_minutes`' reading spent in the chapter's folded boxes
-    (``:::{dropdown}``: details a reader may skip), rounded to 5 (a student review: "as one lab it
+    (``:::{dropdown}``: details a reader may skip) and folded code cells (``hide-cell``,
+    ``hide-output``: a printout a reader may skip), rounded to 5 (a student review: "as one lab it
     is long")."""
-    _, prose = _read_cells(chapter)
+    cells, prose = _read_cells(chapter)
     words = sum(_words(block) for text in prose for block in FOLDED.findall(text))
-    return 5 * round(words / WORDS_PER_MINUTE / 5)
+    folded = sum(
+        1
+        for c in cells
+        if c["cell_type"] == "code"
+        and {"hide-cell", "hide-output"} & set(c.get("metadata", {}).get("tags", []))
+    )
+    return 5 * round((words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * folded) / 5)
 
 
 #: A folded box of a markdown cell: from its ``:::{dropdown}`` line to its closing ``:::``.
@@ -996,6 +1010,12 @@ def section_ends(cells: list[dict]) -> dict[str, int]:
         name: next((j for j, other, _ in heads[n + 1 :] if other <= level and j > i), len(cells))
         for n, (i, level, name) in enumerate(heads)
     }
+
+
+def _say_own_numbers(question: dict) -> None:
+    """Append :data:`OWN_NUMBERS` to a graded question's markdown cell."""
+    text = "".join(question["source"]).rstrip("\n") + "\n\n" + OWN_NUMBERS
+    question["source"] = text.splitlines(keepends=True)
 
 
 def graded_minutes(chapter: Path) -> int:
