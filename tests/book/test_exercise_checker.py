@@ -190,6 +190,11 @@ def test_hints_come_when_asked_or_with_the_third_wrong_try_and_never_when_graded
     practice.graded = True
     assert "exercises.hint(1)" in str(practice.check(1, 0.5, x=x))
     assert str(practice.hint(1)) == "Hint: sum, then divide by H"
+    # nor does graded mode show a graded exercise's expected answer and hint (the student review,
+    # 2026-11-29: exercises.exercise(1, ...) in a scratch cell printed both); practice keeps them
+    with pytest.raises(PermissionError, match=r"exercises\.check\(1"):
+        graded.exercise(1, x=x)
+    assert practice.exercise(1, x=x).expected == x.mean()
 
 
 def mean_with_hint(x):

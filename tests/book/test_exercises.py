@@ -67,6 +67,23 @@ def test_an_answer_at_the_digits_asked_is_right_and_a_mistake_at_them_is_named()
     assert count.feedback(100300) == "Not quite: that is not the expected count."
 
 
+def test_an_answer_rounded_to_decimals_is_told_so_not_given_a_mistake():
+    """Learner B (2026-11-29): chapter 09's exercise 2 has an entry of -1.0e-6 that is exactly 0
+    without ε; a right answer typed to three decimals, that entry 0, was told "ε is missing". It is
+    told that each entry needs its own digits (and that a missing ε could also zero it); the mistake
+    typed in full is still named, and a right answer to three significant digits is right."""
+    want = np.array([0.111804293, -0.223606239, -1.00622757e-06])
+    without_eps = np.array([0.111803399, -0.223606798, 0.0])
+    exercise = Exercise(want, rtol=1e-9, mistakes={"ε is missing": without_eps})
+    told = exercise.feedback(np.round(want, 3))
+    assert "significant digits of its own" in told and "ε" in told, told
+    assert exercise.feedback(np.array([0.112, -0.224, -1.01e-6])) == "Correct!"
+    assert exercise.feedback(without_eps) == "Not quite: ε is missing."
+    plain = Exercise(want, rtol=1e-9)
+    assert "ε" not in plain.feedback(np.round(want, 3))  # no ε named where none is in play
+    assert "entries differ" in plain.feedback(np.array([0.2, -0.224, 0.0]))
+
+
 def test_exercise_names_a_known_mistake_and_hides_its_answer():
     exercise = Exercise(2.0, hint="Look at ε.", mistakes={"ε is missing from the divisor": 1.5})
     assert exercise.feedback(1.5) == "Not quite: ε is missing from the divisor."  # no recipe

@@ -236,6 +236,26 @@ def _close_words(digits: int | None, epsilon: bool) -> str:
     return f"{WRONG}close, but not within the tolerance: give all the digits{more}."
 
 
+def _near_zero_rules(want, rounded, atol: float, digits: int, epsilon: bool) -> list[dict]:
+    """An answer rounded to decimals rather than significant digits: right at the scale of its
+    largest entry, an entry near zero typed as 0 (learner B, 2026-11-29: a correct dx typed to three
+    decimals was told "ε is missing", since the answer without ε has that entry exactly 0)."""
+    if want.size < 2 or not np.any(want != 0):
+        return []
+    scale = atol + _rounding(np.max(np.abs(want)), digits)  # half a unit, largest entry
+    near_zero = np.abs(want) < scale  # entries that round to 0 at the largest entry's decimals
+    if not np.any(near_zero):
+        return []
+    coarse = np.where(near_zero, np.maximum(rounded, scale), rounded)
+    asked = NUMBER_WORDS.get(digits, digits)
+    also = "; a missing ε can also make such an entry 0" if epsilon else ""
+    say = (
+        f"{WRONG}close: the largest entries are right, but each entry needs {asked} significant "
+        f"digits of its own, those near zero too (1.23e-06, not 0.000){also}."
+    )
+    return [_rule("within", say, want, coarse)]
+
+
 def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str:
     """What a wrong answer of the right shape that no rule names is told: how many entries
     differ."""
@@ -318,6 +338,7 @@ def _number_rules(exercise: Exercise) -> list[dict]:
         )
 
     mistakes = _merged(exercise.mistakes, rtol, atol)
+    epsilon = involves_epsilon(exercise.mistakes, exercise.epsilon)
     rules = [
         _rule("within", f"{CORRECT} {sentence}.", numbers(value), exact(numbers(value)))
         for sentence, value in exercise.also_right.items()
@@ -329,6 +350,7 @@ def _number_rules(exercise: Exercise) -> list[dict]:
     ]
     if digits is not None:  # rounded to the digits asked: right, or the mistake it rounds
         rules.append(_rule("within", CORRECT, want, rounded(want)))
+        rules += _near_zero_rules(want, rounded(want), atol, digits, epsilon)
         rules += [
             _rule("within", f"{WRONG}{sentence}.", value, rounded(value))
             for sentence, value in mistakes
@@ -355,7 +377,6 @@ def _number_rules(exercise: Exercise) -> list[dict]:
         for sentence, value in mistakes
         if any(name in exercise.loose for name in sentence.split("; or "))
     ]
-    epsilon = involves_epsilon(exercise.mistakes, exercise.epsilon)
     if np.asarray(exercise.expected).dtype.kind == "f" and np.any(want != 0):
         rules.append(
             _rule("within", _close_words(digits, epsilon), want, CLOSE * np.max(np.abs(want)))
