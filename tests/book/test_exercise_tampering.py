@@ -145,12 +145,20 @@ def test_an_answer_right_for_other_data_than_those_handed_out_says_so(shell):
 
 def test_graded_mode_has_one_prefix_for_wrong_answers_and_refusals(shell):
     """The student review's nit 5: a refusal said "Not quite:", a wrong answer "Not correct:"."""
-    cell = "answer_1 = exercises.exercise(1, batch=batch).expected"
+    cell = "answer_1 = exercises.builders[0](batch=batch).expected"
     shell.run_cell(cell, store_history=True).raise_error()
     said = graded_test(shell)
-    assert said.startswith("Not correct: your answer uses exercises.exercise"), said
+    assert said.startswith("Not correct: your answer uses exercises.builders"), said
     shell.run_cell("answer_1 = 'a'", store_history=True).raise_error()
     assert graded_test(shell).startswith("Not correct: ")
+
+
+def test_graded_mode_refuses_to_show_a_graded_exercises_answer(shell):
+    """The student review (2026-11-29): exercises.exercise(1, ...).expected in a scratch cell
+    printed the checker's answer and hint. In graded mode the call is refused, with what to do."""
+    result = shell.run_cell("exercises.exercise(1, batch=batch).expected", store_history=True)
+    assert isinstance(result.error_in_exec, PermissionError), result.error_in_exec
+    assert "exercises.check(1" in str(result.error_in_exec)
 
 
 def test_sanitize_names_the_chapters_when_given_one_the_course_lacks(tmp_path):

@@ -433,8 +433,24 @@ class Exercises:
         return len(self.builders)
 
     def exercise(self, k: int, **data) -> Exercise:
-        """Exercise `k` built from `data` (its expected answer and the mistakes it names)."""
+        """Exercise `k` built from `data` (its expected answer and the mistakes it names).
+
+        Refused for a graded exercise in graded mode: its expected answer and hint are the
+        checker's, which the course edition does not show (a student review, 2026-11-29, printed
+        them in a scratch cell; the library's source stays readable, and the README says copying
+        from it is not the student's work).
+        """
         self._number(k)
+        if self._graded(k):
+            raise PermissionError(
+                f"exercises.exercise({k}) is the checker's own answer, which the course edition "
+                f"does not show for a graded exercise: check your answer with exercises.check({k}, "
+                "...), as the exercise's cell does."
+            )
+        return self._build(k, **data)
+
+    def _build(self, k: int, **data) -> Exercise:
+        """Exercise `k` built from `data`, for the checker itself (graded or not)."""
         return self.builders[k - 1](**data)
 
     def sample(self, k: int, rng: np.random.Generator) -> dict:
@@ -451,7 +467,7 @@ class Exercises:
         builder = self.builders[k - 1]
         if getattr(builder, "kind", None):
             return builder.kind
-        built = self.exercise(k, **self.sample(k, np.random.default_rng(0)))
+        built = self._build(k, **self.sample(k, np.random.default_rng(0)))
         if built.choices or np.asarray(built.expected).dtype == bool:
             return "choice"
         return "code" if hasattr(builder, "domain") else "number"
@@ -508,7 +524,7 @@ class Exercises:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")  # the checker's own arithmetic on the reader's data
-                return self.exercise(k, **data)
+                return self._build(k, **data)
         except Exception as error:  # noqa: BLE001 (any data a reader may write)
             return Feedback(
                 f"{WRONG}the checker cannot build exercise {k} from these data "
@@ -585,11 +601,11 @@ class Exercises:
         data = {**data, **{name: handed[name] for name in other}}
         self._last_data[k] = data
         if answer is None and website_build():
-            built = self.exercise(k, **data)
+            built = self._build(k, **data)
             if course_website_build() and k in self.graded_exercises():
                 # as graded in the notebook: no hint, the section to reread instead
                 built = dataclasses.replace(built, hint=reread(self.section(k)))
-            return answer_form(built, k, self.chapter, data, functools.partial(self.exercise, k))
+            return answer_form(built, k, self.chapter, data, functools.partial(self._build, k))
         if answer is None:
             aside = _set_aside(k, _inputs())
             unanswered = NOT_ANSWERED + (GRADED_NOT_ANSWERED if self._graded_mode else "")
