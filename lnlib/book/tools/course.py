@@ -106,7 +106,7 @@ OWN_NUMBERS = (
 QUOTED = re.compile(r"\[\s*-?\d[\d.,\s\-]*\]")
 #: A student's data drawn by a call (``rng.normal(...)``) are printed too, up to this many numbers.
 PRINT_AT_MOST = 60
-PRACTICE_LINE = "# Practice, not graded: the same for every student.\n"
+PRACTICE_LINE = "# Practice, not graded (the same for all): a number worked out by hand counts.\n"
 TIME_LINE = re.compile(r"<!--time-->.*?<!--/time-->")
 CONFIG = r"""import logging
 import os
