@@ -4,8 +4,8 @@
 // "Here for today's practice? ..."), and each stop opens with "The practitioner's path, stop N of 12" (PATH_STOPS).
 // Learner B's review (2026-11-29): the path "exists only as a list of links into 65-80-minute chapters, and each stop
 // is surrounded by derivations I am told I may skip". A button under the line hides everything else: what stays is the
-// chapter's title and opening (goal, bottom line), its "In practice" boxes, each stop's whole section, and the
-// headings that lead to a stop. The choice is remembered across pages (localStorage) until the reader turns it off;
+// chapter's title and practitioner's line, its "In practice" boxes and bottom line, each stop's whole section, and
+// the headings that lead to a stop. The choice is remembered across pages (localStorage) until the reader turns it off;
 // a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing.
 // Chapters without a stop get no button; nor does the course edition, which drops the practitioner's line.
 (() => {
@@ -31,10 +31,16 @@
     return Boolean(title && KEEP_BOXES.has(text(title)));
   }
 
-  // What the view hides: in each section on the way to a stop, every child that is neither a section leading to a
-  // stop, a kept box nor the heading; the chapter's opening (the top section's own children) stays whole.
+  // Kept in a section on the way to a stop: its heading, the practitioner's line and the button, a stop's own line,
+  // and the "In practice" and "bottom line" boxes.
+  function kept(child) {
+    if (child.matches("h1, h2, h3, h4, h5, h6, p.lnlib-path-view") || isKeptBox(child)) return true;
+    return child.tagName === "P" && (OPENING.test(text(child)) || STOP.test(text(child)));
+  }
+
+  // What the view hides: in each section on the way to a stop, every child that is neither kept nor a section
+  // leading to a stop (the chapter's goal and reading time too: learner B read "About 80 minutes" in the view).
   function offPath(root, stops) {
-    const top = root.querySelector(":scope section");
     const onWay = new Set();
     for (const stop of stops) {
       for (let s = stop.parentElement.closest("section"); s && root.contains(s); s = s.parentElement.closest("section")) {
@@ -44,10 +50,8 @@
     const hidden = [];
     for (const section of onWay) {
       for (const child of section.children) {
-        if (child.matches("h1, h2, h3, h4, h5, h6") || isKeptBox(child)) continue;
-        if (child.tagName === "SECTION") {
-          if (!onWay.has(child) && !stops.includes(child)) hidden.push(child);
-        } else if (section !== top) hidden.push(child);
+        if (kept(child)) continue;
+        if (child.tagName !== "SECTION" || (!onWay.has(child) && !stops.includes(child))) hidden.push(child);
       }
     }
     return hidden;
@@ -65,7 +69,7 @@
     });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with its opening and “In practice” boxes.`
+      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");

@@ -16,6 +16,7 @@ import yaml
 
 import lnlib.book.explorers
 from lnlib.book.tools import prose
+from lnlib.book.tools.course import path_minutes
 from lnlib.book.tools.notebooks import (
     PRACTITIONER_CHAPTERS,
     PRACTITIONER_OPENING,
@@ -106,9 +107,9 @@ def test_practitioners_line_opens_chapters_09_to_16(path):
     first = next(source(c) for c in load(path)["cells"] if c["cell_type"] == "markdown")
     lines = first.splitlines()
     if path.stem[:2] in PRACTITIONER_CHAPTERS:
-        assert lines[1:3] == ["", practitioner_line(path.name)], (
+        assert lines[1:3] == ["", practitioner_line(path.name, path_minutes(path))], (
             f"{path.name}: the first line under the title must be practitioner_line"
-            " (lnlib.book.tools.notebooks)"
+            " (lnlib.book.tools.notebooks), with path_minutes: run `make notebooks`"
         )
         assert sum(PRACTITIONER_OPENING in source(c) for c in load(path)["cells"]) == 1
     else:

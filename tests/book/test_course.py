@@ -18,19 +18,23 @@ import numpy as np
 import pytest
 
 from lnlib.book.tools.course import (
+    CODE_CELL_MINUTES,
     DERIVATION_POINTS,
+    WORDS_PER_MINUTE,
     _slug,
+    _words,
     answer_key,
     folded_minutes,
     graded_minutes,
     instructor_edition,
+    path_minutes,
     reading_minutes,
     student_edition,
     student_package,
     time_sentence,
     website_without_solutions,
 )
-from lnlib.book.tools.notebooks import read_notebook
+from lnlib.book.tools.notebooks import PATH_STOPS, read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -722,7 +726,7 @@ def test_the_course_edition_drops_the_practitioners_line():
     from lnlib.book.tools.notebooks import PRACTITIONER_OPENING, practitioner_line
 
     chapter = ROOT / "chapters" / "09_gradients.ipynb"
-    line = practitioner_line(chapter.name)
+    line = practitioner_line(chapter.name, path_minutes(chapter))
     assert line in chapter.read_text(encoding="utf-8").replace('\\"', '"')
     key = answer_key(chapter)
     assert not any(PRACTITIONER_OPENING in "".join(c["source"]) for c in key["cells"])
@@ -836,3 +840,41 @@ def test_a_graded_question_that_quotes_the_websites_numbers_says_to_use_ones_own
     assert all(PRINTED_LINE in texts[i + 1] for i in told)
     questions = [t for t in texts if t.startswith("**Exercise")]
     assert any(OWN_NUMBERS not in t for t in questions)
+
+
+def test_the_paths_minutes_count_what_its_view_shows(tmp_path):
+    """Learner B (2026-11-29): the Practitioner's view still said "About 80 minutes to read". Each
+    chapter's line says what its stops take, their folded boxes and printouts aside; together with
+    What to use today they come to the "hour and a half" the path promises."""
+    from lnlib.book.tools.course import _stop_cells
+
+    minutes = {c.name: path_minutes(c) for c in sorted((ROOT / "chapters").glob("*.ipynb"))}
+    stops = {name: m for name, m in minutes.items() if m is not None}
+    assert set(stops) == {file for file, _, _ in PATH_STOPS}
+    for name, m in stops.items():
+        assert 5 <= m < reading_minutes(ROOT / "chapters" / name)[0], name
+    page = (ROOT / "chapters" / "what_to_use_today.md").read_text(encoding="utf-8")
+    assert "an hour and a half" in page
+    assert 60 <= sum(stops.values()) + _words(page) / WORDS_PER_MINUTE <= 120
+    cells = read_notebook(ROOT / "chapters" / "09_gradients.ipynb")["cells"]
+    stop = _stop_cells(cells, "simplified-the-closed-form")
+    assert "".join(stop[0]["source"]).startswith("### Simplified: the closed form")
+    assert not any("### The Jacobian" in "".join(c["source"]) for c in stop)
+    # a folded box and a folded printout are not counted; a shown code cell is
+    text = "### Stop\n\n" + "word " * 700 + "\n\n:::{dropdown} More\n" + "word " * 1400 + "\n:::\n"
+    code = {"cell_type": "code", "metadata": {}, "source": "print(1)", "outputs": []}
+    notebook = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": "# Title"},
+            {"cell_type": "markdown", "metadata": {}, "source": text},
+            code,
+            code | {"metadata": {"tags": ["hide-cell"]}},
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "16_check_your_own.ipynb"  # a chapter with one stop, "checking-an-rmsnorm"
+    notebook["cells"][1]["source"] = text.replace("### Stop", "### Checking an RMSNorm")
+    path.write_text(json.dumps(notebook))
+    assert path_minutes(path) == 5 * round((701 / WORDS_PER_MINUTE + CODE_CELL_MINUTES) / 5)

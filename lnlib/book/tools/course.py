@@ -49,7 +49,13 @@ from lnlib.book.exercises.chapter import (
     key_solution,
     rebinds,
 )
-from lnlib.book.tools.notebooks import PRACTITIONER_OPENING, read_notebook, write_notebook
+from lnlib.book.tools.notebooks import (
+    PATH_STOPS,
+    PRACTITIONER_OPENING,
+    practitioner_line,
+    read_notebook,
+    write_notebook,
+)
 
 __all__ = [
     "KeyExists",
@@ -1028,12 +1034,85 @@ def graded_minutes(chapter: Path) -> int:
     return 5 * round(minutes / 5)
 
 
+def _stop_cells(cells: list[dict], anchor: str) -> list[dict]:
+    """The cells of the stop at `anchor` of :data:`PATH_STOPS`: its section, from its heading to
+    the next heading of its level or above; for a stop at the chapter's top (``""``), its bottom
+    line box."""
+    if not anchor:
+        top = BOTTOM_LINE.search("".join(cells[0]["source"]))
+        return [{"cell_type": "markdown", "metadata": {}, "source": top.group(0)}] if top else []
+    for i, cell in enumerate(cells):
+        text = "".join(cell["source"]) if cell["cell_type"] == "markdown" else ""
+        for match in HEADING_LINE.finditer(text):
+            if _slug(plain_heading(match.group(2))) == anchor:
+                level, first = len(match.group(1)), dict(cell, source=text[match.start() :])
+                end = next(
+                    (
+                        j
+                        for j in range(i + 1, len(cells))
+                        if cells[j]["cell_type"] == "markdown"
+                        and any(
+                            len(m.group(1)) <= level
+                            for m in HEADING_LINE.finditer("".join(cells[j]["source"]))
+                        )
+                    ),
+                    len(cells),
+                )
+                return [first, *cells[i + 1 : end]]
+    raise ValueError(f"no heading with the anchor {anchor!r}")
+
+
+#: The bottom line box at a chapter's top (chapter 12's, stop 5 of the path).
+BOTTOM_LINE = re.compile(r"^```\{admonition\} The bottom line\n.*?^```", re.M | re.S)
+
+
+def path_minutes(chapter: Path) -> int | None:
+    """The minutes, rounded to 5, of the chapter's stops on the practitioner's path as its view on
+    the website shows them (``_static/path-view.js``): their unfolded prose and the code cells not
+    folded away; None for a chapter the path skips (learner B, 2026-11-29: the view still said
+    "About 80 minutes to read")."""
+    anchors = [anchor for file, anchor, _ in PATH_STOPS if file == chapter.name]
+    if not anchors:
+        return None
+    cells = read_notebook(chapter)["cells"]
+    minutes = 0.0
+    for anchor in anchors:
+        stop = _stop_cells(cells, anchor)
+        prose = [FOLDED.sub(" ", text) for text in _prose_of(stop)]
+        shown = sum(
+            1
+            for c in stop
+            if c["cell_type"] == "code"
+            and not {"remove-cell", "hide-cell", "hide-output"} & set(c["metadata"].get("tags", []))
+        )
+        minutes += sum(map(_words, prose)) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * shown
+    return max(5, 5 * round(minutes / 5))
+
+
+def _state_path_line(nb: dict, chapter: Path) -> bool:
+    """Write the practitioner's line, with its stops' minutes, under the chapter's title; whether
+    it changed."""
+    title = nb["cells"][0]
+    lines = "".join(title["source"]).split("\n")
+    if len(lines) < 3 or not lines[2].startswith(PRACTITIONER_OPENING):
+        return False
+    line = practitioner_line(chapter.name, path_minutes(chapter))
+    if lines[2] == line:
+        return False
+    lines[2] = line
+    title["source"] = "\n".join(lines).splitlines(keepends=True)
+    return True
+
+
 def state_times(chapters) -> list[Path]:
     """Write each chapter's time estimate after its Goal paragraph (between ``<!--time-->``
-    markers)."""
+    markers), and its stops' minutes in its practitioner's line."""
     changed = []
     for chapter in map(Path, chapters):
         nb = read_notebook(chapter)
+        if _state_path_line(nb, chapter):
+            write_notebook(chapter, nb)
+            changed.append(chapter)
         sentence = time_sentence(chapter)
         for cell in nb["cells"]:
             text = "".join(cell["source"])

@@ -131,9 +131,10 @@ PATH_STOPS = (
 )
 
 
-def practitioner_line(notebook: str) -> str:
+def practitioner_line(notebook: str, minutes: int | None = None) -> str:
     """The line under chapter `notebook`'s title (e.g. ``"09_gradients.ipynb"``): the path's stops
-    in it, each linked to its section (a stop at the chapter's top is the box just below), or that
+    in it, each linked to its section (a stop at the chapter's top is the box just below), and the
+    `minutes` their unfolded reading takes (:func:`lnlib.book.tools.course.path_minutes`), or that
     the path skips it."""
     stops = [
         f"[{name}](#{anchor})" if anchor else f"{name} below"
@@ -143,7 +144,8 @@ def practitioner_line(notebook: str) -> str:
     if not stops:
         return f"{PRACTITIONER_OPENING} skips this chapter.*"
     listed = stops[0] if len(stops) == 1 else f"{', '.join(stops[:-1])} and {stops[-1]}"
-    return f"{PRACTITIONER_OPENING} reads {listed} in this chapter.*"
+    time = f", about {minutes} minutes" if minutes else ""
+    return f"{PRACTITIONER_OPENING} reads {listed} in this chapter{time}.*"
 
 
 def website_build() -> bool:
