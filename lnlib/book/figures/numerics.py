@@ -16,6 +16,8 @@ __all__ = [
     "output_scatter_figure",
     "numerics_companion",
     "running_sum_figure",
+    "RMS_KERNEL_STYLE",
+    "rms_half_figure",
 ]
 
 #: Colour, marker and label of each variance algorithm, shared by every figure of the chapter.
@@ -310,4 +312,58 @@ def running_sum_figure(count_trace, small):
         ax.set(title=title, xlabel="rows summed", ylabel=ylabel, ylim=(0, None))
         ax.set_xticks([0, 35_000, 70_000], ["0", "35 000", "70 000"])
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=9)
+    return fig
+
+
+#: Colour, marker, line style and label of each RMSNorm kernel of
+#: :data:`lnlib.book.experiments.numerics.RMS_KERNELS` (how each sums the squares).
+#: Where two kernels coincide (both at 100 % or at 0 % of rows zeroed), the first's large hollow
+#: marker rings the second's small filled one, so both show.
+RMS_KERNEL_STYLE = {
+    ("float16", "running"): {"color": PALETTE["mean"], "marker": "o", "ls": "-", "big": True},
+    ("float16", "pairwise"): {"color": PALETTE["output"], "marker": "s", "ls": "--", "big": False},
+    ("bfloat16", "running"): {"color": PALETTE["negative"], "marker": "^", "ls": "-.", "big": True},
+    ("float32", "running"): {"color": PALETTE["input"], "marker": "D", "ls": ":", "big": False},
+}
+
+
+def rms_half_figure(sweep):
+    """Each RMSNorm kernel on float16 rows of growing RMS: the share of rows it returns as all
+    zeros (left) and its worst error of y in the others (right), with the RMS at which a row's sum
+    of squares overflows float16 marked (chapter "Computing it right: numerics", section "RMSNorm
+    in half precision").
+
+    Parameters
+    ----------
+    sweep : lnlib.book.experiments.numerics.RMSHalfSweep
+        :func:`lnlib.book.experiments.numerics.rms_half_sweep`'s result.
+    """
+    fig, axes = new_figure(1, 2, figsize=(5.4, 3.0))
+    for kernel, style in RMS_KERNEL_STYLE.items():
+        label = f"{kernel[0]} {kernel[1]} sum"
+        common = {"color": style["color"], "marker": style["marker"], "ls": style["ls"]}
+        common |= {"ms": 9, "mfc": "none", "mew": 1.5} if style["big"] else {"ms": 4}
+        axes[0].plot(sweep.scales, 100 * sweep.zeroed_share(kernel), label=label, **common)
+        axes[1].plot(sweep.scales, sweep.worst_error(kernel), **common)
+    axes[0].set(title="rows returned as zeros", ylabel="share of rows (%)", ylim=(-5, 105))
+    axes[1].set(title="worst error of y, other rows", ylabel="relative error", yscale="log")
+    ticks = []  # each RMS of the sweep, but one within a factor 1.5 of the last (4, 5: "45")
+    for value in sweep.scales:
+        if not ticks or value / ticks[-1] >= 1.5:
+            ticks.append(value)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xticks(ticks, [f"{v:g}" for v in ticks], minor=False)
+        ax.minorticks_off()
+        ax.set_xlabel("RMS of the rows")
+        ax.axvline(sweep.overflow_rms, color=PALETTE["neutral"], lw=1, ls=":")
+    axes[0].annotate(
+        "sum of squares\noverflows",
+        (sweep.overflow_rms, 50),
+        xytext=(6, 0),
+        textcoords="offset points",
+        fontsize=8,
+        va="center",
+    )
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8)
     return fig
