@@ -283,7 +283,9 @@ def callouts(path):
     for text in markdown_of(path):
         for block in re.split(r"\n\s*\n", text):
             if FACT_CHECK_LINK.search(block):
-                found.append([line for line in block.splitlines() if not line.startswith("```")])
+                found.append(
+                    [line for line in block.splitlines() if not line.startswith(("```", ":class:"))]
+                )
     return found
 
 
