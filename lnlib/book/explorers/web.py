@@ -326,19 +326,12 @@ def _grid_line(explorer, states: WebStates, distinct: int) -> str:
     """One line, only where the page's explorer is coarser than the notebook's (module
     docstring)."""
     if states.sweep:
-        return (
-            "On this page you start from a preset and move one entry at a time, on a grid "
-            f"({distinct} precomputed settings); in the notebook every entry has its own "
-            "continuous slider."
-        )
+        return f"Here: presets, then one entry at a time on a grid of {distinct} settings."
     if any(
         isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
         for c in states.controls
     ):
-        return (
-            f"On this page the sliders move on a grid ({distinct} precomputed settings); in the "
-            "notebook they are continuous."
-        )
+        return f"Here the sliders move on a grid of {distinct} settings."
     return ""
 
 
