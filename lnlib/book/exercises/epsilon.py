@@ -135,6 +135,10 @@ def explorer_output_variance() -> Exercise:
             / (PREDICT_SPREAD**2 + PREDICT_EPS),
             "that uses the unbiased variance (H - 1); LayerNorm's σ² divides by H": unbiased
             / (unbiased + PREDICT_EPS),
+            # learner A (2026-11-29) typed the readout before moving ε: "no targeted hint"
+            "that is the readout at the explorer's starting ε = 1e-5; the exercise sets ε = 1e-4": (
+                float(sample_variance(lnlib.layer_norm(x, eps=1e-5)))
+            ),
         },
     )
 
