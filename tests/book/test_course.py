@@ -878,3 +878,25 @@ def test_the_paths_minutes_count_what_its_view_shows(tmp_path):
     notebook["cells"][1]["source"] = text.replace("### Stop", "### Checking an RMSNorm")
     path.write_text(json.dumps(notebook))
     assert path_minutes(path) == 5 * round((701 / WORDS_PER_MINUTE + CODE_CELL_MINUTES) / 5)
+
+
+def test_a_graded_cell_says_whether_a_number_typed_in_counts():
+    """The student review (2026-11-29, second): chapter 04's exercise 2 took a typed-in 4.38 as
+    right while its cell said a number typed in is not counted. Its data are four numbers, which
+    the check lets a student work out on paper (chapter.BY_HAND); its cell says so now, and an
+    exercise past working by hand keeps the line that refuses typed numbers."""
+    from lnlib.book.tools.course import GRADED_BY_HAND_LINE, GRADED_LINE
+
+    def lines(stem):
+        cells = answer_key(ROOT / "chapters" / f"{stem}.ipynb")["cells"]
+        return {
+            re.search(r"^answer_(\d+) = None", "".join(c["source"]), re.M).group(1): "".join(
+                c["source"]
+            )
+            for c in cells
+            if re.search(r"^answer_(\d+) = None", "".join(c["source"]), re.M)
+        }
+
+    variance, gradients = lines("04_variance"), lines("09_gradients")
+    assert GRADED_BY_HAND_LINE in variance["2"] and GRADED_LINE not in variance["2"]
+    assert GRADED_LINE in gradients["1"] and GRADED_BY_HAND_LINE not in gradients["1"]

@@ -38,6 +38,7 @@ import numpy as np
 
 from lnlib.book.exercises.chapter import (
     ALWAYS_FORBIDDEN,
+    BY_HAND,
     RUN_TIME_NAMES,
     SET_ASIDE,
     _checks,
@@ -98,6 +99,14 @@ GRADED_LINE = (
     "# Graded (1 point). Your data are your own, drawn from your student id. Compute the answer\n"
     "# from them in this cell (a number typed in is not counted); full precision or rounded to\n"
     "# the digits the exercise asks for are both right.\n"
+)
+#: The graded line of an exercise whose data are few enough to work out on paper (at most
+#: :data:`~lnlib.book.exercises.chapter.BY_HAND` numbers an array), where a number typed in counts
+#: (the student review, 2026-11-29: "a typed-in number passes", against the line above).
+GRADED_BY_HAND_LINE = (
+    "# Graded (1 point). Your data are your own, drawn from your student id, and few enough to\n"
+    "# work out on paper: a number typed in counts here; full precision or rounded to the digits\n"
+    "# the exercise asks for are both right.\n"
 )
 #: Added where the cell prints the student's data (the website's cell wrote its numbers out).
 PRINTED_LINE = (
@@ -189,7 +198,8 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
         )
         question = "".join(nb["cells"][index - 1]["source"]) if index else ""
         quoted = "print(" in text and QUOTED.search(question)
-        heading = GRADED_LINE + (PRINTED_LINE if quoted else "") if graded else ""
+        graded_line = GRADED_BY_HAND_LINE if graded and _by_hand(exercises, int(k)) else GRADED_LINE
+        heading = graded_line + (PRINTED_LINE if quoted else "") if graded else ""
         if graded and quoted and cells and cells[-1]["cell_type"] == "markdown":
             _say_own_numbers(cells[-1])
         marked = (heading or PRACTICE_LINE) + marked
@@ -1016,6 +1026,17 @@ def section_ends(cells: list[dict]) -> dict[str, int]:
         name: next((j for j, other, _ in heads[n + 1 :] if other <= level and j > i), len(cells))
         for n, (i, level, name) in enumerate(heads)
     }
+
+
+def _by_hand(exercises, k: int, draws: int = 20) -> bool:
+    """Whether every student's data for exercise `k` are few enough to work out on paper (at most
+    :data:`~lnlib.book.exercises.chapter.BY_HAND` numbers an array, in `draws` seeded draws): then
+    the check counts a number typed in (chapter.py, ``_typed_in``)."""
+    draw = exercises.builders[k - 1].variant
+    return all(
+        all(np.size(value) <= BY_HAND for value in draw(np.random.default_rng(seed)).values())
+        for seed in range(draws)
+    )
 
 
 def _say_own_numbers(question: dict) -> None:
