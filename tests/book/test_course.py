@@ -900,3 +900,16 @@ def test_a_graded_cell_says_whether_a_number_typed_in_counts():
     variance, gradients = lines("04_variance"), lines("09_gradients")
     assert GRADED_BY_HAND_LINE in variance["2"] and GRADED_LINE not in variance["2"]
     assert GRADED_LINE in gradients["1"] and GRADED_BY_HAND_LINE not in gradients["1"]
+
+
+def test_a_long_chapter_marks_where_its_first_sitting_ends():
+    """The student review (2026-11-29, second): chapter 09 is "too long for one lab". Its Goal plans
+    two sittings; the course edition also says, where the first sitting's reading ends, which
+    exercises to do then and which end the second; a chapter of one sitting has no such cell."""
+    cells = answer_key(ROOT / "chapters" / "09_gradients.ipynb")["cells"]
+    texts = ["".join(c["source"]) for c in cells]
+    (at,) = [i for i, t in enumerate(texts) if t.startswith("**End of the first sitting**")]
+    assert "exercises 1 to 3" in texts[at] and "exercises 4 and 5" in texts[at]
+    assert texts[at + 1].startswith("### Scale")  # the first section after § The Jacobian
+    short = answer_key(ROOT / "chapters" / "05_epsilon.ipynb")["cells"]
+    assert not any("End of the first sitting" in "".join(c["source"]) for c in short)

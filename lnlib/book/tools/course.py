@@ -174,9 +174,13 @@ def answer_key(chapter: Path, *, by_hand: bool = False) -> dict:
     markdown cell for the student's derivation, graded by hand (:func:`_derivation_cells`)."""
     nb = read_notebook(chapter)
     exercises = importlib.import_module(f"lnlib.book.exercises.{_module_of(nb)}").exercises
+    split = sittings(chapter)
+    pause = section_ends(nb["cells"])[split[0]] if split else None
     cells = []
     for index, cell in enumerate(nb["cells"]):
         text = "".join(cell["source"])
+        if index == pause:
+            cells.append(_sitting_cell(split, exercises.graded_exercises()))
         if "lnlib-solution" in cell.get("metadata", {}).get("tags", []):
             continue  # the solution is in the exercise's cell now
         answer = ANSWER.search(text) if cell["cell_type"] == "code" else None
@@ -988,6 +992,22 @@ def sittings(chapter: Path) -> tuple[str, list[int]] | None:
         if best is None or gap < best[0]:
             best = (gap, section, first)
     return None if best is None else best[1:]
+
+
+def _sitting_cell(split: tuple[str, list[int]], graded: list[int]) -> dict:
+    """The markdown cell the course edition puts where a long chapter's first sitting ends
+    (:func:`sittings`): which exercises to do now, which the second sitting ends with (the student
+    review, 2026-11-29: chapter 09 is "too long for one lab")."""
+    section, first = split
+    rest = [k for k in graded if k not in first]
+    now = f"exercise {first[0]}" if len(first) == 1 else f"exercises {first[0]} to {first[-1]}"
+    later = " and ".join(map(str, rest))
+    text = (
+        f"**End of the first sitting** (§ {section} read): do {now} now, under "
+        f"[Exercises](#exercises). The second sitting starts here and ends with exercise"
+        f"{'s' if len(rest) > 1 else ''} {later}."
+    )
+    return {"cell_type": "markdown", "id": "end-of-first-sitting", "metadata": {}, "source": text}
 
 
 def _sittings_sentence(split: tuple[str, list[int]] | None) -> str:
