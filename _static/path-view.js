@@ -5,7 +5,8 @@
 // Learner B's review (2026-11-29): the path "exists only as a list of links into 65-80-minute chapters, and each stop
 // is surrounded by derivations I am told I may skip". A button under the line hides everything else: what stays is the
 // chapter's title and practitioner's line, its "In practice" boxes and bottom line, each stop's whole section, and
-// the headings that lead to a stop. The choice is remembered across pages (localStorage) until the reader turns it off;
+// the headings that lead to a stop, less the proofs a stop's cells tag path-skip (a code cell) or path-skip-section
+// (its subsection). The choice is remembered across pages (localStorage) until the reader turns it off;
 // a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing.
 // Chapters without a stop get no button; nor does the course edition, which drops the practitioner's line.
 (() => {
@@ -48,6 +49,15 @@
       }
     }
     const hidden = [];
+    // Inside a stop, a proof the practitioner can take on trust: a code cell tagged path-skip, or the
+    // whole subsection of one tagged path-skip-section (learner B's third review: "hide the proof cells").
+    for (const stop of stops) {
+      stop.querySelectorAll(".tag_path-skip").forEach((cell) => hidden.push(cell));
+      stop.querySelectorAll(".tag_path-skip-section").forEach((cell) => {
+        const section = cell.closest("section");
+        if (section && section !== stop && !stops.includes(section)) hidden.push(section);
+      });
+    }
     for (const section of onWay) {
       for (const child of section.children) {
         if (kept(child)) continue;

@@ -846,7 +846,7 @@ def test_the_paths_minutes_count_what_its_view_shows(tmp_path):
     """Learner B (2026-11-29): the Practitioner's view still said "About 80 minutes to read". Each
     chapter's line says what its stops take, their folded boxes and printouts aside; together with
     What to use today they come to the "hour and a half" the path promises."""
-    from lnlib.book.tools.course import _stop_cells
+    from lnlib.book.tools.course import _stop_cells, _without_proofs
 
     minutes = {c.name: path_minutes(c) for c in sorted((ROOT / "chapters").glob("*.ipynb"))}
     stops = {name: m for name, m in minutes.items() if m is not None}
@@ -860,6 +860,12 @@ def test_the_paths_minutes_count_what_its_view_shows(tmp_path):
     stop = _stop_cells(cells, "simplified-the-closed-form")
     assert "".join(stop[0]["source"]).startswith("### Simplified: the closed form")
     assert not any("### The Jacobian" in "".join(c["source"]) for c in stop)
+    # a stop's proofs, as the view hides them: chapter 09's RMSNorm stop keeps its kernels
+    rms = _without_proofs(_stop_cells(cells, "rmsnorms-backward-pass"))
+    text = "\n".join("".join(c["source"]) for c in rms)
+    assert "### What an RMSNorm kernel saves" in text
+    assert "### The Jacobian: one direction" not in text and "### Checked against sympy" not in text
+    assert not any("path-skip" in c.get("metadata", {}).get("tags", []) for c in rms)
     # a folded box and a folded printout are not counted; a shown code cell is
     text = "### Stop\n\n" + "word " * 700 + "\n\n:::{dropdown} More\n" + "word " * 1400 + "\n:::\n"
     code = {"cell_type": "code", "metadata": {}, "source": "print(1)", "outputs": []}

@@ -82,6 +82,8 @@ def test_an_answer_rounded_to_decimals_is_told_so_not_given_a_mistake():
     plain = Exercise(want, rtol=1e-9)
     assert "ε" not in plain.feedback(np.round(want, 3))  # no ε named where none is in play
     assert "entries differ" in plain.feedback(np.array([0.2, -0.224, 0.0]))
+    # a right 0 typed as 0.004 is a wrong entry, not one given too few digits (truth audit)
+    assert "of its own" not in Exercise(np.array([5.0, 2.0, 0.0])).feedback([5, 2, 0.004])
 
 
 def test_exercise_names_a_known_mistake_and_hides_its_answer():

@@ -3,7 +3,8 @@
 Learner B (2026-11-29): the practitioner's path "exists only as a list of links into 65-80-minute
 chapters"; a button under the practitioner's line hides everything but the practitioner's line, its
 "In practice" boxes (and chapter 12's bottom line), the headings that lead to a stop and each
-stop's whole section; the chapter's goal and reading time hide too. Checked here in
+stop's section but its proofs (cells tagged path-skip, subsections holding a cell tagged
+path-skip-section); the chapter's goal and reading time hide too. Checked here in
 Chromium on the built website: what shows and what hides, the page contents in the sidebar, the
 choice carried to the next chapter, a link into a hidden section turning the view off, and chapters
 without a stop offering no button.
@@ -64,7 +65,14 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         shown = after["shown"]
         # the two stops of chapter 09, whole, and the section leading to the first
         assert shown["simplified-the-closed-form"] and shown["rmsnorm-s-backward-pass"]
-        assert shown["the-jacobian-one-direction-removed-not-two"]  # inside a stop: kept
+        assert shown["what-an-rmsnorm-kernel-saves"]  # inside a stop: kept
+        # but not a stop's proofs: a subsection holding a path-skip-section cell, a path-skip cell
+        assert not shown["the-jacobian-one-direction-removed-not-two"]
+        assert not shown["checked-against-sympy-and-finite-differences"]
+        assert page.evaluate(
+            "() => [...document.querySelectorAll('article .tag_path-skip')]"
+            ".every(c => c.getClientRects().length === 0)"
+        )
         assert shown["the-idea"] and shown["gradients-through-layernorm"]
         # off the path: hidden, in the page and in its contents
         for off in ("the-computation-graph", "the-jacobian", "explore", "exercises", "summary"):

@@ -243,7 +243,9 @@ def _near_zero_rules(want, rounded, atol: float, digits: int, epsilon: bool) -> 
     if want.size < 2 or not np.any(want != 0):
         return []
     scale = atol + _rounding(np.max(np.abs(want)), digits)  # half a unit, largest entry
-    near_zero = np.abs(want) < scale  # entries that round to 0 at the largest entry's decimals
+    # entries that round to 0 at the largest entry's decimals, but are not 0 (a right 0 typed as
+    # 0.004 is a wrong entry, not one given too few digits: the truth audit, 2026-11-29)
+    near_zero = (np.abs(want) < scale) & (np.abs(want) > atol)
     if not np.any(near_zero):
         return []
     coarse = np.where(near_zero, np.maximum(rounded, scale), rounded)

@@ -1107,6 +1107,37 @@ def _stop_cells(cells: list[dict], anchor: str) -> list[dict]:
 BOTTOM_LINE = re.compile(r"^```\{admonition\} The bottom line\n.*?^```", re.M | re.S)
 
 
+def _without_proofs(stop: list[dict]) -> list[dict]:
+    """A stop's cells as the practitioner's view shows them: without the code cells tagged
+    ``path-skip`` nor the subsections holding a cell tagged ``path-skip-section`` (a markdown cell
+    split at its headings, so that a subsection starting inside one is dropped from there)."""
+    pieces = []
+    for cell in stop:
+        if cell["cell_type"] != "markdown":
+            pieces.append(cell)
+            continue
+        text = "".join(cell["source"])
+        starts = [m.start() for m in HEADING_LINE.finditer(text)] or [0]
+        bounds = sorted({0, *starts, len(text)})
+        pieces += [dict(cell, source=text[a:b]) for a, b in zip(bounds, bounds[1:])]
+    top = HEADING_LINE.match("".join(pieces[0]["source"])) if pieces else None
+    level = len(top.group(1)) if top else 6  # a stop without a heading has no subsections
+    segments: list[list[dict]] = [[]]
+    for piece in pieces[1:]:
+        text = "".join(piece["source"]) if piece["cell_type"] == "markdown" else ""
+        heading = HEADING_LINE.match(text)
+        if heading and len(heading.group(1)) > level:
+            segments.append([])
+        segments[-1].append(piece)
+    kept = pieces[:1]
+    for n, segment in enumerate(segments):
+        tags = [set(c.get("metadata", {}).get("tags", [])) for c in segment]
+        if n and any("path-skip-section" in t for t in tags):
+            continue  # a subsection the view hides (segment 0 is the stop's own text)
+        kept += [c for c, t in zip(segment, tags) if "path-skip" not in t]
+    return kept
+
+
 def path_minutes(chapter: Path) -> int | None:
     """The minutes, rounded to 5, of the chapter's stops on the practitioner's path as its view on
     the website shows them (``_static/path-view.js``): their unfolded prose and the code cells not
@@ -1118,7 +1149,7 @@ def path_minutes(chapter: Path) -> int | None:
     cells = read_notebook(chapter)["cells"]
     minutes = 0.0
     for anchor in anchors:
-        stop = _stop_cells(cells, anchor)
+        stop = _without_proofs(_stop_cells(cells, anchor))
         prose = [FOLDED.sub(" ", text) for text in _prose_of(stop)]
         shown = sum(
             1
