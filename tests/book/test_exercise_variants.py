@@ -204,3 +204,17 @@ def test_an_id_written_once_in_student_id_txt_serves_every_chapter(monkeypatch, 
     assert students.student_id("dave") == "dave"
     (chapter / "student_id.txt").write_text("erin\n", encoding="utf-8")
     assert students.student_id(None) == "erin"
+
+
+@pytest.mark.parametrize("exercises,k", GRADED, ids=lambda v: getattr(v, "chapter", v))
+def test_each_students_right_answer_rounded_to_the_digits_asked_is_right(exercises, k):
+    """The truth audit (2026-11-29): in chapter 07's exercise 1, a student whose σ was exactly 5.5
+    typed the right 5.50 and was told "γ = σ leaves out ε". A student's data are redrawn until the
+    answer, rounded to the digits asked, is judged right (chapter.redrawn)."""
+    from lnlib.book.exercises.feedback import round_to_digits
+
+    for student in STUDENTS:
+        built = exercises.exercise(k, **draw(exercises, k, student))
+        if built.asks_digits:
+            typed = round_to_digits(built.expected, built.asks_digits)
+            assert built.check(typed).kind == "correct", (student, str(built.check(typed)))

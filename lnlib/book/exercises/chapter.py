@@ -312,11 +312,16 @@ def variant(sample: Callable[[np.random.Generator], dict]) -> Callable:
 def redrawn(rng: np.random.Generator, draw: Callable, builder: Callable, *close: str) -> dict:
     """`draw`'s data for `builder`'s exercise (a student's own: :func:`variant`), drawn again until
     no named mistake but those in `close` (ε's, a hair off by nature) passes for the answer, typed
-    in full or rounded to the digits asked: a student's mistake is always named."""
+    in full or rounded to the digits asked: a student's mistake is always named; and until the
+    answer rounded to the digits asked is judged right (the truth audit, 2026-11-29: a student's
+    right 5.50 was told "γ = σ leaves out ε", whose answer was exactly 5.5)."""
     while True:
         data = draw(rng)
         built = builder(**data)
         bare = Exercise(built.expected, rtol=built.rtol, atol=built.atol, digits=built.digits)
+        rounded = round_to_digits(built.expected, built.asks_digits) if built.asks_digits else None
+        if rounded is not None and built.check(rounded).kind != "correct":
+            continue
         if not any(
             bare.check(typed).kind == "correct"
             for said, value in built.mistakes.items()
