@@ -290,10 +290,20 @@ def test_exercises_ask_before_they_tell(path):
         for heading in (GLANCE, STATEMENTS, *appendices)
         for cell in section_cells(nb, heading)
     }
+    # and a printout a reader may skip folds too (learner B: sympy's steps, a kernel's source), but
+    # never in the exercises, nor a cell that sets an answer: solutions are collapsed markdown
+    in_exercises = {cell["id"] for cell in section_cells(nb, "Exercises")}
     for cell in code_cells(nb):
-        assert "hide-cell" not in tags(cell) or cell["id"] in documents, (
-            f"{path.name}: a hide-cell code cell outside the fact check's statements or an "
-            "appendix (solutions are collapsed markdown)"
+        assert (
+            "hide-cell" not in tags(cell)
+            or cell["id"] in documents
+            or (
+                cell["id"] not in in_exercises
+                and not re.search(r"^answer_\d+\s*=", source(cell), re.M)
+            )
+        ), (
+            f"{path.name}: a hide-cell code cell in the exercises or setting an answer "
+            "(solutions are collapsed markdown)"
         )
         assert not EXPECTED_IN_THE_CLEAR.search(source(cell)), (
             f"{path.name}: cell {cell['id']} builds an expected answer; that lives in "
