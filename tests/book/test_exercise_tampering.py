@@ -161,6 +161,33 @@ def test_graded_mode_refuses_to_show_a_graded_exercises_answer(shell):
     assert "exercises.check(1" in str(result.error_in_exec)
 
 
+def test_a_typo_in_the_answer_cell_is_named_not_called_tampering(shell):
+    """The student review (2026-11-29, third): an unclosed bracket in the answer cell made the test
+    cell say "your answer uses exercises.answer_defined ... not counted", as if the student had
+    tampered with the checker. It says the cell did not run, and why; fixed and run, it counts."""
+    right = "answer_1 = batch.mean(axis=-1)\nexercises.check(1, answer_1, batch=batch)"
+    shell.run_cell(right, store_history=True).raise_error()
+    broken = shell.run_cell("answer_1 = batch.mean(axis=-1", store_history=True)
+    assert isinstance(broken.error_before_exec, SyntaxError)
+    said = graded_test(shell)
+    assert "did not run" in said and "SyntaxError" in said, said
+    assert "answer_defined" not in said and "uses" not in said, said
+    shell.run_cell(right, store_history=True).raise_error()
+    assert graded_test(shell) == ""
+
+
+def test_an_answer_cell_that_raises_is_told_so_not_that_it_ignored_the_data(shell):
+    """The student review (2026-11-29, third): after a right run, a typo raising AttributeError
+    left the earlier answer_1 in place, and the test cell said "right for your data, but ... a
+    second draw", which points the wrong way. It names the error."""
+    shell.run_cell("answer_1 = batch.mean(axis=-1)", store_history=True).raise_error()
+    assert graded_test(shell) == ""
+    raised = shell.run_cell("answer_1 = np.mena(batch, axis=-1)", store_history=True)
+    assert isinstance(raised.error_in_exec, AttributeError)
+    said = graded_test(shell)
+    assert "raises AttributeError" in said and "earlier run" in said, said
+
+
 def test_sanitize_names_the_chapters_when_given_one_the_course_lacks(tmp_path):
     """The instructor review's n1: a typo gave a traceback."""
     release = tmp_path / "release" / "03_mean"

@@ -346,7 +346,7 @@ GRADED_NOT_ANSWERED = (
     " If your answer cell raised an error, its answer is still None: fix the error."
 )
 #: What a graded answer is told when it is right for the student's data but its cell's code is not
-#: (:meth:`Exercises._fails_on_other_data`).
+#: (:meth:`Exercises._on_other_data`).
 NOT_FROM_THE_DATA = (
     f"{WRONG}your answer is right for your data, but your answer cell's code, run again on a "
     "second draw of data of the same kind, does not give that draw's answer: compute the answer in "
@@ -611,6 +611,9 @@ class Exercises:
                 # as graded in the notebook: no hint, the section to reread instead
                 built = dataclasses.replace(built, hint=reread(self.section(k)))
             return answer_form(built, k, self.chapter, data, functools.partial(self._build, k))
+        broken = _broken_answer_cell(k, _inputs())
+        if broken:
+            return self._worded(k, Feedback(broken))
         if answer is None:
             aside = _set_aside(k, _inputs())
             unanswered = NOT_ANSWERED + (GRADED_NOT_ANSWERED if self._graded_mode else "")
@@ -642,8 +645,9 @@ class Exercises:
             )
         # counted only now: an answer refused above is no try (a student review)
         verdict = self._with_hint(k, built, self._judged(k, built, answer))
-        if verdict.kind == "correct" and self._fails_on_other_data(k, code, data):
-            return self._worded(k, Feedback(NOT_FROM_THE_DATA))
+        failed = self._on_other_data(k, code, data) if verdict.kind == "correct" else None
+        if failed:
+            return self._worded(k, Feedback(failed))
         if other and verdict.kind != "correct" and self._right_for(k, theirs, answer):
             return Feedback(
                 f"{NOT_CORRECT}your answer is right for data other than those handed out to you "
@@ -679,22 +683,25 @@ class Exercises:
             "answer cell."
         )
 
-    def _fails_on_other_data(self, k: int, code: ast.AST | None, data: dict) -> bool:
-        """Graded, with data past working by hand (:data:`BY_HAND`): whether the answer cell's code,
-        run again (its data lines and prints left out) on a second draw of the exercise's data for
-        this student, fails to give that draw's answer. Numbers computed elsewhere and pasted in,
-        dressed up to name the data, fail; code that computes the answer passes, as the key's does
-        on any student's data (tests/book/test_exercise_variants.py). Names that are not arrays
-        (chapter 09's `norm`) keep their first draw."""
+    def _on_other_data(self, k: int, code: ast.AST | None, data: dict) -> str | None:
+        """Graded, with data past working by hand (:data:`BY_HAND`): what to say when the answer
+        cell's code, run again (its data lines and prints left out) on a second draw of the
+        exercise's data for this student, fails to give that draw's answer (None when it gives it).
+        Numbers computed elsewhere and pasted in, dressed up to name the data, fail; code that
+        computes the answer passes, as the key's does on any student's data
+        (tests/book/test_exercise_variants.py). Code that raises is told so: its ``answer_k`` is an
+        earlier run's (the student review, 2026-11-29: a typo raising AttributeError was told "right
+        for your data, but ..."). Names that are not arrays (chapter 09's `norm`) keep their first
+        draw."""
         if (
             code is None
             or not self._graded(k)
             or not any(np.size(v) > BY_HAND for v in data.values())
         ):
-            return False
+            return None
         first = self._handed_to_student(k)
         if not first:
-            return False
+            return None
         drawn = self.builders[k - 1].variant(
             student_rng(self.chapter, k, f"{student_id(self.student)}, a second draw")
         )
@@ -704,7 +711,7 @@ class Exercises:
         }
         built = self._built(k, {**data, **second})
         if isinstance(built, Feedback):
-            return False  # not judged on data the checker cannot build
+            return None  # not judged on data the checker cannot build
         namespace = {**_user_namespace(), **copy.deepcopy(second)}
         body = ast.Module(body=[s for s in code.body if not _hands_out(s)], type_ignores=[])
         try:
@@ -712,9 +719,14 @@ class Exercises:
                 warnings.simplefilter("ignore")
                 with np.errstate(all="ignore"):
                     exec(compile(body, "<the answer cell, on a second draw>", "exec"), namespace)
-        except Exception:  # noqa: BLE001 (any code a student may write)
-            return True
-        return self._judged(k, built, namespace.get(f"answer_{k}")).kind != "correct"
+        except Exception as error:  # noqa: BLE001 (any code a student may write)
+            return (
+                f"{WRONG}your answer cell raises {type(error).__name__} ({error}), so "
+                f"answer_{k} is left from an earlier run: fix the cell and run it again."
+            )
+        if self._judged(k, built, namespace.get(f"answer_{k}")).kind != "correct":
+            return NOT_FROM_THE_DATA
+        return None
 
     def test(self, k: int, answer, **data) -> None:
         """The course's graded test cell (lnlib.book.tools.course): nothing when :meth:`check` says
@@ -932,6 +944,29 @@ def _running_cell() -> str | None:
     """The source of the cell IPython is running (None outside IPython)."""
     inputs = _inputs()
     return inputs[-1] if inputs else None
+
+
+def _broken_answer_cell(k: int, inputs: list[str]) -> str | None:
+    """What to say when the latest cell run before the running one that binds ``answer_k`` (by its
+    text) could not be parsed: it never ran, so any ``answer_k`` is an earlier run's (the student
+    review, 2026-11-29: an unclosed bracket was answered "your answer uses
+    exercises.answer_defined", as if the student had tampered with the checker)."""
+    binds = re.compile(rf"^[ \t]*answer_{k}\s*=", re.M)
+    if not inputs or binds.search(inputs[-1]):
+        return None  # the running cell is the answer cell: it parsed
+    for source in reversed(inputs[:-1]):
+        if not binds.search(source):
+            continue
+        try:
+            ast.parse(source)
+        except SyntaxError as error:
+            where = f", line {error.lineno}" if error.lineno else ""
+            return (
+                f"{WRONG}your answer cell did not run: {type(error).__name__}{where}: {error.msg}. "
+                "Fix it and run it again; until then its answer is not counted."
+            )
+        return None
+    return None
 
 
 def _parse(source: str) -> ast.Module | None:
