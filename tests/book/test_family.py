@@ -133,11 +133,15 @@ def test_outlier_findings_compare_rows_and_columns():
     assert _texts(outlier_findings(x)) == {
         "raw_band": "2.00",
         "ln_band": f"{np.ptp(rows[:, :3]):.2f}",
-        "ln_outlier_lo": f"{rows[:, 3].min():.2f}",
-        "ln_outlier_hi": f"{rows[:, 3].max():.2f}",
+        # rounded outward: "between lo and hi" holds of the exact values (learner B)
+        "ln_outlier_lo": f"{np.floor(rows[:, 3].min() * 100) / 100:.2f}",
+        "ln_outlier_hi": f"{np.ceil(rows[:, 3].max() * 100) / 100:.2f}",
         "bn_lo": "−1.00",  # two values per column standardize to ±1
         "bn_hi": "1.00",
     }
+    found = outlier_findings(x)
+    assert found["ln_outlier_lo"].value <= rows[:, 3].min() <= rows[:, 3].max()
+    assert rows[:, 3].max() <= found["ln_outlier_hi"].value
 
 
 def test_batch_findings_read_the_spread_across_batches():

@@ -444,10 +444,12 @@ def outlier_findings(x) -> dict:
     return {
         "raw_band": prose.number(float(np.ptp(x[:, :3])), ".2f"),
         "ln_band": prose.number(float(np.ptp(by_token[:, :3])), ".2f"),
-        "ln_outlier_lo": prose.number(float(by_token[:, 3].min()), ".2f"),
-        "ln_outlier_hi": prose.number(float(by_token[:, 3].max()), ".2f"),
-        "bn_lo": prose.number(float(by_feature.min()), ".2f"),
-        "bn_hi": prose.number(float(by_feature.max()), ".2f"),
+        # a range's ends rounded outward, so that "between lo and hi" holds of the exact values
+        # (learner B: "between 1.71 and 1.72" for 1.709 to 1.724)
+        "ln_outlier_lo": prose.number(np.floor(by_token[:, 3].min() * 100) / 100, ".2f"),
+        "ln_outlier_hi": prose.number(np.ceil(by_token[:, 3].max() * 100) / 100, ".2f"),
+        "bn_lo": prose.number(np.floor(by_feature.min() * 100) / 100, ".2f"),
+        "bn_hi": prose.number(np.ceil(by_feature.max() * 100) / 100, ".2f"),
     }
 
 
