@@ -188,6 +188,22 @@ def test_an_answer_cell_that_raises_is_told_so_not_that_it_ignored_the_data(shel
     assert "raises AttributeError" in said and "earlier run" in said, said
 
 
+def test_an_answer_cell_whose_latest_run_raised_does_not_pass(shell):
+    """The student review (2026-11-29, fourth): after a right run, a typo raising before the
+    cell's check left the earlier answer in place and the test cell said "correct here"; grading's
+    fresh run then scores 0. The test cell judges the latest run only, even where the data are
+    few enough to type the answer (no second draw)."""
+    right = "answer_1 = batch.mean(axis=-1)\nexercises.check(1, answer_1, batch=batch)"
+    shell.run_cell(right, store_history=True).raise_error()
+    assert graded_test(shell) == ""
+    typo = right.replace("batch.mean", "batch.mena")
+    assert isinstance(shell.run_cell(typo, store_history=True).error_in_exec, AttributeError)
+    said = graded_test(shell)
+    assert "latest run stopped with an error" in said, said
+    shell.run_cell(right, store_history=True).raise_error()
+    assert graded_test(shell) == ""
+
+
 def test_sanitize_names_the_chapters_when_given_one_the_course_lacks(tmp_path):
     """The instructor review's n1: a typo gave a traceback."""
     release = tmp_path / "release" / "03_mean"

@@ -394,6 +394,8 @@ class Exercises:
         self.chapters_own: tuple[str, ...] = ()
         self._wrong_tries: dict[int, int] = {}
         self._counting = True  # off while the graded test cell checks again what was checked
+        # the history index of each exercise's answer cell's latest run that reached its check
+        self._checked_at: dict[int, int] = {}
         # the data of each exercise's last check, for its hint
         self._last_data: dict[int, dict] = {}
         # each exercise's data as handed out to a student, drawn once (_handed_to_student)
@@ -611,7 +613,10 @@ class Exercises:
                 # as graded in the notebook: no hint, the section to reread instead
                 built = dataclasses.replace(built, hint=reread(self.section(k)))
             return answer_form(built, k, self.chapter, data, functools.partial(self._build, k))
-        broken = _broken_answer_cell(k, _inputs())
+        inputs = _inputs()
+        if inputs and _is_answer_cell(k, inputs[-1]):
+            self._checked_at[k] = len(inputs) - 1  # this run reached its check
+        broken = _broken_answer_cell(k, inputs)
         if broken:
             return self._worded(k, Feedback(broken))
         if answer is None:
@@ -683,6 +688,21 @@ class Exercises:
             "answer cell."
         )
 
+    def _stopped_answer_cell(self, k: int, inputs: list[str]) -> str | None:
+        """What to say when the answer cell's latest run, before the running cell, stopped before
+        its check: it raised, so ``answer_k`` is an earlier run's (the student review, 2026-11-29:
+        a typo raising after a right run still passed the test cell, which grading's fresh run then
+        scores 0)."""
+        latest = next(
+            (i for i in range(len(inputs) - 2, -1, -1) if _is_answer_cell(k, inputs[i])), None
+        )
+        if latest is None or latest <= self._checked_at.get(k, -1):
+            return None
+        return (
+            f"{WRONG}your answer cell's latest run stopped with an error before its check, so "
+            f"answer_{k} is left from an earlier run: fix the cell and run it again."
+        )
+
     def _on_other_data(self, k: int, code: ast.AST | None, data: dict) -> str | None:
         """Graded, with data past working by hand (:data:`BY_HAND`): what to say when the answer
         cell's code, run again (its data lines and prints left out) on a second draw of the
@@ -741,6 +761,11 @@ class Exercises:
         """
         __tracebackhide__ = True
         self._refuse_a_replaced_checker()
+        # the notebook's own checker saw the answer cell's runs; grading's reloaded one, in a fresh
+        # run of every cell in order, has none to see
+        stopped = self._stopped_answer_cell(k, _inputs())
+        if stopped:
+            raise NotPassed(stopped)
         self._counting = False  # the answer cell's check counted this try (a student review)
         try:
             verdict = self.check(k, answer, **data)
@@ -944,6 +969,13 @@ def _running_cell() -> str | None:
     """The source of the cell IPython is running (None outside IPython)."""
     inputs = _inputs()
     return inputs[-1] if inputs else None
+
+
+def _is_answer_cell(k: int, source: str) -> bool:
+    """Whether `source` is exercise `k`'s answer cell, by its text: it binds ``answer_k`` and
+    checks exercise k (a cell that cannot be parsed included)."""
+    binds = re.search(rf"^[ \t]*answer_{k}\s*=", source, re.M)
+    return bool(binds) and bool(re.search(rf"exercises\.check\(\s*{k}\b", source))
 
 
 def _broken_answer_cell(k: int, inputs: list[str]) -> str | None:
