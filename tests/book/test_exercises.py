@@ -367,6 +367,7 @@ def test_the_graded_test_cell_reads_the_answer_cell_and_the_cells_added_under_it
         "answer_1 = eval('lnlib.layer_norm_' + 'backward(dye, xe)')[1]",
         "answer_1 = getattr(lnlib, 'layer_norm_' + 'backward')(dye, xe)[1]",
         "answer_1 = __import__('lnlib').layer_norm_backward(dye, xe)[1]",
+        "answer_1 = locals()['ln' + 'lib'].layer_norm_backward(dye, xe)[1]",
     ],
 )
 def test_an_exercise_that_forbids_names_refuses_names_built_at_run_time(gradients, answer):

@@ -131,6 +131,8 @@ RUN_TIME_NAMES = (
     "compile",
     "getattr",
     "globals",
+    "locals",  # the student review (2026-11-29): locals()["layer_norm_backward"] passed
+    "vars",
     "__import__",
     "importlib",
     "attrgetter",
