@@ -16,7 +16,7 @@
 #   make test-course   nbgrader grades three students of every chapter, each on their own data (about 10 minutes)
 #   make bench   measure explorer latency (Python side and in JupyterLab), each chapter's Run All, build time and test time
 #   make bench-kernels   time the fused LayerNorm kernels against the memory-bandwidth floor
-#   make bench-gpu   time the GPU chapter's CUDA kernels, PyTorch's and Triton's against a device copy (needs an NVIDIA GPU)
+#   make bench-gpu   time the GPU chapter's CUDA kernels, PyTorch's and Triton's against a device copy, and check them (needs an NVIDIA GPU)
 #   make notebooks   re-execute every chapter in place, top to bottom in a fresh kernel (maintainers)
 #   make references  recompute PyTorch's outputs on the chapters' inputs (installs torch; maintainers)
 #   make results     retrain chapter 11's warm-up sweep into lnlib/book/data/warmup_sweep.json (maintainers)
@@ -209,14 +209,16 @@ bench-kernels: $(VENV)/.book-installed
 
 # Chapter 15's kernels (lnlib.gpu, compiled for the GPU), torch.nn.functional.layer_norm, a Triton LayerNorm
 # after Triton's tutorial and a device-to-device copy, forward and backward, over chapter 14's shape and real
-# models' widths in three dtypes: writes lnlib/book/data/gpu_kernels.json, which the chapter reads (a few
-# minutes on an H200). Not part of make bench: it needs an NVIDIA GPU, and runs with the Python that has
-# PyTorch and Triton there (GPU_PYTHON; numba-cuda, numpy, ml_dtypes and scipy too). On a CPU,
-# `python benchmarks/gpu_kernels.py --smoke --out /tmp/gpu.json` runs it end to end on numba's simulator
-# (tests/book/test_gpu_chapter.py does).
+# models' widths in three dtypes: writes lnlib/book/data/gpu_kernels.json; then the same kernels, PyTorch's CUDA
+# modules and the Triton kernel through lnlib's harness, with the planted bugs: lnlib/book/data/gpu_checks.json.
+# The chapter reads both (about 4 minutes on an H200). Not part of make bench: it needs an NVIDIA GPU, and runs
+# with the Python that has PyTorch and Triton there (GPU_PYTHON; numba-cuda, numpy, ml_dtypes and scipy too). On
+# a CPU, `python benchmarks/gpu_kernels.py --smoke --out /tmp/gpu.json` (and gpu_checks.py likewise) runs it
+# end to end on numba's simulator (tests/book/test_gpu_chapter.py does).
 GPU_PYTHON ?= $(PYTHON)
 bench-gpu:
-	PYTHONPATH=$(CURDIR) $(GPU_PYTHON) benchmarks/gpu_kernels.py
+	NUMBA_ENABLE_CUDASIM=0 PYTHONPATH=$(CURDIR) $(GPU_PYTHON) benchmarks/gpu_kernels.py
+	NUMBA_ENABLE_CUDASIM=0 PYTHONPATH=$(CURDIR) $(GPU_PYTHON) benchmarks/gpu_checks.py
 
 # No timestamps and no widget state in committed notebooks: a re-run changes only what the code changed,
 # so diffs stay readable and two branches' notebooks merge cell by cell. After the run, the numbers in the
