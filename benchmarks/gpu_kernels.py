@@ -271,9 +271,9 @@ def as_array(output) -> np.ndarray:
 #: Each part's arrays at the floor: activation arrays, float32 statistics a row, float32 vectors
 #: of H (γ, β and their gradients) each read or written once.
 FLOOR = {
-    "forward": (2, 2, 3),
-    "backward": (3, 2, 3),
-    "residual add": (4, 2, 3),
+    "forward": (2, 2, 2),  # x read, y written; mean, rstd; γ, β
+    "backward": (3, 2, 3),  # dy, x read, dx written; mean, rstd; γ read, dγ, dβ written
+    "residual add": (4, 2, 2),  # x, r read, s, y written; mean, rstd; γ, β
     "add + RMSNorm": (4, 1, 1),
     "RMSNorm backward": (3, 1, 2),
 }

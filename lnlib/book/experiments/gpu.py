@@ -11,6 +11,7 @@ floating-point operations the kernel's source performs. Nothing here is measured
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,8 @@ __all__ = [
     "HOPPER_LIMITS",
     "KERNEL_COUNTS",
     "PARTIAL_ROWS",
+    "CHECKS",
+    "COMPARED",
     "RESULTS",
     "RMS_KERNEL_COUNTS",
     "GpuResults",
@@ -40,12 +43,15 @@ __all__ = [
     "bytes_table",
     "findings",
     "itemsize",
+    "measured_findings",
     "partial_bytes",
 ]
 
 #: Where ``make bench-gpu`` (benchmarks/gpu_kernels.py) writes, and the chapter reads: with the
 #: book's other stored results, shipped in the package.
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "gpu_kernels.json"
+#: Where ``make bench-gpu``'s checks (benchmarks/gpu_checks.py) write the harness's reports.
+CHECKS = RESULTS.with_name("gpu_checks.json")
 
 #: NVIDIA's published figures for the H200 (SXM) GPU, its product page: HBM3e bandwidth in bytes/s
 #: and FP32 (non-tensor) arithmetic in FLOP/s. Specifications, never measurements.
@@ -57,6 +63,9 @@ H200_SPEC = {"bandwidth": 4.8e12, "fp32_flops": 67e12, "source": "NVIDIA H200 pr
 HOPPER_LIMITS = {
     "blocks_per_sm": 32,
     "threads_per_sm": 2048,
+    # NVIDIA's H100 Tensor Core GPU Architecture whitepaper: 132 multiprocessors on the SXM5 part,
+    # whose GH100 chip the H200 SXM keeps
+    "multiprocessors": 132,
     "source": "CUDA C++ Programming Guide, compute capability 9.0",
 }
 
@@ -203,12 +212,16 @@ class GpuResults:
         Whether the file exists.
     data : dict
         Its contents (empty when not measured).
+    checks : dict
+        The harness's reports from the GPU, ``benchmarks/gpu_checks.py``'s file (empty without it).
     """
 
-    def __init__(self, path: Path = RESULTS):
+    def __init__(self, path: Path = RESULTS, checks: Path = CHECKS):
         self.path = Path(path)
         self.measured = self.path.exists()
         self.data = json.loads(self.path.read_text()) if self.measured else {}
+        checks = Path(checks)
+        self.checks = json.loads(checks.read_text()) if checks.exists() else {}
 
     def machine(self) -> str:
         """One line naming the GPU, its driver and CUDA, or that nothing was measured."""
@@ -221,6 +234,54 @@ class GpuResults:
         """The timed entries (each a dict: implementation, part, dtype, rows, size, median_s,
         ...)."""
         return [e for e in self.data.get("entries", []) if part in (None, e["part"])]
+
+    def entry(self, implementation: str, part: str, dtype: str, shape=None) -> dict:
+        """The one timed entry of `implementation` doing `part` on `shape` (default
+        :data:`FLOOR_SHAPE`) in `dtype`.
+
+        Raises
+        ------
+        KeyError
+            When the file holds no such entry.
+        """
+        rows, size = shape or FLOOR_SHAPE
+        for e in self.entries(part):
+            if (e["implementation"], e["dtype"], e["rows"], e["size"]) == (
+                implementation, dtype, rows, size,
+            ):  # fmt: skip
+                return e
+        raise KeyError(f"no {implementation!r} {part} on {rows} x {size} {dtype} in {self.path}")
+
+    def checks_table(self) -> str:
+        """The harness's reports from the GPU, one line each: what ran (a kernel, a planted bug, a
+        library's), its name, its number of checks and how many failed, by suite of cases."""
+        if not self.checks:
+            return "not yet checked on a GPU: make bench-gpu writes " + CHECKS.name
+        lines = [f"{self.checks['machine']['gpu']}, {self.checks['date']}"]
+        kinds = {"kernels": "kernel", "planted bugs": "planted", "PyTorch and Triton": "library"}
+        for title, groups in self.checks["suites"].items():
+            lines.append(f"{title}:")
+            for group, reports in groups.items():
+                for name, report in reports.items():
+                    verdict = "all pass" if report["passed"] else f"{report['failed']} fail"
+                    name = name.replace(" (after the tutorial)", ", tutorial")
+                    lines.append(
+                        f"  {kinds[group]:<8} {name:<26} {report['checks']:3d} checks: {verdict}"
+                    )
+        return "\n".join(lines)
+
+    def widths(self, implementation: str, part: str, dtype: str) -> list[tuple[int, float]]:
+        """``(H, fraction of the copy)`` of `implementation` over the real models' widths, each at
+        2^26 elements (``2**26 // H`` rows: ``benchmarks/gpu_kernels.py``'s shapes but chapter
+        14's), by H."""
+        found = [
+            (e["size"], e["fraction_of_copy"])
+            for e in self.entries(part)
+            if e["implementation"] == implementation
+            and e["dtype"] == dtype
+            and abs(e["rows"] * e["size"] - 2**26) < e["size"]  # 2^26 // H rows
+        ]
+        return sorted(found)
 
     def table(self) -> str:
         """Each timed kernel's fraction of the copy and its time over PyTorch's and Triton's, as
@@ -333,4 +394,114 @@ def spec_floors(shape=FLOOR_SHAPE, width: int = 2) -> dict:
         "floor_array_mib": prose.number(elements * width / 2**20, "g"),
         "floor_fwd_us": prose.number(seconds["fwd"] * 1e6, ".1f"),
         "floor_rms_us": prose.number(seconds["rms"] * 1e6, ".1f"),
+    }
+
+
+#: The implementations chapter "LayerNorm on a GPU" compares, by part: its label, and its name in
+#: ``benchmarks/gpu_kernels.py``'s file. PyTorch's rows of the fused parts are its two kernels, an
+#: add and then the norm.
+COMPARED = {
+    "forward": {
+        "kernel 1, thread per row": "numba: thread per row",
+        "kernel 2, block per row": "numba: block per row",
+        "kernel 3, warp per row": "numba: warp per row",
+        "PyTorch layer_norm": "PyTorch",
+        "Triton, tutorial": "Triton (after the tutorial)",
+    },
+    "residual add": {
+        "kernel 4, fused": "numba: kernel 4",
+        "PyTorch add, layer_norm": "PyTorch add, then layer_norm",
+    },
+    "add + RMSNorm": {
+        "kernel 5, fused": "numba: kernel 5",
+        "PyTorch add, rms_norm": "PyTorch add, then rms_norm",
+    },
+    "backward": {
+        "two-stage backward": "numba: two-stage backward",
+        "PyTorch autograd": "PyTorch",
+        "Triton, tutorial": "Triton (after the tutorial)",
+    },
+    "RMSNorm backward": {
+        "two-stage backward": "numba: RMSNorm backward",
+        "PyTorch autograd": "PyTorch rms_norm",
+    },
+}
+
+
+def measured_findings(results: GpuResults, dtype: str = "float16") -> dict:
+    """The numbers chapter "LayerNorm on a GPU" states from ``make bench-gpu``'s files, by glue
+    key, on :data:`FLOOR_SHAPE` in `dtype` unless named otherwise.
+
+    ``gpu_machine``, ``gpu_date``, ``gpu_versions``: the run; ``copy_tbs``, ``copy_us``,
+    ``copy_of_spec``: the copy's bytes read and written per second (TB/s), its time (µs) and its
+    share of :data:`H200_SPEC`'s bandwidth (%); ``spread``: the widest 10th-90th percentile
+    range of any time at the shape, in % of its median, rounded up; ``frac_<part>_<n>``: the
+    fraction of the copy's bytes per second of the n-th implementation of a part in
+    :data:`COMPARED` (``fwd``, ``add``, ``rms``, ``bwd``, ``rmsbwd``); ``us_k3``: kernel 3's
+    time (µs); ``k3_over_triton``, ``k5_over_torch``, ``bwd_over_torch``, ``k5_over_k4``,
+    ``rmsbwd_over_bwd``: time ratios (the chapter's kernel over PyTorch's; RMSNorm's kernel over
+    LayerNorm's); ``k3_lo``/``k3_hi`` and ``triton_lo``/``triton_hi``: the forward's fractions
+    over the widths; ``small_k2_32``, ``small_k2_16``: kernel 2's time (µs) at chapter 14's 4096
+    x 1024 in float32 and float16; ``stage1_blocks``, ``sm_count``, ``stage1_warps_per_sm``,
+    ``sm_warps``: the backward's stage 1 blocks (one warp each) at the shape, the H200's
+    multiprocessors, the warps each gets, the most each holds; ``checks_lo``, ``checks_hi``: the
+    fewest and most checks of one kernel's report in the harness's cases.
+    """
+    data, short = results.data, {"forward": "fwd", "residual add": "add", "add + RMSNorm": "rms",
+                                 "backward": "bwd", "RMSNorm backward": "rmsbwd"}  # fmt: skip
+    copy = results.entry("device-to-device copy", "copy", dtype)
+    time = {}
+    numbers = {
+        "copy_tbs": prose.number(copy["bytes_per_s"] / 1e12, ".1f"),
+        "copy_us": prose.number(copy["median_s"] * 1e6, ".0f"),
+        "copy_of_spec": prose.number(100 * copy["bytes_per_s"] / H200_SPEC["bandwidth"], ".0f"),
+    }
+    for part, names in COMPARED.items():
+        for index, name in enumerate(names.values(), 1):
+            e = results.entry(name, part, dtype)
+            time[part, index] = e["median_s"]
+            numbers[f"frac_{short[part]}_{index}"] = prose.number(e["fraction_of_copy"], ".2f")
+    same_shape = [e for e in results.entries() if (e["rows"], e["size"]) == FLOOR_SHAPE]
+    k2_name = COMPARED["forward"]["kernel 2, block per row"]
+    small = {
+        d: results.entry(k2_name, "forward", d, (4096, 1024))["median_s"]
+        for d in ("float32", "float16")
+    }
+    spread = max((e["p90_s"] - e["p10_s"]) / e["median_s"] for e in same_shape)
+    k3 = [f for _, f in results.widths(COMPARED["forward"]["kernel 3, warp per row"], "forward",
+                                       dtype)]  # fmt: skip
+    triton = [f for _, f in results.widths(COMPARED["forward"]["Triton, tutorial"], "forward",
+                                           dtype)]  # fmt: skip
+    kernels = results.checks["suites"]["the harness's cases"]["kernels"]
+    counts = [report["checks"] for report in kernels.values()]
+    versions = data["versions"]
+    return numbers | {
+        "gpu_machine": f"{data['machine']['gpu']} (driver {data['machine']['driver']}; "
+        f"PyTorch's CUDA {data['machine']['cuda']})",
+        "gpu_date": data["date"][:10],
+        "gpu_versions": f"PyTorch {versions['torch']}, Triton {versions['triton']}, "
+        f"numba-cuda {versions['numba-cuda']}",
+        "spread": prose.number(math.ceil(100 * spread), "g"),  # rounded up: "no wider than"
+        **{
+            f"small_k2_{bits}": prose.number(small[dtype] * 1e6, ".0f")
+            for bits, dtype in (("32", "float32"), ("16", "float16"))
+        },
+        "us_k3": prose.number(time["forward", 3] * 1e6, ".0f"),
+        "k3_over_triton": prose.number(time["forward", 3] / time["forward", 5], ".1f"),
+        "k5_over_torch": prose.number(time["add + RMSNorm", 1] / time["add + RMSNorm", 2], ".1f"),
+        "k5_over_k4": prose.number(time["add + RMSNorm", 1] / time["residual add", 1], ".2f"),
+        "rmsbwd_over_bwd": prose.number(time["RMSNorm backward", 1] / time["backward", 1], ".2f"),
+        "bwd_over_torch": prose.number(time["backward", 1] / time["backward", 2], ".0f"),
+        "k3_lo": prose.number(min(k3), ".2f"),
+        "k3_hi": prose.number(max(k3), ".2f"),
+        "triton_lo": prose.number(min(triton), ".2f"),
+        "triton_hi": prose.number(max(triton), ".2f"),
+        "stage1_blocks": prose.number(partial_blocks(FLOOR_SHAPE[0]), "g"),
+        "sm_count": prose.number(HOPPER_LIMITS["multiprocessors"], "g"),
+        "stage1_warps_per_sm": prose.number(
+            partial_blocks(FLOOR_SHAPE[0]) / HOPPER_LIMITS["multiprocessors"], ".0f"
+        ),
+        "sm_warps": prose.number(HOPPER_LIMITS["threads_per_sm"] // 32, "g"),
+        "checks_lo": prose.number(min(counts), "g"),
+        "checks_hi": prose.number(max(counts), "g"),
     }
