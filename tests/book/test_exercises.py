@@ -599,3 +599,35 @@ def test_a_predict_then_check_exercise_expects_what_its_explorer_shows(
     printed = format(number(result), spec)
     assert shown.format(printed) in readout, readout
     assert exercise.feedback(float(printed)) == "Correct!"  # the digits the reader reads are right
+
+
+def test_the_students_wrong_turns_of_the_last_review_are_named():
+    """Three wrong answers a student met with only "N of M entries differ" (a lab review), each
+    computed here as the student did, now named."""
+    from lnlib.book.exercises.gradients import _kernel_rows, dgamma_from_saved, other_norm_dx
+    from lnlib.book.exercises.pre_post_norm import pre_norm_attention_sublayer, website_layer
+    from lnlib.book.models.transformer import attention_forward
+
+    rng = np.random.default_rng(17)
+    data = _kernel_rows(rng)  # 09.5: the kernel saved σ; the student took it for σ²
+    sigma = np.asarray(data["saved"]).reshape(-1, 1)
+    wrong = (data["dyk"] * data["xk"] / np.sqrt(sigma)).sum(axis=0)
+    assert "as if it were σ²" in dgamma_from_saved(**data).feedback(wrong)
+    data = website_layer(rng)  # 11.1: x + Attn(x), the LayerNorm left out
+    wrong = data["xe"] + attention_forward(data["xe"], data["we"])[0]
+    assert "the LayerNorm is missing" in pre_norm_attention_sublayer(**data).feedback(wrong)
+    # 09.4, ScaleNorm y = g x / ‖x‖ with the root mean square in place of ‖x‖: the gradient of
+    # g x / sqrt(mean(x²)), by central differences of the student's own forward
+    x = np.array([[1.0, 2, 4, -1], [3, 0, 5, 2], [2, 7, 1, 1]])
+    dy, g = np.array([[0.5, -1, 1.5, 0], [1, 0.5, -0.5, 2], [0, 1, -1, 0.5]]), 1.5
+
+    def loss(v):
+        return np.sum(dy * g * v / np.sqrt((v**2).mean(axis=-1, keepdims=True)))
+
+    wrong, step = np.empty_like(x), 1e-5
+    for index in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += step
+        down[index] -= step
+        wrong[index] = (loss(up) - loss(down)) / (2 * step)
+    assert "the root of the sum of squares" in other_norm_dx("scalenorm", x, dy, g).feedback(wrong)

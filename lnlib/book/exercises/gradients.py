@@ -377,6 +377,11 @@ def other_norm_dx(norm, xn, dyn, gn) -> Exercise:
             "the mean's path is missing: x also reaches the centred row through its mean, so "
             "subtract the row's mean of the gradient"
         ] = other_norm_backward(norm, xn, dyn, gn, mean_path=False)
+    if norm == "scalenorm":
+        mistakes[
+            "that divides by the root mean square; ScaleNorm divides by the root of the sum of "
+            "squares, ‖x‖, √H times larger"
+        ] = other_norm_backward("rms_eps_outside", xn, dyn, gn, eps=0.0)
     if norm == "rms_eps_outside":
         mistakes[
             "that is RMSNorm's dx with ε inside the root, sqrt(mean(x²) + ε); this norm adds ε "
@@ -411,6 +416,8 @@ def dgamma_from_saved(xk, dyk, saved) -> Exercise:
         mistakes={
             "that multiplies x by the saved number as if it were rstd; this kernel saved σ, so "
             "x̂ = x / σ": (dyk * xk * saved).sum(axis=0),
+            "that divides by the root of the saved number, as if it were σ²; the kernel saved σ "
+            "itself, so x̂ = x / σ": (dyk * xk / np.sqrt(saved)).sum(axis=0),
             "that sums over the features (axis=-1), one value per row; each γ_i collects dyk · x̂ "
             "from every row at its own feature": (dyk * xk / saved).sum(axis=-1),
             "that centres x first, as LayerNorm does; RMSNorm's x̂ is x / σ with no mean "

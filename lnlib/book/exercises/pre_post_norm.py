@@ -52,6 +52,7 @@ def pre_norm_attention_sublayer(xe, we) -> Exercise:
             "that is the post-norm sub-layer, LN(x + Attn(x)): pre-norm normalizes what the "
             "attention reads": ln(xe + attention(xe)),
             "the residual is missing: add x to Attn(LN(x))": attention(ln(xe)),
+            "the LayerNorm is missing: pre-norm's attention reads LN(x), not x": xe + attention(xe),
             "the residual adds LN(x); it adds x itself": ln(xe) + attention(ln(xe)),
             "that is the whole pre-norm layer, FFN included; the exercise asks for the attention "
             "sub-layer alone": block_forward(xe, we, "pre")[0],
