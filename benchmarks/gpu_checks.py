@@ -15,9 +15,7 @@ script, not a GPU result.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -99,16 +97,9 @@ def triton_backward(triton_ln, dy, x, gamma, mean, rstd):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="the simulator, the chapter's cases")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
-    if args.smoke:
-        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-    from gpu_kernels import machine, numpy_for_numba_cuda, optional, versions
+    from gpu_kernels import arguments, machine, optional, versions
 
-    numpy_for_numba_cuda()
-
+    args = arguments(__doc__, "the simulator, one case in float32", RESULTS)
     from lnlib import gpu, harness
     from lnlib.gpu import suite
 

@@ -322,14 +322,21 @@ def measure(b: Bench, triton_ln, repeats: int, inner: int, log) -> tuple[list, l
     return entries, failed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny shapes, simulator, CPU")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+def arguments(doc: str, smoke: str, results: Path) -> argparse.Namespace:
+    """``--smoke`` (help: `smoke`) and ``--out`` (default `results`), read before ``numba.cuda``
+    is imported: ``--smoke`` switches numba's simulator on (this script and gpu_checks.py)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help=smoke)
+    parser.add_argument("--out", type=Path, default=results)
     args = parser.parse_args()
     if args.smoke:
         os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     numpy_for_numba_cuda()
+    return args
+
+
+def main() -> None:
+    args = arguments(__doc__, "tiny shapes, simulator, CPU", RESULTS)
     from lnlib import gpu  # after the simulator's switch
 
     torch = optional("torch")

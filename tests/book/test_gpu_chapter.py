@@ -105,16 +105,22 @@ def test_the_roofline_draws_cleanly_with_and_without_measurements():
         assert ("kernels drawn at their bound, not a speed" in texts) == (measured is None)
 
 
-def test_the_benchmark_script_runs_end_to_end_on_the_cpu(tmp_path):
-    out = tmp_path / "gpu_kernels.json"
+def smoke_run(script: str, tmp_path) -> dict:
+    """What `benchmarks/<script> --smoke` writes, run on numba's simulator: a GPU-less run."""
+    out = tmp_path / "smoke.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_kernels.py"), "--smoke", "--out", str(out)],
+        [sys.executable, str(ROOT / "benchmarks" / script), "--smoke", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "NUMBA_ENABLE_CUDASIM": "1"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())
     assert data["smoke"] and data["machine"]["numba_simulator"] and data["machine"]["gpu"] is None
+    return data
+
+
+def test_the_benchmark_script_runs_end_to_end_on_the_cpu(tmp_path):
+    data = smoke_run("gpu_kernels.py", tmp_path)
     assert data["failed"] == [] and any(a.startswith("Triton") for a in data["absent"])
     timed = {(e["implementation"], e["part"], e["dtype"]) for e in data["entries"]}
     for dtype in ("float32", "float16"):
@@ -171,3 +177,13 @@ def test_findings_states_each_number_from_its_source():
         "rms_backward_flops": "12", "rms_partial_bytes": "2",
     }  # fmt: skip
     assert found["backward_flops"] == str(backward.flops) == "18"
+
+
+def test_the_checks_script_runs_end_to_end_on_the_simulator(tmp_path):
+    suite = smoke_run("gpu_checks.py", tmp_path)["suites"]["the chapter's cases"]
+    assert set(suite) == {"kernels", "planted bugs"}  # no GPU: no PyTorch CUDA, no Triton
+    assert all(r["passed"] and r["checks"] > 0 for r in suite["kernels"].values())
+    assert len(suite["kernels"]) == 7
+    # the racy dγ and RMSNorm's centred dx fail on any case; the missing barrier only by chance
+    assert not suite["planted bugs"]["racy dγ"]["passed"]
+    assert not suite["planted bugs"]["LayerNorm's dx in RMSNorm"]["passed"]
