@@ -7,42 +7,33 @@ from __future__ import annotations
 
 from ..harness import CheckReport, check_layer_norm, check_rms_norm
 from ..harness_add import check_add_rms_norm
-from . import bugs
-from .launch import (
-    CASES,
-    FORWARD_KERNELS,
-    RMS_CASES,
-    add_layer_norm,
-    add_rms_norm,
-    add_rms_norm_backward,
-    layer_norm,
-    layer_norm_backward,
-    rms_norm_backward,
-)
+from . import bugs, launch
 
 #: The dtypes every kernel is checked in (bfloat16 widened to float32 on the host).
 DTYPES = ("float32", "float16", "bfloat16")
 
 
 def _forward(kernel: str):
-    return lambda x, g, b, eps: layer_norm(x, g, b, eps, kernel=kernel)
+    return lambda x, g, b, eps: launch.layer_norm(x, g, b, eps, kernel=kernel)
 
 
 def _kernel_4(x, g, b, eps):  # a zero residual, so the harness's inputs are its s
-    return add_layer_norm(x, 0 * x, g, b, eps)[1:]
+    return launch.add_layer_norm(x, 0 * x, g, b, eps)[1:]
 
 
 def _kernel_5(x, residual, g, eps):  # (y, s, rstd): check_add_rms_norm's order
-    s, y, rstd = add_rms_norm(x, residual, g, eps)
+    s, y, rstd = launch.add_rms_norm(x, residual, g, eps)
     return y, s, rstd
 
 
 def rms_forward(x, g, eps):
     """Kernel 5 with a zero residual, as RMSNorm's forward: ``(y, rstd)``."""
-    return add_rms_norm(x, 0 * x, g, eps)[1:]
+    return launch.add_rms_norm(x, 0 * x, g, eps)[1:]
 
 
-def kernel_reports(cases=CASES, rms_cases=RMS_CASES, dtypes=DTYPES) -> dict[str, CheckReport]:
+def kernel_reports(
+    cases=launch.CASES, rms_cases=launch.RMS_CASES, dtypes=DTYPES
+) -> dict[str, CheckReport]:
     """Each kernel's report from the harness, by the name the chapter gives it.
 
     Parameters
@@ -54,22 +45,24 @@ def kernel_reports(cases=CASES, rms_cases=RMS_CASES, dtypes=DTYPES) -> dict[str,
     """
     reports = {
         name: check_layer_norm(_forward(name), dtypes=dtypes, cases=cases)
-        for name in FORWARD_KERNELS
+        for name in launch.FORWARD_KERNELS
     }
     reports["kernel 4"] = check_layer_norm(_kernel_4, dtypes=dtypes, cases=cases)
     reports["backward"] = check_layer_norm(
-        layer_norm, layer_norm_backward, dtypes=dtypes, cases=cases
+        launch.layer_norm, launch.layer_norm_backward, dtypes=dtypes, cases=cases
     )
     reports["kernel 5, bwd"] = check_add_rms_norm(
-        _kernel_5, add_rms_norm_backward, dtypes=dtypes, cases=rms_cases
+        _kernel_5, launch.add_rms_norm_backward, dtypes=dtypes, cases=rms_cases
     )
     reports["RMSNorm bwd"] = check_rms_norm(
-        rms_forward, rms_norm_backward, dtypes=dtypes, cases=rms_cases
+        rms_forward, launch.rms_norm_backward, dtypes=dtypes, cases=rms_cases
     )
     return reports
 
 
-def planted_reports(cases=CASES, rms_cases=RMS_CASES, dtypes=DTYPES) -> dict[str, CheckReport]:
+def planted_reports(
+    cases=launch.CASES, rms_cases=launch.RMS_CASES, dtypes=DTYPES
+) -> dict[str, CheckReport]:
     """The harness's reports on three of :mod:`lnlib.gpu.bugs`' planted bugs: each must fail.
 
     "no barrier" (the tree sum without its barrier), "racy dγ" (every thread adding into one
