@@ -64,6 +64,14 @@
         if (child.tagName !== "SECTION" || (!onWay.has(child) && !stops.includes(child))) hidden.push(child);
       }
     }
+    // A heading left with nothing of its own under it, only a subsection's heading (chapter 12's "The idea" above
+    // its first stop: learner B read it as empty), hides too; the chapter's title stays.
+    const gone = new Set(hidden);
+    for (const section of onWay) {
+      const own = [...section.children].filter((c) => !gone.has(c) && c.tagName !== "SECTION");
+      const headings = own.filter((c) => /^H[2-6]$/.test(c.tagName));
+      if (headings.length > 0 && headings.length === own.length) hidden.push(...headings);
+    }
     return hidden;
   }
 

@@ -5,7 +5,7 @@
 // on a table whose last column is blank at its right edge. So does a code cell's printed output
 // (a phone cuts a harness table at its third column, and nothing else says it scrolls). The line
 // exists only while the box overflows, so a page whose tables and outputs fit (every page at
-// 1280 px) is unchanged.
+// 1280 px) is unchanged. A display formula wider than its box gets one too, "Wide formula".
 // A table taller than the screen scrolls its line out of view (at 390 px the families table of
 // "What to use today" is 1.5 screens tall, and a reader in its middle saw its columns cut with no
 // cue), so a wide table also gets a shaded strip down its right edge with an arrow that stays on
@@ -18,6 +18,8 @@
   const CUE = "lnlib-scroll-cue";
   const OUTPUT_CUE = "lnlib-scroll-cue-output"; // also marks the line above an output
   const OUTPUT = "div.cell_output";
+  const MATH_CUE = "lnlib-scroll-cue-math"; // marks the line above a display formula
+  const FORMULA = "div.math, mjx-container[display='true']";
   const WRAP = "lnlib-wide-table"; // a wide table, its line and its edge strip
   const EDGE = "lnlib-scroll-edge"; // the strip down a wide table's right edge, with its arrow
 
@@ -88,6 +90,7 @@
 
   function scan() {
     const outputs = new Map(); // an output's anchor: whether any box in it overflows
+    const formulas = new Map(); // a display formula's block: whether it overflows
     for (const box of document.querySelectorAll(BOXES)) {
       if (!["auto", "scroll"].includes(getComputedStyle(box).overflowX)) continue;
       update(box);
@@ -97,6 +100,9 @@
       } else if (box.closest(OUTPUT) !== null && !box.closest(`.${TABLES}`)) {
         const anchor = outputAnchor(box);
         outputs.set(anchor, outputs.get(anchor) || overflows(box));
+      } else if (box.matches(FORMULA) && !box.closest(`.${TABLES}`)) {
+        const anchor = box.closest("div.math") || box;
+        formulas.set(anchor, formulas.get(anchor) || overflows(box));
       }
       if (!box.dataset.lnlibScrollHint) {
         box.dataset.lnlibScrollHint = "1";
@@ -105,6 +111,10 @@
     }
     for (const [anchor, wide] of outputs) {
       cue(wide, anchor, "Wide output: scroll sideways →", OUTPUT_CUE);
+    }
+    // a formula cut at a phone's edge looked whole (learner B, chapter 09's "In practice" box)
+    for (const [anchor, wide] of formulas) {
+      cue(wide, anchor, "Wide formula: scroll sideways →", MATH_CUE);
     }
   }
 

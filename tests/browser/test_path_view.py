@@ -85,6 +85,9 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         twelve = page.evaluate(FACTS)
         assert twelve["button"]["pressed"] == "true"
         assert twelve["shown"]["qk-norm"] and not twelve["shown"]["dyt-a-tanh-instead-of-a-norm"]
+        # a heading with nothing of its own left under it hides: chapter 12's "The idea" leads
+        # only to its stops' headings (learner B read it as empty)
+        assert not twelve["shown"]["the-idea"]
         # a link into a hidden section turns the view off and lands on it
         page.goto(
             f"{site_url}/chapters/12_after_2020.html#trained-not-only-initialized",

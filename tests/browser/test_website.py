@@ -153,7 +153,13 @@ LAYOUT_FACTS = """() => {
         viewport: window.innerWidth,
         page: document.documentElement.scrollWidth,
         math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el =>
-            ({what: name(el), scrolls: scrolls(el), hinted: hinted(el)})),
+            ({what: name(el), scrolls: scrolls(el), hinted: hinted(el),
+                // and a line above its block says so (_static/scroll-hint.js)
+                cued: (() => {
+                    const block = el.closest('div.math') || el;
+                    const before = block.previousElementSibling;
+                    return !!before && before.classList.contains('lnlib-scroll-cue-math');
+                })()})),
         code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el =>
             ({what: name(el), scrolls: scrolls(el), hinted: hinted(el),
                 output: scrolls(el) && !!el.closest('div.cell_output'),
@@ -183,8 +189,10 @@ LAYOUT_FACTS = """() => {
             output: !!i.closest('.cell_output'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
                 right: i.getBoundingClientRect().right})),
-        cues: pick('.lnlib-scroll-cue:not(.lnlib-scroll-cue-output)').length,
+        cues: pick('.lnlib-scroll-cue:not(.lnlib-scroll-cue-output):not(.lnlib-scroll-cue-math)')
+            .length,
         output_cues: pick('.lnlib-scroll-cue-output').map(el => el.textContent),
+        math_cues: pick('.lnlib-scroll-cue-math').length,
         text: article.textContent,
     };
 }"""
@@ -232,6 +240,7 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         assert facts["output_cues"] == [], (
             f"{page}: a 'scroll sideways' line above an output at 1280 px, where every output fits"
         )
+        assert facts["math_cues"] == 0, f"{page}: a 'Wide formula' line at 1280 px"
 
         assert facts["math"] == [], (
             f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): "
@@ -289,6 +298,11 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             f"sideways' line above it: {uncued}"
         )
         assert set(facts["output_cues"]) <= {"Wide output: scroll sideways →"}, facts["output_cues"]
+        uncued = [block for block in facts["math"] if block["scrolls"] and not block["cued"]]
+        assert uncued == [], (
+            f"{page} at {width} px: a formula that scrolls sideways without the 'scroll sideways' "
+            f"line above it: {uncued}"
+        )
 
 
 # Chapter 16's harness tables print four dtype columns: wider than a phone's column.
