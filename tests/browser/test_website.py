@@ -154,8 +154,9 @@ LAYOUT_FACTS = """() => {
         page: document.documentElement.scrollWidth,
         math: pick('div.math, mjx-container[display="true"]').filter(overflowing).map(el =>
             ({what: name(el), scrolls: scrolls(el), hinted: hinted(el),
-                // and a line above its block says so (_static/scroll-hint.js)
-                cued: (() => {
+                // and a line above its block says so (_static/scroll-hint.js), or above the
+                // cell output it is printed in
+                cued: outputCued(el) || (() => {
                     const block = el.closest('div.math') || el;
                     const before = block.previousElementSibling;
                     return !!before && before.classList.contains('lnlib-scroll-cue-math');
