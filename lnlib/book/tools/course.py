@@ -91,8 +91,9 @@ OWN = "\nexercises.chapters_own = {!r}  # the chapter's own functions"
 STUDENT = (
     '# Your student id, as your course spells it ("jdoe"): your exercises\' data follow from it.\n'
     "# With None, it is read from student_id.txt beside the chapters' folders (write it there\n"
-    "# once) or, on your course's JupyterHub, from your user name. Run All goes on to the end:\n"
-    "# each graded test not answered yet says so, and grading counts it wrong until you do.\n"
+    "# once) or, on your course's JupyterHub, from your user name. With it set, Run All goes on\n"
+    "# to the end: each graded test not answered yet says so, and grading counts it wrong until\n"
+    "# you answer.\n"
     "exercises.student = None"
 )
 GRADED_LINE = (
@@ -692,9 +693,10 @@ left side bar) takes you there. A link to a section of the same notebook names i
 
 On a course's JupyterHub or on Binder, `requirements.txt` is the environment
 (`requirements-kernels.txt` for chapters 14 and 15). Run each notebook top
-to bottom; the cell under each exercise says whether your answer is right. Run All goes on to the
-end of the chapter, so you can read it all first: under each graded exercise you have not answered
-yet, its test cell says "not answered yet" (grading counts it wrong until you answer). A Markdown
+to bottom; the cell under each exercise says whether your answer is right. Once your student id is
+set, Run All goes on to the end of the chapter, so you can read it all first: under each graded
+exercise you have not answered yet, its test cell says "not answered yet" (grading counts it wrong
+until you answer). A Markdown
 cell that looks raw (its `<!--glue:...-->` comments showing) renders when you select it and press
 Shift+Enter.
 """
