@@ -3,14 +3,21 @@ fails in float32, and the memory traffic of a two-pass kernel."""
 
 from __future__ import annotations
 
-from lnlib.book.exercises.chapter import Exercises, forbidding
+import numpy as np
+
+from lnlib.book.exercises.chapter import (
+    Exercises,
+    domain,
+    forbidding,
+    redrawn,
+    rests_on,
+    variant,
+)
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import PARAMETERS, KernelStep, memory_traffic
 from lnlib.book.experiments.numerics import shift_errors
-from lnlib.variance_algorithms import chan_merge, welford
+from lnlib.variance_algorithms import WelfordState, chan_merge
 
-#: Exercise 1's two chunks of one row (the question gives their counts, means and M₂ only).
-CHUNK_A, CHUNK_B = [1.0, 2.0, 3.0], [8.0, 9.0, 10.0, 11.0, 12.0]
 #: Exercise 2's shifts, the answers it allows, and its threshold on the relative error.
 SHIFTS, THRESHOLD = (10, 100, 1000, 10000), 0.01
 #: Exercise 3's streaming kernel with the two-pass formula: three sweeps over the row.
@@ -25,10 +32,35 @@ STREAMING_TWO_PASS = (
 )
 
 
+def _chunk(rng: np.random.Generator) -> np.ndarray:
+    """One chunk's Welford statistics as the cell writes them, ``[count, mean, M₂]``: a count of 2
+    to 8, an integer mean and a positive integer M₂ (any M₂ > 0 is some chunk's)."""
+    count = rng.integers(2, 9)
+    return np.array([count, rng.integers(-9, 10), rng.integers(1, 31)], dtype=float)
+
+
+def _two_chunks(rng: np.random.Generator) -> dict:
+    """Exercise 1's data: two chunks with different means (Chan's distance term then counts)."""
+    while True:
+        chunk_a, chunk_b = _chunk(rng), _chunk(rng)
+        if chunk_a[1] != chunk_b[1]:
+            return {"chunk_a": chunk_a, "chunk_b": chunk_b}
+
+
+def _state(chunk) -> WelfordState:
+    """A chunk's (count, mean, M₂) as lnlib's Welford statistics."""
+    count, mean, m2 = (np.float64(v) for v in chunk)
+    return WelfordState(count=count, mean=mean, m2=m2)
+
+
+@rests_on("Three ways to compute one number")
 @forbidding("lnlib", ".var")
-def chan_merged_variance() -> Exercise:
-    """Exercise 1: the variance M₂ / n of a row from its two chunks' Welford statistics."""
-    a, b = welford(CHUNK_A, lanes=1), welford(CHUNK_B, lanes=1)
+@variant(lambda rng: redrawn(rng, _two_chunks, chan_merged_variance))
+@domain(_two_chunks)
+def chan_merged_variance(chunk_a, chunk_b) -> Exercise:
+    """Exercise 1: the variance M₂ / n of a row from its two chunks' Welford statistics, each
+    given as ``[count, mean, M₂]``."""
+    a, b = _state(chunk_a), _state(chunk_b)
     n, delta = a.count + b.count, b.mean - a.mean
     merged = chan_merge(a, b)
     return Exercise(
