@@ -817,7 +817,8 @@ def square_rounding_errors(
 
 def lnlib_half_rms_errors(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=RMS_SEEDS) -> dict:
     """``lnlib.rms_norm`` on seeded float16 rows ``N(0, 1) * scale``: the worst error of y against
-    float64 on the same input, in units of float16's u, per compute dtype (the default, float32
+    float64 on the same input, relative to the row's largest entry as :func:`rms_half_sweep`
+    measures the kernels', in units of float16's u, per compute dtype (the default, float32
     statistics, and ``"float16"``), over every scale and seed (chapter "Computing it right:
     numerics", section "RMSNorm in half precision")."""
     from ...norms import rms_norm
@@ -831,7 +832,8 @@ def lnlib_half_rms_errors(scales, *, size: int = RMS_SIZE, rows: int = 8, seeds=
             exact = rms_norm(x.astype(np.float64))
             for name, dtype in zip(worst, (None, "float16")):
                 y = rms_norm(x, compute_dtype=dtype).astype(np.float64)
-                worst[name] = max(worst[name], float(np.max(np.abs(y - exact))) / u)
+                relative = np.max(np.abs(y - exact), axis=-1) / np.max(np.abs(exact), axis=-1)
+                worst[name] = max(worst[name], float(relative.max()) / u)
     return worst
 
 
