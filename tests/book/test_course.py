@@ -21,6 +21,7 @@ from lnlib.book.tools.course import (
     CODE_CELL_MINUTES,
     DERIVATION_POINTS,
     WORDS_PER_MINUTE,
+    NoKeySolutions,
     _slug,
     _words,
     answer_key,
@@ -359,6 +360,21 @@ def test_a_course_in_use_loses_nothing(tmp_path):
     assert (course / "gradebook.db").stat().st_size >= gradebook
 
 
+def test_a_copy_without_the_held_back_solutions_writes_no_course(tmp_path, monkeypatch):
+    """The website's source download leaves course_keys/ out (the instructor review, 2026-11-30:
+    `make instructor` from it stopped with a traceback at chapter 09 and left a half-written key
+    that the next run refused): the key is built whole before anything is written, and the
+    command says why it stopped and what to use instead."""
+    import lnlib.book.exercises.chapter as chapter
+
+    monkeypatch.setattr(chapter, "COURSE_KEYS", tmp_path / "no_course_keys")
+    course = tmp_path / "course"
+    chapters = [ROOT / "chapters" / "03_mean.ipynb", ROOT / "chapters" / "09_gradients.ipynb"]
+    with pytest.raises(NoKeySolutions, match="Nothing was written.*clone"):
+        instructor_edition(course, chapters)
+    assert not course.exists()
+
+
 def walkthrough_commands() -> list[str]:
     """The grading walkthrough of instructors.md: the lines of the bash block under its marker."""
     text = (ROOT / "instructors.md").read_text(encoding="utf-8")
@@ -446,6 +462,9 @@ def test_the_grading_walkthrough_grades_right_wrong_and_cheating_work(course):
         assert "_hidden" not in shown and "HIDDEN TESTS" not in shown, (
             f"{student}'s feedback shows the hidden tests"
         )
+        # MyST's folded boxes and admonitions as HTML (the instructor review, 2026-11-30)
+        assert "{dropdown}" not in shown and "{admonition}" not in shown, student
+        assert "<blockquote>" in shown, student  # the chapter's admonition, quoted
     feedback = {
         student: (course / "feedback" / student / "03_mean" / "03_mean.html").read_text()
         for student in submissions

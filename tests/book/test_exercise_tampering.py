@@ -371,6 +371,8 @@ def test_the_test_cell_under_an_answer_cell_that_stopped_says_why_in_one_message
         said = shell.run_cell(test_cell).error_in_exec
         assert isinstance(said, NotPassed), said
         assert str(said).startswith("Not answered yet: answer_1 is not defined. Run exercise 1's")
+        # graded: a name defined in a cell grading removes is said to be why (instructor review)
+        assert "the cells you added are removed" in str(said), said
         shell.run_cell(answer_cell, store_history=True).raise_error()
         assert shell.run_cell(test_cell, store_history=True).error_in_exec is None
     finally:

@@ -347,6 +347,13 @@ def integer_rows(rng: np.random.Generator, rows: int, size: int) -> np.ndarray:
 GRADED_NOT_ANSWERED = (
     " If your answer cell raised an error, its answer is still None: fix the error."
 )
+#: Added, in graded mode, to a test cell's "is not defined": grading removes the cells a student
+#: added (lnlib.book.tools.course sanitize), so an answer that used a name defined in one fails
+#: there (the instructor review, 2026-11-30: the reason reached only the instructor's terminal).
+ADDED_CELLS_REMOVED = (
+    " When your notebook is graded, the cells you added are removed: an answer may use only what "
+    "its own cell and the chapter's cells define."
+)
 #: What a graded answer is told when it is right for the student's data but its cell's code is not
 #: (:meth:`Exercises._on_other_data`).
 NOT_FROM_THE_DATA = (
@@ -812,9 +819,10 @@ class Exercises:
                 student_id(self.student)
             except NoStudent as missing:
                 raise NotPassed(f"Not answered yet. {missing}") from None
+            added = ADDED_CELLS_REMOVED if self.graded else ""
             raise NotPassed(
                 f"Not answered yet: {error.name} is not defined. Run exercise {k}'s answer cell, "
-                "the cell above this one, first."
+                f"the cell above this one, first.{added}"
             ) from None
 
     def _handed_to_student(self, k: int) -> dict:

@@ -1,5 +1,5 @@
 """Chapter 13's exercises (chapters/13_numerics.ipynb): Chan's merge, where the one-pass variance
-fails in float32, and the memory traffic of a two-pass kernel."""
+fails in float32, the memory traffic of a two-pass kernel, and Welford's update written by hand."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 
 from lnlib.book.exercises.chapter import (
     Exercises,
+    asks_for,
     domain,
     forbidding,
     redrawn,
@@ -16,7 +17,7 @@ from lnlib.book.exercises.chapter import (
 from lnlib.book.exercises.feedback import Exercise
 from lnlib.book.experiments.memory_speed import PARAMETERS, KernelStep, memory_traffic
 from lnlib.book.experiments.numerics import shift_errors
-from lnlib.variance_algorithms import WelfordState, chan_merge
+from lnlib.variance_algorithms import WelfordState, chan_merge, welford
 
 #: Exercise 1's least relative distance between two named mistakes (three digits are asked).
 APART = 0.01
@@ -34,19 +35,19 @@ STREAMING_TWO_PASS = (
 )
 
 
-def _chunk(rng: np.random.Generator) -> np.ndarray:
-    """One chunk's Welford statistics as the cell writes them, ``[count, mean, M₂]``: a count of 2
-    to 8, an integer mean and a positive integer M₂ (any M₂ > 0 is some chunk's)."""
-    count = rng.integers(2, 9)
-    return np.array([count, rng.integers(-9, 10), rng.integers(1, 31)], dtype=float)
+def _chunk(rng: np.random.Generator) -> list[float]:
+    """One chunk's Welford statistics, ``[count, mean, M₂]``: a count of 2 to 8, an integer mean
+    and a positive integer M₂ (any M₂ > 0 is some chunk's)."""
+    return [float(rng.integers(2, 9)), float(rng.integers(-9, 10)), float(rng.integers(1, 31))]
 
 
 def _two_chunks(rng: np.random.Generator) -> dict:
-    """Exercise 1's data: two chunks with different means (Chan's distance term then counts)."""
+    """Exercise 1's data: two chunks, one a row, with different means (Chan's distance term then
+    counts); six numbers, so a graded answer must compute from them (chapter.BY_HAND)."""
     while True:
-        chunk_a, chunk_b = _chunk(rng), _chunk(rng)
-        if chunk_a[1] != chunk_b[1]:
-            return {"chunk_a": chunk_a, "chunk_b": chunk_b}
+        a, b = _chunk(rng), _chunk(rng)
+        if a[1] != b[1]:
+            return {"chunks": np.array([a, b])}
 
 
 def _told_apart(rng: np.random.Generator) -> dict:
@@ -62,7 +63,7 @@ def _told_apart(rng: np.random.Generator) -> dict:
 
 
 def _state(chunk) -> WelfordState:
-    """A chunk's (count, mean, M₂) as lnlib's Welford statistics."""
+    """A chunk's ``[count, mean, M₂]`` as lnlib's Welford statistics."""
     count, mean, m2 = (np.float64(v) for v in chunk)
     return WelfordState(count=count, mean=mean, m2=m2)
 
@@ -71,10 +72,10 @@ def _state(chunk) -> WelfordState:
 @forbidding("lnlib", ".var")
 @variant(lambda rng: redrawn(rng, _told_apart, chan_merged_variance))
 @domain(_two_chunks)
-def chan_merged_variance(chunk_a, chunk_b) -> Exercise:
-    """Exercise 1: the variance M₂ / n of a row from its two chunks' Welford statistics, each
-    given as ``[count, mean, M₂]``."""
-    a, b = _state(chunk_a), _state(chunk_b)
+def chan_merged_variance(chunks) -> Exercise:
+    """Exercise 1: the variance M₂ / n of a row from its two chunks' Welford statistics, one row
+    of `chunks` each, ``[count, mean, M₂]``."""
+    a, b = _state(chunks[0]), _state(chunks[1])
     n, delta = a.count + b.count, b.mean - a.mean
     merged = chan_merge(a, b)
     return Exercise(
@@ -144,6 +145,49 @@ def two_pass_kernel_transfers() -> Exercise:
     )
 
 
+def _shifted_row(rng: np.random.Generator) -> dict:
+    """Exercise 4's data: eight float32 values a quarter apart around an offset of 2,000 to 20,000,
+    as the shifted rows of the chapter (every value exact in float32)."""
+    while True:
+        offset = float(rng.integers(2_000, 20_001))
+        row = (offset + rng.integers(-12, 13, size=8) / 4).astype(np.float32)
+        if row.std() > 0:
+            return {"row": row}
+
+
+@rests_on("Three ways to compute one number")
+@asks_for("code")
+@forbidding("lnlib", ".var", ".std", ".mean", ".average", "statistics")
+@variant(lambda rng: redrawn(rng, _shifted_row, welford_by_hand))
+@domain(lambda rng: {"row": rng.normal(5.0, 2.0, size=rng.integers(2, 17)).astype(np.float32)})
+def welford_by_hand(row) -> Exercise:
+    """Exercise 4: the float32 variance of `row` from Welford's update, one value at a time."""
+    row = np.asarray(row, dtype=np.float32)
+    state = welford(row, lanes=1)
+    n = np.float32(row.size)
+    one_pass = np.mean(row * row, dtype=np.float32) - np.mean(row, dtype=np.float32) ** 2
+    return Exercise(
+        float(state.variance),
+        hint="Start from n = 0, mean = 0 and M2 = 0 in float32; for each value x: n += 1, "
+        "delta = x - mean, mean += delta / n, M2 += delta * (x - mean). The variance is M2 / n.",
+        mistakes={
+            "that is the one-pass formula, mean(x²) - mean(x)², in float32: its two terms "
+            "cancel (Why the one-pass form fails)": float(one_pass),
+            "that divides M₂ by n - 1: the biased variance LayerNorm uses divides by n": float(
+                state.m2 / (n - 1)
+            ),
+            "that is M₂ itself, the sum of squared deviations: the variance is M₂ / n": float(
+                state.m2
+            ),
+            "that is the running mean, not the variance": float(state.mean),
+        },
+    )
+
+
 exercises = Exercises(
-    "13_numerics", chan_merged_variance, first_shift_one_pass_fails, two_pass_kernel_transfers
+    "13_numerics",
+    chan_merged_variance,
+    first_shift_one_pass_fails,
+    two_pass_kernel_transfers,
+    welford_by_hand,
 )

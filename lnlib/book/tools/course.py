@@ -60,6 +60,7 @@ from lnlib.book.tools.notebooks import (
 
 __all__ = [
     "KeyExists",
+    "NoKeySolutions",
     "sanitize",
     "answer_key",
     "instructor_edition",
@@ -132,14 +133,22 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 from sqlalchemy.exc import SAWarning
 
+from lnlib.book.tools.feedback_pages import MystAsHtml
+
 c = get_config()  # noqa: F821 (nbgrader's config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # wherever the course is moved
 # A cleared solution leaves the answer cell's own `answer_k = None` in place: the cell still runs.
 c.ClearSolutions.code_stub = {"python": "# your code here"}
 # nbgrader stops a cell after 30 s by default; chapter 09's symbolic cells take longer when loaded
 c.Execute.timeout = 300
-# The feedback pages show each test cell without its hidden part (how the grade checks an answer)
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# The feedback pages show each test cell without its hidden part (how the grade checks an answer),
+# and the chapters' folded boxes and admonitions as HTML, not as MyST's source text
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    ClearHiddenTests,
+    MystAsHtml,
+    CSSHTMLHeaderPreprocessor,
+]
 # Benign noise in autograde's output: nbgrader 0.9's own database warnings (SQLAlchemy's autoflush
 # "not in session", once a submission), and each kernel's "running over TCP without encryption" (a
 # kernel on this machine, reached on localhost).
@@ -519,6 +528,10 @@ def _section_headings() -> dict[tuple[str, str], str]:
     return headings
 
 
+class NoKeySolutions(RuntimeError):
+    """The answer key needs a solution this copy of the book lacks (``course_keys/``)."""
+
+
 class KeyExists(RuntimeError):
     """The course already holds an answer key, which an instructor may have edited: not
     overwritten."""
@@ -532,9 +545,19 @@ def instructor_edition(
 
     Nothing of a course in use is deleted: an existing key (``source/``) is refused with
     :class:`KeyExists` unless `force`, and then moved aside to ``source.backup-<time>`` first; the
-    students' submissions, autograded notebooks, feedback and gradebook are never touched.
+    students' submissions, autograded notebooks, feedback and gradebook are never touched. Every
+    key is built before anything is written, so a key that cannot be built (a copy of the book
+    without ``course_keys/``: :class:`NoKeySolutions`) leaves no half-written course behind.
     """
     chapters = chapters or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    try:
+        keys = [answer_key(chapter, by_hand=by_hand) for chapter in chapters]
+    except FileNotFoundError as missing:
+        raise NoKeySolutions(
+            f"{missing} Nothing was written. The website's source download leaves course_keys/ "
+            "out (it holds the solutions the website does not show): build the course from a "
+            "clone of the book's repository."
+        ) from None
     source = course / "source"
     if source.exists():
         if not force:
@@ -548,10 +571,10 @@ def instructor_edition(
     if not (course / "nbgrader_config.py").exists():
         (course / "nbgrader_config.py").write_text(CONFIG)
     written = []
-    for chapter in chapters:
+    for chapter, key in zip(chapters, keys):
         folder = course / "source" / chapter.stem
         folder.mkdir(parents=True, exist_ok=True)
-        write_notebook(folder / chapter.name, answer_key(chapter, by_hand=by_hand))
+        write_notebook(folder / chapter.name, key)
         for page in (ROOT / "chapters").glob("*.md"):  # the Sources page the chapters link to
             text = _cited(_course_links(page.read_text(encoding="utf-8")))
             (folder / page.name).write_text(text, encoding="utf-8")
@@ -664,11 +687,13 @@ the first, `exercises.student = "jdoe"`; then run the cells in order. Write all 
 code in its answer cell: only the answer cells are graded (cells you add, and changes to the
 chapter's cells, are set aside before grading), and the check runs your answer cell again on a
 second draw of data of the same kind, so the cell must compute its answer from the data it hands
-out, with numpy and Python as you would write them: an answer may not use lnlib (the checker lives
-there), nor, where an exercise forbids a function, `getattr`, `eval` or `globals()`, which hide
-names from the check. lnlib is the book's own library and its code is readable, the copy you
-install too: code pasted from it, or from the website's solutions, is not your work, as a
-classmate's would not be, and your instructor reads the answers and grades the derivations by hand.
+out, with numpy and Python as you would write them (where the data are a few numbers, four or fewer
+an array, the cell's first line says that a number worked out on paper counts instead): an answer
+may not use lnlib (the checker lives there), nor, where an exercise forbids a function, `getattr`,
+`eval` or `globals()`, which hide names from the check. lnlib is the book's own library and its
+code is readable, the copy you install too: code pasted from it, or from the website's solutions,
+is not your work, as a classmate's would not be, and your instructor reads the answers and grades
+the derivations by hand.
 Tries are unlimited: a wrong answer that makes a known mistake is told which, and at the third
 wrong answer computed from the data a graded exercise names the section it practises. Before you
 hand a notebook in, run it again from the top (Kernel, Restart Kernel and Run All Cells): what is
@@ -1227,7 +1252,7 @@ def main(argv: list[str]) -> None:
             keys = instructor_edition(
                 course, force="--force" in argv[3:], by_hand="--by-hand" in argv[3:]
             )
-        except KeyExists as refused:
+        except (KeyExists, NoKeySolutions) as refused:
             sys.exit(str(refused))
         print(f"{len(keys)} answer keys in {course}/source")
     elif edition == "student":  # ... student DIR [WHEEL] [--by-hand]: with the wheel, the zip
