@@ -67,7 +67,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert shown["simplified-the-closed-form"] and shown["rmsnorm-s-backward-pass"]
         assert shown["what-an-rmsnorm-kernel-saves"]  # inside a stop: kept
         # but not a stop's proofs: a subsection holding a path-skip-section cell, a path-skip cell
-        assert not shown["the-jacobian-one-direction-removed-not-two"]
+        assert not shown["appendix-rmsnorm-s-jacobian-one-direction-removed-not-two"]  # appendix
         assert not shown["checked-against-sympy-and-finite-differences"]
         assert page.evaluate(
             "() => [...document.querySelectorAll('article .tag_path-skip')]"

@@ -58,7 +58,7 @@ class GradientsExplorer(Explorer):
                 float(v),
                 -x_range,
                 x_range,
-                0.25,
+                0.01,  # a value typed in stays as typed, to the readout's two decimals
                 what=f"x{i + 1}, entry {i + 1} of the input x",
             )
             for i, v in enumerate(x)
@@ -69,7 +69,7 @@ class GradientsExplorer(Explorer):
                 float(v),
                 -dy_range,
                 dy_range,
-                0.05,
+                0.01,
                 what=f"dy{i + 1}, the upstream gradient ∂L/∂y{i + 1}",
             )
             for i, v in enumerate(dy)
