@@ -39,6 +39,19 @@
     return child.tagName === "P" && (OPENING.test(text(child)) || STOP.test(text(child)));
   }
 
+  // An off-path section that holds an "In practice" box (chapter 11's sits in "The idea", which leads to no stop:
+  // learner B, 2026-11-30, read the view without the chapter's recommendation) keeps the box alone: everything
+  // else in it hides, its heading too.
+  const keptBoxIn = (section) => [...section.querySelectorAll(".admonition")].some(isKeptBox);
+
+  function allButBoxes(section) {
+    return [...section.children].flatMap((child) => {
+      if (isKeptBox(child)) return [];
+      if (child.tagName === "SECTION" && keptBoxIn(child)) return allButBoxes(child);
+      return [child];
+    });
+  }
+
   // What the view hides: in each section on the way to a stop, every child that is neither kept nor a section
   // leading to a stop (the chapter's goal and reading time too: learner B read "About 80 minutes" in the view).
   function offPath(root, stops) {
@@ -61,7 +74,9 @@
     for (const section of onWay) {
       for (const child of section.children) {
         if (kept(child)) continue;
-        if (child.tagName !== "SECTION" || (!onWay.has(child) && !stops.includes(child))) hidden.push(child);
+        if (child.tagName === "SECTION" && (onWay.has(child) || stops.includes(child))) continue;
+        if (child.tagName === "SECTION" && keptBoxIn(child)) hidden.push(...allButBoxes(child));
+        else hidden.push(child);
       }
     }
     // A heading left with nothing of its own under it, only a subsection's heading (chapter 12's "The idea" above
@@ -78,9 +93,10 @@
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
     const ids = new Set(
-      [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
-        [el, ...el.querySelectorAll("[id]")].map((e) => e.id).filter(Boolean),
-      ),
+      [...document.querySelectorAll(`.${OFF}`)].flatMap((el) => [
+        ...[el, ...el.querySelectorAll("[id]")].map((e) => e.id),
+        /^H[2-6]$/.test(el.tagName) ? el.closest("section")?.id : "", // a section kept for its box
+      ]).filter(Boolean),
     );
     document.querySelectorAll(".page-toc a[href^='#']").forEach((a) => {
       a.closest("li").classList.toggle(OFF, on && ids.has(decodeURIComponent(a.hash.slice(1))));

@@ -88,6 +88,14 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # a heading with nothing of its own left under it hides: chapter 12's "The idea" leads
         # only to its stops' headings (learner B read it as empty)
         assert not twelve["shown"]["the-idea"]
+        # an "In practice" box in a section that leads to no stop stays, alone (chapter 11's, in
+        # "The idea": learner B, 2026-11-30), and that section leaves the contents
+        page.goto(f"{site_url}/chapters/11_pre_post_norm.html", wait_until="load")
+        eleven = page.evaluate(FACTS)
+        assert eleven["button"]["pressed"] == "true"
+        assert eleven["inPractice"] and all(eleven["inPractice"]), eleven["inPractice"]
+        assert not eleven["shown"]["the-idea"] and "#the-idea" in eleven["tocHidden"]
+        assert eleven["shown"]["what-this-means-in-practice"]
         # a link into a hidden section turns the view off and lands on it
         page.goto(
             f"{site_url}/chapters/12_after_2020.html#trained-not-only-initialized",

@@ -253,7 +253,7 @@ def _near_zero_rules(want, rounded, atol: float, digits: int, epsilon: bool) -> 
     also = "; a missing ε can also make such an entry 0" if epsilon else ""
     say = (
         f"{WRONG}close: the largest entries are right, but each entry needs {asked} significant "
-        f"digits of its own, those near zero too (1.23e-06, not 0.000){also}."
+        f"digits of its own, those near zero too (in the form 4.56e-07, not 0.000){also}."
     )
     return [_rule("within", say, want, coarse)]
 

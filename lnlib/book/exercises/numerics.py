@@ -152,17 +152,17 @@ def _shifted_row(rng: np.random.Generator) -> dict:
         offset = float(rng.integers(2_000, 20_001))
         row = (offset + rng.integers(-12, 13, size=8) / 4).astype(np.float32)
         if row.std() > 0:
-            return {"row": row}
+            return {"stream": row}
 
 
 @rests_on("Three ways to compute one number")
 @asks_for("code")
 @forbidding("lnlib", ".var", ".std", ".mean", ".average", "statistics")
 @variant(lambda rng: redrawn(rng, _shifted_row, welford_by_hand))
-@domain(lambda rng: {"row": rng.normal(5.0, 2.0, size=rng.integers(2, 17)).astype(np.float32)})
-def welford_by_hand(row) -> Exercise:
-    """Exercise 4: the float32 variance of `row` from Welford's update, one value at a time."""
-    row = np.asarray(row, dtype=np.float32)
+@domain(lambda rng: {"stream": rng.normal(5.0, 2.0, size=rng.integers(2, 17)).astype(np.float32)})
+def welford_by_hand(stream) -> Exercise:
+    """Exercise 4: the float32 variance of `stream` from Welford's update, one value at a time."""
+    row = np.asarray(stream, dtype=np.float32)
     state = welford(row, lanes=1)
     n = np.float32(row.size)
     one_pass = np.mean(row * row, dtype=np.float32) - np.mean(row, dtype=np.float32) ** 2

@@ -19,6 +19,7 @@ from ..tools import prose
 __all__ = [
     "rms_jacobian",
     "jacobian_geometry",
+    "kernel_batch",
     "rms_kernel",
     "saved_statistic_checks",
     "float16_rstd_error",
@@ -108,6 +109,23 @@ def jacobian_geometry(x, *, ratios=(1e-4, 1e-2, 1.0)) -> dict:
         "leftover": {t: float(rms_leftover(t)) for t in ratios},
         "leftover_formula": {t: t / (1 + t) for t in ratios},
     }
+
+
+def kernel_batch(shape=(2, 3, 8), seed: int = 3) -> tuple[np.ndarray, ...]:
+    """The seeded batch a kernel runs on in chapter "Gradients through LayerNorm" (sections "What a
+    kernel keeps" and "What an RMSNorm kernel saves", each run on its own): an activation of
+    `shape` (B, T, H) with mean 1 and sd 2, γ between 0.5 and 1.5, β and the upstream gradient dy.
+
+    Returns
+    -------
+    act, gamma, beta, dy : ndarray
+        Of shapes `shape`, (H,), (H,) and `shape`.
+    """
+    rng = np.random.default_rng(seed)
+    act = rng.normal(1.0, 2.0, size=shape)
+    size = shape[-1]
+    gamma, beta = rng.uniform(0.5, 1.5, size=size), rng.normal(size=size)
+    return act, gamma, beta, rng.normal(size=shape)
 
 
 def rms_kernel(save=lambda rstd: rstd):

@@ -282,12 +282,14 @@ class ProfilePanels:
             ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$",
             title="FFN gradient per layer\n(mean ± sd over seeds)",
         )
-        ax_stream.legend(loc="upper left", fontsize=8)
+        # the band's entry, shown only where the band is (pre-norm; learner B: a legend entry for a
+        # band the post-norm panel does not draw)
+        self.legend = ax_stream.legend(loc="upper left", fontsize=8)
 
     @property
     def artists(self) -> list:
         """The artists :meth:`update` changes."""
-        return [self.band, self.stream, self.grad_bandfill, self.grad]
+        return [self.band, self.legend, self.stream, self.grad_bandfill, self.grad]
 
     def update(self, profile) -> None:
         """Show one :class:`lnlib.book.experiments.pre_post_norm.InitProfile`; the spread band's
@@ -296,6 +298,7 @@ class ProfilePanels:
         layers = np.arange(profile.depth + 1)
         self.stream.set_data(layers, profile.stream_sq.mean(axis=0))
         self.stream.set_color(colour)
+        self.legend.set_visible(profile.placement == "pre")
         upper = 1 + 1.5 * layers if profile.placement == "pre" else np.ones_like(layers)
         lower = 1 + layers / 2 if profile.placement == "pre" else np.ones_like(layers)
         self.band.set_xy(np.column_stack([np.r_[layers, layers[::-1]], np.r_[lower, upper[::-1]]]))
