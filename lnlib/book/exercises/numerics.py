@@ -1,5 +1,5 @@
 """Chapter 13's exercises (chapters/13_numerics.ipynb): Chan's merge, where the one-pass variance
-fails in float32, the memory traffic of a two-pass kernel, and Welford's update written by hand."""
+fails in float32, the memory traffic of a two-pass kernel, and Welford's running M₂ by hand."""
 
 from __future__ import annotations
 
@@ -157,29 +157,39 @@ def _shifted_row(rng: np.random.Generator) -> dict:
 
 @rests_on("Three ways to compute one number")
 @asks_for("code")
-@forbidding("lnlib", ".var", ".std", ".mean", ".average", "statistics")
+@forbidding(
+    "lnlib",
+    ".var",
+    ".nanvar",
+    ".std",
+    ".nanstd",
+    ".mean",
+    ".nanmean",
+    ".average",
+    ".cov",
+    "statistics",
+)
 @variant(lambda rng: redrawn(rng, _shifted_row, welford_by_hand))
 @domain(lambda rng: {"stream": rng.normal(5.0, 2.0, size=rng.integers(2, 17)).astype(np.float32)})
 def welford_by_hand(stream) -> Exercise:
-    """Exercise 4: the float32 variance of `stream` from Welford's update, one value at a time."""
+    """Exercise 4: Welford's running M₂ after each value of `stream`, in float32, one value at a
+    time (what its loop keeps, which no formula over the whole row gives)."""
     row = np.asarray(stream, dtype=np.float32)
-    state = welford(row, lanes=1)
-    n = np.float32(row.size)
-    one_pass = np.mean(row * row, dtype=np.float32) - np.mean(row, dtype=np.float32) ** 2
+    states = [welford(row[: k + 1], lanes=1) for k in range(row.size)]
+    m2 = np.array([s.m2 for s in states], dtype=np.float64)
+    count = np.arange(1, row.size + 1, dtype=np.float32)
+    sums = np.cumsum(row, dtype=np.float32)
+    one_pass = np.cumsum(row * row, dtype=np.float32) - sums * sums / count
     return Exercise(
-        float(state.variance),
+        m2,
         hint="Start from n = 0, mean = 0 and M2 = 0 in float32; for each value x: n += 1, "
-        "delta = x - mean, mean += delta / n, M2 += delta * (x - mean). The variance is M2 / n.",
+        "delta = x - mean, mean += delta / n, M2 += delta * (x - mean), and keep M2. The last "
+        "M2 divided by n is the variance.",
         mistakes={
-            "that is the one-pass formula, mean(x²) - mean(x)², in float32: its two terms "
-            "cancel (Why the one-pass form fails)": float(one_pass),
-            "that divides M₂ by n - 1: the biased variance LayerNorm uses divides by n": float(
-                state.m2 / (n - 1)
-            ),
-            "that is M₂ itself, the sum of squared deviations: the variance is M₂ / n": float(
-                state.m2
-            ),
-            "that is the running mean, not the variance": float(state.mean),
+            "that is the one-pass formula's M₂, sum(x²) - (sum x)²/n, in float32: its two terms "
+            "cancel (Why the one-pass form fails)": one_pass.astype(np.float64),
+            "that is the running variance M₂ / n; the question asks for M₂ itself": m2 / count,
+            "that is the running mean, not M₂": np.array([s.mean for s in states], np.float64),
         },
     )
 

@@ -69,7 +69,7 @@ class GradientsExplorer(Explorer):
                 float(v),
                 -dy_range,
                 dy_range,
-                0.01,
+                0.05,
                 what=f"dy{i + 1}, the upstream gradient ∂L/∂y{i + 1}",
             )
             for i, v in enumerate(dy)
