@@ -62,6 +62,7 @@
       }
     }
     const hidden = [];
+    hidden.boxOnly = []; // the ids of the off-path sections kept for their box alone
     // Inside a stop, a proof the practitioner can take on trust: a code cell tagged path-skip, or the
     // whole subsection of one tagged path-skip-section (learner B's third review: "hide the proof cells").
     for (const stop of stops) {
@@ -75,7 +76,10 @@
       for (const child of section.children) {
         if (kept(child)) continue;
         if (child.tagName === "SECTION" && (onWay.has(child) || stops.includes(child))) continue;
-        if (child.tagName === "SECTION" && keptBoxIn(child)) hidden.push(...allButBoxes(child));
+        if (child.tagName === "SECTION" && keptBoxIn(child)) {
+          hidden.push(...allButBoxes(child));
+          hidden.boxOnly.push(child.id);
+        }
         else hidden.push(child);
       }
     }
@@ -93,11 +97,12 @@
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
     const ids = new Set(
-      [...document.querySelectorAll(`.${OFF}`)].flatMap((el) => [
-        ...[el, ...el.querySelectorAll("[id]")].map((e) => e.id),
-        /^H[2-6]$/.test(el.tagName) ? el.closest("section")?.id : "", // a section kept for its box
-      ]).filter(Boolean),
+      [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
+        [el, ...el.querySelectorAll("[id]")].map((e) => e.id).filter(Boolean),
+      ),
     );
+    // a section kept only for its "In practice" box leaves the contents too (its heading hides)
+    state.boxOnly.forEach((id) => ids.add(id));
     document.querySelectorAll(".page-toc a[href^='#']").forEach((a) => {
       a.closest("li").classList.toggle(OFF, on && ids.has(decodeURIComponent(a.hash.slice(1))));
     });
@@ -141,7 +146,8 @@
     box.append(button, " ", status);
     opening.after(box);
     const count = stops.length === 1 ? "one section" : `${stops.length} sections`;
-    const state = { hidden: offPath(root, stops), button, status, count, on: false };
+    const hidden = offPath(root, stops);
+    const state = { hidden, boxOnly: hidden.boxOnly, button, status, count, on: false };
     button.addEventListener("click", () => setView(!state.on, state));
     let remembered = false;
     try {

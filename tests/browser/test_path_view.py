@@ -88,6 +88,8 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # a heading with nothing of its own left under it hides: chapter 12's "The idea" leads
         # only to its stops' headings (learner B read it as empty)
         assert not twelve["shown"]["the-idea"]
+        # but its stops stay in the page's contents (learner B, 2026-11-30: chapter 12's was empty)
+        assert "#qk-norm" not in twelve["tocHidden"], twelve["tocHidden"]
         # an "In practice" box in a section that leads to no stop stays, alone (chapter 11's, in
         # "The idea": learner B, 2026-11-30), and that section leaves the contents
         page.goto(f"{site_url}/chapters/11_pre_post_norm.html", wait_until="load")
