@@ -86,6 +86,30 @@ def test_an_answer_rounded_to_decimals_is_told_so_not_given_a_mistake():
     assert "of its own" not in Exercise(np.array([5.0, 2.0, 0.0])).feedback([5, 2, 0.004])
 
 
+def test_an_array_rounded_to_finer_decimals_than_asked_is_right():
+    """Learner A (2026-11-30): chapter 02's 640 outputs typed with np.round(y, 4) were told "look
+    for a slip", for two entries near 0.006 left with two significant digits. Decimals one digit
+    finer than the largest entry's three are right; decimals at the largest entry's three, where
+    small entries lose theirs, are told to round each entry, a small one too."""
+    want = np.array([3.14159, -0.00572131, 0.00856042, 1.23456, -0.0572113])
+    exercise = Exercise(want, rtol=1e-9, mistakes={"γ is missing": 2 * want})
+    assert exercise.feedback(np.round(want, 4)) == "Correct!"
+    assert exercise.feedback(np.round(want, 3)) == "Correct!"  # 3.142: four digits of the largest
+    told = exercise.feedback(np.round(want, 2))  # 0.01 for 0.00856: one digit
+    assert told.startswith("Not quite: close") and "each entry (a small one too" in told, told
+    assert exercise.feedback(np.round(2 * want, 4)) == "Not quite: γ is missing."
+
+
+def test_one_for_the_divisor_ratio_says_the_divisors_differ():
+    """Learner A (2026-11-30): chapter 08's exercise 2 called the answer 1 "close", in a question
+    about a 0.2 % effect."""
+    from lnlib.book.exercises.complete_examples import divisor_ratio
+
+    told = divisor_ratio().feedback(1)
+    assert "1 would say the two divisors are equal" in told, told
+    assert "close" not in told
+
+
 def test_exercise_names_a_known_mistake_and_hides_its_answer():
     exercise = Exercise(2.0, hint="Look at ε.", mistakes={"ε is missing from the divisor": 1.5})
     assert exercise.feedback(1.5) == "Not quite: ε is missing from the divisor."  # no recipe

@@ -173,6 +173,15 @@ def test_invariance_findings_bound_the_rounding_and_name_the_smallest_change():
         invariance_findings(InvarianceTable({"a": (1e-10, 0.5)}, tol=1e-9))
 
 
+def test_invariance_findings_refuse_a_row_that_is_not_the_papers():
+    from lnlib.book.experiments.family import InvarianceTable, invariance_findings
+
+    # the paper's layer-norm row is I I N I N I; this one reads I I I I I N
+    table = InvarianceTable({"Layer norm": (1e-16,) * 5 + (0.3,)}, tol=1e-9)
+    with pytest.raises(ValueError, match="Layer norm differs from the paper"):
+        invariance_findings(table)
+
+
 def test_rms_shift_findings_measure_where_rms_and_layer_norm_part():
     from lnlib.book.experiments.family import rms_shift_findings
 

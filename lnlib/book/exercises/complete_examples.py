@@ -89,6 +89,11 @@ def divisor_ratio() -> Exercise:
             "that is the difference of the two divisors; the question asks for their ratio": (
                 right - documents
             ),
+            # learner A, 2026-11-30: 1 was told "close", in a question about a 0.2 % effect
+            (
+                "1 would say the two divisors are equal; at σ = 0.048 they differ in the third "
+                "decimal, which four significant digits show"
+            ): 1.0,
         },
     )
 

@@ -225,12 +225,13 @@ def _merged(mistakes: dict, rtol: float, atol: float) -> list[tuple[str, np.ndar
     return [("; or ".join(names), value) for names, value in merged]
 
 
-def _close_words(digits: int | None, epsilon: bool) -> str:
+def _close_words(digits: int | None, epsilon: bool, entries: int = 1) -> str:
     if digits is not None:
         asked = NUMBER_WORDS.get(digits, digits)
+        each = " each entry (a small one too: 0.00572 has three, 0.006 one)" if entries > 1 else ""
         return (
-            f"{WRONG}close, but not right to the {asked} significant digits asked: round to "
-            f"{asked} (if you did, look for a slip in the last of them)."
+            f"{WRONG}close, but not right to the {asked} significant digits asked: round{each} "
+            f"to {asked} (if you did, look for a slip in the last of them)."
         )
     more = ", or look for a small term missing or extra (an ε?)" if epsilon else ""
     return f"{WRONG}close, but not within the tolerance: give all the digits{more}."
@@ -256,6 +257,17 @@ def _near_zero_rules(want, rounded, atol: float, digits: int, epsilon: bool) -> 
         f"digits of its own, those near zero too (in the form 4.56e-07, not 0.000){also}."
     )
     return [_rule("within", say, want, coarse)]
+
+
+def _decimals_rule(want, atol: float, digits: int) -> list[dict]:
+    """An array rounded to decimals at least as fine as the digits asked of its largest entry, one
+    digit more: right, after every named mistake (learner A, 2026-11-30: 640 outputs typed with
+    ``np.round(y, 4)`` were told "look for a slip", for two entries near 0.006 left with two
+    significant digits). Entries near zero still go to :func:`_near_zero_rules` first."""
+    if want.size < 2 or not np.any(want != 0):
+        return []
+    fine = atol + _rounding(np.max(np.abs(want)), digits + 1)  # half a unit, one digit more
+    return [_rule("within", CORRECT, want, np.maximum(_rounding(want, digits) + atol, fine))]
 
 
 def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str:
@@ -357,6 +369,7 @@ def _number_rules(exercise: Exercise) -> list[dict]:
             _rule("within", f"{WRONG}{sentence}.", value, rounded(value))
             for sentence, value in mistakes
         ]
+        rules += _decimals_rule(want, atol, digits)
     shape = f"expected shape {_tuple(want.shape)}, got shape {{got_shape}}"
     rules += [
         _rule(
@@ -381,7 +394,12 @@ def _number_rules(exercise: Exercise) -> list[dict]:
     ]
     if np.asarray(exercise.expected).dtype.kind == "f" and np.any(want != 0):
         rules.append(
-            _rule("within", _close_words(digits, epsilon), want, CLOSE * np.max(np.abs(want)))
+            _rule(
+                "within",
+                _close_words(digits, epsilon, want.size),
+                want,
+                CLOSE * np.max(np.abs(want)),
+            )
         )
     rules.append(_rule("always", _last_words(exercise, want, digits), want, rounded(want)))
     return rules

@@ -483,11 +483,15 @@ def invariance_findings(table: InvarianceTable) -> dict:
     ------
     ValueError
         If a change counted as invariant is not under :data:`ROUNDING_BOUND`: the table's tolerance
-        would then let more than rounding through.
+        would then let more than rounding through; or if a row of the paper's methods differs from
+        :data:`PAPER_TABLE_1`, which the section says its rows reproduce.
     """
     changes = np.array(list(table.changes.values()))
     if changes[changes <= table.tol].max() >= ROUNDING_BOUND:
         raise ValueError("a change counted as invariant is above the rounding bound")
+    for method, paper_row in PAPER_TABLE_1.items():
+        if method in table.invariant and table.invariant[method] != paper_row:
+            raise ValueError(f"the computed row of {method} differs from the paper's Table 1")
     return {
         "rounding_bound": prose.number(ROUNDING_BOUND, ".1e"),
         "smallest_real_change": prose.number(float(changes[changes > table.tol].min()), ".2f"),
