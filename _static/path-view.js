@@ -16,6 +16,7 @@
   const OPENING = /^Here for today[’']s practice\?/;
   const KEEP_BOXES = new Set(["In practice", "The bottom line"]);
   const OFF = "lnlib-off-path";
+  const LEAVES = "lnlib-leaves-view";
 
   const article = () => document.querySelector("article.bd-article");
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
@@ -106,6 +107,16 @@
     document.querySelectorAll(".page-toc a[href^='#']").forEach((a) => {
       a.closest("li").classList.toggle(OFF, on && ids.has(decodeURIComponent(a.hash.slice(1))));
     });
+    // a link in the text to a hidden part says, in view, that it opens the full chapter (learner B, 2026-11-30:
+    // "The Jacobian makes this exact" and "(finding 1)" led a reader in a hurry to text the view hid)
+    article()
+      .querySelectorAll("a[href^='#']")
+      .forEach((a) => {
+        const leaves = on && ids.has(decodeURIComponent(a.hash.slice(1)));
+        a.classList.toggle(LEAVES, leaves);
+        if (leaves) a.title = "Opens the full chapter: this part is off the practitioner's path";
+        else if (a.title.startsWith("Opens the full chapter")) a.removeAttribute("title");
+      });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
       ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes.`
@@ -125,6 +136,8 @@
     const target = id && document.getElementById(id);
     if (state.on && target && target.closest(`.${OFF}`)) {
       setView(false, state);
+      state.status.textContent =
+        "The link led off the practitioner's path, so the whole chapter shows; this button hides the rest again.";
       target.scrollIntoView();
     }
   }

@@ -172,6 +172,14 @@ def test_reading_time_counts_words_and_exercises(tmp_path):
     path.write_text(json.dumps(notebook))
     # 7 + 2 min for each of the 6 cells shown (not the removed)
     assert reading_minutes(path) == (20, 10)
+    # an "## Exercises" section is read as part of its exercises' minutes, not twice
+    notebook["cells"] += [
+        {"cell_type": "markdown", "metadata": {}, "source": "## Exercises\n\n" + "word " * 2000},
+        {"cell_type": "code", "metadata": {}, "source": "x", "outputs": []},
+        {"cell_type": "markdown", "metadata": {}, "source": "## Summary\n\n" + "word " * 700},
+    ]
+    path.write_text(json.dumps(notebook))
+    assert reading_minutes(path) == (25, 10)  # + 5 min of summary; the section's 2001 words aside
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

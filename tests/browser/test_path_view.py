@@ -69,6 +69,13 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # but not a stop's proofs: a subsection holding a path-skip-section cell, a path-skip cell
         assert not shown["appendix-rmsnorm-s-jacobian-one-direction-removed-not-two"]  # appendix
         assert not shown["checked-against-sympy-and-finite-differences"]
+        assert not shown["checked-by-sympy"]  # the closed form's sympy check, under its box
+        # a link in a stop to a part the view hides says it opens the full chapter (learner B)
+        assert page.evaluate(
+            "() => [...document.querySelectorAll('article a.lnlib-leaves-view')]"
+            ".some(a => a.hash === '#the-jacobian' && getComputedStyle(a, '::after')"
+            ".content.includes('full chapter'))"
+        )
         assert page.evaluate(
             "() => [...document.querySelectorAll('article .tag_path-skip')]"
             ".every(c => c.getClientRects().length === 0)"
@@ -106,6 +113,8 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         landed = page.evaluate(FACTS)
         assert landed["button"]["pressed"] == "false"
         assert landed["shown"]["trained-not-only-initialized"]
+        assert "whole chapter shows" in page.text_content("#lnlib-path-view-status")
+        assert not page.evaluate("() => document.querySelectorAll('a.lnlib-leaves-view').length")
         assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
     finally:
         holder.context.close()

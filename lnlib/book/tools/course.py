@@ -875,7 +875,7 @@ EXERCISE_MINUTES = {"derivation": 30, "code": 10, "line": 4, "number": 5, "choic
 def reading_minutes(chapter: Path) -> tuple[int, int]:
     """(minutes to read, minutes for the exercises), rounded to 5 (at least 5 to read).
 
-    Reading: the markdown cells' words (solutions excluded) at :data:`WORDS_PER_MINUTE`, each
+    Reading: the markdown cells' words (the exercises excluded) at :data:`WORDS_PER_MINUTE`, each
     formula counted as :data:`INLINE_MATH_WORDS` or :data:`DISPLAY_MATH_WORDS` words, plus
     :data:`CODE_CELL_MINUTES` for each code cell a reader sees (cells removed from the website are
     not counted), up to an ``## Appendix`` heading (chapter 14's, a reference for one machine).
@@ -890,13 +890,28 @@ def reading_minutes(chapter: Path) -> tuple[int, int]:
 
 
 def _minutes_to_read(cells: list[dict]) -> float:
-    """The unrounded reading minutes of `cells` (:func:`reading_minutes`)."""
+    """The unrounded reading minutes of `cells` (:func:`reading_minutes`), their ``## Exercises``
+    section aside: reading an exercise is part of its minutes (:data:`EXERCISE_MINUTES`), which
+    learner A (2026-11-30) found counted twice in the landing page's table."""
+    cells = _outside_exercises(cells)
     code = sum(
         1
         for c in cells
         if c["cell_type"] == "code" and "remove-cell" not in c.get("metadata", {}).get("tags", [])
     )
     return sum(map(_words, _prose_of(cells))) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
+
+
+def _outside_exercises(cells: list[dict]) -> list[dict]:
+    """`cells` less those from an ``## Exercises`` heading to the next ``## `` heading."""
+    kept, inside = [], False
+    for cell in cells:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and text.startswith("## "):
+            inside = text.startswith("## Exercises")
+        if not inside:
+            kept.append(cell)
+    return kept
 
 
 def folded_minutes(chapter: Path) -> int:
