@@ -64,7 +64,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     xhat_tokens = np.asarray(xhat_tokens, dtype=float)
     y = xhat_tokens * gamma + beta
     edges = np.linspace(min(y.min(), xhat_tokens.min()), max(y.max(), xhat_tokens.max()), 61)
-    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.4), sharex=True, sharey=True)
+    fig, (left, right) = new_figure(1, 2, figsize=(5.0, 3.8), sharex=True, sharey=True)
     for i, colour in enumerate(GROUP_COLOURS[: xhat_tokens.shape[1]]):
         left.hist(
             xhat_tokens[:, i],
@@ -72,7 +72,6 @@ def per_feature_figure(xhat_tokens, gamma, beta):
             histtype="step",
             lw=1.8,
             color=colour,
-            label=f"feature {i + 1}",
         )
         right.hist(
             y[:, i],
@@ -80,7 +79,7 @@ def per_feature_figure(xhat_tokens, gamma, beta):
             histtype="step",
             lw=1.8,
             color=colour,
-            label=f"γ={gamma[i]:g}, β={beta[i]:g}",
+            label=f"{i + 1}: γ={gamma[i]:g}, β={beta[i]:g}",
         )
         right.axvline(beta[i], color=colour, ls=":", lw=1.2)
     left.set(
@@ -91,9 +90,15 @@ def per_feature_figure(xhat_tokens, gamma, beta):
     right.set(
         title="y = γ x̂ + β: feature i\ncentred on βᵢ, spread |γᵢ|", xlabel="value of the feature"
     )
-    left.set_ylim(top=2.0 * left.get_ylim()[1])  # headroom for the legends (up to 4 rows)
-    left.legend(loc="upper left", fontsize=7, ncols=2)
-    right.legend(loc="upper left", fontsize=7, ncols=2)
+    # one legend below both panels: inside, it covered the dotted β lines (learner A, 2026-11-30)
+    fig.legend(
+        *right.get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=4,
+        fontsize=7,
+        title="feature: its γ and β",
+        title_fontsize=7,
+    )
     return fig
 
 
