@@ -263,7 +263,10 @@ def _decimals_rule(want, atol: float, digits: int) -> list[dict]:
     """An array rounded to decimals at least as fine as the digits asked of its largest entry, one
     digit more: right, after every named mistake (learner A, 2026-11-30: 640 outputs typed with
     ``np.round(y, 4)`` were told "look for a slip", for two entries near 0.006 left with two
-    significant digits). Entries near zero still go to :func:`_near_zero_rules` first."""
+    significant digits). Entries near zero still go to :func:`_near_zero_rules` first. A named
+    mistake that differs from the answer by less than those decimals (a missing ε, mostly) and is
+    typed to them passes too: at that precision the two are one answer; typed to the digits asked,
+    entry by entry, it is still named (the truth audit, 2026-11-30)."""
     if want.size < 2 or not np.any(want != 0):
         return []
     fine = atol + _rounding(np.max(np.abs(want)), digits + 1)  # half a unit, one digit more
