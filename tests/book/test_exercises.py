@@ -106,7 +106,8 @@ def test_one_for_the_divisor_ratio_says_the_divisors_differ():
     from lnlib.book.exercises.complete_examples import divisor_ratio
 
     told = divisor_ratio().feedback(1)
-    assert "1 would say the two divisors are equal" in told, told
+    assert "a ratio of 1.000 would say the two divisors are equal" in told, told
+    assert told == divisor_ratio().feedback(1.0002)  # 1.000 at the four digits asked
     assert "close" not in told
 
 

@@ -91,8 +91,8 @@ def divisor_ratio() -> Exercise:
             ),
             # learner A, 2026-11-30: 1 was told "close", in a question about a 0.2 % effect
             (
-                "1 would say the two divisors are equal; at σ = 0.048 they differ in the third "
-                "decimal, which four significant digits show"
+                "a ratio of 1.000 would say the two divisors are equal; at σ = 0.048 they "
+                "differ in the third decimal, which four significant digits show"
             ): 1.0,
         },
     )

@@ -54,8 +54,8 @@ class MeanExplorer(Explorer):
         )
         self.panels.update(x)
         readout = (
-            f"μ = ({' + '.join(f'{v:g}' for v in x)}) / {x.size} = <b>{mu:.4g}</b>; "
-            f"centred values x − μ = [{', '.join(f'{c:.4g}' for c in centred)}], sum = {total_text}"
+            f"μ = ({_signed_sum(x)}) / {x.size} = <b>{mu:.4g}</b>; "
+            f"centred values x − μ = [{', '.join(f'{c:.3f}' for c in centred)}], sum = {total_text}"
         )
         note = ""
         if np.ptp(x) == 0:
@@ -120,3 +120,12 @@ def checked_entries(explorer: str, values, low: float, high: float) -> list[floa
     if not all(low <= v <= high for v in values):
         raise ValueError(f"{explorer}: starting values must lie in [{low}, {high}]; got {values}.")
     return values
+
+
+def _signed_sum(values) -> str:
+    """The sum of `values` as written by hand: "0.7 − 0.8 + 0.5", not "0.7 + -0.8 + 0.5" (learner
+    A, 2026-11-30)."""
+    first, *rest = (float(v) for v in values)
+    return f"{first:g}".replace("-", "−") + "".join(
+        f" − {-v:g}" if v < 0 else f" + {v:g}" for v in rest
+    )
