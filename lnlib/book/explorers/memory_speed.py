@@ -124,6 +124,12 @@ class MemorySpeedExplorer(Explorer):
                 "16-bit storage at H = 1024 only): the lines show the floor the bytes-moved model "
                 "predicts."
             )
+        elif any(results.fraction(entry, FLOOR_STORE) > 1 for entry in points.values()):
+            note = (
+                "Faster than the floor: at this shape the data fit in the CPU's caches, which "
+                "are faster than the memory the floor is set by (the chapter's appendix, "
+                "“Caches: where the floor does not hold”)."
+            )
         return _readout(results, values, floors, points), note, {"floors": floors, "points": points}
 
 
