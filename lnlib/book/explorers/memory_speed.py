@@ -126,7 +126,7 @@ class MemorySpeedExplorer(Explorer):
             )
         elif any(results.fraction(entry, FLOOR_STORE) > 1 for entry in points.values()):
             # short: the note and the readout share one phone screen (tests/browser)
-            note = "Faster than the floor: these data fit in the CPU's caches (the appendix)."
+            note = "Faster than the floor: the caches hold these data, or part (the appendix)."
         return _readout(results, values, floors, points), note, {"floors": floors, "points": points}
 
 
