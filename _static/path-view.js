@@ -6,7 +6,8 @@
 // is surrounded by derivations I am told I may skip". A button under the line hides everything else: what stays is the
 // chapter's title and practitioner's line, its "In practice" boxes and bottom line, each stop's whole section, and
 // the headings that lead to a stop, less the proofs a stop's cells tag path-skip (a code cell) or path-skip-section
-// (its subsection). The choice is remembered across pages (localStorage) until the reader turns it off;
+// (its subsection). A stop's code and printouts fold too, each leaving a marker, until "Show code and printouts"
+// is pressed; its figures stay. The choice is remembered across pages (localStorage) until the reader turns it off;
 // a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing.
 // Chapters without a stop get no button; nor does the course edition, which drops the practitioner's line.
 (() => {
@@ -95,8 +96,50 @@
     return hidden;
   }
 
+  // Inside a stop, the evidence a practitioner can take on trust until they ask for it (learner B, 2026-11-30: "the
+  // code and printouts are what turn 'about 5 minutes' into 15"): a code cell's source, and a code cell's printout or
+  // table; a figure and an explorer stay.
+  // A folded printout leaves a marker in its place, a button that shows every printout of the page and scrolls back
+  // to this one (otherwise a sentence ending "...:" would lead to nothing).
+  function evidenceIn(stops, hidden) {
+    const evidence = [];
+    evidence.markers = [];
+    for (const stop of stops) {
+      stop.querySelectorAll("div.cell").forEach((cell) => {
+        if (cell.querySelector(".lnlib-web-explorer")) return;
+        if (hidden.some((el) => el.contains(cell))) return; // a proof the view hides anyway
+        const figure = cell.querySelector(".cell_output img"); // (an svg there is a copy button)
+        if (figure) {
+          evidence.push(...cell.querySelectorAll(":scope > .cell_input, :scope > details"));
+          return;
+        }
+        evidence.push(cell);
+        const marker = document.createElement("p");
+        marker.className = `lnlib-evidence-marker ${OFF}`;
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = "⋯ code and printout folded: show";
+        marker.append(button);
+        cell.before(marker);
+        evidence.markers.push([button, cell]);
+      });
+    }
+    return evidence;
+  }
+
+  function showEvidence(show, state) {
+    const folded = state.on && !show;
+    state.evidence.forEach((el) => el.classList.toggle(OFF, folded));
+    state.evidence.markers.forEach(([button]) => button.parentElement.classList.toggle(OFF, !folded));
+    state.evidenceButton.setAttribute("aria-pressed", String(show));
+    state.shown = show;
+  }
+
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
+    state.on = on;
+    showEvidence(state.shown, state);
+    state.evidenceButton.hidden = !on;
     const ids = new Set(
       [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
         [el, ...el.querySelectorAll("[id]")].map((e) => e.id).filter(Boolean),
@@ -119,7 +162,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes.`
+      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");
@@ -127,7 +170,6 @@
     } catch (error) {
       // storage refused (private mode): the view still works on this page
     }
-    state.on = on;
   }
 
   // A link into a hidden part turns the view off, then the browser scrolls to it.
@@ -156,12 +198,25 @@
     const status = document.createElement("span");
     status.id = "lnlib-path-view-status";
     button.setAttribute("aria-describedby", status.id);
-    box.append(button, " ", status);
+    const evidenceButton = document.createElement("button");
+    evidenceButton.type = "button";
+    evidenceButton.className = "lnlib-path-evidence";
+    evidenceButton.textContent = "Show code and printouts";
+    box.append(button, " ", status, " ", evidenceButton);
     opening.after(box);
     const count = stops.length === 1 ? "one section" : `${stops.length} sections`;
     const hidden = offPath(root, stops);
-    const state = { hidden, boxOnly: hidden.boxOnly, button, status, count, on: false };
+    const evidence = evidenceIn(stops, hidden);
+    const state = { hidden, boxOnly: hidden.boxOnly, button, status, count, on: false, evidence, evidenceButton,
+                    shown: false };
     button.addEventListener("click", () => setView(!state.on, state));
+    evidenceButton.addEventListener("click", () => showEvidence(!state.shown, state));
+    evidence.markers.forEach(([marker, cell]) =>
+      marker.addEventListener("click", () => {
+        showEvidence(true, state);
+        cell.scrollIntoView({ block: "center" });
+      }),
+    );
     let remembered = false;
     try {
       remembered = localStorage.getItem(KEY) === "1";

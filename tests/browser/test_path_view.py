@@ -81,6 +81,21 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
             ".every(c => c.getClientRects().length === 0)"
         )
         assert shown["the-idea"] and shown["gradients-through-layernorm"]
+        # a stop's code and printouts fold, each leaving a marker; figures stay (learner B,
+        # 2026-11-30: "the code and printouts are what turn 'about 5 minutes' into 15")
+        printouts = (
+            "() => [...document.querySelectorAll('article section div.cell')]"
+            ".filter(c => !c.querySelector('.cell_output img, .lnlib-web-explorer')"
+            " && c.previousElementSibling?.matches('p.lnlib-evidence-marker'))"
+            ".map(c => [c.getClientRects().length > 0,"
+            " c.previousElementSibling.getClientRects().length > 0])"
+        )
+        folded = page.evaluate(printouts)
+        assert folded and all(not cell and marker for cell, marker in folded), folded
+        page.click("button.lnlib-path-evidence")
+        assert all(cell and not marker for cell, marker in page.evaluate(printouts))
+        page.click("button.lnlib-path-evidence")
+        assert all(not cell and marker for cell, marker in page.evaluate(printouts))
         # off the path: hidden, in the page and in its contents
         for off in ("the-computation-graph", "the-jacobian", "explore", "exercises", "summary"):
             assert not shown[off], off

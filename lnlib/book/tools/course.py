@@ -1182,9 +1182,9 @@ def _without_proofs(stop: list[dict]) -> list[dict]:
 
 def path_minutes(chapter: Path) -> int | None:
     """The minutes, rounded to 5, of the chapter's stops on the practitioner's path as its view on
-    the website shows them (``_static/path-view.js``): their unfolded prose and the code cells not
-    folded away; None for a chapter the path skips (learner B, 2026-11-29: the view still said
-    "About 80 minutes to read")."""
+    the website shows them (``_static/path-view.js``): their unfolded prose and their figures (the
+    view folds a stop's code and printouts, learner B, 2026-11-30); None for a chapter the path
+    skips (learner B, 2026-11-29: the view still said "About 80 minutes to read")."""
     anchors = [anchor for file, anchor, _ in PATH_STOPS if file == chapter.name]
     if not anchors:
         return None
@@ -1198,6 +1198,7 @@ def path_minutes(chapter: Path) -> int | None:
             for c in stop
             if c["cell_type"] == "code"
             and not {"remove-cell", "hide-cell", "hide-output"} & set(c["metadata"].get("tags", []))
+            and any("image/png" in out.get("data", {}) for out in c.get("outputs", []))
         )
         minutes += sum(map(_words, prose)) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * shown
     return max(5, 5 * round(minutes / 5))
