@@ -135,11 +135,36 @@
     state.shown = show;
   }
 
+  // The footer's "next" follows the path in the view (learner B, 2026-11-30: it led to a chapter the path skips): to
+  // where the chapter's last stop line says "next:" (or "back to"), and back to the book's next page when off.
+  function pathNext(root) {
+    const lines = [...root.querySelectorAll("p")].filter((p) => STOP.test(text(p)));
+    const last = lines.length ? [...lines[lines.length - 1].querySelectorAll("a[href]")].pop() : null;
+    const footer = document.querySelector(".prev-next-area a.right-next");
+    if (!last || !footer) return null;
+    const title = footer.querySelector(".prev-next-title");
+    const subtitle = footer.querySelector(".prev-next-subtitle");
+    return {
+      footer, title, subtitle,
+      book: [footer.getAttribute("href"), title.textContent, subtitle.textContent],
+      path: [last.getAttribute("href"), text(last), "next on the practitioner’s path"],
+    };
+  }
+
+  function setFooter(on, next) {
+    if (!next) return;
+    const [href, title, subtitle] = on ? next.path : next.book;
+    next.footer.setAttribute("href", href);
+    next.title.textContent = title;
+    next.subtitle.textContent = subtitle;
+  }
+
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
     state.on = on;
     showEvidence(state.shown, state);
     state.evidenceButton.hidden = !on;
+    setFooter(on, state.next);
     const ids = new Set(
       [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
         [el, ...el.querySelectorAll("[id]")].map((e) => e.id).filter(Boolean),
@@ -208,7 +233,7 @@
     const hidden = offPath(root, stops);
     const evidence = evidenceIn(stops, hidden);
     const state = { hidden, boxOnly: hidden.boxOnly, button, status, count, on: false, evidence, evidenceButton,
-                    shown: false };
+                    shown: false, next: pathNext(root) };
     button.addEventListener("click", () => setView(!state.on, state));
     evidenceButton.addEventListener("click", () => showEvidence(!state.shown, state));
     evidence.markers.forEach(([marker, cell]) =>

@@ -62,3 +62,21 @@ def test_no_chapter_has_a_signpost_the_path_does_not_list():
     listed = {k for k in range(2, len(stops()) + 1)}
     seen = [p[0] for page in CHAPTERS.glob("*.ipynb") for p in signposts(page.name)]
     assert sorted(seen) == sorted(listed)
+
+
+def test_the_path_page_states_the_minutes_the_chapters_lines_add_up_to():
+    """Learner B (2026-11-30): the page said "about an hour and a half" where the chapters' lines
+    add up to 35 minutes. `make notebooks` writes the page's sentence from the same counts."""
+    from lnlib.book.tools.course import (
+        PATH_PAGE,
+        path_minutes,
+        path_page_minutes,
+        path_page_sentence,
+    )
+
+    page = (CHAPTERS / PATH_PAGE).read_text(encoding="utf-8")
+    assert f"<!--time-->{path_page_sentence(CHAPTERS)}<!--/time-->" in page, "run `make notebooks`"
+    on_page, in_chapters = path_page_minutes(CHAPTERS)
+    lines = sum(path_minutes(CHAPTERS / name) for name in sorted({f for f, _, _ in PATH_STOPS}))
+    assert abs(in_chapters - lines) <= 5  # each line is rounded to 5 on its own
+    assert 5 <= on_page < 60

@@ -96,6 +96,12 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert all(cell and not marker for cell, marker in page.evaluate(printouts))
         page.click("button.lnlib-path-evidence")
         assert all(not cell and marker for cell, marker in page.evaluate(printouts))
+        # the footer's "next" follows the path in the view (learner B, 2026-11-30), the book off it
+        footer = "() => document.querySelector('.prev-next-area a.right-next').getAttribute('href')"
+        assert page.evaluate(footer) == "11_pre_post_norm.html#what-this-means-in-practice"
+        page.click("p.lnlib-path-view button")
+        assert page.evaluate(footer) == "10_family.html"
+        page.click("p.lnlib-path-view button")
         # off the path: hidden, in the page and in its contents
         for off in ("the-computation-graph", "the-jacobian", "explore", "exercises", "summary"):
             assert not shown[off], off

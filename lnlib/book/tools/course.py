@@ -1185,6 +1185,12 @@ def path_minutes(chapter: Path) -> int | None:
     the website shows them (``_static/path-view.js``): their unfolded prose and their figures (the
     view folds a stop's code and printouts, learner B, 2026-11-30); None for a chapter the path
     skips (learner B, 2026-11-29: the view still said "About 80 minutes to read")."""
+    minutes = _stop_minutes(chapter)
+    return None if minutes is None else max(5, 5 * round(minutes / 5))
+
+
+def _stop_minutes(chapter: Path) -> float | None:
+    """:func:`path_minutes`, unrounded."""
     anchors = [anchor for file, anchor, _ in PATH_STOPS if file == chapter.name]
     if not anchors:
         return None
@@ -1201,7 +1207,42 @@ def path_minutes(chapter: Path) -> int | None:
             and any("image/png" in out.get("data", {}) for out in c.get("outputs", []))
         )
         minutes += sum(map(_words, prose)) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * shown
-    return max(5, 5 * round(minutes / 5))
+    return minutes
+
+
+#: The page that opens the practitioner's path and states its minutes (between ``<!--time-->``
+#: markers), in the chapters' folder.
+PATH_PAGE = "what_to_use_today.md"
+
+
+def path_page_minutes(folder: Path) -> tuple[int, int]:
+    """(minutes on :data:`PATH_PAGE`, minutes in the chapters' stops), each rounded to 5: the page's
+    prose less its folded boxes, and each chapter's stops as :func:`path_minutes` counts them before
+    rounding (learner B, 2026-11-30: the page said "about an hour and a half" where the chapters'
+    lines add up to 35 minutes)."""
+    page = FOLDED.sub(" ", (Path(folder) / PATH_PAGE).read_text(encoding="utf-8"))
+    stops = sum(
+        _stop_minutes(Path(folder) / name) or 0.0 for name in sorted({f for f, _, _ in PATH_STOPS})
+    )
+    return 5 * round(_words(page) / WORDS_PER_MINUTE / 5), 5 * round(stops / 5)
+
+
+def path_page_sentence(folder: Path) -> str:
+    """What :data:`PATH_PAGE` says of the path's length."""
+    page, stops = path_page_minutes(folder)
+    return f"about {page + stops} minutes ({page} on this page, {stops} in the chapters)"
+
+
+def _state_path_page(folder: Path) -> bool:
+    """Write :func:`path_page_sentence` into :data:`PATH_PAGE`; whether it changed."""
+    path = Path(folder) / PATH_PAGE
+    if not path.exists():
+        return False
+    text = path.read_text(encoding="utf-8")
+    new = TIME_LINE.sub(f"<!--time-->{path_page_sentence(folder)}<!--/time-->", text)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
 
 
 def _state_path_line(nb: dict, chapter: Path) -> bool:
@@ -1221,9 +1262,13 @@ def _state_path_line(nb: dict, chapter: Path) -> bool:
 
 def state_times(chapters) -> list[Path]:
     """Write each chapter's time estimate after its Goal paragraph (between ``<!--time-->``
-    markers), and its stops' minutes in its practitioner's line."""
+    markers), its stops' minutes in its practitioner's line, and the path's in :data:`PATH_PAGE`."""
     changed = []
-    for chapter in map(Path, chapters):
+    chapters = list(map(Path, chapters))
+    for folder in {chapter.parent for chapter in chapters}:
+        if _state_path_page(folder):
+            changed.append(folder / PATH_PAGE)
+    for chapter in chapters:
         nb = read_notebook(chapter)
         if _state_path_line(nb, chapter):
             write_notebook(chapter, nb)
