@@ -78,8 +78,8 @@ def test_slider_per_entry_explorers_refuse_bad_arguments(factory, values, kwargs
 
 def test_mean_explorer_readout_shows_an_outlier_centred_value_in_full():
     explorer = mean_explorer(values=[-5.0, 10.0, 10.0, 10.0])
-    # mean (−5 + 30) / 4 = 6.25; centred −11.25 and three times 3.75, each to three decimals (learner
-    # A, 2026-11-30: one value to four significant digits among three-decimal ones read as a slip)
+    # mean (−5 + 30) / 4 = 6.25; centred −11.25 and three times 3.75, each to three decimals
+    # (learner A, 2026-11-30: four significant digits among three-decimal values read as a slip)
     assert "[-11.250, 3.750, 3.750, 3.750]" in explorer.readout.value
     assert "(−5 + 10 + 10 + 10) / 4" in explorer.readout.value  # signs as written by hand
 

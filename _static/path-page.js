@@ -1,0 +1,122 @@
+// The practitioner's path on one page: What to use today's box lists the twelve stops, each a link into a chapter;
+// a button under the list reads those chapters' pages and shows every stop here, in order, as the Practitioner's
+// view shows it (path-view.js): the stop's section less its proofs (path-skip, path-skip-section), its code and its
+// printouts; its prose, "In practice" boxes and figures kept. Learner B (2026-11-30): "put the 12 stops on one
+// continuous, shareable page". Each stop names the chapter it comes from, which stays its one home; opened from
+// files rather than a web server, a browser may refuse to read the other pages, and the button then says so.
+(() => {
+  "use strict";
+  const BOX_TITLE = /^A practitioner[’']s path through the book$/;
+  const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
+
+  // The stop itself in a fetched chapter: the section its link names, or, for a link to the page alone, the
+  // chapter's "The bottom line" box.
+  function stopIn(doc, hash) {
+    if (hash) return doc.getElementById(decodeURIComponent(hash.slice(1)));
+    return [...doc.querySelectorAll(".admonition")].find((box) => {
+      const title = box.querySelector(":scope > .admonition-title");
+      return title && text(title) === "The bottom line";
+    });
+  }
+
+  // The stop as the view shows it, its links and images pointing where they did in its chapter.
+  function asShown(stop, page) {
+    const copy = stop.cloneNode(true);
+    copy.querySelectorAll(".tag_path-skip-section").forEach((cell) => {
+      const section = cell.closest("section");
+      if (section && section !== copy) section.remove();
+    });
+    copy.querySelectorAll(".tag_path-skip").forEach((cell) => cell.remove());
+    copy.querySelectorAll("div.cell").forEach((cell) => {
+      if (cell.querySelector(".lnlib-web-explorer")) return;
+      if (!cell.querySelector(".cell_output img")) cell.remove();
+      else cell.querySelectorAll(":scope > .cell_input, :scope > details").forEach((el) => el.remove());
+    });
+    copy.querySelectorAll("a[href^='#']").forEach((a) => a.setAttribute("href", page + a.getAttribute("href")));
+    [copy, ...copy.querySelectorAll("[id]")].forEach((el) => el.removeAttribute("id"));
+    return copy;
+  }
+
+  // The chapter's "In practice" boxes that no stop holds, as the view keeps them: shown before its first stop.
+  function boxesOutside(doc, stops) {
+    return [...doc.querySelectorAll(".admonition")].filter((box) => {
+      const title = box.querySelector(":scope > .admonition-title");
+      return title && text(title) === "In practice" && !stops.some((stop) => stop.contains(box));
+    });
+  }
+
+  async function read(page) {
+    const response = await fetch(page);
+    if (!response.ok) throw new Error(`${page}: ${response.status}`);
+    return new DOMParser().parseFromString(await response.text(), "text/html");
+  }
+
+  async function showStops(links, into, button) {
+    button.disabled = true;
+    button.textContent = "Reading the chapters…";
+    try {
+      const pages = new Map();
+      for (const link of links) {
+        const page = link.getAttribute("href").split("#")[0];
+        if (!pages.has(page)) pages.set(page, await read(page));
+      }
+      const stops = links.map((link) => {
+        const page = link.getAttribute("href").split("#")[0];
+        return { link, page, doc: pages.get(page), stop: stopIn(pages.get(page), link.hash) };
+      });
+      const shownBoxes = new Set();
+      for (const { link, page, doc, stop } of stops.filter((s) => s.stop)) {
+        const block = document.createElement("div");
+        block.className = "lnlib-path-stop";
+        const from = document.createElement("p");
+        from.className = "lnlib-path-from";
+        const source = document.createElement("a");
+        source.href = link.getAttribute("href");
+        source.textContent = text(doc.querySelector("h1")).replace(/#$/, "");
+        from.append(`Stop ${link.closest("li").dataset.stop}, from `, source, ":");
+        block.append(from);
+        if (!shownBoxes.has(page)) {
+          shownBoxes.add(page);
+          const own = stops.filter((s) => s.page === page && s.stop).map((s) => s.stop);
+          boxesOutside(doc, own).forEach((box) => block.append(asShown(box, page)));
+        }
+        block.append(asShown(stop, page));
+        into.append(block);
+      }
+      if (window.MathJax && window.MathJax.typesetPromise) await window.MathJax.typesetPromise([into]);
+      button.textContent = "The stops are below";
+    } catch (error) {
+      button.disabled = false;
+      button.textContent = "Read every stop on this page";
+      into.textContent =
+        "This browser would not read the chapters' pages (opened from files rather than a web server?): " +
+        "follow the links above, or serve the website (make serve).";
+    }
+  }
+
+  function init() {
+    const box = [...document.querySelectorAll(".admonition")].find((el) => {
+      const title = el.querySelector(":scope > .admonition-title");
+      return title && BOX_TITLE.test(text(title));
+    });
+    const list = box && box.querySelector("ol");
+    if (!list) return;
+    [...list.children].forEach((li, k) => (li.dataset.stop = String(k + 1)));
+    const links = [...list.querySelectorAll("li > p > a[href]")].filter((a) => /\.html/.test(a.getAttribute("href")));
+    const line = document.createElement("p");
+    line.className = "lnlib-path-page";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Read every stop on this page";
+    const into = document.createElement("div");
+    into.className = "lnlib-path-stops";
+    into.setAttribute("aria-live", "polite");
+    line.append(button);
+    box.append(line);
+    box.after(into);
+    button.addEventListener("click", () => showStops(links, into, button));
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

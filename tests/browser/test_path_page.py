@@ -1,0 +1,54 @@
+"""The practitioner's path on one page (_static/path-page.js).
+
+Learner B (2026-11-30): "put the 12 stops on one continuous, shareable page". What to use today's
+box lists the stops; its button reads the chapters' pages and shows each stop below the box, as the
+Practitioner's view shows it. Checked here in Chromium, over HTTP as the website is served.
+"""
+
+from __future__ import annotations
+
+from .conftest import OfflineContext
+
+FACTS = """() => {
+    const into = document.querySelector('div.lnlib-path-stops');
+    const stops = [...into.querySelectorAll(':scope > div.lnlib-path-stop')];
+    return {
+        count: stops.length,
+        from: stops.map(s => s.querySelector('p.lnlib-path-from').textContent),
+        proofs: into.querySelectorAll('.tag_path-skip, .tag_path-skip-section').length,
+        printouts: [...into.querySelectorAll('div.cell')]
+            .filter(c => !c.querySelector('.cell_output img')).length,
+        figures: into.querySelectorAll('div.cell .cell_output img').length,
+        math: into.querySelectorAll('mjx-container').length,
+        rawMath: [...into.querySelectorAll('span.math')]
+            .filter(s => !s.querySelector('mjx-container')).length,
+        ids: into.querySelectorAll('[id]').length,
+        localLinks: into.querySelectorAll("a[href^='#']").length,
+        inPractice: [...into.querySelectorAll('.admonition-title')]
+            .filter(t => t.textContent.trim() === 'In practice').length,
+    };
+}"""
+
+
+def test_every_stop_reads_on_the_paths_page(browser, site_url):
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = holder.context.new_page()
+        page.goto(f"{site_url}/chapters/what_to_use_today.html", wait_until="load")
+        button = page.locator("p.lnlib-path-page button")
+        assert button.text_content() == "Read every stop on this page"
+        button.click()
+        done = "document.querySelector('p.lnlib-path-page button')"
+        page.wait_for_function(
+            f"() => {done}.disabled && {done}.textContent.startsWith('The stops')", timeout=30000
+        )
+        facts = page.evaluate(FACTS)
+        assert facts["count"] == 11, facts  # stops 2 to 12; stop 1 is this page
+        assert facts["from"][0].startswith("Stop 2, from Gradients through LayerNorm")
+        assert facts["from"][-1].startswith("Stop 12, from Check your own LayerNorm")
+        assert facts["proofs"] == 0 and facts["printouts"] == 0, facts
+        assert facts["figures"] >= 1 and facts["inPractice"] >= 1, facts
+        assert facts["math"] > 20 and facts["rawMath"] == 0, facts
+        assert facts["ids"] == 0 and facts["localLinks"] == 0, facts
+    finally:
+        holder.context.close()
