@@ -8,6 +8,7 @@
   "use strict";
   const BOX_TITLE = /^A practitioner[’']s path through the book$/;
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
+  const make = (tag, className, content = "") => Object.assign(document.createElement(tag), { className, textContent: content });
 
   // The stop itself in a fetched chapter: the section its link names, or, for a link to the page alone, the
   // chapter's "The bottom line" box.
@@ -66,13 +67,10 @@
       });
       const shownBoxes = new Set();
       for (const { link, page, doc, stop } of stops.filter((s) => s.stop)) {
-        const block = document.createElement("div");
-        block.className = "lnlib-path-stop";
-        const from = document.createElement("p");
-        from.className = "lnlib-path-from";
-        const source = document.createElement("a");
+        const block = make("div", "lnlib-path-stop");
+        const from = make("p", "lnlib-path-from");
+        const source = make("a", "", text(doc.querySelector("h1")).replace(/#$/, ""));
         source.href = link.getAttribute("href");
-        source.textContent = text(doc.querySelector("h1")).replace(/#$/, "");
         from.append(`Stop ${link.closest("li").dataset.stop}, from `, source, ":");
         block.append(from);
         if (!shownBoxes.has(page)) {
@@ -103,13 +101,9 @@
     if (!list) return;
     [...list.children].forEach((li, k) => (li.dataset.stop = String(k + 1)));
     const links = [...list.querySelectorAll("li > p > a[href]")].filter((a) => /\.html/.test(a.getAttribute("href")));
-    const line = document.createElement("p");
-    line.className = "lnlib-path-page";
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = "Read every stop on this page";
-    const into = document.createElement("div");
-    into.className = "lnlib-path-stops";
+    const line = make("p", "lnlib-path-page");
+    const button = Object.assign(make("button", "", "Read every stop on this page"), { type: "button" });
+    const into = make("div", "lnlib-path-stops");
     into.setAttribute("aria-live", "polite");
     line.append(button);
     box.append(line);
