@@ -46,13 +46,26 @@ TITLE = re.compile(
 UNINFORMATIVE = {"check the claim", "exercise", "solution", "note", "tip", "warning"}
 
 
+#: Markup a title or comment may carry: code and math marks, and emphasis (``*``, or ``_`` at a
+#: word's edge; an underscore inside a name, ``batch_norm``, ``W_1``, stays: the truth audit of
+#: 2026-11-30 read "Batchnormbackward").
+MARKUP = re.compile(r"[*`$]|(?<!\w)_+|_+(?!\w)")
+
+
+def _capitalized(text: str) -> str:
+    """A Latin first letter capitalized, unless the first word is a name from code (``lnlib``,
+    ``batch_norm``, ``F.layer_norm``) or Greek (γ is not Γ)."""
+    first = text.split(" ", 1)[0]
+    if not text[:1].isascii() or re.search(r"[_.]", first) or first.startswith("lnlib"):
+        return text
+    return text[:1].upper() + text[1:]
+
+
 def shorten(text: str, limit: int = LONGEST) -> str:
-    """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`; a
-    Latin first letter capitalized (never a Greek one: γ is not Γ)."""
-    text = re.sub(r"[*_`$]", "", text).strip().rstrip(".:")
-    text = re.sub(
-        r"(?<=\w)'", "\u2019", (text[:1].upper() if text[:1].isascii() else text[:1]) + text[1:]
-    )  # the prose's apostrophe, as smartquotes
+    """`text` without markup characters, cut at a word with an ellipsis if longer than `limit`,
+    without a trailing comma or colon; its first letter capitalized (:func:`_capitalized`)."""
+    text = _capitalized(MARKUP.sub("", text).strip().rstrip(".:,;"))
+    text = re.sub(r"(?<=\w)'", "\u2019", text)  # the prose's apostrophe, as smartquotes
     if len(text) <= limit:
         return text
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"

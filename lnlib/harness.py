@@ -242,18 +242,24 @@ class CheckReport:
         """The checks not run because the reference is undefined there (each says why)."""
         return [r for r in self.results if r.undefined]
 
-    def __str__(self) -> str:
-        rows = list(dict.fromkeys((r.part, r.case) for r in self.results))
-        cell = {(r.part, r.case, r.dtype): r for r in self.results}
-        width = max(len(f"{p:<8} {c}") for p, c in rows)
+    @property
+    def summary(self) -> str:
+        """The table's first line: how many checks passed ("LayerNorm check, eps=1e-05: 106 of 106
+        checks passed")."""
         ran = len(self.results) - len(self.undefined)
         undefined = (
             f", {len(self.undefined)} not run (reference undefined)" if self.undefined else ""
         )
-        lines = [
+        return (
             f"{self.norm} check, eps={self.eps:g}: {ran - len(self.failures)} of {ran} checks "
             f"passed{undefined}"
-        ]
+        )
+
+    def __str__(self) -> str:
+        rows = list(dict.fromkeys((r.part, r.case) for r in self.results))
+        cell = {(r.part, r.case, r.dtype): r for r in self.results}
+        width = max(len(f"{p:<8} {c}") for p, c in rows)
+        lines = [self.summary]
         for hint in self.hint.splitlines():  # first, where a reader looks (learner B)
             lines += textwrap.wrap(hint, REPORT_WIDTH)
         lines.append(f"{'':<{width}}" + "".join(f"{d:>10}" for d in self.dtypes))

@@ -182,3 +182,19 @@ def test_a_fold_under_a_dropdown_does_not_repeat_its_title(chapter, title, label
     """Two stacked folds with one title read as one thing said twice: the code's toggle says what
     the code holds, from its leading comment."""
     assert not label.endswith(title), f"{chapter}: {label!r} repeats the dropdown above it"
+
+
+def test_names_from_code_keep_their_underscores_and_case():
+    """The truth audit (2026-11-30) read "Batchnormbackward" and "F.layernorm" in labels, a
+    dangling comma where a two-line comment was cut, and "Lnlib's"."""
+    assert shorten("batch_norm_backward against LN's formula") == (
+        "batch_norm_backward against LN\u2019s formula"
+    )
+    assert shorten("PyTorch's `F.layer_norm` on *the* same data") == (
+        "PyTorch\u2019s F.layer_norm on the same data"
+    )
+    assert shorten("lnlib's norms") == "lnlib\u2019s norms"
+    assert shorten("the closed form, in the normalized variables,") == (
+        "The closed form, in the normalized variables"
+    )
+    assert shorten("_emphasis_ at a word's edge goes") == "Emphasis at a word\u2019s edge goes"

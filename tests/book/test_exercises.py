@@ -533,6 +533,16 @@ def test_chapter_01_exercise_1_names_the_prediction_typed_in_place_of_the_measur
     assert "Correct!" in str(exercises.check(1, measured, **scales))
 
 
+def test_chapter_11_exercise_2_names_one_over_root_25():
+    """Learner B (2026-11-30) typed 1/5 for the gradient's shrink factor at 25 x and was told only
+    "that is not the expected value"."""
+    from lnlib.book.exercises.pre_post_norm import exercises
+
+    data = {"xv": np.array([0.3, -1.2, 2.0, 0.5]), "gv": np.array([1.0, -0.4, 0.2, 0.7])}
+    assert "1/√25" in str(exercises.check(2, 0.2, **data))
+    assert "Correct!" in str(exercises.check(2, 0.04, **data))  # dx scales as 1/25 at eps = 0
+
+
 def test_chapter_14_exercise_1_names_an_answer_in_seconds_at_any_digits():
     """Learner B typed the floor in seconds, 7.14e-3, three digits where four were asked, and was
     told only "not the expected value": a unit slip is named however the reader rounds it, and the

@@ -139,6 +139,12 @@ def test_outlier_findings_compare_rows_and_columns():
         "bn_lo": "−1.00",  # two values per column standardize to ±1
         "bn_hi": "1.00",
     }
+    skewed = outlier_findings(np.array([[0.0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 5]]))
+    # the extremes as the printout rounds them, not rounded outward
+    column = np.array([0.0, 1.0, 5.0])
+    standardized = (column - column.mean()) / np.sqrt(column.var() + 1e-5)
+    assert str(skewed["bn_lo"]) == f"{standardized.min():.2f}".replace("-", "\u2212")
+    assert str(skewed["bn_hi"]) == f"{standardized.max():.2f}"
     found = outlier_findings(x)
     assert found["ln_outlier_lo"].value <= rows[:, 3].min() <= rows[:, 3].max()
     assert rows[:, 3].max() <= found["ln_outlier_hi"].value

@@ -106,6 +106,10 @@ def test_the_table_reads_at_a_glance():
     )
     lines = str(report).splitlines()
     assert lines[0].startswith("LayerNorm check, eps=1e-05: ") and "checks passed" in lines[0]
+    # the first line alone, for a page that states the count and folds the table
+    passed = len(report.results) - len(report.failures)
+    assert report.summary == lines[0]
+    assert report.summary.endswith(f": {passed} of {len(report.results)} checks passed")
     assert lines[1].split() == ["float64", "float16"]
     for line, case in zip(lines[2 : 2 + len(harness.CASES)], harness.CASES, strict=True):
         assert line.startswith(f"forward  {case.name} ")

@@ -83,6 +83,9 @@ def gradient_shrink_factor(xv, gv) -> Exercise:
             "that is 1/25², the factor of the variance: LayerNorm divides by the standard "
             "deviation, which grows by 25": 1 / SCALE**2,
             "ε is left at its default, 1e-5: the question asks for eps=0": ratio(eps=1e-5),
+            # learner B (2026-11-30) typed 1/5 and got no reason
+            "that is 1/√25: multiplying x by 25 multiplies its standard deviation by 25, not by "
+            "√25": 1 / np.sqrt(SCALE),
         },
     )
 

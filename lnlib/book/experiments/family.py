@@ -437,7 +437,7 @@ def outlier_findings(x) -> dict:
         ``raw_band``: the range of the first three features' raw values; ``ln_band``: their range
         after layer norm (each row); ``ln_outlier_lo``, ``ln_outlier_hi``: the outlier's smallest
         and largest value after layer norm; ``bn_lo``, ``bn_hi``: the smallest and largest value
-        after batch norm (each column).
+        after batch norm (each column), rounded as printed.
     """
     x = as_float_array(x)
     by_token, by_feature = layer_norm(x), batch_norm(x)
@@ -448,8 +448,10 @@ def outlier_findings(x) -> dict:
         # (learner B: "between 1.71 and 1.72" for 1.709 to 1.724)
         "ln_outlier_lo": prose.number(np.floor(by_token[:, 3].min() * 100) / 100, ".2f"),
         "ln_outlier_hi": prose.number(np.ceil(by_token[:, 3].max() * 100) / 100, ".2f"),
-        "bn_lo": prose.number(np.floor(by_feature.min() * 100) / 100, ".2f"),
-        "bn_hi": prose.number(np.ceil(by_feature.max() * 100) / 100, ".2f"),
+        # the extremes as the printout rounds them ("runs from lo to hi"; learner B read an outward
+        # bound, −1.34 beside a printed −1.33, as a typo)
+        "bn_lo": prose.number(float(by_feature.min()), ".2f"),
+        "bn_hi": prose.number(float(by_feature.max()), ".2f"),
     }
 
 

@@ -54,7 +54,7 @@ def _readout(results, values, floors, points) -> str:
             entry = points.get((part, name, 1))
             fraction = results.fraction(entry, FLOOR_STORE) if entry else None
             cells.append(
-                f"<td>{_time(entry['median_s'])}, {fraction:.2f} of floor</td>"
+                f"<td>{_time(entry['median_s'])}, {fraction:.2f}×</td>"
                 if entry
                 else "<td>not measured</td>"
             )
@@ -65,6 +65,9 @@ def _readout(results, values, floors, points) -> str:
     return (
         f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
         f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>"
+        # a speed, not a time (learner B read "1.35 of floor" as 35 % slower)
+        "k×: the floor's speed times k (the floor's time over the measured time); above 1, faster"
+        " than the floor"
     )
 
 
