@@ -135,28 +135,40 @@
     state.shown = show;
   }
 
-  // The footer's "next" follows the path in the view (learner B, 2026-11-30: it led to a chapter the path skips): to
-  // where the chapter's last stop line says "next:" (or "back to"), and back to the book's next page when off.
-  function pathNext(root) {
+  // The footer's links follow the path in the view (learner B, 2026-11-30: "next" led to a chapter the path skips,
+  // and "previous" to one as well): "next" to where the chapter's last stop line says "next:" (or "back to"),
+  // "previous" to the stop its first stop line names ("stop 4 of 12, after [...]"); the book's pages when off.
+  function pathFooter(root) {
     const lines = [...root.querySelectorAll("p")].filter((p) => STOP.test(text(p)));
-    const last = lines.length ? [...lines[lines.length - 1].querySelectorAll("a[href]")].pop() : null;
-    const footer = document.querySelector(".prev-next-area a.right-next");
-    if (!last || !footer) return null;
+    if (!lines.length) return [];
+    const next = [...lines[lines.length - 1].querySelectorAll("a[href]")].pop();
+    const after = /, after /.test(text(lines[0])) ? lines[0].querySelector("a[href]") : null;
+    return [
+      footerLink("a.right-next", next, "Next on the practitioner’s path"),
+      footerLink("a.left-prev", after, "Previous on the practitioner’s path"),
+    ].filter(Boolean);
+  }
+
+  function footerLink(selector, target, subtitleText) {
+    const footer = document.querySelector(`.prev-next-area ${selector}`);
+    if (!target || !footer) return null;
     const title = footer.querySelector(".prev-next-title");
     const subtitle = footer.querySelector(".prev-next-subtitle");
     return {
       footer, title, subtitle,
       book: [footer.getAttribute("href"), title.textContent, subtitle.textContent],
-      path: [last.getAttribute("href"), text(last), "next on the practitioner’s path"],
+      path: [target.getAttribute("href"), text(target), subtitleText],
     };
   }
 
-  function setFooter(on, next) {
-    if (!next) return;
-    const [href, title, subtitle] = on ? next.path : next.book;
-    next.footer.setAttribute("href", href);
-    next.title.textContent = title;
-    next.subtitle.textContent = subtitle;
+  function setFooter(on, links) {
+    for (const link of links) {
+      const [href, title, subtitle] = on ? link.path : link.book;
+      link.footer.setAttribute("href", href);
+      link.title.textContent = title;
+      link.subtitle.textContent = subtitle;
+      link.subtitle.classList.toggle("lnlib-path-next", on); // a sentence: the theme capitalizes each word
+    }
   }
 
   function setView(on, state) {
@@ -164,7 +176,7 @@
     state.on = on;
     showEvidence(state.shown, state);
     state.evidenceButton.hidden = !on;
-    setFooter(on, state.next);
+    setFooter(on, state.footer);
     const ids = new Set(
       [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
         [el, ...el.querySelectorAll("[id]")].map((e) => e.id).filter(Boolean),
@@ -233,7 +245,7 @@
     const hidden = offPath(root, stops);
     const evidence = evidenceIn(stops, hidden);
     const state = { hidden, boxOnly: hidden.boxOnly, button, status, count, on: false, evidence, evidenceButton,
-                    shown: false, next: pathNext(root) };
+                    shown: false, footer: pathFooter(root) };
     button.addEventListener("click", () => setView(!state.on, state));
     evidenceButton.addEventListener("click", () => showEvidence(!state.shown, state));
     evidence.markers.forEach(([marker, cell]) =>

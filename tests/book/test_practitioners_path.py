@@ -8,7 +8,11 @@ from lnlib.book.tools.notebooks import PATH_STOPS
 from tests.book.test_links import CHAPTERS, HEADING, LINK, markdown_of, slug
 
 PAGE = CHAPTERS / "what_to_use_today.md"
-SIGNPOST = re.compile(r"^\*The practitioner's path, stop (\d+) of (\d+)[;,] (.*)\*$", re.M)
+SIGNPOST = re.compile(
+    r"^\*The practitioner's path, stop (\d+) of (\d+)"
+    r"(?:, after \[[^\]]*\]\(([^)]*)\))?[;,] (.*)\*$",
+    re.M,
+)
 
 
 def stops() -> list[tuple[str, str]]:
@@ -24,17 +28,33 @@ def stops() -> list[tuple[str, str]]:
     return found
 
 
-def signposts(file: str) -> list[tuple[int, int, str, str]]:
+def signposts(file: str, after: bool = False) -> list[tuple]:
     """(stop, of, section anchor, next link) of each signpost in `file`: the anchor of the heading
-    above it ("" before the first heading)."""
+    above it ("" before the first heading); with `after`, the link to the stop before it too (or
+    None)."""
     text = markdown_of(CHAPTERS / file)
     found = []
     for match in SIGNPOST.finditer(text):
         headings = HEADING.findall(text[: match.start()])  # the first is the page's title
         anchor = "" if len(headings) <= 1 else slug(headings[-1])
-        link = LINK.search(match.group(3)).group(1)
-        found.append((int(match.group(1)), int(match.group(2)), anchor, link))
+        link = LINK.search(match.group(4)).group(1)
+        post = (int(match.group(1)), int(match.group(2)), anchor, link)
+        found.append((*post, match.group(3)) if after else post)
     return found
+
+
+def test_a_chapters_first_stop_links_the_stop_before_it():
+    """Learner B (2026-11-30): in the view the footer's "previous" led to the book's previous
+    chapter, one the path skips. A chapter's first stop names the stop before it (path-view.js
+    points the footer there); its other stops follow theirs on the same page."""
+    path = stops()
+    for file in dict.fromkeys(file for file, _ in path[1:]):
+        posts = signposts(file, after=True)
+        first, *rest = posts
+        before_file, before_anchor = path[first[0] - 2]
+        target_file, _, target_anchor = first[4].partition("#")
+        assert (target_file, target_anchor) == (before_file, before_anchor), (file, first)
+        assert all(post[4] is None for post in rest), (file, rest)
 
 
 def test_the_path_lists_twelve_stops_as_the_chapters_lines_name_them():

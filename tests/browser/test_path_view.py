@@ -99,8 +99,19 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # the footer's "next" follows the path in the view (learner B, 2026-11-30), the book off it
         footer = "() => document.querySelector('.prev-next-area a.right-next').getAttribute('href')"
         assert page.evaluate(footer) == "11_pre_post_norm.html#what-this-means-in-practice"
+        # its subtitle reads as a sentence: the theme's capitalize would give "Next On The ..."
+        subtitle = page.locator(".prev-next-area a.right-next .prev-next-subtitle")
+        assert subtitle.inner_text() == "Next on the practitioner\u2019s path"
+        # and "previous" goes to the stop before the chapter's first (learner B, 2026-11-30)
+        previous = (
+            "() => document.querySelector('.prev-next-area a.left-prev').getAttribute('href')"
+        )
+        assert page.evaluate(previous) == "what_to_use_today.html"
+        back = page.locator(".prev-next-area a.left-prev .prev-next-subtitle")
+        assert back.inner_text() == "Previous on the practitioner\u2019s path"
         page.click("p.lnlib-path-view button")
         assert page.evaluate(footer) == "10_family.html"
+        assert page.evaluate(previous) == "08_complete_examples.html"
         page.click("p.lnlib-path-view button")
         # off the path: hidden, in the page and in its contents
         for off in ("the-computation-graph", "the-jacobian", "explore", "exercises", "summary"):
