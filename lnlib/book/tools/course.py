@@ -984,8 +984,14 @@ def time_sentence(chapter: Path) -> str:
     """The chapter's time estimate, as its Goal paragraph states it."""
     read, practise = reading_minutes(chapter)
     folded = folded_minutes(chapter)
-    skippable = f" ({folded} of them in folded boxes you may skip)" if folded else ""
-    return f"About {read} minutes to read{skippable} and {practise} for the exercises."
+    if not folded:
+        return f"About {read} minutes to read and {practise} for the exercises."
+    # the time of the page as it opens first (learner B, 2026-11-30: "About 80 minutes" for a
+    # chapter whose checks fold), the folded boxes apart
+    return (
+        f"About {read - folded} minutes to read, {folded} more in folded boxes you may skip, and "
+        f"{practise} for the exercises."
+    )
 
 
 def course_time_sentence(chapter: Path) -> str:
@@ -994,7 +1000,8 @@ def course_time_sentence(chapter: Path) -> str:
     read, practise = reading_minutes(chapter)
     graded = graded_minutes(chapter)
     folded = folded_minutes(chapter)
-    skippable = f" ({folded} of them in folded boxes you may skip)" if folded else ""
+    skippable = f" ({folded} more in folded boxes you may skip)" if folded else ""
+    read -= folded
     if not graded:
         return f"About {read} minutes to read{skippable}; its exercises, practice, {practise}."
     practice = f" and the practice ones {practise - graded}" if practise > graded else ""
@@ -1181,12 +1188,14 @@ def _without_proofs(stop: list[dict]) -> list[dict]:
 
 
 def path_minutes(chapter: Path) -> int | None:
-    """The minutes, rounded to 5, of the chapter's stops on the practitioner's path as its view on
-    the website shows them (``_static/path-view.js``): their unfolded prose and their figures (the
-    view folds a stop's code and printouts, learner B, 2026-11-30); None for a chapter the path
-    skips (learner B, 2026-11-29: the view still said "About 80 minutes to read")."""
+    """The minutes, rounded to a whole minute, of the chapter's stops on the practitioner's path as
+    its view on the website shows them (``_static/path-view.js``): their unfolded prose and their
+    figures (the view folds a stop's code and printouts, learner B, 2026-11-30); None for a chapter
+    the path skips (learner B, 2026-11-29: the view still said "About 80 minutes to read"). Not
+    rounded to 5: six chapters' stops of 2 to 10 minutes would add up to 10 minutes more than the
+    path's page states."""
     minutes = _stop_minutes(chapter)
-    return None if minutes is None else max(5, 5 * round(minutes / 5))
+    return None if minutes is None else max(1, round(minutes))
 
 
 def _stop_minutes(chapter: Path) -> float | None:
