@@ -33,6 +33,7 @@ from lnlib.book.tools.course import (
     student_edition,
     student_package,
     time_sentence,
+    unfolded_minutes,
     website_without_solutions,
 )
 from lnlib.book.tools.notebooks import PATH_STOPS, read_notebook
@@ -767,11 +768,11 @@ def test_the_course_edition_states_the_graded_exercises_time_apart():
     chapter = ROOT / "chapters" / "10_family.ipynb"
     texts = ("".join(c["source"]) for c in answer_key(chapter)["cells"])
     goal = next(text for text in texts if "**Goal.**" in text)
-    graded, (read, practise) = graded_minutes(chapter), reading_minutes(chapter)
+    graded, practise = graded_minutes(chapter), reading_minutes(chapter)[1]
     assert 0 < graded < practise  # chapter 10 has graded and practice exercises
     said = f"the graded exercises take about {graded} minutes and the practice ones"
-    unfolded = read - folded_minutes(chapter)  # the folded boxes apart
-    assert said in goal and f"About {unfolded} minutes to read (" in goal, goal
+    # the folded boxes apart
+    assert said in goal and f"About {unfolded_minutes(chapter)} minutes to read (" in goal, goal
 
 
 def test_a_chapter_too_long_for_one_sitting_says_where_to_split_it():
@@ -819,6 +820,8 @@ def test_folded_boxes_are_counted_as_reading_a_reader_may_skip(tmp_path):
     ]
     path.write_text(json.dumps(notebook))
     assert reading_minutes(path)[0] == 20 and folded_minutes(path) == 15  # + 3 cells, 2 folded
+    # the page as it opens, from the unrounded counts: 700 words and one code cell shown
+    assert unfolded_minutes(path) == 5 * round((700 / WORDS_PER_MINUTE + CODE_CELL_MINUTES) / 5)
 
 
 def test_the_course_edition_drops_hidden_cells_that_only_glue_numbers():

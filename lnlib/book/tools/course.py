@@ -919,7 +919,21 @@ def folded_minutes(chapter: Path) -> int:
     (``:::{dropdown}``: details a reader may skip) and folded code cells (``hide-cell``,
     ``hide-output``: a printout a reader may skip), rounded to 5 (a student review: "as one lab it
     is long")."""
-    cells, prose = _read_cells(chapter)
+    return 5 * round(_folded_minutes(chapter) / 5)
+
+
+def unfolded_minutes(chapter: Path) -> int:
+    """The reading of :func:`reading_minutes` less its folded boxes (:func:`folded_minutes`): the
+    page as it opens, rounded to 5 from the unrounded counts (at least 5), not the difference of
+    two rounded numbers (the truth audit of 2026-11-30: 40 said for 37)."""
+    cells, _ = _read_cells(chapter)
+    return max(5, 5 * round((_minutes_to_read(cells) - _folded_minutes(chapter)) / 5))
+
+
+def _folded_minutes(chapter: Path) -> float:
+    """:func:`folded_minutes`, unrounded, outside the exercises as the reading is."""
+    cells = _outside_exercises(_read_cells(chapter)[0])
+    prose = _prose_of(cells)
     words = sum(_words(block) for text in prose for block in FOLDED.findall(text))
     folded = sum(
         1
@@ -927,7 +941,7 @@ def folded_minutes(chapter: Path) -> int:
         if c["cell_type"] == "code"
         and {"hide-cell", "hide-output"} & set(c.get("metadata", {}).get("tags", []))
     )
-    return 5 * round((words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * folded) / 5)
+    return words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * folded
 
 
 #: A folded box of a markdown cell: from its ``:::{dropdown}`` line to its closing ``:::``.
@@ -989,8 +1003,8 @@ def time_sentence(chapter: Path) -> str:
     # the time of the page as it opens first (learner B, 2026-11-30: "About 80 minutes" for a
     # chapter whose checks fold), the folded boxes apart
     return (
-        f"About {read - folded} minutes to read, {folded} more in folded boxes you may skip, and "
-        f"{practise} for the exercises."
+        f"About {unfolded_minutes(chapter)} minutes to read, {folded} more in folded boxes you may "
+        f"skip, and {practise} for the exercises."
     )
 
 
@@ -1001,7 +1015,7 @@ def course_time_sentence(chapter: Path) -> str:
     graded = graded_minutes(chapter)
     folded = folded_minutes(chapter)
     skippable = f" ({folded} more in folded boxes you may skip)" if folded else ""
-    read -= folded
+    read = unfolded_minutes(chapter) if folded else read
     if not graded:
         return f"About {read} minutes to read{skippable}; its exercises, practice, {practise}."
     practice = f" and the practice ones {practise - graded}" if practise > graded else ""
