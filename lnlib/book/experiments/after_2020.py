@@ -303,6 +303,7 @@ FINDINGS = {
     "peri_bottom_grad": "median of Peri-LN's bottom-layer weight gradient",
     "olmo2_attn_growth": "median product of OLMo 2's attention sub-layers' gradient gains",
     "olmo2_qk_bottom_grad": "median of OLMo 2's bottom-layer gradient with QK-norm",
+    "olmo2_qk_entropy": "± OLMo 2's mean attention entropy with QK-norm, nats",
     # the branches' last matrices times 4
     "peri_growth": "mean factor by which Peri-LN's final variance grows (1.000: unchanged)",
     "peri_pre_growth": "± the factor by which Pre-LN's final variance grows",
@@ -542,6 +543,7 @@ def _olmo2_numbers(profiles, seeds, depth, width):
         "peri_bottom_grad": typical(profiles["peri"].grad_norm[:, 0])["median"],
         "olmo2_attn_growth": typical(gains[:, :, 0].prod(axis=1))["median"],
         "olmo2_qk_bottom_grad": typical(with_qk.grad_norm[:, 0])["median"],
+        "olmo2_qk_entropy": prose.mean_sd(placement_summary(with_qk)["entropy"]),
     }
 
 
