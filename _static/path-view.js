@@ -199,7 +199,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded.`
+      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");

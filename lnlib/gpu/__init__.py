@@ -40,6 +40,13 @@ except ModuleNotFoundError as missing:  # the optional extra is not installed
 #: bool: True when the kernels run on numba's CUDA simulator (no GPU in this process).
 SIMULATED = bool(_config.ENABLE_CUDASIM)
 
+if SIMULATED:  # its shared arrays, made without a lock, could differ between threads
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared as _FakeCUDAShared
+
+    from .simulator import serialize_shared_arrays
+
+    serialize_shared_arrays(_FakeCUDAShared)
+
 from .launch import (  # noqa: E402
     BLOCK,
     CASES,

@@ -123,6 +123,8 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         page.goto(f"{site_url}/chapters/12_after_2020.html", wait_until="load")
         twelve = page.evaluate(FACTS)
         assert twelve["button"]["pressed"] == "true"
+        # and says so beside the button (learner B, 2026-11-30: pressing it again turned it off)
+        assert "stays on in the next chapters" in page.text_content("#lnlib-path-view-status")
         assert twelve["shown"]["qk-norm"] and not twelve["shown"]["dyt-a-tanh-instead-of-a-norm"]
         # a heading with nothing of its own left under it hides: chapter 12's "The idea" leads
         # only to its stops' headings (learner B read it as empty)
