@@ -148,7 +148,12 @@
     return Array.from({ length: shape[0] }, (_, k) => inShape(flat.slice(k * step, (k + 1) * step), shape.slice(1)));
   }
 
-  function readAnswer(text, d) {
+  // numpy's repr, array([...], dtype=float16): read what is inside array( ), its dtype (any name) dropped,
+  // as lnlib.book.exercises.web.read_printout does
+  const REPR = /^\s*(?:(?:np|numpy)\.)?array\(([\s\S]*?)(?:,\s*dtype\s*=\s*(?:(?:np|numpy)\.)?(?:\w+|'\w+'|"\w+"))?\s*\)\s*$/;
+  function readAnswer(typed, d) {
+    const wrapped = REPR.exec(typed);
+    const text = wrapped ? wrapped[1] : typed;
     if (text.includes("[") && !text.includes(",")) return readPrintout(text);
     const bracketed = /[[\]()]/.test(text);
     // the answer's shape, d.shape (numbers only): bare numbers are taken in it when there are as many

@@ -70,6 +70,10 @@ def typed_answers(exercise) -> list[tuple[str, object]]:
     with np.printoptions(threshold=np.inf):
         printed = str(want)
     texts += [(printed, read_printout(printed)), ("sqrt(2)/4", math.sqrt(2) / 4)]
+    # numpy's repr, pasted: float16's (chapter 16's answer) carries its dtype
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, read as inf
+        shown = [repr(want), repr(want.astype(np.float16))]
+    texts += [(text, read_printout(text)) for text in shown]
     texts.append(("[1, 2], [3]", [[1, 2], [3]]))  # a ragged pair: no array of numbers
     return texts + [(text, None) for text in MALFORMED]
 

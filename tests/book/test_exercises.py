@@ -683,3 +683,28 @@ def test_chapter_13_exercise_1_names_each_mistake_as_itself_on_every_students_da
         for said, value in exercise.mistakes.items():
             for typed in (value, float(round_to_digits(value, 3))):
                 assert said.split(":")[0] in exercise.feedback(typed), (seed, said, typed)
+
+
+def test_chapter_13_exercise_1_names_m2_read_as_a_variance_and_an_unsquared_delta():
+    """On the chapter's chunks: M₂ taken for each chunk's variance (times its count) and δ for δ²
+    were told only "that is not the expected value"."""
+    from lnlib.book.exercises.numerics import chan_merged_variance
+
+    exercise = chan_merged_variance(np.array([[3, 2.0, 2.0], [5, 10.0, 10.0]]))
+    assert "reads each chunk's M₂ as its variance" in exercise.feedback(22.0)
+    assert "that uses δ, not δ²" in exercise.feedback(3.38)
+
+
+def test_a_mistake_typed_a_digit_short_is_named_and_the_answer_never_is():
+    """A named mistake typed to one significant digit fewer than asked, or a hair past its rounding
+    at them (computed from data printed to fewer digits), is named; a mistake whose rounding at
+    those fewer digits holds the answer is not, so the answer typed short is only "close"."""
+    exercise = Exercise(
+        np.array([1.4963, -2.9925]),
+        mistakes={"rstd for σ": np.array([4.50749, -9.01498]), "ε left out": [1.5, -2.99]},
+    )
+    for typed in ([4.51, -9.02], [4.5, -9.0]):
+        assert exercise.feedback(typed) == "Not quite: rstd for σ.", typed
+    assert exercise.feedback([1.50, -2.99]) == "Not quite: ε left out."
+    assert exercise.feedback([1.496, -2.993]) == "Correct!"
+    assert exercise.feedback([1.5, -3.0]).startswith("Not quite: close")

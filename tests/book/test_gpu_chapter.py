@@ -187,3 +187,15 @@ def test_the_checks_script_runs_end_to_end_on_the_simulator(tmp_path):
     # the racy dγ and RMSNorm's centred dx fail on any case; the missing barrier only by chance
     assert not suite["planted bugs"]["racy dγ"]["passed"]
     assert not suite["planted bugs"]["LayerNorm's dx in RMSNorm"]["passed"]
+
+
+def test_exercise_2_names_arrays_counted_instead_of_bytes():
+    """Fresh readers answered exercise 2 with 1, the arrays saved, and were told only "not the
+    expected count"; exercise 1 on the same page names its slips."""
+    from lnlib.book.exercises.gpu import exercises
+
+    exercise = exercises.exercise(2)
+    assert "counts the arrays saved" in exercise.feedback(1)
+    assert "4-byte values" in exercise.feedback(4)
+    assert "separate kernels' arrays" in exercise.feedback(5)
+    assert exercise.feedback(2) == "Correct!"

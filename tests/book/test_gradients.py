@@ -463,7 +463,17 @@ def _exercise_1_variants(xe, dye, eps=1e-5):
         "raw x": (dye * xe).sum(axis=0),  # forgot to normalize
         "no eps": (dye * centred / np.sqrt(xe.var(axis=-1, keepdims=True))).sum(axis=0),
         "over features": (dye * xhat).sum(axis=-1),
+        "over samples": (dye * (xe - xe.mean(axis=0)) / np.sqrt(xe.var(axis=0) + eps)).sum(axis=0),
+        "running example": (RUNNING_DY * running_xhat).sum(axis=0),
     }
+
+
+# the chapter's running example (its first code cell), which a reader of exercise 1 may reuse
+RUNNING_X = np.array([[0.4, -0.9, 0.2, 5.1], [-0.3, 0.8, 1.1, -0.6], [1.2, -0.4, 0.3, 0.7]])
+RUNNING_DY = np.array([[0.3, -0.2, 0.1, 0.4], [-0.5, 0.2, 0.3, 0.1], [0.1, 0.4, -0.3, -0.1]])
+running_xhat = (RUNNING_X - RUNNING_X.mean(axis=-1, keepdims=True)) / np.sqrt(
+    RUNNING_X.var(axis=-1, keepdims=True) + 1e-5
+)
 
 
 NAMED_IN_EXERCISE_1 = {  # a phrase of the sentence each wrong variant must get
@@ -471,7 +481,29 @@ NAMED_IN_EXERCISE_1 = {  # a phrase of the sentence each wrong variant must get
     "raw x": "weights dye by the raw input xe",
     "no eps": "ε is missing",
     "over features": "sums over the features (axis=-1)",
+    "over samples": "normalizes each feature over the samples (axis=0)",
+    "running example": "dγ of the chapter's running example",
 }
+
+
+def test_exercise_1s_running_example_is_the_chapters():
+    """The running example exercise 1's named mistake reuses is the one the chapter's first code
+    cell makes (its source read from the notebook and run alone)."""
+    import json
+    from pathlib import Path
+
+    from lnlib.book.exercises.gradients import RUNNING_DY as shipped_dy
+    from lnlib.book.exercises.gradients import RUNNING_X as shipped_x
+
+    notebook = Path(__file__).parents[2] / "chapters" / "09_gradients.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    source = next(
+        "".join(c["source"]) for c in cells if "".join(c["source"]).startswith("# three tokens")
+    )
+    namespace = {"np": np, "lnlib": __import__("lnlib")}
+    exec(source, namespace)  # noqa: S102 (the chapter's own cell)
+    np.testing.assert_array_equal(namespace["x"], shipped_x)
+    np.testing.assert_array_equal(namespace["dy"], shipped_dy)
 
 
 @pytest.mark.parametrize("seed", [None, 0, 1, 2])
@@ -504,3 +536,25 @@ def test_exercise_1_names_each_likely_mistake_and_passes_the_right_answer(seed):
     one_flipped[np.argmax(np.abs(one_flipped))] *= -1
     line = exercise.feedback(one_flipped)
     assert "1 of 4 entries differ" in line and "wrong sign" not in line, line
+
+
+EXERCISE_5_DATA = {  # the chapter's cell, which the website prints and judges by
+    "xk": np.array([[1.0, -1.0, 1.0, -1.0], [2.0, 2.0, -2.0, 2.0], [0.0, 4.0, 0.0, 0.0]]),
+    "dyk": np.array([[0.5, 1.0, -1.0, 0.0], [1.0, 0.0, 0.5, -0.5], [0.0, -1.0, 2.0, 1.0]]),
+}
+EXERCISE_5_DATA["saved"] = np.sqrt((EXERCISE_5_DATA["xk"] ** 2).mean(axis=-1) + 0.01)
+
+
+def test_exercise_5_names_the_rstd_mistake_typed_from_the_pages_data():
+    """A reader multiplied by `saved` as if it were rstd, with the website's printout of `saved`
+    (1.005, 2.0025: -9.015 for -9.01498), and typed 4.51, -9.02, -3.01, -2.00: told only "4 of 4
+    entries differ". A named mistake typed a digit short of those asked, or a hair past its
+    rounding at them, is named; the right answer at the digits asked is still right."""
+    from lnlib.book.exercises.feedback import round_to_digits
+    from lnlib.book.exercises.gradients import exercises
+
+    exercise = exercises.exercise(5, **EXERCISE_5_DATA)
+    rstd = "that multiplies x by the saved number as if it were rstd"
+    for typed in ([4.51, -9.02, -3.01, -2.00], [4.5, -9.0, -3.0, -2.0]):
+        assert rstd in exercise.feedback(typed), typed
+    assert exercise.feedback(round_to_digits(exercise.expected, 3)) == "Correct!"

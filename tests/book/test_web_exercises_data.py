@@ -53,6 +53,20 @@ def test_numpys_printout_and_nested_lists_read_back(array):
     np.testing.assert_array_equal(exact, np.asarray(array, dtype=float))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.bool_])
+def test_numpys_repr_reads_back_whatever_its_dtype(dtype):
+    """Chapter 16's box asks for numpy's printout of a float16 result: its repr,
+    ``array([...], dtype=float16)``, was refused ('cannot read "=float16)"')."""
+    array = (np.arange(12).reshape(2, 6) / 7 + 0.5).astype(dtype)
+    with np.printoptions(floatmode="unique"):  # every digit: the dtype's own value back
+        texts = [repr(array), repr(array[0])]
+    for text, part in zip(texts, (array, array[0])):
+        np.testing.assert_array_equal(read_printout(text).astype(dtype), part)
+    spelled = ("np.array([0.5, 1.5], dtype=np.float16)", "array([0.5, 1.5], dtype='float16')")
+    for text in spelled:
+        np.testing.assert_array_equal(read_printout(text), [0.5, 1.5])
+
+
 @pytest.mark.parametrize("text", ["[1 2", "[[1 2] [3]]", "[1 2]]", "[1 two]", ""])
 def test_a_printout_that_is_not_one_is_refused(text):
     with pytest.raises(ValueError):

@@ -273,6 +273,45 @@ def _decimals_rule(want, atol: float, digits: int) -> list[dict]:
     return [_rule("within", CORRECT, want, np.maximum(_rounding(want, digits) + atol, fine))]
 
 
+def _fewer_digits_rules(want, mistakes: list, atol: float, digits: int) -> list[dict]:
+    """Each named mistake typed to one significant digit fewer than asked (two at least), named:
+    a reader rounds as they like, and one who computes from the page's printed data (chapter 09's
+    exercise 5, learner's 4.51, -9.02, -3.01, -2.00 for -9.01498) may land a hair past the
+    mistake's rounding at the digits asked. A mistake whose rounding at those fewer digits holds
+    the answer, or the answer typed to them or fewer (chapter 06's 5.4, right at two digits, is
+    5.3962's 5.40 at three), is left out: the answer typed short is never named as a mistake.
+
+    Parameters
+    ----------
+    want : numpy.ndarray
+        The expected answer.
+    mistakes : list of (str, numpy.ndarray)
+        The named mistakes, merged (:func:`_merged`).
+    atol : float
+        The exercise's absolute tolerance.
+    digits : int
+        The significant digits asked.
+
+    Returns
+    -------
+    list of dict
+        One ``within`` rule per mistake kept; none when fewer than two digits would be left.
+    """
+    fewer = digits - 1
+    if fewer < 2:
+        return []
+    typed = [want, *(round_to_digits(want, k) for k in range(1, fewer + 1))]
+    rules = []
+    for sentence, value in mistakes:
+        tol = atol + _rounding(value, fewer)
+        holds = value.shape == want.shape and any(
+            np.all(np.abs(answer - value) <= tol) for answer in typed
+        )
+        if not holds:
+            rules.append(_rule("within", f"{WRONG}{sentence}.", value, tol))
+    return rules
+
+
 def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str:
     """What a wrong answer of the right shape that no rule names is told: how many entries
     differ."""
@@ -390,6 +429,8 @@ def _number_rules(exercise: Exercise) -> list[dict]:
     ]
     if np.any(want != 0):
         rules.append(_rule("within", f"{WRONG}the sign is flipped.", -want, rounded(want)))
+    if digits is not None:
+        rules += _fewer_digits_rules(want, mistakes, atol, digits)
     rules += [  # a unit slip, named at whatever digits it was typed with
         _rule("within", f"{WRONG}{sentence}.", value, CLOSE * np.abs(value))
         for sentence, value in mistakes

@@ -45,6 +45,13 @@ def fusion_saving() -> Exercise:
             "that is the two separate kernels' traffic; subtract the fused kernel's": unfused,
             "that saves the write of s as well; the residual stream needs s stored": 2 * width,
             "that is the ratio of the traffics; the question asks for bytes": unfused / fused,
+            f"that counts the arrays saved; the question asks for bytes: times the {width} "
+            "bytes of a float16 value": (unfused - fused) // width,
+            f"that is with 4-byte values: float16 stores {width} bytes a value": (
+                (unfused - fused) // width * 4
+            ),
+            "that counts the two separate kernels' arrays, in arrays rather than bytes; "
+            "subtract the fused kernel's, then count bytes": unfused // width,
         },
     )
 

@@ -34,6 +34,12 @@ SIGN_FLIPPED = (
 )
 
 
+#: The chapter's running example (its first code cell): three tokens of H = 4 features and their
+#: upstream gradient, which a reader of exercise 1 may reuse in place of the exercise's own.
+RUNNING_X = np.array([[0.4, -0.9, 0.2, 5.1], [-0.3, 0.8, 1.1, -0.6], [1.2, -0.4, 0.3, 0.7]])
+RUNNING_DY = np.array([[0.3, -0.2, 0.1, 0.4], [-0.5, 0.2, 0.3, 0.1], [0.1, 0.4, -0.3, -0.1]])
+
+
 def _xhat_ddof1(x, eps: float):
     """x̂ row by row as a reader who divides the variance by H - 1 computes it."""
     centred = x - x.mean(axis=-1, keepdims=True)
@@ -150,6 +156,12 @@ def dgamma_by_hand(xe, dye) -> Exercise:
             "deviation": (dye * (xe - xe.mean(axis=-1, keepdims=True))).sum(axis=0),
             MISSING_EPS: (dye * lnlib.layer_norm(xe, eps=0)).sum(axis=0),
             H_MINUS_1: (dye * _xhat_ddof1(xe, EPS)).sum(axis=0),
+            "that normalizes each feature over the samples (axis=0), as BatchNorm does; "
+            "LayerNorm's x̂ takes the mean and variance of each row, axis=-1": (
+                dye * lnlib.layer_norm(xe.T, eps=EPS).T
+            ).sum(axis=0),
+            "that is dγ of the chapter's running example, x and dy; this exercise's data are xe "
+            "and dye": layer_norm_backward(RUNNING_DY, RUNNING_X, eps=EPS)[1],
             # the whole gradient's sign (a single entry's sign is a slip: the count of wrong
             # entries names that)
             SIGN_FLIPPED: -dgamma,

@@ -99,6 +99,14 @@ def chan_merged_variance(chunks) -> Exercise:
             "apart their means are, and weights each chunk by its size": (
                 (a.variance + b.variance) / 2
             ),
+            "that reads each chunk's M₂ as its variance and multiplies it by the count; the "
+            "chunks send M₂, the sum of squared deviations, already": (
+                a.count * a.m2 + b.count * b.m2 + delta**2 * a.count * b.count / n
+            )
+            / n,
+            "that uses δ, not δ²: the distance term is δ² n_a n_b / n": (
+                (a.m2 + b.m2 + delta * a.count * b.count / n) / n
+            ),
         },
     )
 

@@ -46,17 +46,25 @@ PRECISIONS = (4, 6, 8, None)
 #: What the box says before the reader has checked anything.
 WEB_NOT_ANSWERED = "Not answered yet: type your answer in the box and press Check."
 
+#: numpy's repr of an array, ``array([...], dtype=float16)``: what is inside ``array(``, without
+#: its dtype (any name, ``np.`` or quoted as well).
+_REPR = re.compile(
+    r"\s*(?:(?:np|numpy)\.)?array\((?P<inside>.*?)"
+    r"(?:,\s*dtype\s*=\s*(?:(?:np|numpy)\.)?(?:\w+|'\w+'|\"\w+\"))?\s*\)\s*",
+    re.S,
+)
 _TOKEN = re.compile(
     r"\s*(\[|\]|,|[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)|True|False)"
 )
 
 
 def read_printout(text: str) -> np.ndarray:
-    """An array printed by numpy (``print(a)``: brackets, no commas) or written as nested lists,
-    read back.
+    """An array printed by numpy (``print(a)``: brackets, no commas; or its repr,
+    ``array([...], dtype=float16)``) or written as nested lists, read back.
 
     The reading of ``lnlib-exercises.js`` for a pasted printout: numbers (``nan``, ``inf``, ``True``
-    and ``False`` too) separated by spaces, line breaks or commas, nested in brackets.
+    and ``False`` too) separated by spaces, line breaks or commas, nested in brackets, the whole
+    perhaps inside numpy's ``array(...)`` with a ``dtype=`` of any name.
 
     Raises
     ------
@@ -68,7 +76,11 @@ def read_printout(text: str) -> np.ndarray:
     >>> read_printout("[[ 0.1 -1.2]\\n [ 3.   4. ]]")
     array([[ 0.1, -1.2],
            [ 3. ,  4. ]])
+    >>> read_printout("array([0.1, 0.2], dtype=float16)")
+    array([0.1, 0.2])
     """
+    wrapped = _REPR.fullmatch(text)
+    text = wrapped.group("inside") if wrapped else text
     tokens, at = [], 0
     while text[at:].strip():
         found = _TOKEN.match(text, at)
