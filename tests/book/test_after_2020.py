@@ -501,3 +501,20 @@ def test_tokens_align_with_depth_in_pre_ln_and_much_less_with_the_branch_over_ro
     assert np.all(pre[:, -1] > lns[:, -1])
     assert np.mean(lns[:, -1] > mup[:, -1]) > 0.9
     assert np.all(np.abs(pre[:, 0]) < 0.1)  # independent random tokens: about orthogonal
+
+
+def test_explorer_says_what_peri_ln_and_olmo_2_scatter_around():
+    # learner B read OLMo 2's 75.3 at L = 32 (two seeds) against the chapter's "2 per layer in
+    # expectation"; the readout names 1 + 2L, and over many seeds the mean is near it
+    import lnlib.book.explorers
+    from lnlib.book.explorers.after_2020 import WIDTH
+
+    explorer = lnlib.book.explorers.after_2020_explorer(
+        placement="olmo2", depth=32, qk_scale=1, qk_norm=False
+    )
+    assert "in expectation 1 + 2L = 65" in explorer.readout.value
+    many = placement_profile("olmo2", 32, WIDTH, seeds=24, qk_scale=1, qk_norm=False)
+    spread = many.stream_sq[:, -1]
+    assert abs(spread.mean() - 65) < 2 * spread.std(ddof=1) / np.sqrt(len(spread))
+    explorer.controls["placement"].value = "pre"
+    assert "in expectation" not in explorer.readout.value

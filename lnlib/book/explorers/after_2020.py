@@ -49,6 +49,15 @@ def explorer_grid() -> dict:
     }
 
 
+def _expected_growth(placement: str, depth: int) -> str:
+    """What the readout's ‖x_L‖²/H scatters around for the placements that grow by exactly 2 per
+    layer in expectation (Peri-LN and OLMo 2, chapter 12's appendix derives it): learner B read the
+    explorer's two seeds, 75.3 at L = 32, against the chapter's 2 per layer (24 seeds: 65 ± 10)."""
+    if placement not in ("peri", "olmo2"):
+        return ""
+    return f" (in expectation 1 + 2L = {1 + 2 * depth}; the {SEEDS} seeds scatter around it)"
+
+
 def _limits(grid: dict) -> dict:
     """Fixed axis limits that hold every setting's curves."""
 
@@ -127,7 +136,8 @@ class After2020Explorer(Explorer):
         }
         readout = (
             f"{PLACEMENT_LABELS[placement]}, L = {depth}, H = {WIDTH} ({SEEDS} seeds): "
-            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>; top/bottom gradient = "
+            f"‖x<sub>L</sub>‖²/H = <b>{stream[-1]:.3g}</b>{_expected_growth(placement, depth)}; "
+            "top/bottom gradient = "
             f"<b>{prose.number(float(grads[-1] / grads[0]), '.2g')}</b>; angle turned by layer 1 "
             f"/ layer L = <b>{angle[0]:.3f}</b> / <b>{angle[-1]:.3f}</b>; attention entropy "
             f"<b>{entropy:.2f}</b> nats (uniform: {np.log(8):.2f})"
