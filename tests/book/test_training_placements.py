@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from lnlib.book.figures.after_2020 import stability_figure
+from lnlib.book.figures.after_2020 import STABILITY_FOLDED, STABILITY_OPEN, stability_figure
 from lnlib.book.figures.gamma_beta import trained_gamma_beta_figure
 from lnlib.book.figures.style import PHONE_MIN_TEXT_PX, layout_problems, phone_text_px
 from lnlib.book.figures.why_normalize import trained_scale_figure
@@ -109,7 +109,8 @@ def test_a_stored_run_trained_again_ends_where_it_is_stored(placement, depth, ra
 def _figures():
     ceiling = float(np.log(RESULTS["corpus"]["alphabet"]))
     return {
-        "12 stability": lambda: stability_figure(SWEEP, ceiling),
+        "12 stability": lambda: stability_figure(SWEEP, ceiling, panels=STABILITY_OPEN),
+        "12 stability, folded": lambda: stability_figure(SWEEP, ceiling, panels=STABILITY_FOLDED),
         "01 trained scale": lambda: trained_scale_figure(RESULTS["sees"]),
         "07 trained gamma beta": lambda: trained_gamma_beta_figure(RESULTS["sees"]),
     }
@@ -243,3 +244,16 @@ def test_trained_findings_add_the_alphabet_to_what_the_model_sees():
     assert set(found) - {"sees_vocab", "sees_uniform"} == set(
         map(str, sees_findings(trained["sees"]))
     )
+
+
+def test_the_stability_map_splits_its_variants_between_open_and_folded():
+    ceiling = float(np.log(RESULTS["corpus"]["alphabet"]))
+    drawn = []
+    for panels in (STABILITY_OPEN, STABILITY_FOLDED):
+        fig = stability_figure(SWEEP, ceiling, panels=panels)
+        try:
+            drawn.append([ax.get_title() for ax in fig.axes])
+        finally:
+            plt.close(fig)
+    assert len(drawn[0]) == 4 and len(drawn[1]) == len(SWEEP["placements"]) - 4
+    assert not set(drawn[0]) & set(drawn[1])

@@ -18,6 +18,8 @@ __all__ = [
     "placements_figure",
     "qk_figure",
     "stability_figure",
+    "STABILITY_FOLDED",
+    "STABILITY_OPEN",
     "summary_figure",
 ]
 
@@ -358,9 +360,16 @@ STABILITY_PANELS = (
 )  # fmt: skip
 
 
-def stability_figure(sweep: dict, unigram: float):
-    """Held-out loss after training against the peak learning rate, one panel per variant, in the
-    order of :data:`STABILITY_PANELS` (chapter "LayerNorm after 2020").
+#: The variants chapter 12's stability map shows open; the others fold under it (learner B: "cut
+#: Fig. 39 down to four panels").
+STABILITY_OPEN = ("post", "pre", "pre_qk", "pre_rms")
+#: The variants folded under it.
+STABILITY_FOLDED = tuple(name for name in STABILITY_PANELS if name not in STABILITY_OPEN)
+
+
+def stability_figure(sweep: dict, unigram: float, panels=STABILITY_PANELS):
+    """Held-out loss after training against the peak learning rate, one panel per variant of
+    `panels`, in the order of :data:`STABILITY_PANELS` (chapter "LayerNorm after 2020").
 
     Parameters
     ----------
@@ -371,6 +380,8 @@ def stability_figure(sweep: dict, unigram: float):
         The loss of predicting every character from the characters' frequencies alone
         (:func:`lnlib.book.models.language.unigram_loss`), drawn dotted: a run at that line has
         learned no use of context.
+    panels : sequence of str
+        The variants to draw (:data:`STABILITY_OPEN` or :data:`STABILITY_FOLDED`); all by default.
 
     Each line is the median over the seeds, its band the smallest to the largest seed; colour is
     the depth, solid with warm-up and dashed without. A seed that diverged is left out of the
@@ -385,14 +396,15 @@ def stability_figure(sweep: dict, unigram: float):
     top = np.nanmax(final) + 0.05
     # two columns PHONE_WIDTH wide, so a phone shows the text at the size of chapter 12's other
     # figures
-    count = len(sweep["placements"])
+    shown = [name for name in sweep["placements"] if name in panels]
+    count = len(shown)
     rows = -(-count // 2)
     fig, axes = new_figure(rows, 2, figsize=(PHONE_WIDTH, 2.1 * rows), sharex=True, sharey=True)
     axes = axes.ravel()
     for ax in axes[count:]:
         ax.remove()
     axes = axes[:count]
-    order = sorted(sweep["placements"], key=lambda n: STABILITY_PANELS.index(n))
+    order = sorted(shown, key=lambda n: STABILITY_PANELS.index(n))
     for ax, name in zip(axes, order):
         p = sweep["placements"].index(name)
         ax.axhline(unigram, color=PALETTE["neutral"], ls=":", lw=1)
