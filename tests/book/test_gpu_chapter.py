@@ -197,5 +197,6 @@ def test_exercise_2_names_arrays_counted_instead_of_bytes():
     exercise = exercises.exercise(2)
     assert "counts the arrays saved" in exercise.feedback(1)
     assert "4-byte values" in exercise.feedback(4)
+    assert "counts the fused kernel's arrays" in exercise.feedback(4)
     assert "separate kernels' arrays" in exercise.feedback(5)
     assert exercise.feedback(2) == "Correct!"

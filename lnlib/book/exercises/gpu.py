@@ -52,6 +52,9 @@ def fusion_saving() -> Exercise:
             ),
             "that counts the two separate kernels' arrays, in arrays rather than bytes; "
             "subtract the fused kernel's, then count bytes": unfused // width,
+            "that counts the fused kernel's arrays; the question asks for the bytes it saves": (
+                fused // width
+            ),
         },
     )
 
