@@ -46,3 +46,70 @@ def test_the_checklist_code_trains_a_step_and_its_check_passes(capsys):
     norms = [m for m in model.modules() if isinstance(m, torch.nn.RMSNorm)]
     assert norms and all(m.eps == 1e-6 and id(m.weight) in gains for m in norms)
     assert torch.isfinite(namespace["loss"]).item()
+
+
+def test_each_checklist_item_says_why_and_how_to_check_it():
+    # learner B (2026-11-30, eleventh reading): "give each of the 11 checklist items an inline
+    # reason and a one-line 'verify in your stack' test"
+    text = PAGE.read_text(encoding="utf-8")
+    box = text[: text.index(":::{dropdown} The checklist as PyTorch code")]
+    items = re.split(r"^\s*\d+\. ", box, flags=re.M)[1:]
+    assert len(items) == 11
+    for number, item in enumerate(items, 1):
+        assert "Why:" in item and "*Check*:" in item, f"item {number}"
+        assert item.index("Why:") < item.index("*Check*:"), f"item {number}"
+
+
+def test_the_eps_check_the_checklist_names_finds_an_unset_eps():
+    # item 6's check: "no norm of model.modules() has eps set to None" catches nn.RMSNorm's default
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is an optional extra (pip install 'lnlib[reference]')"
+    )
+    model = torch.nn.Sequential(torch.nn.RMSNorm(8), torch.nn.RMSNorm(8, eps=1e-6))
+    unset = [m for m in model.modules() if getattr(m, "eps", 0) is None]
+    assert unset == [model[0]]
+
+
+def _float16_statistics(x, gamma, eps):
+    """An RMSNorm whose mean square is kept in float16 for float16 data (checklist item 7's bug)."""
+    import numpy as np
+
+    import lnlib
+
+    if x.dtype != np.float16:
+        return lnlib.rms_norm(x, gamma, eps=eps)
+    with np.errstate(over="ignore"):
+        square = (x * x).mean(axis=-1, keepdims=True, dtype=np.float16)
+    return (gamma * (x / np.sqrt(square + np.float16(eps)))).astype(np.float16)
+
+
+def _dgamma_summed_in_float16(dy, x, gamma, eps):
+    """lnlib's RMSNorm backward, its dγ summed row by row in float16 (checklist item 8's bug)."""
+    import numpy as np
+
+    import lnlib
+
+    dx, dgamma = lnlib.rms_norm_backward(dy, x, gamma, eps=eps)
+    if x.dtype == np.float16:
+        xf = x.astype(np.float32)
+        rstd = 1 / np.sqrt((xf * xf).mean(axis=-1, keepdims=True) + eps)
+        terms = (dy.astype(np.float32) * xf * rstd).reshape(-1, x.shape[-1]).astype(np.float16)
+        total = np.zeros(x.shape[-1], np.float16)
+        for term in terms:
+            total = (total + term).astype(np.float16)
+        dgamma = total.astype(gamma.dtype)
+    return dx, dgamma
+
+
+def test_the_checks_the_checklist_names_for_items_7_and_8_fail_their_bugs():
+    import lnlib
+
+    statistics = lnlib.check_rms_norm(_float16_statistics, dtypes=("float16",))
+    assert not statistics.passed
+    sums = lnlib.check_rms_norm(
+        lambda x, gamma, eps: lnlib.rms_norm(x, gamma, eps=eps),
+        _dgamma_summed_in_float16,
+        dtypes=("float16",),
+        param_dtype="float32",
+    )
+    assert not sums.passed and {f.part for f in sums.failures} == {"backward"}

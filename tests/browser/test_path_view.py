@@ -68,7 +68,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert shown["what-an-rmsnorm-kernel-saves"]  # inside a stop: kept
         # but not a stop's proofs: a subsection holding a path-skip-section cell, a path-skip cell
         assert not shown["appendix-rmsnorm-s-jacobian-one-direction-removed-not-two"]  # appendix
-        assert not shown["checked-against-sympy-and-finite-differences"]
+        assert not shown["appendix-rmsnorm-s-closed-form-checked"]
         assert not shown["checked-by-sympy"]  # the closed form's sympy check, under its box
         # a link in a stop to a part the view hides says it opens the full chapter (learner B)
         assert page.evaluate(

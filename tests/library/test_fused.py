@@ -490,7 +490,9 @@ def test_the_explorer_shows_the_model_floor_and_the_committed_measurements():
     fused_point = points["forward", "fused (numba)", 1]
     assert fused_point == results.point("fused (numba)", "forward", "float32", 1, 1000, 1024)
     assert f"{results.fraction(fused_point, 'ordinary'):.2f}×" in explorer.readout.value
-    assert "the floor's speed times k" in explorer.readout.value  # a speed ratio, said once
+    assert (
+        "the speed as a multiple of the floor's" in explorer.readout.value
+    )  # a speed ratio, said once
     # faster than the floor somewhere at this shape (the data fit in cache): the note says why
     # (learner B, 2026-11-30: "beats its own floor without explanation")
     beaten = any(results.fraction(p, "ordinary") > 1 for p in points.values())

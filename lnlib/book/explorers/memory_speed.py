@@ -66,9 +66,10 @@ def _readout(results, values, floors, points) -> str:
         f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
         f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>"
         # a speed, not a time (learner B read "1.35 of floor" as 35 % slower)
-        "k×: the floor's speed times k (the floor's time over the measured time); above 1, faster"
-        " than the floor. Each call here allocates its output, so the fused kernel sits below its"
-        " ratio with a kept output (out=) in the section Measured against the floor. lnlib (numpy)"
+        "k×: the speed as a multiple of the floor's (0.5× is half the floor's speed; above 1×,"
+        " faster than the floor). Each call here allocates its output, so the fused kernel sits"
+        " below its ratio with a kept output (out=) in the section Measured against the floor."
+        " lnlib (numpy)"
         " is the reference, not a fast path: it scales each row, sums pairwise and checks its"
         " input and output, sweeps that make it slower than naive numpy."
     )
