@@ -113,3 +113,25 @@ def test_the_checks_the_checklist_names_for_items_7_and_8_fail_their_bugs():
         param_dtype="float32",
     )
     assert not sums.passed and {f.part for f in sums.failures} == {"backward"}
+
+
+def test_item_1s_check_tells_pre_norm_from_post_norm_where_print_cannot():
+    # the truth audit (2026-11-30): print(model) lists modules as __init__ registers them, so a
+    # post-norm layer prints as its pre-norm twin; the order they run on one batch tells them apart
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is an optional extra (pip install 'lnlib[reference]')"
+    )
+    orders = {}
+    for norm_first in (True, False):
+        torch.manual_seed(0)
+        layer = torch.nn.TransformerEncoderLayer(8, 2, 16, norm_first=norm_first, dropout=0.0)
+        ran = []
+        for name, module in layer.named_children():
+            module.register_forward_pre_hook(lambda m, args, name=name: ran.append(name))
+        layer(torch.randn(3, 4, 8))
+        orders[norm_first] = ran
+    assert orders[True].index("norm1") < orders[True].index("self_attn")
+    assert orders[False].index("norm1") > orders[False].index("self_attn")
+    pre = torch.nn.TransformerEncoderLayer(8, 2, 16, norm_first=True)
+    post = torch.nn.TransformerEncoderLayer(8, 2, 16, norm_first=False)
+    assert str(pre) == str(post)
