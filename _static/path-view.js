@@ -107,6 +107,9 @@
     for (const stop of stops) {
       stop.querySelectorAll("div.cell").forEach((cell) => {
         if (cell.querySelector(".lnlib-web-explorer")) return;
+        // code the stop tells its reader to run stays open (learner B, 2026-11-30: chapter 16's last stop
+        // discussed "114 of 114 checks" with the check_rms_norm call folded away)
+        if (cell.classList.contains("tag_path-show")) return;
         if (hidden.some((el) => el.contains(cell))) return; // a proof the view hides anyway
         const figure = cell.querySelector(".cell_output img"); // (an svg there is a copy button)
         if (figure) {

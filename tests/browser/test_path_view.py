@@ -139,6 +139,14 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert eleven["inPractice"] and all(eleven["inPractice"]), eleven["inPractice"]
         assert not eleven["shown"]["the-idea"] and "#the-idea" in eleven["tocHidden"]
         assert eleven["shown"]["what-this-means-in-practice"]
+        # code a stop tells its reader to run stays open in the view (learner B, 2026-11-30:
+        # chapter 16's last stop discussed "114 of 114 checks" with its check_rms_norm call folded)
+        page.goto(f"{site_url}/chapters/16_check_your_own.html", wait_until="load")
+        run = (
+            "() => [...document.querySelectorAll('article div.cell.tag_path-show')]"
+            ".map(c => c.getClientRects().length > 0 && c.textContent.includes('check_rms_norm'))"
+        )
+        assert page.evaluate(run) == [True]
         # a link into a hidden section turns the view off and lands on it
         page.goto(
             f"{site_url}/chapters/12_after_2020.html#trained-not-only-initialized",
