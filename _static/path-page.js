@@ -30,7 +30,9 @@
     copy.querySelectorAll(".tag_path-skip").forEach((cell) => cell.remove());
     copy.querySelectorAll("div.cell").forEach((cell) => {
       if (cell.querySelector(".lnlib-web-explorer")) return;
-      if (!cell.querySelector(".cell_output img")) cell.remove();
+      if (cell.classList.contains("tag_path-show")) return; // code the stop tells its reader to run
+      const figure = cell.querySelector(".cell_output img");
+      if (!figure || figure.closest("details")) cell.remove(); // a printout, or a figure the page folds
       else cell.querySelectorAll(":scope > .cell_input, :scope > details").forEach((el) => el.remove());
     });
     copy.querySelectorAll("a[href^='#']").forEach((a) => a.setAttribute("href", page + a.getAttribute("href")));

@@ -112,7 +112,9 @@
         if (cell.classList.contains("tag_path-show")) return;
         if (hidden.some((el) => el.contains(cell))) return; // a proof the view hides anyway
         const figure = cell.querySelector(".cell_output img"); // (an svg there is a copy button)
-        if (figure) {
+        // a figure the page folds (hide-cell) folds with a marker, as a printout does (the truth audit of
+        // 2026-11-30: chapter 11's sweep figure vanished from the view without one)
+        if (figure && !figure.closest("details")) {
           evidence.push(...cell.querySelectorAll(":scope > .cell_input, :scope > details"));
           return;
         }

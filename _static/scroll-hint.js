@@ -19,6 +19,7 @@
   const OUTPUT_CUE = "lnlib-scroll-cue-output"; // also marks the line above an output
   const OUTPUT = "div.cell_output";
   const MATH_CUE = "lnlib-scroll-cue-math"; // marks the line above a display formula
+  const CODE_CUE = "lnlib-scroll-cue-code"; // marks the line above a code block of the text
   const FORMULA = "div.math, mjx-container[display='true']";
   const WRAP = "lnlib-wide-table"; // a wide table, its line and its edge strip
   const EDGE = "lnlib-scroll-edge"; // the strip down a wide table's right edge, with its arrow
@@ -100,6 +101,11 @@
       } else if (box.closest(OUTPUT) !== null && !box.closest(`.${TABLES}`)) {
         const anchor = outputAnchor(box);
         outputs.set(anchor, outputs.get(anchor) || overflows(box));
+      } else if (box.matches("pre") && box.closest("div.cell") === null) {
+        // a code block in the text, not a notebook cell's: What to use today's checklist code, the code
+        // readers copy, was cut at a phone's edge with no cue (learner B, 2026-11-30)
+        const block = box.closest("div[class^='highlight-']") || box;
+        cue(overflows(box), block, "Wide code: scroll sideways →", CODE_CUE);
       } else if (box.matches(FORMULA) && !box.closest(`.${TABLES}`)) {
         const anchor = box.closest("div.math") || box;
         formulas.set(anchor, formulas.get(anchor) || overflows(box));

@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -908,6 +909,7 @@ def test_the_paths_minutes_count_what_its_view_shows(tmp_path):
             figure,
             code,
             figure | {"metadata": {"tags": ["hide-cell"]}},
+            code | {"metadata": {"tags": ["path-show"]}},  # code the view keeps open: counted
         ],
         "metadata": {},
         "nbformat": 4,
@@ -916,7 +918,21 @@ def test_the_paths_minutes_count_what_its_view_shows(tmp_path):
     path = tmp_path / "16_check_your_own.ipynb"  # a chapter with one stop, "checking-an-rmsnorm"
     notebook["cells"][1]["source"] = text.replace("### Stop", "### Checking an RMSNorm")
     path.write_text(json.dumps(notebook))
-    assert path_minutes(path) == round(701 / WORDS_PER_MINUTE + CODE_CELL_MINUTES)
+    assert path_minutes(path) == round(701 / WORDS_PER_MINUTE + 2 * CODE_CELL_MINUTES)
+
+
+def test_the_path_page_counts_an_open_box_and_not_a_folded_one(tmp_path):
+    """The truth audit (2026-11-30): What to use today's code box, opened, was not counted."""
+    from lnlib.book.tools.course import PATH_PAGE, path_page_minutes
+    from lnlib.book.tools.notebooks import PATH_STOPS
+
+    for name in {file for file, _, _ in PATH_STOPS}:  # the stops' chapters, which it reads too
+        shutil.copy(ROOT / "chapters" / name, tmp_path / name)
+    words = "word " * (5 * WORDS_PER_MINUTE)
+    for opened, minutes in ((":open:\n", 10), ("", 5)):
+        text = f"# Page\n\n{words}\n\n:::{{dropdown}} Code\n{opened}{words}\n:::\n"
+        (tmp_path / PATH_PAGE).write_text(text, encoding="utf-8")
+        assert path_page_minutes(tmp_path)[0] == minutes, opened
 
 
 def test_a_graded_cell_says_whether_a_number_typed_in_counts():

@@ -16,8 +16,10 @@ FACTS = """() => {
         count: stops.length,
         from: stops.map(s => s.querySelector('p.lnlib-path-from').textContent),
         proofs: into.querySelectorAll('.tag_path-skip, .tag_path-skip-section').length,
-        printouts: [...into.querySelectorAll('div.cell')]
+        printouts: [...into.querySelectorAll('div.cell:not(.tag_path-show)')]
             .filter(c => !c.querySelector('.cell_output img')).length,
+        toRun: [...into.querySelectorAll('div.cell.tag_path-show')]
+            .filter(c => c.textContent.includes('check_rms_norm')).length,
         figures: into.querySelectorAll('div.cell .cell_output img').length,
         math: into.querySelectorAll('mjx-container').length,
         rawMath: [...into.querySelectorAll('span.math')]
@@ -47,6 +49,7 @@ def test_every_stop_reads_on_the_paths_page(browser, site_url):
         assert facts["from"][0].startswith("Stop 2, from Gradients through LayerNorm")
         assert facts["from"][-1].startswith("Stop 12, from Check your own LayerNorm")
         assert facts["proofs"] == 0 and facts["printouts"] == 0, facts
+        assert facts["toRun"] == 1, facts  # chapter 16's check_rms_norm call, kept (learner B)
         assert facts["figures"] >= 1 and facts["inPractice"] >= 1, facts
         assert facts["math"] > 20 and facts["rawMath"] == 0, facts
         assert facts["ids"] == 0 and facts["localLinks"] == 0, facts

@@ -164,7 +164,13 @@ LAYOUT_FACTS = """() => {
         code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el =>
             ({what: name(el), scrolls: scrolls(el), hinted: hinted(el),
                 output: scrolls(el) && !!el.closest('div.cell_output'),
-                cued: outputCued(el)})),
+                // a code block of the text (not a notebook cell's), which readers copy
+                text: el.matches('pre') && !el.closest('div.cell'),
+                cued: outputCued(el) || (() => {
+                    const block = el.closest("div[class^='highlight-']") || el;
+                    const before = block.previousElementSibling;
+                    return !!before && before.classList.contains('lnlib-scroll-cue-code');
+                })()})),
         tables: pick('table').filter(t => t.getBoundingClientRect().width > column + 1 ||
             overflowing(t.parentElement))
             .map(t => {
@@ -190,8 +196,9 @@ LAYOUT_FACTS = """() => {
             output: !!i.closest('.cell_output'),
             shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
                 right: i.getBoundingClientRect().right})),
-        cues: pick('.lnlib-scroll-cue:not(.lnlib-scroll-cue-output):not(.lnlib-scroll-cue-math)')
-            .length,
+        cues: pick('.lnlib-scroll-cue:not(.lnlib-scroll-cue-output):not(.lnlib-scroll-cue-math)' +
+            ':not(.lnlib-scroll-cue-code)').length,
+        code_cues: pick('.lnlib-scroll-cue-code').length,
         output_cues: pick('.lnlib-scroll-cue-output').map(el => el.textContent),
         math_cues: pick('.lnlib-scroll-cue-math').length,
         text: article.textContent,
@@ -242,6 +249,7 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             f"{page}: a 'scroll sideways' line above an output at 1280 px, where every output fits"
         )
         assert facts["math_cues"] == 0, f"{page}: a 'Wide formula' line at 1280 px"
+        assert facts["code_cues"] == 0, f"{page}: a 'Wide code' line at 1280 px"
 
         assert facts["math"] == [], (
             f"{page}: display equations clipped or scrolling at 1280 px (break them with aligned): "
@@ -299,6 +307,11 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
             f"sideways' line above it: {uncued}"
         )
         assert set(facts["output_cues"]) <= {"Wide output: scroll sideways →"}, facts["output_cues"]
+        uncued = [block for block in facts["code"] if block["text"] and not block["cued"]]
+        assert uncued == [], (
+            f"{page} at {width} px: a code block of the text that scrolls sideways without the "
+            f"'scroll sideways' line above it (learner B, 2026-11-30): {uncued}"
+        )
         uncued = [block for block in facts["math"] if block["scrolls"] and not block["cued"]]
         assert uncued == [], (
             f"{page} at {width} px: a formula that scrolls sideways without the 'scroll sideways' "

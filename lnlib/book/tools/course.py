@@ -1227,7 +1227,10 @@ def _stop_minutes(chapter: Path) -> float | None:
             for c in stop
             if c["cell_type"] == "code"
             and not {"remove-cell", "hide-cell", "hide-output"} & set(c["metadata"].get("tags", []))
-            and any("image/png" in out.get("data", {}) for out in c.get("outputs", []))
+            and (
+                "path-show" in c["metadata"].get("tags", [])  # code the view keeps open
+                or any("image/png" in out.get("data", {}) for out in c.get("outputs", []))
+            )
         )
         minutes += sum(map(_words, prose)) / WORDS_PER_MINUTE + CODE_CELL_MINUTES * shown
     return minutes
@@ -1243,11 +1246,18 @@ def path_page_minutes(folder: Path) -> tuple[int, int]:
     prose less its folded boxes, and each chapter's stops as :func:`path_minutes` counts them before
     rounding (learner B, 2026-11-30: the page said "about an hour and a half" where the chapters'
     lines add up to 35 minutes)."""
-    page = FOLDED.sub(" ", (Path(folder) / PATH_PAGE).read_text(encoding="utf-8"))
+    page = FOLDED.sub(_unless_open, (Path(folder) / PATH_PAGE).read_text(encoding="utf-8"))
     stops = sum(
         _stop_minutes(Path(folder) / name) or 0.0 for name in sorted({f for f, _, _ in PATH_STOPS})
     )
     return 5 * round(_words(page) / WORDS_PER_MINUTE / 5), 5 * round(stops / 5)
+
+
+def _unless_open(box: re.Match) -> str:
+    """A folded box's text gone, an ``:open:`` one's kept: it is read (the truth audit of
+    2026-11-30: the checklist's code, opened, was not counted)."""
+    opening = box.group(0).split("\n", 2)
+    return box.group(0) if len(opening) > 1 and opening[1].strip() == ":open:" else " "
 
 
 def path_page_sentence(folder: Path) -> str:
