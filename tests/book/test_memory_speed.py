@@ -427,4 +427,4 @@ def test_the_explorer_says_why_its_fused_ratio_and_lnlibs_time_differ_from_the_t
         for c in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
         if "".join(c["source"]).startswith("## Explore")
     )
-    assert "slower than naive numpy" in explore
+    assert "slower than naive numpy" in explore and "fused, out=" in explore

@@ -67,9 +67,7 @@ def _readout(results, values, floors, points) -> str:
         f"{rows} rows × H = {size}, {dtype}, 1 thread:<table style='border-collapse:separate; "
         f"border-spacing:0.8em 0; margin-left:-0.8em'>{''.join(lines)}</table>"
         # a speed, not a time (learner B read "1.35 of floor" as 35 % slower)
-        "k×: the speed as a multiple of the floor's (above 1×, faster than it). Each call allocates"
-        " its output, except in the row out=: the fused kernel writing into a kept one, as the"
-        " section Measured against the floor times it."
+        "k×: the speed as a multiple of the floor's (above 1×, faster)"
     )
 
 
