@@ -32,7 +32,8 @@
       if (cell.querySelector(".lnlib-web-explorer")) return;
       if (cell.classList.contains("tag_path-show")) return; // code the stop tells its reader to run
       const figure = cell.querySelector(".cell_output img");
-      if (!figure || figure.closest("details")) cell.remove(); // a printout, or a figure the page folds
+      if (!figure) cell.remove(); // a printout
+      else if (figure.closest("details")) return; // a figure its chapter folds stays folded, as there
       else cell.querySelectorAll(":scope > .cell_input, :scope > details").forEach((el) => el.remove());
     });
     copy.querySelectorAll("a[href^='#']").forEach((a) => a.setAttribute("href", page + a.getAttribute("href")));

@@ -123,7 +123,7 @@
         marker.className = `lnlib-evidence-marker ${OFF}`;
         const button = document.createElement("button");
         button.type = "button";
-        button.textContent = "⋯ code and printout folded: show";
+        button.textContent = figure ? "⋯ code and figure folded: show" : "⋯ code and printout folded: show";
         marker.append(button);
         cell.before(marker);
         evidence.markers.push([button, cell]);

@@ -968,3 +968,15 @@ def test_a_long_chapter_marks_where_its_first_sitting_ends():
     assert texts[at + 1].startswith("### Scale")  # the first section after § The Jacobian
     short = answer_key(ROOT / "chapters" / "05_epsilon.ipynb")["cells"]
     assert not any("End of the first sitting" in "".join(c["source"]) for c in short)
+
+
+def test_reading_minutes_skip_link_addresses_and_nested_folded_boxes():
+    """The truth audit (2026-11-30): link addresses counted as words (4 minutes on What to use
+    today), and a four-colon box holding another was counted as read (chapter 11's stop)."""
+    from lnlib.book.tools.course import FOLDED, _words
+
+    linked = 'see [the code](https://github.com/a/b/blob/123/c.py) and <a href="x/y.whl">it</a>'
+    assert _words(linked) == _words("see [the code] and <a>it</a>")
+    text = "before\n::::{dropdown} A\nword\n:::{dropdown} B\nx\n:::\nmore\n::::\nafter"
+    (box,) = FOLDED.finditer(text)
+    assert box.group(0).startswith("::::{dropdown} A") and box.group(0).endswith("more\n::::")
