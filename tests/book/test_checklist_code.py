@@ -52,7 +52,8 @@ def test_each_checklist_item_says_why_and_how_to_check_it():
     # learner B (2026-11-30, eleventh reading): "give each of the 11 checklist items an inline
     # reason and a one-line 'verify in your stack' test"
     text = PAGE.read_text(encoding="utf-8")
-    box = text[: text.index(":::{dropdown} The checklist as PyTorch code")]
+    start = text.index("```{admonition} If you train a small transformer now")
+    box = text[start : text.index("\n```\n", start)]
     items = re.split(r"^\s*\d+\. ", box, flags=re.M)[1:]
     assert len(items) == 11
     for number, item in enumerate(items, 1):
