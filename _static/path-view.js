@@ -8,7 +8,8 @@
 // the headings that lead to a stop, less the proofs a stop's cells tag path-skip (a code cell) or path-skip-section
 // (its subsection). A stop's code and printouts fold too, each leaving a marker, until "Show code and printouts"
 // is pressed; its figures stay. The choice is remembered across pages (localStorage) until the reader turns it off;
-// a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing.
+// a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing,
+// and a line where the exercises were shows the whole chapter again.
 // Chapters without a stop get no button; nor does the course edition, which drops the practitioner's line.
 (() => {
   "use strict";
@@ -176,8 +177,28 @@
     }
   }
 
+  // Where the view hides a chapter's exercises, a line says so and shows the whole chapter (learner B, 2026-11-30:
+  // the view, remembered from an earlier visit, made a chapter's exercises look missing).
+  function restLine(root, hidden, state) {
+    const exercises = root.querySelector("section#exercises");
+    if (!exercises || !hidden.includes(exercises)) return null;
+    const line = document.createElement("p");
+    line.className = "lnlib-path-rest";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Show the whole chapter";
+    line.append("The practitioner’s view hides the rest of this chapter, its exercises too. ", button);
+    exercises.before(line);
+    button.addEventListener("click", () => {
+      setView(false, state);
+      exercises.scrollIntoView();
+    });
+    return line;
+  }
+
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
+    if (state.rest) state.rest.classList.toggle(OFF, !on);
     state.on = on;
     showEvidence(state.shown, state);
     state.evidenceButton.hidden = !on;
@@ -204,7 +225,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded. The view stays on in the next chapters; this button turns it off.`
+      ? `${state.remembered ? "On since an earlier page. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");
@@ -265,7 +286,10 @@
     } catch (error) {
       remembered = false;
     }
+    state.rest = restLine(root, hidden, state);
+    state.remembered = remembered;
     setView(remembered, state);
+    state.remembered = false;
     revealTarget(state);
     window.addEventListener("hashchange", () => revealTarget(state));
   }

@@ -81,21 +81,6 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
             ".every(c => c.getClientRects().length === 0)"
         )
         assert shown["the-idea"] and shown["gradients-through-layernorm"]
-        # a stop's code and printouts fold, each leaving a marker; figures stay (learner B,
-        # 2026-11-30: "the code and printouts are what turn 'about 5 minutes' into 15")
-        printouts = (
-            "() => [...document.querySelectorAll('article section div.cell')]"
-            ".filter(c => !c.querySelector('.cell_output img, .lnlib-web-explorer')"
-            " && c.previousElementSibling?.matches('p.lnlib-evidence-marker'))"
-            ".map(c => [c.getClientRects().length > 0,"
-            " c.previousElementSibling.getClientRects().length > 0])"
-        )
-        folded = page.evaluate(printouts)
-        assert folded and all(not cell and marker for cell, marker in folded), folded
-        page.click("button.lnlib-path-evidence")
-        assert all(cell and not marker for cell, marker in page.evaluate(printouts))
-        page.click("button.lnlib-path-evidence")
-        assert all(not cell and marker for cell, marker in page.evaluate(printouts))
         # the footer's "next" follows the path in the view (learner B, 2026-11-30), the book off it
         footer = "() => document.querySelector('.prev-next-area a.right-next').getAttribute('href')"
         assert page.evaluate(footer) == "11_pre_post_norm.html#what-this-means-in-practice"
@@ -125,6 +110,9 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert twelve["button"]["pressed"] == "true"
         # and says so beside the button (learner B, 2026-11-30: pressing it again turned it off)
         assert "stays on in the next chapters" in page.text_content("#lnlib-path-view-status")
+        # and that it was turned on on an earlier page (learner B, 2026-11-30: the remembered view
+        # made a chapter's exercises look missing on a later visit)
+        assert page.text_content("#lnlib-path-view-status").startswith("On since an earlier page.")
         assert twelve["shown"]["qk-norm"] and not twelve["shown"]["dyt-a-tanh-instead-of-a-norm"]
         # a heading with nothing of its own left under it hides: chapter 12's "The idea" leads
         # only to its stops' headings (learner B read it as empty)
@@ -147,6 +135,23 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
             ".map(c => c.getClientRects().length > 0 && c.textContent.includes('check_rms_norm'))"
         )
         assert page.evaluate(run) == [True]
+        # a stop's code and printouts fold, each leaving a marker; figures stay (learner B,
+        # 2026-11-30: "the code and printouts are what turn 'about 5 minutes' into 15");
+        # chapter 13's stops print (chapter 09's moved their checks to appendices)
+        page.goto(f"{site_url}/chapters/13_numerics.html", wait_until="load")
+        printouts = (
+            "() => [...document.querySelectorAll('article section div.cell')]"
+            ".filter(c => !c.querySelector('.cell_output img, .lnlib-web-explorer')"
+            " && c.previousElementSibling?.matches('p.lnlib-evidence-marker'))"
+            ".map(c => [c.getClientRects().length > 0,"
+            " c.previousElementSibling.getClientRects().length > 0])"
+        )
+        folded = page.evaluate(printouts)
+        assert folded and all(not cell and marker for cell, marker in folded), folded
+        page.click("button.lnlib-path-evidence")
+        assert all(cell and not marker for cell, marker in page.evaluate(printouts))
+        page.click("button.lnlib-path-evidence")
+        assert all(not cell and marker for cell, marker in page.evaluate(printouts))
         # a link into a hidden section turns the view off and lands on it
         page.goto(
             f"{site_url}/chapters/12_after_2020.html#trained-not-only-initialized",
@@ -158,6 +163,16 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert "whole chapter shows" in page.text_content("#lnlib-path-view-status")
         assert not page.evaluate("() => document.querySelectorAll('a.lnlib-leaves-view').length")
         assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
+        # where the view hides the exercises, a line says so and shows the whole chapter
+        rest = page.locator("p.lnlib-path-rest")
+        assert not rest.is_visible()  # off: no line
+        page.click("p.lnlib-path-view button")
+        assert rest.is_visible() and "exercises too" in rest.inner_text()
+        assert not page.evaluate(FACTS)["shown"]["exercises"]
+        rest.locator("button").click()
+        whole = page.evaluate(FACTS)
+        assert whole["button"]["pressed"] == "false" and whole["shown"]["exercises"]
+        assert not rest.is_visible()
     finally:
         holder.context.close()
 
