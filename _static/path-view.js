@@ -247,11 +247,40 @@
     }
   }
 
+  // A chapter the path skips, reached with the view on (from the sidebar, say): its practitioner's line names the
+  // next stop, and a line under it says the view is on and turns it off (learner B, 2026-11-30: "no sign that the
+  // view is on").
+  function skippedChapter(opening) {
+    let on = false;
+    try {
+      on = localStorage.getItem(KEY) === "1";
+    } catch (error) {
+      on = false;
+    }
+    if (!on) return;
+    const line = document.createElement("p");
+    line.className = "lnlib-path-skipped";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Turn the view off";
+    line.append("The Practitioner’s view is on; this chapter has no stop, so it shows whole. ", button);
+    opening.after(line);
+    button.addEventListener("click", () => {
+      try {
+        localStorage.removeItem(KEY);
+      } catch (error) {
+        // storage refused: nothing was remembered
+      }
+      line.remove();
+    });
+  }
+
   function init() {
     const root = article();
     if (!root) return;
     const opening = [...root.querySelectorAll("p")].find((p) => OPENING.test(text(p)));
     const stops = stopSections(root);
+    if (opening && stops.length === 0) skippedChapter(opening);
     if (!opening || stops.length === 0) return;
     const box = document.createElement("p");
     box.className = "lnlib-path-view";

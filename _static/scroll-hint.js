@@ -101,9 +101,10 @@
       } else if (box.closest(OUTPUT) !== null && !box.closest(`.${TABLES}`)) {
         const anchor = outputAnchor(box);
         outputs.set(anchor, outputs.get(anchor) || overflows(box));
-      } else if (box.matches("pre") && box.closest("div.cell") === null) {
-        // a code block in the text, not a notebook cell's: What to use today's checklist code, the code
-        // readers copy, was cut at a phone's edge with no cue (learner B, 2026-11-30)
+      } else if (box.matches("pre")) {
+        // a code block, of the text or a notebook cell's input: What to use today's checklist code, the
+        // code readers copy, was cut at a phone's edge with no cue (learner B, 2026-11-30), and so were
+        // the chapters' code cells, with a fade only (learner A, 2026-11-30)
         const block = box.closest("div[class^='highlight-']") || box;
         cue(overflows(box), block, "Wide code: scroll sideways →", CODE_CUE);
       } else if (box.matches(FORMULA) && !box.closest(`.${TABLES}`)) {

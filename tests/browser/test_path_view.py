@@ -69,7 +69,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # but not a stop's proofs: a subsection holding a path-skip-section cell, a path-skip cell
         assert not shown["appendix-rmsnorm-s-jacobian-one-direction-removed-not-two"]  # appendix
         assert not shown["appendix-rmsnorm-s-closed-form-checked"]
-        assert not shown["checked-by-sympy"]  # the closed form's sympy check, under its box
+        assert not shown["checked-sympy-finite-differences-and-pytorch"]  # under its box
         # a link in a stop to a part the view hides says it opens the full chapter (learner B)
         assert page.evaluate(
             "() => [...document.querySelectorAll('article a.lnlib-leaves-view')]"
@@ -173,6 +173,18 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         whole = page.evaluate(FACTS)
         assert whole["button"]["pressed"] == "false" and whole["shown"]["exercises"]
         assert not rest.is_visible()
+        # a chapter the path skips, reached with the view on, says so, names the next stop and
+        # turns the view off (learner B, 2026-11-30: "no sign that the view is on")
+        page.evaluate("() => localStorage.setItem('lnlib-path-view', '1')")
+        page.goto(f"{site_url}/chapters/10_family.html", wait_until="load")
+        skipped = page.locator("p.lnlib-path-skipped")
+        assert skipped.is_visible() and "view is on" in skipped.inner_text()
+        assert page.locator(
+            "article p a[href='11_pre_post_norm.html#what-this-means-in-practice']"
+        ).count()
+        skipped.locator("button").click()
+        assert not skipped.count()
+        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
     finally:
         holder.context.close()
 

@@ -164,8 +164,8 @@ LAYOUT_FACTS = """() => {
         code: pick('pre, div.cell_output, div.output').filter(overflowing).map(el =>
             ({what: name(el), scrolls: scrolls(el), hinted: hinted(el),
                 output: scrolls(el) && !!el.closest('div.cell_output'),
-                // a code block of the text (not a notebook cell's), which readers copy
-                text: el.matches('pre') && !el.closest('div.cell'),
+                // a code block, of the text (which readers copy) or a notebook cell's input
+                text: el.matches('pre') && !el.closest('div.cell_output'),
                 cued: outputCued(el) || (() => {
                     const block = el.closest("div[class^='highlight-']") || el;
                     const before = block.previousElementSibling;
@@ -309,8 +309,9 @@ def test_nothing_clipped_and_figures_legible(page, width, browser, site_url, art
         assert set(facts["output_cues"]) <= {"Wide output: scroll sideways →"}, facts["output_cues"]
         uncued = [block for block in facts["code"] if block["text"] and not block["cued"]]
         assert uncued == [], (
-            f"{page} at {width} px: a code block of the text that scrolls sideways without the "
-            f"'scroll sideways' line above it (learner B, 2026-11-30): {uncued}"
+            f"{page} at {width} px: a code block (of the text or a cell's input) that scrolls "
+            f"sideways without the 'scroll sideways' line above it (learners B and A, 2026-11-30): "
+            f"{uncued}"
         )
         uncued = [block for block in facts["math"] if block["scrolls"] and not block["cued"]]
         assert uncued == [], (

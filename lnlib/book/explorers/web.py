@@ -325,13 +325,21 @@ def _control_html(uid: str, i: int, control: WebControl, position: int, disabled
 def _grid_line(explorer, states: WebStates, distinct: int) -> str:
     """One line, only where the page's explorer is coarser than the notebook's (module
     docstring)."""
+    # in a reader's words, not the build's (learner A, 2026-11-30: "Here: presets, then one entry
+    # at a time on a grid of 674 settings" read as build-system talk)
     if states.sweep:
-        return f"Here: presets, then one entry at a time on a grid of {distinct} settings."
+        return (
+            f"On this page the results are computed ahead for {distinct} settings: the presets, "
+            "and each entry moved alone from them; the notebook computes any setting."
+        )
     if any(
         isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
         for c in states.controls
     ):
-        return f"Here the sliders move on a grid of {distinct} settings."
+        return (
+            f"On this page the sliders step through {distinct} settings computed ahead; the "
+            "notebook's move freely."
+        )
     return ""
 
 

@@ -135,14 +135,18 @@ def practitioner_line(notebook: str, minutes: int | None = None) -> str:
     """The line under chapter `notebook`'s title (e.g. ``"09_gradients.ipynb"``): the path's stops
     in it, each linked to its section (a stop at the chapter's top is the box just below), and the
     `minutes` their unfolded reading takes (:func:`lnlib.book.tools.course.path_minutes`), or that
-    the path skips it."""
+    the path skips it, and its next stop."""
     stops = [
         f"[{name}](#{anchor})" if anchor else f"{name} below"
         for file, anchor, name in PATH_STOPS
         if file == notebook
     ]
     if not stops:
-        return f"{PRACTITIONER_OPENING} skips this chapter.*"
+        # and says where it goes on (learner B, 2026-11-30: in the view, a skipped chapter showed
+        # in full with no way on)
+        file, anchor, name = next(stop for stop in PATH_STOPS if stop[0] > notebook)
+        target = f"{file}#{anchor}" if anchor else file
+        return f"{PRACTITIONER_OPENING} skips this chapter; its next stop is [{name}]({target}).*"
     listed = stops[0] if len(stops) == 1 else f"{', '.join(stops[:-1])} and {stops[-1]}"
     time = f", about {minutes} minutes" if minutes else ""
     return f"{PRACTITIONER_OPENING} reads {listed} in this chapter{time}.*"
