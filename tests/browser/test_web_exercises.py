@@ -200,7 +200,7 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
                 )
         given = form.locator(".lnlib-exercise-given pre")
         if given.count():  # the data printed: the answer computed from them is right
-            # textContent: a folded block (web.FOLDED_LINES) has no rendered text
+            # textContent: a folded block has no rendered text
             built = exercises.exercise(int(number), **run_data_block(given.text_content()))
             shown = page.evaluate(
                 "([t, d]) => window.lnlibExerciseFeedback(t, d)",

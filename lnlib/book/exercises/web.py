@@ -37,8 +37,6 @@ TYPEABLE = 8
 #: Data of more numbers than this are not printed in the page (chapter 01's 50 layers of 64 × 64
 #: weights).
 PRINTABLE = 5000
-#: Data printed in more lines than this are folded under a "Show the data" summary.
-FOLDED_LINES = 15
 #: The precisions (numpy's ``precision``, digits after the point) tried in turn for the data; the
 #: last, None, prints each number with all the digits that give it back exactly
 #: (``floatmode="unique"``).
@@ -273,8 +271,10 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
     text = html.escape("\n".join(runnable))
     block = f'<pre tabindex="0" aria-label="the data of this exercise">{text}</pre>'
     lines = text.count("\n") + 1
-    if lines > FOLDED_LINES:  # screens of numbers on a phone (learner B): folded, one tap away
-        block = f"<details><summary>Show the data ({lines} lines)</summary>{block}</details>"
+    # folded, one tap away: a phone showed screens of numbers (learner B), and most exercises' code
+    # cells show the same numbers just above (learner B, 2026-11-30: "every exercise shows its data
+    # twice")
+    block = f"<details><summary>Show the data ({lines} lines)</summary>{block}</details>"
     return f'<div class="lnlib-exercise-given">{caption}{block}</div>'
 
 
