@@ -330,15 +330,16 @@ def _grid_line(explorer, states: WebStates, distinct: int) -> str:
     if states.sweep:
         return (
             f"On this page the results are computed ahead for {distinct} settings: the presets, "
-            "and each entry moved alone from them; the notebook computes any setting."
+            "and each entry moved alone from them; in the notebook the explorer computes every "
+            "setting as you make it."
         )
     if any(
         isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
         for c in states.controls
     ):
         return (
-            f"On this page the sliders step through {distinct} settings computed ahead; the "
-            "notebook's move freely."
+            f"On this page the sliders step through {distinct} settings computed ahead; in the "
+            "notebook they move in finer steps."
         )
     return ""
 
