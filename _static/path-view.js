@@ -182,18 +182,34 @@
   function restLine(root, hidden, state) {
     const exercises = root.querySelector("section#exercises");
     if (!exercises || !hidden.includes(exercises)) return null;
-    const line = document.createElement("p");
-    line.className = "lnlib-path-rest";
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = "Show the whole chapter";
-    line.append("The practitioner’s view hides the rest of this chapter, its exercises too. ", button);
-    exercises.before(line);
-    button.addEventListener("click", () => {
+    const words = "The practitioner’s view hides the rest of this chapter, its exercises too. ";
+    const line = lineWithButton("lnlib-path-rest", words, "Show the whole chapter", () => {
       setView(false, state);
       exercises.scrollIntoView();
     });
+    exercises.before(line);
     return line;
+  }
+
+  // A line of text ending in a button that runs `onClick`.
+  function lineWithButton(className, words, label, onClick) {
+    const line = document.createElement("p");
+    line.className = className;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = label;
+    button.addEventListener("click", onClick);
+    line.append(words, button);
+    return line;
+  }
+
+  // Whether the view was left on in an earlier page (false where storage is refused).
+  function remembered() {
+    try {
+      return localStorage.getItem(KEY) === "1";
+    } catch (error) {
+      return false;
+    }
   }
 
   function setView(on, state) {
@@ -251,21 +267,9 @@
   // next stop, and a line under it says the view is on and turns it off (learner B, 2026-11-30: "no sign that the
   // view is on").
   function skippedChapter(opening) {
-    let on = false;
-    try {
-      on = localStorage.getItem(KEY) === "1";
-    } catch (error) {
-      on = false;
-    }
-    if (!on) return;
-    const line = document.createElement("p");
-    line.className = "lnlib-path-skipped";
-    const button = document.createElement("button");
-    button.type = "button";
-    button.textContent = "Turn the view off";
-    line.append("The Practitioner’s view is on; this chapter has no stop, so it shows whole. ", button);
-    opening.after(line);
-    button.addEventListener("click", () => {
+    if (!remembered()) return;
+    const words = "The Practitioner’s view is on; this chapter has no stop, so it shows whole. ";
+    const line = lineWithButton("lnlib-path-skipped", words, "Turn the view off", () => {
       try {
         localStorage.removeItem(KEY);
       } catch (error) {
@@ -273,6 +277,7 @@
       }
       line.remove();
     });
+    opening.after(line);
   }
 
   function init() {
@@ -309,15 +314,9 @@
         cell.scrollIntoView({ block: "center" });
       }),
     );
-    let remembered = false;
-    try {
-      remembered = localStorage.getItem(KEY) === "1";
-    } catch (error) {
-      remembered = false;
-    }
     state.rest = restLine(root, hidden, state);
-    state.remembered = remembered;
-    setView(remembered, state);
+    state.remembered = remembered();
+    setView(state.remembered, state);
     state.remembered = false;
     revealTarget(state);
     window.addEventListener("hashchange", () => revealTarget(state));
