@@ -274,7 +274,8 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
     # folded, one tap away: a phone showed screens of numbers (learner B), and most exercises' code
     # cells show the same numbers just above (learner B, 2026-11-30: "every exercise shows its data
     # twice")
-    block = f"<details><summary>Show the data ({lines} lines)</summary>{block}</details>"
+    length = f"{lines} line" if lines == 1 else f"{lines} lines"
+    block = f"<details><summary>Show the data ({length})</summary>{block}</details>"
     return f'<div class="lnlib-exercise-given">{caption}{block}</div>'
 
 

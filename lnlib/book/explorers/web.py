@@ -25,6 +25,7 @@ import html
 import io
 import itertools
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,15 +334,23 @@ def _grid_line(explorer, states: WebStates, distinct: int) -> str:
             "and each entry moved alone from them; in the notebook the explorer computes every "
             "setting as you make it."
         )
-    if any(
-        isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
+    sliders = [
+        c
         for c in states.controls
-    ):
-        return (
-            f"On this page the sliders step through {distinct} settings computed ahead; in the "
-            "notebook they move in finer steps."
-        )
-    return ""
+        if isinstance(explorer.controls[c.name], (widgets.FloatSlider, widgets.FloatLogSlider))
+    ]
+    if not sliders:
+        return ""
+    positions = math.prod(len(c.values) for c in sliders)
+    # the truth audit of 2026-11-30: chapter 13's one slider has 21 positions, not 63 settings
+    others = f" ({distinct} settings with the other controls)" if positions != distinct else ""
+    steps, moves = (
+        ("the slider steps", "it moves") if len(sliders) == 1 else ("the sliders step", "they move")
+    )
+    return (
+        f"On this page {steps} through {positions} positions computed ahead{others}; in the "
+        f"notebook {moves} in finer steps."
+    )
 
 
 def _html(explorer, states: WebStates, data: dict) -> str:
