@@ -9,7 +9,7 @@
 // (its subsection). A stop's code and printouts fold too, each leaving a marker, until "Show code and printouts"
 // is pressed; its figures stay. The choice is remembered across pages (localStorage) until the reader turns it off;
 // a link to a hidden section (from the contents, another page or a search) turns it off, so no link lands on nothing,
-// and a line where the exercises were shows the whole chapter again.
+// and a line where the exercises were shows the whole chapter again. A stop's link on What to use today turns it on.
 // Chapters without a stop get no button; nor does the course edition, which drops the practitioner's line.
 (() => {
   "use strict";
@@ -19,6 +19,8 @@
   const KEEP_BOXES = new Set(["In practice", "The bottom line"]);
   const OFF = "lnlib-off-path";
   const LEAVES = "lnlib-leaves-view";
+  const STOP_LINK = /, stop \d+$/; // What to use today's checklist: "pre-norm in practice, stop 4"
+  const PATH_BOX = /^A practitioner[’']s path through the book$/;
 
   const article = () => document.querySelector("article.bd-article");
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
@@ -241,7 +243,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `${state.remembered ? "On since an earlier page. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded. The view stays on in the next chapters; this button turns it off.`
+      ? `${state.remembered ? "On since an earlier page. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded${state.showsCode ? ", but for the few the text reads" : ""}. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");
@@ -280,9 +282,30 @@
     opening.after(line);
   }
 
+  // A stop's link on What to use today (its checklist's "…, stop N" links and the path's box) opens the chapter in
+  // the view (learner B, 2026-11-30: "turn the practitioner's view on by default for readers who enter at What to
+  // use today").
+  function stopLinksOpenTheView(root) {
+    const inPathBox = (a) => {
+      const title = a.closest(".admonition")?.querySelector(":scope > .admonition-title");
+      return Boolean(title && PATH_BOX.test(text(title)));
+    };
+    root.querySelectorAll("a[href*='.html']").forEach((a) => {
+      if (!STOP_LINK.test(text(a)) && !inPathBox(a)) return;
+      a.addEventListener("click", () => {
+        try {
+          localStorage.setItem(KEY, "1");
+        } catch (error) {
+          // storage refused: the chapter opens whole
+        }
+      });
+    });
+  }
+
   function init() {
     const root = article();
     if (!root) return;
+    stopLinksOpenTheView(root);
     const opening = [...root.querySelectorAll("p")].find((p) => OPENING.test(text(p)));
     const stops = stopSections(root);
     if (opening && stops.length === 0) skippedChapter(opening);
@@ -314,6 +337,7 @@
         cell.scrollIntoView({ block: "center" });
       }),
     );
+    state.showsCode = stops.some((stop) => stop.querySelector(".tag_path-show"));
     state.rest = restLine(root, hidden, state);
     state.remembered = remembered();
     setView(state.remembered, state);

@@ -189,6 +189,25 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         holder.context.close()
 
 
+def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
+    """Learner B (2026-11-30): "turn the practitioner's view on by default for readers who enter at
+    What to use today". The checklist's "..., stop N" links and the path box's open their chapter in
+    the view; the status says which printouts stay open where a stop shows some (path-show)."""
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = _open(holder, f"{site_url}/chapters/what_to_use_today.html")
+        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
+        page.click("article a:text-is('pre-norm in practice, stop 4')")
+        page.wait_for_load_state("load")
+        assert page.url.endswith("11_pre_post_norm.html#what-this-means-in-practice")
+        assert page.evaluate(FACTS)["button"]["pressed"] == "true"
+        page.goto(f"{site_url}/chapters/09_gradients.html", wait_until="load")
+        status = page.text_content("#lnlib-path-view-status")
+        assert "folded, but for the few the text reads" in status, status
+    finally:
+        holder.context.close()
+
+
 @pytest.mark.parametrize("chapter", PRACTITIONER_CHAPTERS)
 def test_only_chapters_with_a_stop_offer_the_view(chapter, browser, site_url):
     """Chapters 10 and 14, which the path skips, have no stop and no button; at 390 px the button
