@@ -197,7 +197,7 @@ def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
     try:
         page = _open(holder, f"{site_url}/chapters/what_to_use_today.html")
         assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
-        page.click("article a:text-is('pre-norm in practice, stop 4')")
+        page.locator("article a", has_text="pre-norm in practice, stop 4").first.click()
         page.wait_for_load_state("load")
         assert page.url.endswith("11_pre_post_norm.html#what-this-means-in-practice")
         assert page.evaluate(FACTS)["button"]["pressed"] == "true"
