@@ -214,12 +214,18 @@
     }
   }
 
+  // What the status says of a stop's code: folded, or nothing where no code is left to fold (the truth audit of
+  // 2026-11-30: chapters 09 and 16 said "folded" of stops whose one code cell stays open, path-show).
+  function foldedClause(state) {
+    return state.evidence.length === 0 ? "" : "; their code and printouts are folded";
+  }
+
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
     if (state.rest) state.rest.classList.toggle(OFF, !on);
     state.on = on;
     showEvidence(state.shown, state);
-    state.evidenceButton.hidden = !on;
+    state.evidenceButton.hidden = !on || state.evidence.length === 0;
     setFooter(on, state.footer);
     const ids = new Set(
       [...document.querySelectorAll(`.${OFF}`)].flatMap((el) =>
@@ -243,7 +249,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `${state.remembered ? "On since an earlier page. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes; their code and printouts are folded${state.showsCode ? ", but for the few the text reads" : ""}. The view stays on in the next chapters; this button turns it off.`
+      ? `${state.remembered ? "On since an earlier page or a stop’s link. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes${foldedClause(state)}. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");
@@ -292,13 +298,15 @@
     };
     root.querySelectorAll("a[href*='.html']").forEach((a) => {
       if (!STOP_LINK.test(text(a)) && !inPathBox(a)) return;
-      a.addEventListener("click", () => {
+      const turnOn = () => {
         try {
           localStorage.setItem(KEY, "1");
         } catch (error) {
           // storage refused: the chapter opens whole
         }
-      });
+      };
+      a.addEventListener("click", turnOn);
+      a.addEventListener("auxclick", turnOn); // a middle click, to a new tab
     });
   }
 
@@ -337,7 +345,6 @@
         cell.scrollIntoView({ block: "center" });
       }),
     );
-    state.showsCode = stops.some((stop) => stop.querySelector(".tag_path-show"));
     state.rest = restLine(root, hidden, state);
     state.remembered = remembered();
     setView(state.remembered, state);

@@ -112,7 +112,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert "stays on in the next chapters" in page.text_content("#lnlib-path-view-status")
         # and that it was turned on on an earlier page (learner B, 2026-11-30: the remembered view
         # made a chapter's exercises look missing on a later visit)
-        assert page.text_content("#lnlib-path-view-status").startswith("On since an earlier page.")
+        assert page.text_content("#lnlib-path-view-status").startswith("On since an earlier page")
         assert twelve["shown"]["qk-norm"] and not twelve["shown"]["dyt-a-tanh-instead-of-a-norm"]
         # a heading with nothing of its own left under it hides: chapter 12's "The idea" leads
         # only to its stops' headings (learner B read it as empty)
@@ -192,7 +192,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
 def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
     """Learner B (2026-11-30): "turn the practitioner's view on by default for readers who enter at
     What to use today". The checklist's "..., stop N" links and the path box's open their chapter in
-    the view; the status says which printouts stay open where a stop shows some (path-show)."""
+    the view; the status says the stops' code is folded only where some is."""
     holder = OfflineContext(browser, 1280)
     try:
         page = _open(holder, f"{site_url}/chapters/what_to_use_today.html")
@@ -201,9 +201,14 @@ def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
         page.wait_for_load_state("load")
         assert page.url.endswith("11_pre_post_norm.html#what-this-means-in-practice")
         assert page.evaluate(FACTS)["button"]["pressed"] == "true"
+        # chapter 09's stops keep only a cell the text reads (path-show): nothing is said folded,
+        # and no button offers to show what is not folded (the truth audit of 2026-11-30)
         page.goto(f"{site_url}/chapters/09_gradients.html", wait_until="load")
         status = page.text_content("#lnlib-path-view-status")
-        assert "folded, but for the few the text reads" in status, status
+        assert "folded" not in status, status
+        assert not page.locator("button.lnlib-path-evidence").is_visible()
+        page.goto(f"{site_url}/chapters/13_numerics.html", wait_until="load")
+        assert "code and printouts are folded" in page.text_content("#lnlib-path-view-status")
     finally:
         holder.context.close()
 
