@@ -272,20 +272,42 @@
   }
 
   // A chapter the path skips, reached with the view on (from the sidebar, say): its practitioner's line names the
-  // next stop, and a line under it says the view is on and turns it off (learner B, 2026-11-30: "no sign that the
-  // view is on").
+  // next stop, and a line under it says the view is on (learner B, 2026-11-30: "no sign that the view is on"). The
+  // view hides the chapter below that line, as it hides a stop chapter's rest (learner B18: "renders all of ch10,
+  // about 20,000 px on a phone"); one button shows the chapter, the other turns the view off too.
   function skippedChapter(opening) {
     if (!remembered()) return;
-    const words = "The Practitioner’s view is on; this chapter has no stop, so it shows whole. ";
-    const line = lineWithButton("lnlib-path-skipped", words, "Turn the view off", () => {
+    const hidden = [];
+    for (let el = opening.nextElementSibling; el; el = el.nextElementSibling) hidden.push(el);
+    for (let el = opening.parentElement; el && el !== article(); el = el.parentElement) {
+      for (let next = el.nextElementSibling; next; next = next.nextElementSibling) hidden.push(next);
+    }
+    const show = () => {
+      hidden.forEach((el) => el.classList.remove(OFF));
+      line.remove();
+    };
+    const words = "The Practitioner’s view is on, and the path skips this chapter, so the view hides it. ";
+    const line = lineWithButton("lnlib-path-skipped", words, "Show the whole chapter", show);
+    const off = document.createElement("button");
+    off.type = "button";
+    off.textContent = "Turn the view off";
+    off.addEventListener("click", () => {
       try {
         localStorage.removeItem(KEY);
       } catch (error) {
         // storage refused: nothing was remembered
       }
-      line.remove();
+      show();
     });
+    line.append(" ", off);
+    hidden.forEach((el) => el.classList.add(OFF));
     opening.after(line);
+    const id = decodeURIComponent(window.location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    if (target && hidden.some((el) => el.contains(target))) {
+      show();
+      target.scrollIntoView();
+    }
   }
 
   // A stop's link on What to use today (its checklist's "…, stop N" links and the path's box) opens the chapter in

@@ -69,7 +69,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # but not a stop's proofs: a subsection holding a path-skip-section cell, a path-skip cell
         assert not shown["appendix-rmsnorm-s-jacobian-one-direction-removed-not-two"]  # appendix
         assert not shown["appendix-rmsnorm-s-closed-form-checked"]
-        assert not shown["checked-sympy-finite-differences-and-pytorch"]  # under its box
+        assert not shown["appendix-the-closed-form-checked"]  # the checks of its box
         # a link in a stop to a part the view hides says it opens the full chapter (learner B)
         assert page.evaluate(
             "() => [...document.querySelectorAll('article a.lnlib-leaves-view')]"
@@ -182,8 +182,15 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert page.locator(
             "article p a[href='11_pre_post_norm.html#what-this-means-in-practice']"
         ).count()
-        skipped.locator("button").click()
-        assert not skipped.count()
+        # the view hides the chapter below that line (learner B18: "about 20,000 px on a phone")
+        idea = page.locator("section#the-idea")
+        assert not idea.is_visible() and not page.locator("section#exercises").is_visible()
+        skipped.locator("button", has_text="Show the whole chapter").click()
+        assert idea.is_visible() and not skipped.count()
+        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") == "1"  # still on
+        page.reload(wait_until="load")
+        skipped.locator("button", has_text="Turn the view off").click()
+        assert idea.is_visible() and not skipped.count()
         assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
     finally:
         holder.context.close()
