@@ -86,6 +86,10 @@
       }
       if (window.MathJax && window.MathJax.typesetPromise) await window.MathJax.typesetPromise([into]);
       button.textContent = "The stops are below";
+      // the path to hand on, as paper or a PDF (learner B19, 2026-11-30: "a print/PDF this path link")
+      const print = Object.assign(make("button", "", "Print the path, or save it as a PDF"), { type: "button" });
+      print.addEventListener("click", () => window.print());
+      button.after(" ", print);
     } catch (error) {
       button.disabled = false;
       button.textContent = "Read every stop on this page";

@@ -282,6 +282,8 @@
     for (let el = opening.parentElement; el && el !== article(); el = el.parentElement) {
       for (let next = el.nextElementSibling; next; next = next.nextElementSibling) hidden.push(next);
     }
+    // the page's contents too, which would list hidden sections in a panel cut to the short page (learner B19)
+    hidden.push(...document.querySelectorAll(".bd-sidebar-secondary"));
     const show = () => {
       hidden.forEach((el) => el.classList.remove(OFF));
       line.remove();
@@ -302,12 +304,17 @@
     line.append(" ", off);
     hidden.forEach((el) => el.classList.add(OFF));
     opening.after(line);
-    const id = decodeURIComponent(window.location.hash.slice(1));
-    const target = id && document.getElementById(id);
-    if (target && hidden.some((el) => el.contains(target))) {
-      show();
-      target.scrollIntoView();
-    }
+    // a link to a part it hides (the page's contents, another page) shows the chapter, as revealTarget does
+    const reveal = () => {
+      const id = decodeURIComponent(window.location.hash.slice(1));
+      const target = id && document.getElementById(id);
+      if (target && target.closest(`.${OFF}`)) {
+        show();
+        target.scrollIntoView();
+      }
+    };
+    reveal();
+    window.addEventListener("hashchange", reveal);
   }
 
   // A stop's link on What to use today (its checklist's "…, stop N" links and the path's box) opens the chapter in

@@ -53,5 +53,9 @@ def test_every_stop_reads_on_the_paths_page(browser, site_url):
         assert facts["figures"] >= 1 and facts["inPractice"] >= 1, facts
         assert facts["math"] > 20 and facts["rawMath"] == 0, facts
         assert facts["ids"] == 0 and facts["localLinks"] == 0, facts
+        # and the path, gathered, prints or saves as a PDF (learner B19, 2026-11-30)
+        page.evaluate("() => { window.print = () => { window.printed = true; }; }")
+        page.locator("p.lnlib-path-page button", has_text="Print the path").click()
+        assert page.evaluate("() => window.printed") is True
     finally:
         holder.context.close()

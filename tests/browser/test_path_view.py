@@ -185,6 +185,13 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         # the view hides the chapter below that line (learner B18: "about 20,000 px on a phone")
         idea = page.locator("section#the-idea")
         assert not idea.is_visible() and not page.locator("section#exercises").is_visible()
+        assert not page.locator(".bd-sidebar-secondary").is_visible()  # its contents, cut short
+        # a link to a part it hides shows the chapter (the truth audit of 2026-11-30)
+        page.evaluate("() => { location.hash = '#rms-norm'; }")
+        page.wait_for_function("() => !document.querySelector('p.lnlib-path-skipped')")
+        assert page.locator("section#rms-norm").is_visible()
+        page.goto(f"{site_url}/chapters/10_family.html", wait_until="load")
+        assert not idea.is_visible()
         skipped.locator("button", has_text="Show the whole chapter").click()
         assert idea.is_visible() and not skipped.count()
         assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") == "1"  # still on
