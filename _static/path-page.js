@@ -88,7 +88,7 @@
       button.textContent = "The stops are below";
       // the path to hand on, as paper or a PDF (learner B19, 2026-11-30: "a print/PDF this path link")
       const print = Object.assign(make("button", "", "Print the path, or save it as a PDF"), { type: "button" });
-      print.addEventListener("click", () => window.print());
+      print.addEventListener("click", () => printPath(into));
       button.after(" ", print);
     } catch (error) {
       button.disabled = false;
@@ -97,6 +97,17 @@
         "This browser would not read the chapters' pages (opened from files rather than a web server?): " +
         "follow the links above, or serve the website (make serve).";
     }
+  }
+
+  // Print the page's title, the path's box and the gathered stops, nothing else of the page (the truth audit of
+  // 2026-11-30: the button printed the whole page); the rest comes back after the print dialog.
+  function printPath(into) {
+    const kept = new Set([into, into.previousElementSibling]);
+    const rest = [...into.parentElement.children].filter((el) => !kept.has(el) && !/^H1$/.test(el.tagName));
+    rest.forEach((el) => el.classList.add("lnlib-not-path"));
+    const restore = () => rest.forEach((el) => el.classList.remove("lnlib-not-path"));
+    window.addEventListener("afterprint", restore, { once: true });
+    window.print();
   }
 
   function init() {

@@ -57,5 +57,11 @@ def test_every_stop_reads_on_the_paths_page(browser, site_url):
         page.evaluate("() => { window.print = () => { window.printed = true; }; }")
         page.locator("p.lnlib-path-page button", has_text="Print the path").click()
         assert page.evaluate("() => window.printed") is True
+        # and prints the path alone: the page's other sections stay on screen, not on paper
+        section = page.locator("section#what-ten-open-models-use")
+        assert section.is_visible()
+        page.emulate_media(media="print")
+        assert not section.is_visible() and page.locator("div.lnlib-path-stops").is_visible()
+        page.emulate_media(media="screen")
     finally:
         holder.context.close()

@@ -129,6 +129,7 @@ def scaled_and_shifted_batch(batch) -> Exercise:
                 GAMMA * (xhat + BETA)
             ),
             MISSING_EPS: GAMMA * without_eps + BETA,
+            "that is x̂ itself: γ = 2 and β = 0.5 are not applied yet, y = γ x̂ + β": xhat,
         },
     )
 

@@ -92,6 +92,8 @@ def eps_for_half_variance() -> Exercise:
             ),
             "that ε makes the output's standard deviation one half; its variance is then one "
             "quarter": variance * (1 / 0.5**2 - 1),  # σ²/(σ² + ε) = 1/4
+            "that is half the variance: the output's variance is σ²/(σ² + ε), one half when ε "
+            "is the whole of σ²": variance / 2,
         },
     )
 

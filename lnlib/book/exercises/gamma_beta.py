@@ -73,6 +73,8 @@ def gpt2_medium_layer_norm_parameters() -> Exercise:
             "each block has two LayerNorms, one before the attention and one before the MLP": (
                 (blocks + 1) * per_layer_norm
             ),
+            "that is GPT-2 small's 38,400 doubled for twice the blocks: the width grows too, "
+            "from 768 to 1024": 2 * gpt2_parameter_counts(d_model=768, n_layers=12)["layer_norm"],
         },
     )
 
