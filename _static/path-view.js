@@ -20,7 +20,9 @@
   const OFF = "lnlib-off-path";
   const LEAVES = "lnlib-leaves-view";
   const STOP_LINK = /, stop \d+$/; // What to use today's checklist: "pre-norm in practice, stop 4"
-  const PATH_BOX = /^A practitioner[’']s path through the book$/;
+  // the path's box on What to use today, and the introduction's box that starts the path (learner B, 2026-11-30:
+  // "link straight to stop 2 with the view on")
+  const PATH_BOX = /^(A practitioner[’']s path through the book|Training transformers today\? Start with the practitioner[’']s path)$/;
 
   const article = () => document.querySelector("article.bd-article");
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();

@@ -227,6 +227,20 @@ def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
         holder.context.close()
 
 
+def test_the_introductions_stop_2_link_opens_the_view(browser, site_url):
+    """Learner B (2026-11-30): "link straight to stop 2 with the view on" from the front page."""
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = _open(holder, f"{site_url}/intro.html")
+        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
+        page.locator("article a", has_text="stop 2, LayerNorm").first.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("09_gradients.html#simplified-the-closed-form")
+        assert page.evaluate(FACTS)["button"]["pressed"] == "true"
+    finally:
+        holder.context.close()
+
+
 @pytest.mark.parametrize("chapter", PRACTITIONER_CHAPTERS)
 def test_only_chapters_with_a_stop_offer_the_view(chapter, browser, site_url):
     """Chapters 10 and 14, which the path skips, have no stop and no button; at 390 px the button
