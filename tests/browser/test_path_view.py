@@ -203,18 +203,30 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         holder.context.close()
 
 
+def _follow_into_the_view(holder: OfflineContext, start: str, link_text: str, landing: str):
+    """Open `start` with the view off, click its link `link_text` and require the chapter it lands
+    on (`landing`, the URL's end) to open in the view; return that page."""
+    page = _open(holder, start)
+    assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
+    page.locator("article a", has_text=link_text).first.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith(landing), page.url
+    assert page.evaluate(FACTS)["button"]["pressed"] == "true"
+    return page
+
+
 def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
     """Learner B (2026-11-30): "turn the practitioner's view on by default for readers who enter at
     What to use today". The checklist's "..., stop N" links and the path box's open their chapter in
     the view; the status says the stops' code is folded only where some is."""
     holder = OfflineContext(browser, 1280)
     try:
-        page = _open(holder, f"{site_url}/chapters/what_to_use_today.html")
-        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
-        page.locator("article a", has_text="pre-norm in practice, stop 4").first.click()
-        page.wait_for_load_state("load")
-        assert page.url.endswith("11_pre_post_norm.html#what-this-means-in-practice")
-        assert page.evaluate(FACTS)["button"]["pressed"] == "true"
+        page = _follow_into_the_view(
+            holder,
+            f"{site_url}/chapters/what_to_use_today.html",
+            "pre-norm in practice, stop 4",
+            "11_pre_post_norm.html#what-this-means-in-practice",
+        )
         # chapter 09's stops keep only a cell the text reads (path-show): nothing is said folded,
         # and no button offers to show what is not folded (the truth audit of 2026-11-30)
         page.goto(f"{site_url}/chapters/09_gradients.html", wait_until="load")
@@ -231,12 +243,12 @@ def test_the_introductions_stop_2_link_opens_the_view(browser, site_url):
     """Learner B (2026-11-30): "link straight to stop 2 with the view on" from the front page."""
     holder = OfflineContext(browser, 1280)
     try:
-        page = _open(holder, f"{site_url}/intro.html")
-        assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
-        page.locator("article a", has_text="stop 2, LayerNorm").first.click()
-        page.wait_for_load_state("load")
-        assert page.url.endswith("09_gradients.html#simplified-the-closed-form")
-        assert page.evaluate(FACTS)["button"]["pressed"] == "true"
+        _follow_into_the_view(
+            holder,
+            f"{site_url}/intro.html",
+            "stop 2, LayerNorm",
+            "09_gradients.html#simplified-the-closed-form",
+        )
     finally:
         holder.context.close()
 
