@@ -21,7 +21,7 @@
   }
 
   // The stop as the view shows it, its links and images pointing where they did in its chapter.
-  function asShown(stop, page) {
+  function asShown(stop, page, href = page) {
     const copy = stop.cloneNode(true);
     copy.querySelectorAll(".tag_path-skip-section").forEach((cell) => {
       const section = cell.closest("section");
@@ -32,13 +32,23 @@
       if (cell.querySelector(".lnlib-web-explorer")) return;
       if (cell.classList.contains("tag_path-show")) return; // code the stop tells its reader to run
       const figure = cell.querySelector(".cell_output img");
-      if (!figure) cell.remove(); // a printout
+      if (!figure) cell.replaceWith(printoutStub(href)); // a printout
       else if (figure.closest("details")) return; // a figure its chapter folds stays folded, as there
       else cell.querySelectorAll(":scope > .cell_input, :scope > details").forEach((el) => el.remove());
     });
     copy.querySelectorAll("a[href^='#']").forEach((a) => a.setAttribute("href", page + a.getAttribute("href")));
     [copy, ...copy.querySelectorAll("[id]")].forEach((el) => el.removeAttribute("id"));
     return copy;
+  }
+
+  // Where a printout was, a line that says so and links to it in its chapter (learner B, 2026-11-30: "the folded
+  // cell computes the numbers below" pointed at nothing on this page).
+  function printoutStub(href) {
+    const stub = make("p", "lnlib-path-printout", "⋯ code and printout: in ");
+    const link = make("a", "", "the chapter");
+    link.href = href;
+    stub.append(link);
+    return stub;
   }
 
   // The chapter's "In practice" boxes that no stop holds, as the view keeps them: shown before its first stop.
@@ -81,7 +91,7 @@
           const own = stops.filter((s) => s.page === page && s.stop).map((s) => s.stop);
           boxesOutside(doc, own).forEach((box) => block.append(asShown(box, page)));
         }
-        block.append(asShown(stop, page));
+        block.append(asShown(stop, page, link.getAttribute("href")));
         into.append(block);
       }
       if (window.MathJax && window.MathJax.typesetPromise) await window.MathJax.typesetPromise([into]);

@@ -27,9 +27,10 @@
   const article = () => document.querySelector("article.bd-article");
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
 
+  const stopLinesIn = (root) => [...root.querySelectorAll("p")].filter((p) => STOP.test(text(p)));
+
   function stopSections(root) {
-    return [...root.querySelectorAll("p")]
-      .filter((p) => STOP.test(text(p)))
+    return stopLinesIn(root)
       .map((p) => p.closest("section"))
       .filter(Boolean);
   }
@@ -219,11 +220,14 @@
   // What the status says of a stop's code: folded, or nothing where no code is left to fold (the truth audit of
   // 2026-11-30: chapters 09 and 16 said "folded" of stops whose one code cell stays open, path-show).
   function foldedClause(state) {
-    return state.evidence.length === 0 ? "" : "; their code and printouts are folded";
+    return state.evidence.length === 0 ? "" : "; the stops’ code and printouts are folded";
   }
 
   function setView(on, state) {
     state.hidden.forEach((el) => el.classList.toggle(OFF, on));
+    // a stop's own line ("The practitioner's path, stop N of 12, ...") shows in the view only (learner B,
+    // 2026-11-30: four layers of navigation before a section's first sentence, for a reader of the whole book)
+    state.stopLines.forEach((line) => line.classList.toggle(OFF, !on));
     if (state.rest) state.rest.classList.toggle(OFF, !on);
     state.on = on;
     showEvidence(state.shown, state);
@@ -251,7 +255,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `${state.remembered ? "On since an earlier page or a stop’s link. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, with their “In practice” boxes${foldedClause(state)}. The view stays on in the next chapters; this button turns it off.`
+      ? `${state.remembered ? "On since an earlier page or a stop’s link. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, and its “In practice” boxes${foldedClause(state)}. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");
@@ -367,7 +371,7 @@
     const hidden = offPath(root, stops);
     const evidence = evidenceIn(stops, hidden);
     const state = { hidden, boxOnly: hidden.boxOnly, button, status, count, on: false, evidence, evidenceButton,
-                    shown: false, footer: pathFooter(root) };
+                    shown: false, footer: pathFooter(root), stopLines: stopLinesIn(root) };
     button.addEventListener("click", () => setView(!state.on, state));
     evidenceButton.addEventListener("click", () => showEvidence(!state.shown, state));
     evidence.markers.forEach(([marker, cell]) =>

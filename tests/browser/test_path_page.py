@@ -25,6 +25,7 @@ FACTS = """() => {
         rawMath: [...into.querySelectorAll('span.math')]
             .filter(s => !s.querySelector('mjx-container')).length,
         ids: into.querySelectorAll('[id]').length,
+        stubs: into.querySelectorAll('p.lnlib-path-printout a[href*=".html"]').length,
         localLinks: into.querySelectorAll("a[href^='#']").length,
         inPractice: [...into.querySelectorAll('.admonition-title')]
             .filter(t => t.textContent.trim() === 'In practice').length,
@@ -49,6 +50,8 @@ def test_every_stop_reads_on_the_paths_page(browser, site_url):
         assert facts["from"][0].startswith("Stop 2, from Gradients through LayerNorm")
         assert facts["from"][-1].startswith("Stop 12, from Check your own LayerNorm")
         assert facts["proofs"] == 0 and facts["printouts"] == 0, facts
+        # where a printout was, a line links to it in its chapter (learner B, 2026-11-30)
+        assert facts["stubs"] >= 1, facts
         assert facts["toRun"] == 1, facts  # chapter 16's check_rms_norm call, kept (learner B)
         assert facts["figures"] >= 1 and facts["inPractice"] >= 1, facts
         assert facts["math"] > 20 and facts["rawMath"] == 0, facts

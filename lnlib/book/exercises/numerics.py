@@ -92,6 +92,8 @@ def chan_merged_variance(chunks) -> Exercise:
                 merged.m2 / (n - 1)
             ),
             "that is M₂ itself, the sum of squared deviations: the variance is M₂ / n": merged.m2,
+            "that is M₂,a + M₂,b: the term for the distance between the two means is missing, "
+            "and the variance is M₂ / n": a.m2 + b.m2,
             "that divides by n twice: M₂ / n is the variance already": merged.m2 / n**2,
             "that weights δ² by n_a n_b; the weight is n_a n_b / n": (
                 (a.m2 + b.m2 + delta**2 * a.count * b.count) / n
