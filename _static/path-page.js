@@ -32,7 +32,12 @@
       if (cell.querySelector(".lnlib-web-explorer")) return;
       if (cell.classList.contains("tag_path-show")) return; // code the stop tells its reader to run
       const figure = cell.querySelector(".cell_output img");
-      if (!figure) cell.replaceWith(printoutStub(href)); // a printout
+      if (!figure) {
+        // a printout: one line for a run of them
+        const before = cell.previousElementSibling;
+        if (before && before.classList.contains("lnlib-path-printout")) cell.remove();
+        else cell.replaceWith(printoutStub(href));
+      }
       else if (figure.closest("details")) return; // a figure its chapter folds stays folded, as there
       else cell.querySelectorAll(":scope > .cell_input, :scope > details").forEach((el) => el.remove());
     });

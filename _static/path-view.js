@@ -19,10 +19,10 @@
   const KEEP_BOXES = new Set(["In practice", "The bottom line"]);
   const OFF = "lnlib-off-path";
   const LEAVES = "lnlib-leaves-view";
-  const STOP_LINK = /, stop \d+$/; // What to use today's checklist: "pre-norm in practice, stop 4"
-  // the path's box on What to use today, and the introduction's box that starts the path (learner B, 2026-11-30:
-  // "link straight to stop 2 with the view on")
-  const PATH_BOX = /^(A practitioner[’']s path through the book|Training transformers today\? Start with the practitioner[’']s path)$/;
+  // What to use today's checklist ("pre-norm in practice, stop 4") and the introduction's stop 2 (learner B,
+  // 2026-11-30: "link straight to stop 2 with the view on")
+  const STOP_LINK = /, stop \d+$/;
+  const PATH_BOX = /^A practitioner[’']s path through the book$/;
 
   const article = () => document.querySelector("article.bd-article");
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
@@ -220,7 +220,8 @@
   // What the status says of a stop's code: folded, or nothing where no code is left to fold (the truth audit of
   // 2026-11-30: chapters 09 and 16 said "folded" of stops whose one code cell stays open, path-show).
   function foldedClause(state) {
-    return state.evidence.length === 0 ? "" : "; the stops’ code and printouts are folded";
+    if (state.evidence.length === 0) return "";
+    return `; ${state.count === "one section" ? "its" : "their"} code and printouts are folded`;
   }
 
   function setView(on, state) {

@@ -246,7 +246,7 @@ def test_the_introductions_stop_2_link_opens_the_view(browser, site_url):
         _follow_into_the_view(
             holder,
             f"{site_url}/intro.html",
-            "stop 2, LayerNorm",
+            "closed form, stop 2",
             "09_gradients.html#simplified-the-closed-form",
         )
     finally:

@@ -785,6 +785,7 @@ def placement_findings(results: dict) -> dict:
             ".2f",
         ),
         "pl_rms_gap": prose.number(rms_gap(sweep), ".2f"),
+        "pl_rms_deep_fastest_warm": ms("pre_rms", deep, 1e-1, True),
         "pl_rms_qk_deep_fastest_warm": ms("pre_rms_qk", deep, 1e-1, True),
     }
 
