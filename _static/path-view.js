@@ -221,7 +221,7 @@
   // 2026-11-30: chapters 09 and 16 said "folded" of stops whose one code cell stays open, path-show).
   function foldedClause(state) {
     if (state.evidence.length === 0) return "";
-    return `; ${state.count === "one section" ? "its" : "their"} code and printouts are folded`;
+    return `; ${state.count === "one section" ? "the section’s" : "their"} code and printouts are folded`;
   }
 
   function setView(on, state) {
@@ -256,7 +256,7 @@
       });
     state.button.setAttribute("aria-pressed", String(on));
     state.status.textContent = on
-      ? `${state.remembered ? "On since an earlier page or a stop’s link. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, and its “In practice” boxes${foldedClause(state)}. The view stays on in the next chapters; this button turns it off.`
+      ? `${state.remembered ? "On since an earlier page or a stop’s link. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, and the boxes that sum them up${foldedClause(state)}. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;
     try {
       if (on) localStorage.setItem(KEY, "1");

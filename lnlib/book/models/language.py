@@ -785,6 +785,13 @@ def placement_findings(results: dict) -> dict:
             ".2f",
         ),
         "pl_rms_gap": prose.number(rms_gap(sweep), ".2f"),
+        "pl_rms_fastest_warm_gap": prose.number(
+            abs(
+                float(np.mean(sweep_runs(sweep, "pre_rms", deep, 1e-1, True)))
+                - float(np.mean(sweep_runs(sweep, "pre", deep, 1e-1, True)))
+            ),
+            ".2f",
+        ),
         "pl_rms_deep_fastest_warm": ms("pre_rms", deep, 1e-1, True),
         "pl_rms_qk_deep_fastest_warm": ms("pre_rms_qk", deep, 1e-1, True),
     }
