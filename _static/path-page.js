@@ -86,6 +86,7 @@
       const shownBoxes = new Set();
       for (const { link, page, doc, stop } of stops.filter((s) => s.stop)) {
         const block = make("div", "lnlib-path-stop");
+        block.id = `path-stop-${link.closest("li").dataset.stop}`;
         const from = make("p", "lnlib-path-from");
         const source = make("a", "", text(doc.querySelector("h1")).replace(/#$/, ""));
         source.href = link.getAttribute("href");
@@ -99,6 +100,7 @@
         block.append(asShown(stop, page, link.getAttribute("href")));
         into.append(block);
       }
+      addToContents(into, links);
       if (window.MathJax && window.MathJax.typesetPromise) await window.MathJax.typesetPromise([into]);
       button.textContent = "The stops are below";
       // the path to hand on, as paper or a PDF (learner B19, 2026-11-30: "a print/PDF this path link")
@@ -112,6 +114,28 @@
         "This browser would not read the chapters' pages (opened from files rather than a web server?): " +
         "follow the links above, or serve the website (make serve).";
     }
+  }
+
+  // The gathered stops in the page's Contents, one link each (learner B27, 2026-11-30: twelve stops make the page
+  // some 20,000 px long, and its Contents had no way to jump to stop 8).
+  function addToContents(into, links) {
+    const contents = document.querySelector("#pst-page-toc-nav > ul");
+    const blocks = [...into.querySelectorAll(".lnlib-path-stop")];
+    if (!contents || !blocks.length) return;
+    const entry = make("li", "toc-h2 nav-item toc-entry lnlib-path-contents");
+    const head = make("a", "reference internal nav-link", "The path's stops");
+    head.href = "#" + blocks[0].id;
+    const stops = make("ul", "nav section-nav flex-column");
+    blocks.forEach((block) => {
+      const li = links.find((link) => `path-stop-${link.closest("li").dataset.stop}` === block.id).closest("li");
+      const item = make("li", "toc-h3 nav-item toc-entry");
+      const jump = make("a", "reference internal nav-link", `${li.dataset.stop}. ${text(li).replace(/\.$/, "")}`);
+      jump.href = "#" + block.id;
+      item.append(jump);
+      stops.append(item);
+    });
+    entry.append(head, stops);
+    contents.prepend(entry);
   }
 
   // Print the page's title, the path's box and the gathered stops, nothing else of the page (the truth audit of

@@ -18,8 +18,8 @@ def test_explorer_shows_a_fresh_measurement(explorer):
     """The precomputed grid must hold what init_profile measures now, with the same seeds."""
     profile = init_profile(8, 32, "pre", seeds=SEEDS)
     np.testing.assert_allclose(explorer.result["stream"], profile.stream_sq.mean(axis=0))
-    np.testing.assert_allclose(explorer.result["grad"], profile.grad_norm["W2"].mean(axis=0))
-    grads = profile.grad_norm["W2"].mean(axis=0)
+    np.testing.assert_allclose(explorer.result["grad"], profile.grad_norm["W1"].mean(axis=0))
+    grads = profile.grad_norm["W1"].mean(axis=0)
     for shown in (
         f"{profile.stream_sq[:, -1].mean():.2f}",
         f"{grads[-1]:.3g}",
@@ -36,7 +36,7 @@ def test_explorer_follows_placement_and_depth(explorer):
     assert explorer.result["stream_top"] == pytest.approx(
         1.0, abs=1e-4
     )  # post-norm ends every layer with a LayerNorm
-    grads = post.grad_norm["W2"].mean(axis=0)
+    grads = post.grad_norm["W1"].mean(axis=0)
     assert explorer.result["top_over_bottom"] == pytest.approx(grads[-1] / grads[0])
 
 

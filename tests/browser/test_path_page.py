@@ -24,7 +24,10 @@ FACTS = """() => {
         math: into.querySelectorAll('mjx-container').length,
         rawMath: [...into.querySelectorAll('span.math')]
             .filter(s => !s.querySelector('mjx-container')).length,
-        ids: into.querySelectorAll('[id]').length,
+        ids: into.querySelectorAll('[id]:not(div.lnlib-path-stop)').length,
+        contents: [...document.querySelectorAll('#pst-page-toc-nav li.lnlib-path-contents li a')]
+            .map(a => [a.textContent,
+                       into.contains(document.querySelector(a.getAttribute('href')))]),
         stubs: into.querySelectorAll('p.lnlib-path-printout a[href*=".html"]').length,
         localLinks: into.querySelectorAll("a[href^='#']").length,
         inPractice: [...into.querySelectorAll('.admonition-title')]
@@ -56,6 +59,9 @@ def test_every_stop_reads_on_the_paths_page(browser, site_url):
         assert facts["figures"] >= 1 and facts["inPractice"] >= 1, facts
         assert facts["math"] > 20 and facts["rawMath"] == 0, facts
         assert facts["ids"] == 0 and facts["localLinks"] == 0, facts
+        # the page's Contents lists each gathered stop, linking to it (learner B27, 2026-11-30)
+        assert [shown for _, shown in facts["contents"]] == [True] * 11, facts["contents"]
+        assert facts["contents"][6][0] == "8. Numerics: half precision as the frameworks do it"
         # and the path, gathered, prints or saves as a PDF (learner B19, 2026-11-30)
         page.evaluate("() => { window.print = () => { window.printed = true; }; }")
         page.locator("p.lnlib-path-page button", has_text="Print the path").click()

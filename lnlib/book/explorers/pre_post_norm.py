@@ -8,7 +8,7 @@ from functools import lru_cache
 import ipywidgets as widgets
 
 from ..experiments.pre_post_norm import profile_grid
-from ..figures.pre_post_norm import profile_figure
+from ..figures.pre_post_norm import EXPLORED_WEIGHT, profile_figure
 from ..figures.render import FastRenderer
 from ..models.transformer import PLACEMENTS
 from .base import Explorer, described
@@ -63,8 +63,10 @@ class PrePostNormExplorer(Explorer):
         }
         profiles = self.grid.values()
         stream_max = 1.05 * max(p.stream_sq.mean(axis=0).max() for p in profiles)
-        low = min(p.mean("W2").min() for p in profiles) / 2
-        high = 1.5 * max((p.mean("W2") + p.spread("W2")).max() for p in profiles)
+        low = min(p.mean(EXPLORED_WEIGHT).min() for p in profiles) / 2
+        high = 1.5 * max(
+            (p.mean(EXPLORED_WEIGHT) + p.spread(EXPLORED_WEIGHT)).max() for p in profiles
+        )
         figure, self.panels = profile_figure(
             self.grid[(placement, depth, width)],
             max_depth=max(DEPTHS),
@@ -82,7 +84,7 @@ class PrePostNormExplorer(Explorer):
         profile = self.grid[(placement, depth, width)]
         self.panels.update(profile)
         stream_top = float(profile.stream_sq[:, -1].mean())
-        grads = profile.mean("W2")
+        grads = profile.mean(EXPLORED_WEIGHT)
         result = {
             "stream_top": stream_top,
             "last_grad": float(grads[-1]),
@@ -92,7 +94,7 @@ class PrePostNormExplorer(Explorer):
         }
         readout = (
             f"{placement}-norm, L = {depth}, H = {width} ({SEEDS} seeds): ‖x<sub>L</sub>‖²/H = "
-            f"<b>{stream_top:.2f}</b>; last layer's ‖∂ℒ/∂W<sub>2</sub>‖ = <b>{grads[-1]:.3g}</b>; "
+            f"<b>{stream_top:.2f}</b>; last layer's ‖∂ℒ/∂W<sub>1</sub>‖ = <b>{grads[-1]:.3g}</b>; "
             f"top layer / bottom layer = <b>{grads[-1] / grads[0]:.2f}</b>"
         )
         note = ""
@@ -108,8 +110,8 @@ class PrePostNormExplorer(Explorer):
 def pre_post_norm_explorer(
     depth: int = 12, width: int = 64, placement: str = "post"
 ) -> PrePostNormExplorer:
-    """Explorer for the chapter "Pre-norm vs post-norm": the residual stream and the FFN gradients
-    per layer.
+    """Explorer for the chapter "Pre-norm vs post-norm": the residual stream and the FFN's W1
+    gradients per layer.
 
     Every setting is measured before the explorer is drawn (:func:`explorer_grid`,
     ``SEEDS`` seeds each), so moving a control only redraws.

@@ -11,6 +11,7 @@ from .style import PALETTE, new_figure
 
 __all__ = [
     "COLOURS",
+    "EXPLORED_WEIGHT",
     "ProfilePanels",
     "block_diagrams",
     "depth_figure",
@@ -24,6 +25,9 @@ __all__ = [
 #: One colour per placement, used by every figure of the chapter.
 COLOURS = {"post": PALETTE["mean"], "pre": PALETTE["input"]}
 LABELS = {"post": "post-norm", "pre": "pre-norm"}
+#: The weight whose gradient per layer the explorer and its companion plot: W1, on which the
+#: chapter's warm-up argument rests (learner B27: the explorer plotted W2).
+EXPLORED_WEIGHT = "W1"
 BOX_COLOURS = {
     "norm": PALETTE["output"],
     "sub": PALETTE["reference"],
@@ -240,8 +244,9 @@ def layer_figure(profiles: dict, weights=("W1", "W2")):
 
 
 class ProfilePanels:
-    """The explorer's two panels, redrawn in place: the stream norm per layer, and the W2 gradient
-    norm per layer.
+    """The explorer's two panels, redrawn in place: the stream norm per layer, and the gradient
+    norm per layer of the FFN's first weight, W1, whose post-norm gradients grow toward the top in
+    Xiong et al.'s Figure 3 and, in part, in ours.
 
     Parameters
     ----------
@@ -279,7 +284,7 @@ class ProfilePanels:
             xlim=(0.5, max_depth + 0.5),
             ylim=grad_range,
             xlabel="layer index l (1 = bottom)",
-            ylabel="$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$",
+            ylabel="$\\|\\partial\\mathcal{L} / \\partial W_1\\|_F$",
             title="FFN gradient per layer\n(mean ± sd over seeds)",
         )
         # the band's entry, shown only where the band is (pre-norm; learner B: a legend entry for a
@@ -303,7 +308,7 @@ class ProfilePanels:
         lower = 1 + layers / 2 if profile.placement == "pre" else np.ones_like(layers)
         self.band.set_xy(np.column_stack([np.r_[layers, layers[::-1]], np.r_[lower, upper[::-1]]]))
         index = np.arange(1, profile.depth + 1)
-        mean, spread = profile.mean("W2"), profile.spread("W2")
+        mean, spread = profile.mean(EXPLORED_WEIGHT), profile.spread(EXPLORED_WEIGHT)
         self.grad.set_data(index, mean)
         self.grad.set_color(colour)
         floor = np.maximum(mean - spread, mean / 10)
@@ -328,7 +333,7 @@ def profile_figure(profile, *, max_depth: int, stream_max: float, grad_range, ma
 
 def profile_companion(grid: dict, depths, width: int):
     """Small multiples standing in for the explorer: for each depth, the stream norm (top) and the
-    W2 gradient per layer (bottom), both placements.
+    W1 gradient per layer (bottom), both placements.
 
     Parameters
     ----------
@@ -354,8 +359,8 @@ def profile_companion(grid: dict, depths, width: int):
             )
             bottom.errorbar(
                 np.arange(1, depth + 1),
-                profile.mean("W2"),
-                yerr=profile.spread("W2"),
+                profile.mean(EXPLORED_WEIGHT),
+                yerr=profile.spread(EXPLORED_WEIGHT),
                 color=COLOURS[placement],
                 marker="o",
                 ms=3,
@@ -367,7 +372,7 @@ def profile_companion(grid: dict, depths, width: int):
         )  # three ticks: a narrow panel has room for no more
         _plain_log_axis(bottom)
     axes[0, 0].set_ylabel("$\\|x_\\ell\\|^2 / H$")
-    axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_2\\|_F$")
+    axes[1, 0].set_ylabel("$\\|\\partial\\mathcal{L} / \\partial W_1\\|_F$")
     axes[0, 0].legend(loc="upper left")
     return fig
 
