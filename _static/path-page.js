@@ -7,6 +7,7 @@
 (() => {
   "use strict";
   const BOX_TITLE = /^A practitioner[’']s path through the book$/;
+  const STOP_LINE = /^The practitioner[’']s path, stop \d+ of \d+/;
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
   const make = (tag, className, content = "") => Object.assign(document.createElement(tag), { className, textContent: content });
 
@@ -28,6 +29,8 @@
       if (section && section !== copy) section.remove();
     });
     copy.querySelectorAll(".tag_path-skip").forEach((cell) => cell.remove());
+    // the stop's own line ("stop N of 12, after ...; next: ...") repeats this page's "Stop N, from ..." line
+    copy.querySelectorAll("p").forEach((line) => STOP_LINE.test(text(line)) && line.remove());
     copy.querySelectorAll("div.cell").forEach((cell) => {
       if (cell.querySelector(".lnlib-web-explorer")) return;
       if (cell.classList.contains("tag_path-show")) return; // code the stop tells its reader to run

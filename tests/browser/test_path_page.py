@@ -29,6 +29,8 @@ FACTS = """() => {
             .map(a => [a.textContent,
                        into.contains(document.querySelector(a.getAttribute('href')))]),
         stubs: into.querySelectorAll('p.lnlib-path-printout a[href*=".html"]').length,
+        stopLines: [...into.querySelectorAll('p')]
+            .filter(p => /^The practitioner.s path, stop \\d+ of/.test(p.textContent.trim())).length,
         localLinks: into.querySelectorAll("a[href^='#']").length,
         inPractice: [...into.querySelectorAll('.admonition-title')]
             .filter(t => t.textContent.trim() === 'In practice').length,
@@ -55,6 +57,8 @@ def test_every_stop_reads_on_the_paths_page(browser, site_url):
         assert facts["proofs"] == 0 and facts["printouts"] == 0, facts
         # where a printout was, a line links to it in its chapter (learner B, 2026-11-30)
         assert facts["stubs"] >= 1, facts
+        # each stop says "Stop N, from ..." once, not again in its chapter's own stop line (B27)
+        assert facts["stopLines"] == 0, facts
         assert facts["toRun"] == 1, facts  # chapter 16's check_rms_norm call, kept (learner B)
         assert facts["figures"] >= 1 and facts["inPractice"] >= 1, facts
         assert facts["math"] > 20 and facts["rawMath"] == 0, facts
