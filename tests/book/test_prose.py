@@ -114,6 +114,19 @@ def test_no_marker_starts_a_line(path):
             )
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_marker_closes_on_its_line(path):
+    """The website's extension (_ext/prose_markers.py) reads the notebook's raw JSON, where a cell's
+    line break ends a string: a marker whose text runs onto the next line is never turned into its
+    role, and its comments stay in the page (truth audit 13: "Dehghani et / al. [2023]")."""
+    opening = re.compile(r"<!--(glue|cite|citet):[\w,-]+-->")
+    for cell in markdown_cells(path):
+        for line in "".join(cell["source"]).split("\n"):
+            assert len(opening.findall(line)) == len(prose_markers.MARKER.findall(line)), (
+                f"{path.name}: a marker does not close on its line: {line[:80]!r}"
+            )
+
+
 BIB = parse_file(str(ROOT / "references.bib")).entries
 
 

@@ -30,7 +30,7 @@ FACTS = """() => {
                        into.contains(document.querySelector(a.getAttribute('href')))]),
         stubs: into.querySelectorAll('p.lnlib-path-printout a[href*=".html"]').length,
         stopLines: [...into.querySelectorAll('p')]
-            .filter(p => /^The practitioner.s path, stop \\d+ of/.test(p.textContent.trim())).length,
+            .filter(p => /^The practitioner.s path, stop \\d+/.test(p.textContent.trim())).length,
         localLinks: into.querySelectorAll("a[href^='#']").length,
         inPractice: [...into.querySelectorAll('.admonition-title')]
             .filter(t => t.textContent.trim() === 'In practice').length,
