@@ -16,6 +16,7 @@
   const KEY = "lnlib-path-view";
   const STOP = /^The practitioner[’']s path, stop \d+ of \d+/;
   const OPENING = /^Here for today[’']s practice\?/;
+  const SAID_ONLY = "lnlib-said-only"; // read out by a screen reader, not shown
   const KEEP_BOXES = new Set(["In practice", "The bottom line"]);
   const OFF = "lnlib-off-path";
   const LEAVES = "lnlib-leaves-view";
@@ -255,6 +256,9 @@
         else if (a.title.startsWith("Opens the full chapter")) a.removeAttribute("title");
       });
     state.button.setAttribute("aria-pressed", String(on));
+    // off, the line under the title already says what the view keeps: its sentence is for screen readers only
+    // (learner B29, 2026-11-30: "four preambles before content, in every chapter")
+    state.status.classList.toggle(SAID_ONLY, !on);
     state.status.textContent = on
       ? `${state.remembered ? "On since an earlier page or a stop’s link. " : ""}Showing only the ${state.count} of this chapter on the practitioner's path, and the boxes that sum them up${foldedClause(state)}. The view stays on in the next chapters; this button turns it off.`
       : `Hide everything but the ${state.count} of this chapter on the practitioner's path.`;

@@ -36,6 +36,8 @@ FACTS = """() => {
             .filter(t => t.textContent.trim() === 'In practice').map(t => shown(t)),
         goal: shown([...document.querySelectorAll('article p')]
             .find(p => p.textContent.startsWith('Goal.'))),
+        statusSeen: (s => s && s.getBoundingClientRect().width > 1)(
+            document.getElementById('lnlib-path-view-status')),
         tocHidden,
     };
 }"""
@@ -59,9 +61,13 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
             "described": True,
         }
         assert all(before["shown"].values())  # off: the whole chapter, as before
+        # off, the button stands alone under the line that says what the view keeps; its sentence
+        # is read out, not shown (learner B29: "four preambles before content")
+        assert not before["statusSeen"]
         page.click("p.lnlib-path-view button")
         after = page.evaluate(FACTS)
         assert after["button"]["pressed"] == "true"
+        assert after["statusSeen"]
         shown = after["shown"]
         # the two stops of chapter 09, whole, and the section leading to the first
         assert shown["simplified-the-closed-form"] and shown["rmsnorm-s-backward-pass"]
