@@ -160,6 +160,14 @@ def test_spoken_numbers():
     assert spoken_number(-0.25) == "−0.25"
     assert spoken_number(1e4, 3) == "1 × 10⁴"
     assert spoken_number(1024) == "1024"
+    # a log slider's labels keep one notation across its decades (learner A6: "0.0001" after
+    # "3.16 × 10⁻⁵" on chapter 05's ε slider)
+    assert spoken_number(1e-4, 3, powers=True) == "1 × 10⁻⁴"
+    assert spoken_number(10**-0.5, 3, powers=True) == "3.16 × 10⁻¹"
+    assert (
+        spoken_number(1.0, 3, powers=True) == "1"
+        and spoken_number(10.0, 3, powers=True) == "1 × 10¹"
+    )
     assert Meaning("depth L, layers", "layer").text(1) == "1 layer"
     assert Meaning("depth L, layers", "layer").text(12) == "12 layers"
     assert Meaning("on", "").text(True) == "on"

@@ -253,7 +253,8 @@ def data_block(exercise: Exercise, data: dict, rebuild: Callable[..., Exercise])
         return (
             f'<div class="lnlib-exercise-given">{caption}<p>{count:,} numbers, too many to print '
             "on this page: the chapter's code above makes them. Run it in your own Python, with "
-            "the book's lnlib, to compute the answer, and paste it here.</p></div>"
+            "the book's lnlib, to compute the answer and paste it here, or answer as the exercise "
+            "says, where it gives a way without the data.</p></div>"
         )
     for precision in PRECISIONS:
         lines = [_printout(name, value, precision) for name, value in named]

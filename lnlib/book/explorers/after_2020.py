@@ -55,7 +55,8 @@ def _expected_growth(placement: str, depth: int) -> str:
     explorer's two seeds, 75.3 at L = 32, against the chapter's 2 per layer (24 seeds: 65 ± 10)."""
     if placement not in ("peri", "olmo2"):
         return ""
-    return f" (in expectation 1 + 2L = {1 + 2 * depth}; the {SEEDS} seeds scatter around it)"
+    spread = f"the mean of {SEEDS} seeds can land well off it"
+    return f" (in expectation 1 + 2L = {1 + 2 * depth}; {spread})"
 
 
 def _limits(grid: dict) -> dict:

@@ -40,14 +40,21 @@ READER_ERRORS = (ValueError, TypeError, ArithmeticError)
 SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
-def spoken_number(value: float, digits: int = 4) -> str:
+def spoken_number(value: float, digits: int = 4, *, powers: bool = False) -> str:
     """`value` to `digits` significant digits as a reader hears it: ``1 × 10⁻⁵``, ``−0.25``,
-    ``1024``.
+    ``1024``; with `powers`, every value but those from 1 to 10 as a power of ten (``1 × 10⁻⁴``,
+    not ``0.0001``), for a log slider whose labels would otherwise change notation partway
+    (learner A6, chapter "Epsilon").
 
     Powers of ten as the chapters write them, not Python's ``1e-05``; a minus sign, not a hyphen
     (which some screen readers read as "dash").
     """
     text = format(float(value), f".{digits}g")
+    if powers and value != 0:
+        mantissa, exponent = format(float(value), f".{digits - 1}e").split("e")
+        text = format(float(mantissa), f".{digits}g") + (
+            "" if int(exponent) == 0 else f"e{exponent}"
+        )
     mantissa, _, exponent = text.partition("e")
     if exponent:
         text = f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
@@ -72,6 +79,8 @@ class Meaning:
         The unit of a count, singular ("layer", "sample"); "" for a pure number.
     digits : int
         Significant digits of a float value.
+    powers : bool
+        Whether a float value reads as a power of ten at any size (a log slider's).
     format : callable or None
         ``format(value, label) -> str`` for a value no number-and-unit says well (a step's title,
         say).
@@ -80,6 +89,7 @@ class Meaning:
     what: str
     unit: str = ""
     digits: int = 4
+    powers: bool = False
     format: Callable | None = None
 
     def text(self, value, label: str | None = None) -> str:
@@ -95,7 +105,7 @@ class Meaning:
             if label is not None:
                 return str(label)
             return ("on" if value else "off") if isinstance(value, bool) else str(value)
-        number = spoken_number(value, self.digits)
+        number = spoken_number(value, self.digits, powers=self.powers)
         if label is not None and label not in (str(value), number.replace("−", "-")):
             number = str(label)  # an option's own label: "√2", "1e-5 (PyTorch)"
         if not self.unit:
@@ -180,6 +190,7 @@ def log_slider(
         ),
         what,
         digits=digits,
+        powers=True,
     )
 
 

@@ -243,15 +243,13 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     fig, axes = panel_grid(len(variances), panel=(PHONE_WIDTH / 2, 3.0), sharey=True)
     for ax, (title, variance) in zip(np.atleast_1d(axes), variances.items()):
         StdCurves(ax, framework_eps).update(variance)
-        ax.set_title(
-            f"{title}: σ² = {variance:.2g}",
+        ax.set_title(  # two lines: on one, a row's two titles ran into each other (learner A6)
+            f"{title}\nσ² = {number(variance, '.2g')}",
             fontsize=9,
             fontweight="bold",
             pad=44 if framework_eps else None,
         )
         ax.set_ylabel("")
-    # a row's titles well below the row above's axis labels, or on a phone they read as its captions
-    fig.get_layout_engine().set(hspace=0.08)
     first = np.atleast_1d(axes)[0]
     first.set_ylabel("std of the output $\\hat{x}$")
     # A row's titles sit a clear gap below the row above, so on a phone they read as the titles of

@@ -42,7 +42,7 @@ def _setup(ax_act, ax_grad, depth: int) -> None:
         ax.axhline(1.0, color=PALETTE["neutral"], lw=0.8, alpha=0.5)
         ax.set(xlabel="layer ℓ (0 = input)", ylabel=label, xlim=(0, depth))
     ax_act.set_title("forward:\nhow big the activations are")
-    ax_grad.set_title("backward:\nthe gradient reaching layer ℓ")
+    ax_grad.set_title("backward:\nthe gradient at layer ℓ")  # (learner A6: a longer title was cut)
 
 
 class ScalePanels:
