@@ -276,6 +276,7 @@
     const target = id && document.getElementById(id);
     if (state.on && target && target.closest(`.${OFF}`)) {
       setView(false, state);
+      state.status.classList.remove(SAID_ONLY); // this sentence says what just happened: shown (truth audit 14)
       state.status.textContent =
         "The link led off the practitioner's path, so the whole chapter shows; this button hides the rest again.";
       target.scrollIntoView();

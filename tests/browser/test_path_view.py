@@ -167,6 +167,7 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert landed["button"]["pressed"] == "false"
         assert landed["shown"]["trained-not-only-initialized"]
         assert "whole chapter shows" in page.text_content("#lnlib-path-view-status")
+        assert landed["statusSeen"]  # shown, not only read out (truth audit 14)
         assert not page.evaluate("() => document.querySelectorAll('a.lnlib-leaves-view').length")
         assert page.evaluate("() => localStorage.getItem('lnlib-path-view')") is None
         # where the view hides the exercises, a line says so and shows the whole chapter

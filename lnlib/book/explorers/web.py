@@ -81,7 +81,10 @@ def web_plan(explorer):
 def _format(control, value) -> str:
     readout_format = getattr(control, "readout_format", None)
     if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider)) and readout_format:
-        return format(value, readout_format)
+        mantissa, e, exponent = format(value, readout_format).partition("e")
+        # an exponent as the notebook's slider (d3-format) and the readouts write it: 1.00e-5, not
+        # Python's 1.00e-05 (truth audit 14, chapter "Epsilon")
+        return f"{mantissa}e{int(exponent):+d}" if e else mantissa
     return str(value)
 
 
