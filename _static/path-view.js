@@ -20,9 +20,9 @@
   const KEEP_BOXES = new Set(["In practice", "The bottom line"]);
   const OFF = "lnlib-off-path";
   const LEAVES = "lnlib-leaves-view";
-  // What to use today's checklist ("pre-norm in practice, stop 4") and the introduction's stop 2 (learner B,
+  // What to use today's checklist ("stop 4") and the introduction's stop 2 ("the closed form, stop 2"; learner B,
   // 2026-11-30: "link straight to stop 2 with the view on")
-  const STOP_LINK = /, stop \d+$/;
+  const STOP_LINK = /(?:^|, )stop \d+$/;
   const PATH_BOX = /^A practitioner[’']s path through the book$/;
 
   const article = () => document.querySelector("article.bd-article");

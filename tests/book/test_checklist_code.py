@@ -52,21 +52,33 @@ def test_the_checklist_code_trains_a_step_and_its_check_passes(capsys):
 EVIDENCE = {"measured here", "papers", "argued", "read in PyTorch's docs"}
 
 
+def checklist_rows() -> list[list[str]]:
+    """The cells of each row of the checklist's table (its list-table), the header row first."""
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("::::{admonition} If you train a small transformer now")
+    box = text[start : text.index("\n::::\n", start)]
+    table = box[box.index("```{list-table}") : box.index("\n```\n", box.index("```{list-table}"))]
+    rows = re.split(r"^\* - ", table, flags=re.M)[1:]
+    return [[" ".join(c.split()) for c in re.split(r"^  - ", row, flags=re.M)] for row in rows]
+
+
 def test_each_checklist_item_says_why_and_how_to_check_it():
     # learner B (2026-11-30, eleventh reading): "give each of the 11 checklist items an inline
-    # reason and a one-line 'verify in your stack' test"
-    text = PAGE.read_text(encoding="utf-8")
-    start = text.index("```{admonition} If you train a small transformer now")
-    box = text[start : text.index("\n```\n", start)]
-    items = re.split(r"^\s*\d+\. ", box, flags=re.M)[1:]
-    assert len(items) == 11
-    for number, item in enumerate(items, 1):
+    # reason and a one-line 'verify in your stack' test"; learner B31: "the checklist as a
+    # one-screen table (Do / one-line Why / one-line Check)"
+    header, *items = checklist_rows()
+    assert header == ["", "Do", "Why", "Check"]
+    assert [row[0] for row in items] == [str(n) for n in range(1, 12)]
+    for number, (_, do, why, check) in enumerate(items, 1):
+        assert "**" in do and check, f"item {number}"
         # and what its why rests on (learner B28, 2026-11-30: "label each checklist item 'measured
         # here', 'measured in the paper' or 'argued from bytes/maths, not timed'")
-        why = re.search(r"Why \(([^)]+)\):", item)
-        assert why and "*Check*:" in item, f"item {number}"
-        assert set(why.group(1).split(" and ")) <= EVIDENCE, f"item {number}: {why.group(1)}"
-        assert why.start() < item.index("*Check*:"), f"item {number}"
+        kinds = re.match(r"\*([^*]+)\*: ", why)
+        assert kinds, f"item {number}: {why}"
+        named = set(re.split(r", | and ", kinds.group(1).lower()))
+        assert named <= {kind.lower() for kind in EVIDENCE}, f"item {number}: {named}"
+        # one screen: each cell a line or three at desktop width
+        assert max(len(cell) for cell in (do, why, check)) < 260, f"item {number}"
 
 
 def test_the_eps_check_the_checklist_names_finds_an_unset_eps():

@@ -346,13 +346,15 @@ def test_a_wide_output_says_it_scrolls_on_a_phone(browser, site_url):
     assert found[1280]["output_cues"] == []
 
 
-# The families table of "What to use today": four columns, at 390 px taller than the screen.
+# The families table of "What to use today": four columns, at 390 px taller than the screen (the
+# checklist's table above it turns into cards on a phone).
 WIDE_TABLE_PAGE = "chapters/what_to_use_today"
 PHONE = {"width": 390, "height": 844}
-# The first table of the page (its families table): where it is, whether it and its line, strip and
+# The families table: where it is, whether it and its line, strip and
 # arrow show, and where the arrow is on the screen.
 TABLE_EDGE_FACTS = """() => {
-    const box = document.querySelector('article table').closest('.pst-scrollable-table-container');
+    const box = [...document.querySelectorAll('article table')]
+        .find(t => !t.closest('.lnlib-checklist')).closest('.pst-scrollable-table-container');
     const wrap = box.parentElement;
     const line = box.previousElementSibling;
     const strip = wrap.querySelector(':scope > .lnlib-scroll-edge');
@@ -372,12 +374,14 @@ TABLE_EDGE_FACTS = """() => {
     };
 }"""
 SCROLL_TO_THE_TABLES_MIDDLE = """() => {
-    const box = document.querySelector('article table').closest('.pst-scrollable-table-container');
+    const box = [...document.querySelectorAll('article table')]
+        .find(t => !t.closest('.lnlib-checklist')).closest('.pst-scrollable-table-container');
     const r = box.getBoundingClientRect();
     window.scrollTo(0, window.scrollY + r.top + r.height / 2 - innerHeight / 2);
 }"""
 SCROLL_THE_TABLE_TO_ITS_END = """() => {
-    const box = document.querySelector('article table').closest('.pst-scrollable-table-container');
+    const box = [...document.querySelectorAll('article table')]
+        .find(t => !t.closest('.lnlib-checklist')).closest('.pst-scrollable-table-container');
     box.scrollLeft = box.scrollWidth;
     box.dispatchEvent(new Event('scroll'));
 }"""
