@@ -49,7 +49,7 @@ def test_the_checklist_code_trains_a_step_and_its_check_passes(capsys):
 
 
 #: What a checklist item's why may rest on, as the box's first line names the kinds.
-EVIDENCE = {"measured here", "papers", "argued", "read in PyTorch's docs"}
+EVIDENCE = {"papers", "measured here", "a toy here", "argued", "read in PyTorch's docs"}
 
 
 def checklist_rows() -> list[list[str]]:

@@ -231,7 +231,7 @@ def test_a_stop_link_on_what_to_use_today_opens_the_view(browser, site_url):
         page = _follow_into_the_view(
             holder,
             f"{site_url}/chapters/what_to_use_today.html",
-            "stop 4",
+            "pre-norm, stop 4",
             "11_pre_post_norm.html#what-this-means-in-practice",
         )
         # chapter 09's stops keep only a cell the text reads (path-show): nothing is said folded,

@@ -79,7 +79,7 @@ class EpsilonExplorer(Explorer):
         note = ""
         if eps >= variance:
             note = (
-                "ε ≥ σ²: ε dominates the variance, so LayerNorm no longer standardizes; it "
+                "ε ≥ σ²: ε is half of σ² + ε or more, so LayerNorm no longer standardizes; it "
                 f"squashes the output toward 0 (variance {std_in**2:.3g} instead of 1)."
             )
         return (
