@@ -22,7 +22,7 @@ class GradientsExplorer(Explorer):
 
     web_plan = Sweep(
         presets={
-            "x = [2, 4, 6, 8], generic dy, ε = 0": {
+            "generic dy, ε = 0": {
                 **entries("x", (2, 4, 6, 8)),
                 **entries("dy", (1.5, -0.5, 0, 0.5)),
                 "eps": 0.0,
