@@ -48,7 +48,7 @@ def test_the_checklist_code_trains_a_step_and_its_check_passes(capsys):
     assert torch.isfinite(namespace["loss"]).item()
 
 
-#: What a checklist item may rest on, as the box's first line names the kinds.
+#: What a checklist item may rest on, as the key under the checklist names the kinds.
 EVIDENCE = {"papers", "measured", "toy", "argued", "PyTorch's docs"}
 
 
@@ -78,6 +78,35 @@ def test_each_checklist_item_says_why_and_how_to_check_it():
         # one screen: each cell a few lines at desktop width, as read (a link as its text)
         shown = [re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell) for cell in (do, why, check)]
         assert max(len(cell) for cell in shown) <= 160, f"item {number}: {shown}"
+
+
+def test_the_key_under_the_checklist_names_each_kind_it_rests_on():
+    # learner B36 (2026-11-30): the kinds were one long sentence, "this should be a five-row
+    # legend"; the key is a table under the checklist's, one row a kind, each with its meaning
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("::::{admonition} If you train a small transformer now")
+    box = text[start : text.index("\n::::\n", start)]
+    key = re.search(r"^\| Rests on \| Meaning \|\n\| --- \| --- \|\n((?:\|.*\|\n)+)", box, re.M)
+    assert key, "no key table under the checklist"
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")] for line in key.group(1).splitlines()
+    ]
+    assert {kind for kind, _ in rows} == EVIDENCE
+    assert len(rows) == len(EVIDENCE) and all(meaning for _, meaning in rows)
+
+
+def test_each_item_has_its_own_evidence_box_in_the_checklists_order():
+    # learners B36 and B37 (2026-11-30): one fold of some 2,000 words held every item's
+    # evidence, "eleven folds, one per item, would be easier to use"
+    text = PAGE.read_text(encoding="utf-8")
+    section = text[text.index("## Why each item of the checklist") :]
+    titles = re.findall(r"^:{3,4}\{dropdown\} (\d+)\. (.*)$", section, re.M)
+    assert [int(number) for number, _ in titles] == list(range(1, 12))
+    _, *items = checklist_rows()
+    for (number, title), (_, do, *_) in zip(titles, items):
+        # the box's title names what the item's "Do" says, down to its last word
+        bold = re.search(r"\*\*(.*?)\*\*", do).group(1).lower()
+        assert title.split()[-1].lower() in bold, (number, title, bold)
 
 
 def test_the_eps_check_the_checklist_names_finds_an_unset_eps():

@@ -49,6 +49,8 @@ def _plottable(errors, method: str | None = None) -> np.ndarray:
 
 #: Labels of the error panels' y-axis ticks: every fourth decade, so a narrow panel stays legible.
 ERROR_TICKS = (1e-16, 1e-12, 1e-8, 1e-4, 1.0)
+#: The box behind a label inside an error panel: the page's background, a little see-through.
+LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.0}
 #: The axis label of the shift, shared by every panel of the chapter.
 SHIFT_LABEL = "shift κ = mean / std"
 
@@ -71,9 +73,12 @@ def _error_axes(ax, ylabel: str | None = None, band: str | None = "wrong by 100 
     ax.minorticks_off()
     ax.axhspan(1.0, ERROR_CEILING / 3, color=PALETTE["highlight"], alpha=0.25, lw=0)
     ax.axhline(ERROR_CEILING, color=PALETTE["neutral"], lw=0.8, ls=":")
-    ax.text(SHIFT_LIMITS[0] * 1.2, ERROR_CEILING * 2, "inf / NaN", fontsize=8, va="bottom")
+    # the labels sit on a pale box above the curves, which would otherwise run through them
+    # (learner B37, 2026-11-30: the one-pass curve crossed "≥ 100 % wrong")
+    label = {"fontsize": 8, "zorder": 5, "bbox": LABEL_BOX}
+    ax.text(SHIFT_LIMITS[0] * 1.2, ERROR_CEILING * 2, "inf / NaN", va="bottom", **label)
     if band:
-        ax.text(SHIFT_LIMITS[0] * 1.2, 30.0, band, fontsize=8, va="center")
+        ax.text(SHIFT_LIMITS[0] * 1.2, 30.0, band, va="center", **label)
 
 
 class ErrorPanels:

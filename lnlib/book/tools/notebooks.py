@@ -148,7 +148,7 @@ def practitioner_line(notebook: str, minutes: int | None = None) -> str:
         target = f"{file}#{anchor}" if anchor else file
         return f"{PRACTITIONER_OPENING} skips this chapter; its next stop is [{name}]({target}).*"
     listed = stops[0] if len(stops) == 1 else f"{', '.join(stops[:-1])} and {stops[-1]}"
-    time = f", about {minutes} minutes" if minutes else ""
+    time = f", about {minutes} minute{'s' if minutes != 1 else ''}" if minutes else ""
     return f"{PRACTITIONER_OPENING} reads {listed} in this chapter{time}, and skips the rest.*"
 
 
