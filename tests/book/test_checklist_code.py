@@ -119,6 +119,34 @@ def test_the_eps_check_the_checklist_names_finds_an_unset_eps():
     assert unset == [model[0]]
 
 
+@pytest.mark.filterwarnings("ignore:Mismatch dtype between input and weight")
+def test_nn_rmsnorms_default_eps_is_float32s_machine_epsilon_for_16_and_32_bit_inputs():
+    # item 6 rests on PyTorch's docs and this run (the truth audit, 2026-12-01: "measured" needs a
+    # run the book keeps): a mean square near float32's epsilon tells it from float16's, 8000 times
+    # larger, and from no epsilon at all
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is an optional extra (pip install 'lnlib[reference]')"
+    )
+    import numpy as np
+
+    x64 = np.random.default_rng(0).normal(size=(4, 8)) * 3e-4
+    for dtype, tolerance in ((torch.float32, 1e-5), (torch.float16, 1e-2), (torch.bfloat16, 2e-2)):
+        x = torch.tensor(x64, dtype=dtype)
+        rounded = x.double().numpy()
+        norm = torch.nn.RMSNorm(8)
+        assert norm.eps is None
+        with torch.no_grad():
+            y = norm(x).double().numpy()
+        for eps, should_match in (
+            (float(np.finfo(np.float32).eps), True),
+            (0.0, False),
+            (float(np.finfo(np.float16).eps), False),
+        ):
+            expected = rounded / np.sqrt((rounded**2).mean(axis=-1, keepdims=True) + eps)
+            close = np.allclose(y, expected, rtol=tolerance, atol=0)
+            assert close == should_match, (dtype, eps)
+
+
 def _float16_statistics(x, gamma, eps):
     """An RMSNorm whose mean square is kept in float16 for float16 data (checklist item 7's bug)."""
     import numpy as np
