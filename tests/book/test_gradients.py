@@ -27,6 +27,16 @@ def test_explorer_shows_the_finite_difference_gradient_at_its_defaults():
     assert explorer.note.value == ""
 
 
+def test_explorer_shows_dx_as_zeros_when_every_dy_is_equal():
+    # learner B39 (2026-12-01): the "things to try" line promises dx = 0 for equal dy, and the
+    # readout printed rounding noise, dx = [-1.51e-17, 2.52e-17, ...]
+    explorer = lnlib.book.explorers.gradients_explorer(
+        x=[0.3, 4.1, -2.7, 8.0], dy=[0.7, 0.7, 0.7, 0.7]
+    )
+    assert np.abs(explorer.result["dx"]).max() < 1e-12
+    assert "dx = [0, 0, 0, 0]" in explorer.readout.value
+
+
 def test_explorer_jacobian_follows_the_sliders():
     explorer = lnlib.book.explorers.gradients_explorer()
     explorer.controls["x2"].value = -3.0

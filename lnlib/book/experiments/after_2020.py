@@ -314,7 +314,7 @@ FINDINGS = {
     "qk_entropy_1": "± the mean attention entropy at scale 1, nats",
     "qk_entropy_8": "± the mean attention entropy at scale 8, nats",
     "qk_norm_max": "± with QK-norm, the largest logit over all scales",
-    "qk_bound": "√H at H = 64, QK-norm's bound with unit gains",
+    "qk_bound": "√d at a head width d = 64, QK-norm's bound with unit gains",
     "qk_norm_entropy": "± with QK-norm, the mean entropy at scale 32",
     "qk_uniform": "ln 16, the entropy of uniform attention over 16 tokens",
     # DyT (256 tokens of width 64 per draw)

@@ -130,7 +130,8 @@ class GradientsExplorer(Explorer):
         dx = scaled_dx / std
         along_ones, along_xhat = float(dx.sum()), float(dx @ xhat)
         readout = (
-            f"s = √(σ² + ε) = √({var:.4g} + {eps:g}) = {std:.4g}; dx = [{_fmt(dx)}]<br>Σ dx = "
+            f"s = √(σ² + ε) = √({var:.4g} + {eps:g}) = {std:.4g}; "
+            f"dx = [{_fmt_small(dx)}]<br>Σ dx = "
             f"{_small(along_ones)} (always 0) &nbsp;·&nbsp; dx · x̂ = {_small(along_xhat)} "
             "(always 0 when ε = 0)"
         )
@@ -171,6 +172,12 @@ class GradientsExplorer(Explorer):
 
 def _fmt(values) -> str:
     return ", ".join(f"{v:.3g}" for v in values)
+
+
+def _fmt_small(values) -> str:
+    """Values that may be zero, rounding noise shown as 0 (learner B39, 2026-12-01: all dy equal
+    printed dx = [-1.51e-17, ...] under a line that promises dx = 0)."""
+    return ", ".join(_small(float(v)) for v in values)
 
 
 def _small(value: float) -> str:

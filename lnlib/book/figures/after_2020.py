@@ -114,7 +114,7 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
         :func:`lnlib.book.models.placements.logit_statistics` at each scale, without and with
         QK-norm.
     bound : float
-        √H, QK-norm's ceiling.
+        √d for heads of width d, QK-norm's ceiling.
     tokens : int
         T, so the plot can mark uniform attention's entropy ln T.
     """
@@ -127,7 +127,7 @@ def qk_figure(scales, plain: list, normed: list, bound: float, tokens: int):
         left.plot(scales, [r["max_logit"] for r in rows], marker=marker, color=colour, label=label)
         right.plot(scales, [r["entropy"] for r in rows], marker=marker, color=colour, label=label)
     left.axhline(bound, color=PALETTE["neutral"], ls=":", lw=1)
-    left.text(scales[0], bound * 1.3, "$\\sqrt{H}$", fontsize=10)
+    left.text(scales[0], bound * 1.3, "$\\sqrt{d}$", fontsize=10)
     right.axhline(np.log(tokens), color=PALETTE["neutral"], ls=":", lw=1)
     right.text(
         scales[-1],
