@@ -143,8 +143,9 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         assert page.evaluate(run) == [True]
         # a stop's code and printouts fold, each leaving a marker; figures stay (learner B,
         # 2026-11-30: "the code and printouts are what turn 'about 5 minutes' into 15");
-        # chapter 13's stops print (chapter 09's moved their checks to appendices)
-        page.goto(f"{site_url}/chapters/13_numerics.html", wait_until="load")
+        # chapter 15's stop prints (the other stops' proofs are tagged path-skip and hide: learners
+        # B36 and B37, 2026-11-30, read them as noise)
+        page.goto(f"{site_url}/chapters/15_gpu.html", wait_until="load")
         printouts = (
             "() => [...document.querySelectorAll('article section div.cell')]"
             ".filter(c => !c.querySelector('.cell_output img, .lnlib-web-explorer')"
