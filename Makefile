@@ -86,7 +86,7 @@ check: lint
 	@chapters="$(or $(CHAPTERS),$(CHANGED_CHAPTERS))"; \
 	if [ -z "$$chapters" ]; then echo "make check: no chapter changed since main"; else \
 	$(WEBSITE_ENV) $(BIN)/python -m pytest -n 2 -q --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p tests.nbval_exercises $$chapters; fi
+		-p tests.nbval_kernel -p tests.nbval_exercises $$chapters; fi
 
 # ruff's lint and format check (configured in pyproject.toml): seconds, so it runs first.
 lint: $(VENV)/.test-installed
@@ -96,12 +96,13 @@ lint: $(VENV)/.test-installed
 test-python: $(VENV)/.test-installed
 	$(BIN)/python -m pytest -n 2 --doctest-modules tests lnlib --ignore=tests/browser
 
-# nbval runs each chapter as the website build does (LNBOOK_WEBSITE=1), checks each exercise's solution in
+# nbval runs each chapter as the website build does (LNBOOK_WEBSITE=1), starts a kernel that dies while
+# starting again (tests/nbval_kernel.py), checks each exercise's solution in
 # the same kernel (tests/nbval_exercises.py) and hands its runs to test-build (tests/nbval_handoff.py).
 test-notebooks: $(VENV)/.test-installed
 	rm -rf _build
 	$(WEBSITE_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p tests.nbval_exercises -p tests.nbval_handoff --nbval-executed-into $(EXECUTED) chapters
+		-p tests.nbval_kernel -p tests.nbval_exercises -p tests.nbval_handoff --nbval-executed-into $(EXECUTED) chapters
 
 test-build: $(VENV)/.book-installed
 	$(MAKE) website
