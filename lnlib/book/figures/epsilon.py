@@ -23,9 +23,10 @@ __all__ = [
     "output_variance_figure",
 ]
 
-#: Fixed ε axis of the curves: 1e-11 to 1, 16 points a decade; from below the explorer's smallest σ²
-#: (δ = 1e-5: 5e-11), so that its ε = σ² diamond never leaves the axis (a student review).
-EPS_GRID = np.logspace(-11, 0, 177)
+#: Fixed ε axis of the curves: 1e-11 to 100, 16 points a decade; from below the explorer's smallest
+#: σ² (δ = 1e-5: 5e-11), so that its ε = σ² diamond never leaves the axis (a student review), to
+#: two decades past δ = 1's σ² = 0.5, so that its fall is not squeezed at the edge (learner A10).
+EPS_GRID = np.logspace(-11, 2, 209)
 #: Every curve of the chapter's figures is ε inside the square root (orange) or ε added to σ (sky
 #: blue); the frameworks are told apart by name, never by a colour, so orange means one thing in the
 #: whole chapter.
@@ -117,10 +118,9 @@ class StdCurves:
         (self.variance_mark,) = ax.plot(
             [], [], "D", color=PALETTE["neutral"], ms=6, label="ε = σ² (black diamond)"
         )
-        for name, eps in (framework_eps or {}).items():
+        for name, eps, side in _label_sides(framework_eps or {}):
             ax.axvline(eps, **FRAMEWORK_LINE)
-            # upright along its line, above the axes: defaults one decade apart (1e-6, 1e-5) stay
-            # side by side
+            # upright along its line, above the axes
             ax.text(
                 eps,
                 1.02,
@@ -128,7 +128,7 @@ class StdCurves:
                 transform=ax.get_xaxis_transform(),
                 fontsize=9,
                 rotation=90,
-                ha="center",
+                ha=side,
                 va="bottom",
                 color=PALETTE["neutral"],
             )
@@ -150,6 +150,17 @@ class StdCurves:
         self.inside.set_ydata(std_inside(variance, EPS_GRID))
         self.outside.set_ydata(std_outside(variance, EPS_GRID))
         self.variance_mark.set_data([variance], [std_inside(variance, variance)])
+
+
+def _label_sides(framework_eps: dict[str, float]) -> list[tuple[str, float, str]]:
+    """Each default's name, ε and how its upright label sits on its line: centred, or, for the
+    smaller of two defaults within a decade and a half (Flax's 1e-6 beside PyTorch's 1e-5), to the
+    left of its line, so that on a panel of thirteen decades the two labels do not touch."""
+    ordered = sorted(framework_eps.items(), key=lambda item: item[1])
+    crowded = [abs(np.log10(b[1] / a[1])) < 1.5 for a, b in zip(ordered, ordered[1:])] + [False]
+    return [
+        (name, eps, "right" if close else "center") for (name, eps), close in zip(ordered, crowded)
+    ]
 
 
 class EpsilonMarker:
@@ -224,7 +235,7 @@ def epsilon_companion(variances: dict[str, float], *, framework_eps=None):
     """Small multiples of :class:`StdCurves`, one per input variance (chapter "Epsilon").
 
     The static stand-in for :func:`lnlib.book.explorers.epsilon_explorer` on the website: each
-    panel sweeps ε over eleven decades (1e-11 to 1) for one input spread, with the framework
+    panel sweeps ε over thirteen decades (1e-11 to 100) for one input spread, with the framework
     defaults marked.
 
     Parameters
