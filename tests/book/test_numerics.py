@@ -251,12 +251,18 @@ def test_small_sum_findings_give_mean_and_sd_over_the_seeds():
 def test_thread_findings_and_traffic_findings():
     from lnlib.book.experiments.numerics import thread_findings, traffic_findings
 
-    key = "F.layer_norm backward, {} CPU thread(s): dbeta"
-    stored = {key.format(n): np.full(8, 2048.0 * n) for n in (1, 2, 4)}
+    key = "F.layer_norm backward, {}{} CPU thread(s): dbeta"
+    stored = {key.format("", n): np.full(8, 2048.0 * n) for n in (1, 2, 4)}
+    stored |= {key.format("bfloat16 x, ", n): np.full(8, 256.0 * n) for n in (1, 2, 4)}
+    stored["autocast(), 1 CPU thread: LayerNorm bias.grad"] = np.full(8, 256.0)
     assert _texts(thread_findings(stored, (1, 2, 4))) == {
         "torch_dbeta_1": "2048",
         "torch_dbeta_2": "4096",
         "torch_dbeta_4": "8192",
+        "torch_dbeta_bf16_1": "256",
+        "torch_dbeta_bf16_2": "512",
+        "torch_dbeta_bf16_4": "1024",
+        "torch_autocast_dbeta": "256",
     }
     found = traffic_findings(SimpleNamespace(total=12), SimpleNamespace(total=3))
     assert _texts(found) == {"naive_total": "12", "fused_total": "3", "traffic_ratio": "4"}

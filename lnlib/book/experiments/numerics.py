@@ -564,8 +564,8 @@ def small_sum_findings(small: SmallGradientSums) -> dict:
 
 
 def thread_findings(stored: dict, threads) -> dict:
-    """PyTorch's stored float16 dβ per thread count (chapter "Computing it right: numerics"), by
-    glue key.
+    """PyTorch's stored float16 and bfloat16 dβ per thread count, and under CPU autocast's default
+    dtype (chapter "Computing it right: numerics"), by glue key.
 
     Parameters
     ----------
@@ -578,13 +578,16 @@ def thread_findings(stored: dict, threads) -> dict:
     Returns
     -------
     dict of str to ProseNumber
-        ``torch_dbeta_<n>``: the largest dβ entry with n threads.
+        ``torch_dbeta_<n>`` (float16 x) and ``torch_dbeta_bf16_<n>`` (bfloat16 x): the largest dβ
+        entry with n threads; ``torch_autocast_dbeta``: LayerNorm's bias.grad under
+        ``torch.autocast("cpu")``, one thread.
     """
-    key = "F.layer_norm backward, {} CPU thread(s): dbeta"
-    return {
-        f"torch_dbeta_{n}": prose.number(float(np.max(stored[key.format(n)])), ".0f")
-        for n in threads
-    }
+    key = "F.layer_norm backward, {}{} CPU thread(s): dbeta"
+    largest = lambda label: prose.number(float(np.max(stored[label])), ".0f")  # noqa: E731
+    found = {f"torch_dbeta_{n}": largest(key.format("", n)) for n in threads}
+    found |= {f"torch_dbeta_bf16_{n}": largest(key.format("bfloat16 x, ", n)) for n in threads}
+    found["torch_autocast_dbeta"] = largest("autocast(), 1 CPU thread: LayerNorm bias.grad")
+    return found
 
 
 def traffic_findings(naive, fused) -> dict:

@@ -227,28 +227,51 @@ MIXED_PRECISION_THREADS = (1, 2, 4)
 
 
 def _mixed_precision(torch, x, dy, gamma):
-    """F.layer_norm's dbeta for float16 x, float32 gamma and beta, per thread count; what autocast
-    keeps in float32."""
+    """F.layer_norm's dbeta for float16 and bfloat16 x, float32 gamma and beta, per thread count;
+    what autocast keeps in float32; LayerNorm's bias.grad under CPU autocast's default dtype
+    (bfloat16: the truth audit, 2026-12-01, found the float16 runs alone left it out)."""
     F, before, outputs = torch.nn.functional, torch.get_num_threads(), {}
     try:
         for threads in MIXED_PRECISION_THREADS:
             torch.set_num_threads(threads)
-            tx, tg = torch.from_numpy(x).requires_grad_(), torch.from_numpy(gamma).requires_grad_()
-            tb = torch.zeros_like(tg, requires_grad=True)
-            F.layer_norm(tx, x.shape[-1:], tg, tb).backward(torch.from_numpy(dy))
-            outputs[f"F.layer_norm backward, {threads} CPU thread(s): dbeta"] = _numpy(tb.grad)
+            for name, dtype in (("", torch.float16), ("bfloat16 x, ", torch.bfloat16)):
+                tx = torch.from_numpy(x.astype(np.float32)).to(dtype).requires_grad_()
+                tg = torch.from_numpy(gamma).requires_grad_()
+                tb = torch.zeros_like(tg, requires_grad=True)
+                grad = torch.from_numpy(dy.astype(np.float32)).to(dtype)
+                F.layer_norm(tx, x.shape[-1:], tg, tb).backward(grad)
+                label = f"F.layer_norm backward, {name}{threads} CPU thread(s): dbeta"
+                outputs[label] = _numpy(tb.grad)
+        torch.set_num_threads(1)
+        # every row, under autocast with no dtype named: a CPU's default, bfloat16
+        outputs["autocast(), 1 CPU thread: LayerNorm bias.grad"] = _autocast_bias_grad(torch, x)
     finally:
         torch.set_num_threads(before)
-    size = x.shape[
-        -1
-    ]  # an identity Linear, so the norm's input is x's first rows, as autocast casts them
+    return outputs | _autocast_float16(torch, x[:4])
+
+
+def _identity_then_norm(torch, size: int):
+    """An identity Linear, so the norm's input is x as autocast casts it, and a LayerNorm."""
     linear, norm = torch.nn.Linear(size, size), torch.nn.LayerNorm(size)
     with torch.no_grad():
         linear.weight.copy_(torch.eye(size)), linear.bias.zero_()
+    return linear, norm
+
+
+def _autocast_bias_grad(torch, x):
+    linear, norm = _identity_then_norm(torch, x.shape[-1])
+    with torch.autocast("cpu"):
+        norm(linear(torch.from_numpy(x.astype(np.float32)))).float().sum().backward()
+    return _numpy(norm.bias.grad)
+
+
+def _autocast_float16(torch, x):
+    """The dtypes under CPU autocast(float16): the norm's input, its weight, its bias.grad."""
+    linear, norm = _identity_then_norm(torch, x.shape[-1])
     with torch.autocast("cpu", dtype=torch.float16):
-        h = linear(torch.from_numpy(x[:4].astype(np.float32)))
+        h = linear(torch.from_numpy(x.astype(np.float32)))
         norm(h).float().sum().backward()
-    return outputs | {
+    return {
         "autocast(float16): LayerNorm input": _numpy(h),
         "autocast(float16): LayerNorm weight": _numpy(norm.weight),
         "autocast(float16): LayerNorm bias.grad": _numpy(norm.bias.grad),
