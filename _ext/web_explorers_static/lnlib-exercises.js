@@ -264,6 +264,24 @@
     return message.startsWith("Not quite: ") ? "wrong" : "unanswered";
   }
 
+  // The expected answer, under the solution's code in the fold "Solution to exercise N" after the form (learner
+  // A11: a reader without Python could not see the right value after a miss); shown when the fold is opened.
+  function showAnswer(form, data) {
+    const number = Number(form.dataset.exercise);
+    const folds = [...document.querySelectorAll("details")].filter(
+      (fold) => form.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const fold = folds.find((candidate) => {
+      const title = candidate.querySelector("summary");
+      const found = title && /^\s*Solution to exercise (\d+)\b/.exec(title.textContent);
+      return found && Number(found[1]) === number;
+    });
+    if (!fold || !data.answer || fold.querySelector(".lnlib-solution-answer")) return;
+    const line = document.createElement("p");
+    line.className = "lnlib-solution-answer";
+    line.textContent = `The answer, as the check takes it: ${data.answer}.`;
+    (fold.querySelector(".sd-summary-content") || fold).appendChild(line);
+  }
+
   function setUp(form) {
     const data = JSON.parse(form.querySelector("script.lnlib-exercise-data").textContent);
     const input = form.querySelector("input, textarea");
@@ -290,6 +308,7 @@
       box.textContent = message;
       if (kind === "wrong" && ++wrongTries >= data.hintAfter) showHint();
     });
+    showAnswer(form, data);
     form.dataset.ready = "1";
   }
 

@@ -5,6 +5,7 @@ The form prints the exercise's data (those passed to the check) with digits enou
 and an answer of many numbers gets a multi-line box that reads numpy's printout, pasted.
 """
 
+import ast
 import html
 import re
 
@@ -13,7 +14,7 @@ import pytest
 
 from lnlib.book.exercises.chapter import Exercises
 from lnlib.book.exercises.feedback import Exercise
-from lnlib.book.exercises.web import PRINTABLE, TYPEABLE, read_printout
+from lnlib.book.exercises.web import PRINTABLE, TYPEABLE, answer_text, read_printout
 
 
 @pytest.fixture
@@ -160,6 +161,33 @@ def test_the_page_carries_the_plan_the_notebook_judges_by():
     assert data["shape"] == [] and exercise_data(Exercise(np.ones((2, 3))))["shape"] == [2, 3]
 
 
+def test_the_solution_folds_answer_is_the_expected_value_at_the_digits_asked():
+    """Learner A11: a reader without Python could not see the right value after a miss. The page
+    carries the answer its solution fold shows, rounded as the exercise asks, and a reader who types
+    it is told "Correct!"."""
+    from lnlib.book.exercises.judge import judge
+    from lnlib.book.exercises.web import exercise_data
+
+    cases = [
+        (Exercise(np.sqrt(32.0), digits=3), "5.66"),
+        (
+            Exercise([-np.sqrt(2 / 3), -np.sqrt(2 / 3), 0.0, np.sqrt(8 / 3)]),
+            "[-0.816, -0.816, 0, 1.63]",
+        ),
+        (Exercise(np.array([[1.23456, 2e-7], [3.0, 4.5]]), digits=2), "[[1.2, 2e-07], [3, 4.5]]"),
+        (Exercise(False), "False"),
+        (Exercise(np.array([40, 16])), "[40, 16]"),
+    ]
+    for exercise, shown in cases:
+        data = exercise_data(exercise)
+        assert answer_text(exercise) == data["answer"] == shown
+        typed = False if shown == "False" else np.asarray(ast.literal_eval(shown))
+        assert judge(data, typed) == "Correct!", shown
+    many = Exercise(np.arange(640) / 7, digits=3)
+    assert answer_text(many) == "an array of 640 numbers, beginning 0, 0.143, 0.286, 0.429, …"
+    assert "answer" not in exercise_data(many, show_answer=False)
+
+
 def test_the_course_website_gives_a_graded_exercise_no_hint(website, monkeypatch):
     """The student review: the course's website handed out the recipe its notebooks hold back.
     With LNBOOK_COURSE_SITE=1 (make website-course) a graded exercise (one with a per-student
@@ -180,6 +208,7 @@ def test_the_course_website_gives_a_graded_exercise_no_hint(website, monkeypatch
         page = exercises.check(1, None, batch=batch)._repr_html_()
         assert ("lnlib-exercise-hint-button" in page) == button
         assert ("average each row" in page) == button
+        assert ('"answer":' in page) == button  # nor the answer its solution fold would show
         assert "add them" in exercises.check(2, None, x=x)._repr_html_()
     # one that names its section (rests_on) gets, on the course's website, that section to reread
     from lnlib.book.exercises.chapter import rests_on

@@ -21,13 +21,14 @@ import ast
 import importlib
 import json
 import pkgutil
+import re
 
 import numpy as np
 import pytest
 
 import lnlib.book.exercises
 from lnlib.book.exercises.judge import judge
-from lnlib.book.exercises.web import TYPEABLE, read_printout
+from lnlib.book.exercises.web import SHOWN, TYPEABLE, read_printout
 
 from .test_web_explorers import EXPLORERS  # noqa: F401 (the browser fixtures' module loads first)
 from .test_website import PAGES
@@ -99,6 +100,10 @@ class PageExercise:
 
     def feedback(self, answer) -> str:
         return judge(self.data, answer)
+
+
+#: The title of exercise k's solution fold (CONTRIBUTING.md, "A chapter").
+SOLUTION = r"Solution to exercise {}\b"
 
 
 def agree(page_says: str, notebook_says: str) -> bool:
@@ -189,6 +194,14 @@ def test_every_exercise_takes_an_answer_and_gives_the_notebooks_feedback(
         assert hint.is_visible() == (wrong >= data["hintAfter"]), f"{where}: {wrong} wrong tries"
         form.locator(".lnlib-exercise-hint-button").click()
         assert hint.inner_text() == f"Hint: {data['hint']}", where
+        # the solution fold shows the answer (learner A11), and the answer it shows is right
+        title = page.locator("summary", has_text=re.compile(SOLUTION.format(number)))
+        fold = page.locator("details", has=title)
+        fold.locator("summary").click()
+        shown = fold.locator(".lnlib-solution-answer").inner_text()
+        assert shown == f"The answer, as the check takes it: {data['answer']}.", where
+        if np.size(exercise.expected) <= SHOWN:
+            assert check(data["answer"]) == "Correct!", f"{where}: {data['answer']!r}"
         if many:  # pasted: numpy's printout of the answer, and its numbers row by row
             for text, answer in [
                 (printout(exercise.expected), read_printout(printout(exercise.expected))),

@@ -618,10 +618,12 @@ class Exercises:
         self._last_data[k] = data
         if answer is None and website_build():
             built = self._build(k, **data)
-            if course_website_build() and k in self.graded_exercises():
+            graded = course_website_build() and k in self.graded_exercises()
+            if graded:
                 # as graded in the notebook: no hint, the section to reread instead
                 built = dataclasses.replace(built, hint=reread(self.section(k)))
-            return answer_form(built, k, self.chapter, data, functools.partial(self._build, k))
+            rebuild = functools.partial(self._build, k)
+            return answer_form(built, k, self.chapter, data, rebuild, show_answer=not graded)
         inputs = _inputs()
         if inputs and _is_answer_cell(k, inputs[-1]):
             self._checked_at[k] = len(inputs) - 1  # this run reached its check

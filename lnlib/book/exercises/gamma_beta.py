@@ -137,6 +137,9 @@ def explorer_output_of_feature_4() -> Exercise:
             "that is y4 with the chapter's γ4 = -1; the prompt moves γ4": chapter_y4,
             "that leaves out β4, the shift": PREDICT_GAMMA4 * xhat4,
             "that scales the input x4, not the normalized x̂4": PREDICT_GAMMA4 * token[3] + beta[3],
+            # learner A11 kept the old γ4's sign: 3 - 2 x̂4
+            "that keeps the old γ4's sign, γ4 = -2: the slider sets γ4 to +2": beta[3]
+            - PREDICT_GAMMA4 * xhat4,
             "that shifts before it scales: β4 is added after the scale γ4": PREDICT_GAMMA4
             * (xhat4 + beta[3]),
             f"that is γ4 · ({chapter_gamma4:g}) + β4: x̂4 is not the chapter's γ4 = "

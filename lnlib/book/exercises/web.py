@@ -27,9 +27,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lnlib.book.exercises.feedback import CORRECT, EDGE, ON_THE_WEBSITE, Exercise, Feedback
+from lnlib.book.exercises.feedback import (
+    CORRECT,
+    EDGE,
+    ON_THE_WEBSITE,
+    Exercise,
+    Feedback,
+    round_to_digits,
+)
 
-__all__ = ["WebExercise", "answer_form", "data_block", "read_printout"]
+__all__ = ["WebExercise", "answer_form", "answer_text", "data_block", "read_printout"]
 
 #: An answer of more numbers than this gets a multi-line box (a textarea), where a printout can be
 #: pasted.
@@ -41,6 +48,8 @@ PRINTABLE = 5000
 #: last, None, prints each number with all the digits that give it back exactly
 #: (``floatmode="unique"``).
 PRECISIONS = (4, 6, 8, None)
+#: An answer of more numbers than this is shown in the solution fold by its shape and first entries.
+SHOWN = 16
 #: What the box says before the reader has checked anything.
 WEB_NOT_ANSWERED = "Not answered yet: type your answer in the box and press Check."
 
@@ -142,11 +151,11 @@ def _describe(exercise: Exercise) -> str:
     return f"nested lists of {_shape(shape)} {kind}, e.g. [[1, 2], [3, 4]]"
 
 
-def exercise_data(exercise: Exercise) -> dict:
+def exercise_data(exercise: Exercise, show_answer: bool = True) -> dict:
     """Everything the page needs to judge an answer to `exercise` as the notebook does: the
-    exercise's plan (:meth:`~lnlib.book.exercises.feedback.Exercise.plan`), and how the form reads
-    and shows it."""
-    return {
+    exercise's plan (:meth:`~lnlib.book.exercises.feedback.Exercise.plan`), how the form reads
+    and shows it, and (`show_answer`) the answer its solution fold shows (:func:`answer_text`)."""
+    data = {
         **exercise.plan(),
         "shape": list(np.shape(exercise.expected)),  # bare numbers typed are taken in this shape
         "placeholder": _describe(exercise),
@@ -154,6 +163,37 @@ def exercise_data(exercise: Exercise) -> dict:
         "edges": EDGE,
         "notAnswered": WEB_NOT_ANSWERED,
     }
+    if show_answer:
+        data["answer"] = answer_text(exercise)
+    return data
+
+
+def answer_text(exercise: Exercise) -> str:
+    """`exercise`'s expected answer as the website's solution fold shows it under the solution's
+    code (``lnlib-exercises.js``; learner A11: a reader without Python could not see the right
+    value after a miss): each number to the significant digits the exercise asks for (ten where
+    it asks for all), a count exactly, True or False; an answer of more than :data:`SHOWN` numbers
+    by its shape and first entries."""
+    want = np.asarray(exercise.expected)
+    if want.dtype.kind == "b":
+        return _nested(want.tolist(), str)
+    if want.dtype.kind in "iu":
+        return _nested(want.tolist(), str)
+    digits = exercise.asks_digits or 10
+    rounded = round_to_digits(want.astype(np.float64), digits)
+    entry = lambda x: f"{x:.{digits}g}"  # noqa: E731
+    if rounded.size > SHOWN:
+        first = ", ".join(entry(x) for x in rounded.ravel()[:4])
+        size = f"{rounded.size} numbers" if rounded.ndim == 1 else f"shape {_shape(rounded.shape)}"
+        return f"an array of {size}, beginning {first}, …"
+    return _nested(rounded.tolist(), entry)
+
+
+def _nested(values, entry: Callable) -> str:
+    """`values` (a number or nested lists) as Python writes a list, each number by `entry`."""
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v, entry) for v in values) + "]"
+    return entry(values)
 
 
 def _given(data: dict) -> list[tuple[str, object]]:
@@ -284,15 +324,18 @@ class WebExercise:
     """The answer box of exercise `number` on the website, under the data it is built from; plain
     text elsewhere."""
 
-    def __init__(self, exercise: Exercise, number: int, chapter: str, given: str = ""):
+    def __init__(
+        self, exercise: Exercise, number: int, chapter: str, given: str = "", show_answer=True
+    ):
         self.exercise, self.number, self.chapter = exercise, number, chapter
         self.given = given  # the data block (data_block), HTML
+        self.show_answer = show_answer
 
     def __repr__(self) -> str:
         return ON_THE_WEBSITE
 
     def _repr_html_(self) -> str:
-        data = exercise_data(self.exercise)
+        data = exercise_data(self.exercise, self.show_answer)
         name = f"lnlib-answer-{self.chapter}-{self.number}"
         box = (
             Feedback(WEB_NOT_ANSWERED)
@@ -334,9 +377,11 @@ def answer_form(
     chapter: str,
     data: dict | None = None,
     rebuild: Callable[..., Exercise] | None = None,
+    show_answer: bool = True,
 ) -> WebExercise:
     """The website's answer box for `exercise` (see the module's docstring), under its `data`
     printed (:func:`data_block`; `rebuild` builds the exercise again from data, to choose the digits
-    printed)."""
+    printed), and the answer for its solution fold unless `show_answer` is False (a graded exercise
+    on a course's website)."""
     given = data_block(exercise, data, rebuild) if data else ""
-    return WebExercise(exercise, number, chapter, given)
+    return WebExercise(exercise, number, chapter, given, show_answer)
