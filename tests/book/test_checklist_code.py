@@ -215,13 +215,13 @@ def test_item_1s_check_tells_pre_norm_from_post_norm_where_print_cannot():
 
 
 def stall_code() -> str:
-    """The python block of item 8's evidence box: PyTorch's CPU dβ stall in five lines."""
+    """The python block of item 8's evidence box: PyTorch's CPU dβ stall in a few lines."""
     text = PAGE.read_text(encoding="utf-8")
     box = text[text.index("{dropdown} 8. dγ and dβ summed in float32") :]
     return re.search(r"```python\n(.*?)```", box, re.S).group(1)
 
 
-def test_item_8s_five_lines_show_pytorchs_cpu_stall_where_float32_sums_count_every_row():
+def test_item_8s_lines_show_pytorchs_cpu_stall_where_float32_sums_count_every_row():
     # learner B42 (2026-12-01): "put a 5-line repro of the PyTorch CPU dβ stall in its place"
     import numpy as np
 
@@ -239,7 +239,7 @@ def test_item_8s_five_lines_show_pytorchs_cpu_stall_where_float32_sums_count_eve
     rows = x.shape[0]
     # the comment's two numbers: float32 sums (lnlib's backward), and PyTorch 2.13's kernel
     _, _, dbeta = lnlib.layer_norm_backward(np.ones_like(x), x, np.ones(8, np.float32))
-    assert f"float32 sums give {rows} each" in code and np.all(dbeta == rows)
+    assert f"float32 sums: {rows}" in code and np.all(dbeta == rows)
     stalled = namespace["beta"].grad.numpy()
     if torch.__version__.startswith("2.13."):
-        assert "PyTorch 2.13's CPU kernel gives 2048" in code and np.all(stalled == 2048)
+        assert "PyTorch 2.13's CPU kernel: 2048" in code and np.all(stalled == 2048)
