@@ -174,7 +174,16 @@ def test_the_solution_folds_answer_is_the_expected_value_at_the_digits_asked():
             Exercise([-np.sqrt(2 / 3), -np.sqrt(2 / 3), 0.0, np.sqrt(8 / 3)]),
             "[-0.816, -0.816, 0, 1.63]",
         ),
-        (Exercise(np.array([[1.23456, 2e-7], [3.0, 4.5]]), digits=2), "[[1.2, 2e-07], [3, 4.5]]"),
+        (
+            Exercise(np.array([[1.23456, 2e-7], [3.0, 4.5]]), digits=2),
+            "[[1.2, 2.0e-07], [3.0, 4.5]]",
+        ),
+        # learner A12: 15/16 computed as 0.93749999... showed 0.937, 5.5 showed without its zero,
+        # float noise showed as 2.48e-17
+        (Exercise(15 / 16 - 1e-15, digits=3), "0.938"),
+        (Exercise(5.5, digits=3), "5.50"),
+        (Exercise([np.sqrt(3.0), 2.48e-17], digits=3), "[1.73, 0]"),
+        (Exercise(70000.0, digits=3), "70000"),
         (Exercise(False), "False"),
         (Exercise(np.array([40, 16])), "[40, 16]"),
     ]

@@ -130,6 +130,9 @@ def scaled_and_shifted_batch(batch) -> Exercise:
             ),
             MISSING_EPS: GAMMA * without_eps + BETA,
             "that is x̂ itself: γ = 2 and β = 0.5 are not applied yet, y = γ x̂ + β": xhat,
+            # learner A12: forgetting one of the two
+            "β = 0.5 is missing: that is γ x̂ alone, y = γ x̂ + β": GAMMA * xhat,
+            "γ = 2 is missing: that is x̂ + β, y = γ x̂ + β": xhat + BETA,
         },
     )
 

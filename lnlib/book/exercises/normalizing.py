@@ -97,8 +97,7 @@ def plane_coordinates_of_xhat(x3) -> Exercise:
     xhat = lnlib.layer_norm(x3, eps=0)
     # the website's x3 = (3, 1, 2) has a standard deviation with H - 1 of exactly 1: said only then
     unit_sample_std = (
-        " (for this x3 the standard deviation with H - 1 is 1, so dividing by it leaves them "
-        "so too)"
+        " (this x3's standard deviation with H - 1 is 1: dividing by it changes nothing)"
         if np.isclose(x3.std(ddof=1), 1.0)
         else ""
     )
@@ -109,7 +108,7 @@ def plane_coordinates_of_xhat(x3) -> Exercise:
             "Normalize x3, then take its dot product with each basis vector: plane_basis(3) @ xhat."
         ),
         mistakes={
-            "those are the coordinates of the centred x3, not yet divided by σ = x3.std()"
+            "those are the coordinates of the centred x3: divide them by σ = x3.std() too"
             + unit_sample_std: plane_coordinates(x3),
             "that is x̂ in the three coordinates of space; the exercise asks for its two "
             "coordinates in the plane, its dot products with the two basis vectors": xhat,

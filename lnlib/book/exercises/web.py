@@ -171,17 +171,26 @@ def exercise_data(exercise: Exercise, show_answer: bool = True) -> dict:
 def answer_text(exercise: Exercise) -> str:
     """`exercise`'s expected answer as the website's solution fold shows it under the solution's
     code (``lnlib-exercises.js``; learner A11: a reader without Python could not see the right
-    value after a miss): each number to the significant digits the exercise asks for (ten where
-    it asks for all), a count exactly, True or False; an answer of more than :data:`SHOWN` numbers
-    by its shape and first entries."""
+    value after a miss): each number to the significant digits the exercise asks for, trailing zeros
+    kept (ten where it asks for all), an entry the check takes as 0 as 0, a count exactly, True or
+    False; an answer of more than :data:`SHOWN` numbers by its shape and first entries."""
     want = np.asarray(exercise.expected)
     if want.dtype.kind == "b":
         return _nested(want.tolist(), str)
     if want.dtype.kind in "iu":
         return _nested(want.tolist(), str)
     digits = exercise.asks_digits or 10
-    rounded = round_to_digits(want.astype(np.float64), digits)
-    entry = lambda x: f"{x:.{digits}g}"  # noqa: E731
+    # binary noise off first (15/16 computed as 0.93749999... shows 0.938, learner A12), and an
+    # entry the check takes as 0 shown as 0 (2.48e-17 was)
+    clean = round_to_digits(want.astype(np.float64), 12)
+    clean = np.where(np.abs(clean) <= exercise.atol, 0.0, clean)
+    rounded = round_to_digits(clean, digits)
+
+    def entry(x: float) -> str:  # trailing zeros kept (5.50 to three digits); 70000, not 7.00e+04
+        if x == 0 or (x.is_integer() and abs(x) >= 10 ** (digits - 1)):
+            return f"{int(x)}"
+        return f"{x:#.{digits}g}"
+
     if rounded.size > SHOWN:
         first = ", ".join(entry(x) for x in rounded.ravel()[:4])
         size = f"{rounded.size} numbers" if rounded.ndim == 1 else f"shape {_shape(rounded.shape)}"
