@@ -913,14 +913,16 @@ def home_link(item: Claim, *, here: bool = False) -> str:
     chapter.
 
     Plain markdown links to the notebooks, so they work in JupyterLab and on the website alike.
-    With ``here=True`` a section of the chapter "Fact check" is linked as "here" (for its own
-    table).
+    With ``here=True`` a section of the chapter "Fact check" is linked by its title alone, "“The
+    mean”, below" (for its own table).
     """
     if (
         item.home == FACT_CHECK
     ):  # a section is named with its chapter, unless the link is in that chapter
         name = (
-            "here" if here else f"{chapter_titles()[FACT_CHECK]}, “{SECTION_TITLES[item.section]}”"
+            f"“{SECTION_TITLES[item.section]}”, below"
+            if here
+            else f"{chapter_titles()[FACT_CHECK]}, “{SECTION_TITLES[item.section]}”"
         )
         return f"[{name}]({FACT_CHECK}.ipynb#{section_anchor(item.section)})"
     return f"[{chapter_titles()[item.home]}]({item.home}.ipynb)"
