@@ -607,6 +607,41 @@ def test_wide_screens_leave_figures_alone(browser, site_url):
         holder.context.close()
 
 
+@pytest.mark.parametrize("chapter", ["09_gradients", "16_check_your_own"])
+def test_the_sidebar_shows_the_books_title_whole(chapter, browser, site_url):
+    """The theme scrolls the left sidebar to the open chapter; the book's title stays on top of
+    the list, whole, and nothing of the list shows above it (learner B44: only "out" showed)."""
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = holder.context.new_page()
+        page.set_viewport_size({"width": 1280, "height": 700})
+        page.goto(f"{site_url}/chapters/{chapter}.html", wait_until="load")
+        page.wait_for_timeout(500)
+        facts = page.evaluate(
+            """() => {
+            const bar = document.querySelector('.bd-sidebar-primary');
+            const title = bar.querySelector('.navbar-brand .logo__title');
+            const box = title.getBoundingClientRect(), port = bar.getBoundingClientRect();
+            const hit = document.elementFromPoint(box.left + box.width / 2, box.top + 2);
+            return {scrolled: bar.scrollTop, top: box.top, bottom: box.bottom,
+                    portTop: port.top, onTop: title.contains(hit) || hit === title,
+                    above: [...bar.querySelectorAll('nav a')].filter(a => {
+                        const r = a.getBoundingClientRect();
+                        const y = Math.max(r.top + 1, port.top + 1);
+                        const seen = document.elementFromPoint(r.left + 4, y);
+                        return y < box.top && r.bottom > port.top && a.contains(seen);
+                    }).map(a => a.textContent.trim())};
+        }"""
+        )
+        assert facts["scrolled"] > 0, f"{chapter}: the sidebar did not scroll, so this tests nothing"
+        assert facts["top"] >= facts["portTop"] and facts["onTop"], (
+            f"{chapter}: the book's title is cut or covered at the sidebar's top: {facts}"
+        )
+        assert not facts["above"], f"{chapter}: chapter links show above the title: {facts}"
+    finally:
+        holder.context.close()
+
+
 class LinkCollector(HTMLParser):
     """Collects link targets and element ids from one HTML page."""
 
