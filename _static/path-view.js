@@ -24,6 +24,8 @@
   // 2026-11-30: "link straight to stop 2 with the view on")
   const STOP_LINK = /(?:^|, )stop \d+$/;
   const PATH_BOX = /^A practitioner[’']s path through the book$/;
+  // a numbered chapter's page (not What to use today, the introduction or a reference page)
+  const CHAPTER_PAGE = /\/chapters\/\d\d_[^/]+\.html$/;
 
   const article = () => document.querySelector("article.bd-article");
   const text = (el) => el.textContent.replace(/\s+/g, " ").trim();
@@ -287,7 +289,7 @@
   // next stop, and a line under it says the view is on (learner B, 2026-11-30: "no sign that the view is on"). The
   // view hides the chapter below that line, as it hides a stop chapter's rest (learner B18: "renders all of ch10,
   // about 20,000 px on a phone"); one button shows the chapter, the other turns the view off too.
-  function skippedChapter(opening) {
+  function skippedChapter(opening, namesTheNextStop = true) {
     if (!remembered()) return;
     const hidden = [];
     for (let el = opening.nextElementSibling; el; el = el.nextElementSibling) hidden.push(el);
@@ -302,6 +304,13 @@
     };
     const words = "The Practitioner’s view is on, and the path skips this chapter, so the view hides it. ";
     const line = lineWithButton("lnlib-path-skipped", words, "Show the whole chapter", show);
+    if (!namesTheNextStop) {
+      // a chapter with no practitioner's line (01 to 08, 17) names no stop of its own: link the path's list
+      const list = document.createElement("a");
+      list.href = "what_to_use_today.html";
+      list.textContent = "The path’s stops";
+      line.firstChild.after(list, " are on What to use today. ");
+    }
     const off = document.createElement("button");
     off.type = "button";
     off.textContent = "Turn the view off";
@@ -358,6 +367,10 @@
     const opening = [...root.querySelectorAll("p")].find((p) => OPENING.test(text(p)));
     const stops = stopSections(root);
     if (opening && stops.length === 0) skippedChapter(opening);
+    // chapters 01 to 08 and 17 have no practitioner's line: the view, when on, says so under the title as
+    // it does in 10 and 14 (learner B44: "chapters 01-08 show in full with no banner at all")
+    const title = root.querySelector("h1");
+    if (!opening && title && CHAPTER_PAGE.test(window.location.pathname)) skippedChapter(title, false);
     if (!opening || stops.length === 0) return;
     const box = document.createElement("p");
     box.className = "lnlib-path-view";

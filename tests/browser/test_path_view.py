@@ -211,6 +211,36 @@ def test_the_practitioners_view_shows_the_stops_and_hides_the_rest(browser, site
         holder.context.close()
 
 
+@pytest.mark.parametrize("chapter", ["03_mean", "17_fact_check"])
+def test_a_chapter_without_stops_says_the_view_is_on(chapter, browser, site_url):
+    """Learner B44: "chapters 01-08 show in full with no banner at all, so the 'view stays on in
+    the next chapters' promise is uneven". With the view on, a chapter with no practitioner's line
+    says so under its title, links the path's stops and hides the rest, as chapters 10 and 14 do;
+    off, nothing changes."""
+    holder = OfflineContext(browser, 1280)
+    try:
+        page = _open(holder, f"{site_url}/chapters/{chapter}.html")
+        skipped = page.locator("p.lnlib-path-skipped")
+        idea = page.locator("section#the-idea, section#the-verdicts-at-a-glance").first
+        assert not skipped.count() and idea.is_visible()  # off: the chapter as it is
+        page.evaluate("() => localStorage.setItem('lnlib-path-view', '1')")
+        page.reload(wait_until="load")
+        assert skipped.is_visible() and "view is on" in skipped.inner_text()
+        assert skipped.locator("a[href='what_to_use_today.html']").count() == 1
+        assert page.evaluate(
+            "() => document.querySelector('p.lnlib-path-skipped').previousElementSibling.tagName"
+        ) == "H1"
+        assert not idea.is_visible()
+        skipped.locator("button", has_text="Show the whole chapter").click()
+        assert idea.is_visible() and not skipped.count()
+        # the introduction and What to use today are not chapters the path skips
+        for other in ("intro.html", "chapters/what_to_use_today.html"):
+            page.goto(f"{site_url}/{other}", wait_until="load")
+            assert not page.locator("p.lnlib-path-skipped").count(), other
+    finally:
+        holder.context.close()
+
+
 def _follow_into_the_view(holder: OfflineContext, start: str, link_text: str, landing: str):
     """Open `start` with the view off, click its link `link_text` and require the chapter it lands
     on (`landing`, the URL's end) to open in the view; return that page."""
