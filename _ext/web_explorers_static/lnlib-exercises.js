@@ -230,10 +230,29 @@
     if (out.includes("{differ}")) {
       const value = asArray(rule.value);
       const tol = asArray(rule.tol);
-      const differ = got.flat.filter((x, k) => !(Math.abs(x - value.flat[k]) <= tol.flat[k])).length;
+      const off = got.flat.map((x, k) => !(Math.abs(x - value.flat[k]) <= tol.flat[k]));
+      const differ = off.filter(Boolean).length;
       out = out.replaceAll("{differ}", String(differ)).replaceAll("{size}", String(got.flat.length));
+      out = out.replaceAll("{which}", which(off, got.shape));
     }
     return out;
+  }
+  // judge.py's _which: where one to three of several entries differ, as numpy indexes them
+  function which(off, shape) {
+    const spots = off.flatMap((o, k) => (o ? [k] : []));
+    if (!(spots.length > 0 && spots.length <= 3) || spots.length === off.length) return "";
+    const name = (i) => {
+      if (shape.length === 1) return String(i);
+      const index = [];
+      for (let d = shape.length - 1; d >= 0; d--) {
+        index.unshift(i % shape[d]);
+        i = Math.floor(i / shape[d]);
+      }
+      return `(${index.join(", ")})`;
+    };
+    const names = spots.map(name);
+    const listed = names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+    return ` (at ${names.length === 1 ? "index" : "indices"} ${listed})`;
   }
   function judge(plan, answer, text) {  // the line of the first rule that holds
     const got = plan.kind === "bool" ? null : asArray(answer);

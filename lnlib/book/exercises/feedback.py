@@ -325,7 +325,7 @@ def _last_words(exercise: Exercise, want: np.ndarray, digits: int | None) -> str
         if digits is None
         else f" at the {NUMBER_WORDS.get(digits, digits)} significant digits asked"
     )
-    return f"{WRONG}{{differ}} of {{size}} entries differ from the expected answer{at}."
+    return f"{WRONG}{{differ}} of {{size}} entries differ from the expected answer{{which}}{at}."
 
 
 def plan(exercise: Exercise) -> dict:

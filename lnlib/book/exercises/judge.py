@@ -12,7 +12,8 @@ module written in JavaScript for the website, test for test
 plan, built once, in Python.
 
 A line may name the answer's shape, ``{got_shape}``, how many entries differ, ``{differ}`` of
-``{size}``, or the answer as typed, ``{typed}``; never the expected value.
+``{size}``, where a few of several differ, ``{which}`` (" (at index 3)", as numpy indexes them), or
+the answer as typed, ``{typed}``; never the expected value.
 """
 
 from __future__ import annotations
@@ -99,7 +100,25 @@ def _fill(line: str, rule: dict, answer, got) -> str:
                 rule["tol"]
             )
         line = line.replace("{differ}", str(int(np.sum(off)))).replace("{size}", str(got.size))
+        line = line.replace("{which}", _which(off))
     return line
+
+
+def _which(off) -> str:
+    """Where the differing entries are, as numpy indexes them, when one to three of several differ:
+    " (at index 3)", " (at indices (0, 1) and (2, 0))"; else "" (learner B43: "1 of 4 entries
+    differ" did not say which)."""
+    spots = np.flatnonzero(off)
+    if not 0 < spots.size <= 3 or spots.size == off.size:
+        return ""
+    names = [
+        str(int(i))
+        if off.ndim == 1
+        else f"({', '.join(str(int(k)) for k in np.unravel_index(i, off.shape))})"
+        for i in spots
+    ]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f" (at {'index' if len(names) == 1 else 'indices'} {listed})"
 
 
 def judge(plan: dict, answer) -> str:
