@@ -20,7 +20,7 @@ import pytest
 
 from lnlib.book.exercises import every_chapter
 from lnlib.book.exercises.feedback import HINT_AFTER, Exercise, Feedback, round_to_digits
-from lnlib.book.exercises.judge import judge
+from lnlib.book.exercises.judge import _which, judge
 
 EXERCISES = [(ex, k) for ex in every_chapter() for k in range(1, len(ex) + 1)]
 IDS = [f"{ex.chapter}-{k}" for ex, k in EXERCISES]
@@ -349,3 +349,15 @@ def test_an_unanswered_graded_test_prints_in_the_students_run_and_fails_in_gradi
         assert said.startswith("Exercise 1: not answered yet") and "no error" in said, said
     else:
         assert said.startswith("failed: Not answered yet"), said
+
+
+def test_feedback_names_where_a_few_entries_differ():
+    # learner B43: "'1 of 4 entries differ' does not say which entry"
+    assert _which(np.array([False, False, False, True])) == " (at index 3)"
+    assert _which(np.array([True, False, True, False])) == " (at indices 0 and 2)"
+    grid = np.zeros((2, 3), dtype=bool)
+    grid[0, 1] = grid[1, 2] = True
+    assert _which(grid) == " (at indices (0, 1) and (1, 2))"
+    # all wrong, or more than three: the count alone
+    assert _which(np.ones(4, dtype=bool)) == ""
+    assert _which(np.array([True] * 4 + [False])) == ""

@@ -64,6 +64,8 @@ def typed_answers(exercise) -> list[tuple[str, object]]:
         flat = want.ravel().copy()
         flat[-1] = -flat[-1] + 1.0
         values.append(flat.reshape(want.shape))  # one entry wrong, the others right
+        flat[0] = -flat[0] + 1.0
+        values.append(flat.reshape(want.shape))  # two wrong: "(at indices 0 and 3)"
     texts = [
         (literal(v), np.asarray(v, dtype=np.float64)) for v in values if np.all(np.isfinite(v))
     ]
