@@ -633,7 +633,7 @@ def test_the_sidebar_shows_the_books_title_whole(chapter, browser, site_url):
                     }).map(a => a.textContent.trim())};
         }"""
         )
-        assert facts["scrolled"] > 0, f"{chapter}: the sidebar did not scroll, so this tests nothing"
+        assert facts["scrolled"] > 0, f"{chapter}: the sidebar did not scroll: this tests nothing"
         assert facts["top"] >= facts["portTop"] and facts["onTop"], (
             f"{chapter}: the book's title is cut or covered at the sidebar's top: {facts}"
         )
