@@ -89,7 +89,8 @@ def test_claims_link_existing_chapters_and_valid_verdicts():
     assert (
         "[“Normalizing”, below](17_fact_check.ipynb#normalizing)" in table
         and "[“Statistics of the normalized features”, below]"
-        "(17_fact_check.ipynb#statistics-of-the-normalized-features)" in table
+        "(17_fact_check.ipynb#statistics-of-the-normalized-features)"
+        in table
         and "[“Pre-norm and post-norm”, below](17_fact_check.ipynb#pre-norm-and-post-norm)" in table
     )
 
