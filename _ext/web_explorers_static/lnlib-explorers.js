@@ -127,9 +127,35 @@
       prefetch(positions);
     }
 
+    // A sweep moves one entry at a time from a preset: picking another entry puts the one moved back at
+    // the preset's value, and a line under the readout says so (learner A13: "a second move silently
+    // undoes the first").
+    let entryShown = sweep ? position(inputs[1]) : null;
+    let presetShown = sweep ? position(inputs[0]) : null;
+    function sayReset(i) {
+      let line = root.querySelector(".lnlib-web-reset");
+      const before = entryShown;
+      const moved = sweep && i === 1 && position(inputs[2]) !== sweep.reset[presetShown][before];
+      entryShown = position(inputs[1]);
+      presetShown = position(inputs[0]);
+      if (!moved) {
+        if (line && i !== 2) line.remove();
+        return;
+      }
+      if (!line) {
+        line = document.createElement("p");
+        line.className = "lnlib-web-reset";
+        line.setAttribute("role", "status");
+        readout.after(line);
+      }
+      line.textContent = `${sweep.names[before]} is back at the preset's value: on this page each entry ` +
+        "moves alone from a preset (in the notebook, moves add up).";
+    }
+
     inputs.forEach((input, i) => {
       input.addEventListener("input", () => {
         const started = performance.now();
+        if (sweep) sayReset(i);
         if (sweep && i < 2) resetSweep();
         show(started);
       });

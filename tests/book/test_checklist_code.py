@@ -2,6 +2,7 @@
 copy-paste PyTorch block that implements the checklist and calls the book's own checker"): a model
 built from it trains one mixed-precision step, and item 9's check of the RMSNorm passes."""
 
+import json
 import re
 import warnings
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 PAGE = Path(__file__).resolve().parents[2] / "chapters" / "what_to_use_today.md"
+NUMERICS = PAGE.with_name("13_numerics.ipynb")
 
 
 def checklist_code() -> str:
@@ -215,14 +217,20 @@ def test_item_1s_check_tells_pre_norm_from_post_norm_where_print_cannot():
 
 
 def stall_code() -> str:
-    """The python block of item 8's evidence box: PyTorch's CPU dβ stall in a few lines."""
-    text = PAGE.read_text(encoding="utf-8")
-    box = text[text.index("{dropdown} 8. dγ and dβ summed in float32") :]
-    return re.search(r"```python\n(.*?)```", box, re.S).group(1)
+    """The python block of chapter 13's fold on PyTorch's CPU kernel, which What to use today's
+    item 8 links: PyTorch's CPU dβ stall in a few lines."""
+    cells = json.loads(NUMERICS.read_text(encoding="utf-8"))["cells"]
+    fold = next(
+        "".join(c["source"])
+        for c in cells
+        if ":::{dropdown} PyTorch 2.13's CPU kernel, as run" in "".join(c["source"])
+    )
+    return re.search(r"```python\n(.*?)```", fold, re.S).group(1)
 
 
-def test_item_8s_lines_show_pytorchs_cpu_stall_where_float32_sums_count_every_row():
-    # learner B42 (2026-12-01): "put a 5-line repro of the PyTorch CPU dβ stall in its place"
+def test_the_stall_lines_show_pytorchs_cpu_stall_where_float32_sums_count_every_row():
+    # learner B42 (2026-12-01): "put a 5-line repro of the PyTorch CPU dβ stall in its place";
+    # learners B45 and B46 moved it to chapter 13 (What to use today: "one line for a GPU team")
     import numpy as np
 
     import lnlib
@@ -232,7 +240,7 @@ def test_item_8s_lines_show_pytorchs_cpu_stall_where_float32_sums_count_every_ro
     )
     code, before, namespace = stall_code(), torch.get_num_threads(), {}
     try:
-        exec(compile(code, str(PAGE), "exec"), namespace)
+        exec(compile(code, str(NUMERICS), "exec"), namespace)
     finally:
         torch.set_num_threads(before)
     x = namespace["x"].detach().numpy()

@@ -227,12 +227,8 @@ def test_a_chapter_without_stops_says_the_view_is_on(chapter, browser, site_url)
         page.reload(wait_until="load")
         assert skipped.is_visible() and "view is on" in skipped.inner_text()
         assert skipped.locator("a[href='what_to_use_today.html']").count() == 1
-        assert (
-            page.evaluate(
-                "() => document.querySelector('p.lnlib-path-skipped').previousElementSibling.tagName"
-            )
-            == "H1"
-        )
+        above = "() => document.querySelector('p.lnlib-path-skipped').previousElementSibling"
+        assert page.evaluate(f"{above}.tagName") == "H1"
         assert not idea.is_visible()
         skipped.locator("button", has_text="Show the whole chapter").click()
         assert idea.is_visible() and not skipped.count()

@@ -282,6 +282,33 @@ def test_every_control_moves_the_figure_and_readout(page_name, offline, site_url
     )
 
 
+def test_a_sweep_says_when_picking_another_entry_undoes_a_move(offline, site_url):
+    """Learner A13: in chapter 07, beta3 moved, then gamma3: "the readout shows y3 = -2.187, which
+    means beta3 has quietly gone back to 0". A line under the readout says so; picking another entry
+    without a move says nothing."""
+    page = offline.context.new_page()
+    page.goto(f"{site_url}/chapters/07_gamma_beta.html", wait_until="load")
+    root = page.locator(".lnlib-web-explorer")
+    root.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => document.querySelector('.lnlib-web-explorer').dataset.ready === '1'"
+    )
+    names = json.loads(root.locator("script.lnlib-web-data").text_content())["sweep"]["names"]
+    controls = root.locator("[data-lnlib-control]")
+    entry, value = controls.nth(1), controls.nth(2)
+    line = root.locator(".lnlib-web-reset")
+    entry.select_option(index=names.index("β3"))
+    entry.select_option(index=names.index("γ3"))
+    assert line.count() == 0  # nothing was moved
+    entry.select_option(index=names.index("β3"))
+    value.focus()
+    value.press("ArrowRight")
+    entry.select_option(index=names.index("γ3"))
+    assert line.is_visible() and line.inner_text().startswith("β3 is back at the preset's value")
+    entry.select_option(index=names.index("γ4"))  # γ3 was not moved
+    assert line.count() == 0
+
+
 def test_pages_without_explorers_load_no_explorer_code(site_url):
     for page in ("intro", "api", "bibliography"):
         text = (SITE / f"{page}.html").read_text(encoding="utf-8")
