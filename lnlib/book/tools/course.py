@@ -1246,15 +1246,15 @@ PATH_PAGE = "what_to_use_today.md"
 
 
 def path_page_minutes(folder: Path) -> tuple[int, int]:
-    """(minutes on :data:`PATH_PAGE`, minutes in the chapters' stops), each rounded to 5: the page's
-    prose less its folded boxes, and each chapter's stops as :func:`path_minutes` counts them before
-    rounding (learner B, 2026-11-30: the page said "about an hour and a half" where the chapters'
-    lines add up to 35 minutes)."""
+    """(minutes on :data:`PATH_PAGE`, rounded to 5: its prose less its folded boxes; minutes in the
+    chapters' stops: the sum of the chapters' lines, :func:`path_minutes`) (learner B, 2026-11-30:
+    the page said "about an hour and a half" where the chapters' lines add up to 35 minutes; learner
+    B48: "25 in the chapters" where the lines add up to 28)."""
     page = FOLDED.sub(_unless_open, (Path(folder) / PATH_PAGE).read_text(encoding="utf-8"))
     stops = sum(
-        _stop_minutes(Path(folder) / name) or 0.0 for name in sorted({f for f, _, _ in PATH_STOPS})
+        path_minutes(Path(folder) / name) or 0 for name in sorted({f for f, _, _ in PATH_STOPS})
     )
-    return 5 * round(_words(page) / WORDS_PER_MINUTE / 5), 5 * round(stops / 5)
+    return 5 * round(_words(page) / WORDS_PER_MINUTE / 5), stops
 
 
 def _unless_open(box: re.Match) -> str:
