@@ -32,8 +32,8 @@ from lnlib.book.exercises.feedback import (
         (
             np.array([1.0, 2.5]),
             np.array([1.0, 2.0]),
-            r"1 of 2 entries differ from the expected answer \(at index 1\) at the three significant"
-            " digits asked",
+            r"1 of 2 entries differ from the expected answer \(at index 1\) at the three"
+            " significant digits asked",
         ),
         (np.array([-1.0, 2.0]), np.array([1.0, -2.0]), "the sign is flipped"),
         (np.array([[1.0, 2.0]]), np.array([[1.0], [2.0]]), "right but transposed"),
