@@ -129,17 +129,20 @@
 
     // A sweep moves one entry at a time from a preset: picking another entry puts the one moved back at
     // the preset's value, and a line under the readout says so (learner A13: "a second move silently
-    // undoes the first").
+    // undoes the first"). While an entry is off its preset's value, the line says the preset's name no
+    // longer describes the input (learner B52: "dy ∝ x̂" still showed after x4 moved).
     let entryShown = sweep ? position(inputs[1]) : null;
     let presetShown = sweep ? position(inputs[0]) : null;
+    const presetName = () => inputs[0].options[inputs[0].selectedIndex].text;
     function sayReset(i) {
       let line = root.querySelector(".lnlib-web-reset");
       const before = entryShown;
-      const moved = sweep && i === 1 && position(inputs[2]) !== sweep.reset[presetShown][before];
+      const moved = i === 1 && position(inputs[2]) !== sweep.reset[presetShown][before];
       entryShown = position(inputs[1]);
       presetShown = position(inputs[0]);
-      if (!moved) {
-        if (line && i !== 2) line.remove();
+      const off = i === 2 && position(inputs[2]) !== sweep.reset[presetShown][entryShown];
+      if (!moved && !off) {
+        if (line) line.remove();
         return;
       }
       if (!line) {
@@ -148,8 +151,11 @@
         line.setAttribute("role", "status");
         readout.after(line);
       }
-      line.textContent = `${sweep.names[before]} is back at the preset's value: on this page each entry ` +
-        "moves alone from a preset (in the notebook, moves add up).";
+      line.textContent = moved
+        ? `${sweep.names[before]} is back at the preset's value: on this page each entry ` +
+          "moves alone from a preset (in the notebook, moves add up)."
+        : `${sweep.names[entryShown]} is off the preset's value: “${presetName()}” names the preset, ` +
+          "not this input.";
     }
 
     inputs.forEach((input, i) => {

@@ -303,6 +303,11 @@ def test_a_sweep_says_when_picking_another_entry_undoes_a_move(offline, site_url
     entry.select_option(index=names.index("β3"))
     value.focus()
     value.press("ArrowRight")
+    # while β3 is off its value, the preset's name no longer describes the input (learner B52)
+    assert line.is_visible() and line.inner_text().startswith("β3 is off the preset's value")
+    value.press("ArrowLeft")
+    assert line.count() == 0  # back on the preset's value
+    value.press("ArrowRight")
     entry.select_option(index=names.index("γ3"))
     assert line.is_visible() and line.inner_text().startswith("β3 is back at the preset's value")
     entry.select_option(index=names.index("γ4"))  # γ3 was not moved

@@ -12,7 +12,7 @@ from lnlib.book.exercises.pre_post_norm import layer_data, website_layer
 from lnlib.book.models.placements import placement_forward
 from lnlib.book.models.transformer import ffn_forward
 
-#: Exercise 2's width H of the queries and keys.
+#: Exercise 2's head width d of the queries and keys.
 WIDTH = 64
 
 
@@ -51,7 +51,7 @@ def peri_ln_ffn_sublayer(xe, we) -> Exercise:
 
 
 def largest_qk_norm_logit() -> Exercise:
-    """Exercise 2: the largest logit q̂·k̂/√H with QK-norm (γ = 1, ε → 0) at width H = 64."""
+    """Exercise 2: the largest logit q̂·k̂/√d with QK-norm (γ = 1, ε → 0) on heads of width d = 64."""
     v = np.random.default_rng(0).normal(size=WIDTH)
     # Cauchy-Schwarz: the largest dot product of two normalized vectors is reached at k̂ = q̂
     q = lnlib.layer_norm(v, eps=0.0)
@@ -59,14 +59,14 @@ def largest_qk_norm_logit() -> Exercise:
     unbiased = (v - v.mean()) / v.std(ddof=1)
     return Exercise(
         q @ q / np.sqrt(WIDTH),
-        hint="A normalized vector of width H has squared length H, not 1; then Cauchy-Schwarz.",
+        hint="A normalized vector of width d has squared length d, not 1; then Cauchy-Schwarz.",
         mistakes={
-            "that is the dot product itself, H: divide by the square root of H": q @ q,
-            "a LayerNorm output has length sqrt(H), not 1": unit @ unit / np.sqrt(WIDTH),
+            "that is the dot product itself, d: divide by the square root of d": q @ q,
+            "a LayerNorm output has length sqrt(d), not 1": unit @ unit / np.sqrt(WIDTH),
             "that is the largest cosine, for vectors of length 1; a LayerNorm output has squared "
-            "length H, so q̂·k̂ reaches H before the division by the square root of H": 1.0,
-            "that takes q̂'s squared length as H - 1 (the unbiased variance); LayerNorm divides "
-            "by the biased standard deviation, so it is H": unbiased @ unbiased / np.sqrt(WIDTH),
+            "length d, so q̂·k̂ reaches d before the division by the square root of d": 1.0,
+            "that takes q̂'s squared length as d - 1 (the unbiased variance); LayerNorm divides "
+            "by the biased standard deviation, so it is d": unbiased @ unbiased / np.sqrt(WIDTH),
         },
     )
 
