@@ -63,6 +63,7 @@ def four_steps_by_hand(token_b) -> Exercise:
             "the variance divides by H - 1 = 3; LayerNorm's divides by H = 4": h_minus_1,
             MISSING_EPS: centred / np.sqrt(var),
             "that divides by σ² + ε; LayerNorm divides by its square root": centred / (var + eps),
+            "that is x - μ, centred but not yet divided by sqrt(σ² + ε)": centred,
         },
     )
 

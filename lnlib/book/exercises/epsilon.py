@@ -94,6 +94,8 @@ def eps_for_half_variance() -> Exercise:
             "quarter": variance * (1 / 0.5**2 - 1),  # σ²/(σ² + ε) = 1/4
             "that is half the variance: the output's variance is σ²/(σ² + ε), one half when ε "
             "is the whole of σ²": variance / 2,
+            "that is PyTorch's default ε; the exercise asks for the ε that halves the output's "
+            "variance": 1e-5,
         },
     )
 

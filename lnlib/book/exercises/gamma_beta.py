@@ -45,6 +45,7 @@ def identity_scale_and_shift(v) -> Exercise:
         mistakes={
             SIGMA_FOR_GAMMA: np.stack([np.full(v.shape, np.sqrt(var)), beta]),
             "γ and β are swapped: the first row is γ": np.stack([beta, gamma]),
+            "with β = 0 the mean μ is lost: β adds it back": np.stack([gamma, np.zeros(v.shape)]),
             "γ = σ² + ε is the divisor squared: LayerNorm divided by its square root": np.stack(
                 [np.full(v.shape, var + eps), beta]
             ),

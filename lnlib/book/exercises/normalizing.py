@@ -112,6 +112,8 @@ def plane_coordinates_of_xhat(x3) -> Exercise:
             + unit_sample_std: plane_coordinates(x3),
             "that is x̂ in the three coordinates of space; the exercise asks for its two "
             "coordinates in the plane, its dot products with the two basis vectors": xhat,
+            "those are x̂'s first two entries, not its coordinates along the two basis vectors: "
+            "take plane_basis(3) @ xhat": xhat[:2],
             DEFAULT_EPS: plane_coordinates(lnlib.layer_norm(x3)),
         },
     )
