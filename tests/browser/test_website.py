@@ -387,6 +387,36 @@ SCROLL_THE_TABLE_TO_ITS_END = """() => {
 }"""
 
 
+RAN_WHERE_FACTS = """() => {
+    const table = document.querySelector('table.lnlib-ran-where');
+    table.closest('details').open = true;
+    const box = table.closest('.pst-scrollable-table-container') || table.parentElement;
+    return {
+        rows: [...table.querySelectorAll('tbody tr')].map(r => getComputedStyle(r).display),
+        head: getComputedStyle(table.querySelector('thead')).display,
+        wide: box.scrollWidth > box.clientWidth + 1,
+        named: getComputedStyle(table.querySelector('tbody td:nth-child(2)'), '::before').content,
+    };
+}"""
+
+
+def test_item_8s_setup_table_turns_into_cards_on_a_phone(browser, site_url):
+    """What to use today's item 8 says setup by setup what the book ran (learner B52 asked for
+    the table); at 390 px its last column hid behind a sideways scroll, so each row becomes a card
+    with its cells named (_static/book-layout.css), as the checklist's rows do."""
+    holder = OfflineContext(browser, PHONE["width"])
+    try:
+        page = holder.context.new_page()
+        page.set_viewport_size(PHONE)
+        page.goto(f"{site_url}/{WIDE_TABLE_PAGE}.html", wait_until="load")
+        facts = page.evaluate(RAN_WHERE_FACTS)
+    finally:
+        holder.context.close()
+    assert len(facts["rows"]) >= 4 and set(facts["rows"]) == {"block"}, facts
+    assert facts["head"] == "none" and not facts["wide"], facts
+    assert "Activations" in facts["named"], facts
+
+
 def test_a_wide_table_says_it_scrolls_from_its_middle_on_a_phone(browser, site_url):
     """At 390 x 844 the families table of "What to use today" is wider than the screen and
     taller than it (learner B: in its middle "the ε and Placement columns are clipped at the right
