@@ -244,7 +244,7 @@ references: $(VENV)/.book-installed
 	$(BIN)/python -m pip install $(PIP_FLAGS) "$(TORCH_REFERENCE)"
 	$(BIN)/python -m lnlib.book.tools.pytorch_reference make references
 
-# Chapter 11's warm-up sweep (96 small training runs, about a minute on two cores), stored with the
+# Chapter 11's warm-up sweep (96 small training runs of 500 steps, a few minutes on two cores), stored with the
 # machine it ran on; the chapter reads it and states each loss as mean ± sd over the seeds, because
 # training is chaotic and another CPU's rounding moves every run (tests/book/test_training_cpus.py).
 results: $(VENV)/.book-installed

@@ -437,9 +437,10 @@ def training_figure(sweep, shown: float):
         ylabel="training loss",
         title=f"learning rate {shown:g},\n{len(sweep.seeds)} seeds (band: ±1 sd)",
     )
-    fig.legend(
-        handles=left.get_legend_handles_labels()[0], loc="outside lower center", ncol=2, fontsize=8
-    )  # inside, it covered the curves
+    handles = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    # below the panels: inside, the curves' legend covered the curves and the start lines' the
+    # final losses
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
     right.set(
         xticks=positions,
         xticklabels=[f"{lr:g}" for lr in sweep.rates],
@@ -448,5 +449,4 @@ def training_figure(sweep, shown: float):
         title=f"after {len(steps)} steps\n(open: no warm-up)",
     )
     right.set_ylim(0, 1.15 * start)
-    right.legend(loc="lower right", fontsize=8)
     return fig
